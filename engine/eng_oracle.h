@@ -1,0 +1,43 @@
+/*
+ * eng_oracle.h -- the only way the engine learns what the models say.
+ *
+ * Draft oracle: "expand these nodes": one draft forward over `count` nodes (one
+ * node on a unit, or a batch with a tree mask).  It fills each node's candidate set
+ * (top-K draft tokens with log-probs, sorted by decreasing log-prob) through
+ * eng_tree_cands_alloc.  On a phone it runs the draft model; in replay it reads the
+ * trace and tells the simulator that a draft step of that shape happened.
+ *
+ * Target oracle: "verify this tree": the target's greedy token g(u) for every
+ * verified node, and, when asked, the early-exit predictor's scores of each node's
+ * candidates at an exit layer.  Timing is never returned here: the engine learns
+ * latencies only through eng_feedback, as a runtime measures them.
+ *
+ * Ownership: ctx is borrowed by the engine for the oracle's lifetime.
+ */
+#ifndef ENG_ORACLE_H
+#define ENG_ORACLE_H
+
+#include "eng_tree.h"
+
+typedef enum eng_unit { ENG_UNIT_CPU = 0, ENG_UNIT_NPU = 1 } eng_unit;
+
+typedef struct eng_draft_oracle {
+    /* required: expand ids[0..count) of t as one forward on unit.  Returns ENG_OK
+     * or a negative ENG_E_* code (ENG_E_FULL when the candidate arena is full). */
+    int (*expand)(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit);
+    void *ctx;
+    int32_t k; /* candidates per expanded node (the trace's K) */
+} eng_draft_oracle;
+
+typedef struct eng_target_oracle {
+    /* required: writes g(u) into g[u] for every node u with keep == NULL or
+     * keep[u] != 0, and ENG_NO_TOKEN for the others.  g has t->n_nodes entries.
+     * Returns ENG_OK or a negative code. */
+    int (*verify)(void *ctx, const eng_tree *t, const uint8_t *keep, eng_token *g);
+    /* optional: scores[u * K + j] = predictor score of candidate j of node u at
+     * exit layer index exit_idx (NAN where the node has no candidates). */
+    int (*exit_scores)(void *ctx, const eng_tree *t, int32_t exit_idx, float *scores);
+    void *ctx;
+} eng_target_oracle;
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * eng_tree.h -- the token tree a speculative cycle drafts and verifies.
+ *
+ * Node 0 is the root: the last committed token, already known to the target's
+ * caller but not yet run through it.  Every other node is a draft token; nodes are
+ * appended, so parent(v) < v always holds and ids are stable for the whole cycle.
+ * Each node may carry the draft's top-K candidate set C_u (tokens sorted by
+ * decreasing draft log-probability), stored in one candidate arena.
+ *
+ * Memory: the tree lives in caller-provided memory sized once by eng_tree_bytes();
+ * nothing is allocated afterwards (a phone runtime sizes it at start-up).
+ * Operations are O(1) except leaf counting, O(n).
+ */
+#ifndef ENG_TREE_H
+#define ENG_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int32_t eng_token;
+#define ENG_NO_TOKEN ((eng_token)-1)
+#define ENG_NO_NODE ((int32_t)-1)
+
+/* Status codes shared by the whole engine. */
+enum {
+    ENG_OK = 0,
+    ENG_E_FULL = -1,   /* tree or arena capacity reached */
+    ENG_E_ARG = -2,    /* invalid argument (a bug in the caller) */
+    ENG_E_ORACLE = -3, /* an oracle reported failure; see the oracle owner */
+    ENG_E_NOMEM = -4
+};
+
+typedef struct eng_cand {
+    eng_token tok;
+    float logp; /* natural log-probability */
+} eng_cand;
+
+typedef struct eng_node {
+    int32_t parent;       /* ENG_NO_NODE for the root */
+    int32_t first_child;  /* ENG_NO_NODE if none; children in insertion order */
+    int32_t last_child;
+    int32_t next_sibling; /* ENG_NO_NODE at the end */
+    eng_token tok;
+    int32_t depth;        /* root 0 */
+    float logq;           /* draft log q(tok | parent), 0 for the root */
+    float cum_logq;       /* sum of logq from the root */
+    int32_t cand_off;     /* first candidate in the arena, ENG_NO_NODE if not expanded */
+    int32_t cand_n;       /* number of candidates (<= K) */
+    uint32_t user;        /* free for the tree's owner (oracles map nodes with it) */
+} eng_node;
+
+typedef struct eng_tree {
+    eng_node *nodes;
+    int32_t n_nodes, cap_nodes; /* n_nodes >= 1 after reset */
+    eng_cand *cands;
+    int32_t n_cands, cap_cands;
+} eng_tree;
+
+/* Bytes of memory eng_tree_init needs for the given capacities. */
+size_t eng_tree_bytes(int32_t cap_nodes, int32_t cap_cands);
+
+/* Lays the tree out in mem (borrowed, at least eng_tree_bytes, aligned to 8).
+ * Returns ENG_OK or ENG_E_ARG. */
+int eng_tree_init(eng_tree *t, void *mem, size_t bytes, int32_t cap_nodes, int32_t cap_cands);
+
+/* Empties the tree and makes a root holding root_tok. */
+void eng_tree_reset(eng_tree *t, eng_token root_tok);
+
+/* Appends a child of parent with draft log-prob logq; returns its id, or
+ * ENG_E_FULL when the node capacity is reached. */
+int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq);
+
+/* Reserves n candidate slots for node id (its candidate set C_u) and returns
+ * them for the oracle to fill, or NULL when the arena is full. */
+eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n);
+
+/* Candidate set of node id (NULL and *n = 0 if not expanded). */
+const eng_cand *eng_tree_cands(const eng_tree *t, int32_t id, int32_t *n);
+
+/* Child of id holding tok, or ENG_NO_NODE. O(children). */
+int32_t eng_tree_child(const eng_tree *t, int32_t id, eng_token tok);
+
+/* Nodes sent to verification besides the root (n(T)) and leaves (l(T)); a
+ * root-only tree has 0 nodes and 1 leaf (itself). */
+static inline int32_t eng_tree_size(const eng_tree *t)
+{
+    return t->n_nodes - 1;
+}
+int32_t eng_tree_leaves(const eng_tree *t);
+int32_t eng_tree_depth(const eng_tree *t);
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Shared set-up for scripts/demo and scripts/test (sourced, not run):
+# installs only the Debian packages that are missing, then configures and
+# builds build/ when needed.  Idempotent and quiet when nothing is to do.
+fs_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+fs_packages=(gcc libc6-dev pkg-config meson ninja-build libgsl-dev libhdf5-dev
+             liblua5.4-dev python3 python3-h5py python3-numpy)
+
+fs_install_missing() {
+    local missing=() p
+    for p in "${fs_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+            || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "setup: installing ${missing[*]}" >&2
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq >&2 || return 1
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >&2 || return 1
+}
+
+fs_build() {
+    local dir=${1:-build}
+    shift || true
+    if [ ! -f "$fs_root/$dir/build.ninja" ]; then
+        meson setup "$fs_root/$dir" "$fs_root" "$@" >&2 || return 1
+    fi
+    ninja -C "$fs_root/$dir" >&2 || return 1
+}

@@ -1,0 +1,847 @@
+/*
+ * api.c -- the `flashspec` script surface (see api.h and DESIGN.md).
+ *
+ * Design: one fs_api context per script run, stored as a light userdata in the
+ * Lua registry (no globals).  Profiles, traces and policies are full userdata
+ * with metatables; traces are loaded once per path and shared by every point.
+ * Errors raised towards the script are error objects {code, msg} (metatable
+ * "flashspec.error", tostring = msg) so that the exit code survives the unwind;
+ * any other Lua error is a configuration error (78).  A script catching errors
+ * with pcall sees the same objects.
+ */
+#include "api.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/eng_policy.h"
+#include "sim/hw/hw.h"
+#include "sim/lua/lparams.h"
+#include "sim/lua/profile.h"
+#include "sim/lua/rows.h"
+#include "sim/lua/sandbox.h"
+#include "sim/replay/replay.h"
+#include "traces/trc.h"
+
+#define MT_ERROR "flashspec.error"
+#define MT_DEVICE "flashspec.device"
+#define MT_MODEL "flashspec.model"
+#define MT_TRACE "flashspec.trace"
+#define MT_POLICY "flashspec.policy"
+#define API_KEY "flashspec.api"
+
+typedef struct fs_trace_entry {
+    char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
+    char name[128];     /* what the results call it */
+    trc_trace *trace;   /* owned */
+} fs_trace_entry;
+
+
+typedef struct fs_api {
+    char script_dir[PATH_MAX];
+    fs_rows_meta meta;
+    fs_trace_entry *traces;
+    int32_t n_traces, cap_traces;
+    fs_row *rows;
+    int32_t n_rows, cap_rows;
+    int quiet;
+} fs_api;
+
+typedef struct ud_device {
+    sim_device dev;
+    char name[64];
+} ud_device;
+
+typedef struct ud_model {
+    sim_model model;
+    char name[64];
+} ud_model;
+
+typedef struct ud_trace {
+    const fs_trace_entry *entry; /* borrowed from fs_api */
+} ud_trace;
+
+typedef struct ud_policy {
+    const eng_policy_desc *desc;
+    char label[256]; /* "k=8,unit=cpu" */
+    _Alignas(max_align_t) unsigned char params[];
+} ud_policy;
+
+/* ------------------------------------------------------------------ errors */
+
+static fs_api *api_get(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, API_KEY);
+    fs_api *a = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return a;
+}
+
+/* Raises an error object with an exit code; where = prefix with the script line. */
+static int raise(lua_State *L, int code, int where, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    lua_newtable(L);
+    lua_pushinteger(L, code);
+    lua_setfield(L, -2, "code");
+    if (where) {
+        luaL_where(L, 1);
+        lua_pushstring(L, msg);
+        lua_concat(L, 2);
+    } else {
+        lua_pushstring(L, msg);
+    }
+    lua_setfield(L, -2, "msg");
+    luaL_setmetatable(L, MT_ERROR);
+    return lua_error(L);
+}
+
+static int error_tostring(lua_State *L)
+{
+    lua_getfield(L, 1, "msg");
+    return 1;
+}
+
+/* --------------------------------------------------------------- profiles */
+
+static int l_device(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    char path[PATH_MAX], err[512];
+    if (sim_profile_path("devices", name, path, sizeof path) != 0)
+        return raise(L, FS_EXIT_CONFIG, 1, "invalid device profile name '%s'", name);
+    ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
+    memset(u, 0, sizeof *u);
+    int rc = sim_profile_load_device(path, &u->dev, err, sizeof err);
+    if (rc == SIM_PROFILE_E_MISSING)
+        return raise(L, FS_EXIT_CONFIG, 1, "unknown device '%s' (no %s)", name, path);
+    if (rc != SIM_PROFILE_OK) return raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    snprintf(u->name, sizeof u->name, "%s", name);
+    luaL_setmetatable(L, MT_DEVICE);
+    return 1;
+}
+
+static int l_model(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    char path[PATH_MAX], err[512];
+    if (sim_profile_path("models", name, path, sizeof path) != 0)
+        return raise(L, FS_EXIT_CONFIG, 1, "invalid model profile name '%s'", name);
+    ud_model *u = lua_newuserdatauv(L, sizeof *u, 0);
+    memset(u, 0, sizeof *u);
+    int rc = sim_profile_load_model(path, &u->model, err, sizeof err);
+    if (rc == SIM_PROFILE_E_MISSING)
+        return raise(L, FS_EXIT_CONFIG, 1, "unknown model '%s' (no %s)", name, path);
+    if (rc != SIM_PROFILE_OK) return raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    snprintf(u->name, sizeof u->name, "%s", name);
+    luaL_setmetatable(L, MT_MODEL);
+    return 1;
+}
+
+static int name_tostring(lua_State *L)
+{
+    /* every profile userdata starts with its params and carries name after */
+    if (luaL_testudata(L, 1, MT_DEVICE))
+        lua_pushfstring(L, "device(%s)", ((ud_device *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_MODEL))
+        lua_pushfstring(L, "model(%s)", ((ud_model *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_TRACE))
+        lua_pushfstring(L, "trace(%s)", ((ud_trace *)lua_touserdata(L, 1))->entry->name);
+    else {
+        ud_policy *p = luaL_checkudata(L, 1, MT_POLICY);
+        lua_pushfstring(L, "policy(%s%s%s)", p->desc->name, p->label[0] ? ":" : "", p->label);
+    }
+    return 1;
+}
+
+static int name_index(lua_State *L)
+{
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "name") != 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (luaL_testudata(L, 1, MT_DEVICE))
+        lua_pushstring(L, ((ud_device *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_MODEL))
+        lua_pushstring(L, ((ud_model *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_TRACE))
+        lua_pushstring(L, ((ud_trace *)lua_touserdata(L, 1))->entry->name);
+    else
+        lua_pushstring(L, ((ud_policy *)luaL_checkudata(L, 1, MT_POLICY))->desc->name);
+    return 1;
+}
+
+/* ----------------------------------------------------------------- traces */
+
+static fs_trace_entry *trace_find(fs_api *a, const char *key)
+{
+    for (int32_t i = 0; i < a->n_traces; i++)
+        if (strcmp(a->traces[i].key, key) == 0) return &a->traces[i];
+    return NULL;
+}
+
+static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const char *name,
+                                 trc_trace *t)
+{
+    if (a->n_traces == a->cap_traces) {
+        int32_t cap = a->cap_traces ? 2 * a->cap_traces : 8;
+        fs_trace_entry *n = realloc(a->traces, sizeof *n * (size_t)cap);
+        if (!n) {
+            trc_free(t);
+            raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        }
+        a->traces = n;
+        a->cap_traces = cap;
+    }
+    fs_trace_entry *e = &a->traces[a->n_traces++];
+    snprintf(e->key, sizeof e->key, "%s", key);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->trace = t;
+    return e;
+}
+
+static void push_trace(lua_State *L, const fs_trace_entry *e)
+{
+    ud_trace *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->entry = e;
+    luaL_setmetatable(L, MT_TRACE);
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *project_dir(void)
+{
+    const char *e = getenv("FLASHSPEC_HOME");
+    return (e && *e) ? e : FS_PROJECT_DIR;
+}
+
+static int l_trace(lua_State *L)
+{
+    /* called as flashspec.trace(path): the table is argument 1 via __call */
+    const char *path = luaL_checkstring(L, 2);
+    fs_api *a = api_get(L);
+    char cand[PATH_MAX] = "", tried[2 * PATH_MAX + 16] = "";
+    if (path[0] == '/') {
+        snprintf(cand, sizeof cand, "%s", path);
+    } else {
+        char c1[PATH_MAX], c2[PATH_MAX];
+        snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
+        snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
+        if (file_exists(c1))
+            snprintf(cand, sizeof cand, "%s", c1);
+        else if (file_exists(c2))
+            snprintf(cand, sizeof cand, "%s", c2);
+        snprintf(tried, sizeof tried, " (looked in %s and %s)", a->script_dir, project_dir());
+    }
+    if (!cand[0] || !file_exists(cand))
+        return raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
+    char real[PATH_MAX];
+    if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
+    fs_trace_entry *e = trace_find(a, real);
+    if (!e) {
+        trc_trace *t = NULL;
+        trc_err terr;
+        int rc = trc_load(real, &t, &terr);
+        if (rc != TRC_OK) {
+            int code = rc == TRC_E_MISSING ? FS_EXIT_NOINPUT
+                       : rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE
+                                           : FS_EXIT_DATA;
+            return raise(L, code, 0, "%s", terr.msg);
+        }
+        const char *base = strrchr(real, '/');
+        base = base ? base + 1 : real;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) > 3 && !strcmp(base + strlen(base) - 3, ".h5") ? strlen(base) - 3 : strlen(base)), base);
+        e = trace_add(L, a, real, name, t);
+    }
+    push_trace(L, e);
+    return 1;
+}
+
+/* Synthetic-trace keys as the Lua surface names them. */
+typedef struct synth_lua {
+    int32_t prompts, prompt_len, output_len, vocab, k, depth, nodes, target_layers, seed;
+    int32_t n_exit, exit_layers[TRC_MAX_EXIT];
+    int32_t n_accept;
+    double accept[TRC_MAX_DEPTH];
+    double calibration, coverage, predictor_accuracy;
+    char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
+} synth_lua;
+
+static const double def_exit[] = {18};
+static const double def_accept[] = {0.80, 0.75, 0.70, 0.66, 0.62, 0.58, 0.55, 0.52};
+
+#define SL(f) offsetof(synth_lua, f)
+static const eng_param_desc synth_keys[] = {
+    {"prompts", ENG_PARAM_INT, SL(prompts), 1, 100000, 4, NULL, 0, 0, NULL, NULL, 0,
+     "number of prompts"},
+    {"prompt_len", ENG_PARAM_INT, SL(prompt_len), 0, 1 << 20, 64, NULL, 0, 0, NULL, NULL, 0,
+     "prompt tokens per prompt"},
+    {"output_len", ENG_PARAM_INT, SL(output_len), 1, 1 << 20, 128, NULL, 0, 0, NULL, NULL, 0,
+     "reference tokens per prompt"},
+    {"vocab", ENG_PARAM_INT, SL(vocab), 16, 1 << 24, 151936, NULL, 0, 0, NULL, NULL, 0,
+     "vocabulary size"},
+    {"k", ENG_PARAM_INT, SL(k), 1, TRC_MAX_K, 8, NULL, 0, 0, NULL, NULL, 0,
+     "candidates per node (K)"},
+    {"depth", ENG_PARAM_INT, SL(depth), 1, TRC_MAX_DEPTH, 8, NULL, 0, 0, NULL, NULL, 0,
+     "recorded tree depth (D)"},
+    {"nodes", ENG_PARAM_INT, SL(nodes), 1, 4096, 32, NULL, 0, 0, NULL, NULL, 0,
+     "recorded nodes per tree including the root (M)"},
+    {"target_layers", ENG_PARAM_INT, SL(target_layers), 2, 1024, 36, NULL, 0, 0, NULL, NULL, 0,
+     "target layer count"},
+    {"exit_layers", ENG_PARAM_INT_LIST, SL(exit_layers), 1, 1023, NAN, NULL, TRC_MAX_EXIT,
+     SL(n_exit), NULL, def_exit, 1, "early-exit layers recorded"},
+    {"accept", ENG_PARAM_DOUBLE_LIST, SL(accept), 0, 1, NAN, NULL, TRC_MAX_DEPTH, SL(n_accept),
+     NULL, def_accept, 8, "per-depth conditional acceptance of the draft's top-1"},
+    {"calibration", ENG_PARAM_DOUBLE, SL(calibration), 0, 1, 0.7, NULL, 0, 0, NULL, NULL, 0,
+     "how well draft confidence predicts correctness"},
+    {"coverage", ENG_PARAM_DOUBLE, SL(coverage), 0, 1, 0.92, NULL, 0, 0, NULL, NULL, 0,
+     "P(reference token within the draft's top-K)"},
+    {"predictor_accuracy", ENG_PARAM_DOUBLE, SL(predictor_accuracy), 0, 1, 0.85, NULL, 0, 0,
+     NULL, NULL, 0, "P(exit predictor ranks the target token first)"},
+    {"seed", ENG_PARAM_INT, SL(seed), 0, INT32_MAX, 1, NULL, 0, 0, NULL, NULL, 0,
+     "generator seed"},
+    {"target", ENG_PARAM_STRING, SL(target), 0, 0, NAN, NULL, TRC_NAME_CAP, 0, "synthetic-target",
+     NULL, 0, "target model name recorded in the trace"},
+    {"draft", ENG_PARAM_STRING, SL(draft), 0, 0, NAN, NULL, TRC_NAME_CAP, 0, "synthetic-draft",
+     NULL, 0, "draft model name recorded in the trace"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef SL
+
+static void caller_src(lua_State *L, char *chunk, size_t n, int *line)
+{
+    lua_Debug ar;
+    chunk[0] = 0;
+    *line = 1;
+    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+        snprintf(chunk, n, "%s", ar.source[0] == '@' ? ar.source + 1 : ar.short_src);
+        *line = ar.currentline > 0 ? ar.currentline : 1;
+    }
+}
+
+static int l_trace_synth(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    char chunk[PATH_MAX];
+    int line;
+    caller_src(L, chunk, sizeof chunk, &line);
+    synth_lua s;
+    slp_check_table(L, 1, synth_keys, &s, "flashspec.trace.synth", chunk, line);
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    p.seed = (uint64_t)s.seed;
+    p.prompts = s.prompts;
+    p.prompt_len = s.prompt_len;
+    p.output_len = s.output_len;
+    p.vocab = s.vocab;
+    p.k = s.k;
+    p.max_depth = s.depth;
+    p.max_nodes = s.nodes;
+    p.target_layers = s.target_layers;
+    p.n_exit = s.n_exit;
+    memcpy(p.exit_layers, s.exit_layers, sizeof p.exit_layers);
+    p.n_accept = s.n_accept;
+    memcpy(p.accept, s.accept, sizeof p.accept);
+    p.calibration = s.calibration;
+    p.coverage = s.coverage;
+    p.predictor_accuracy = s.predictor_accuracy;
+    snprintf(p.target, sizeof p.target, "%s", s.target);
+    snprintf(p.draft, sizeof p.draft, "%s", s.draft);
+    trc_trace *t = NULL;
+    trc_err terr;
+    if (trc_synth(&p, &t, &terr) != TRC_OK)
+        return raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
+                     terr.msg);
+    char key[64];
+    snprintf(key, sizeof key, "synth:%016llx", (unsigned long long)trc_checksum(t));
+    fs_api *a = api_get(L);
+    fs_trace_entry *e = trace_find(a, key);
+    if (e) {
+        trc_free(t);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "synth-%08llx",
+                 (unsigned long long)(trc_checksum(t) & 0xffffffffu));
+        e = trace_add(L, a, key, name, t);
+    }
+    push_trace(L, e);
+    return 1;
+}
+
+/* --------------------------------------------------------------- policies */
+
+static void params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (; d && d->name; d++) {
+        const char *f = (const char *)params + d->offset;
+        char v[96];
+        switch (d->type) {
+        case ENG_PARAM_INT: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%d", x);
+            break;
+        }
+        case ENG_PARAM_BOOL: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%s", x ? "true" : "false");
+            break;
+        }
+        case ENG_PARAM_ENUM: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%s", d->choices[x]);
+            break;
+        }
+        case ENG_PARAM_DOUBLE: {
+            double x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%g", x);
+            break;
+        }
+        case ENG_PARAM_STRING:
+            snprintf(v, sizeof v, "%s", f);
+            break;
+        case ENG_PARAM_DOUBLE_LIST:
+        case ENG_PARAM_INT_LIST: {
+            int32_t cnt;
+            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+            size_t u = 0;
+            v[0] = 0;
+            for (int32_t i = 0; i < cnt && u < sizeof v; i++) {
+                if (d->type == ENG_PARAM_INT_LIST) {
+                    int32_t x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%d", i ? "/" : "", x);
+                } else {
+                    double x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%g", i ? "/" : "", x);
+                }
+            }
+            break;
+        }
+        }
+        if (used < n)
+            used += (size_t)snprintf(out + used, n - used, "%s%s=%s", used ? "," : "", d->name, v);
+    }
+}
+
+static int l_policy_make(lua_State *L)
+{
+    const eng_policy_desc *desc = lua_touserdata(L, lua_upvalueindex(1));
+    if (lua_isnoneornil(L, 1)) {
+        lua_newtable(L);
+        lua_replace(L, 1);
+    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
+    memset(u, 0, sizeof *u + desc->params_size);
+    u->desc = desc;
+    char chunk[PATH_MAX], what[96];
+    int line;
+    caller_src(L, chunk, sizeof chunk, &line);
+    snprintf(what, sizeof what, "flashspec.policy.%s", desc->name);
+    slp_check_table(L, 1, desc->params, u->params, what, chunk, line);
+    params_label(desc->params, u->params, u->label, sizeof u->label);
+    luaL_setmetatable(L, MT_POLICY);
+    return 1;
+}
+
+/* ----------------------------------------------------------------- points */
+
+typedef struct point_opts {
+    double dram_fraction;
+    int32_t max_new_tokens, seed, prompts;
+} point_opts;
+
+#define PO(f) offsetof(point_opts, f)
+static const eng_param_desc point_keys[] = {
+    {"dram_fraction", ENG_PARAM_DOUBLE, PO(dram_fraction), 0, 1, 0, NULL, 0, 0, NULL, NULL, 0,
+     "share of target layers pinned in DRAM, the first ones (0 = fully flash-backed)"},
+    {"max_new_tokens", ENG_PARAM_INT, PO(max_new_tokens), 1, 1 << 20, 128, NULL, 0, 0, NULL, NULL,
+     0, "tokens generated per prompt (capped by the trace's reference length)"},
+    {"seed", ENG_PARAM_INT, PO(seed), 0, INT32_MAX, 1, NULL, 0, 0, NULL, NULL, 0,
+     "seed for synthesising unrecorded draft nodes"},
+    {"prompts", ENG_PARAM_INT, PO(prompts), 0, 1 << 24, 0, NULL, 0, 0, NULL, NULL, 0,
+     "prompts replayed from the trace (0 = all)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef PO
+
+/* Object-valued keys of fs.run / fs.sweep, in canonical (sweep) order. */
+static const char *const object_keys[] = {"device", "target", "draft", "trace", "policy", NULL};
+/* Both kinds, for "did you mean" (types irrelevant here). */
+static const eng_param_desc all_point_keys[] = {
+    {"device", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"target", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"draft", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"trace", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"policy", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"dram_fraction", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"max_new_tokens", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"seed", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {"prompts", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+
+static void check_known_keys(lua_State *L, int idx, const char *what, const char *chunk,
+                             int line)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            lua_pop(L, 1);
+            raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: keys must be names", chunk, line, what);
+        }
+        const char *k = lua_tostring(L, -1);
+        if (!eng_params_find(all_point_keys, k)) {
+            const char *near = eng_params_nearest(all_point_keys, k);
+            int kl = slp_key_line(chunk, line, k);
+            if (near)
+                raise(L, FS_EXIT_CONFIG, 0, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
+                      chunk, kl, k, what, near);
+            raise(L, FS_EXIT_CONFIG, 0, "%s:%d: unknown key '%s' in %s", chunk, kl, k, what);
+        }
+    }
+}
+
+/* Fetches object key `key` of the table at idx, checking its type. */
+static void *get_object(lua_State *L, int idx, const char *key, const char *mt, int required,
+                        const char *what, const char *chunk, int line)
+{
+    lua_getfield(L, idx, key);
+    void *u = luaL_testudata(L, -1, mt);
+    int nil = lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (u) return u;
+    if (nil && !required) return NULL;
+    int kl = nil ? line : slp_key_line(chunk, line, key);
+    if (nil) raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: missing key '%s'", chunk, kl, what, key);
+    raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' must be a %s (from flashspec.%s)", chunk, kl,
+          what, key, mt + strlen("flashspec."), mt + strlen("flashspec."));
+    return NULL;
+}
+
+static fs_row *row_new(lua_State *L, fs_api *a)
+{
+    if (a->n_rows == a->cap_rows) {
+        int32_t cap = a->cap_rows ? 2 * a->cap_rows : 16;
+        fs_row *n = realloc(a->rows, sizeof *n * (size_t)cap);
+        if (!n) raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        a->rows = n;
+        a->cap_rows = cap;
+    }
+    fs_row *r = &a->rows[a->n_rows];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* ------------------------------------------------------------ run & sweep */
+
+/* Runs the point described by the table at idx and pushes its result row. */
+static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
+{
+    fs_api *a = api_get(L);
+    check_known_keys(L, idx, what, chunk, line);
+    ud_device *dev = get_object(L, idx, "device", MT_DEVICE, 1, what, chunk, line);
+    ud_model *tgt = get_object(L, idx, "target", MT_MODEL, 1, what, chunk, line);
+    ud_model *drf = get_object(L, idx, "draft", MT_MODEL, 0, what, chunk, line);
+    ud_trace *tr = get_object(L, idx, "trace", MT_TRACE, 1, what, chunk, line);
+    ud_policy *pol = get_object(L, idx, "policy", MT_POLICY, 1, what, chunk, line);
+    if (pol->desc->needs_draft && !drf)
+        raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s needs a draft model (key 'draft')",
+              chunk, line, what, pol->desc->name);
+
+    /* numeric keys: validate a copy without the object keys */
+    lua_newtable(L);
+    int tmp = lua_gettop(L);
+    for (const eng_param_desc *d = point_keys; d->name; d++) {
+        lua_getfield(L, idx, d->name);
+        lua_setfield(L, tmp, d->name);
+    }
+    point_opts po;
+    slp_check_table(L, tmp, point_keys, &po, what, chunk, line);
+    lua_pop(L, 1);
+
+    fs_row *r = row_new(L, a);
+    snprintf(r->policy, sizeof r->policy, "%s", pol->desc->name);
+    snprintf(r->policy_params, sizeof r->policy_params, "%s", pol->label);
+    snprintf(r->device, sizeof r->device, "%s", dev->name);
+    snprintf(r->target, sizeof r->target, "%s", tgt->name);
+    snprintf(r->draft, sizeof r->draft, "%s",
+             pol->desc->needs_draft && drf ? drf->name : "none");
+    snprintf(r->trace, sizeof r->trace, "%s", tr->entry->name);
+    r->dram_fraction = po.dram_fraction;
+    r->max_new_tokens = po.max_new_tokens;
+    r->prompts = po.prompts;
+    r->seed = (uint64_t)po.seed;
+    r->trace_checksum = trc_checksum(tr->entry->trace);
+
+    sim_point pt = {
+        .device = &dev->dev,
+        .target = &tgt->model,
+        .draft = drf ? &drf->model : NULL,
+        .trace = tr->entry->trace,
+        .policy = pol->desc,
+        .policy_params = pol->params,
+        .dram_fraction = po.dram_fraction,
+        .max_new_tokens = po.max_new_tokens,
+        .prompts = po.prompts,
+        .seed = (uint64_t)po.seed,
+    };
+    char err[512];
+    int rc = sim_replay_run(&pt, &r->st, err, sizeof err);
+    if (rc != SIM_REPLAY_OK) {
+        int code = (rc == SIM_REPLAY_E_CONFIG || rc == SIM_REPLAY_E_NOFIT) ? FS_EXIT_CONFIG
+                                                                           : FS_EXIT_SOFTWARE;
+        raise(L, code, 0, "%s:%d: %s (%s on %s, %s, trace %s): %s", chunk, line, what,
+              pol->desc->name, dev->name, tgt->name, tr->entry->name, err);
+    }
+    a->n_rows++;
+    if (!a->quiet)
+        fprintf(stderr, "flashspec: %s %s dram=%.2f: %.3f tokens/s (%.2f s simulated in %.3f s)\n",
+                r->policy, r->target, r->dram_fraction, r->st.tokens_per_s,
+                r->st.total_ms / 1000.0, r->st.sim_wall_s);
+    fs_row_push(L, &a->meta, r);
+    return 1;
+}
+
+static int l_run(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    char chunk[PATH_MAX];
+    int line;
+    caller_src(L, chunk, sizeof chunk, &line);
+    return run_point(L, 1, "flashspec.run", chunk, line);
+}
+
+static int is_list(lua_State *L, int idx)
+{
+    return lua_type(L, idx) == LUA_TTABLE && !lua_getmetatable(L, idx);
+}
+
+static int l_sweep(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    char chunk[PATH_MAX];
+    int line;
+    caller_src(L, chunk, sizeof chunk, &line);
+    check_known_keys(L, 1, "flashspec.sweep", chunk, line);
+    /* canonical key order; the last varies fastest */
+    const char *keys[16];
+    int nk = 0;
+    for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
+    for (const eng_param_desc *d = point_keys; d->name; d++) keys[nk++] = d->name;
+    lua_Integer len[16], at[16];
+    lua_Integer total = 1;
+    for (int i = 0; i < nk; i++) {
+        lua_getfield(L, 1, keys[i]);
+        if (is_list(L, -1)) {
+            len[i] = (lua_Integer)lua_rawlen(L, -1);
+            if (len[i] == 0)
+                raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.sweep: key '%s' is an empty list",
+                      chunk, slp_key_line(chunk, line, keys[i]), keys[i]);
+        } else {
+            len[i] = 0; /* scalar or absent */
+        }
+        lua_pop(L, 1);
+        at[i] = 0;
+        if (len[i] > 0) {
+            if (total > (lua_Integer)1 << 40 / len[i])
+                raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.sweep: too many points", chunk, line);
+            total *= len[i];
+        }
+    }
+    lua_createtable(L, (int)(total < 1 << 20 ? total : 1 << 20), 0);
+    int out = lua_gettop(L);
+    for (lua_Integer p = 0; p < total; p++) {
+        lua_newtable(L);
+        int pt = lua_gettop(L);
+        for (int i = 0; i < nk; i++) {
+            lua_getfield(L, 1, keys[i]);
+            if (len[i] > 0) {
+                lua_rawgeti(L, -1, at[i] + 1);
+                lua_remove(L, -2);
+            }
+            lua_setfield(L, pt, keys[i]);
+        }
+        run_point(L, pt, "flashspec.sweep", chunk, line);
+        lua_rawseti(L, out, p + 1);
+        lua_pop(L, 1);
+        for (int i = nk - 1; i >= 0; i--) {
+            if (len[i] == 0) continue;
+            if (++at[i] < len[i]) break;
+            at[i] = 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static void new_meta(lua_State *L, const char *name, int with_index)
+{
+    luaL_newmetatable(L, name);
+    lua_pushcfunction(L, name_tostring);
+    lua_setfield(L, -2, "__tostring");
+    if (with_index) {
+        lua_pushcfunction(L, name_index);
+        lua_setfield(L, -2, "__index");
+    }
+    lua_pop(L, 1);
+}
+
+static void open_api(lua_State *L, fs_api *a)
+{
+    lua_pushlightuserdata(L, a);
+    lua_setfield(L, LUA_REGISTRYINDEX, API_KEY);
+    luaL_newmetatable(L, MT_ERROR);
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    new_meta(L, MT_DEVICE, 1);
+    new_meta(L, MT_MODEL, 1);
+    new_meta(L, MT_TRACE, 1);
+    new_meta(L, MT_POLICY, 1);
+
+    lua_newtable(L); /* flashspec */
+    lua_pushcfunction(L, l_device);
+    lua_setfield(L, -2, "device");
+    lua_pushcfunction(L, l_model);
+    lua_setfield(L, -2, "model");
+    lua_pushcfunction(L, l_run);
+    lua_setfield(L, -2, "run");
+    lua_pushcfunction(L, l_sweep);
+    lua_setfield(L, -2, "sweep");
+    lua_pushstring(L, FS_VERSION);
+    lua_setfield(L, -2, "version");
+    /* flashspec.trace: callable table with .synth */
+    lua_newtable(L);
+    lua_pushcfunction(L, l_trace_synth);
+    lua_setfield(L, -2, "synth");
+    lua_newtable(L);
+    lua_pushcfunction(L, l_trace);
+    lua_setfield(L, -2, "__call");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, -2, "trace");
+    /* flashspec.policy.<name> from the engine registry */
+    lua_newtable(L);
+    int32_t n;
+    const eng_policy_desc *reg = eng_policy_registry(&n);
+    for (int32_t i = 0; i < n; i++) {
+        lua_pushlightuserdata(L, (void *)&reg[i]);
+        lua_pushcclosure(L, l_policy_make, 1);
+        lua_setfield(L, -2, reg[i].name);
+    }
+    lua_setfield(L, -2, "policy");
+    lua_setglobal(L, "flashspec");
+}
+
+static void hash_file(const char *path, char *out, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        int c;
+        while ((c = fgetc(f)) != EOF) {
+            h ^= (uint64_t)(unsigned char)c;
+            h *= 1099511628211ull;
+        }
+        fclose(f);
+    }
+    snprintf(out, n, "%016llx", (unsigned long long)h);
+}
+
+static int msgh(lua_State *L)
+{
+    /* keep error objects; make everything else a one-line string */
+    if (luaL_testudata(L, 1, MT_ERROR) || (lua_istable(L, 1) && lua_getmetatable(L, 1))) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    const char *m = lua_tostring(L, 1);
+    lua_pushstring(L, m ? m : "error object is not a string");
+    return 1;
+}
+
+int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
+{
+    fs_api a;
+    memset(&a, 0, sizeof a);
+    a.quiet = o->quiet;
+    struct stat st;
+    if (stat(o->script, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open script: %s", o->script,
+                 errno ? strerror(errno) : "not a regular file");
+        return FS_EXIT_NOINPUT;
+    }
+    char real[PATH_MAX];
+    if (!realpath(o->script, real)) snprintf(real, sizeof real, "%s", o->script);
+    snprintf(a.script_dir, sizeof a.script_dir, "%s", real);
+    char *slash = strrchr(a.script_dir, '/');
+    if (slash) *slash = 0;
+    hash_file(o->script, a.meta.script_hash, sizeof a.meta.script_hash);
+
+    fs_lua_limits lim = {.mem_limit_bytes = (size_t)4 << 30};
+    lua_State *L = fs_sandbox_new(o->unsafe, &lim);
+    if (!L) {
+        snprintf(err, errlen, "cannot create a Lua state");
+        return FS_EXIT_SOFTWARE;
+    }
+    open_api(L, &a);
+    int code = FS_EXIT_OK;
+    lua_pushcfunction(L, msgh);
+    int rc = luaL_loadfilex(L, o->script, "t");
+    if (rc == LUA_OK) rc = lua_pcall(L, 0, 0, -2);
+    if (rc != LUA_OK) {
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "code");
+            lua_getfield(L, -2, "msg");
+            code = (int)lua_tointeger(L, -2);
+            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+            if (code == 0) code = FS_EXIT_CONFIG;
+        } else {
+            const char *m = lua_tostring(L, -1);
+            snprintf(err, errlen, "%s", m ? m : "error");
+            code = rc == LUA_ERRFILE ? FS_EXIT_NOINPUT
+                   : rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE
+                                      : FS_EXIT_CONFIG;
+        }
+        /* one line: cut any traceback or embedded newline */
+        char *nl = strchr(err, '\n');
+        if (nl) *nl = 0;
+    } else if (o->out_dir && a.n_rows > 0) {
+        code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
+        if (code == FS_EXIT_OK && !o->quiet)
+            fprintf(stderr, "flashspec: wrote %d point%s to %s/results.{csv,h5}\n", a.n_rows,
+                    a.n_rows == 1 ? "" : "s", o->out_dir);
+    }
+    lua_close(L);
+    for (int32_t i = 0; i < a.n_traces; i++) trc_free(a.traces[i].trace);
+    free(a.traces);
+    free(a.rows);
+    return code;
+}

@@ -1,0 +1,39 @@
+/*
+ * api.h -- running experiment scripts: the `flashspec` global of DESIGN.md.
+ *
+ *   flashspec.device(name)  flashspec.model(name)  flashspec.trace(path)
+ *   flashspec.trace.synth{...}  flashspec.policy.<name>{...}
+ *   flashspec.run{...}  flashspec.sweep{...}  flashspec.version
+ *
+ * Every point run by a script is collected; when the script finishes without
+ * error, the rows are written atomically to DIR/results.csv and DIR/results.h5
+ * (nothing is written otherwise).  Errors are one line naming the file and line
+ * (or the trace file and dataset) and map to the documented exit codes.
+ */
+#ifndef FS_LUA_API_H
+#define FS_LUA_API_H
+
+#include <stddef.h>
+
+/* Exit codes (sysexits.h values, documented in the README). */
+enum {
+    FS_EXIT_OK = 0,
+    FS_EXIT_USAGE = 64,
+    FS_EXIT_DATA = 65,
+    FS_EXIT_NOINPUT = 66,
+    FS_EXIT_SOFTWARE = 70,
+    FS_EXIT_CANTCREAT = 73,
+    FS_EXIT_CONFIG = 78
+};
+
+typedef struct fs_script_opts {
+    const char *script;   /* path of the Lua script */
+    const char *out_dir;  /* results directory; NULL = write no files */
+    int unsafe;           /* lift the sandbox */
+    int quiet;            /* no progress/summary lines on stderr */
+} fs_script_opts;
+
+/* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */
+int fs_script_run(const fs_script_opts *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * rows.c -- column table, Lua rows and results files (see rows.h).
+ */
+#include "rows.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/out/sim_res.h"
+
+/* ---------------------------------------------------------------- columns */
+
+typedef enum col_type { COL_STR, COL_I32, COL_I64, COL_U64, COL_REAL, COL_HEX, COL_VERSION,
+                        COL_SCRIPT } col_type;
+
+typedef struct col_desc {
+    const char *name;
+    col_type type;
+    size_t offset; /* into fs_row */
+} col_desc;
+
+#define R(f) offsetof(fs_row, f)
+/* The stable result columns (users' scripts depend on these names). */
+static const col_desc columns[] = {
+    {"policy", COL_STR, R(policy)},
+    {"policy_params", COL_STR, R(policy_params)},
+    {"device", COL_STR, R(device)},
+    {"target", COL_STR, R(target)},
+    {"draft", COL_STR, R(draft)},
+    {"trace", COL_STR, R(trace)},
+    {"dram_fraction", COL_REAL, R(dram_fraction)},
+    {"max_new_tokens", COL_I32, R(max_new_tokens)},
+    {"prompts", COL_I32, R(st.prompts)},
+    {"tokens", COL_I64, R(st.tokens)},
+    {"tokens_per_s", COL_REAL, R(st.tokens_per_s)},
+    {"ms_per_token", COL_REAL, R(st.ms_per_token)},
+    {"cycles", COL_I64, R(st.cycles)},
+    {"tokens_per_cycle", COL_REAL, R(st.tokens_per_cycle)},
+    {"mean_accepted", COL_REAL, R(st.mean_accepted)},
+    {"cycle_ms", COL_REAL, R(st.cycle_ms)},
+    {"draft_ms", COL_REAL, R(st.draft_ms)},
+    {"flash_ms", COL_REAL, R(st.flash_ms)},
+    {"npu_ms", COL_REAL, R(st.npu_ms)},
+    {"cpu_ms", COL_REAL, R(st.cpu_ms)},
+    {"kv_ms", COL_REAL, R(st.kv_ms)},
+    {"idle_ms", COL_REAL, R(st.idle_ms)},
+    {"verify_ms", COL_REAL, R(st.verify_ms)},
+    {"verify_rows", COL_REAL, R(st.rows_per_cycle)},
+    {"dram_bytes", COL_I64, R(st.dram_bytes)},
+    {"resident_layers", COL_I32, R(st.resident_layers)},
+    {"coverage", COL_REAL, R(st.coverage)},
+    {"seed", COL_U64, R(seed)},
+    {"version", COL_VERSION, 0},
+    {"script_hash", COL_SCRIPT, 0},
+    {"trace_checksum", COL_HEX, R(trace_checksum)},
+};
+#undef R
+#define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))
+
+/* Value of column c of row r as text (for strings) or number. */
+static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char **s, double *num,
+                      int64_t *integer, char *buf, size_t n)
+{
+    const char *f = (const char *)r + columns[c].offset;
+    *s = NULL;
+    switch (columns[c].type) {
+    case COL_STR:
+        *s = f;
+        break;
+    case COL_I32: {
+        int32_t x;
+        memcpy(&x, f, sizeof x);
+        *integer = x;
+        break;
+    }
+    case COL_I64:
+        memcpy(integer, f, sizeof *integer);
+        break;
+    case COL_U64: {
+        uint64_t x;
+        memcpy(&x, f, sizeof x);
+        *integer = (int64_t)x;
+        break;
+    }
+    case COL_REAL:
+        memcpy(num, f, sizeof *num);
+        break;
+    case COL_HEX: {
+        uint64_t x;
+        memcpy(&x, f, sizeof x);
+        snprintf(buf, n, "%016llx", (unsigned long long)x);
+        *s = buf;
+        break;
+    }
+    case COL_VERSION:
+        *s = FS_VERSION;
+        break;
+    case COL_SCRIPT:
+        *s = a->script_hash;
+        break;
+    }
+}
+
+static int col_is_int(int c)
+{
+    col_type t = columns[c].type;
+    return t == COL_I32 || t == COL_I64 || t == COL_U64;
+}
+
+static int col_is_str(int c)
+{
+    col_type t = columns[c].type;
+    return t == COL_STR || t == COL_HEX || t == COL_VERSION || t == COL_SCRIPT;
+}
+
+void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
+{
+    lua_createtable(L, 0, N_COLUMNS + 1);
+    for (int c = 0; c < N_COLUMNS; c++) {
+        const char *s;
+        double d = 0;
+        int64_t i = 0;
+        char buf[32];
+        col_value(a, r, c, &s, &d, &i, buf, sizeof buf);
+        if (col_is_str(c))
+            lua_pushstring(L, s);
+        else if (col_is_int(c))
+            lua_pushinteger(L, (lua_Integer)i);
+        else
+            lua_pushnumber(L, d);
+        lua_setfield(L, -2, columns[c].name);
+    }
+    lua_pushnumber(L, r->st.sim_wall_s);
+    lua_setfield(L, -2, "sim_wall_s");
+}
+
+int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
+                  char *err, size_t errlen)
+{
+    sim_res_table *t = sim_res_create();
+    int rc = t ? 0 : 70;
+    for (int c = 0; c < N_COLUMNS && rc == 0; c++) {
+        sim_res_type ty = col_is_str(c) ? SIM_RES_STRING : col_is_int(c) ? SIM_RES_INT64
+                                                                         : SIM_RES_DOUBLE;
+        if (sim_res_add_column(t, columns[c].name, ty) != c) rc = 70;
+    }
+    for (int32_t ri = 0; ri < n && rc == 0; ri++) {
+        int64_t row = sim_res_append_row(t);
+        if (row < 0) {
+            rc = 70;
+            break;
+        }
+        for (int c = 0; c < N_COLUMNS && rc == 0; c++) {
+            const char *s;
+            double d = 0;
+            int64_t i = 0;
+            char buf[32];
+            col_value(m, &rows[ri], c, &s, &d, &i, buf, sizeof buf);
+            int src = col_is_str(c)   ? sim_res_set_string(t, row, c, s)
+                      : col_is_int(c) ? sim_res_set_int64(t, row, c, i)
+                                      : sim_res_set_double(t, row, c, d);
+            if (src != SIM_RES_OK) rc = 70;
+        }
+    }
+    if (rc == 0 && (sim_res_set_attr(t, "flashspec_version", FS_VERSION) != SIM_RES_OK ||
+                    sim_res_set_attr(t, "script_hash", m->script_hash) != SIM_RES_OK))
+        rc = 70;
+    if (rc == 70) {
+        snprintf(err, errlen, "out of memory for the results table");
+    } else if (sim_res_write(t, dir, err, errlen) != SIM_RES_OK) {
+        rc = 73;
+    }
+    sim_res_destroy(t);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/*
+ * rows.h -- result rows of experiment points and their stable columns.
+ *
+ * One table of column descriptors drives both views of a row: the Lua table a
+ * script gets back from flashspec.run/sweep and the results.csv/results.h5 files,
+ * so the two always carry the same fields under the same names.  Column names
+ * are a user-facing contract: extend, never rename.
+ *
+ * The results files hold only deterministic values (same inputs and seed give
+ * identical bytes); the host time a point took (sim_wall_s) is returned to Lua
+ * and printed, but kept out of the files for that reason.
+ */
+#ifndef FS_LUA_ROWS_H
+#define FS_LUA_ROWS_H
+
+#include <lua.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/replay/replay.h"
+
+typedef struct fs_row {
+    char policy[64], policy_params[256], device[64], target[64], draft[64], trace[128];
+    double dram_fraction;
+    int32_t max_new_tokens, prompts;
+    uint64_t seed, trace_checksum;
+    sim_point_stats st;
+} fs_row;
+
+/* Values shared by every row of one script run. */
+typedef struct fs_rows_meta {
+    char script_hash[20];
+} fs_rows_meta;
+
+/* Pushes row r as a Lua table (all columns + sim_wall_s). */
+void fs_row_push(lua_State *L, const fs_rows_meta *m, const fs_row *r);
+
+/* Writes rows to DIR/results.{csv,h5} atomically.  Returns 0, 70 (memory) or 73
+ * (cannot create output) with one line in err. */
+int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
+                  char *err, size_t errlen);
+
+#endif

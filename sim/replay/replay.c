@@ -1,0 +1,266 @@
+/*
+ * replay.c -- the replay loop (see replay.h).
+ *
+ * Memory: everything a point needs (tree arena, oracle maps, per-node target
+ * tokens, emit buffers) is allocated once in run_point and reused by every cycle;
+ * the cycle loop itself allocates nothing.
+ */
+#include "replay.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_rng.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rp_oracle.h"
+
+#define RP_TREE_CAP 1024 /* largest tree a policy may build, root included */
+
+static int fail(char *err, size_t n, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct run_state {
+    eng_tree tree;
+    void *tree_mem;
+    eng_token *g;
+    uint8_t *keep;
+    int32_t *path;
+    eng_token *emit;
+    sim_draft_call *calls;
+    double *call_ms;
+} run_state;
+
+static void run_state_free(run_state *s)
+{
+    free(s->tree_mem);
+    free(s->g);
+    free(s->keep);
+    free(s->path);
+    free(s->emit);
+    free(s->calls);
+    free(s->call_ms);
+}
+
+static int run_state_init(run_state *s, int32_t k)
+{
+    memset(s, 0, sizeof *s);
+    size_t bytes = eng_tree_bytes(RP_TREE_CAP, RP_TREE_CAP * k);
+    s->tree_mem = malloc(bytes);
+    s->g = malloc(sizeof(eng_token) * RP_TREE_CAP);
+    s->keep = malloc(RP_TREE_CAP);
+    s->path = malloc(sizeof(int32_t) * RP_TREE_CAP);
+    s->emit = malloc(sizeof(eng_token) * (RP_TREE_CAP + 1));
+    s->calls = malloc(sizeof(sim_draft_call) * (RP_TREE_CAP + 8));
+    s->call_ms = malloc(sizeof(double) * (RP_TREE_CAP + 8));
+    if (!s->tree_mem || !s->g || !s->keep || !s->path || !s->emit || !s->calls || !s->call_ms)
+        return -1;
+    return eng_tree_init(&s->tree, s->tree_mem, bytes, RP_TREE_CAP, RP_TREE_CAP * k);
+}
+
+int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
+{
+    double t_start = wall_s();
+    memset(out, 0, sizeof *out);
+    const trc_meta *meta = trc_get_meta(pt->trace);
+    if (pt->max_new_tokens < 1)
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "max_new_tokens must be >= 1");
+    if (pt->prompts < 0 || pt->prompts > meta->n_prompts)
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG,
+                    "prompts = %d is out of range [0, %d] for this trace", pt->prompts,
+                    meta->n_prompts);
+    int32_t n_prompts = pt->prompts ? pt->prompts : meta->n_prompts;
+
+    /* the longest context the point can reach, for the KV-cache accounting */
+    int32_t max_ctx = 0;
+    for (int32_t p = 0; p < n_prompts; p++) {
+        const int32_t *tok;
+        int32_t pl = trc_prompt(pt->trace, p, &tok);
+        int32_t L = trc_ref(pt->trace, p, &tok);
+        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        if (pl + gen + RP_TREE_CAP > max_ctx) max_ctx = pl + gen + RP_TREE_CAP;
+    }
+
+    sim_hw *hw = NULL;
+    char hw_err[256] = "";
+    int hrc = sim_hw_create(pt->device, pt->target, pt->policy->needs_draft ? pt->draft : NULL,
+                            pt->dram_fraction, max_ctx, &hw, hw_err, sizeof hw_err);
+    if (hrc == SIM_HW_E_NOFIT) return fail(err, errlen, SIM_REPLAY_E_NOFIT, "%s", hw_err);
+    if (hrc != SIM_HW_OK) return fail(err, errlen, SIM_REPLAY_E_CONFIG, "%s", hw_err);
+
+    int rc = SIM_REPLAY_OK;
+    eng_policy pol = {0};
+    gsl_rng *rng = NULL;
+    rp_synth_stats stats;
+    rp_oracle orc;
+    run_state s;
+    int oracle_ok = 0;
+    if (run_state_init(&s, meta->k) != 0) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the replay buffers");
+        goto done;
+    }
+    if (pt->policy->create(pt->policy_params, &pol) != ENG_OK) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be created",
+                  pt->policy->name);
+        goto done;
+    }
+    gsl_set_error_handler_off();
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
+        goto done;
+    }
+    gsl_rng_set(rng, (unsigned long)pt->seed);
+    rp_synth_fit(pt->trace, &stats);
+    if (rp_oracle_init(&orc, pt->trace, &stats, rng, RP_TREE_CAP) != 0) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
+        goto done;
+    }
+    oracle_ok = 1;
+
+    sim_hw_memory mem;
+    sim_hw_get_memory(hw, &mem);
+    out->dram_bytes = mem.total_bytes;
+    out->resident_layers = mem.resident_layers;
+
+    for (int32_t p = 0; p < n_prompts && rc == SIM_REPLAY_OK; p++) {
+        const int32_t *prompt, *ref;
+        int32_t plen = trc_prompt(pt->trace, p, &prompt);
+        int32_t L = trc_ref(pt->trace, p, &ref);
+        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        if (pol.i->reset) pol.i->reset(pol.self);
+        int32_t pos = 0;
+        while (pos < gen) {
+            eng_token root = pos > 0 ? ref[pos - 1] : (plen > 0 ? prompt[plen - 1] : 0);
+            eng_tree_reset(&s.tree, root);
+            rp_oracle_begin(&orc, p, pos);
+            eng_build_limits lim = {RP_TREE_CAP, RP_TREE_CAP - 1, gen - pos};
+            int brc = pol.i->build(pol.self, &s.tree, &orc.draft, &lim);
+            if (brc != ENG_OK) {
+                rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
+                          "policy %s failed to build a tree (code %d) at prompt %d position %d",
+                          pol.i->name, brc, p, pos);
+                break;
+            }
+            uint8_t *keep = NULL;
+            if (pol.i->prune) {
+                memset(s.keep, 1, (size_t)s.tree.n_nodes);
+                if (pol.i->prune(pol.self, &s.tree, &orc.target, s.keep) != ENG_OK) {
+                    rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s failed to prune",
+                              pol.i->name);
+                    break;
+                }
+                keep = s.keep;
+            }
+            eng_verify_plan plan;
+            if (pol.i->plan)
+                pol.i->plan(pol.self, &s.tree, keep, &plan);
+            else
+                eng_plan_default(&s.tree, keep, &plan);
+            orc.target.verify(orc.target.ctx, &s.tree, keep, s.g);
+            eng_outcome oc = eng_accept_greedy(&s.tree, s.g, keep, s.path, s.emit, RP_TREE_CAP + 1);
+            if (oc.emitted < 1) {
+                rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
+                          "policy %s emitted no token at prompt %d position %d", pol.i->name, p,
+                          pos);
+                break;
+            }
+            int32_t emitted = oc.emitted < gen - pos ? oc.emitted : gen - pos;
+            for (int32_t j = 0; j < emitted; j++) {
+                if (s.emit[j] != ref[pos + j]) {
+                    rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
+                              "policy %s emitted token %d at prompt %d position %d where the "
+                              "reference has %d",
+                              pol.i->name, s.emit[j], p, pos + j, ref[pos + j]);
+                    break;
+                }
+            }
+            if (rc != SIM_REPLAY_OK) break;
+
+            /* price the cycle on the phone model */
+            for (int32_t c = 0; c < orc.n_calls; c++) {
+                s.calls[c].unit = orc.calls[c].unit;
+                s.calls[c].rows = orc.calls[c].rows;
+                s.calls[c].ctx_len = orc.calls[c].ctx_len;
+            }
+            sim_verify_shape vs = {
+                .rows = plan.rows,
+                .leaves = plan.leaves,
+                .ctx_len = plen + pos,
+                .exit_layer = plan.exit_layer,
+                .rows_after_exit = plan.rows_after_exit,
+                .proj = plan.proj,
+                .proj_rows = oc.accepted + 1,
+            };
+            sim_cycle_time ct;
+            sim_hw_cycle(hw, s.calls, orc.n_calls, &vs, &ct, s.call_ms);
+
+            if (pol.i->observe) {
+                eng_feedback fb = {
+                    .tree = &s.tree, .g = s.g, .keep = keep, .outcome = oc, .plan = plan,
+                    .draft_ms = ct.draft_ms, .verify_ms = ct.verify_ms,
+                    .draft_calls = orc.n_calls,
+                };
+                pol.i->observe(pol.self, &fb);
+            }
+            out->cycles++;
+            out->tokens += emitted;
+            out->accepted += oc.accepted < emitted ? oc.accepted : emitted;
+            out->proposed += eng_tree_size(&s.tree);
+            out->verify_rows += plan.rows;
+            out->total_ms += ct.cycle_ms;
+            out->draft_ms += ct.draft_ms;
+            out->verify_ms += ct.verify_ms;
+            out->flash_ms += ct.flash_ms;
+            out->npu_ms += ct.npu_ms;
+            out->cpu_ms += ct.cpu_ms;
+            out->kv_ms += ct.kv_ms;
+            out->idle_ms += ct.idle_ms;
+            pos += emitted;
+        }
+        out->prompts++;
+    }
+    if (rc == SIM_REPLAY_OK && out->cycles > 0) {
+        double c = (double)out->cycles;
+        out->tokens_per_s = out->total_ms > 0 ? (double)out->tokens / (out->total_ms / 1000.0) : 0;
+        out->ms_per_token = out->tokens ? out->total_ms / (double)out->tokens : 0;
+        out->tokens_per_cycle = (double)out->tokens / c;
+        out->mean_accepted = (double)out->accepted / c;
+        out->rows_per_cycle = (double)out->verify_rows / c;
+        out->cycle_ms = out->total_ms / c;
+        out->draft_ms /= c;
+        out->verify_ms /= c;
+        out->flash_ms /= c;
+        out->npu_ms /= c;
+        out->cpu_ms /= c;
+        out->kv_ms /= c;
+        out->idle_ms /= c;
+    }
+    out->expansions = orc.expansions;
+    out->recorded_expansions = orc.recorded_expansions;
+    out->coverage = orc.expansions ? (double)orc.recorded_expansions / (double)orc.expansions : 1.0;
+
+done:
+    if (oracle_ok) rp_oracle_free(&orc);
+    gsl_rng_free(rng);
+    eng_policy_destroy(&pol);
+    run_state_free(&s);
+    sim_hw_destroy(hw);
+    out->sim_wall_s = wall_s() - t_start;
+    return rc;
+}

@@ -1,0 +1,249 @@
+/*
+ * rp_oracle.c -- trace-backed draft/target oracles; see rp_oracle.h for the
+ * serving rules.  Cost per cycle is O(nodes built × K); no allocation after init.
+ */
+#include "rp_oracle.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void bind(rp_oracle *o);
+
+void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
+{
+    const trc_meta *m = trc_get_meta(t);
+    memset(st, 0, sizeof *st);
+    st->k = m->k;
+    int64_t deep_n = 0, deep_top1 = 0, deep_in = 0;
+    int32_t deep_parent_depth = m->max_depth - 1; /* parents at this depth propose depth D */
+    for (int32_t p = 0; p < m->n_prompts; p++) {
+        const int32_t *ref;
+        int32_t L = trc_ref(t, p, &ref);
+        for (int32_t pos = 0; pos < L; pos++) {
+            trc_tree tr;
+            if (trc_tree_get(t, p, pos, &tr) != TRC_OK) continue;
+            /* walk the reference path to find on-path nodes */
+            int32_t node = 0, d = 0;
+            int32_t onpath_max = 0;
+            int32_t path[TRC_MAX_DEPTH + 1];
+            path[0] = 0;
+            while (d < m->max_depth && pos + d < L) {
+                int32_t c = trc_tree_child(&tr, node, ref[pos + d]);
+                if (c < 0) break;
+                path[++d] = c;
+                node = c;
+            }
+            onpath_max = d;
+            /* acceptance statistics at the deepest proposing depth */
+            if (onpath_max >= deep_parent_depth && deep_parent_depth >= 0 &&
+                pos + deep_parent_depth < L) {
+                int32_t u = path[deep_parent_depth];
+                int32_t want = ref[pos + deep_parent_depth];
+                deep_n++;
+                for (int32_t j = 0; j < tr.k; j++) {
+                    if (tr.draft_tok[(size_t)u * tr.k + j] == want) {
+                        deep_in++;
+                        if (j == 0) deep_top1++;
+                        break;
+                    }
+                }
+            }
+            /* log-prob profile over off-path nodes */
+            for (int32_t i = 0; i < tr.n; i++) {
+                int on = 0;
+                for (int32_t q = 0; q <= onpath_max; q++)
+                    if (path[q] == i) on = 1;
+                if (on) continue;
+                for (int32_t j = 0; j < tr.k; j++)
+                    st->mean_logp[j] += tr.draft_logp[(size_t)i * tr.k + j];
+                st->off_path_nodes++;
+            }
+        }
+    }
+    for (int32_t j = 0; j < st->k; j++) {
+        if (st->off_path_nodes > 0) {
+            st->mean_logp[j] /= (double)st->off_path_nodes;
+        } else {
+            /* no off-path data at all: a geometric profile, halving per rank */
+            st->mean_logp[j] = -(double)(j + 1) * log(2.0);
+        }
+    }
+    st->deep_top1 = deep_n ? (double)deep_top1 / (double)deep_n : 0.0;
+    st->deep_inset = deep_n ? (double)deep_in / (double)deep_n : 0.0;
+}
+
+int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, gsl_rng *rng,
+                   int32_t cap)
+{
+    const trc_meta *m = trc_get_meta(t);
+    memset(o, 0, sizeof *o);
+    o->trace = t;
+    o->stats = st;
+    o->rng = rng;
+    o->k = m->k;
+    o->n_exit = m->n_exit;
+    o->vocab = m->vocab;
+    o->cap = cap;
+    o->cap_calls = cap + 8;
+    o->tnode = malloc(sizeof(int32_t) * (size_t)cap);
+    o->on_ref = malloc((size_t)cap);
+    o->calls = malloc(sizeof(rp_call) * (size_t)o->cap_calls);
+    if (!o->tnode || !o->on_ref || !o->calls) {
+        rp_oracle_free(o);
+        return -1;
+    }
+    bind(o);
+    return 0;
+}
+
+void rp_oracle_free(rp_oracle *o)
+{
+    if (!o) return;
+    free(o->tnode);
+    free(o->on_ref);
+    free(o->calls);
+    o->tnode = NULL;
+    o->on_ref = NULL;
+    o->calls = NULL;
+}
+
+void rp_oracle_begin(rp_oracle *o, int32_t p, int32_t pos)
+{
+    trc_tree_get(o->trace, p, pos, &o->tree);
+    const int32_t *prompt;
+    o->prompt_len = trc_prompt(o->trace, p, &prompt);
+    o->ref_len = trc_ref(o->trace, p, &o->ref);
+    o->pos = pos;
+    o->mapped = 0;
+    o->n_calls = 0;
+}
+
+void rp_oracle_map(rp_oracle *o, const eng_tree *t)
+{
+    for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++) {
+        const eng_node *n = &t->nodes[i];
+        if (i == 0) {
+            o->tnode[0] = 0;
+            o->on_ref[0] = 1;
+            continue;
+        }
+        int32_t par = n->parent;
+        int32_t pt = o->tnode[par];
+        o->tnode[i] = pt >= 0 ? trc_tree_child(&o->tree, pt, n->tok) : -1;
+        int32_t at = o->pos + n->depth - 1; /* reference index this node would emit */
+        o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
+    }
+    o->mapped = t->n_nodes < o->cap ? t->n_nodes : o->cap;
+}
+
+static int32_t random_token(rp_oracle *o, const eng_cand *c, int32_t n, eng_token avoid)
+{
+    for (;;) {
+        eng_token x = (eng_token)gsl_rng_uniform_int(o->rng, (unsigned long)o->vocab);
+        int dup = (x == avoid);
+        for (int32_t j = 0; j < n && !dup; j++) dup = (c[j].tok == x);
+        if (!dup) return x;
+    }
+}
+
+static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c)
+{
+    const rp_synth_stats *st = o->stats;
+    int32_t k = o->k;
+    eng_token want = ENG_NO_TOKEN;
+    int32_t want_rank = -1;
+    if (o->on_ref[id]) {
+        int32_t at = o->pos + t->nodes[id].depth;
+        if (at < o->ref_len) {
+            want = o->ref[at];
+            double u = gsl_rng_uniform(o->rng);
+            if (u < st->deep_top1)
+                want_rank = 0;
+            else if (u < st->deep_inset && k > 1)
+                want_rank = 1 + (int32_t)gsl_rng_uniform_int(o->rng, (unsigned long)(k - 1));
+        }
+    }
+    for (int32_t j = 0; j < k; j++) {
+        c[j].logp = (float)st->mean_logp[j];
+        c[j].tok = (j == want_rank) ? want : random_token(o, c, j, want);
+    }
+}
+
+static int draft_expand(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    rp_oracle *o = ctx;
+    rp_oracle_map(o, t);
+    int32_t max_depth = 0;
+    for (int32_t q = 0; q < count; q++) {
+        int32_t id = ids[q];
+        if (id < 0 || id >= t->n_nodes || id >= o->cap) return ENG_E_ARG;
+        eng_cand *c = eng_tree_cands_alloc(t, id, o->k);
+        if (!c) return ENG_E_FULL;
+        int32_t tn = o->tnode[id];
+        o->expansions++;
+        if (tn >= 0) {
+            const int32_t *tok = o->tree.draft_tok + (size_t)tn * o->k;
+            const float *lp = o->tree.draft_logp + (size_t)tn * o->k;
+            for (int32_t j = 0; j < o->k; j++) {
+                c[j].tok = tok[j];
+                c[j].logp = lp[j];
+            }
+            o->recorded_expansions++;
+        } else {
+            synthesise(o, t, id, c);
+        }
+        if (t->nodes[id].depth > max_depth) max_depth = t->nodes[id].depth;
+    }
+    if (o->n_calls < o->cap_calls) {
+        rp_call *call = &o->calls[o->n_calls++];
+        call->unit = unit;
+        call->rows = count;
+        call->ctx_len = o->prompt_len + o->pos + max_depth + 1;
+    } else {
+        return ENG_E_FULL;
+    }
+    return ENG_OK;
+}
+
+static int target_verify(void *ctx, const eng_tree *t, const uint8_t *keep, eng_token *g)
+{
+    rp_oracle *o = ctx;
+    rp_oracle_map(o, t);
+    for (int32_t i = 0; i < t->n_nodes; i++) {
+        g[i] = ENG_NO_TOKEN;
+        if (i >= o->cap || (keep && i > 0 && !keep[i])) continue;
+        if (o->on_ref[i]) {
+            int32_t at = o->pos + t->nodes[i].depth;
+            if (at < o->ref_len) g[i] = o->ref[at];
+        } else if (o->tnode[i] >= 0) {
+            g[i] = o->tree.tgt_tok[(size_t)o->tnode[i] * o->k];
+        }
+    }
+    return ENG_OK;
+}
+
+static int target_exit_scores(void *ctx, const eng_tree *t, int32_t exit_idx, float *scores)
+{
+    rp_oracle *o = ctx;
+    if (exit_idx < 0 || exit_idx >= o->n_exit) return ENG_E_ARG;
+    rp_oracle_map(o, t);
+    for (int32_t i = 0; i < t->n_nodes; i++) {
+        int32_t tn = i < o->cap ? o->tnode[i] : -1;
+        for (int32_t j = 0; j < o->k; j++) {
+            scores[(size_t)i * o->k + j] =
+                tn >= 0 ? o->tree.exit_score[((size_t)tn * o->n_exit + exit_idx) * o->k + j] : NAN;
+        }
+    }
+    return ENG_OK;
+}
+
+static void bind(rp_oracle *o)
+{
+    o->draft.expand = draft_expand;
+    o->draft.ctx = o;
+    o->draft.k = o->k;
+    o->target.verify = target_verify;
+    o->target.exit_scores = target_exit_scores;
+    o->target.ctx = o;
+}

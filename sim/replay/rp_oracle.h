@@ -1,0 +1,87 @@
+/*
+ * rp_oracle.h -- draft and target oracles served from a recorded trace.
+ *
+ * One rp_oracle serves one speculative cycle at a time: rp_oracle_begin() points
+ * it at the recorded tree of (prompt, position); the engine then builds its own
+ * tree and the oracle maps every engine node onto the recorded tree lazily (nodes
+ * are append-only and parent < child, so a single forward sweep suffices).
+ *
+ *  - A node whose path was recorded is served from the trace (draft top-K,
+ *    target top-1, exit scores).
+ *  - A node the trace did not record is *synthesised*: its K candidates get the
+ *    mean log-prob profile per rank fitted on the recorded off-path nodes, and
+ *    random distinct token ids.  If the node lies on the reference path (only
+ *    possible deeper than the recorded depth D), the reference token is placed at
+ *    rank 1 with the acceptance rate measured at the deepest recorded depth, else
+ *    at a lower rank with the measured in-set rate, else left out.  Synthesised
+ *    nodes are never acceptable off the reference path, so greedy replay stays
+ *    exact whatever is synthesised.  Every expansion is counted as recorded or
+ *    synthesised (the `coverage` result).
+ *  - The target's greedy token of a reference-path node is the next reference
+ *    token (known for any depth); of a recorded off-path node the recorded target
+ *    top-1; of a synthesised off-path node unknown (ENG_NO_TOKEN), which the
+ *    greedy walk can never need.
+ *
+ * Every expand call is logged (unit, rows) so that the replay loop can price it on
+ * the phone model.  Randomness comes from a GSL RNG seeded per point.
+ */
+#ifndef RP_ORACLE_H
+#define RP_ORACLE_H
+
+#include <gsl/gsl_rng.h>
+
+#include "engine/eng_oracle.h"
+#include "traces/trc.h"
+
+/* Statistics fitted once per trace for synthesising unrecorded nodes. */
+typedef struct rp_synth_stats {
+    int32_t k;
+    double mean_logp[TRC_MAX_K]; /* per rank, over recorded off-path nodes */
+    double deep_top1;            /* P(ref token is draft top-1) at the deepest recorded depth */
+    double deep_inset;           /* P(ref token within top-K) there */
+    int64_t off_path_nodes;      /* nodes the profile was fitted on */
+} rp_synth_stats;
+
+void rp_synth_fit(const trc_trace *t, rp_synth_stats *st);
+
+typedef struct rp_call {
+    eng_unit unit;
+    int32_t rows;
+    int32_t ctx_len;
+} rp_call;
+
+typedef struct rp_oracle {
+    const trc_trace *trace; /* borrowed */
+    const rp_synth_stats *stats; /* borrowed */
+    gsl_rng *rng;           /* borrowed */
+    int32_t k, n_exit, vocab;
+    /* current cycle */
+    trc_tree tree;
+    const int32_t *ref;
+    int32_t ref_len, pos, prompt_len;
+    int32_t mapped;   /* engine nodes [0, mapped) are mapped */
+    int32_t cap;      /* capacity of the per-node arrays */
+    int32_t *tnode;   /* [cap] recorded node index or -1 */
+    uint8_t *on_ref;  /* [cap] node lies on the reference path */
+    rp_call *calls;   /* [cap_calls] draft calls of the cycle */
+    int32_t n_calls, cap_calls;
+    /* totals over the oracle's life */
+    int64_t expansions, recorded_expansions;
+    eng_draft_oracle draft;
+    eng_target_oracle target;
+} rp_oracle;
+
+/* cap: the largest tree (nodes incl. root) the engine will build.  The oracle
+ * must not move after init (its function tables point at it).  Returns 0 or
+ * -1 on allocation failure.  rng and stats are borrowed. */
+int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, gsl_rng *rng,
+                   int32_t cap);
+void rp_oracle_free(rp_oracle *o);
+
+/* Starts a cycle at (p, pos): t must already be reset to the root token. */
+void rp_oracle_begin(rp_oracle *o, int32_t p, int32_t pos);
+
+/* Maps nodes added since the last call (exposed for tests). */
+void rp_oracle_map(rp_oracle *o, const eng_tree *t);
+
+#endif

@@ -1,0 +1,63 @@
+-- Exercises the script surface; every check is an assert (a failure exits 78).
+local fs = flashspec
+assert(type(fs.version) == "string")
+local dev = fs.device "oneplus12"
+local tgt = fs.model "qwen3-8b-q4_0"
+local drf = fs.model "qwen3-8b-eagle3-q4_0"
+assert(tostring(dev) == "device(oneplus12)" and dev.name == "oneplus12")
+assert(tgt.name == "qwen3-8b-q4_0")
+
+-- in-memory synthetic traces: same knobs, same trace (cached, same checksum)
+local t1 = fs.trace.synth { prompts = 2, output_len = 24, seed = 5 }
+local t2 = fs.trace.synth { prompts = 2, output_len = 24, seed = 5 }
+assert(t1.name == t2.name, "same synth parameters gave different traces")
+local t3 = fs.trace.synth { prompts = 2, output_len = 24, seed = 6 }
+assert(t3.name ~= t1.name, "seed had no effect")
+
+-- perfect and useless drafts bound Chain-SD exactly
+local perfect = fs.trace.synth { prompts = 2, output_len = 40, accept = { 1.0 }, coverage = 1.0,
+                                 depth = 8, nodes = 16 }
+local useless = fs.trace.synth { prompts = 2, output_len = 40, accept = { 0.0 }, coverage = 0.0,
+                                 depth = 8, nodes = 16 }
+local base = { device = dev, target = tgt, draft = drf, max_new_tokens = 40 }
+local function point(extra)
+  local t = {}
+  for k, v in pairs(base) do t[k] = v end
+  for k, v in pairs(extra) do t[k] = v end
+  return fs.run(t)
+end
+local r = point { trace = perfect, policy = fs.policy.chain { k = 4 } }
+assert(r.tokens == 80, "tokens " .. r.tokens)
+assert(r.cycles == 16, "perfect draft, k=4, 40 tokens: 8 cycles a prompt, got " .. r.cycles)
+assert(r.mean_accepted == 4 and r.tokens_per_cycle == 5)
+assert(r.coverage == 1.0)
+r = point { trace = useless, policy = fs.policy.chain { k = 4 } }
+assert(r.cycles == 80 and r.mean_accepted == 0 and r.tokens_per_cycle == 1)
+local ar = point { trace = useless, policy = fs.policy.flash_ar {} }
+assert(ar.cycles == 80 and ar.draft_ms == 0 and ar.coverage == 1.0)
+assert(r.draft_ms > 0, "Chain-SD drafting took no time")
+assert(ar.tokens_per_s > r.tokens_per_s, "a useless draft must cost throughput")
+
+-- sweep: Cartesian product, last key fastest, rows carry their parameters
+local rows = fs.sweep { device = dev, target = tgt, draft = drf, trace = t1,
+                        policy = { fs.policy.flash_ar {}, fs.policy.chain { k = 2 } },
+                        dram_fraction = { 0, 1 } }
+assert(#rows == 4)
+assert(rows[1].policy == "flash_ar" and rows[1].dram_fraction == 0)
+assert(rows[2].policy == "flash_ar" and rows[2].dram_fraction == 1)
+assert(rows[3].policy == "chain" and rows[3].policy_params == "k=2,unit=cpu")
+assert(rows[2].flash_ms == 0, "fully pinned target still read flash")
+assert(rows[2].resident_layers == 36)
+
+-- errors are objects carrying an exit code, catchable by scripts
+local ok, e = pcall(fs.trace, "no/such/file.h5")
+assert(not ok and e.code == 66 and tostring(e):find("no/such/file.h5", 1, true))
+ok, e = pcall(fs.policy.chain, { k = 0 })
+assert(not ok and tostring(e):find("out of range"), tostring(e))
+ok, e = pcall(fs.run, { device = dev, target = tgt, trace = t1, policy = fs.policy.chain {} })
+assert(not ok and tostring(e):find("needs a draft"), tostring(e))
+ok, e = pcall(fs.device, "../etc/passwd")
+assert(not ok)
+ok, e = pcall(fs.device, "no-such-phone")
+assert(not ok and tostring(e):find("no-such-phone"))
+print("api ok")

@@ -1,0 +1,8 @@
+local fs = flashspec
+local r = fs.run {
+  device = fs.device "oneplus12",
+  target = fs.model "qwen3-8b-q4_0",
+  trace  = fs.trace "traces/data/synth-small.h5",
+  policy = fs.policy.flash_ar{},
+  dram_fraction = 1.5,
+}

@@ -1,0 +1,1 @@
+local f = load(string.dump(function() return 1 end), "x", "b")

@@ -1,0 +1,3 @@
+local fs = flashspec
+local dev = fs.device "oneplus12"
+local x = = 3

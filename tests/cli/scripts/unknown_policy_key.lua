@@ -1,0 +1,4 @@
+local fs = flashspec
+local p = fs.policy.chain{
+  kk = 8,
+}

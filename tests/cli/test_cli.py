@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""End-to-end tests of the flashspec command line.
+
+Each test case is one function; meson runs them one by one
+(`test_cli.py CASE`).  The binary comes from $FLASHSPEC_BIN, the project root
+from $FLASHSPEC_HOME.  Every failure case checks the documented exit code, that
+stderr is exactly one line naming the file and place, and that no results file
+was left behind.
+"""
+import csv
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "scripts")
+BAD = os.path.join(HOME, "tests", "data", "bad")
+SMALL = os.path.join(HOME, "traces", "data", "synth-small.h5")
+
+# Lever Table 1 (CALIBRATION.md): Flash-AR per-token latency on the OnePlus 12.
+TABLE1_TOTAL_MS = {"qwen3-8b-q4_0": 1050.0}
+
+
+def run(*args, cwd=None):
+    p = subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def one_line_error(stderr, code, rc, *needles):
+    expect(rc == code, f"exit code {rc}, wanted {code}; stderr: {stderr!r}")
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    expect(len(lines) == 1, f"stderr is not one line: {lines!r}")
+    expect(lines[0].startswith("flashspec: "), f"error line lacks prefix: {lines[0]!r}")
+    for n in needles:
+        expect(re.search(n, lines[0]), f"error line {lines[0]!r} lacks {n!r}")
+
+
+def no_results(d):
+    for name in ("results.csv", "results.h5"):
+        expect(not os.path.exists(os.path.join(d, name)), f"{name} left behind in {d}")
+    if os.path.isdir(d):
+        leftovers = [f for f in os.listdir(d) if f.startswith(".") or "tmp" in f]
+        expect(not leftovers, f"temporary files left behind: {leftovers}")
+
+
+def script(name):
+    return os.path.join(SCRIPTS, name)
+
+
+# ------------------------------------------------------------------ basics
+
+def case_version():
+    rc, out, _ = run("--version")
+    expect(rc == 0 and re.match(r"flashspec \d+\.\d+\.\d+", out), f"--version printed {out!r}")
+
+
+def case_help():
+    for args in (["--help"], ["run", "--help"], ["demo", "--help"], ["trace", "--help"],
+                 ["trace", "info", "--help"], ["trace", "check", "--help"],
+                 ["trace", "synth", "--help"]):
+        rc, out, _ = run(*args)
+        expect(rc == 0 and "usage" in out.lower(), f"{args} -> {rc} {out[:80]!r}")
+
+
+def case_usage_errors():
+    for args in (["frobnicate"], ["run"], ["run", "a.lua", "b.lua"], ["run", "--bogus", "x.lua"],
+                 ["demo", "extra"], ["trace"], ["trace", "frob"], ["trace", "check"]):
+        rc, _, err = run(*args)
+        expect(rc == 64, f"{args} -> exit {rc}, wanted 64 ({err!r})")
+        expect(err.startswith("flashspec: ") or "usage" in err.lower(), f"{args}: {err!r}")
+
+
+# --------------------------------------------------------------- good runs
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def case_run_results():
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err = run("run", script("good.lua"), "-o", d, "-q")
+        expect(rc == 0, f"run failed {rc}: {err}")
+        rows = read_csv(os.path.join(d, "results.csv"))
+        expect(len(rows) == 4, f"{len(rows)} rows, wanted 4")
+        need = ("policy device target draft trace dram_fraction max_new_tokens tokens_per_s "
+                "ms_per_token cycles tokens_per_cycle mean_accepted cycle_ms draft_ms flash_ms "
+                "npu_ms cpu_ms verify_ms dram_bytes coverage version script_hash "
+                "trace_checksum seed").split()
+        for c in need:
+            expect(c in rows[0], f"column {c} missing")
+        ar = [r for r in rows if r["policy"] == "flash_ar"]
+        ch = [r for r in rows if r["policy"] == "chain"]
+        expect(len(ar) == 2 and len(ch) == 2, "policies not swept")
+        for r in ar:
+            expect(float(r["mean_accepted"]) == 0.0, "Flash-AR accepted draft tokens")
+            expect(float(r["tokens_per_cycle"]) == 1.0, "Flash-AR emits one token a cycle")
+            expect(r["draft"] == "none", "Flash-AR row names a draft")
+        for r in ch:
+            expect(float(r["tokens_per_cycle"]) > 1.0, "Chain-SD accepted nothing")
+            expect(float(r["tokens_per_cycle"]) <= 5.0, "Chain-SD k=4 emitted more than 5")
+            expect(abs(float(r["tokens_per_cycle"]) - 1 - float(r["mean_accepted"])) < 1e-9,
+                   "tokens_per_cycle != mean_accepted + 1")
+        # pinning half of the layers must help Flash-AR
+        expect(float(ar[1]["tokens_per_s"]) > float(ar[0]["tokens_per_s"]),
+               "DRAM pinning did not speed up Flash-AR")
+        expect(os.path.getsize(os.path.join(d, "results.h5")) > 0, "empty results.h5")
+        expect(len(out.strip().splitlines()) == 4, "script's own prints missing")
+
+
+def case_deterministic():
+    with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
+        for d in (d1, d2):
+            rc, _, err = run("run", script("good.lua"), "-o", d, "-q")
+            expect(rc == 0, err)
+        for name in ("results.csv", "results.h5"):
+            a = open(os.path.join(d1, name), "rb").read()
+            b = open(os.path.join(d2, name), "rb").read()
+            expect(a == b, f"{name} differs between identical runs")
+
+
+def case_flash_ar_table1():
+    src = f"""
+local fs = flashspec
+local r = fs.run {{ device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  trace = fs.trace "{SMALL}", policy = fs.policy.flash_ar{{}}, max_new_tokens = 16 }}
+print(r.ms_per_token)
+"""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "t1.lua")
+        open(p, "w").write(src)
+        rc, out, err = run("run", p, "-o", d, "-q")
+        expect(rc == 0, err)
+        ms = float(out.strip())
+        ref = TABLE1_TOTAL_MS["qwen3-8b-q4_0"]
+        expect(abs(ms - ref) / ref < 0.05, f"Flash-AR {ms:.1f} ms/token vs Table 1 {ref}")
+
+
+def case_demo():
+    rc, out, err = run("demo", "-q")
+    expect(rc == 0, f"demo failed: {err}")
+    for needle in ("flash_ar", "chain", "speedup", "tok/s", "accepted", "flash", "npu"):
+        expect(needle in out, f"demo output lacks {needle!r}:\n{out}")
+    rows = [l.split() for l in out.splitlines() if l.startswith(("flash_ar", "chain"))]
+    expect(len(rows) == 2, f"demo table rows: {rows}")
+    speedup = float(rows[1][2].rstrip("x"))
+    expect(speedup > 1.0, f"Chain-SD not faster than Flash-AR: {speedup}")
+
+
+def case_lua_api():
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err = run("run", script("api.lua"), "-o", d, "-q")
+        expect(rc == 0 and "api ok" in out, f"api.lua failed ({rc}): {err}")
+
+
+# ---------------------------------------------------------------- bad input
+
+def run_bad_script(path, code, *needles):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out")
+        rc, _, err = run("run", path, "-o", out, "-q")
+        one_line_error(err, code, rc, *needles)
+        no_results(out)
+
+
+def bad_trace_case(fname, code, *needles):
+    path = os.path.join(BAD, fname)
+    rc, _, err = run("trace", "check", path)
+    one_line_error(err, code, rc, re.escape(fname), *needles)
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "bad.lua")
+        open(p, "w").write(f"""local fs = flashspec
+fs.run {{ device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  trace = fs.trace "{path}", policy = fs.policy.flash_ar{{}} }}
+""")
+        run_bad_script(p, code, re.escape(fname), *needles)
+
+
+def case_bad_truncated():
+    bad_trace_case("truncated.h5", 65)
+
+
+def case_bad_not_hdf5():
+    bad_trace_case("not_hdf5.h5", 65)
+
+
+def case_bad_wrong_version():
+    bad_trace_case("wrong_version.h5", 65, "version")
+
+
+def case_bad_nan_logp():
+    bad_trace_case("nan_logp.h5", 65, "logp")
+
+
+def case_bad_token_ge_vocab():
+    bad_trace_case("token_ge_vocab.h5", 65, "vocab")
+
+
+def case_bad_offsets():
+    bad_trace_case("bad_offsets.h5", 65, "offset")
+
+
+def case_missing_trace():
+    rc, _, err = run("trace", "check", "/nonexistent/x.h5")
+    one_line_error(err, 66, rc, "x.h5")
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "m.lua")
+        open(p, "w").write('local t = flashspec.trace "no-such-trace.h5"\n')
+        run_bad_script(p, 66, "m.lua:1", "no-such-trace.h5")
+
+
+def case_missing_script():
+    run_bad_script("/nonexistent/script.lua", 66, "script.lua")
+
+
+def case_lua_syntax_error():
+    run_bad_script(script("syntax_error.lua"), 78, r"syntax_error\.lua:3:")
+
+
+def case_lua_unknown_key():
+    run_bad_script(script("unknown_key.lua"), 78, r"unknown_key\.lua:7:",
+                   "dram_fracton", "did you mean 'dram_fraction'")
+
+
+def case_lua_unknown_policy_key():
+    run_bad_script(script("unknown_policy_key.lua"), 78, r"unknown_policy_key\.lua:3:", "'kk'",
+                   "did you mean 'k'")
+
+
+def case_lua_range_error():
+    run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
+                   "1.5")
+
+
+def case_sandbox():
+    marker = "/tmp/flashspec-sandbox-escape"
+    if os.path.exists(marker):
+        os.remove(marker)
+    run_bad_script(script("sandbox_exec.lua"), 78, r"sandbox_exec\.lua:1:")
+    expect(not os.path.exists(marker), "sandboxed script ran a command")
+    run_bad_script(script("sandbox_io.lua"), 78, r"sandbox_io\.lua:1:")
+    run_bad_script(script("sandbox_bytecode.lua"), 78, "binary")
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "u.lua")
+        open(p, "w").write('assert(io.open("' + p + '")):close()\nprint("unsafe ok")\n')
+        rc, out, err = run("run", p, "--unsafe", "-o", os.path.join(d, "o"), "-q")
+        expect(rc == 0 and "unsafe ok" in out, f"--unsafe did not lift the sandbox: {err}")
+
+
+def case_unwritable_output():
+    with tempfile.TemporaryDirectory() as d:
+        blocker = os.path.join(d, "file")
+        open(blocker, "w").write("x")
+        rc, _, err = run("run", script("good.lua"), "-o", os.path.join(blocker, "out"), "-q")
+        one_line_error(err, 73, rc, "file/out")
+
+
+CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print("usage: test_cli.py CASE\ncases: " + " ".join(sorted(CASES)), file=sys.stderr)
+        sys.exit(2)
+    CASES[sys.argv[1]]()
+    print(f"cli/{sys.argv[1]}: ok")

@@ -1,0 +1,158 @@
+/*
+ * trc.h -- flashspec traces, schema v1: the compact read-only in-memory form,
+ * its HDF5 reader/validator and writer, and the synthetic generator.
+ *
+ * A trace holds, per prompt, the prompt tokens and the target's greedy reference
+ * continuation (length L_p), and for every decode position pos in [0, L_p) one
+ * recorded draft tree rooted at the last committed token.  Node 0 of a tree is the
+ * root; parent[i] < i; the reference path (root -> ref[pos] -> ref[pos+1] ...) is
+ * always recorded down to depth min(D, L_p - pos).  Per node: the draft's top-K
+ * candidates (sorted by decreasing log-prob), the target's top-K next tokens
+ * (sorted; the first is the greedy token g(node)), and for every exit layer the
+ * predictor's scores of the node's K draft candidates.  Full layout of the file:
+ * traces/README.md.
+ *
+ * Lifetime: a trc_trace is immutable once built; share it freely across threads.
+ * Every pointer handed out by an accessor is borrowed from the trace and lives as
+ * long as it does.  Every loaded or built trace has passed full validation
+ * (versions, shapes, offsets, token ranges, finiteness), so accessors do not check.
+ */
+#ifndef TRC_H
+#define TRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TRC_FORMAT "flashspec-trace"
+#define TRC_VERSION 1
+#define TRC_MAX_EXIT 8   /* exit layers per trace */
+#define TRC_MAX_K 64     /* candidates per node */
+#define TRC_MAX_DEPTH 64 /* D */
+#define TRC_NAME_CAP 64
+
+/* Status codes; the CLI maps them to exit codes (traces/README.md). */
+enum {
+    TRC_OK = 0,
+    TRC_E_MISSING = 1, /* file absent or unreadable (exit 66) */
+    TRC_E_FORMAT = 2,  /* not HDF5, truncated or corrupt (exit 65) */
+    TRC_E_SCHEMA = 3,  /* wrong format name/version, missing or misshapen dataset (65) */
+    TRC_E_DATA = 4,    /* values out of range, NaN/inf, inconsistent offsets (65) */
+    TRC_E_WRITE = 5,   /* cannot create the output file (exit 73) */
+    TRC_E_ARG = 6,     /* invalid parameters (exit 64 from the CLI, 78 from Lua) */
+    TRC_E_NOMEM = 7    /* (exit 70) */
+};
+
+/* Error: one line naming the file and the dataset/attribute and the problem. */
+typedef struct trc_err {
+    int code;
+    char msg[512];
+} trc_err;
+
+typedef struct trc_meta {
+    int32_t version;                   /* TRC_VERSION */
+    int32_t vocab;                     /* token ids lie in [0, vocab) */
+    int32_t k;                         /* candidates per node (draft and target) */
+    int32_t max_depth;                 /* D */
+    int32_t max_nodes;                 /* M, nodes per tree including the root */
+    int32_t n_exit;                    /* exit layers recorded (0..TRC_MAX_EXIT) */
+    int32_t exit_layers[TRC_MAX_EXIT]; /* ascending, each in [1, target_layers) */
+    int32_t target_layers;
+    int32_t n_prompts;
+    int64_t n_trees;                   /* = total reference tokens */
+    int64_t n_nodes;
+    char target[TRC_NAME_CAP];         /* model names, free text */
+    char draft[TRC_NAME_CAP];
+    char tokenizer[TRC_NAME_CAP];
+    char source[256];                  /* recorder or generator provenance */
+} trc_meta;
+
+typedef struct trc_trace trc_trace;
+
+/* One recorded tree, as views into the trace. */
+typedef struct trc_tree {
+    int32_t n;                    /* nodes, root included (1..M) */
+    int32_t k, n_exit;
+    const int32_t *parent;        /* [n]; parent[0] = -1 */
+    const int32_t *token;         /* [n]; token[0] = root token */
+    const uint8_t *depth;         /* [n] */
+    const int32_t *first_child;   /* [n]; -1 if leaf (derived at load) */
+    const int32_t *next_sibling;  /* [n]; -1 at the end (derived at load) */
+    const int32_t *draft_tok;     /* [n*k] */
+    const float *draft_logp;      /* [n*k], non-increasing per node, <= 0 */
+    const int32_t *tgt_tok;       /* [n*k]; tgt_tok[i*k] = g(node i) */
+    const float *tgt_logp;        /* [n*k] */
+    const float *exit_score;      /* [(i*n_exit + e)*k + j]; NULL when n_exit = 0 */
+} trc_tree;
+
+/* ---- reading ---- */
+
+/* Loads and fully validates path.  On failure *out is NULL and err says why. */
+int trc_load(const char *path, trc_trace **out, trc_err *err);
+void trc_free(trc_trace *t); /* NULL-safe */
+
+const trc_meta *trc_get_meta(const trc_trace *t);
+/* 64-bit checksum of the trace content (not of the file bytes): equal for a trace
+ * and its saved-then-loaded copy. */
+uint64_t trc_checksum(const trc_trace *t);
+/* Approximate resident bytes of the in-memory form. */
+size_t trc_bytes(const trc_trace *t);
+
+int32_t trc_prompt(const trc_trace *t, int32_t p, const int32_t **tokens); /* length */
+int32_t trc_ref(const trc_trace *t, int32_t p, const int32_t **tokens);    /* L_p */
+/* Tree at (p, pos), pos in [0, L_p).  Returns TRC_OK or TRC_E_ARG. */
+int trc_tree_get(const trc_trace *t, int32_t p, int32_t pos, trc_tree *out);
+/* Child of node holding token, or -1 when not recorded. */
+int32_t trc_tree_child(const trc_tree *tr, int32_t node, int32_t token);
+
+/* ---- writing ---- */
+
+/* Writes t to path atomically (temporary file in the same directory, then
+ * rename): on failure nothing is left at path. */
+int trc_save(const trc_trace *t, const char *path, trc_err *err);
+
+typedef struct trc_builder trc_builder;
+/* meta: vocab, k, max_depth, max_nodes, n_exit, exit_layers, target_layers and the
+ * names are taken; counts are computed. */
+trc_builder *trc_builder_new(const trc_meta *meta);
+/* Adds prompt p (in order), then exactly ref_len trees for it via add_tree. */
+int trc_builder_add_prompt(trc_builder *b, const int32_t *prompt, int32_t prompt_len,
+                           const int32_t *ref, int32_t ref_len);
+/* Arrays as in trc_tree (exit_score may be NULL when n_exit = 0).  Copied. */
+int trc_builder_add_tree(trc_builder *b, int32_t n, const int32_t *parent,
+                         const int32_t *token, const int32_t *draft_tok,
+                         const float *draft_logp, const int32_t *tgt_tok,
+                         const float *tgt_logp, const float *exit_score);
+/* Validates everything exactly as trc_load does and yields the trace; the builder
+ * is consumed either way.  name labels errors (e.g. "synth"). */
+int trc_builder_finish(trc_builder *b, const char *name, trc_trace **out, trc_err *err);
+void trc_builder_free(trc_builder *b); /* NULL-safe */
+
+/* ---- synthetic generator (GSL RNG) ---- */
+
+typedef struct trc_synth_params {
+    uint64_t seed;
+    int32_t prompts;            /* number of prompts */
+    int32_t prompt_len;         /* tokens per prompt */
+    int32_t output_len;         /* reference tokens per prompt (L) */
+    int32_t vocab;
+    int32_t k, max_depth, max_nodes;
+    int32_t target_layers;
+    int32_t n_exit;
+    int32_t exit_layers[TRC_MAX_EXIT];
+    int32_t n_accept;
+    double accept[TRC_MAX_DEPTH]; /* P(draft top-1 == reference | accepted so far), by
+                                     depth 1..; the last value repeats */
+    double calibration;         /* 0 = draft confidence says nothing about correctness,
+                                   1 = confidence is a calibrated probability */
+    double coverage;            /* P(reference token within the draft's top-K) */
+    double predictor_accuracy;  /* P(predictor ranks the target's token first among
+                                   the candidates, when it is among them), at the
+                                   deepest exit layer; shallower exits are weaker */
+    char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
+} trc_synth_params;
+
+void trc_synth_default_params(trc_synth_params *p);
+/* Checks p (TRC_E_ARG with the offending key in err) and generates the trace. */
+int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err);
+
+#endif
