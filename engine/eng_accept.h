@@ -22,7 +22,9 @@ typedef struct eng_outcome {
 /* Greedy acceptance.  g: per-node target tokens (ENG_NO_TOKEN = unknown);
  * keep: NULL or per-node mask of verified nodes.  path (optional, cap entries)
  * receives accepted node ids in order; emit (cap entries, cap >= 1) receives the
- * emitted tokens.  Never emits more than cap tokens. */
+ * emitted tokens.  Never emits more than cap tokens: the walk stops after cap - 1
+ * accepted drafts, so the bonus always fits.  The root is verified whatever
+ * keep[0] says; cap < 1 or NULL t/g/emit yields an empty outcome. */
 eng_outcome eng_accept_greedy(const eng_tree *t, const eng_token *g, const uint8_t *keep,
                               int32_t *path, eng_token *emit, int32_t cap);
 

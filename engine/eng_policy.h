@@ -107,7 +107,8 @@ typedef struct eng_chain_params {
 
 /* Parameter tables (NULL-terminated) and constructors of the policies above.
  * create: params borrowed (copied into the policy); out->self owned by the
- * policy, released by eng_policy_destroy.  Returns ENG_OK or ENG_E_NOMEM. */
+ * policy, released by eng_policy_destroy.  Returns ENG_OK, ENG_E_NOMEM, or
+ * ENG_E_ARG for NULL arguments or params outside the table's ranges. */
 extern const eng_param_desc eng_flash_ar_param_table[];
 int eng_flash_ar_create(const void *params, eng_policy *out);
 extern const eng_param_desc eng_chain_param_table[];

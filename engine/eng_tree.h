@@ -60,6 +60,7 @@ typedef struct eng_tree {
 size_t eng_tree_bytes(int32_t cap_nodes, int32_t cap_cands);
 
 /* Lays the tree out in mem (borrowed, at least eng_tree_bytes, aligned to 8).
+ * The tree starts as a lone root holding ENG_NO_TOKEN.
  * Returns ENG_OK or ENG_E_ARG. */
 int eng_tree_init(eng_tree *t, void *mem, size_t bytes, int32_t cap_nodes, int32_t cap_cands);
 
@@ -67,11 +68,14 @@ int eng_tree_init(eng_tree *t, void *mem, size_t bytes, int32_t cap_nodes, int32
 void eng_tree_reset(eng_tree *t, eng_token root_tok);
 
 /* Appends a child of parent with draft log-prob logq; returns its id, or
- * ENG_E_FULL when the node capacity is reached. */
+ * ENG_E_FULL when the node capacity is reached (ENG_E_ARG for a parent that is
+ * not a node of t).  depth and cum_logq are derived from the parent. */
 int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq);
 
 /* Reserves n candidate slots for node id (its candidate set C_u) and returns
- * them for the oracle to fill, or NULL when the arena is full. */
+ * them for the oracle to fill, or NULL when the arena is full.  n >= 1 (else
+ * NULL); slots come zeroed.  Calling it again for the same node replaces the
+ * node's set (the old slots stay used until the next reset). */
 eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n);
 
 /* Candidate set of node id (NULL and *n = 0 if not expanded). */
@@ -87,6 +91,6 @@ static inline int32_t eng_tree_size(const eng_tree *t)
     return t->n_nodes - 1;
 }
 int32_t eng_tree_leaves(const eng_tree *t);
-int32_t eng_tree_depth(const eng_tree *t);
+int32_t eng_tree_depth(const eng_tree *t); /* deepest node's depth, O(n) */
 
 #endif

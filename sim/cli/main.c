@@ -68,7 +68,7 @@ static int script_cmd(int argc, char **argv, int demo)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, demo ? "+o:qh" : "+o:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             o.out_dir = optarg;

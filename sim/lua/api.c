@@ -9,6 +9,7 @@
  * any other Lua error is a configuration error (78).  A script catching errors
  * with pcall sees the same objects.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "api.h"
 
 #include <errno.h>
@@ -23,7 +24,7 @@
 #include <unistd.h>
 
 #include "engine/eng_policy.h"
-#include "sim/hw/hw.h"
+#include "sim/hw/sim_hw.h"
 #include "sim/lua/lparams.h"
 #include "sim/lua/profile.h"
 #include "sim/lua/rows.h"
@@ -85,6 +86,8 @@ static fs_api *api_get(lua_State *L)
     return a;
 }
 
+static void caller_src(lua_State *L, char *chunk, size_t n, int *line);
+
 /* Raises an error object with an exit code; where = prefix with the script line. */
 static int raise(lua_State *L, int code, int where, const char *fmt, ...)
 {
@@ -97,9 +100,13 @@ static int raise(lua_State *L, int code, int where, const char *fmt, ...)
     lua_pushinteger(L, code);
     lua_setfield(L, -2, "code");
     if (where) {
-        luaL_where(L, 1);
-        lua_pushstring(L, msg);
-        lua_concat(L, 2);
+        char chunk[PATH_MAX];
+        int line;
+        caller_src(L, chunk, sizeof chunk, &line);
+        if (chunk[0])
+            lua_pushfstring(L, "%s:%d: %s", chunk, line, msg);
+        else
+            lua_pushstring(L, msg);
     } else {
         lua_pushstring(L, msg);
     }
@@ -242,12 +249,12 @@ static int l_trace(lua_State *L)
         snprintf(cand, sizeof cand, "%s", path);
     } else {
         char c1[PATH_MAX], c2[PATH_MAX];
-        snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
-        snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
-        if (file_exists(c1))
-            snprintf(cand, sizeof cand, "%s", c1);
-        else if (file_exists(c2))
-            snprintf(cand, sizeof cand, "%s", c2);
+        int n1 = snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
+        int n2 = snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
+        if (n1 > 0 && (size_t)n1 < sizeof c1 && file_exists(c1))
+            memcpy(cand, c1, (size_t)n1 + 1);
+        else if (n2 > 0 && (size_t)n2 < sizeof c2 && file_exists(c2))
+            memcpy(cand, c2, (size_t)n2 + 1);
         snprintf(tried, sizeof tried, " (looked in %s and %s)", a->script_dir, project_dir());
     }
     if (!cand[0] || !file_exists(cand))
@@ -331,9 +338,12 @@ static void caller_src(lua_State *L, char *chunk, size_t n, int *line)
     lua_Debug ar;
     chunk[0] = 0;
     *line = 1;
-    if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar)) {
+    /* the nearest Lua function up the stack (skipping pcall and friends) */
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || strcmp(ar.what, "C") == 0) continue;
         snprintf(chunk, n, "%s", ar.source[0] == '@' ? ar.source + 1 : ar.short_src);
         *line = ar.currentline > 0 ? ar.currentline : 1;
+        return;
     }
 }
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/out/sim_res.h"
+#include "sim/out/sim_out.h"
 
 /* ---------------------------------------------------------------- columns */
 
@@ -137,15 +137,15 @@ void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
                   char *err, size_t errlen)
 {
-    sim_res_table *t = sim_res_create();
+    sim_out_table *t = sim_out_create();
     int rc = t ? 0 : 70;
     for (int c = 0; c < N_COLUMNS && rc == 0; c++) {
-        sim_res_type ty = col_is_str(c) ? SIM_RES_STRING : col_is_int(c) ? SIM_RES_INT64
-                                                                         : SIM_RES_DOUBLE;
-        if (sim_res_add_column(t, columns[c].name, ty) != c) rc = 70;
+        sim_out_type ty = col_is_str(c) ? SIM_OUT_STRING : col_is_int(c) ? SIM_OUT_INT64
+                                                                         : SIM_OUT_DOUBLE;
+        if (sim_out_add_column(t, columns[c].name, ty) != c) rc = 70;
     }
     for (int32_t ri = 0; ri < n && rc == 0; ri++) {
-        int64_t row = sim_res_append_row(t);
+        int64_t row = sim_out_append_row(t);
         if (row < 0) {
             rc = 70;
             break;
@@ -156,20 +156,20 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
             int64_t i = 0;
             char buf[32];
             col_value(m, &rows[ri], c, &s, &d, &i, buf, sizeof buf);
-            int src = col_is_str(c)   ? sim_res_set_string(t, row, c, s)
-                      : col_is_int(c) ? sim_res_set_int64(t, row, c, i)
-                                      : sim_res_set_double(t, row, c, d);
-            if (src != SIM_RES_OK) rc = 70;
+            int src = col_is_str(c)   ? sim_out_set_string(t, row, c, s)
+                      : col_is_int(c) ? sim_out_set_int64(t, row, c, i)
+                                      : sim_out_set_double(t, row, c, d);
+            if (src != SIM_OUT_OK) rc = 70;
         }
     }
-    if (rc == 0 && (sim_res_set_attr(t, "flashspec_version", FS_VERSION) != SIM_RES_OK ||
-                    sim_res_set_attr(t, "script_hash", m->script_hash) != SIM_RES_OK))
+    if (rc == 0 && (sim_out_set_attr(t, "flashspec_version", FS_VERSION) != SIM_OUT_OK ||
+                    sim_out_set_attr(t, "script_hash", m->script_hash) != SIM_OUT_OK))
         rc = 70;
     if (rc == 70) {
         snprintf(err, errlen, "out of memory for the results table");
-    } else if (sim_res_write(t, dir, err, errlen) != SIM_RES_OK) {
+    } else if (sim_out_write(t, dir, err, errlen) != SIM_OUT_OK) {
         rc = 73;
     }
-    sim_res_destroy(t);
+    sim_out_destroy(t);
     return rc;
 }

@@ -208,7 +208,13 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 .proj_rows = oc.accepted + 1,
             };
             sim_cycle_time ct;
-            sim_hw_cycle(hw, s.calls, orc.n_calls, &vs, &ct, s.call_ms);
+            if (sim_hw_cycle(hw, s.calls, orc.n_calls, &vs, &ct, s.call_ms) != SIM_HW_OK) {
+                rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
+                          "policy %s produced a cycle the phone model rejects (%d draft calls, "
+                          "%d rows, %d leaves) at prompt %d position %d",
+                          pol.i->name, orc.n_calls, plan.rows, plan.leaves, p, pos);
+                break;
+            }
 
             if (pol.i->observe) {
                 eng_feedback fb = {

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "engine/eng_policy.h"
-#include "sim/hw/hw.h"
+#include "sim/hw/sim_hw.h"
 #include "traces/trc.h"
 
 enum {

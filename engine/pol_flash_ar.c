@@ -1,0 +1,41 @@
+/*
+ * pol_flash_ar.c -- Flash-AR: plain autoregressive decoding.
+ *
+ * build leaves the root alone, so every cycle verifies one row and emits exactly
+ * the target's token at the root (the bonus).  No draft calls, no state: self is
+ * NULL and there is nothing to destroy.  Pruning and planning use the defaults.
+ */
+#include "eng_policy.h"
+
+const eng_param_desc eng_flash_ar_param_table[] = {
+    {.name = NULL},
+};
+
+static int flash_ar_build(void *self, eng_tree *t, eng_draft_oracle *draft,
+                          const eng_build_limits *lim)
+{
+    (void)self;
+    (void)t;
+    (void)draft;
+    (void)lim;
+    return ENG_OK;
+}
+
+static const eng_policy_i flash_ar_i = {
+    .name = "flash_ar",
+    .reset = NULL,
+    .build = flash_ar_build,
+    .prune = NULL,
+    .plan = NULL,
+    .observe = NULL,
+    .destroy = NULL,
+};
+
+int eng_flash_ar_create(const void *params, eng_policy *out)
+{
+    (void)params;
+    if (!out) return ENG_E_ARG;
+    out->i = &flash_ar_i;
+    out->self = NULL;
+    return ENG_OK;
+}

@@ -1,0 +1,73 @@
+/*
+ * sim_device.c -- key table and semantic checks of sim_device.
+ * Required keys (default NAN) are the ones without a physically neutral value;
+ * the rest default to the neutral choice (no request latency, serial streaming).
+ */
+#include "sim_device.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+static const double default_shapes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
+#define DBL(key, field, lo, hi, def, doc)                                                          \
+    {                                                                                              \
+        key, ENG_PARAM_DOUBLE, offsetof(sim_device, field), lo, hi, def, NULL, 0, 0, NULL, NULL,   \
+            0, doc                                                                                 \
+    }
+
+static const eng_param_desc keys[] = {
+    {"name", ENG_PARAM_STRING, offsetof(sim_device, name), 0, 0, 0, NULL, SIM_NAME_CAP, 0, "", NULL,
+     0, "profile name (informational)"},
+    DBL("read_gbps", read_gbps, 1e-3, 100, NAN, "flash streaming read rate, GB/s"),
+    DBL("request_kb", request_kb, 4, 1048576, 512, "bytes per flash read request, KiB"),
+    DBL("request_latency_us", request_latency_us, 0, 1e5, 0, "fixed cost per flash request, us"),
+    {"prefetch_layers", ENG_PARAM_INT, offsetof(sim_device, prefetch_layers), 0, 8, 0, NULL, 0, 0,
+     NULL, NULL, 0, "layers flash reads may run ahead of compute (0 = serial)"},
+    DBL("dram_budget_gb", dram_budget_gb, 1e-3, 1024, NAN, "DRAM available to the LLM, GB"),
+    DBL("dram_gbps", dram_gbps, 1e-3, 1000, NAN, "peak DRAM bandwidth, GB/s"),
+    DBL("npu_gbps", npu_gbps, 1e-3, 1000, NAN, "NPU weight/KV read rate, GB/s"),
+    DBL("npu_gflops", npu_gflops, 1e-3, 1e6, NAN, "NPU effective throughput, GFLOP/s"),
+    DBL("launch_us", launch_us, 0, 1e6, NAN, "NPU graph launch cost, us"),
+    DBL("sync_us", sync_us, 0, 1e6, NAN, "NPU graph completion sync cost, us"),
+    {"npu_shapes", ENG_PARAM_INT_LIST, offsetof(sim_device, npu_shapes), 1, 65536, 0, NULL,
+     SIM_NPU_SHAPES_MAX, offsetof(sim_device, n_npu_shapes), NULL, default_shapes,
+     (int32_t)(sizeof default_shapes / sizeof default_shapes[0]),
+     "compiled NPU row counts, ascending"},
+    DBL("cpu_gbps", cpu_gbps, 1e-3, 1000, NAN, "DRAM bandwidth achieved by the CPU, GB/s"),
+    DBL("cpu_gflops", cpu_gflops, 1e-3, 1e6, NAN, "CPU effective throughput, GFLOP/s"),
+    DBL("kv_seq_us", kv_seq_us, 0, 1e6, 0, "fixed CPU cost per temporary KV sequence, us"),
+    {NULL, ENG_PARAM_INT, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+
+const eng_param_desc *sim_device_keys(void)
+{
+    return keys;
+}
+
+int sim_device_check(const sim_device *d, char *err, size_t errlen)
+{
+    if (d->n_npu_shapes < 1) {
+        snprintf(err, errlen, "device '%s': npu_shapes is empty", d->name);
+        return -1;
+    }
+    for (int32_t i = 1; i < d->n_npu_shapes; i++) {
+        if (d->npu_shapes[i] <= d->npu_shapes[i - 1]) {
+            snprintf(err, errlen, "device '%s': npu_shapes must be strictly ascending", d->name);
+            return -1;
+        }
+    }
+    if (d->npu_gbps > d->dram_gbps || d->cpu_gbps > d->dram_gbps) {
+        snprintf(err, errlen,
+                 "device '%s': npu_gbps (%g) and cpu_gbps (%g) cannot exceed dram_gbps (%g)",
+                 d->name, d->npu_gbps, d->cpu_gbps, d->dram_gbps);
+        return -1;
+    }
+    if (!(d->read_gbps > 0) || !(d->npu_gflops > 0) || !(d->cpu_gflops > 0) || !(d->npu_gbps > 0) ||
+        !(d->cpu_gbps > 0) || !(d->dram_budget_gb > 0)) {
+        snprintf(err, errlen, "device '%s': rates and budget must be positive", d->name);
+        return -1;
+    }
+    return 0;
+}

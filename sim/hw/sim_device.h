@@ -1,0 +1,56 @@
+/*
+ * sim_device.h -- the phone: parameters of flash, DRAM, NPU and CPU.
+ *
+ * A sim_device is a plain params struct described by an eng_param_desc table
+ * (sim_device_keys), so Lua profiles (configs/devices/NAME.lua) are validated
+ * generically: unknown keys, types and ranges.  Units are in the key names.
+ * Runtime choices that belong to the phone's inference runtime rather than to
+ * silicon (how far flash reads may run ahead of compute, the compiled NPU graph
+ * shapes) live here too, because a profile describes "this phone running that
+ * runtime".  Cost formulas using these fields are in sim_cost.h.
+ *
+ * Conventions: GB and GB/s are decimal (1e9 bytes); kb is KiB (1024 bytes);
+ * GFLOP/s counts a multiply-add as 2 FLOPs.
+ */
+#ifndef SIM_DEVICE_H
+#define SIM_DEVICE_H
+
+#include "engine/eng_param.h"
+
+#include <stdint.h>
+
+#define SIM_NAME_CAP 48
+#define SIM_NPU_SHAPES_MAX 16
+
+typedef struct sim_device {
+    char name[SIM_NAME_CAP]; /* profile name, informational */
+    /* flash channel (one FIFO channel) */
+    double read_gbps;          /* streaming read rate, (0, 100] */
+    double request_kb;         /* bytes per read request, KiB, [4, 1048576] */
+    double request_latency_us; /* fixed cost per request, [0, 1e5] */
+    int32_t prefetch_layers;   /* reads may run this many layers ahead of compute, [0, 8];
+                                  0 = read-then-compute, strictly serial */
+    /* DRAM */
+    double dram_budget_gb; /* DRAM the LLM runtime may use (not physical), (0, 1024] */
+    double dram_gbps;      /* peak DRAM bandwidth, (0, 1000] */
+    /* NPU (static graphs) */
+    double npu_gbps;                        /* weight/KV read rate of an NPU graph, <= dram_gbps */
+    double npu_gflops;                      /* effective dense throughput, (0, 1e6] */
+    double launch_us;                       /* per graph execution: launch, [0, 1e6] */
+    double sync_us;                         /* per graph execution: completion sync, [0, 1e6] */
+    int32_t npu_shapes[SIM_NPU_SHAPES_MAX]; /* compiled row counts, ascending */
+    int32_t n_npu_shapes;
+    /* CPU */
+    double cpu_gbps;   /* DRAM bandwidth the CPU achieves on GEMV/memcpy, <= dram_gbps */
+    double cpu_gflops; /* effective dense throughput, (0, 1e6] */
+    double kv_seq_us;  /* fixed CPU cost per temporary KV sequence, [0, 1e6] */
+} sim_device;
+
+/* NULL-terminated key table (static, never freed). */
+const eng_param_desc *sim_device_keys(void);
+
+/* Semantic checks beyond per-key ranges (shapes ascending, npu/cpu bandwidth
+ * <= DRAM peak).  Returns 0, or -1 with a one-line message in err. */
+int sim_device_check(const sim_device *d, char *err, size_t errlen);
+
+#endif

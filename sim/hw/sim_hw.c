@@ -1,0 +1,559 @@
+/*
+ * sim_hw.c -- DRAM accounting and the event-driven speculative cycle
+ * (semantics in sim_hw.h).
+ *
+ * Structure: a cycle is a small state machine ("cyc") driven by DES events.
+ * Verification ops are indexed 0..L: ops 0..L-1 are the target's layers, op L
+ * is the output projection.  Invariants while a verification runs:
+ *   - computed   = ops whose compute finished, in order (compute is serial);
+ *   - next_read  = first op not yet considered for a read; every op below it is
+ *                  either resident (ready at once) or has a read queued/done;
+ *   - an op's read is issued only when next_read - 1 - prefetch < computed,
+ *     i.e. the compute of op i - 1 - prefetch has finished (buffer recycled);
+ *   - ready[i] = 1 once op i's weights are in DRAM, 2 once its compute is issued
+ *     (so a later read completion can never issue it a second time).
+ * Everything per cycle lives in preallocated memory (ready[] sized L + 1 at
+ * creation); durations are computed once per cycle (all layers share one shape).
+ */
+#include "sim_hw.h"
+
+#include "sim/des/sim_des.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cyc {
+    struct sim_hw *hw;
+    sim_des *des;
+    sim_res *flash, *npu, *cpu;
+    int spans; /* emit spans (main simulation only) */
+    /* draft phase */
+    const sim_draft_call *calls;
+    int32_t n_calls, next_call;
+    double *call_ms;
+    int64_t call_t0;
+    /* verification */
+    const sim_verify_shape *v;
+    int32_t n_ops, next_read, computed, kv_pending;
+    uint8_t *ready;
+    int64_t lay_a_ns, lay_b_ns, head_ns, kv_ns;
+    sim_res *head_res;
+    int64_t t_draft_end, t_end;
+    double flash_bytes;
+    int err;
+} cyc;
+
+typedef struct sim_sim { /* a DES with the three resources */
+    sim_des *des;
+    sim_res *flash, *npu, *cpu;
+    uint8_t *ready; /* L + 1 op flags */
+} sim_sim;
+
+struct sim_hw {
+    sim_device dev;
+    sim_model tgt, dft;
+    int has_draft;
+    double dram_fraction;
+    int32_t max_ctx;
+    sim_hw_memory mem;
+    /* derived constants */
+    int32_t L, pinned;
+    double layer_bytes, head_bytes, kv_layer_bytes, kv_token_bytes;
+    double layer_flops, head_flops; /* per row, excluding attention */
+    double attn_flops_per_tok;      /* per row per attended token per layer */
+    int64_t layer_read_ns, head_read_ns;
+    double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
+    sim_sim main, scratch;
+    uint8_t *ready; /* 2 * (L + 1): main's half, then scratch's */
+    int broken;     /* a cycle failed mid-way (out of memory): refuse further cycles */
+    sim_hw_span_fn span_fn;
+    void *span_ctx;
+};
+
+static const char *const mem_names[SIM_MEM_NCAT] = {"draft",     "pinned",   "head",
+                                                    "kv_target", "kv_draft", "buffers"};
+
+const char *sim_mem_cat_name(sim_mem_cat c)
+{
+    return (unsigned)c < SIM_MEM_NCAT ? mem_names[c] : "?";
+}
+
+static int64_t ms_to_ns(double ms)
+{
+    return (int64_t)llround(ms * 1e6);
+}
+
+static void set_err(char *err, size_t n, const char *msg)
+{
+    if (err && n) snprintf(err, n, "%s", msg);
+}
+
+/* ---- DRAM accounting ---- */
+
+int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
+                       double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
+                       size_t errlen)
+{
+    char buf[256];
+    memset(out, 0, sizeof *out);
+    if (!(dram_fraction >= 0.0 && dram_fraction <= 1.0) || max_ctx_tokens < 1) {
+        set_err(err, errlen, "dram_fraction must be in [0, 1] and max context >= 1 token");
+        return SIM_HW_E_INVALID;
+    }
+    if (sim_device_check(dev, buf, sizeof buf) || sim_model_check(target, buf, sizeof buf) ||
+        (draft && sim_model_check(draft, buf, sizeof buf))) {
+        set_err(err, errlen, buf);
+        return SIM_HW_E_INVALID;
+    }
+    int32_t L = target->layers;
+    /* floor with a guard against x * L landing a hair below an integer */
+    int32_t pinned = (int32_t)floor(dram_fraction * L + 1e-9);
+    if (pinned > L) pinned = L;
+    int32_t streamed = L - pinned;
+    int head_resident = target->tied_embeddings || pinned == L;
+    double lb = sim_model_layer_bytes(target), hb = sim_model_head_bytes(target);
+    int32_t buffers =
+        streamed ? (dev->prefetch_layers + 1 < streamed ? dev->prefetch_layers + 1 : streamed) : 0;
+
+    out->layers = L;
+    out->resident_layers = pinned;
+    out->streamed_layers = streamed;
+    out->buffers = buffers;
+    out->head_resident = head_resident;
+    out->streamed_bytes = streamed * lb + (head_resident ? 0.0 : hb);
+    out->bytes[SIM_MEM_DRAFT] = draft ? sim_model_weight_bytes(draft) : 0.0;
+    out->bytes[SIM_MEM_PINNED] = pinned * lb;
+    out->bytes[SIM_MEM_HEAD] = head_resident ? hb : 0.0;
+    out->bytes[SIM_MEM_KV_TARGET] = (double)max_ctx_tokens * sim_model_kv_token_bytes(target);
+    out->bytes[SIM_MEM_KV_DRAFT] =
+        draft ? (double)max_ctx_tokens * sim_model_kv_token_bytes(draft) : 0.0;
+    out->bytes[SIM_MEM_BUFFERS] = buffers * lb + (head_resident ? 0.0 : hb);
+    for (int c = 0; c < SIM_MEM_NCAT; c++)
+        out->total_bytes += out->bytes[c];
+    out->budget_bytes = dev->dram_budget_gb * 1e9;
+    if (out->total_bytes > out->budget_bytes) {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "does not fit: %s at dram_fraction %.2f needs %.2f GB of DRAM (draft %.2f + "
+                     "pinned %.2f + head %.2f + kv %.2f + buffers %.2f) but device '%s' leaves "
+                     "the LLM %.2f GB",
+                     target->name, dram_fraction, out->total_bytes / 1e9,
+                     out->bytes[SIM_MEM_DRAFT] / 1e9, out->bytes[SIM_MEM_PINNED] / 1e9,
+                     out->bytes[SIM_MEM_HEAD] / 1e9,
+                     (out->bytes[SIM_MEM_KV_TARGET] + out->bytes[SIM_MEM_KV_DRAFT]) / 1e9,
+                     out->bytes[SIM_MEM_BUFFERS] / 1e9, dev->name, out->budget_bytes / 1e9);
+        return SIM_HW_E_NOFIT;
+    }
+    return SIM_HW_OK;
+}
+
+/* ---- creation ---- */
+
+static int sim_init(sim_sim *s)
+{
+    s->des = sim_des_create(64);
+    if (!s->des) return -1;
+    s->flash = sim_des_add_resource(s->des, "flash");
+    s->npu = sim_des_add_resource(s->des, "npu");
+    s->cpu = sim_des_add_resource(s->des, "cpu");
+    return (s->flash && s->npu && s->cpu) ? 0 : -1;
+}
+
+static void derive(sim_hw *hw)
+{
+    const sim_model *t = &hw->tgt;
+    hw->L = t->layers;
+    hw->pinned = hw->mem.resident_layers;
+    hw->layer_bytes = sim_model_layer_bytes(t);
+    hw->head_bytes = sim_model_head_bytes(t);
+    hw->kv_layer_bytes = sim_model_kv_layer_bytes(t);
+    hw->kv_token_bytes = sim_model_kv_token_bytes(t);
+    hw->layer_flops = 2.0 * sim_model_layer_params(t);
+    hw->head_flops = 2.0 * (double)t->vocab * t->hidden;
+    /* QK^T and PV: 2 FLOPs per multiply-add, H * d each, per attended token */
+    hw->attn_flops_per_tok = 4.0 * (double)t->heads * t->head_dim;
+    hw->layer_read_ns = ms_to_ns(sim_cost_flash_ms(&hw->dev, hw->layer_bytes, t->flash_efficiency));
+    hw->head_read_ns = ms_to_ns(sim_cost_flash_ms(&hw->dev, hw->head_bytes, t->flash_efficiency));
+    if (hw->has_draft) {
+        const sim_model *d = &hw->dft;
+        hw->d_bytes = sim_model_weight_bytes(d);
+        hw->d_flops =
+            2.0 * (d->layers * sim_model_layer_params(d) +
+                   (double)d->fusion_in * d->hidden * d->hidden + (double)d->vocab * d->hidden);
+        hw->d_kv_bytes = sim_model_kv_token_bytes(d);
+        hw->d_attn_flops_per_tok = 4.0 * (double)d->layers * d->heads * d->head_dim;
+    }
+}
+
+int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_model *draft,
+                  double dram_fraction, int32_t max_ctx_tokens, sim_hw **out, char *err,
+                  size_t errlen)
+{
+    *out = NULL;
+    sim_hw_memory mem;
+    int rc =
+        sim_hw_memory_plan(dev, target, draft, dram_fraction, max_ctx_tokens, &mem, err, errlen);
+    if (rc != SIM_HW_OK) return rc;
+    sim_hw *hw = calloc(1, sizeof *hw);
+    if (!hw) goto nomem;
+    hw->dev = *dev;
+    hw->tgt = *target;
+    if (draft) hw->dft = *draft;
+    hw->has_draft = draft != NULL;
+    hw->dram_fraction = dram_fraction;
+    hw->max_ctx = max_ctx_tokens;
+    hw->mem = mem;
+    hw->ready = calloc(2 * ((size_t)target->layers + 1), 1);
+    if (!hw->ready || sim_init(&hw->main) || sim_init(&hw->scratch)) goto nomem;
+    hw->main.ready = hw->ready;
+    hw->scratch.ready = hw->ready + target->layers + 1;
+    derive(hw);
+    *out = hw;
+    return SIM_HW_OK;
+nomem:
+    sim_hw_destroy(hw);
+    set_err(err, errlen, "out of memory creating the hardware model");
+    return SIM_HW_E_NOMEM;
+}
+
+void sim_hw_destroy(sim_hw *hw)
+{
+    if (!hw) return;
+    sim_des_destroy(hw->main.des);
+    sim_des_destroy(hw->scratch.des);
+    free(hw->ready);
+    free(hw);
+}
+
+void sim_hw_get_memory(const sim_hw *hw, sim_hw_memory *out)
+{
+    *out = hw->mem;
+}
+
+const sim_device *sim_hw_device(const sim_hw *hw)
+{
+    return &hw->dev;
+}
+
+const sim_model *sim_hw_target(const sim_hw *hw)
+{
+    return &hw->tgt;
+}
+
+const sim_model *sim_hw_draft(const sim_hw *hw)
+{
+    return hw->has_draft ? &hw->dft : NULL;
+}
+
+int64_t sim_hw_now(const sim_hw *hw)
+{
+    return sim_des_now(hw->main.des);
+}
+
+void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx)
+{
+    hw->span_fn = fn;
+    hw->span_ctx = ctx;
+}
+
+/* ---- derived costs ---- */
+
+double sim_hw_layer_read_ms(const sim_hw *hw)
+{
+    return sim_cost_flash_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency);
+}
+
+double sim_hw_head_read_ms(const sim_hw *hw)
+{
+    return sim_cost_flash_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency);
+}
+
+double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len)
+{
+    /* padded rows attend too: the static graph attends over ctx + padded rows */
+    int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
+    double bytes = hw->layer_bytes + (double)ctx_len * hw->kv_layer_bytes;
+    double flops = hw->layer_flops + hw->attn_flops_per_tok * ((double)ctx_len + (double)p * execs);
+    return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->tgt.npu_efficiency);
+}
+
+double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows)
+{
+    return sim_cost_npu_ms(&hw->dev, rows, hw->head_bytes, hw->head_flops, hw->tgt.npu_efficiency);
+}
+
+double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows)
+{
+    /* each row is its own GEMV: the path is only known token by token */
+    return rows *
+           sim_cost_cpu_ms(&hw->dev, 1, hw->head_bytes, hw->head_flops, hw->tgt.cpu_efficiency);
+}
+
+double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len)
+{
+    if (!hw->has_draft || rows <= 0) return 0.0;
+    double bytes = hw->d_bytes + (double)ctx_len * hw->d_kv_bytes;
+    if (unit == ENG_UNIT_NPU) {
+        int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
+        double flops =
+            hw->d_flops + hw->d_attn_flops_per_tok * ((double)ctx_len + (double)p * execs);
+        return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->dft.npu_efficiency);
+    }
+    double flops = hw->d_flops + hw->d_attn_flops_per_tok * ((double)ctx_len + rows);
+    return sim_cost_cpu_ms(&hw->dev, rows, bytes, flops, hw->dft.cpu_efficiency);
+}
+
+double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves)
+{
+    if (leaves <= 1) return 0.0;
+    double per_leaf =
+        (double)rows * hw->kv_token_bytes / (hw->dev.cpu_gbps * 1e6) + hw->dev.kv_seq_us * 1e-3;
+    return leaves * per_leaf;
+}
+
+/* ---- the cycle state machine ---- */
+
+static void span(cyc *c, sim_res *r, const char *label, int32_t index, int64_t dur_ns)
+{
+    if (!c->spans) return;
+    int64_t t1 = sim_des_now(c->des);
+    c->hw->span_fn(c->hw->span_ctx, sim_res_name(r), label, index, t1 - dur_ns, t1);
+}
+
+static void fail(cyc *c, int rc)
+{
+    if (rc != SIM_DES_OK && !c->err) {
+        c->err = rc;
+        sim_des_stop(c->des);
+    }
+}
+
+static void start_call(cyc *c);
+static void start_verify(cyc *c);
+static void try_reads(cyc *c);
+static void try_compute(cyc *c);
+
+static int64_t call_ns(const cyc *c, int32_t i)
+{
+    const sim_draft_call *k = &c->calls[i];
+    return ms_to_ns(sim_hw_draft_ms(c->hw, k->unit, k->rows, k->ctx_len));
+}
+
+static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
+{
+    cyc *c = ctx;
+    int64_t now = sim_des_now(des);
+    if (c->call_ms) c->call_ms[ev->arg] = (double)(now - c->call_t0) * 1e-6;
+    span(c, c->calls[ev->arg].unit == ENG_UNIT_NPU ? c->npu : c->cpu, "draft", (int32_t)ev->arg,
+         now - c->call_t0);
+    c->next_call++;
+    if (c->next_call < c->n_calls)
+        start_call(c);
+    else
+        start_verify(c);
+}
+
+static void start_call(cyc *c)
+{
+    int32_t i = c->next_call;
+    sim_res *r = c->calls[i].unit == ENG_UNIT_NPU ? c->npu : c->cpu;
+    c->call_t0 = sim_des_now(c->des);
+    fail(c, sim_res_use(c->des, r, call_ns(c, i), on_call_done, c, NULL, i));
+}
+
+static void on_kv_done(void *ctx, sim_des *des, const sim_event *ev)
+{
+    (void)des, (void)ev;
+    cyc *c = ctx;
+    span(c, c->cpu, "kv", -1, c->kv_ns);
+    c->kv_pending = 0;
+    try_compute(c);
+}
+
+static void on_read_done(void *ctx, sim_des *des, const sim_event *ev)
+{
+    (void)des;
+    cyc *c = ctx;
+    int32_t op = (int32_t)ev->arg;
+    int is_head = op == c->n_ops - 1;
+    span(c, c->flash, is_head ? "read_head" : "read", is_head ? -1 : op,
+         is_head ? c->hw->head_read_ns : c->hw->layer_read_ns);
+    c->ready[op] = 1;
+    try_compute(c);
+}
+
+static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
+{
+    cyc *c = ctx;
+    int32_t op = (int32_t)ev->arg;
+    if (op == c->n_ops - 1) {
+        span(c, c->head_res, "head", -1, c->head_ns);
+    } else {
+        span(c, c->npu, "layer", op,
+             (c->v->exit_layer >= 0 && op > c->v->exit_layer) ? c->lay_b_ns : c->lay_a_ns);
+    }
+    c->computed = op + 1;
+    if (c->computed == c->n_ops) {
+        c->t_end = sim_des_now(des);
+        return;
+    }
+    try_reads(c);
+    try_compute(c);
+}
+
+static void try_reads(cyc *c)
+{
+    const sim_hw *hw = c->hw;
+    int32_t p = hw->dev.prefetch_layers;
+    while (c->next_read < c->n_ops && c->next_read - 1 - p < c->computed) {
+        int32_t op = c->next_read++;
+        int is_head = op == c->n_ops - 1;
+        int resident = is_head ? hw->mem.head_resident : op < hw->pinned;
+        if (resident) {
+            c->ready[op] = 1;
+            continue;
+        }
+        int64_t dur = is_head ? hw->head_read_ns : hw->layer_read_ns;
+        c->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes;
+        fail(c, sim_res_use(c->des, c->flash, dur, on_read_done, c, NULL, op));
+    }
+}
+
+static void try_compute(cyc *c)
+{
+    int32_t op = c->computed;
+    /* compute is serial: only op `computed` can start, once, when ready */
+    if (op >= c->n_ops || c->ready[op] != 1 || c->kv_pending) return;
+    c->ready[op] = 2; /* issued */
+    if (op == c->n_ops - 1) {
+        fail(c, sim_res_use(c->des, c->head_res, c->head_ns, on_compute_done, c, NULL, op));
+        return;
+    }
+    int after = c->v->exit_layer >= 0 && op > c->v->exit_layer;
+    fail(c, sim_res_use(c->des, c->npu, after ? c->lay_b_ns : c->lay_a_ns, on_compute_done, c, NULL,
+                        op));
+}
+
+static void start_verify(cyc *c)
+{
+    sim_hw *hw = c->hw;
+    const sim_verify_shape *v = c->v;
+    c->t_draft_end = sim_des_now(c->des);
+    if (!v) {
+        c->t_end = c->t_draft_end;
+        return;
+    }
+    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    c->lay_a_ns = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len));
+    c->lay_b_ns = v->exit_layer >= 0 ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len))
+                                     : c->lay_a_ns;
+    switch (v->proj) {
+    case ENG_PROJ_ONDEMAND_CPU:
+        c->head_res = c->cpu;
+        c->head_ns = ms_to_ns(sim_hw_head_cpu_ms(hw, v->proj_rows));
+        break;
+    case ENG_PROJ_ONDEMAND_NPU:
+        c->head_res = c->npu;
+        c->head_ns = ms_to_ns(v->proj_rows * sim_hw_head_npu_ms(hw, 1));
+        break;
+    case ENG_PROJ_EAGER_NPU:
+    default:
+        c->head_res = c->npu;
+        c->head_ns = ms_to_ns(sim_hw_head_npu_ms(hw, final_rows));
+        break;
+    }
+    c->n_ops = hw->L + 1;
+    memset(c->ready, 0, (size_t)c->n_ops);
+    c->next_read = c->computed = 0;
+    c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
+    c->kv_pending = c->kv_ns > 0;
+    if (c->kv_pending) fail(c, sim_res_use(c->des, c->cpu, c->kv_ns, on_kv_done, c, NULL, 0));
+    try_reads(c);
+    try_compute(c);
+}
+
+static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                       const sim_verify_shape *v)
+{
+    if (n_calls < 0 || (n_calls > 0 && !calls)) return 0;
+    for (int32_t i = 0; i < n_calls; i++) {
+        if (calls[i].rows < 1 || calls[i].ctx_len < 0) return 0;
+        if (calls[i].unit != ENG_UNIT_CPU && calls[i].unit != ENG_UNIT_NPU) return 0;
+        if (!hw->has_draft) return 0;
+    }
+    if (!v) return 1;
+    if (v->rows < 1 || v->leaves < 1 || v->leaves > v->rows || v->ctx_len < 0) return 0;
+    if (v->exit_layer < -1 || v->exit_layer >= hw->L) return 0;
+    if (v->exit_layer >= 0 && (v->rows_after_exit < 1 || v->rows_after_exit > v->rows)) return 0;
+    if (v->proj != ENG_PROJ_EAGER_NPU && v->proj != ENG_PROJ_ONDEMAND_CPU &&
+        v->proj != ENG_PROJ_ONDEMAND_NPU)
+        return 0;
+    if (v->proj != ENG_PROJ_EAGER_NPU && (v->proj_rows < 1 || v->proj_rows > v->rows)) return 0;
+    return 1;
+}
+
+static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
+                     int32_t n_calls, const sim_verify_shape *v, sim_cycle_time *out,
+                     double *call_ms)
+{
+    if (hw->broken) return SIM_HW_E_NOMEM;
+    if (!check_shape(hw, calls, n_calls, v)) return SIM_HW_E_INVALID;
+    cyc c = {.hw = hw,
+             .des = s->des,
+             .flash = s->flash,
+             .npu = s->npu,
+             .cpu = s->cpu,
+             .spans = spans && hw->span_fn != NULL,
+             .calls = calls,
+             .n_calls = n_calls,
+             .call_ms = call_ms,
+             .v = v,
+             .ready = s->ready};
+    int64_t t0 = sim_des_now(s->des), idle0 = sim_des_idle_ns(s->des);
+    int64_t f0 = sim_res_busy_ns(s->flash), n0 = sim_res_busy_ns(s->npu),
+            p0 = sim_res_busy_ns(s->cpu);
+    uint64_t e0 = sim_des_fired(s->des);
+    if (n_calls > 0)
+        start_call(&c);
+    else
+        start_verify(&c);
+    sim_des_run(s->des);
+    if (c.err) {
+        hw->broken = 1; /* events of the aborted cycle may remain queued */
+        return SIM_HW_E_NOMEM;
+    }
+    int64_t t1 = sim_des_now(s->des);
+    sim_cycle_time o;
+    memset(&o, 0, sizeof o);
+    o.t0_ns = t0;
+    o.t1_ns = t1;
+    o.cycle_ms = (double)(t1 - t0) * 1e-6;
+    o.draft_ms = (double)(c.t_draft_end - t0) * 1e-6;
+    o.verify_ms = (double)(t1 - c.t_draft_end) * 1e-6;
+    int64_t fb = sim_res_busy_ns(s->flash) - f0, nb = sim_res_busy_ns(s->npu) - n0,
+            pb = sim_res_busy_ns(s->cpu) - p0, idle = sim_des_idle_ns(s->des) - idle0;
+    o.flash_ms = (double)fb * 1e-6;
+    o.npu_ms = (double)nb * 1e-6;
+    o.cpu_ms = (double)pb * 1e-6;
+    o.kv_ms = v ? (double)c.kv_ns * 1e-6 : 0.0;
+    o.idle_ms = (double)idle * 1e-6;
+    o.overlap_ms = (double)(fb + nb + pb - ((t1 - t0) - idle)) * 1e-6;
+    o.flash_bytes = c.flash_bytes;
+    o.events = (int64_t)(sim_des_fired(s->des) - e0);
+    if (out) *out = o;
+    return SIM_HW_OK;
+}
+
+int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                 const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+{
+    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, out, call_ms);
+}
+
+int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                    const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+{
+    return run_cycle(hw, &hw->scratch, 0, calls, n_calls, v, out, call_ms);
+}

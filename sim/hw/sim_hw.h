@@ -1,0 +1,194 @@
+/*
+ * sim_hw.h -- the phone model: DRAM residency plus a timed speculative cycle.
+ *
+ * A sim_hw joins a device, a flash-resident target and an optional DRAM-resident
+ * draft.  It owns a discrete-event simulation (sim_des) with three FIFO
+ * resources -- FLASH (one read channel), NPU, CPU -- and a persistent virtual
+ * clock.  The replay loop calls sim_hw_cycle() once per speculative cycle.
+ *
+ * DRAM residency and accounting (sim_hw_memory; GB = 1e9 bytes):
+ *   - the first floor(x * L) target layers are pinned in DRAM (x =
+ *     dram_fraction in [0, 1]); the others are streamed from flash at every
+ *     verification;
+ *   - LM head placement: with tied embeddings the shared embedding/LM-head
+ *     matrix is always DRAM-resident (every token needs an embedding row, and
+ *     the rows are the head's); an untied LM head is streamed like a layer after
+ *     the last layer, unless all L layers are pinned (x = 1: the whole model is
+ *     in DRAM).  An untied input embedding stays in flash and is read one row
+ *     per token (a few KB: neglected);
+ *   - streaming buffers: one layer-sized buffer per layer in flight,
+ *     min(prefetch_layers + 1, streamed layers), plus one head-sized buffer when
+ *     the head is streamed;
+ *   - KV caches of target and draft for max_ctx_tokens;
+ *   - the draft's weights (layers, fusion, LM head), always resident.
+ *   The sum must not exceed the device's dram_budget_gb, the memory left to the
+ *   LLM runtime (CALIBRATION.md: far below physical DRAM), else sim_hw_create
+ *   returns SIM_HW_E_NOFIT with the numbers in the message.
+ *
+ * One cycle (sim_hw_cycle), all on the virtual clock, starting at sim_hw_now():
+ *   1. draft calls, serially, each one forward of `rows` nodes of the whole
+ *      draft on its unit (CPU or NPU; sim_cost.h formulas; the draft reads its
+ *      weights and its KV over ctx_len from DRAM);
+ *   2. verification (if a shape is given):
+ *      - KV / temporary-sequence management on the CPU: with leaves > 1 every
+ *        leaf gets a temporary sequence: per leaf, the KV of the tree rows is
+ *        copied (rows * KV bytes per token / cpu_gbps) plus kv_seq_us fixed
+ *        overhead.  A single chain (leaves = 1) runs in place: no cost.  It runs
+ *        while the flash channel fetches the first layers; layer 0 waits for it;
+ *      - layers 0..L-1 on the NPU, one graph execution each, rows through
+ *        layer exit_layer and rows_after_exit after it; each layer reads its
+ *        weights plus the KV over ctx_len and attends over ctx_len + rows;
+ *      - streaming: the read of a streamed op i (layer, or the head as op L)
+ *        starts once the compute of op i - 1 - prefetch_layers has finished
+ *        (prefetch 0: read, compute, read, ...: verify = compute + I/O exactly;
+ *        1: double buffering), FIFO on the flash channel; pinned ops need no
+ *        read; the compute of op i waits for its read and for op i - 1;
+ *      - output projection by proj mode: EAGER_NPU: one NPU execution of the
+ *        head over all final rows; ONDEMAND_CPU: proj_rows sequential CPU GEMVs
+ *        of the head; ONDEMAND_NPU: proj_rows NPU executions of one row each.
+ *   The cycle returns when the last event has fired; the clock is then at the
+ *   cycle's end.  The breakdown reports wall times and per-resource busy times.
+ *
+ * Determinism: integer-ns clock, (time, priority, sequence) event order, no
+ * randomness.  Cost: allocation-free after sim_hw_create; ~2 events per layer.
+ * Threading: a sim_hw is single-threaded; make one per worker.
+ */
+#ifndef SIM_HW_H
+#define SIM_HW_H
+
+#include "sim_cost.h"
+#include "sim_device.h"
+#include "sim_model.h"
+#include "engine/eng_oracle.h"
+#include "engine/eng_policy.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    SIM_HW_OK = 0,
+    SIM_HW_E_NOFIT = -1,   /* DRAM accounting exceeds dram_budget_gb */
+    SIM_HW_E_INVALID = -2, /* bad argument or inconsistent profile */
+    SIM_HW_E_NOMEM = -3
+};
+
+typedef struct sim_hw sim_hw;
+
+/* DRAM accounting categories (enum only grows). */
+typedef enum sim_mem_cat {
+    SIM_MEM_DRAFT = 0,     /* draft weights */
+    SIM_MEM_PINNED = 1,    /* pinned target layers */
+    SIM_MEM_HEAD = 2,      /* DRAM-resident target LM head / tied embedding */
+    SIM_MEM_KV_TARGET = 3, /* target KV cache at max_ctx_tokens */
+    SIM_MEM_KV_DRAFT = 4,  /* draft KV cache at max_ctx_tokens */
+    SIM_MEM_BUFFERS = 5,   /* streaming buffers (layers in flight + streamed head) */
+    SIM_MEM_NCAT = 6
+} sim_mem_cat;
+
+typedef struct sim_hw_memory {
+    double bytes[SIM_MEM_NCAT];
+    double total_bytes;      /* sum of bytes[] */
+    double budget_bytes;     /* dram_budget_gb * 1e9 */
+    int32_t layers;          /* target layers L */
+    int32_t resident_layers; /* floor(x * L) */
+    int32_t streamed_layers; /* L - resident_layers */
+    int32_t buffers;         /* layer-sized streaming buffers */
+    int32_t head_resident;   /* 1: LM head in DRAM; 0: streamed each verification */
+    double streamed_bytes;   /* flash bytes read per verification */
+} sim_hw_memory;
+
+/* Stable name of a category ("draft", "pinned", "head", "kv_target", ...). */
+const char *sim_mem_cat_name(sim_mem_cat c);
+
+/* The accounting sim_hw_create would do, without creating anything.  draft may
+ * be NULL.  Returns SIM_HW_OK, SIM_HW_E_NOFIT (out filled) or SIM_HW_E_INVALID;
+ * a one-line message goes to err (may be NULL) on failure. */
+int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
+                       double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
+                       size_t errlen);
+
+/* Creates the phone model.  dev, target, draft (NULL = none) are copied.
+ * dram_fraction in [0, 1]; max_ctx_tokens >= 1 sizes the KV caches.
+ * Returns SIM_HW_OK and *out (free with sim_hw_destroy), or an error code with
+ * a one-line message in err and *out = NULL. */
+int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_model *draft,
+                  double dram_fraction, int32_t max_ctx_tokens, sim_hw **out, char *err,
+                  size_t errlen);
+
+void sim_hw_destroy(sim_hw *hw); /* NULL-safe */
+
+/* Copies the DRAM accounting into *out. */
+void sim_hw_get_memory(const sim_hw *hw, sim_hw_memory *out);
+
+/* Borrowed views, valid for the handle's lifetime. */
+const sim_device *sim_hw_device(const sim_hw *hw);
+const sim_model *sim_hw_target(const sim_hw *hw);
+const sim_model *sim_hw_draft(const sim_hw *hw); /* NULL when none */
+
+/* Virtual clock, ns since creation. */
+int64_t sim_hw_now(const sim_hw *hw);
+
+/* ---- one speculative cycle ---- */
+
+typedef struct sim_draft_call {
+    eng_unit unit;   /* CPU or NPU */
+    int32_t rows;    /* nodes expanded in this forward, >= 1 */
+    int32_t ctx_len; /* committed context tokens the draft attends over, >= 0 */
+} sim_draft_call;
+
+typedef struct sim_verify_shape {
+    int32_t rows;            /* rows through the layers (root included), >= 1 */
+    int32_t leaves;          /* leaves of the verified tree, [1, rows] */
+    int32_t ctx_len;         /* committed context tokens, >= 0 */
+    int32_t exit_layer;      /* -1 none, else [0, L-1]: rows_after_exit continue after it */
+    int32_t rows_after_exit; /* [1, rows]; ignored when exit_layer == -1 */
+    eng_proj_mode proj;      /* where the LM head runs */
+    int32_t proj_rows;       /* on-demand modes: rows projected (accepted path + 1), >= 1 */
+} sim_verify_shape;
+
+typedef struct sim_cycle_time {
+    double cycle_ms;   /* wall time of the cycle */
+    double draft_ms;   /* wall time of the draft phase */
+    double verify_ms;  /* wall time of the verification */
+    double flash_ms;   /* busy time of the flash channel within the cycle */
+    double npu_ms;     /* busy time of the NPU */
+    double cpu_ms;     /* busy time of the CPU (draft, KV management, CPU head) */
+    double kv_ms;      /* part of cpu_ms spent on KV / temporary sequences */
+    double idle_ms;    /* wall time with no resource busy */
+    double overlap_ms; /* flash + npu + cpu - (cycle - idle): time saved by overlap */
+    double flash_bytes;
+    int64_t t0_ns, t1_ns; /* cycle start and end on the clock */
+    int64_t events;       /* DES events fired */
+} sim_cycle_time;
+
+/* Runs one cycle: calls[0..n_calls) in order, then the verification of *v
+ * (NULL: none).  call_ms (NULL or n_calls entries) receives each draft call's
+ * latency.  Advances the clock.  Returns SIM_HW_OK, or SIM_HW_E_INVALID
+ * (nothing simulated, clock unchanged) for a bad shape or call. */
+int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                 const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
+
+/* The same cycle on a private scratch simulation: identical numbers, but the
+ * clock does not move and no spans are emitted (for offline cost profiles). */
+int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                    const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
+
+/* Optional timeline hook: one call per finished service, resource "flash",
+ * "npu" or "cpu", label "draft", "kv", "read", "layer", "read_head", "head";
+ * index = layer or draft-call index (-1 for none).  Strings are static.  The
+ * hook must not call back into this sim_hw. */
+typedef void (*sim_hw_span_fn)(void *ctx, const char *resource, const char *label, int32_t index,
+                               int64_t t0_ns, int64_t t1_ns);
+void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx); /* fn NULL = off */
+
+/* ---- derived costs (what `flashspec profile` prints), ms ---- */
+
+double sim_hw_layer_read_ms(const sim_hw *hw); /* one streamed target layer */
+double sim_hw_head_read_ms(const sim_hw *hw);  /* the streamed LM head */
+double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len);
+double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows); /* one eager execution */
+double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows); /* rows sequential GEMVs */
+double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len);
+double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * profile.h -- load device and model profiles (configs/<kind>/<name>.lua).
+ *
+ * A profile is a Lua file that returns one table of parameters:
+ *     return { read_gbps = 5.0, -- source ... }
+ * It runs in a fresh, sandboxed Lua state: only the base functions that cannot
+ * reach the outside (no dofile, loadfile, load, require, collectgarbage, print)
+ * plus the string (without string.dump), table, math and utf8 libraries; no io,
+ * os, debug or package.  The file is loaded in text mode only (no bytecode),
+ * with a memory cap and an instruction budget, so a hostile or runaway profile
+ * fails cleanly.  The returned table is validated by lparams against
+ * sim_device_keys()/sim_model_keys() and then by sim_device_check /
+ * sim_model_check.  An empty `name` is replaced by the file's base name.
+ *
+ * Errors: a status code plus a one-line message in err, never a Lua error:
+ *   SIM_PROFILE_E_MISSING  file cannot be opened ("PATH: cannot open ...")
+ *                          -> exit 66 (EX_NOINPUT)
+ *   SIM_PROFILE_E_CONFIG   syntax error, runtime error, not a table, unknown
+ *                          key, wrong type, out of range, inconsistent values
+ *                          ("PATH:LINE: ...") -> exit 78 (EX_CONFIG)
+ *   SIM_PROFILE_E_NAME     sim_profile_path: bad kind or name -> exit 78
+ *   SIM_PROFILE_E_NOMEM    out of memory -> exit 70
+ */
+#ifndef SIM_PROFILE_H
+#define SIM_PROFILE_H
+
+#include "engine/eng_param.h"
+#include "sim/hw/sim_device.h"
+#include "sim/hw/sim_model.h"
+
+#include <stddef.h>
+
+enum {
+    SIM_PROFILE_OK = 0,
+    SIM_PROFILE_E_MISSING = -1,
+    SIM_PROFILE_E_CONFIG = -2,
+    SIM_PROFILE_E_NAME = -3,
+    SIM_PROFILE_E_NOMEM = -4
+};
+
+/* The sysexits code for a status above (0 for SIM_PROFILE_OK). */
+int sim_profile_exit_code(int status);
+
+int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen);
+int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen);
+
+/* Generic form: validate the profile at path against keys into out (a struct
+ * of the matching type); what names it in messages ("device profile").  No
+ * semantic check beyond the key table. */
+int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, const char *what,
+                     char *err, size_t errlen);
+
+/* Resolves a profile name: <dir>/<kind>/<name>.lua with dir =
+ * $FLASHSPEC_CONFIG_DIR when set and non-empty, else the compiled-in
+ * FS_CONFIG_DIR.  kind is "devices" or "models"; name is non-empty, made of
+ * [A-Za-z0-9._+-], does not start with '.', and contains neither '/' nor "..".
+ * Returns SIM_PROFILE_OK or SIM_PROFILE_E_NAME (also when out is too small). */
+int sim_profile_path(const char *kind, const char *name, char *out, size_t n);
+
+#endif

@@ -1,0 +1,385 @@
+/*
+ * test_policies.c -- Flash-AR and Chain-SD against a deterministic in-test draft
+ * oracle, the registry, parameter tables and "did you mean" suggestions.
+ *
+ * The oracle knows one token sequence seq[]: a node at depth d gets the
+ * candidates {seq[d + 1], 1000 + d, 2000 + d, ...} with decreasing log-probs, so
+ * a chain built from top-1s must spell seq[1..n] exactly.  It records every call
+ * (count, unit, ids) so the tests can check how the policy used it.
+ */
+#include "eng_policy.h"
+
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { SEQ_LEN = 80, KCAND = 4, MAXN = 80 };
+
+typedef struct test_oracle {
+    eng_token seq[SEQ_LEN];
+    int32_t calls;
+    int32_t bad_batches;  /* calls with count != 1 */
+    int32_t units[2];     /* calls per unit */
+    int32_t fail_at_call; /* -1: never; else return fail_rc on that call */
+    int fail_rc;
+    int no_cands_at_depth; /* -1: never; else leave that depth unexpanded */
+} test_oracle;
+
+static int oracle_expand(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    test_oracle *o = ctx;
+    if (o->fail_at_call == o->calls) {
+        o->calls++;
+        return o->fail_rc;
+    }
+    o->calls++;
+    if (count != 1) o->bad_batches++;
+    o->units[unit == ENG_UNIT_NPU]++;
+    for (int32_t i = 0; i < count; i++) {
+        int32_t d = t->nodes[ids[i]].depth;
+        if (d == o->no_cands_at_depth) continue;
+        eng_cand *c = eng_tree_cands_alloc(t, ids[i], KCAND);
+        if (!c) return ENG_E_FULL;
+        c[0].tok = o->seq[d + 1];
+        c[0].logp = -0.1f;
+        for (int32_t j = 1; j < KCAND; j++) {
+            c[j].tok = 1000 * j + d;
+            c[j].logp = -1.0f - (float)j;
+        }
+    }
+    return ENG_OK;
+}
+
+static void oracle_init(test_oracle *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int32_t i = 0; i < SEQ_LEN; i++)
+        o->seq[i] = (eng_token)(7 + (i * 37) % 101);
+    o->fail_at_call = -1;
+    o->no_cands_at_depth = -1;
+}
+
+static _Alignas(8) unsigned char mem[MAXN * sizeof(eng_node) + MAXN * KCAND * sizeof(eng_cand)];
+
+static void tree_init(eng_tree *t, const test_oracle *o)
+{
+    eng_tree_init(t, mem, sizeof mem, MAXN, MAXN * KCAND);
+    eng_tree_reset(t, o->seq[0]);
+}
+
+/* The tree is one chain spelling seq[1..n]. */
+static int is_seq_chain(const eng_tree *t, const test_oracle *o, int32_t n)
+{
+    if (t->n_nodes != n + 1) return 0;
+    for (int32_t v = 1; v <= n; v++) {
+        const eng_node *x = &t->nodes[v];
+        if (x->parent != v - 1 || x->tok != o->seq[v] || x->depth != v) return 0;
+        if (x->logq != -0.1f) return 0;
+    }
+    return eng_tree_leaves(t) == 1;
+}
+
+static int32_t chain_len(int32_t k, eng_unit unit, eng_build_limits lim, test_oracle *o,
+                         eng_tree *t, int *rc)
+{
+    eng_chain_params p = {k, unit};
+    eng_policy pol;
+    CHECK_EQ_INT(eng_chain_create(&p, &pol), ENG_OK);
+    tree_init(t, o);
+    *rc = pol.i->build(pol.self, t, &(eng_draft_oracle){oracle_expand, o, KCAND}, &lim);
+    eng_policy_destroy(&pol);
+    return eng_tree_size(t);
+}
+
+static void test_chain(void)
+{
+    test_oracle o;
+    eng_tree t;
+    int rc;
+    eng_build_limits big = {MAXN, 64, 1000};
+
+    /* default-like: k = 8 top-1 tokens, 8 single-node CPU calls */
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, big, &o, &t, &rc), 8);
+    CHECK_EQ_INT(rc, ENG_OK);
+    CHECK(is_seq_chain(&t, &o, 8));
+    CHECK_EQ_INT(o.calls, 8);
+    CHECK_EQ_INT(o.bad_batches, 0);
+    CHECK_EQ_INT(o.units[0], 8);
+    CHECK_EQ_INT(o.units[1], 0);
+    /* the last tip is not expanded; every earlier node is */
+    CHECK_EQ_INT(t.nodes[8].cand_off, ENG_NO_NODE);
+    CHECK_EQ_INT(t.nodes[7].cand_n, KCAND);
+
+    /* unit npu honoured */
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(3, ENG_UNIT_NPU, big, &o, &t, &rc), 3);
+    CHECK(is_seq_chain(&t, &o, 3));
+    CHECK_EQ_INT(o.units[1], 3);
+    CHECK_EQ_INT(o.units[0], 0);
+
+    /* k = 64, the table's maximum */
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(64, ENG_UNIT_CPU, big, &o, &t, &rc), 64);
+    CHECK(is_seq_chain(&t, &o, 64));
+
+    /* remaining - 1 caps the chain (room for the bonus token) */
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, (eng_build_limits){MAXN, 64, 4}, &o, &t, &rc), 3);
+    CHECK(is_seq_chain(&t, &o, 3));
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, (eng_build_limits){MAXN, 64, 1}, &o, &t, &rc), 0);
+    CHECK_EQ_INT(o.calls, 0);
+    CHECK_EQ_INT(rc, ENG_OK);
+
+    /* max_nodes counts the root */
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, (eng_build_limits){5, 64, 100}, &o, &t, &rc), 4);
+    CHECK(is_seq_chain(&t, &o, 4));
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, (eng_build_limits){1, 64, 100}, &o, &t, &rc), 0);
+    CHECK_EQ_INT(o.calls, 0);
+
+    /* max_depth */
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, (eng_build_limits){MAXN, 2, 100}, &o, &t, &rc), 2);
+    CHECK(is_seq_chain(&t, &o, 2));
+    oracle_init(&o);
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, (eng_build_limits){MAXN, 0, 100}, &o, &t, &rc), 0);
+
+    /* oracle failure is propagated */
+    oracle_init(&o);
+    o.fail_at_call = 2;
+    o.fail_rc = ENG_E_FULL;
+    chain_len(8, ENG_UNIT_CPU, big, &o, &t, &rc);
+    CHECK_EQ_INT(rc, ENG_E_FULL);
+    CHECK_EQ_INT(o.calls, 3);
+    oracle_init(&o);
+    o.fail_at_call = 0;
+    o.fail_rc = 5; /* a positive code is not a valid status: reported as oracle failure */
+    chain_len(8, ENG_UNIT_CPU, big, &o, &t, &rc);
+    CHECK_EQ_INT(rc, ENG_E_ORACLE);
+
+    /* a node the draft leaves without candidates ends the chain */
+    oracle_init(&o);
+    o.no_cands_at_depth = 3;
+    CHECK_EQ_INT(chain_len(8, ENG_UNIT_CPU, big, &o, &t, &rc), 3);
+    CHECK_EQ_INT(rc, ENG_OK);
+    CHECK(is_seq_chain(&t, &o, 3));
+}
+
+/* The target agrees with seq up to position agree, then diverges. */
+typedef struct test_target {
+    const test_oracle *o;
+    int32_t agree;
+} test_target;
+
+static int target_verify(void *ctx, const eng_tree *t, const uint8_t *keep, eng_token *g)
+{
+    const test_target *tt = ctx;
+    for (int32_t v = 0; v < t->n_nodes; v++) {
+        int32_t d = t->nodes[v].depth;
+        if (keep && !keep[v])
+            g[v] = ENG_NO_TOKEN;
+        else
+            g[v] = d + 1 < tt->agree ? tt->o->seq[d + 1] : 5000 + d;
+    }
+    return ENG_OK;
+}
+
+static void test_chain_cycle(void)
+{
+    /* build -> plan -> verify -> accept: the emitted text is the target's own */
+    test_oracle o;
+    oracle_init(&o);
+    const eng_policy_desc *d = eng_policy_lookup("chain");
+    CHECK(d != NULL);
+    if (!d) return;
+    eng_chain_params p;
+    eng_params_defaults(d->params, &p);
+    eng_policy pol;
+    CHECK_EQ_INT(d->create(&p, &pol), ENG_OK);
+    for (int32_t agree = 0; agree < 12; agree++) {
+        eng_tree t;
+        tree_init(&t, &o);
+        eng_build_limits lim = {MAXN, 64, 100};
+        eng_draft_oracle dr = {oracle_expand, &o, KCAND};
+        CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &lim), ENG_OK);
+        eng_verify_plan plan;
+        CHECK(pol.i->plan == NULL);
+        eng_plan_default(&t, NULL, &plan);
+        CHECK_EQ_INT(plan.rows, 9);
+        CHECK_EQ_INT(plan.leaves, 1);
+        test_target tt = {&o, agree};
+        eng_target_oracle tg = {target_verify, NULL, &tt};
+        eng_token g[MAXN], emit[MAXN];
+        CHECK_EQ_INT(tg.verify(tg.ctx, &t, NULL, g), ENG_OK);
+        eng_outcome out = eng_accept_greedy(&t, g, NULL, NULL, emit, 100);
+        int32_t want_acc = agree - 1 < 0 ? 0 : (agree - 1 > 8 ? 8 : agree - 1);
+        CHECK_EQ_INT(out.accepted, want_acc);
+        CHECK_EQ_INT(out.emitted, want_acc + 1);
+        int ok = 1;
+        for (int32_t i = 0; i < out.emitted; i++) {
+            eng_token want = i + 1 < agree ? o.seq[i + 1] : 5000 + i;
+            ok &= emit[i] == want;
+        }
+        CHECK(ok);
+    }
+    eng_policy_destroy(&pol);
+}
+
+static void test_flash_ar(void)
+{
+    test_oracle o;
+    oracle_init(&o);
+    const eng_policy_desc *d = eng_policy_lookup("flash_ar");
+    CHECK(d != NULL);
+    if (!d) return;
+    CHECK(d->params != NULL && d->params[0].name == NULL);
+    eng_flash_ar_params p;
+    eng_params_defaults(d->params, &p);
+    eng_policy pol = {NULL, NULL};
+    CHECK_EQ_INT(d->create(&p, &pol), ENG_OK);
+    CHECK(pol.i != NULL && strcmp(pol.i->name, "flash_ar") == 0);
+    eng_tree t;
+    tree_init(&t, &o);
+    eng_build_limits lim = {MAXN, 64, 100};
+    eng_draft_oracle dr = {oracle_expand, &o, KCAND};
+    CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &lim), ENG_OK);
+    CHECK_EQ_INT(t.n_nodes, 1);
+    CHECK_EQ_INT(o.calls, 0);
+    eng_verify_plan plan;
+    eng_plan_default(&t, NULL, &plan);
+    CHECK_EQ_INT(plan.rows, 1);
+    CHECK_EQ_INT(plan.leaves, 1);
+    eng_policy_destroy(&pol);
+    CHECK(pol.i == NULL && pol.self == NULL);
+}
+
+static void test_plan_default(void)
+{
+    /* root -> {1, 2}; 1 -> {3, 4}; 3 -> {5}; 2 -> {6} */
+    eng_tree t;
+    static _Alignas(8) unsigned char m[16 * sizeof(eng_node)];
+    eng_tree_init(&t, m, sizeof m, 16, 0);
+    eng_tree_reset(&t, 0);
+    eng_tree_add(&t, 0, 1, 0);
+    eng_tree_add(&t, 0, 2, 0);
+    eng_tree_add(&t, 1, 3, 0);
+    eng_tree_add(&t, 1, 4, 0);
+    eng_tree_add(&t, 3, 5, 0);
+    eng_tree_add(&t, 2, 6, 0);
+    eng_verify_plan plan;
+    eng_plan_default(&t, NULL, &plan);
+    CHECK_EQ_INT(plan.rows, 7);
+    CHECK_EQ_INT(plan.leaves, 3); /* 4, 5, 6 */
+    CHECK_EQ_INT(plan.exit_layer, -1);
+    CHECK_EQ_INT(plan.rows_after_exit, 7);
+    CHECK_EQ_INT(plan.proj, ENG_PROJ_EAGER_NPU);
+
+    /* prune 5 and the whole branch under 2: 3 becomes a leaf, 2's branch vanishes */
+    uint8_t keep[7] = {1, 1, 0, 1, 1, 0, 0};
+    eng_plan_default(&t, keep, &plan);
+    CHECK_EQ_INT(plan.rows, 4);   /* root, 1, 3, 4 */
+    CHECK_EQ_INT(plan.leaves, 2); /* 3, 4 */
+    CHECK_EQ_INT(plan.rows_after_exit, 4);
+
+    /* everything pruned: the root alone, whatever keep[0] says */
+    uint8_t none[7] = {0};
+    eng_plan_default(&t, none, &plan);
+    CHECK_EQ_INT(plan.rows, 1);
+    CHECK_EQ_INT(plan.leaves, 1);
+}
+
+static void test_registry(void)
+{
+    int32_t n = 0;
+    const eng_policy_desc *reg = eng_policy_registry(&n);
+    CHECK_EQ_INT(n, 2);
+    CHECK(reg != NULL);
+    if (!reg || n < 2) return;
+    CHECK(strcmp(reg[0].name, "flash_ar") == 0);
+    CHECK(strcmp(reg[1].name, "chain") == 0);
+    CHECK(eng_policy_lookup("flash_ar") == &reg[0]);
+    CHECK(eng_policy_lookup("chain") == &reg[1]);
+    CHECK(eng_policy_lookup("chain2") == NULL);
+    CHECK(eng_policy_lookup("") == NULL);
+    CHECK(eng_policy_lookup(NULL) == NULL);
+    CHECK(reg[0].params == eng_flash_ar_param_table);
+    CHECK(reg[1].params == eng_chain_param_table);
+    CHECK_EQ_INT(reg[1].params_size, sizeof(eng_chain_params));
+
+    for (int32_t i = 0; i < n; i++) {
+        const eng_policy_desc *d = &reg[i];
+        CHECK(d->doc && d->doc[0] && !strchr(d->doc, '\n'));
+        CHECK(d->create != NULL && d->params != NULL);
+        /* every row: documented on one line, default inside its range, unique name */
+        for (const eng_param_desc *r = d->params; r->name; r++) {
+            CHECK(r->doc && r->doc[0] && !strchr(r->doc, '\n'));
+            CHECK(isnan(r->def) || (r->def >= r->min && r->def <= r->max));
+            CHECK(eng_params_find(d->params, r->name) == r);
+            if (r->type == ENG_PARAM_ENUM) {
+                int32_t nc = 0;
+                while (r->choices && r->choices[nc])
+                    nc++;
+                CHECK_EQ_INT(nc, (int32_t)r->max + 1);
+            }
+        }
+        /* defaults -> create -> a working instance named like its descriptor */
+        _Alignas(8) unsigned char params[256];
+        CHECK(d->params_size <= sizeof params);
+        memset(params, 0xAB, sizeof params);
+        eng_params_defaults(d->params, params);
+        eng_policy pol = {NULL, NULL};
+        CHECK_EQ_INT(d->create(params, &pol), ENG_OK);
+        CHECK(pol.i && strcmp(pol.i->name, d->name) == 0 && pol.i->build);
+        eng_policy_destroy(&pol);
+        eng_policy_destroy(&pol); /* second destroy is a no-op */
+    }
+    eng_policy_destroy(NULL);
+
+    /* direct C callers get their params range-checked by create */
+    eng_policy bad = {NULL, NULL};
+    CHECK_EQ_INT(eng_chain_create(&(eng_chain_params){0, ENG_UNIT_CPU}, &bad), ENG_E_ARG);
+    CHECK_EQ_INT(eng_chain_create(&(eng_chain_params){65, ENG_UNIT_CPU}, &bad), ENG_E_ARG);
+    CHECK_EQ_INT(eng_chain_create(&(eng_chain_params){8, (eng_unit)2}, &bad), ENG_E_ARG);
+    CHECK_EQ_INT(eng_chain_create(NULL, &bad), ENG_E_ARG);
+    CHECK(bad.i == NULL && bad.self == NULL);
+
+    eng_chain_params cp;
+    memset(&cp, 0xAB, sizeof cp);
+    eng_params_defaults(eng_chain_param_table, &cp);
+    CHECK_EQ_INT(cp.k, 8);
+    CHECK_EQ_INT(cp.unit, ENG_UNIT_CPU);
+    const eng_param_desc *k = eng_params_find(eng_chain_param_table, "k");
+    CHECK(k && k->type == ENG_PARAM_INT && k->min == 1 && k->max == 64);
+    const eng_param_desc *u = eng_params_find(eng_chain_param_table, "unit");
+    CHECK(u && u->type == ENG_PARAM_ENUM && strcmp(u->choices[0], "cpu") == 0 &&
+          strcmp(u->choices[1], "npu") == 0);
+    CHECK(eng_params_find(eng_chain_param_table, "K") == NULL);
+}
+
+static void test_nearest(void)
+{
+    const char *s = eng_params_nearest(eng_chain_param_table, "unti");
+    CHECK(s && strcmp(s, "unit") == 0);
+    s = eng_params_nearest(eng_chain_param_table, "units");
+    CHECK(s && strcmp(s, "unit") == 0);
+    s = eng_params_nearest(eng_chain_param_table, "kk");
+    CHECK(s && strcmp(s, "k") == 0);
+    CHECK(eng_params_nearest(eng_chain_param_table, "temperature") == NULL);
+    CHECK(eng_params_nearest(eng_flash_ar_param_table, "k") == NULL);
+}
+
+int main(void)
+{
+    test_chain();
+    test_chain_cycle();
+    test_flash_ar();
+    test_plan_default();
+    test_registry();
+    test_nearest();
+    return check_done("test_policies");
+}

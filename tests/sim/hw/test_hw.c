@@ -1,0 +1,565 @@
+/*
+ * test_hw.c -- the phone model: DRAM residency and accounting, does-not-fit,
+ * static-shape padding, verify latency monotone in rows, streaming overlap,
+ * pinned layers skipping flash, projection placements, KV cost, draft calls on
+ * CPU vs NPU, spans, determinism and speed.  Profiles are built in C here so
+ * the test does not depend on the shipped Lua files.
+ */
+#include "sim/hw/sim_hw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define NEAR(a, b) (fabs((a) - (b)) <= 1e-6 * (1.0 + fabs(b)))
+
+static sim_device phone(void)
+{
+    sim_device d;
+    eng_params_defaults(sim_device_keys(), &d);
+    snprintf(d.name, sizeof d.name, "testphone");
+    d.read_gbps = 5.0;
+    d.request_kb = 512;
+    d.request_latency_us = 20;
+    d.prefetch_layers = 0;
+    d.dram_budget_gb = 6.0;
+    d.dram_gbps = 76.8;
+    d.npu_gbps = 76.8;
+    d.npu_gflops = 1000;
+    d.launch_us = 500;
+    d.sync_us = 500;
+    d.cpu_gbps = 17.2;
+    d.cpu_gflops = 200;
+    d.kv_seq_us = 100;
+    return d;
+}
+
+static sim_model decoder(int32_t layers, int32_t hidden, int32_t heads, int32_t ffn, int32_t vocab,
+                         int tied)
+{
+    sim_model m;
+    eng_params_defaults(sim_model_keys(), &m);
+    snprintf(m.name, sizeof m.name, "m%d", (int)hidden);
+    m.layers = layers;
+    m.hidden = hidden;
+    m.heads = heads;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.ffn = ffn;
+    m.vocab = vocab;
+    m.tied_embeddings = tied;
+    m.weight_bits = 4.5;
+    return m;
+}
+
+static sim_model q8(void)
+{
+    return decoder(36, 4096, 32, 12288, 151936, 0);
+}
+
+static sim_model q14(void)
+{
+    return decoder(40, 5120, 40, 17408, 151936, 0);
+}
+
+static sim_model q4(void)
+{
+    return decoder(36, 2560, 32, 9728, 151936, 1);
+}
+
+static sim_model eagle(int32_t hidden, int32_t ffn)
+{
+    sim_model m = decoder(1, hidden, 32, ffn, 32000, 0);
+    m.kind = SIM_MODEL_EAGLE3;
+    m.attn_in_mult = 2;
+    m.fusion_in = 3;
+    return m;
+}
+
+static sim_hw *make(const sim_device *d, const sim_model *t, const sim_model *dr, double x)
+{
+    sim_hw *hw = NULL;
+    char err[512];
+    int rc = sim_hw_create(d, t, dr, x, 4096, &hw, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_HW_OK && hw);
+    return hw;
+}
+
+static sim_verify_shape shape(int32_t rows, int32_t leaves)
+{
+    sim_verify_shape v = {.rows = rows,
+                          .leaves = leaves,
+                          .ctx_len = 256,
+                          .exit_layer = -1,
+                          .rows_after_exit = rows,
+                          .proj = ENG_PROJ_EAGER_NPU,
+                          .proj_rows = 1};
+    return v;
+}
+
+static void test_sizes(void)
+{
+    sim_model m = q8();
+    /* Qwen3-8B: q 4096x4096 + k,v 2x4096x1024 + o 4096x4096 + 3x4096x12288 */
+    CHECK(sim_model_layer_params(&m) == 192937984.0);
+    CHECK(sim_model_layer_bytes(&m) == 108527616.0);
+    CHECK(sim_model_head_bytes(&m) == 350060544.0);
+    CHECK(sim_model_kv_token_bytes(&m) == 2.0 * 36 * 8 * 128 * 2);
+    sim_model e = eagle(4096, 12288);
+    CHECK(sim_model_layer_params(&e) ==
+          2.0 * 4096 * 4096 + 2 * 2.0 * 4096 * 1024 + 4096.0 * 4096 + 3.0 * 4096 * 12288);
+    CHECK(sim_model_fusion_bytes(&e) == 3.0 * 4096 * 4096 * 4.5 / 8);
+    char err[128];
+    CHECK(sim_model_check(&e, err, sizeof err) == 0);
+    e.fusion_in = 0;
+    CHECK(sim_model_check(&e, err, sizeof err) == -1 && strstr(err, "fusion_in"));
+}
+
+static void test_residency(void)
+{
+    sim_device d = phone();
+    sim_model m = q8(), e = eagle(4096, 12288);
+    double lb = sim_model_layer_bytes(&m), hb = sim_model_head_bytes(&m);
+    const double xs[3] = {0.0, 0.5, 1.0};
+    const int32_t want[3] = {0, 18, 36};
+    for (int i = 0; i < 3; i++) {
+        sim_hw *hw = make(&d, &m, &e, xs[i]);
+        sim_hw_memory mem;
+        sim_hw_get_memory(hw, &mem);
+        CHECK(mem.resident_layers == want[i] && mem.streamed_layers == 36 - want[i]);
+        double sum = 0;
+        for (int c = 0; c < SIM_MEM_NCAT; c++)
+            sum += mem.bytes[c];
+        CHECK(sum == mem.total_bytes && mem.total_bytes <= mem.budget_bytes);
+        CHECK(mem.bytes[SIM_MEM_PINNED] == want[i] * lb);
+        CHECK(mem.bytes[SIM_MEM_DRAFT] == sim_model_weight_bytes(&e));
+        CHECK(mem.bytes[SIM_MEM_KV_TARGET] == 4096.0 * sim_model_kv_token_bytes(&m));
+        CHECK(mem.bytes[SIM_MEM_KV_DRAFT] == 4096.0 * sim_model_kv_token_bytes(&e));
+        /* untied head: streamed (head-sized buffer) unless every layer is pinned */
+        CHECK(mem.head_resident == (i == 2));
+        CHECK(mem.bytes[SIM_MEM_HEAD] == (i == 2 ? hb : 0.0));
+        CHECK(mem.buffers == (i == 2 ? 0 : 1));
+        CHECK(mem.bytes[SIM_MEM_BUFFERS] == (i == 2 ? 0.0 : lb + hb));
+        CHECK(mem.streamed_bytes == (36 - want[i]) * lb + (i == 2 ? 0.0 : hb));
+        sim_hw_destroy(hw);
+    }
+    /* tied head: always resident; prefetch 2 -> three layer buffers */
+    d.prefetch_layers = 2;
+    sim_model t = q4();
+    sim_hw_memory mem;
+    CHECK(sim_hw_memory_plan(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_HW_OK);
+    CHECK(mem.head_resident && mem.bytes[SIM_MEM_HEAD] == sim_model_head_bytes(&t));
+    CHECK(mem.buffers == 3 && mem.bytes[SIM_MEM_BUFFERS] == 3 * sim_model_layer_bytes(&t));
+    CHECK(mem.bytes[SIM_MEM_DRAFT] == 0 && mem.bytes[SIM_MEM_KV_DRAFT] == 0);
+    /* floor(x * L): 0.7 * 30 = 21 despite binary rounding */
+    sim_model t30 = decoder(30, 2048, 16, 8192, 32000, 0);
+    CHECK(sim_hw_memory_plan(&d, &t30, NULL, 0.7, 16, &mem, NULL, 0) == SIM_HW_OK);
+    CHECK(mem.resident_layers == 21);
+    CHECK(strcmp(sim_mem_cat_name(SIM_MEM_KV_TARGET), "kv_target") == 0);
+}
+
+static void test_nofit(void)
+{
+    sim_device d = phone();
+    sim_model m = q14();
+    sim_hw *hw = (sim_hw *)&d; /* must be reset to NULL */
+    char err[512] = "";
+    CHECK(sim_hw_create(&d, &m, NULL, 1.0, 4096, &hw, err, sizeof err) == SIM_HW_E_NOFIT);
+    CHECK(hw == NULL);
+    CHECK(strstr(err, "does not fit") && strstr(err, "6.00 GB") && strstr(err, "testphone"));
+    CHECK(strchr(err, '\n') == NULL);
+    CHECK(sim_hw_create(&d, &m, NULL, 0.0, 4096, &hw, err, sizeof err) == SIM_HW_OK);
+    sim_hw_destroy(hw);
+    /* inconsistent inputs */
+    CHECK(sim_hw_create(&d, &m, NULL, 1.5, 4096, &hw, err, sizeof err) == SIM_HW_E_INVALID);
+    CHECK(sim_hw_create(&d, &m, NULL, 0.0, 0, &hw, err, sizeof err) == SIM_HW_E_INVALID);
+    d.npu_gbps = 100;
+    CHECK(sim_hw_create(&d, &m, NULL, 0.0, 4096, &hw, err, sizeof err) == SIM_HW_E_INVALID);
+    CHECK(strstr(err, "npu_gbps"));
+    sim_hw_destroy(NULL);
+}
+
+static void test_padding(void)
+{
+    sim_device d = phone();
+    int32_t ex;
+    CHECK(sim_cost_npu_pad(&d, 1, &ex) == 1 && ex == 1);
+    CHECK(sim_cost_npu_pad(&d, 3, &ex) == 4 && ex == 1);
+    CHECK(sim_cost_npu_pad(&d, 5, &ex) == 8 && ex == 1);
+    CHECK(sim_cost_npu_pad(&d, 256, &ex) == 256 && ex == 1);
+    CHECK(sim_cost_npu_pad(&d, 300, &ex) == 256 && ex == 2);
+    CHECK(sim_cost_npu_pad(&d, 0, &ex) == 0 && ex == 0);
+    sim_model m = q8();
+    sim_hw *hw = make(&d, &m, NULL, 0.0);
+    /* ctx 0: only the padded shape matters */
+    CHECK(sim_hw_layer_npu_ms(hw, 17, 0) == sim_hw_layer_npu_ms(hw, 32, 0));
+    CHECK(sim_hw_layer_npu_ms(hw, 33, 0) > sim_hw_layer_npu_ms(hw, 32, 0));
+    /* one row is weight-bound: launch + sync + bytes / npu rate */
+    double w = (sim_model_layer_bytes(&m) + 256 * sim_model_kv_layer_bytes(&m)) / 76.8e6;
+    CHECK(NEAR(sim_hw_layer_npu_ms(hw, 1, 256), 1.0 + w));
+    /* many rows are compute-bound: 64 x 2 x params / 1 TFLOP/s dominates */
+    CHECK(sim_hw_layer_npu_ms(hw, 64, 0) > 64 * 2 * sim_model_layer_params(&m) / 1e12 * 1e3);
+    sim_hw_destroy(hw);
+}
+
+static void test_monotone_rows(void)
+{
+    sim_device d = phone();
+    sim_model m = q8();
+    sim_hw *hw = make(&d, &m, NULL, 0.0);
+    double prev = 0;
+    for (int32_t r = 1; r <= 300; r++) {
+        sim_verify_shape v = shape(r, 1);
+        sim_cycle_time t;
+        CHECK(sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+        CHECK(t.verify_ms >= prev);
+        prev = t.verify_ms;
+    }
+    sim_verify_shape v1 = shape(1, 1), v16 = shape(16, 1), v32 = shape(32, 1);
+    sim_cycle_time a, b, c;
+    sim_hw_estimate(hw, NULL, 0, &v1, &a, NULL);
+    sim_hw_estimate(hw, NULL, 0, &v16, &b, NULL);
+    sim_hw_estimate(hw, NULL, 0, &v32, &c, NULL);
+    /* compute grows with rows (mobile compute does not amortise rows) */
+    CHECK(c.npu_ms - b.npu_ms > 0.5 * (b.npu_ms - a.npu_ms));
+    CHECK(a.flash_ms == b.flash_ms && b.flash_ms == c.flash_ms);
+    sim_hw_destroy(hw);
+}
+
+typedef struct spans_count {
+    int layers, heads, reads;
+} spans_count;
+
+static void count_span(void *ctx, const char *res, const char *label, int32_t index, int64_t t0,
+                       int64_t t1)
+{
+    spans_count *n = ctx;
+    (void)res, (void)index;
+    CHECK(t0 <= t1);
+    n->layers += strcmp(label, "layer") == 0;
+    n->heads += strcmp(label, "head") == 0;
+    n->reads += strcmp(label, "read") == 0;
+}
+
+static void test_overlap(void)
+{
+    sim_device d = phone();
+    sim_model m = q8();
+    sim_verify_shape v = shape(8, 1);
+    sim_cycle_time s0, s1, s2;
+    sim_hw *hw0 = make(&d, &m, NULL, 0.0);
+    CHECK(sim_hw_cycle(hw0, NULL, 0, &v, &s0, NULL) == SIM_HW_OK);
+    d.prefetch_layers = 1;
+    sim_hw *hw1 = make(&d, &m, NULL, 0.0);
+    CHECK(sim_hw_cycle(hw1, NULL, 0, &v, &s1, NULL) == SIM_HW_OK);
+    d.prefetch_layers = 4;
+    sim_hw *hw2 = make(&d, &m, NULL, 0.0);
+    CHECK(sim_hw_cycle(hw2, NULL, 0, &v, &s2, NULL) == SIM_HW_OK);
+    /* serial: verify = compute + I/O exactly, nothing overlaps, nothing idles */
+    CHECK(s0.verify_ms == s0.npu_ms + s0.flash_ms || NEAR(s0.verify_ms, s0.npu_ms + s0.flash_ms));
+    CHECK(s0.overlap_ms == 0 && s0.idle_ms == 0);
+    /* same work, less wall time with overlap */
+    CHECK(s1.flash_ms == s0.flash_ms && s1.npu_ms == s0.npu_ms);
+    CHECK(s1.verify_ms < s0.verify_ms && s2.verify_ms <= s1.verify_ms);
+    CHECK(s1.verify_ms >= fmax(s1.flash_ms, s1.npu_ms));
+    CHECK(NEAR(s1.overlap_ms, s0.verify_ms - s1.verify_ms));
+    /* I/O-bound: with overlap the wall time approaches I/O + the last compute */
+    CHECK(s1.verify_ms <= s1.flash_ms + s1.npu_ms / 36 * 2 + 1e-6 + sim_hw_head_npu_ms(hw1, 8));
+    /* compute-bound (64 rows): reads finish while a layer computes; every op is
+     * still computed exactly once and the wall time tends to the compute */
+    sim_verify_shape big = shape(64, 32);
+    spans_count n1 = {0};
+    sim_hw_set_span_fn(hw1, count_span, &n1);
+    CHECK(sim_hw_cycle(hw0, NULL, 0, &big, &s0, NULL) == SIM_HW_OK);
+    CHECK(sim_hw_cycle(hw1, NULL, 0, &big, &s1, NULL) == SIM_HW_OK);
+    CHECK(n1.layers == 36 && n1.heads == 1 && n1.reads == 36);
+    CHECK(s1.npu_ms == s0.npu_ms && s1.flash_ms == s0.flash_ms);
+    CHECK(s1.npu_ms > s1.flash_ms && s1.verify_ms < s0.verify_ms);
+    CHECK(s1.verify_ms <= sim_hw_layer_read_ms(hw1) + s1.npu_ms + sim_hw_head_read_ms(hw1) + 1e-6);
+    sim_hw_destroy(hw0);
+    sim_hw_destroy(hw1);
+    sim_hw_destroy(hw2);
+}
+
+static void test_pinned_skip_flash(void)
+{
+    sim_device d = phone();
+    sim_model m = q8();
+    sim_verify_shape v = shape(1, 1);
+    sim_cycle_time t0, t5, t10;
+    sim_hw *a = make(&d, &m, NULL, 0.0), *b = make(&d, &m, NULL, 0.5), *c = make(&d, &m, NULL, 1.0);
+    sim_hw_cycle(a, NULL, 0, &v, &t0, NULL);
+    sim_hw_cycle(b, NULL, 0, &v, &t5, NULL);
+    sim_hw_cycle(c, NULL, 0, &v, &t10, NULL);
+    double lb = sim_model_layer_bytes(&m), hb = sim_model_head_bytes(&m);
+    CHECK(t0.flash_bytes == 36 * lb + hb);
+    CHECK(t5.flash_bytes == 18 * lb + hb);
+    CHECK(t10.flash_bytes == 0 && t10.flash_ms == 0);
+    CHECK(NEAR(t5.flash_ms, 18 * sim_hw_layer_read_ms(b) + sim_hw_head_read_ms(b)));
+    CHECK(t0.npu_ms == t5.npu_ms && t5.npu_ms == t10.npu_ms);
+    CHECK(t10.verify_ms == t10.npu_ms);
+    /* the read formula: bytes / rate + requests x latency */
+    double req = ceil(lb / (512.0 * 1024));
+    CHECK(NEAR(sim_hw_layer_read_ms(a), lb / 5e6 + req * 0.020));
+    sim_hw_destroy(a);
+    sim_hw_destroy(b);
+    sim_hw_destroy(c);
+}
+
+static void test_projection_kv_exit(void)
+{
+    sim_device d = phone();
+    sim_model m = q8();
+    sim_hw *hw = make(&d, &m, NULL, 0.0);
+    sim_verify_shape v = shape(16, 4);
+    sim_cycle_time e, cpu, npu, ex;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &e, NULL) == SIM_HW_OK);
+    v.proj = ENG_PROJ_ONDEMAND_CPU;
+    v.proj_rows = 3;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &cpu, NULL) == SIM_HW_OK);
+    v.proj = ENG_PROJ_ONDEMAND_NPU;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &npu, NULL) == SIM_HW_OK);
+    /* KV: 4 leaves x (16 rows x KV/token / CPU rate + 0.1 ms) */
+    double kv = 4 * (16 * sim_model_kv_token_bytes(&m) / 17.2e6 + 0.1);
+    CHECK(NEAR(e.kv_ms, kv) && NEAR(sim_hw_kv_ms(hw, 16, 4), kv) && sim_hw_kv_ms(hw, 16, 1) == 0);
+    CHECK(NEAR(e.cpu_ms, e.kv_ms));
+    CHECK(NEAR(cpu.cpu_ms - cpu.kv_ms, 3 * sim_hw_head_cpu_ms(hw, 1)));
+    CHECK(NEAR(sim_hw_head_cpu_ms(hw, 1), sim_model_head_bytes(&m) / 17.2e6));
+    CHECK(NEAR(npu.npu_ms - e.npu_ms, 3 * sim_hw_head_npu_ms(hw, 1) - sim_hw_head_npu_ms(hw, 16)));
+    CHECK(e.flash_ms == cpu.flash_ms);
+    /* early exit: fewer rows after layer 17 -> less NPU time */
+    v = shape(64, 8);
+    v.exit_layer = 17;
+    v.rows_after_exit = 16;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &ex, NULL) == SIM_HW_OK);
+    sim_verify_shape full = shape(64, 8);
+    sim_cycle_time f;
+    sim_hw_estimate(hw, NULL, 0, &full, &f, NULL);
+    CHECK(NEAR(f.npu_ms - ex.npu_ms,
+               18 * (sim_hw_layer_npu_ms(hw, 64, 256) - sim_hw_layer_npu_ms(hw, 16, 256)) +
+                   sim_hw_head_npu_ms(hw, 64) - sim_hw_head_npu_ms(hw, 16)));
+    /* invalid shapes are refused without touching the clock */
+    int64_t now = sim_hw_now(hw);
+    sim_verify_shape bad = shape(4, 5);
+    CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_HW_E_INVALID);
+    bad = shape(4, 1);
+    bad.exit_layer = 36;
+    CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_HW_E_INVALID);
+    bad = shape(4, 1);
+    bad.proj = ENG_PROJ_ONDEMAND_CPU;
+    bad.proj_rows = 0;
+    CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_HW_E_INVALID);
+    sim_draft_call call = {ENG_UNIT_CPU, 1, 10};
+    CHECK(sim_hw_cycle(hw, &call, 1, NULL, &f, NULL) == SIM_HW_E_INVALID); /* no draft */
+    CHECK(sim_hw_now(hw) == now);
+    sim_hw_destroy(hw);
+}
+
+static void test_draft_calls(void)
+{
+    sim_device d = phone();
+    sim_model m = q8(), e = eagle(4096, 12288);
+    sim_hw *hw = make(&d, &m, &e, 0.0);
+    double cpu1 = sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 100);
+    double npu1 = sim_hw_draft_ms(hw, ENG_UNIT_NPU, 1, 100);
+    /* one row: both DRAM-bound; the NPU adds launch + sync */
+    double bytes = sim_model_weight_bytes(&e) + 100 * sim_model_kv_token_bytes(&e);
+    CHECK(NEAR(cpu1, bytes / 17.2e6));
+    CHECK(NEAR(npu1, 1.0 + bytes / 76.8e6));
+    /* NPU pads: 3 rows cost 4; CPU grows with rows once compute-bound */
+    CHECK(sim_hw_draft_ms(hw, ENG_UNIT_NPU, 3, 100) == sim_hw_draft_ms(hw, ENG_UNIT_NPU, 4, 100));
+    CHECK(sim_hw_draft_ms(hw, ENG_UNIT_CPU, 16, 100) > 4 * cpu1);
+    CHECK(sim_hw_draft_ms(hw, ENG_UNIT_NPU, 16, 100) < sim_hw_draft_ms(hw, ENG_UNIT_CPU, 16, 100));
+    sim_draft_call calls[3] = {
+        {ENG_UNIT_CPU, 1, 100}, {ENG_UNIT_CPU, 1, 101}, {ENG_UNIT_NPU, 8, 102}};
+    double call_ms[3];
+    sim_verify_shape v = shape(10, 3);
+    sim_cycle_time t;
+    CHECK(sim_hw_cycle(hw, calls, 3, &v, &t, call_ms) == SIM_HW_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK(fabs(call_ms[i] -
+                   sim_hw_draft_ms(hw, calls[i].unit, calls[i].rows, calls[i].ctx_len)) < 1e-6);
+    CHECK(NEAR(t.draft_ms, call_ms[0] + call_ms[1] + call_ms[2]));
+    CHECK(NEAR(t.cycle_ms, t.draft_ms + t.verify_ms));
+    CHECK(t.t1_ns - t.t0_ns == (int64_t)llround(t.cycle_ms * 1e6));
+    /* draft-only cycle */
+    sim_cycle_time t2;
+    CHECK(sim_hw_cycle(hw, calls, 1, NULL, &t2, NULL) == SIM_HW_OK);
+    CHECK(t2.t0_ns == t.t1_ns && t2.verify_ms == 0 && NEAR(t2.cycle_ms, call_ms[0]));
+    sim_hw_destroy(hw);
+}
+
+typedef struct spans {
+    int n, reads, layers;
+    double flash_ms;
+    int64_t last_t1;
+} spans;
+
+static void on_span(void *ctx, const char *res, const char *label, int32_t index, int64_t t0,
+                    int64_t t1)
+{
+    spans *s = ctx;
+    CHECK(t0 <= t1 && res && label && index >= -1);
+    s->n++;
+    if (strcmp(res, "flash") == 0) s->flash_ms += (double)(t1 - t0) * 1e-6;
+    if (strcmp(label, "read") == 0) s->reads++;
+    if (strcmp(label, "layer") == 0) s->layers++;
+    if (t1 > s->last_t1) s->last_t1 = t1;
+}
+
+static void test_spans_and_determinism(void)
+{
+    sim_device d = phone();
+    d.prefetch_layers = 1;
+    sim_model m = q8(), e = eagle(4096, 12288);
+    sim_hw *a = make(&d, &m, &e, 0.25), *b = make(&d, &m, &e, 0.25);
+    spans s = {0};
+    sim_hw_set_span_fn(a, on_span, &s);
+    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 50}, {ENG_UNIT_NPU, 4, 51}};
+    sim_verify_shape v = shape(12, 3);
+    sim_cycle_time ta, tb, te;
+    for (int i = 0; i < 5; i++) {
+        CHECK(sim_hw_estimate(a, calls, 2, &v, &te, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_cycle(a, calls, 2, &v, &ta, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_cycle(b, calls, 2, &v, &tb, NULL) == SIM_HW_OK);
+        CHECK(memcmp(&ta, &tb, sizeof ta) == 0);
+        CHECK(te.cycle_ms == ta.cycle_ms && te.flash_ms == ta.flash_ms);
+    }
+    CHECK(sim_hw_now(a) == ta.t1_ns && sim_hw_now(a) == sim_hw_now(b));
+    CHECK(s.reads == 5 * 27 && s.layers == 5 * 36);
+    CHECK(s.last_t1 == sim_hw_now(a));
+    CHECK(NEAR(s.flash_ms, 5 * ta.flash_ms));
+    sim_hw_destroy(a);
+    sim_hw_destroy(b);
+}
+
+/* Naive reference of the verification schedule: the recurrences of sim_hw.h
+ * (FIFO flash channel in op order, serial compute, read of op i after the
+ * compute of op i - 1 - prefetch, layer 0 after the KV work), in integer ns. */
+static int64_t ns(double ms)
+{
+    return (int64_t)llround(ms * 1e6);
+}
+
+static int64_t naive_verify_ns(const sim_hw *hw, const sim_verify_shape *v)
+{
+    const sim_device *d = sim_hw_device(hw);
+    sim_hw_memory mem;
+    sim_hw_get_memory(hw, &mem);
+    int32_t L = mem.layers, n = L + 1, p = d->prefetch_layers;
+    int32_t fin = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    int64_t comp[65], read_end[65], comp_end[65], flash_free = 0;
+    CHECK(n <= 65);
+    for (int32_t i = 0; i < L; i++)
+        comp[i] = ns(sim_hw_layer_npu_ms(
+            hw, v->exit_layer >= 0 && i > v->exit_layer ? fin : v->rows, v->ctx_len));
+    if (v->proj == ENG_PROJ_ONDEMAND_CPU)
+        comp[L] = ns(sim_hw_head_cpu_ms(hw, v->proj_rows));
+    else if (v->proj == ENG_PROJ_ONDEMAND_NPU)
+        comp[L] = ns(v->proj_rows * sim_hw_head_npu_ms(hw, 1));
+    else
+        comp[L] = ns(sim_hw_head_npu_ms(hw, fin));
+    int64_t kv_end = ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
+    for (int32_t i = 0; i < n; i++) {
+        int resident = i == L ? mem.head_resident : i < mem.resident_layers;
+        if (resident) {
+            read_end[i] = 0;
+        } else {
+            int64_t start = flash_free;
+            int32_t gate = i - 1 - p;
+            if (gate >= 0 && comp_end[gate] > start) start = comp_end[gate];
+            read_end[i] = start + ns(i == L ? sim_hw_head_read_ms(hw) : sim_hw_layer_read_ms(hw));
+            flash_free = read_end[i];
+        }
+        int64_t start = read_end[i];
+        if (i > 0 && comp_end[i - 1] > start) start = comp_end[i - 1];
+        if (i == 0 && kv_end > start) start = kv_end;
+        comp_end[i] = start + comp[i];
+    }
+    return comp_end[L];
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+static void test_schedule_differential(void)
+{
+    sim_device d = phone();
+    sim_model ms[2] = {q8(), q4()};
+    uint64_t seed = 42;
+    for (int trial = 0; trial < 400; trial++) {
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 4);
+        sim_model *m = &ms[next_rand(&seed) % 2];
+        double x = (double)(next_rand(&seed) % 5) / 4.0;
+        sim_hw *hw = NULL;
+        char err[512];
+        if (sim_hw_create(&d, m, NULL, x, 2048, &hw, err, sizeof err) != SIM_HW_OK) continue;
+        sim_verify_shape v = shape(1 + (int32_t)(next_rand(&seed) % 300), 1);
+        v.leaves = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
+        v.ctx_len = (int32_t)(next_rand(&seed) % 4000);
+        if (next_rand(&seed) % 2) {
+            v.exit_layer = (int32_t)(next_rand(&seed) % (uint64_t)m->layers);
+            v.rows_after_exit = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
+        }
+        v.proj = (eng_proj_mode)(next_rand(&seed) % 3);
+        v.proj_rows = 1 + (int32_t)(next_rand(&seed) % (uint64_t)(v.rows < 9 ? v.rows : 9));
+        spans_count sc = {0};
+        sim_hw_set_span_fn(hw, count_span, &sc);
+        sim_cycle_time t;
+        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+        CHECK(t.t1_ns - t.t0_ns == naive_verify_ns(hw, &v));
+        CHECK(sc.layers == m->layers && sc.heads == 1);
+        CHECK(t.idle_ms == 0.0 && t.overlap_ms >= 0.0);
+        sim_hw_destroy(hw);
+    }
+}
+
+static void test_speed(void)
+{
+    sim_device d = phone();
+    sim_model m = q8();
+    sim_hw *hw = make(&d, &m, NULL, 0.0);
+    sim_verify_shape v = shape(1, 1);
+    sim_cycle_time t;
+    enum { N = 50000 };
+    clock_t c0 = clock();
+    for (int i = 0; i < N; i++)
+        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+    double s = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    double rate = s > 0 ? N / s : 1e12;
+    printf("speed: %.0f Flash-AR cycles/s (%lld events per cycle)\n", rate, (long long)t.events);
+    CHECK(t.events <= 2 * 37 + 2);
+    CHECK(rate > 5000); /* lenient: sanitizer builds run this too */
+    sim_hw_destroy(hw);
+}
+
+int main(void)
+{
+    test_sizes();
+    test_residency();
+    test_nofit();
+    test_padding();
+    test_monotone_rows();
+    test_overlap();
+    test_pinned_skip_flash();
+    test_projection_kv_exit();
+    test_draft_calls();
+    test_spans_and_determinism();
+    test_schedule_differential();
+    test_speed();
+    printf("hw: ok\n");
+    return 0;
+}

@@ -1,0 +1,3 @@
+return {
+  read_gbps = 5.0,
+}

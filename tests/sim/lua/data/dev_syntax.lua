@@ -1,0 +1,4 @@
+return {
+  read_gbps = 5.0,
+  dram_gbps = = 76.8,
+}
