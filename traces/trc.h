@@ -112,7 +112,9 @@ int trc_save(const trc_trace *t, const char *path, trc_err *err);
 
 typedef struct trc_builder trc_builder;
 /* meta: vocab, k, max_depth, max_nodes, n_exit, exit_layers, target_layers and the
- * names are taken; counts are computed. */
+ * names are taken; counts are computed.  Returns NULL when meta is NULL, k is not
+ * in [1, TRC_MAX_K], n_exit not in [0, TRC_MAX_EXIT], or memory runs out; the
+ * caller owns the builder (trc_builder_finish or trc_builder_free). */
 trc_builder *trc_builder_new(const trc_meta *meta);
 /* Adds prompt p (in order), then exactly ref_len trees for it via add_tree. */
 int trc_builder_add_prompt(trc_builder *b, const int32_t *prompt, int32_t prompt_len,

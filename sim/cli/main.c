@@ -11,6 +11,7 @@
  * Errors are one line on stderr starting with "flashspec: ".
  */
 #include <getopt.h>
+#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,9 @@ static int script_cmd(int argc, char **argv, int demo)
 
 int main(int argc, char **argv)
 {
+    /* Before any other HDF5 call: no library clean-up at exit, which can loop
+     * after HDF5 has read a damaged file. */
+    H5dont_atexit();
     if (argc < 2) {
         fputs(usage_main, stderr);
         return FS_EXIT_USAGE;

@@ -1,0 +1,524 @@
+/*
+ * cmd_trace.c -- `flashspec trace info|check|stats|synth`.
+ *
+ * Thin front end over traces/trc.h: every check lives in the library (trc_load
+ * validates fully, trc_synth range-checks its parameters), so this file only
+ * parses arguments (getopt_long, strict number parsing), maps status codes to
+ * <sysexits.h> exit codes and prints.  Output goes to stdout; every error is one
+ * line on stderr starting "flashspec: ".  synth writes through trc_save, which is
+ * atomic, so a failed run leaves no file behind.  No process state survives a
+ * call (getopt is re-initialised each time), so tests may call it repeatedly.
+ */
+#include "sim/cli/cmd_trace.h"
+
+#include "traces/trc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum {
+    EX_OK_ = 0,
+    EX_USAGE_ = 64,
+    EX_DATAERR_ = 65,
+    EX_NOINPUT_ = 66,
+    EX_SOFTWARE_ = 70,
+    EX_CANTCREAT_ = 73
+};
+
+static const char usage_top[] =
+    "usage: flashspec trace COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  info FILE     header, counts, sizes, checksum and acceptance summary\n"
+    "  check FILE    full validation; exit 0 when the trace is valid\n"
+    "  stats FILE    per-depth acceptance and predictor accuracy table (TSV)\n"
+    "  synth -o FILE [options]   generate a synthetic trace\n"
+    "\n"
+    "`flashspec trace COMMAND --help` describes each command.\n"
+    "exit codes: 0 ok, 64 usage, 65 bad trace data, 66 missing input,\n"
+    "            70 internal error, 73 cannot create output\n";
+
+static const char usage_info[] =
+    "usage: flashspec trace info FILE\n"
+    "Prints the trace header (models, vocab, K, D, M, layers), counts, file and\n"
+    "memory sizes, the content checksum, the mean tree size and the acceptance of\n"
+    "the draft along the reference path by depth.\n";
+
+static const char usage_check[] =
+    "usage: flashspec trace check FILE\n"
+    "Validates FILE completely (schema v1, traces/README.md).  Prints\n"
+    "\"FILE: ok (P prompts, T trees, N nodes, checksum 0x...)\" and exits 0, or\n"
+    "prints the first problem on stderr and exits 65 (bad data) or 66 (missing).\n";
+
+static const char usage_stats[] =
+    "usage: flashspec trace stats FILE\n"
+    "Prints tab-separated statistics measured on the reference path: per depth the\n"
+    "positions, draft top-1 acceptance (plain and conditional on the prefix), and\n"
+    "top-K coverage; then the early-exit predictor's top-1 accuracy per exit layer.\n";
+
+static const char usage_synth[] =
+    "usage: flashspec trace synth -o FILE [options]\n"
+    "Generates a synthetic trace (model: traces/README.md) and writes it atomically.\n"
+    "  -o, --output FILE            output path (required)\n"
+    "      --prompts N              prompts (4)\n"
+    "      --prompt-len N           tokens per prompt (64)\n"
+    "      --output-len N           reference tokens per prompt (128)\n"
+    "      --vocab N                vocabulary size (151936)\n"
+    "      --k N                    candidates per node (8)\n"
+    "      --depth N                max tree depth D (8); alias --max-depth\n"
+    "      --nodes N                max nodes per tree M (32); alias --max-nodes\n"
+    "      --target-layers N        target model layers (36)\n"
+    "      --exit-layers L1,L2,...  early-exit layers, ascending (18); \"\" for none\n"
+    "      --accept A1,A2,...       per-depth acceptance, last repeats\n"
+    "                               (0.8,0.75,0.7,0.66,0.62,0.58,0.55,0.52)\n"
+    "      --calibration X          draft confidence calibration in [0,1] (0.7)\n"
+    "      --coverage X             P(reference token in draft top-K) (0.92)\n"
+    "      --predictor-accuracy X   early-exit predictor top-1 accuracy (0.85)\n"
+    "      --seed N                 RNG seed (1)\n"
+    "      --target NAME            target model name (synthetic-target)\n"
+    "      --draft NAME             draft model name (synthetic-draft)\n";
+
+static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("flashspec: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+static int exit_code(int trc_code)
+{
+    switch (trc_code) {
+    case TRC_OK:
+        return EX_OK_;
+    case TRC_E_MISSING:
+        return EX_NOINPUT_;
+    case TRC_E_FORMAT:
+    case TRC_E_SCHEMA:
+    case TRC_E_DATA:
+        return EX_DATAERR_;
+    case TRC_E_WRITE:
+        return EX_CANTCREAT_;
+    case TRC_E_ARG:
+        return EX_USAGE_;
+    default:
+        return EX_SOFTWARE_;
+    }
+}
+
+/* Reports an unknown option or a missing argument as getopt left it. */
+static int bad_option(const char *cmd, char **argv, int c)
+{
+    const char *arg = argv[optind - 1];
+    if (c == ':') return fail(EX_USAGE_, "trace %s: option %s needs an argument", cmd, arg);
+    if (optopt && optopt != '?' && arg && strncmp(arg, "--", 2) != 0)
+        return fail(EX_USAGE_, "trace %s: unknown option -%c (see --help)", cmd, optopt);
+    return fail(EX_USAGE_, "trace %s: unknown option %s (see --help)", cmd, arg ? arg : "?");
+}
+
+/* ---------------------------------------------------------- info / check */
+
+/* Parses `CMD [--help] FILE`; returns -1 after --help, else an exit code (0 ok). */
+static int parse_file_cmd(int argc, char **argv, const char *usage, const char **file)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        }
+        return bad_option(argv[0], argv, c);
+    }
+    if (optind != argc - 1)
+        return fail(EX_USAGE_, "trace %s: expected exactly one FILE (see --help)", argv[0]);
+    *file = argv[optind];
+    return EX_OK_;
+}
+
+static int load_or_fail(const char *file, trc_trace **t)
+{
+    trc_err err;
+    int rc = trc_load(file, t, &err);
+    if (rc) return fail(exit_code(rc), "%s", err.msg);
+    return EX_OK_;
+}
+
+typedef struct ref_stats {
+    int64_t pos_at[TRC_MAX_DEPTH + 1];   /* positions whose reference path reaches depth d */
+    int64_t top1[TRC_MAX_DEPTH + 1];     /* draft top-1 == reference token at depth d */
+    int64_t prefix[TRC_MAX_DEPTH + 1];   /* positions with depths 1..d-1 all top-1 right */
+    int64_t top1_pre[TRC_MAX_DEPTH + 1]; /* ... and depth d right too */
+    int64_t in_topk[TRC_MAX_DEPTH + 1];  /* reference token within the draft top-K */
+    double chain_len, topk_len;          /* sums of accepted lengths */
+    int64_t positions;
+    int64_t pred_n[TRC_MAX_EXIT], pred_hit[TRC_MAX_EXIT];
+} ref_stats;
+
+static int rank_of(const int32_t *v, int k, int32_t x)
+{
+    for (int j = 0; j < k; j++)
+        if (v[j] == x) return j;
+    return -1;
+}
+
+static void measure(const trc_trace *t, ref_stats *s)
+{
+    const trc_meta *m = trc_get_meta(t);
+    memset(s, 0, sizeof *s);
+    for (int32_t p = 0; p < m->n_prompts; p++) {
+        const int32_t *ref;
+        int32_t L = trc_ref(t, p, &ref);
+        for (int32_t pos = 0; pos < L; pos++) {
+            trc_tree tr;
+            trc_tree_get(t, p, pos, &tr);
+            int K = tr.k;
+            int32_t u = 0, dref = L - pos < m->max_depth ? L - pos : m->max_depth;
+            int chain = 1, topk = 1;
+            s->positions++;
+            for (int32_t d = 1; d <= dref; d++) {
+                int32_t want = ref[pos + d - 1];
+                int r = rank_of(tr.draft_tok + (size_t)u * K, K, want);
+                s->pos_at[d]++;
+                s->top1[d] += r == 0;
+                s->in_topk[d] += r >= 0;
+                if (chain) {
+                    s->prefix[d]++;
+                    s->top1_pre[d] += r == 0;
+                }
+                chain = chain && r == 0;
+                topk = topk && r >= 0;
+                s->chain_len += chain;
+                s->topk_len += topk;
+                u = trc_tree_child(&tr, u, want);
+            }
+            for (int32_t i = 0; i < tr.n; i++) {
+                int r = rank_of(tr.draft_tok + (size_t)i * K, K, tr.tgt_tok[(size_t)i * K]);
+                if (r < 0) continue;
+                for (int e = 0; e < tr.n_exit; e++) {
+                    const float *sc = tr.exit_score + ((size_t)i * tr.n_exit + (size_t)e) * K;
+                    int best = 0;
+                    for (int j = 1; j < K; j++)
+                        if (sc[j] > sc[best]) best = j;
+                    s->pred_n[e]++;
+                    s->pred_hit[e] += best == r;
+                }
+            }
+        }
+    }
+}
+
+static double ratio(int64_t a, int64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    const char *file;
+    int rc = parse_file_cmd(argc, argv, usage_info, &file);
+    if (rc) return rc < 0 ? EX_OK_ : rc;
+    trc_trace *t;
+    if ((rc = load_or_fail(file, &t))) return rc;
+    const trc_meta *m = trc_get_meta(t);
+    struct stat st;
+    long long fsize = stat(file, &st) == 0 ? (long long)st.st_size : -1;
+    int64_t ptok = 0;
+    for (int32_t p = 0; p < m->n_prompts; p++)
+        ptok += trc_prompt(t, p, NULL);
+    char exits[128] = "none";
+    for (int e = 0, w = 0; e < m->n_exit; e++)
+        w += snprintf(exits + w, sizeof exits - (size_t)w, "%s%d", e ? "," : "", m->exit_layers[e]);
+    ref_stats s;
+    measure(t, &s);
+
+    printf("file            %s\n", file);
+    printf("format          %s v%d\n", TRC_FORMAT, m->version);
+    printf("target          %s (%d layers)\n", m->target, m->target_layers);
+    printf("draft           %s\n", m->draft);
+    printf("tokenizer       %s (vocab %d)\n", m->tokenizer, m->vocab);
+    printf("source          %s\n", m->source);
+    printf("tree limits     K %d, max_depth %d, max_nodes %d\n", m->k, m->max_depth, m->max_nodes);
+    printf("exit layers     %s\n", exits);
+    printf("prompts         %d (%lld prompt tokens)\n", m->n_prompts, (long long)ptok);
+    printf("trees           %lld (= reference tokens)\n", (long long)m->n_trees);
+    printf("nodes           %lld (mean tree size %.2f)\n", (long long)m->n_nodes,
+           (double)m->n_nodes / (double)m->n_trees);
+    printf("file size       %lld bytes\n", fsize);
+    printf("memory          %zu bytes\n", trc_bytes(t));
+    printf("checksum        0x%016llx\n", (unsigned long long)trc_checksum(t));
+    printf("reference path  depth  positions  top1    top1|prefix  in-top-K\n");
+    for (int d = 1; d <= m->max_depth; d++)
+        printf("                %5d  %9lld  %.4f  %.4f       %.4f\n", d, (long long)s.pos_at[d],
+               ratio(s.top1[d], s.pos_at[d]), ratio(s.top1_pre[d], s.prefix[d]),
+               ratio(s.in_topk[d], s.pos_at[d]));
+    printf("accepted/cycle  %.3f (chain of draft top-1), %.3f (any of top-K per level),\n"
+           "                plus the bonus token in both cases\n",
+           s.chain_len / (double)s.positions, s.topk_len / (double)s.positions);
+    for (int e = 0; e < m->n_exit; e++)
+        printf("predictor       layer %d: top-1 accuracy %.4f over %lld nodes\n", m->exit_layers[e],
+               ratio(s.pred_hit[e], s.pred_n[e]), (long long)s.pred_n[e]);
+    trc_free(t);
+    return EX_OK_;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+    const char *file;
+    int rc = parse_file_cmd(argc, argv, usage_stats, &file);
+    if (rc) return rc < 0 ? EX_OK_ : rc;
+    trc_trace *t;
+    if ((rc = load_or_fail(file, &t))) return rc;
+    const trc_meta *m = trc_get_meta(t);
+    ref_stats s;
+    measure(t, &s);
+    printf("depth\tpositions\ttop1\ttop1_given_prefix\tin_top_k\n");
+    for (int d = 1; d <= m->max_depth; d++)
+        printf("%d\t%lld\t%.6f\t%.6f\t%.6f\n", d, (long long)s.pos_at[d],
+               ratio(s.top1[d], s.pos_at[d]), ratio(s.top1_pre[d], s.prefix[d]),
+               ratio(s.in_topk[d], s.pos_at[d]));
+    printf("\nexit_layer\tnodes\tpredictor_top1\n");
+    for (int e = 0; e < m->n_exit; e++)
+        printf("%d\t%lld\t%.6f\n", m->exit_layers[e], (long long)s.pred_n[e],
+               ratio(s.pred_hit[e], s.pred_n[e]));
+    trc_free(t);
+    return EX_OK_;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    const char *file;
+    int rc = parse_file_cmd(argc, argv, usage_check, &file);
+    if (rc) return rc < 0 ? EX_OK_ : rc;
+    trc_trace *t;
+    if ((rc = load_or_fail(file, &t))) return rc;
+    const trc_meta *m = trc_get_meta(t);
+    printf("%s: ok (%d prompts, %lld trees, %lld nodes, checksum 0x%016llx)\n", file, m->n_prompts,
+           (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));
+    trc_free(t);
+    return EX_OK_;
+}
+
+/* ----------------------------------------------------------------- synth */
+
+static int parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return fail(EX_USAGE_, "trace synth: %s expects an integer in [%lld, %lld] (got \"%s\")",
+                    flag, lo, hi, s);
+    *out = v;
+    return EX_OK_;
+}
+
+static int parse_real(const char *flag, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return fail(EX_USAGE_, "trace synth: %s expects a number (got \"%s\")", flag, s);
+    *out = v;
+    return EX_OK_;
+}
+
+/* Comma-separated list into ints (is_int) or doubles; cap entries at most. */
+static int parse_list(const char *flag, const char *s, int is_int, int cap, int32_t *iv, double *dv,
+                      int32_t *n)
+{
+    *n = 0;
+    if (!*s) return EX_OK_;
+    char buf[64];
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (*n == cap) return fail(EX_USAGE_, "trace synth: %s takes at most %d values", flag, cap);
+        if (len == 0 || len >= sizeof buf)
+            return fail(EX_USAGE_, "trace synth: %s: bad list \"%s\"", flag, s);
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (is_int) {
+            long long v = 0;
+            if (parse_int(flag, buf, INT32_MIN, INT32_MAX, &v)) return EX_USAGE_;
+            iv[*n] = (int32_t)v;
+        } else if (parse_real(flag, buf, &dv[*n])) {
+            return EX_USAGE_;
+        }
+        (*n)++;
+        if (!comma) return EX_OK_;
+        p = comma + 1;
+    }
+}
+
+enum {
+    O_PROMPTS = 256,
+    O_PROMPT_LEN,
+    O_OUTPUT_LEN,
+    O_VOCAB,
+    O_K,
+    O_DEPTH,
+    O_NODES,
+    O_TARGET_LAYERS,
+    O_EXIT_LAYERS,
+    O_ACCEPT,
+    O_CALIBRATION,
+    O_COVERAGE,
+    O_PREDICTOR,
+    O_SEED,
+    O_TARGET,
+    O_DRAFT
+};
+
+static int cmd_synth(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {"prompts", required_argument, NULL, O_PROMPTS},
+        {"prompt-len", required_argument, NULL, O_PROMPT_LEN},
+        {"output-len", required_argument, NULL, O_OUTPUT_LEN},
+        {"vocab", required_argument, NULL, O_VOCAB},
+        {"k", required_argument, NULL, O_K},
+        {"depth", required_argument, NULL, O_DEPTH},
+        {"max-depth", required_argument, NULL, O_DEPTH},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"max-nodes", required_argument, NULL, O_NODES},
+        {"target-layers", required_argument, NULL, O_TARGET_LAYERS},
+        {"exit-layers", required_argument, NULL, O_EXIT_LAYERS},
+        {"accept", required_argument, NULL, O_ACCEPT},
+        {"calibration", required_argument, NULL, O_CALIBRATION},
+        {"coverage", required_argument, NULL, O_COVERAGE},
+        {"predictor-accuracy", required_argument, NULL, O_PREDICTOR},
+        {"seed", required_argument, NULL, O_SEED},
+        {"target", required_argument, NULL, O_TARGET},
+        {"draft", required_argument, NULL, O_DRAFT},
+        {NULL, 0, NULL, 0}};
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    const char *out = NULL;
+    optind = 0;
+    opterr = 0;
+    int c, idx = -1;
+    while ((c = getopt_long(argc, argv, ":ho:", opts, &idx)) != -1) {
+        char flag[32];
+        snprintf(flag, sizeof flag, "--%s", idx >= 0 ? opts[idx].name : "output");
+        idx = -1;
+        int32_t *field = NULL;
+        long long v = 0;
+        int rc = EX_OK_;
+        switch (c) {
+        case 'h':
+            fputs(usage_synth, stdout);
+            return EX_OK_;
+        case 'o':
+            out = optarg;
+            break;
+        case O_PROMPTS:
+            field = &p.prompts;
+            break;
+        case O_PROMPT_LEN:
+            field = &p.prompt_len;
+            break;
+        case O_OUTPUT_LEN:
+            field = &p.output_len;
+            break;
+        case O_VOCAB:
+            field = &p.vocab;
+            break;
+        case O_K:
+            field = &p.k;
+            break;
+        case O_DEPTH:
+            field = &p.max_depth;
+            break;
+        case O_NODES:
+            field = &p.max_nodes;
+            break;
+        case O_TARGET_LAYERS:
+            field = &p.target_layers;
+            break;
+        case O_SEED:
+            rc = parse_int(flag, optarg, 0, INT64_MAX, &v);
+            p.seed = (uint64_t)v;
+            break;
+        case O_EXIT_LAYERS:
+            rc = parse_list(flag, optarg, 1, TRC_MAX_EXIT, p.exit_layers, NULL, &p.n_exit);
+            break;
+        case O_ACCEPT:
+            rc = parse_list(flag, optarg, 0, TRC_MAX_DEPTH, NULL, p.accept, &p.n_accept);
+            break;
+        case O_CALIBRATION:
+            rc = parse_real(flag, optarg, &p.calibration);
+            break;
+        case O_COVERAGE:
+            rc = parse_real(flag, optarg, &p.coverage);
+            break;
+        case O_PREDICTOR:
+            rc = parse_real(flag, optarg, &p.predictor_accuracy);
+            break;
+        case O_TARGET:
+        case O_DRAFT:
+            if (strlen(optarg) >= TRC_NAME_CAP)
+                return fail(EX_USAGE_, "trace synth: %s must be shorter than %d bytes", flag,
+                            TRC_NAME_CAP);
+            snprintf(c == O_TARGET ? p.target : p.draft, TRC_NAME_CAP, "%s", optarg);
+            break;
+        default:
+            return bad_option("synth", argv, c);
+        }
+        if (field) {
+            rc = parse_int(flag, optarg, INT32_MIN, INT32_MAX, &v);
+            *field = (int32_t)v;
+        }
+        if (rc) return rc;
+    }
+    if (optind != argc)
+        return fail(EX_USAGE_, "trace synth: unexpected argument \"%s\" (see --help)",
+                    argv[optind]);
+    if (!out) return fail(EX_USAGE_, "trace synth: -o FILE is required (see --help)");
+    if (p.n_accept == 0) return fail(EX_USAGE_, "trace synth: --accept needs at least one value");
+
+    trc_trace *t;
+    trc_err err;
+    int rc = trc_synth(&p, &t, &err);
+    if (rc) return fail(exit_code(rc), "%s", err.msg);
+    rc = trc_save(t, out, &err);
+    if (rc) {
+        trc_free(t);
+        return fail(exit_code(rc), "%s", err.msg);
+    }
+    const trc_meta *m = trc_get_meta(t);
+    printf("%s: wrote %d prompts, %lld trees, %lld nodes, checksum 0x%016llx\n", out, m->n_prompts,
+           (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));
+    trc_free(t);
+    return EX_OK_;
+}
+
+int cli_trace_main(int argc, char **argv)
+{
+    if (argc < 2)
+        return fail(EX_USAGE_, "trace: missing command (info, check, stats, synth; see --help)");
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage_top, stdout);
+        return EX_OK_;
+    }
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
+    if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
+    return fail(EX_USAGE_, "trace: unknown command \"%s\" (info, check, stats, synth)", cmd);
+}

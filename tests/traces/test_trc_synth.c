@@ -1,0 +1,367 @@
+/*
+ * test_trc_synth.c -- the synthetic generator: parameter checks name their key,
+ * same params + seed give the same trace, and the statistics measured on a few
+ * thousand positions match the knobs (per-depth acceptance, coverage and its
+ * clamp, calibration, predictor accuracy by exit layer, off-path agreement,
+ * best-first tree order).  Tolerances are ~4-5 binomial standard deviations.
+ */
+#include "trc.h"
+
+#include "trc_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static void base_params(trc_synth_params *p)
+{
+    trc_synth_default_params(p);
+    p->prompts = 8;
+    p->prompt_len = 4;
+    p->output_len = 512;
+    p->vocab = 32000;
+    p->max_nodes = 16;
+    p->n_exit = 2;
+    p->exit_layers[0] = 9;
+    p->exit_layers[1] = 18;
+    p->seed = 7;
+}
+
+static trc_trace *make(const trc_synth_params *p)
+{
+    trc_trace *t = NULL;
+    trc_err err;
+    int rc = trc_synth(p, &t, &err);
+    CHECK_EQ_INT(rc, TRC_OK);
+    if (rc) fprintf(stderr, "  %s\n", err.msg);
+    return t;
+}
+
+static int rank_of(const int32_t *v, int k, int32_t x)
+{
+    for (int j = 0; j < k; j++)
+        if (v[j] == x) return j;
+    return -1;
+}
+
+typedef struct meas {
+    long long n[TRC_MAX_DEPTH + 1], top1[TRC_MAX_DEPTH + 1], topk[TRC_MAX_DEPTH + 1];
+    double q1_ok, q1_bad, q1_all; /* root draft top-1 probability sums */
+    long long n_ok, n_bad;
+    long long pred_n[TRC_MAX_EXIT], pred_hit[TRC_MAX_EXIT];
+    long long off_n, off_agree;
+    double off_expect;
+    long long trees_not_full, order_breaks;
+} meas;
+
+static void measure(const trc_trace *t, const trc_synth_params *p, meas *s)
+{
+    const trc_meta *m = trc_get_meta(t);
+    memset(s, 0, sizeof *s);
+    char *onpath = malloc((size_t)m->max_nodes);
+    double *joint = malloc((size_t)m->max_nodes * sizeof *joint);
+    for (int32_t pi = 0; pi < m->n_prompts; pi++) {
+        const int32_t *ref;
+        int32_t L = trc_ref(t, pi, &ref);
+        for (int32_t pos = 0; pos < L; pos++) {
+            trc_tree tr;
+            trc_tree_get(t, pi, pos, &tr);
+            int K = tr.k;
+            int32_t dref = L - pos < m->max_depth ? L - pos : m->max_depth;
+            memset(onpath, 0, (size_t)tr.n);
+            int32_t u = 0;
+            onpath[0] = 1;
+            for (int32_t d = 1; d <= dref; d++) {
+                int r = rank_of(tr.draft_tok + u * K, K, ref[pos + d - 1]);
+                s->n[d]++;
+                s->top1[d] += r == 0;
+                s->topk[d] += r >= 0;
+                if (d == 1) {
+                    double q1 = exp(tr.draft_logp[0]);
+                    s->q1_all += q1;
+                    if (r == 0)
+                        s->q1_ok += q1, s->n_ok++;
+                    else
+                        s->q1_bad += q1, s->n_bad++;
+                }
+                u = trc_tree_child(&tr, u, ref[pos + d - 1]);
+                onpath[u] = 1;
+            }
+            s->trees_not_full += tr.n != m->max_nodes;
+            joint[0] = 1.0;
+            for (int32_t i = 0; i < tr.n; i++) {
+                const int32_t *dt = tr.draft_tok + i * K;
+                int g = rank_of(dt, K, tr.tgt_tok[i * K]);
+                if (i > 0) {
+                    const float *pl = tr.draft_logp + tr.parent[i] * K;
+                    int r = rank_of(tr.draft_tok + tr.parent[i] * K, K, tr.token[i]);
+                    joint[i] = joint[tr.parent[i]] * (r >= 0 ? exp(pl[r]) : 0.5 * exp(pl[K - 1]));
+                    if (i > dref + 1 && joint[i] > joint[i - 1] * (1 + 1e-5)) s->order_breaks++;
+                }
+                if (!onpath[i]) {
+                    int d = tr.depth[i];
+                    s->off_n++;
+                    s->off_agree += tr.tgt_tok[i * K] == dt[0];
+                    s->off_expect += p->accept[d < p->n_accept ? d : p->n_accept - 1];
+                }
+                if (g < 0) continue;
+                for (int e = 0; e < tr.n_exit; e++) {
+                    const float *sc = tr.exit_score + (i * tr.n_exit + e) * K;
+                    int best = 0;
+                    for (int j = 1; j < K; j++)
+                        if (sc[j] > sc[best]) best = j;
+                    s->pred_n[e]++;
+                    s->pred_hit[e] += best == g;
+                }
+            }
+        }
+    }
+    free(onpath);
+    free(joint);
+}
+
+static void test_statistics(void)
+{
+    trc_synth_params p;
+    base_params(&p);
+    trc_trace *t = make(&p);
+    if (!t) return;
+    meas s;
+    measure(t, &p, &s);
+    long long nk = 0, hit = 0;
+    for (int d = 1; d <= p.max_depth; d++) {
+        CHECK(s.n[d] > 4000);
+        CHECK_NEAR((double)s.top1[d] / (double)s.n[d], p.accept[d - 1], 0.035);
+        nk += s.n[d];
+        hit += s.topk[d];
+    }
+    CHECK_NEAR((double)hit / (double)nk, p.coverage, 0.015);
+    double chance = 1.0 / p.k;
+    CHECK(s.pred_n[1] > 50000);
+    CHECK_NEAR((double)s.pred_hit[1] / (double)s.pred_n[1], p.predictor_accuracy, 0.015);
+    CHECK_NEAR((double)s.pred_hit[0] / (double)s.pred_n[0],
+               chance + (p.predictor_accuracy - chance) * 9.0 / 18.0, 0.02);
+    CHECK(s.off_n > 25000);
+    CHECK_NEAR((double)s.off_agree / (double)s.off_n, s.off_expect / (double)s.off_n, 0.015);
+    /* calibration 0.7 at depth 1 (a = 0.8, kappa = 4):
+     * E[q1 | right] = 0.7 * 4.2/5 + 0.3 * 0.8, E[q1 | wrong] = 0.7 * 3.2/5 + 0.3 * 0.8 */
+    CHECK_NEAR(s.q1_ok / (double)s.n_ok, 0.7 * 0.84 + 0.3 * 0.8, 0.02);
+    CHECK_NEAR(s.q1_bad / (double)s.n_bad, 0.7 * 0.64 + 0.3 * 0.8, 0.03);
+    CHECK_EQ_INT(s.trees_not_full, 0);
+    CHECK_EQ_INT(s.order_breaks, 0);
+    trc_free(t);
+
+    /* calibration extremes: informative vs not, same marginal mean */
+    p.calibration = 1.0;
+    t = make(&p);
+    if (t) {
+        measure(t, &p, &s);
+        CHECK_NEAR(s.q1_ok / (double)s.n_ok, 0.84, 0.02);
+        CHECK_NEAR(s.q1_bad / (double)s.n_bad, 0.64, 0.03);
+        CHECK_NEAR(s.q1_all / (double)(s.n_ok + s.n_bad), 0.8, 0.015);
+    }
+    trc_free(t);
+    p.calibration = 0.0;
+    t = make(&p);
+    if (t) {
+        measure(t, &p, &s);
+        CHECK_NEAR(s.q1_ok / (double)s.n_ok, 0.8, 0.02);
+        CHECK_NEAR(s.q1_bad / (double)s.n_bad, 0.8, 0.03);
+    }
+    trc_free(t);
+
+    /* coverage below acceptance is clamped to it; the last accept value repeats */
+    base_params(&p);
+    p.coverage = 0.5;
+    p.n_accept = 2;
+    p.accept[0] = 0.9;
+    p.accept[1] = 0.3;
+    t = make(&p);
+    if (t) {
+        measure(t, &p, &s);
+        CHECK_NEAR((double)s.topk[1] / (double)s.n[1], 0.9, 0.02);
+        CHECK_NEAR((double)s.top1[1] / (double)s.n[1], 0.9, 0.02);
+        CHECK_NEAR((double)s.top1[6] / (double)s.n[6], 0.3, 0.035);
+        CHECK_NEAR((double)s.topk[6] / (double)s.n[6], 0.5, 0.035);
+    }
+    trc_free(t);
+
+    /* K = 1: the reference is either the only candidate or absent */
+    base_params(&p);
+    p.k = 1;
+    p.prompts = 2;
+    t = make(&p);
+    if (t) {
+        measure(t, &p, &s);
+        for (int d = 1; d <= p.max_depth; d++)
+            CHECK_EQ_INT(s.topk[d], s.top1[d]);
+        CHECK_NEAR((double)s.top1[1] / (double)s.n[1], p.accept[0], 0.05);
+    }
+    trc_free(t);
+}
+
+static void test_determinism(void)
+{
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    trc_trace *a = make(&p), *b = make(&p);
+    p.seed = 2;
+    trc_trace *c = make(&p);
+    if (a && b && c) {
+        CHECK(trc_checksum(a) == trc_checksum(b));
+        CHECK(trc_checksum(a) != trc_checksum(c));
+        /* golden value: the defaults' trace must not drift between builds or
+         * library versions (a change here invalidates recorded results) */
+        CHECK(trc_checksum(a) == 0xd7d44ca8d1db80adULL);
+        const trc_meta *m = trc_get_meta(a);
+        CHECK_EQ_INT(m->n_prompts, 4);
+        CHECK_EQ_INT(m->n_trees, 4 * 128);
+        CHECK_EQ_INT(m->n_nodes, 4 * 128 * 32);
+        CHECK_EQ_INT(m->vocab, 151936);
+        CHECK_EQ_INT(m->n_exit, 1);
+        CHECK_EQ_INT(m->exit_layers[0], 18);
+        CHECK(strcmp(m->target, "synthetic-target") == 0);
+        CHECK(strstr(m->source, "seed=1") != NULL);
+        const int32_t *pr, *ref;
+        CHECK_EQ_INT(trc_prompt(a, 3, &pr), 64);
+        CHECK_EQ_INT(trc_ref(a, 3, &ref), 128);
+        trc_tree tr;
+        CHECK_EQ_INT(trc_tree_get(a, 3, 0, &tr), TRC_OK);
+        CHECK_EQ_INT(tr.token[0], pr[63]);
+    }
+    trc_free(a);
+    trc_free(b);
+    trc_free(c);
+    trc_synth_default_params(&p);
+    p.prompt_len = 0; /* root token of pos 0 is then drawn */
+    a = make(&p);
+    trc_free(a);
+}
+
+static void test_param_errors(void)
+{
+    static const struct {
+        int which;
+        const char *key;
+    } cases[] = {
+        {0, "synth: prompts "},
+        {1, "synth: prompt_len "},
+        {2, "synth: output_len "},
+        {3, "synth: vocab "},
+        {4, "synth: k "},
+        {5, "synth: k "},
+        {6, "synth: max_depth "},
+        {7, "synth: max_nodes "},
+        {8, "synth: target_layers "},
+        {9, "synth: exit_layers "},
+        {10, "synth: exit_layers "},
+        {11, "synth: exit_layers "},
+        {12, "synth: accept "},
+        {13, "synth: accept "},
+        {14, "synth: calibration "},
+        {15, "synth: coverage "},
+        {16, "synth: coverage "},
+        {17, "synth: predictor_accuracy "},
+        {18, "synth: target "},
+        {19, "synth: draft "},
+        {20, "synth: prompts * output_len"},
+        {21, "synth: max_nodes "},
+        {22, "synth: accept "},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        trc_synth_params p;
+        trc_synth_default_params(&p);
+        switch (cases[c].which) {
+        case 0:
+            p.prompts = 0;
+            break;
+        case 1:
+            p.prompt_len = -1;
+            break;
+        case 2:
+            p.output_len = 0;
+            break;
+        case 3:
+            p.vocab = 8;
+            break;
+        case 4:
+            p.k = 0;
+            break;
+        case 5:
+            p.k = TRC_MAX_K + 1;
+            break;
+        case 6:
+            p.max_depth = 0;
+            break;
+        case 7:
+            p.max_nodes = 8;
+            break;
+        case 8:
+            p.target_layers = 1;
+            break;
+        case 9:
+            p.exit_layers[0] = 36;
+            break;
+        case 10:
+            p.n_exit = 2;
+            p.exit_layers[1] = 18;
+            break;
+        case 11:
+            p.n_exit = TRC_MAX_EXIT + 1;
+            break;
+        case 12:
+            p.accept[3] = 1.5;
+            break;
+        case 13:
+            p.n_accept = 0;
+            break;
+        case 14:
+            p.calibration = -0.1;
+            break;
+        case 15:
+            p.coverage = 1.5;
+            break;
+        case 16:
+            p.coverage = NAN;
+            break;
+        case 17:
+            p.predictor_accuracy = 2;
+            break;
+        case 18:
+            memset(p.target, 'x', sizeof p.target);
+            break;
+        case 19:
+            memset(p.draft, 'y', sizeof p.draft);
+            break;
+        case 20:
+            p.prompts = 1000000;
+            p.output_len = 1000;
+            break;
+        case 21:
+            p.max_nodes = 65537;
+            break;
+        case 22:
+            p.accept[0] = NAN;
+            break;
+        }
+        trc_trace *t = (trc_trace *)1;
+        trc_err err;
+        CHECK_EQ_INT(trc_synth(&p, &t, &err), TRC_E_ARG);
+        CHECK(t == NULL);
+        CHECK_ERR(err, TRC_E_ARG, cases[c].key, NULL);
+    }
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    p.coverage = 1.5;
+    trc_trace *t;
+    trc_err err;
+    trc_synth(&p, &t, &err);
+    CHECK(strcmp(err.msg, "synth: coverage must be in [0,1] (got 1.5)") == 0);
+}
+
+int main(void)
+{
+    test_param_errors();
+    test_determinism();
+    test_statistics();
+    return check_done("test_trc_synth");
+}

@@ -1,0 +1,229 @@
+/*
+ * trc_h5write.c -- trc_save: writes a validated trace as an HDF5 file of schema
+ * v1 (traces/README.md).
+ *
+ * Atomicity: the file is written to a temporary name in the same directory
+ * ("PATH.tmpPID-N", created with O_EXCL so concurrent writers never share it),
+ * flushed, fsync'ed and renamed over PATH.  Any failure removes the temporary and
+ * leaves PATH untouched (absent if it was absent).
+ *
+ * Reproducibility: object timestamps are disabled and the layout depends only on
+ * the content, so the same trace always produces the same bytes.
+ *
+ * Integrity: the file format is pinned to HDF5 1.10's (libver bounds V110), whose
+ * superblock, object headers and chunk indexes carry checksums, so a damaged
+ * metadata block is reported by HDF5 as an error instead of being parsed; raw
+ * chunks are protected by deflate's own checksum.
+ *
+ * Layout choices: datasets of 4 KiB or more are chunked along their first
+ * dimension (about 1 MiB per chunk) with shuffle + deflate level 4; smaller or
+ * empty ones are contiguous.  Strings are scalar fixed-length NUL-terminated
+ * attributes: variable-length strings would live in the global heap, whose
+ * corruption HDF5 1.10 does not survive when reading (h5py returns them as bytes).  HDF5's
+ * automatic error printing is switched off for the duration of the call and restored afterwards.
+ */
+#include "trc_impl.h"
+
+#include <hdf5.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK_BYTES (1u << 20)
+#define CHUNK_MIN_BYTES 4096
+#define DEFLATE_LEVEL 4
+
+static int write_attr_int(hid_t loc, const char *name, int32_t v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0;
+    if (a >= 0) H5Aclose(a);
+    if (sp >= 0) H5Sclose(sp);
+    return ok ? 0 : -1;
+}
+
+static int write_attr_ints(hid_t loc, const char *name, const int32_t *v, int n)
+{
+    hsize_t dim = (hsize_t)n;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int ok = a >= 0 && (n == 0 || H5Awrite(a, H5T_NATIVE_INT32, v) >= 0);
+    if (a >= 0) H5Aclose(a);
+    if (sp >= 0) H5Sclose(sp);
+    return ok ? 0 : -1;
+}
+
+static int write_attr_str(hid_t loc, const char *name, const char *s)
+{
+    /* fixed length, stored inside the attribute message: no global heap */
+    hid_t ty = H5Tcopy(H5T_C_S1);
+    int ok = ty >= 0 && H5Tset_size(ty, strlen(s) + 1) >= 0 &&
+             H5Tset_strpad(ty, H5T_STR_NULLTERM) >= 0 && H5Tset_cset(ty, H5T_CSET_UTF8) >= 0;
+    hid_t sp = ok ? H5Screate(H5S_SCALAR) : -1;
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, ty, sp, H5P_DEFAULT, H5P_DEFAULT);
+    ok = a >= 0 && H5Awrite(a, ty, s) >= 0;
+    if (a >= 0) H5Aclose(a);
+    if (sp >= 0) H5Sclose(sp);
+    if (ty >= 0) H5Tclose(ty);
+    return ok ? 0 : -1;
+}
+
+static int write_ds(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
+                    const hsize_t *dims, const void *buf)
+{
+    size_t esz = H5Tget_size(mtype);
+    hsize_t count = 1, row = esz;
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    for (int i = 1; i < rank; i++)
+        row *= dims[i];
+    hid_t sp = H5Screate_simple(rank, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    int ok = sp >= 0 && dcpl >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0;
+    if (ok && count * esz >= CHUNK_MIN_BYTES) {
+        hsize_t chunk[3];
+        for (int i = 0; i < rank; i++)
+            chunk[i] = dims[i];
+        hsize_t rows = CHUNK_BYTES / row;
+        chunk[0] = rows < 1 ? 1 : rows < dims[0] ? rows : dims[0];
+        ok = H5Pset_chunk(dcpl, rank, chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
+             H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
+    }
+    hid_t ds = ok ? H5Dcreate2(file, path, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
+    ok = ds >= 0 && (count == 0 || H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    if (ds >= 0) H5Dclose(ds);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (sp >= 0) H5Sclose(sp);
+    return ok ? 0 : -1;
+}
+
+static int write_group(hid_t file, const char *name)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    int ok = gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0;
+    hid_t g = ok ? H5Gcreate2(file, name, H5P_DEFAULT, gcpl, H5P_DEFAULT) : -1;
+    ok = g >= 0;
+    if (g >= 0) H5Gclose(g);
+    if (gcpl >= 0) H5Pclose(gcpl);
+    return ok ? 0 : -1;
+}
+
+/* Everything but the atomic rename.  Returns 0 or -1 with *what naming the step. */
+static int write_all(const trc_trace *t, const char *tmp, const char **what)
+{
+    const trc_meta *m = &t->meta;
+    /* no clock in the file (root group included); format of HDF5 1.10, whose
+     * superblock, object headers and chunk indexes carry checksums */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t f = -1;
+    if (fcpl >= 0 && fapl >= 0 && H5Pset_obj_track_times(fcpl, 0) >= 0 &&
+        H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110) >= 0)
+        f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    if (fcpl >= 0) H5Pclose(fcpl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (f < 0) {
+        *what = "cannot create the HDF5 file";
+        return -1;
+    }
+    int rc = 0;
+    *what = "cannot write the header attributes";
+    rc |= write_attr_str(f, "format", TRC_FORMAT);
+    rc |= write_attr_int(f, "version", TRC_VERSION);
+    rc |= write_attr_int(f, "vocab", m->vocab);
+    rc |= write_attr_int(f, "k", m->k);
+    rc |= write_attr_int(f, "max_depth", m->max_depth);
+    rc |= write_attr_int(f, "max_nodes", m->max_nodes);
+    rc |= write_attr_ints(f, "exit_layers", m->exit_layers, m->n_exit);
+    rc |= write_attr_int(f, "target_layers", m->target_layers);
+    rc |= write_attr_str(f, "target", m->target);
+    rc |= write_attr_str(f, "draft", m->draft);
+    rc |= write_attr_str(f, "tokenizer", m->tokenizer);
+    rc |= write_attr_str(f, "source", m->source);
+    if (!rc) {
+        *what = "cannot write the datasets";
+        rc |= write_group(f, "prompts") | write_group(f, "reference") | write_group(f, "trees") |
+              write_group(f, "nodes");
+    }
+    if (!rc) {
+        hsize_t P1 = (hsize_t)m->n_prompts + 1, T = (hsize_t)m->n_trees, N = (hsize_t)m->n_nodes;
+        hsize_t PT = (hsize_t)t->n_prompt_tok, T1 = T + 1;
+        hsize_t nk[2] = {N, (hsize_t)m->k}, nek[3] = {N, (hsize_t)m->n_exit, (hsize_t)m->k};
+        rc |=
+            write_ds(f, "/prompts/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->prompt_off);
+        rc |=
+            write_ds(f, "/prompts/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &PT, t->prompt_tok);
+        rc |= write_ds(f, "/reference/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->ref_off);
+        rc |= write_ds(f, "/reference/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &T, t->ref_tok);
+        rc |=
+            write_ds(f, "/trees/node_offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &T1, t->node_off);
+        rc |= write_ds(f, "/nodes/parent", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->parent);
+        rc |= write_ds(f, "/nodes/token", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->token);
+        rc |= write_ds(f, "/nodes/depth", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &N, t->depth);
+        rc |= write_ds(f, "/nodes/draft_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->draft_tok);
+        rc |= write_ds(f, "/nodes/draft_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
+                       t->draft_logp);
+        rc |= write_ds(f, "/nodes/target_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->tgt_tok);
+        rc |=
+            write_ds(f, "/nodes/target_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk, t->tgt_logp);
+        rc |= write_ds(f, "/nodes/exit_score", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 3, nek,
+                       t->exit_score);
+    }
+    if (!rc) *what = "cannot flush the HDF5 file";
+    if (H5Fclose(f) < 0) rc = -1;
+    return rc ? -1 : 0;
+}
+
+int trc_save(const trc_trace *t, const char *path, trc_err *err)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 48);
+    if (!tmp) return trci_err(err, TRC_E_NOMEM, "%s: out of memory", path);
+    int fd = -1;
+    for (int i = 0; i < 100 && fd < 0; i++) {
+        snprintf(tmp, n + 48, "%s.tmp%ld-%d", path, (long)getpid(), i);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return trci_err(err, TRC_E_WRITE, "%s: cannot create output: %s", path, strerror(e));
+    }
+    close(fd);
+
+    H5dont_atexit(); /* as in trc_load: a no-op once HDF5 is initialised */
+    H5E_auto2_t old_fn;
+    void *old_data;
+    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    const char *what = "";
+    int rc = write_all(t, tmp, &what);
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    if (rc) {
+        unlink(tmp);
+        free(tmp);
+        return trci_err(err, TRC_E_WRITE, "%s: %s", path, what);
+    }
+    fd = open(tmp, O_RDONLY);
+    if (fd < 0 || fsync(fd) != 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        unlink(tmp);
+        free(tmp);
+        return trci_err(err, TRC_E_WRITE, "%s: cannot sync output: %s", path, strerror(e));
+    }
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return trci_err(err, TRC_E_WRITE, "%s: cannot create output: %s", path, strerror(e));
+    }
+    free(tmp);
+    return TRC_OK;
+}

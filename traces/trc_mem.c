@@ -1,0 +1,746 @@
+/*
+ * trc_mem.c -- the in-memory trace: allocation, the one validation routine shared
+ * by the HDF5 reader and the builder, the builder itself, and the accessors.
+ *
+ * Design.  A trace is a handful of flat arrays mirroring the schema datasets
+ * (trc_impl.h).  Both ways of obtaining one -- trc_load() and
+ * trc_builder_finish() -- end in trci_validate(), so a trc_trace seen by a caller
+ * always satisfies every rule listed in traces/README.md ("Validation"), and the
+ * accessors below do no checking beyond argument ranges.
+ *
+ * Invariants established by trci_validate():
+ *   - offsets start at 0, never decrease and end at their dataset's length;
+ *     every prompt has >= 1 reference token; every tree has 1..M nodes;
+ *   - in every tree, node 0 is the root (parent -1, depth 0), parent[i] < i,
+ *     depth[i] = depth[parent[i]] + 1 <= D, no two children share a token;
+ *   - the reference path is recorded to depth min(D, L_p - pos) and the target's
+ *     top-1 along it is the next reference token; the root token is the previous
+ *     reference token (or the last prompt token);
+ *   - tokens lie in [0, vocab); log-probs are finite, <= TRCI_LOGP_EPS and
+ *     non-increasing within a node; candidate lists hold distinct tokens; exit
+ *     scores are finite.
+ * Cost: O(N*K) plus O(c log c) per parent with c > 16 children; one pass per
+ * array, memory bound.  Tree links are filled in the same pass.
+ *
+ * The builder grows one vector per array and hands the buffers to the trace on
+ * finish (no copy).  Misuse (trees before a prompt, too many/few trees) is sticky:
+ * the first such error is reported by trc_builder_finish().
+ */
+#include "trc_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+int trci_err(trc_err *err, int code, const char *fmt, ...)
+{
+    if (!err) return code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    for (char *c = err->msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    err->code = code;
+    return code;
+}
+
+void trci_strcpy(char *dst, size_t cap, const char *src)
+{
+    if (cap == 0) return;
+    size_t n = 0;
+    if (src)
+        while (n + 1 < cap && src[n])
+            n++;
+    if (n) memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static void *xmalloc(size_t n, size_t esz)
+{
+    if (n == 0) n = 1; /* never NULL for an empty array: pointer arithmetic stays defined */
+    if (n > SIZE_MAX / esz) return NULL;
+    return calloc(n, esz);
+}
+
+trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
+{
+    int64_t P = meta->n_prompts, T = meta->n_trees, N = meta->n_nodes;
+    int64_t K = meta->k, E = meta->n_exit;
+    if (P < 0 || T < 0 || N < 0 || K < 1 || E < 0 || n_prompt_tok < 0) return NULL;
+    if ((uint64_t)N > (uint64_t)(SIZE_MAX / 8) / (uint64_t)(K * (E + 1))) return NULL;
+    trc_trace *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->meta = *meta;
+    t->n_prompt_tok = n_prompt_tok;
+    size_t nk = (size_t)N * (size_t)K;
+    t->prompt_off = xmalloc((size_t)P + 1, sizeof(int64_t));
+    t->prompt_tok = xmalloc((size_t)n_prompt_tok, sizeof(int32_t));
+    t->ref_off = xmalloc((size_t)P + 1, sizeof(int64_t));
+    t->ref_tok = xmalloc((size_t)T, sizeof(int32_t));
+    t->node_off = xmalloc((size_t)T + 1, sizeof(int64_t));
+    t->parent = xmalloc((size_t)N, sizeof(int32_t));
+    t->token = xmalloc((size_t)N, sizeof(int32_t));
+    t->depth = xmalloc((size_t)N, sizeof(uint8_t));
+    t->first_child = xmalloc((size_t)N, sizeof(int32_t));
+    t->next_sibling = xmalloc((size_t)N, sizeof(int32_t));
+    t->draft_tok = xmalloc(nk, sizeof(int32_t));
+    t->draft_logp = xmalloc(nk, sizeof(float));
+    t->tgt_tok = xmalloc(nk, sizeof(int32_t));
+    t->tgt_logp = xmalloc(nk, sizeof(float));
+    t->exit_score = E ? xmalloc(nk * (size_t)E, sizeof(float)) : NULL;
+    if (!t->prompt_off || !t->prompt_tok || !t->ref_off || !t->ref_tok || !t->node_off ||
+        !t->parent || !t->token || !t->depth || !t->first_child || !t->next_sibling ||
+        !t->draft_tok || !t->draft_logp || !t->tgt_tok || !t->tgt_logp || (E && !t->exit_score)) {
+        trc_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void trc_free(trc_trace *t)
+{
+    if (!t) return;
+    free(t->prompt_off);
+    free(t->prompt_tok);
+    free(t->ref_off);
+    free(t->ref_tok);
+    free(t->node_off);
+    free(t->parent);
+    free(t->token);
+    free(t->depth);
+    free(t->first_child);
+    free(t->next_sibling);
+    free(t->draft_tok);
+    free(t->draft_logp);
+    free(t->tgt_tok);
+    free(t->tgt_logp);
+    free(t->exit_score);
+    free(t);
+}
+
+/* ------------------------------------------------------------- validation */
+
+/* Locates global tree index tr as (prompt, pos) for messages. */
+static void tree_where(const trc_trace *t, int64_t tr, int32_t *p, int64_t *pos)
+{
+    int32_t lo = 0, hi = t->meta.n_prompts - 1;
+    while (lo < hi) { /* last prompt whose ref_off <= tr */
+        int32_t mid = lo + (hi - lo + 1) / 2;
+        if (t->ref_off[mid] <= tr)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *p = lo;
+    *pos = tr - t->ref_off[lo];
+}
+
+/* Tree holding global node row i (node_off is validated before this is used). */
+static int64_t node_tree(const trc_trace *t, int64_t i)
+{
+    int64_t lo = 0, hi = t->meta.n_trees - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (t->node_off[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static int node_err(const trc_trace *t, trc_err *err, int code, const char *name, const char *ds,
+                    int64_t i, const char *what)
+{
+    int64_t tr = node_tree(t, i), pos;
+    int32_t p;
+    tree_where(t, tr, &p, &pos);
+    return trci_err(err, code, "%s: %s: node %lld (prompt %d, pos %lld, tree node %lld): %s", name,
+                    ds, (long long)i, p, (long long)pos, (long long)(i - t->node_off[tr]), what);
+}
+
+static int check_header(const trc_meta *m, const char *name, trc_err *err)
+{
+    if (m->vocab < 1)
+        return trci_err(err, TRC_E_DATA, "%s: @vocab: must be >= 1 (got %d)", name, m->vocab);
+    if (m->k < 1 || m->k > TRC_MAX_K || m->k > m->vocab)
+        return trci_err(err, TRC_E_DATA, "%s: @k: must be in [1, min(%d, vocab %d)] (got %d)", name,
+                        TRC_MAX_K, m->vocab, m->k);
+    if (m->max_depth < 1 || m->max_depth > TRC_MAX_DEPTH)
+        return trci_err(err, TRC_E_DATA, "%s: @max_depth: must be in [1, %d] (got %d)", name,
+                        TRC_MAX_DEPTH, m->max_depth);
+    if (m->max_nodes < m->max_depth + 1)
+        return trci_err(err, TRC_E_DATA,
+                        "%s: @max_nodes: must be >= max_depth + 1 = %d to hold the reference "
+                        "path (got %d)",
+                        name, m->max_depth + 1, m->max_nodes);
+    if (m->target_layers < 1)
+        return trci_err(err, TRC_E_DATA, "%s: @target_layers: must be >= 1 (got %d)", name,
+                        m->target_layers);
+    if (m->n_exit < 0 || m->n_exit > TRC_MAX_EXIT)
+        return trci_err(err, TRC_E_DATA, "%s: @exit_layers: %d layers, at most %d allowed", name,
+                        m->n_exit, TRC_MAX_EXIT);
+    for (int e = 0; e < m->n_exit; e++) {
+        int32_t l = m->exit_layers[e];
+        if (l < 1 || l >= m->target_layers)
+            return trci_err(err, TRC_E_DATA,
+                            "%s: @exit_layers: layer %d (index %d) not in [1, target_layers %d)",
+                            name, l, e, m->target_layers);
+        if (e > 0 && l <= m->exit_layers[e - 1])
+            return trci_err(err, TRC_E_DATA,
+                            "%s: @exit_layers: not strictly ascending at index %d (%d after %d)",
+                            name, e, l, m->exit_layers[e - 1]);
+    }
+    if (m->n_prompts < 1) return trci_err(err, TRC_E_DATA, "%s: /prompts/offset: no prompts", name);
+    return TRC_OK;
+}
+
+static int check_offsets(const int64_t *off, int64_t n, int64_t total, int min_len, int64_t max_len,
+                         const char *name, const char *ds, const char *unit, trc_err *err)
+{
+    if (off[0] != 0)
+        return trci_err(err, TRC_E_DATA, "%s: %s: first offset is %lld, expected 0", name, ds,
+                        (long long)off[0]);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len = off[i + 1] - off[i];
+        if (off[i + 1] < off[i])
+            return trci_err(err, TRC_E_DATA, "%s: %s: decreases at index %lld (%lld after %lld)",
+                            name, ds, (long long)(i + 1), (long long)off[i + 1], (long long)off[i]);
+        if (len < min_len || len > max_len)
+            return trci_err(err, TRC_E_DATA, "%s: %s: entry %lld has %lld %s, expected %d..%lld",
+                            name, ds, (long long)i, (long long)len, unit, min_len,
+                            (long long)max_len);
+    }
+    if (off[n] != total)
+        return trci_err(err, TRC_E_DATA,
+                        "%s: %s: final offset %lld does not match the %lld %s in the data", name,
+                        ds, (long long)off[n], (long long)total, unit);
+    return TRC_OK;
+}
+
+/* Token range check; stride 0 for per-prompt data, else entries per node (1 for
+ * /nodes/token, K for candidate lists). */
+static int check_tokens(const trc_trace *t, const int32_t *tok, int64_t n, const char *name,
+                        const char *ds, int stride, trc_err *err)
+{
+    int32_t V = t->meta.vocab;
+    for (int64_t i = 0; i < n; i++) {
+        if (tok[i] >= 0 && tok[i] < V) continue;
+        if (!stride)
+            return trci_err(err, TRC_E_DATA, "%s: %s: token %d at index %lld out of range [0, %d)",
+                            name, ds, tok[i], (long long)i, V);
+        char what[128];
+        if (stride == 1)
+            snprintf(what, sizeof what, "token %d out of range [0, %d)", tok[i], V);
+        else
+            snprintf(what, sizeof what, "token %d out of range [0, %d) at candidate %d", tok[i], V,
+                     (int)(i % stride));
+        return node_err(t, err, TRC_E_DATA, name, ds, i / stride, what);
+    }
+    return TRC_OK;
+}
+
+static int check_logp(const trc_trace *t, const float *lp, const char *name, const char *ds,
+                      trc_err *err)
+{
+    int64_t N = t->meta.n_nodes;
+    int K = t->meta.k;
+    char what[160];
+    for (int64_t i = 0; i < N; i++) {
+        const float *row = lp + i * K;
+        for (int j = 0; j < K; j++) {
+            float v = row[j];
+            if (!isfinite(v)) {
+                snprintf(what, sizeof what, "log-prob %s at candidate %d",
+                         isnan(v) ? "NaN" : "infinite", j);
+                return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+            }
+            if (v > TRCI_LOGP_EPS) {
+                snprintf(what, sizeof what, "log-prob %g > 0 at candidate %d", (double)v, j);
+                return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+            }
+            if (j > 0 && v > row[j - 1]) {
+                snprintf(what, sizeof what,
+                         "log-probs not sorted: candidate %d (%g) above candidate %d (%g)", j,
+                         (double)v, j - 1, (double)row[j - 1]);
+                return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+            }
+        }
+    }
+    return TRC_OK;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Returns a token occurring twice in v[0..n), or -1.  scratch holds n entries.
+ * Short lists (the common case: K candidates, a few children) first go through a
+ * 256-bin bit filter, so the quadratic scan runs only when two tokens share a bin
+ * (~10% of rows for K = 8); long lists are sorted. */
+static int32_t find_dup(const int32_t *v, int n, int32_t *scratch)
+{
+    if (n <= 16) {
+        if (n > 4) {
+            uint64_t seen[4] = {0, 0, 0, 0};
+            int clash = 0;
+            for (int a = 0; a < n; a++) {
+                uint32_t bin = ((uint32_t)v[a] * 0x9e3779b1u) >> 24;
+                uint64_t bit = 1ull << (bin & 63);
+                clash |= (seen[bin >> 6] & bit) != 0;
+                seen[bin >> 6] |= bit;
+            }
+            if (!clash) return -1;
+        }
+        for (int a = 1; a < n; a++)
+            for (int b = 0; b < a; b++)
+                if (v[a] == v[b]) return v[a];
+        return -1;
+    }
+    memcpy(scratch, v, (size_t)n * sizeof *v);
+    qsort(scratch, (size_t)n, sizeof *scratch, cmp_i32);
+    for (int a = 1; a < n; a++)
+        if (scratch[a] == scratch[a - 1]) return scratch[a];
+    return -1;
+}
+
+static int check_candidates(const trc_trace *t, const int32_t *tok, const char *name,
+                            const char *ds, int32_t *scratch, trc_err *err)
+{
+    int K = t->meta.k;
+    for (int64_t i = 0; i < t->meta.n_nodes; i++) {
+        int32_t d = find_dup(tok + i * K, K, scratch);
+        if (d >= 0) {
+            char what[96];
+            snprintf(what, sizeof what, "token %d listed twice among the top-%d", d, K);
+            return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+        }
+    }
+    return TRC_OK;
+}
+
+/* Structure, links, duplicates and the reference path of one tree. */
+static int check_tree(trc_trace *t, int32_t p, int64_t pos, int64_t tr, int32_t *scratch,
+                      const char *name, trc_err *err)
+{
+    const trc_meta *m = &t->meta;
+    int64_t b = t->node_off[tr];
+    int32_t n = (int32_t)(t->node_off[tr + 1] - b);
+    int32_t *par = t->parent + b, *tok = t->token + b;
+    uint8_t *dep = t->depth + b;
+    int32_t *fc = t->first_child + b, *ns = t->next_sibling + b;
+    const int32_t *ref = t->ref_tok + t->ref_off[p];
+    int64_t L = t->ref_off[p + 1] - t->ref_off[p];
+    int K = m->k;
+    char what[200];
+
+    if (par[0] != -1) {
+        snprintf(what, sizeof what, "root parent is %d, expected -1", par[0]);
+        return node_err(t, err, TRC_E_DATA, name, "/nodes/parent", b, what);
+    }
+    if (dep[0] != 0) {
+        snprintf(what, sizeof what, "root depth is %d, expected 0", dep[0]);
+        return node_err(t, err, TRC_E_DATA, name, "/nodes/depth", b, what);
+    }
+    int32_t want_root = -1;
+    if (pos > 0)
+        want_root = ref[pos - 1];
+    else if (t->prompt_off[p + 1] > t->prompt_off[p])
+        want_root = t->prompt_tok[t->prompt_off[p + 1] - 1];
+    if (want_root >= 0 && tok[0] != want_root) {
+        snprintf(what, sizeof what, "root token %d, expected %d (the %s)", tok[0], want_root,
+                 pos > 0 ? "previous reference token" : "last prompt token");
+        return node_err(t, err, TRC_E_DATA, name, "/nodes/token", b, what);
+    }
+    for (int32_t i = 0; i < n; i++)
+        fc[i] = ns[i] = -1;
+    for (int32_t i = 1; i < n; i++) {
+        if (par[i] < 0 || par[i] >= i) {
+            snprintf(what, sizeof what, "parent %d not in [0, %d)", par[i], i);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/parent", b + i, what);
+        }
+        if (dep[i] != dep[par[i]] + 1) {
+            snprintf(what, sizeof what, "depth %d, expected parent's depth + 1 = %d", dep[i],
+                     dep[par[i]] + 1);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/depth", b + i, what);
+        }
+        if (dep[i] > m->max_depth) {
+            snprintf(what, sizeof what, "depth %d exceeds max_depth %d", dep[i], m->max_depth);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/depth", b + i, what);
+        }
+    }
+    for (int32_t i = n - 1; i >= 1; i--) { /* children end up in index order */
+        ns[i] = fc[par[i]];
+        fc[par[i]] = i;
+    }
+    for (int32_t u = 0; u < n; u++) {
+        int c = 0;
+        for (int32_t v = fc[u]; v >= 0; v = ns[v])
+            scratch[c++] = tok[v];
+        int32_t d = find_dup(scratch, c, scratch + c);
+        if (d >= 0) {
+            snprintf(what, sizeof what, "two children carry token %d", d);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/token", b + u, what);
+        }
+    }
+    int32_t depth_ref = (int32_t)(L - pos < m->max_depth ? L - pos : m->max_depth);
+    int32_t u = 0;
+    for (int32_t d = 0;; d++) {
+        if (pos + d < L && t->tgt_tok[(b + u) * K] != ref[pos + d]) {
+            snprintf(what, sizeof what,
+                     "target top-1 %d on the reference path (depth %d) differs from the "
+                     "reference token %d",
+                     t->tgt_tok[(b + u) * K], d, ref[pos + d]);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/target_tok", b + u, what);
+        }
+        if (d == depth_ref) break;
+        int32_t v = fc[u];
+        while (v >= 0 && tok[v] != ref[pos + d])
+            v = ns[v];
+        if (v < 0) {
+            snprintf(what, sizeof what,
+                     "reference path missing: no child with reference token %d (depth %d of "
+                     "%d)",
+                     ref[pos + d], d + 1, depth_ref);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/token", b + u, what);
+        }
+        u = v;
+    }
+    return TRC_OK;
+}
+
+int trci_validate(trc_trace *t, const char *name, trc_err *err)
+{
+    const trc_meta *m = &t->meta;
+    int rc = check_header(m, name, err);
+    if (rc) return rc;
+    rc = check_offsets(t->prompt_off, m->n_prompts, t->n_prompt_tok, 0, INT32_MAX, name,
+                       "/prompts/offset", "prompt tokens", err);
+    if (!rc)
+        rc = check_offsets(t->ref_off, m->n_prompts, m->n_trees, 1, INT32_MAX, name,
+                           "/reference/offset", "reference tokens", err);
+    if (!rc)
+        rc = check_offsets(t->node_off, m->n_trees, m->n_nodes, 1, m->max_nodes, name,
+                           "/trees/node_offset", "nodes", err);
+    if (!rc) rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, name, "/prompts/tokens", 0, err);
+    if (!rc) rc = check_tokens(t, t->ref_tok, m->n_trees, name, "/reference/tokens", 0, err);
+    if (!rc) rc = check_tokens(t, t->token, m->n_nodes, name, "/nodes/token", 1, err);
+    int64_t nk = m->n_nodes * m->k;
+    if (!rc) rc = check_tokens(t, t->draft_tok, nk, name, "/nodes/draft_tok", m->k, err);
+    if (!rc) rc = check_tokens(t, t->tgt_tok, nk, name, "/nodes/target_tok", m->k, err);
+    if (!rc) rc = check_logp(t, t->draft_logp, name, "/nodes/draft_logp", err);
+    if (!rc) rc = check_logp(t, t->tgt_logp, name, "/nodes/target_logp", err);
+    if (rc) return rc;
+    int64_t ne = nk * m->n_exit;
+    for (int64_t i = 0; i < ne; i++)
+        if (!isfinite(t->exit_score[i])) {
+            char what[96];
+            int64_t per = (int64_t)m->n_exit * m->k;
+            snprintf(what, sizeof what, "%s score at exit %d, candidate %d",
+                     isnan(t->exit_score[i]) ? "NaN" : "infinite", (int)(i % per / m->k),
+                     (int)(i % m->k));
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/exit_score", i / per, what);
+        }
+
+    int32_t max_n = 1;
+    for (int64_t tr = 0; tr < m->n_trees; tr++)
+        if (t->node_off[tr + 1] - t->node_off[tr] > max_n)
+            max_n = (int32_t)(t->node_off[tr + 1] - t->node_off[tr]);
+    size_t scratch_n = 2 * (size_t)(max_n > m->k ? max_n : m->k);
+    int32_t *scratch = malloc(scratch_n * sizeof *scratch);
+    if (!scratch) return trci_err(err, TRC_E_NOMEM, "%s: out of memory while validating", name);
+    rc = check_candidates(t, t->draft_tok, name, "/nodes/draft_tok", scratch, err);
+    if (!rc) rc = check_candidates(t, t->tgt_tok, name, "/nodes/target_tok", scratch, err);
+    for (int32_t p = 0; !rc && p < m->n_prompts; p++) {
+        int64_t L = t->ref_off[p + 1] - t->ref_off[p];
+        for (int64_t pos = 0; !rc && pos < L; pos++)
+            rc = check_tree(t, p, pos, t->ref_off[p] + pos, scratch, name, err);
+    }
+    free(scratch);
+    if (rc) return rc;
+    t->checksum = trci_hash(t);
+    return TRC_OK;
+}
+
+/* -------------------------------------------------------------- accessors */
+
+const trc_meta *trc_get_meta(const trc_trace *t)
+{
+    return &t->meta;
+}
+
+uint64_t trc_checksum(const trc_trace *t)
+{
+    return t->checksum;
+}
+
+size_t trc_bytes(const trc_trace *t)
+{
+    const trc_meta *m = &t->meta;
+    size_t P = (size_t)m->n_prompts, T = (size_t)m->n_trees, N = (size_t)m->n_nodes;
+    size_t nk = N * (size_t)m->k;
+    return sizeof *t + 2 * (P + 1) * 8 + (size_t)t->n_prompt_tok * 4 + T * 4 + (T + 1) * 8 +
+           N * (4 * 4 + 1) + nk * 16 + nk * (size_t)m->n_exit * 4;
+}
+
+int32_t trc_prompt(const trc_trace *t, int32_t p, const int32_t **tokens)
+{
+    if (p < 0 || p >= t->meta.n_prompts) {
+        if (tokens) *tokens = NULL;
+        return 0;
+    }
+    if (tokens) *tokens = t->prompt_tok + t->prompt_off[p];
+    return (int32_t)(t->prompt_off[p + 1] - t->prompt_off[p]);
+}
+
+int32_t trc_ref(const trc_trace *t, int32_t p, const int32_t **tokens)
+{
+    if (p < 0 || p >= t->meta.n_prompts) {
+        if (tokens) *tokens = NULL;
+        return 0;
+    }
+    if (tokens) *tokens = t->ref_tok + t->ref_off[p];
+    return (int32_t)(t->ref_off[p + 1] - t->ref_off[p]);
+}
+
+int trc_tree_get(const trc_trace *t, int32_t p, int32_t pos, trc_tree *out)
+{
+    if (p < 0 || p >= t->meta.n_prompts || pos < 0 || pos >= t->ref_off[p + 1] - t->ref_off[p])
+        return TRC_E_ARG;
+    int64_t tr = t->ref_off[p] + pos, b = t->node_off[tr];
+    int64_t K = t->meta.k, E = t->meta.n_exit;
+    out->n = (int32_t)(t->node_off[tr + 1] - b);
+    out->k = (int32_t)K;
+    out->n_exit = (int32_t)E;
+    out->parent = t->parent + b;
+    out->token = t->token + b;
+    out->depth = t->depth + b;
+    out->first_child = t->first_child + b;
+    out->next_sibling = t->next_sibling + b;
+    out->draft_tok = t->draft_tok + b * K;
+    out->draft_logp = t->draft_logp + b * K;
+    out->tgt_tok = t->tgt_tok + b * K;
+    out->tgt_logp = t->tgt_logp + b * K;
+    out->exit_score = E ? t->exit_score + b * E * K : NULL;
+    return TRC_OK;
+}
+
+int32_t trc_tree_child(const trc_tree *tr, int32_t node, int32_t token)
+{
+    if (node < 0 || node >= tr->n) return -1;
+    for (int32_t v = tr->first_child[node]; v >= 0; v = tr->next_sibling[v])
+        if (tr->token[v] == token) return v;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- builder */
+
+typedef struct vec {
+    void *p;
+    size_t n, cap; /* elements */
+} vec;
+
+static int vec_push(vec *v, size_t esz, const void *src, size_t count)
+{
+    if (count == 0) return TRC_OK;
+    if (count > SIZE_MAX / esz - v->n) return TRC_E_NOMEM;
+    if (v->n + count > v->cap) {
+        size_t cap = v->cap ? v->cap : 64;
+        while (cap < v->n + count)
+            cap = cap > SIZE_MAX / 2 / esz ? v->n + count : cap * 2;
+        void *q = realloc(v->p, cap * esz);
+        if (!q) return TRC_E_NOMEM;
+        v->p = q;
+        v->cap = cap;
+    }
+    if (src)
+        memcpy((char *)v->p + v->n * esz, src, count * esz);
+    else
+        memset((char *)v->p + v->n * esz, 0, count * esz);
+    v->n += count;
+    return TRC_OK;
+}
+
+/* Hands the buffer over (at least one element, so never NULL); the vec is emptied. */
+static void *vec_take(vec *v, size_t esz)
+{
+    void *p = v->p;
+    if (!p) p = calloc(1, esz);
+    v->p = NULL;
+    v->n = v->cap = 0;
+    return p;
+}
+
+enum {
+    V_POFF,
+    V_PTOK,
+    V_ROFF,
+    V_RTOK,
+    V_NOFF,
+    V_PAR,
+    V_TOK,
+    V_DEP,
+    V_DTOK,
+    V_DLP,
+    V_TTOK,
+    V_TLP,
+    V_EXIT,
+    V_COUNT
+};
+
+struct trc_builder {
+    trc_meta meta;
+    vec v[V_COUNT];
+    int64_t trees_due; /* trees still owed to the current prompt */
+    int code;          /* first misuse, sticky */
+    char msg[256];
+};
+
+trc_builder *trc_builder_new(const trc_meta *meta)
+{
+    if (!meta || meta->k < 1 || meta->k > TRC_MAX_K || meta->n_exit < 0 ||
+        meta->n_exit > TRC_MAX_EXIT)
+        return NULL;
+    trc_builder *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->meta = *meta;
+    b->meta.version = TRC_VERSION;
+    for (int e = b->meta.n_exit; e < TRC_MAX_EXIT; e++)
+        b->meta.exit_layers[e] = 0;
+    b->meta.target[TRC_NAME_CAP - 1] = b->meta.draft[TRC_NAME_CAP - 1] = '\0';
+    b->meta.tokenizer[TRC_NAME_CAP - 1] = '\0';
+    b->meta.source[sizeof b->meta.source - 1] = '\0';
+    b->meta.n_prompts = 0;
+    b->meta.n_trees = b->meta.n_nodes = 0;
+    int64_t zero = 0;
+    if (vec_push(&b->v[V_POFF], 8, &zero, 1) || vec_push(&b->v[V_ROFF], 8, &zero, 1) ||
+        vec_push(&b->v[V_NOFF], 8, &zero, 1)) {
+        trc_builder_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void trc_builder_free(trc_builder *b)
+{
+    if (!b) return;
+    for (int i = 0; i < V_COUNT; i++)
+        free(b->v[i].p);
+    free(b);
+}
+
+static int misuse(trc_builder *b, int code, const char *what)
+{
+    if (!b->code) {
+        b->code = code;
+        trci_strcpy(b->msg, sizeof b->msg, what);
+    }
+    return code;
+}
+
+int trc_builder_add_prompt(trc_builder *b, const int32_t *prompt, int32_t prompt_len,
+                           const int32_t *ref, int32_t ref_len)
+{
+    if (b->code) return b->code;
+    if (b->trees_due) return misuse(b, TRC_E_ARG, "add_prompt before the previous prompt's trees");
+    if (prompt_len < 0 || ref_len < 1 || (prompt_len > 0 && !prompt) || !ref)
+        return misuse(b, TRC_E_ARG, "add_prompt: bad lengths or NULL tokens");
+    if (b->meta.n_prompts == INT32_MAX) return misuse(b, TRC_E_ARG, "too many prompts");
+    int64_t poff = (int64_t)b->v[V_PTOK].n + prompt_len;
+    int64_t roff = (int64_t)b->v[V_RTOK].n + ref_len;
+    if (vec_push(&b->v[V_PTOK], 4, prompt, (size_t)prompt_len) ||
+        vec_push(&b->v[V_RTOK], 4, ref, (size_t)ref_len) || vec_push(&b->v[V_POFF], 8, &poff, 1) ||
+        vec_push(&b->v[V_ROFF], 8, &roff, 1))
+        return misuse(b, TRC_E_NOMEM, "out of memory");
+    b->meta.n_prompts++;
+    b->trees_due = ref_len;
+    return TRC_OK;
+}
+
+int trc_builder_add_tree(trc_builder *b, int32_t n, const int32_t *parent, const int32_t *token,
+                         const int32_t *draft_tok, const float *draft_logp, const int32_t *tgt_tok,
+                         const float *tgt_logp, const float *exit_score)
+{
+    if (b->code) return b->code;
+    if (b->trees_due <= 0) return misuse(b, TRC_E_ARG, "add_tree without a prompt owing trees");
+    if (n < 1 || !parent || !token || !draft_tok || !draft_logp || !tgt_tok || !tgt_logp ||
+        (b->meta.n_exit > 0 && !exit_score))
+        return misuse(b, TRC_E_ARG, "add_tree: n < 1 or a NULL array");
+    size_t nk = (size_t)n * (size_t)b->meta.k;
+    size_t nd = b->v[V_DEP].n;
+    if (vec_push(&b->v[V_PAR], 4, parent, (size_t)n) ||
+        vec_push(&b->v[V_TOK], 4, token, (size_t)n) || vec_push(&b->v[V_DEP], 1, NULL, (size_t)n) ||
+        vec_push(&b->v[V_DTOK], 4, draft_tok, nk) || vec_push(&b->v[V_DLP], 4, draft_logp, nk) ||
+        vec_push(&b->v[V_TTOK], 4, tgt_tok, nk) || vec_push(&b->v[V_TLP], 4, tgt_logp, nk) ||
+        (b->meta.n_exit > 0 && vec_push(&b->v[V_EXIT], 4, exit_score, nk * (size_t)b->meta.n_exit)))
+        return misuse(b, TRC_E_NOMEM, "out of memory");
+    /* Depths follow the parents; a bad parent leaves 0 for validation to report. */
+    uint8_t *dep = (uint8_t *)b->v[V_DEP].p + nd;
+    for (int32_t i = 1; i < n; i++)
+        if (parent[i] >= 0 && parent[i] < i)
+            dep[i] = dep[parent[i]] < UINT8_MAX ? (uint8_t)(dep[parent[i]] + 1) : UINT8_MAX;
+    b->meta.n_nodes += n;
+    b->meta.n_trees++;
+    int64_t noff = b->meta.n_nodes;
+    if (vec_push(&b->v[V_NOFF], 8, &noff, 1)) return misuse(b, TRC_E_NOMEM, "out of memory");
+    b->trees_due--;
+    return TRC_OK;
+}
+
+int trc_builder_finish(trc_builder *b, const char *name, trc_trace **out, trc_err *err)
+{
+    *out = NULL;
+    if (!name) name = "builder";
+    if (!b) return trci_err(err, TRC_E_NOMEM, "%s: no builder (out of memory)", name);
+    int rc;
+    if (b->code) {
+        rc = trci_err(err, b->code, "%s: builder: %s", name, b->msg);
+    } else if (b->trees_due) {
+        rc = trci_err(err, TRC_E_ARG, "%s: builder: prompt %d still owes %lld trees", name,
+                      b->meta.n_prompts - 1, (long long)b->trees_due);
+    } else {
+        trc_trace *t = calloc(1, sizeof *t);
+        if (!t) {
+            rc = trci_err(err, TRC_E_NOMEM, "%s: out of memory", name);
+        } else {
+            t->meta = b->meta;
+            t->n_prompt_tok = (int64_t)b->v[V_PTOK].n;
+            t->prompt_off = vec_take(&b->v[V_POFF], 8);
+            t->prompt_tok = vec_take(&b->v[V_PTOK], 4);
+            t->ref_off = vec_take(&b->v[V_ROFF], 8);
+            t->ref_tok = vec_take(&b->v[V_RTOK], 4);
+            t->node_off = vec_take(&b->v[V_NOFF], 8);
+            t->parent = vec_take(&b->v[V_PAR], 4);
+            t->token = vec_take(&b->v[V_TOK], 4);
+            t->depth = vec_take(&b->v[V_DEP], 1);
+            t->draft_tok = vec_take(&b->v[V_DTOK], 4);
+            t->draft_logp = vec_take(&b->v[V_DLP], 4);
+            t->tgt_tok = vec_take(&b->v[V_TTOK], 4);
+            t->tgt_logp = vec_take(&b->v[V_TLP], 4);
+            t->exit_score = b->meta.n_exit ? vec_take(&b->v[V_EXIT], 4) : NULL;
+            size_t nn = (size_t)(b->meta.n_nodes ? b->meta.n_nodes : 1);
+            t->first_child = malloc(nn * sizeof(int32_t));
+            t->next_sibling = malloc(nn * sizeof(int32_t));
+            if (!t->prompt_off || !t->prompt_tok || !t->ref_off || !t->ref_tok || !t->node_off ||
+                !t->parent || !t->token || !t->depth || !t->draft_tok || !t->draft_logp ||
+                !t->tgt_tok || !t->tgt_logp || !t->first_child || !t->next_sibling ||
+                (b->meta.n_exit && !t->exit_score)) {
+                rc = trci_err(err, TRC_E_NOMEM, "%s: out of memory", name);
+            } else {
+                rc = trci_validate(t, name, err);
+            }
+            if (rc)
+                trc_free(t);
+            else
+                *out = t;
+        }
+    }
+    trc_builder_free(b);
+    return rc;
+}

@@ -1,0 +1,476 @@
+/*
+ * trc_synth.c -- the synthetic trace generator (trc_synth): writes the schema-v1
+ * content from a small parametric model of a draft/target pair, through the
+ * builder, so a synthetic trace passes exactly the validation a recorded one does.
+ *
+ * The model (traces/README.md, "Synthetic generator", is the reference text):
+ *   - prompt and reference tokens are uniform in [0, vocab);
+ *   - every node u at depth d has a "next token" g(u), the target's greedy token:
+ *     on the reference path g(u) is the next reference token; elsewhere it is drawn
+ *     from the same per-depth acceptance model, so off-path subtrees look alike;
+ *   - the draft's top-1 equals g(u) with probability a_d = accept[min(d, n-1)];
+ *     otherwise g(u) sits at rank 2..K with probability (c_d - a_d)/(1 - a_d),
+ *     c_d = max(coverage, a_d) (K = 1: c_d = a_d), the rank drawn in proportion to
+ *     the candidates' draft probabilities; otherwise g(u) is outside the top-K;
+ *   - draft top-1 probability q1 ~ Beta(a*kappa, (1-a)*kappa), kappa = 4, a clamped
+ *     to [0.001, 0.999]; with probability `calibration` it is instead drawn from
+ *     the posterior Beta(alpha+1, beta) if the top-1 is right, Beta(alpha, beta+1)
+ *     if wrong, which gives P(top-1 right | q1) = calibration*q1 +
+ *     (1 - calibration)*a_d and leaves the marginal of q1 unchanged;
+ *   - lower draft probabilities by capped stick-breaking of the remaining mass:
+ *     q_{j+1} = min(q_j, rest_j * w_j), w_j ~ Beta(1, 2);
+ *   - the target's top-K: g(u) first with probability ~ Beta(4, 1.5), then the
+ *     draft's other candidates in draft order, each kept with probability 1/2,
+ *     then fresh tokens; probabilities by the same stick-breaking;
+ *   - exit scores: logits 2*N(0,1) per candidate; when g(u) is among the
+ *     candidates, the predictor at exit layer l ranks it first with probability
+ *     acc(l) = 1/K + (predictor_accuracy - 1/K) * l / l_deepest (otherwise another
+ *     candidate, uniformly, is first) -- the top score is swapped into place;
+ *   - each tree: the reference path to depth min(D, L - pos) first, then nodes
+ *     added best-first by joint draft probability (a heap over (node, candidate)
+ *     pairs, ties broken by insertion order) up to M nodes and depth D.  The
+ *     joint probability of a reference child outside the top-K is taken as half
+ *     the K-th candidate's (not recorded; it only orders the expansion).
+ * Determinism: one gsl_rng_mt19937 seeded from p->seed (folded to 32 bits:
+ * low ^ high) and a fixed draw order; same params -> same checksum.  GSL's
+ * aborting error handler is switched off process-wide on entry.
+ */
+#include "trc_impl.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KAPPA 4.0      /* concentration of the draft top-1 Beta */
+#define STICK_BETA 2.0 /* w ~ Beta(1, STICK_BETA) */
+#define TGT_TOP1_A 4.0 /* target top-1 probability ~ Beta(A, B) */
+#define TGT_TOP1_B 1.5
+#define SCORE_SIGMA 2.0  /* exit-score logit scale */
+#define PROB_FLOOR 1e-30 /* keeps log-probs finite */
+#define MAX_TREES 100000000LL
+#define MAX_NODES_TOTAL 2147483647LL
+
+void trc_synth_default_params(trc_synth_params *p)
+{
+    static const double accept[] = {0.80, 0.75, 0.70, 0.66, 0.62, 0.58, 0.55, 0.52};
+    memset(p, 0, sizeof *p);
+    p->seed = 1;
+    p->prompts = 4;
+    p->prompt_len = 64;
+    p->output_len = 128;
+    p->vocab = 151936;
+    p->k = 8;
+    p->max_depth = 8;
+    p->max_nodes = 32;
+    p->target_layers = 36;
+    p->n_exit = 1;
+    p->exit_layers[0] = 18;
+    p->n_accept = (int32_t)(sizeof accept / sizeof accept[0]);
+    memcpy(p->accept, accept, sizeof accept);
+    p->calibration = 0.7;
+    p->coverage = 0.92;
+    p->predictor_accuracy = 0.85;
+    trci_strcpy(p->target, sizeof p->target, "synthetic-target");
+    trci_strcpy(p->draft, sizeof p->draft, "synthetic-draft");
+}
+
+/* ------------------------------------------------------- parameter checks */
+
+static int bad_int(trc_err *err, const char *key, long long lo, long long hi, long long got)
+{
+    return trci_err(err, TRC_E_ARG, "synth: %s must be in [%lld, %lld] (got %lld)", key, lo, hi,
+                    got);
+}
+
+static int bad_unit(trc_err *err, const char *key, double got)
+{
+    return trci_err(err, TRC_E_ARG, "synth: %s must be in [0,1] (got %g)", key, got);
+}
+
+static int check_params(const trc_synth_params *p, trc_err *err)
+{
+    if (p->prompts < 1 || p->prompts > 1000000)
+        return bad_int(err, "prompts", 1, 1000000, p->prompts);
+    if (p->prompt_len < 0 || p->prompt_len > 1000000)
+        return bad_int(err, "prompt_len", 0, 1000000, p->prompt_len);
+    if (p->output_len < 1 || p->output_len > 1000000)
+        return bad_int(err, "output_len", 1, 1000000, p->output_len);
+    if (p->k < 1 || p->k > TRC_MAX_K) return bad_int(err, "k", 1, TRC_MAX_K, p->k);
+    if (p->vocab <= p->k) return bad_int(err, "vocab", (long long)p->k + 1, INT32_MAX, p->vocab);
+    if (p->max_depth < 1 || p->max_depth > TRC_MAX_DEPTH)
+        return bad_int(err, "max_depth", 1, TRC_MAX_DEPTH, p->max_depth);
+    if (p->max_nodes < p->max_depth + 1 || p->max_nodes > 65536)
+        return bad_int(err, "max_nodes", (long long)p->max_depth + 1, 65536, p->max_nodes);
+    long long trees = (long long)p->prompts * p->output_len;
+    if (trees > MAX_TREES)
+        return trci_err(err, TRC_E_ARG, "synth: prompts * output_len must be <= %lld (got %lld)",
+                        MAX_TREES, trees);
+    if (trees * p->max_nodes > MAX_NODES_TOTAL)
+        return trci_err(err, TRC_E_ARG,
+                        "synth: prompts * output_len * max_nodes must be <= %lld (got %lld)",
+                        MAX_NODES_TOTAL, trees * p->max_nodes);
+    if (p->target_layers < 2 || p->target_layers > 100000)
+        return bad_int(err, "target_layers", 2, 100000, p->target_layers);
+    if (p->n_exit < 0 || p->n_exit > TRC_MAX_EXIT)
+        return trci_err(err, TRC_E_ARG, "synth: exit_layers must hold at most %d layers (got %d)",
+                        TRC_MAX_EXIT, p->n_exit);
+    for (int e = 0; e < p->n_exit; e++) {
+        if (p->exit_layers[e] < 1 || p->exit_layers[e] >= p->target_layers)
+            return trci_err(err, TRC_E_ARG,
+                            "synth: exit_layers values must be in [1, target_layers) = [1, %d) "
+                            "(got %d)",
+                            p->target_layers, p->exit_layers[e]);
+        if (e > 0 && p->exit_layers[e] <= p->exit_layers[e - 1])
+            return trci_err(err, TRC_E_ARG,
+                            "synth: exit_layers must be strictly ascending (got %d after %d)",
+                            p->exit_layers[e], p->exit_layers[e - 1]);
+    }
+    if (p->n_accept < 1 || p->n_accept > TRC_MAX_DEPTH)
+        return trci_err(err, TRC_E_ARG, "synth: accept must hold 1 to %d values (got %d)",
+                        TRC_MAX_DEPTH, p->n_accept);
+    for (int d = 0; d < p->n_accept; d++)
+        if (!(p->accept[d] >= 0.0 && p->accept[d] <= 1.0))
+            return trci_err(err, TRC_E_ARG,
+                            "synth: accept values must be in [0,1] (got %g at depth %d)",
+                            p->accept[d], d + 1);
+    if (!(p->calibration >= 0.0 && p->calibration <= 1.0))
+        return bad_unit(err, "calibration", p->calibration);
+    if (!(p->coverage >= 0.0 && p->coverage <= 1.0)) return bad_unit(err, "coverage", p->coverage);
+    if (!(p->predictor_accuracy >= 0.0 && p->predictor_accuracy <= 1.0))
+        return bad_unit(err, "predictor_accuracy", p->predictor_accuracy);
+    if (!memchr(p->target, '\0', sizeof p->target))
+        return trci_err(err, TRC_E_ARG, "synth: target must be shorter than %d bytes",
+                        TRC_NAME_CAP);
+    if (!memchr(p->draft, '\0', sizeof p->draft))
+        return trci_err(err, TRC_E_ARG, "synth: draft must be shorter than %d bytes", TRC_NAME_CAP);
+    return TRC_OK;
+}
+
+/* -------------------------------------------------------------- generator */
+
+typedef struct frontier {
+    double joint;
+    int64_t seq;
+    int32_t node, cand;
+} frontier;
+
+typedef struct gen {
+    const trc_synth_params *p;
+    gsl_rng *rng;
+    int K, D, M, E;
+    double exit_acc[TRC_MAX_EXIT];
+    /* one tree, M nodes */
+    int32_t *parent, *token, *depth, *dtok, *ttok;
+    float *dlp, *tlp, *exit;
+    double *q, *joint; /* draft probabilities [M*K], joint probability [M] */
+    frontier *heap;    /* capacity M*K */
+    int hn;
+    int64_t seq;
+} gen;
+
+static int heap_less(const frontier *a, const frontier *b) /* a ranks below b */
+{
+    return a->joint < b->joint || (a->joint == b->joint && a->seq > b->seq);
+}
+
+static void heap_push(gen *g, double joint, int32_t node, int32_t cand)
+{
+    int i = g->hn++;
+    frontier f = {joint, g->seq++, node, cand};
+    while (i > 0 && heap_less(&g->heap[(i - 1) / 2], &f)) {
+        g->heap[i] = g->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    g->heap[i] = f;
+}
+
+static frontier heap_pop(gen *g)
+{
+    frontier top = g->heap[0], last = g->heap[--g->hn];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= g->hn) break;
+        if (c + 1 < g->hn && heap_less(&g->heap[c], &g->heap[c + 1])) c++;
+        if (!heap_less(&last, &g->heap[c])) break;
+        g->heap[i] = g->heap[c];
+        i = c;
+    }
+    if (g->hn > 0) g->heap[i] = last;
+    return top;
+}
+
+static int contains(const int32_t *v, int n, int32_t x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x) return 1;
+    return 0;
+}
+
+/* A uniform token absent from v[0..n) and different from avoid (-1: none). */
+static int32_t fresh_token(gen *g, const int32_t *v, int n, int32_t avoid)
+{
+    for (;;) {
+        int32_t x = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)g->p->vocab);
+        if (x != avoid && !contains(v, n, x)) return x;
+    }
+}
+
+/* Sorted probabilities q[0..K) with q[0] = top1 and sum <= 1; log-probs to lp. */
+static void stick_break(gen *g, double top1, double *q, float *lp)
+{
+    q[0] = top1 < PROB_FLOOR ? PROB_FLOOR : top1 > 1.0 ? 1.0 : top1;
+    double rest = 1.0 - q[0];
+    for (int j = 1; j < g->K; j++) {
+        double v = rest * gsl_ran_beta(g->rng, 1.0, STICK_BETA);
+        if (v > q[j - 1]) v = q[j - 1];
+        if (v < PROB_FLOOR) v = PROB_FLOOR;
+        q[j] = v;
+        rest = rest > v ? rest - v : 0.0;
+    }
+    for (int j = 0; j < g->K; j++)
+        lp[j] = (float)log(q[j]);
+    for (int j = 1; j < g->K; j++) /* float rounding must not unsort */
+        if (lp[j] > lp[j - 1]) lp[j] = lp[j - 1];
+}
+
+/* Fills node i's draft and target top-K and exit scores.  next = g(u) when known
+ * (reference path), else -1 (drawn).  Returns the rank of g(u) among the draft
+ * candidates, or -1 when it is outside the top-K. */
+static int gen_node(gen *g, int32_t i, int32_t d, int32_t next)
+{
+    const trc_synth_params *p = g->p;
+    int K = g->K;
+    double a = p->accept[d < p->n_accept ? d : p->n_accept - 1];
+    double cov = K > 1 ? (p->coverage > a ? p->coverage : a) : a;
+    double u = gsl_rng_uniform(g->rng);
+    int rank = u < a ? 0 : u < cov ? 1 : -1; /* 1 = somewhere in 2..K, resolved below */
+
+    double ac = a < 0.001 ? 0.001 : a > 0.999 ? 0.999 : a;
+    double al = ac * KAPPA, be = (1.0 - ac) * KAPPA, top1;
+    if (gsl_rng_uniform(g->rng) < p->calibration)
+        top1 = rank == 0 ? gsl_ran_beta(g->rng, al + 1.0, be) : gsl_ran_beta(g->rng, al, be + 1.0);
+    else
+        top1 = gsl_ran_beta(g->rng, al, be);
+    double *q = g->q + (size_t)i * K;
+    float *dlp = g->dlp + (size_t)i * K;
+    stick_break(g, top1, q, dlp);
+    if (rank == 1) {
+        double tot = 0.0;
+        for (int j = 1; j < K; j++)
+            tot += q[j];
+        double x = gsl_rng_uniform(g->rng) * tot;
+        rank = K - 1;
+        for (int j = 1; j < K; j++) {
+            x -= q[j];
+            if (x < 0.0) {
+                rank = j;
+                break;
+            }
+        }
+    }
+
+    int32_t *dt = g->dtok + (size_t)i * K;
+    for (int j = 0; j < K; j++)
+        dt[j] = -1;
+    if (next >= 0 && rank >= 0) dt[rank] = next;
+    for (int j = 0; j < K; j++)
+        if (dt[j] < 0) dt[j] = fresh_token(g, dt, K, next);
+    int32_t gu = next >= 0 ? next : rank >= 0 ? dt[rank] : fresh_token(g, dt, K, -1);
+
+    /* target top-K */
+    int32_t *tt = g->ttok + (size_t)i * K;
+    double tq[TRC_MAX_K];
+    int n = 0;
+    tt[n++] = gu;
+    for (int j = 0; j < K && n < K; j++)
+        if (dt[j] != gu && gsl_rng_uniform(g->rng) < 0.5) tt[n++] = dt[j];
+    while (n < K) {
+        tt[n] = fresh_token(g, tt, n, -1);
+        n++;
+    }
+    stick_break(g, gsl_ran_beta(g->rng, TGT_TOP1_A, TGT_TOP1_B), tq, g->tlp + (size_t)i * K);
+
+    /* exit scores */
+    for (int e = 0; e < g->E; e++) {
+        float *s = g->exit + ((size_t)i * g->E + (size_t)e) * K;
+        int best = 0;
+        for (int j = 0; j < K; j++) {
+            s[j] = (float)(SCORE_SIGMA * gsl_ran_gaussian_ziggurat(g->rng, 1.0));
+            if (s[j] > s[best]) best = j;
+        }
+        if (rank >= 0) {
+            int win = rank;
+            if (K > 1 && gsl_rng_uniform(g->rng) >= g->exit_acc[e]) {
+                win = (int)gsl_rng_uniform_int(g->rng, (unsigned long)(K - 1));
+                if (win >= rank) win++;
+            }
+            float tmp = s[win];
+            s[win] = s[best];
+            s[best] = tmp;
+        }
+    }
+    return rank;
+}
+
+static int32_t add_node(gen *g, int32_t n, int32_t parent, int32_t token, double joint)
+{
+    g->parent[n] = parent;
+    g->token[n] = token;
+    g->depth[n] = parent < 0 ? 0 : g->depth[parent] + 1;
+    g->joint[n] = joint;
+    return n;
+}
+
+static void push_children(gen *g, int32_t u, int32_t skip_token)
+{
+    if (g->depth[u] >= g->D) return;
+    for (int j = 0; j < g->K; j++) {
+        int32_t tok = g->dtok[(size_t)u * g->K + j];
+        if (tok != skip_token) heap_push(g, g->joint[u] * g->q[(size_t)u * g->K + j], u, j);
+    }
+}
+
+/* Builds the tree at position pos of a prompt whose reference is ref[0..L). */
+static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int32_t root_tok)
+{
+    int K = g->K;
+    int32_t dref = (int32_t)(L - pos < g->D ? L - pos : g->D), n = 0;
+    add_node(g, n++, -1, root_tok, 1.0);
+    for (int32_t d = 0; d <= dref; d++) {
+        int32_t next = pos + d < L ? ref[pos + d] : -1;
+        int rank = gen_node(g, d, d, next);
+        if (d == dref) break;
+        double qr = rank >= 0 ? g->q[(size_t)d * K + rank] : 0.5 * g->q[(size_t)d * K + K - 1];
+        add_node(g, n++, d, ref[pos + d], g->joint[d] * qr);
+    }
+    g->hn = 0;
+    g->seq = 0;
+    for (int32_t d = 0; d <= dref; d++)
+        push_children(g, d, d < dref ? ref[pos + d] : -1);
+    while (n < g->M && g->hn > 0) {
+        frontier f = heap_pop(g);
+        int32_t tok = g->dtok[(size_t)f.node * K + f.cand];
+        int32_t v = add_node(g, n++, f.node, tok, f.joint);
+        gen_node(g, v, g->depth[v], -1);
+        push_children(g, v, -1);
+    }
+    return n;
+}
+
+static int run(gen *g, trc_builder *b)
+{
+    const trc_synth_params *p = g->p;
+    size_t plen = (size_t)p->prompt_len, L = (size_t)p->output_len;
+    int32_t *prompt = malloc((plen ? plen : 1) * sizeof *prompt);
+    int32_t *ref = malloc(L * sizeof *ref);
+    int rc = prompt && ref ? TRC_OK : TRC_E_NOMEM;
+    for (int32_t pi = 0; pi < p->prompts && !rc; pi++) {
+        for (size_t i = 0; i < plen; i++)
+            prompt[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+        for (size_t i = 0; i < L; i++)
+            ref[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+        rc = trc_builder_add_prompt(b, prompt, p->prompt_len, ref, p->output_len);
+        for (int64_t pos = 0; pos < (int64_t)L && !rc; pos++) {
+            int32_t root = pos > 0 ? ref[pos - 1]
+                           : plen  ? prompt[plen - 1]
+                                   : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+            int32_t n = gen_tree(g, ref, (int64_t)L, pos, root);
+            rc = trc_builder_add_tree(b, n, g->parent, g->token, g->dtok, g->dlp, g->ttok, g->tlp,
+                                      g->exit);
+        }
+    }
+    free(prompt);
+    free(ref);
+    return rc;
+}
+
+int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
+{
+    *out = NULL;
+    gsl_set_error_handler_off();
+    int rc = check_params(p, err);
+    if (rc) return rc;
+
+    trc_meta m;
+    memset(&m, 0, sizeof m);
+    m.version = TRC_VERSION;
+    m.vocab = p->vocab;
+    m.k = p->k;
+    m.max_depth = p->max_depth;
+    m.max_nodes = p->max_nodes;
+    m.n_exit = p->n_exit;
+    memcpy(m.exit_layers, p->exit_layers, sizeof m.exit_layers);
+    m.target_layers = p->target_layers;
+    trci_strcpy(m.target, sizeof m.target, p->target);
+    trci_strcpy(m.draft, sizeof m.draft, p->draft);
+    trci_strcpy(m.tokenizer, sizeof m.tokenizer, "synthetic");
+    int w =
+        snprintf(m.source, sizeof m.source,
+                 "flashspec trc_synth: seed=%llu calibration=%g coverage=%g "
+                 "predictor_accuracy=%g accept=",
+                 (unsigned long long)p->seed, p->calibration, p->coverage, p->predictor_accuracy);
+    for (int d = 0; d < p->n_accept && w > 0 && (size_t)w < sizeof m.source; d++)
+        w +=
+            snprintf(m.source + w, sizeof m.source - (size_t)w, "%s%g", d ? "," : "", p->accept[d]);
+
+    gen g;
+    memset(&g, 0, sizeof g);
+    g.p = p;
+    g.K = p->k;
+    g.D = p->max_depth;
+    g.M = p->max_nodes;
+    g.E = p->n_exit;
+    for (int e = 0; e < g.E; e++) {
+        double chance = 1.0 / g.K;
+        g.exit_acc[e] =
+            chance + (p->predictor_accuracy - chance) * p->exit_layers[e] / p->exit_layers[g.E - 1];
+    }
+    size_t M = (size_t)g.M, MK = M * (size_t)g.K;
+    g.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    g.parent = malloc(M * sizeof(int32_t));
+    g.token = malloc(M * sizeof(int32_t));
+    g.depth = malloc(M * sizeof(int32_t));
+    g.dtok = malloc(MK * sizeof(int32_t));
+    g.ttok = malloc(MK * sizeof(int32_t));
+    g.dlp = malloc(MK * sizeof(float));
+    g.tlp = malloc(MK * sizeof(float));
+    g.exit = g.E ? malloc(MK * (size_t)g.E * sizeof(float)) : NULL;
+    g.q = malloc(MK * sizeof(double));
+    g.joint = malloc(M * sizeof(double));
+    g.heap = malloc((MK + (size_t)g.K) * sizeof(frontier));
+    trc_builder *b = trc_builder_new(&m);
+    if (!g.rng || !g.parent || !g.token || !g.depth || !g.dtok || !g.ttok || !g.dlp || !g.tlp ||
+        (g.E && !g.exit) || !g.q || !g.joint || !g.heap || !b) {
+        rc = trci_err(err, TRC_E_NOMEM, "synth: out of memory");
+        trc_builder_free(b);
+    } else {
+        gsl_rng_set(g.rng, (unsigned long)((p->seed ^ (p->seed >> 32)) & 0xffffffffULL));
+        rc = run(&g, b);
+        if (rc) {
+            trc_builder_free(b);
+            rc = trci_err(err, rc, "synth: %s",
+                          rc == TRC_E_NOMEM ? "out of memory" : "generator produced bad input");
+        } else {
+            rc = trc_builder_finish(b, "synth", out, err);
+        }
+    }
+    gsl_rng_free(g.rng);
+    free(g.parent);
+    free(g.token);
+    free(g.depth);
+    free(g.dtok);
+    free(g.ttok);
+    free(g.dlp);
+    free(g.tlp);
+    free(g.exit);
+    free(g.q);
+    free(g.joint);
+    free(g.heap);
+    return rc;
+}
