@@ -3,7 +3,7 @@
  *
  *   flashspec run SCRIPT.lua [-o DIR] [--unsafe] [-q]
  *   flashspec demo [-o DIR] [-q]
- *   flashspec trace info|check|synth ...
+ *   flashspec trace info|check|stats|synth ...
  *   flashspec --help | --version
  *
  * Exit codes follow <sysexits.h>: 0 ok, 64 usage, 65 bad trace data, 66 missing
@@ -25,7 +25,8 @@ static const char usage_main[] =
     "commands:\n"
     "  run SCRIPT.lua [-o DIR]   run an experiment script, write DIR/results.{csv,h5}\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
-    "  trace info|check|synth    inspect, validate or generate traces\n"
+    "  trace info|check|stats|synth\n"
+    "                            inspect, validate, summarise or generate traces\n"
     "\n"
     "options:\n"
     "  -h, --help                show help (also after each command)\n"
@@ -42,18 +43,19 @@ static const char usage_run[] =
     "DIR/results.csv and DIR/results.h5 (atomically; nothing on failure).\n"
     "\n"
     "  -o, --output DIR   results directory (default: results/<script name>)\n"
-    "      --unsafe       lift the sandbox (io, os, require, debug)\n"
+    "      --unsafe       lift the sandbox (io, os, require, debug) and the\n"
+    "                     instruction limit (1e9 Lua VM instructions)\n"
     "  -q, --quiet        no progress lines on stderr\n"
     "  -h, --help         this help\n";
 
 static const char usage_demo[] =
-    "usage: flashspec demo [-o DIR] [-q]\n"
+    "usage: flashspec demo [-o DIR] [-v]\n"
     "\n"
     "Runs configs/default.lua: Qwen3-8B on the OnePlus 12 profile, fully\n"
     "flash-backed, on the bundled trace, and prints Flash-AR vs Chain-SD.\n"
     "\n"
     "  -o, --output DIR   also write DIR/results.{csv,h5}\n"
-    "  -q, --quiet        no progress lines on stderr\n"
+    "  -v, --verbose      progress lines on stderr\n"
     "  -h, --help         this help\n";
 
 static int script_cmd(int argc, char **argv, int demo)
@@ -62,14 +64,16 @@ static int script_cmd(int argc, char **argv, int demo)
         {"output", required_argument, NULL, 'o'},
         {"unsafe", no_argument, NULL, 'u'},
         {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     fs_script_opts o = {0};
+    o.quiet = demo; /* the demo's table says it all */
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qvh", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             o.out_dir = optarg;
@@ -80,6 +84,10 @@ static int script_cmd(int argc, char **argv, int demo)
             break;
         case 'q':
             o.quiet = 1;
+            break;
+        case 'v':
+            if (!demo) goto bad;
+            o.quiet = 0;
             break;
         case 'h':
             fputs(demo ? usage_demo : usage_run, stdout);

@@ -39,6 +39,13 @@
 #define MT_POLICY "flashspec.policy"
 #define API_KEY "flashspec.api"
 
+/* Safety limits of sandboxed experiment scripts: far above any real experiment
+ * (a sweep spends its time in C, not in the Lua VM; 1e9 VM instructions are
+ * seconds of pure Lua), low enough to stop runaway code.  --unsafe lifts the
+ * instruction limit. */
+#define FS_SCRIPT_MEM_LIMIT ((size_t)4 << 30)
+#define FS_SCRIPT_STEP_LIMIT 1000000000LL
+
 typedef struct fs_trace_entry {
     char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
     char name[128];     /* what the results call it */
@@ -815,8 +822,9 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     if (slash) *slash = 0;
     hash_file(o->script, a.meta.script_hash, sizeof a.meta.script_hash);
 
-    fs_lua_limits lim = {.mem_limit_bytes = (size_t)4 << 30};
-    lua_State *L = fs_sandbox_new(o->unsafe, &lim);
+    fs_lua_limits lim = {.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
+                         .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
+    lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         snprintf(err, errlen, "cannot create a Lua state");
         return FS_EXIT_SOFTWARE;

@@ -2,15 +2,15 @@
  * profile.c -- sandboxed loading of device/model profiles (contract in
  * profile.h).
  *
- * Each load owns a fresh lua_State created with a counting allocator (cap
- * PROFILE_MEM_CAP) and a count hook that aborts after PROFILE_STEPS_CAP
- * instructions.  Everything that can raise a Lua error runs inside one
+ * Each load owns a fresh FS_SANDBOX_PROFILE state (sandbox.h) capped at
+ * PROFILE_MEM_CAP bytes and PROFILE_STEPS_CAP instructions.  Everything that can raise a Lua error runs inside one
  * lua_pcall of run_profile(), a lua_CFunction, so no longjmp ever leaves the
  * Lua-managed frames; the state is closed on every path.
  */
 #include "profile.h"
 
 #include "lparams.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <lauxlib.h>
@@ -24,42 +24,8 @@
 #define FS_CONFIG_DIR "configs"
 #endif
 
-enum { PROFILE_HOOK_EVERY = 10000 };
 #define PROFILE_MEM_CAP ((size_t)64 << 20)
-#define PROFILE_STEPS_CAP 50000000L
-
-typedef struct budget {
-    size_t used, cap;
-} budget;
-
-static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
-{
-    budget *b = ud;
-    size_t old = ptr ? osize : 0;
-    if (nsize == 0) {
-        free(ptr);
-        b->used -= old;
-        return NULL;
-    }
-    if (nsize > old && b->used - old + nsize > b->cap) return NULL;
-    void *p = realloc(ptr, nsize);
-    if (p) b->used = b->used - old + nsize;
-    return p;
-}
-
-static void step_hook(lua_State *L, lua_Debug *ar)
-{
-    long *steps = NULL;
-    lua_getfield(L, LUA_REGISTRYINDEX, "flashspec.steps");
-    steps = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    if (steps && (*steps += PROFILE_HOOK_EVERY) > PROFILE_STEPS_CAP) {
-        lua_getinfo(L, "Sl", ar);
-        lua_pushfstring(L, "%s:%d: profile exceeds the instruction budget (endless loop?)",
-                        ar->short_src, ar->currentline > 0 ? ar->currentline : 1);
-        lua_error(L);
-    }
-}
+#define PROFILE_STEPS_CAP 50000000LL
 
 /* Lua names a file chunk by its path shortened to LUA_IDSIZE ("...tail").
  * Rewrites such a "...tail:LINE: msg" into "path:LINE: msg" in out. */
@@ -79,27 +45,6 @@ static void full_path_prefix(const char *path, const char *msg, char *out, size_
     snprintf(out, n, "%s", msg);
 }
 
-static const char *const removed_globals[] = {"dofile",         "loadfile", "load", "require",
-                                              "collectgarbage", "print",    NULL};
-
-static void open_sandbox(lua_State *L)
-{
-    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
-    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
-    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
-    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
-    luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
-    lua_pop(L, 5);
-    for (int i = 0; removed_globals[i]; i++) {
-        lua_pushnil(L);
-        lua_setglobal(L, removed_globals[i]);
-    }
-    lua_getglobal(L, "string");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "dump");
-    lua_pop(L, 1);
-}
-
 typedef struct job {
     const char *path;
     const eng_param_desc *keys;
@@ -111,7 +56,6 @@ typedef struct job {
 static int run_profile(lua_State *L)
 {
     job *j = lua_touserdata(L, 1);
-    open_sandbox(L);
     lua_pushvalue(L, 2);
     lua_call(L, 0, 1);
     if (!lua_istable(L, -1)) {
@@ -144,17 +88,13 @@ static int load_raw(const char *path, const eng_param_desc *keys, void *out, con
     }
     fclose(f);
 
-    budget b = {0, PROFILE_MEM_CAP};
-    long steps = 0;
-    lua_State *L = lua_newstate(capped_alloc, &b);
+    fs_lua_limits lim = {.mem_limit_bytes = PROFILE_MEM_CAP, .step_limit = PROFILE_STEPS_CAP};
+    lua_State *L = fs_sandbox_new(FS_SANDBOX_PROFILE, &lim);
     if (!L) {
         snprintf(err, errlen, "%s: out of memory", path);
         return SIM_PROFILE_E_NOMEM;
     }
     int rc = SIM_PROFILE_OK;
-    lua_pushlightuserdata(L, &steps);
-    lua_setfield(L, LUA_REGISTRYINDEX, "flashspec.steps");
-    lua_sethook(L, step_hook, LUA_MASKCOUNT, PROFILE_HOOK_EVERY);
     job j = {path, keys, out, what};
     lua_pushcfunction(L, run_profile);
     lua_pushlightuserdata(L, &j);

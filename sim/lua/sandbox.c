@@ -1,5 +1,7 @@
 /*
- * sandbox.c -- restricted Lua states (see sandbox.h).
+ * sandbox.c -- restricted Lua states (see sandbox.h).  The libraries are opened
+ * inside a protected call, so even an allocation failure while setting up the
+ * state is an error return, never a panic.
  */
 #include "sandbox.h"
 
@@ -7,6 +9,9 @@
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define HOOK_EVERY 10000
+#define LIMITS_KEY "flashspec.limits"
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -18,11 +23,27 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     if (lim->mem_limit_bytes && nsize > old &&
-        lim->mem_used + (nsize - old) > lim->mem_limit_bytes)
+        lim->mem_used - old + nsize > lim->mem_limit_bytes)
         return NULL;
     void *p = realloc(ptr, nsize);
     if (p) lim->mem_used = lim->mem_used - old + nsize;
     return p;
+}
+
+static void step_hook(lua_State *L, lua_Debug *ar)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
+    fs_lua_limits *lim = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!lim) return;
+    lim->steps += HOOK_EVERY;
+    if (lim->step_limit && lim->steps > lim->step_limit) {
+        lua_getinfo(L, "Sl", ar);
+        lua_pushfstring(L, "%s:%d: instruction limit of %I exceeded (endless loop?)",
+                        ar->short_src, ar->currentline > 0 ? ar->currentline : 1,
+                        (lua_Integer)lim->step_limit);
+        lua_error(L);
+    }
 }
 
 /* load(chunk [, chunkname [, mode [, env]]]) restricted to text chunks. */
@@ -37,8 +58,7 @@ static int safe_load(lua_State *L)
     const char *s = lua_tolstring(L, 1, &len);
     if (!s) return luaL_error(L, "load: only string chunks are allowed in the sandbox");
     const char *name = luaL_optstring(L, 2, s);
-    int status = luaL_loadbufferx(L, s, len, name, "t");
-    if (status != LUA_OK) {
+    if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
         lua_pushnil(L);
         lua_insert(L, -2);
         return 2;
@@ -56,36 +76,69 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction f)
     lua_pop(L, 1);
 }
 
-lua_State *fs_sandbox_new(int unsafe, fs_lua_limits *lim)
+static void drop_globals(lua_State *L, const char *const *names)
 {
-    lua_State *L = lua_newstate(limited_alloc, lim);
-    if (!L) return NULL;
-    if (unsafe) {
+    for (int i = 0; names[i]; i++) {
+        lua_pushnil(L);
+        lua_setglobal(L, names[i]);
+    }
+}
+
+/* lua_CFunction: [1] = kind as integer. */
+static int open_kind(lua_State *L)
+{
+    fs_sandbox_kind kind = (fs_sandbox_kind)lua_tointeger(L, 1);
+    if (kind == FS_SANDBOX_UNSAFE) {
         luaL_openlibs(L);
-        return L;
+        return 0;
     }
     open_lib(L, LUA_GNAME, luaopen_base);
     open_lib(L, LUA_STRLIBNAME, luaopen_string);
     open_lib(L, LUA_TABLIBNAME, luaopen_table);
     open_lib(L, LUA_MATHLIBNAME, luaopen_math);
     open_lib(L, LUA_UTF8LIBNAME, luaopen_utf8);
+    if (kind == FS_SANDBOX_PROFILE) {
+        static const char *const gone[] = {"dofile", "loadfile", "load", "require",
+                                           "collectgarbage", "print", NULL};
+        drop_globals(L, gone);
+        lua_getglobal(L, "string");
+        lua_pushnil(L);
+        lua_setfield(L, -2, "dump");
+        lua_pop(L, 1);
+        return 0;
+    }
     open_lib(L, LUA_COLIBNAME, luaopen_coroutine);
-    /* base: drop file access, keep text-only load */
-    lua_pushnil(L);
-    lua_setglobal(L, "dofile");
-    lua_pushnil(L);
-    lua_setglobal(L, "loadfile");
+    static const char *const gone[] = {"dofile", "loadfile", NULL};
+    drop_globals(L, gone);
     lua_pushcfunction(L, safe_load);
     lua_setglobal(L, "load");
     /* os: only the clock and calendar functions */
     luaL_requiref(L, LUA_OSLIBNAME, luaopen_os, 0);
     lua_newtable(L);
-    const char *keep[] = {"clock", "time", "date", "difftime", NULL};
+    static const char *const keep[] = {"clock", "time", "date", "difftime", NULL};
     for (int i = 0; keep[i]; i++) {
         lua_getfield(L, -2, keep[i]);
         lua_setfield(L, -2, keep[i]);
     }
     lua_setglobal(L, "os");
     lua_pop(L, 1);
+    return 0;
+}
+
+lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
+{
+    lim->mem_used = 0;
+    lim->steps = 0;
+    lua_State *L = lua_newstate(limited_alloc, lim);
+    if (!L) return NULL;
+    lua_pushcfunction(L, open_kind);
+    lua_pushinteger(L, kind);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        lua_close(L);
+        return NULL;
+    }
+    lua_pushlightuserdata(L, lim);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
+    if (lim->step_limit) lua_sethook(L, step_hook, LUA_MASKCOUNT, HOOK_EVERY);
     return L;
 }

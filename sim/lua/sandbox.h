@@ -1,15 +1,22 @@
 /*
- * sandbox.h -- Lua states for experiment scripts.
+ * sandbox.h -- the one place that makes Lua states for user-written Lua.
  *
- * A sandboxed state (the default) opens only base, string, table, math, utf8 and
- * coroutine, plus os.clock/os.time/os.date/os.difftime.  It has no io, no
- * os.execute/remove/rename/exit/getenv, no package/require, no debug, no dofile or
- * loadfile, and `load` accepts text chunks only (never bytecode).  File access
- * happens solely through the flashspec API.  An unsafe state (--unsafe) opens the
- * full standard library.
+ * Kinds:
+ *   FS_SANDBOX_SCRIPT   experiment scripts (the default): base, string, table,
+ *                       math, utf8, coroutine, and os.clock/time/date/difftime.
+ *                       No io, no os.execute/remove/rename/exit/getenv, no
+ *                       package/require, no debug, no dofile/loadfile, and `load`
+ *                       takes text chunks only (never bytecode).  File access
+ *                       happens solely through the flashspec API.
+ *   FS_SANDBOX_PROFILE  device/model profiles: pure data, so base (without
+ *                       load, dofile, loadfile, require, collectgarbage, print),
+ *                       string (without dump), table, math and utf8.
+ *   FS_SANDBOX_UNSAFE   the full standard library (`flashspec run --unsafe`).
  *
- * Limits: the state's allocator refuses to grow past mem_limit_bytes, so a
- * runaway script fails with "not enough memory" instead of exhausting the host.
+ * Limits (every kind): the allocator refuses to grow past mem_limit_bytes, so a
+ * runaway script fails with a memory error instead of exhausting the host, and a
+ * count hook raises "CHUNK:LINE: instruction limit exceeded" after step_limit
+ * VM instructions (0 = unlimited), so an endless loop ends with a clear error.
  */
 #ifndef FS_SANDBOX_H
 #define FS_SANDBOX_H
@@ -17,12 +24,21 @@
 #include <lua.h>
 #include <stddef.h>
 
+typedef enum fs_sandbox_kind {
+    FS_SANDBOX_SCRIPT = 0,
+    FS_SANDBOX_PROFILE = 1,
+    FS_SANDBOX_UNSAFE = 2
+} fs_sandbox_kind;
+
 typedef struct fs_lua_limits {
     size_t mem_limit_bytes; /* 0 = unlimited */
+    long long step_limit;   /* VM instructions, 0 = unlimited */
     size_t mem_used;        /* maintained by the allocator */
+    long long steps;        /* maintained by the hook (granularity 10,000) */
 } fs_lua_limits;
 
-/* Creates a state; lim is borrowed and must outlive it.  NULL on failure. */
-lua_State *fs_sandbox_new(int unsafe, fs_lua_limits *lim);
+/* Creates a state of the given kind; lim is borrowed and must outlive it.
+ * NULL when the state or its libraries cannot be allocated. */
+lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim);
 
 #endif

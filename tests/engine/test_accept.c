@@ -9,7 +9,7 @@
  */
 #include "eng_accept.h"
 
-#include "check.h"
+#include "../check.h"
 
 #include <stdint.h>
 #include <string.h>

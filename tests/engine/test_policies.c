@@ -9,7 +9,7 @@
  */
 #include "eng_policy.h"
 
-#include "check.h"
+#include "../check.h"
 
 #include <math.h>
 #include <stdint.h>

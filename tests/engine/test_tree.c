@@ -4,7 +4,7 @@
  */
 #include "eng_tree.h"
 
-#include "check.h"
+#include "../check.h"
 
 #include <stdint.h>
 #include <string.h>

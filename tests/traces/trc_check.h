@@ -14,39 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check_failures;
-static int check_count;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        check_count++;                                                                             \
-        if (!(cond)) {                                                                             \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_EQ_INT(a, b)                                                                         \
-    do {                                                                                           \
-        long long check_a_ = (long long)(a), check_b_ = (long long)(b);                            \
-        check_count++;                                                                             \
-        if (check_a_ != check_b_) {                                                                \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld vs %lld)\n", __FILE__, __LINE__,  \
-                    #a, #b, check_a_, check_b_);                                                   \
-        }                                                                                          \
-    } while (0)
-
-#define CHECK_NEAR(a, b, tol)                                                                      \
-    do {                                                                                           \
-        double check_a_ = (double)(a), check_b_ = (double)(b);                                     \
-        check_count++;                                                                             \
-        if (!(check_a_ - check_b_ <= (tol) && check_b_ - check_a_ <= (tol))) {                     \
-            check_failures++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s ~ %s (%g vs %g, tol %g)\n", __FILE__,         \
-                    __LINE__, #a, #b, check_a_, check_b_, (double)(tol));                          \
-        }                                                                                          \
-    } while (0)
+#include "../check.h"
 
 /* code == want, message is one line and contains each of the given strings. */
 #define CHECK_ERR(err, want, s1, s2)                                                               \
@@ -80,16 +48,6 @@ fmt(char *buf, size_t cap, const char *f, ...)
         fprintf(stderr, "test path too long: %s\n", buf);
         exit(2);
     }
-}
-
-static int check_done(const char *name)
-{
-    if (check_count == 0) {
-        fprintf(stderr, "%s: no checks ran\n", name);
-        return 1;
-    }
-    fprintf(stderr, "%s: %d checks, %d failed\n", name, check_count, check_failures);
-    return check_failures ? 1 : 0;
 }
 
 #endif

@@ -7,13 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../../check.h"
 
 typedef struct log_t {
     int64_t t[256];
@@ -192,5 +186,5 @@ int main(void)
     test_request_release();
     test_line_growth();
     printf("des: ok\n");
-    return 0;
+    return check_done("des/des");
 }

@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../../check.h"
 
 static void nop(void *ctx, sim_des *des, const sim_event *ev)
 {
@@ -148,5 +142,5 @@ int main(void)
     test_fixed_arena();
     test_differential();
     printf("evq: ok\n");
-    return 0;
+    return check_done("des/evq");
 }

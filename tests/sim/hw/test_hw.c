@@ -13,13 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../../check.h"
 #define NEAR(a, b) (fabs((a) - (b)) <= 1e-6 * (1.0 + fabs(b)))
 
 static sim_device phone(void)
@@ -561,5 +555,5 @@ int main(void)
     test_schedule_differential();
     test_speed();
     printf("hw: ok\n");
-    return 0;
+    return check_done("hw/hw");
 }

@@ -15,13 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../../check.h"
 
 typedef struct tparams {
     char name[16];
@@ -220,5 +214,5 @@ int main(int argc, char **argv)
     test_values();
     test_key_line(argv[1]);
     printf("lparams: ok\n");
-    return 0;
+    return check_done("lua/lparams");
 }

@@ -17,13 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../../check.h"
 
 static const char *data_dir;
 
@@ -99,7 +93,7 @@ static void test_sandbox(void)
     expect_config("sb_require.lua", 1, "global 'require'");
     expect_config("sb_load.lua", 1, "global 'load'");
     expect_config("sb_dofile.lua", 1, "global 'dofile'");
-    expect_config("sb_loop.lua", 1, "instruction budget");
+    expect_config("sb_loop.lua", 1, "instruction limit");
     char err[1024] = "";
     CHECK(load_dev("sb_memory.lua", err, sizeof err) == SIM_PROFILE_E_CONFIG);
     CHECK(strstr(err, "memory limit"));
@@ -180,5 +174,5 @@ int main(int argc, char **argv)
     test_binary_chunk();
     test_missing_and_names(argv[2]);
     printf("profile: ok\n");
-    return 0;
+    return check_done("lua/profile");
 }

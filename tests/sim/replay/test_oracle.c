@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/check.h"
+#include "../../check.h"
 #include "sim/replay/rp_oracle.h"
 
 static trc_trace *make_trace(double accept, double coverage)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../engine/check.h"
+#include "../../check.h"
 #include "sim/lua/profile.h"
 #include "sim/replay/replay.h"
 

@@ -1,12 +1,12 @@
 /*
- * check.h -- the engine tests' assertion helpers.
+ * check.h -- assertion helpers shared by every C test.
  *
  * CHECK records a failure with its location and keeps going, so one run reports
  * every broken expectation; check_done() turns the count into the exit status.
  * Each test file includes this once (the counter is per executable).
  */
-#ifndef ENG_TEST_CHECK_H
-#define ENG_TEST_CHECK_H
+#ifndef FS_TEST_CHECK_H
+#define FS_TEST_CHECK_H
 
 #include <stdio.h>
 
@@ -31,6 +31,17 @@ static int check_count;
             fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld vs %lld)\n", __FILE__, __LINE__,  \
                     #a, #b, check_a_, check_b_);                                                   \
         }                                                                                          \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                            \
+    do {                                                                                 \
+        double check_a_ = (double)(a), check_b_ = (double)(b);                           \
+        check_count++;                                                                   \
+        if (!(check_a_ - check_b_ <= (tol) && check_b_ - check_a_ <= (tol))) {           \
+            check_failures++;                                                            \
+            fprintf(stderr, "%s:%d: CHECK failed: %s ~ %s (%g vs %g, tol %g)\n", __FILE__, \
+                    __LINE__, #a, #b, check_a_, check_b_, (double)(tol));                \
+        }                                                                                \
     } while (0)
 
 static int check_done(const char *name)
