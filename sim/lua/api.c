@@ -509,19 +509,28 @@ static const eng_param_desc point_keys[] = {
 
 /* Object-valued keys of fs.run / fs.sweep, in canonical (sweep) order. */
 static const char *const object_keys[] = {"device", "target", "draft", "trace", "policy", NULL};
-/* Both kinds, for "did you mean" (types irrelevant here). */
-static const eng_param_desc all_point_keys[] = {
-    {"device", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"target", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"draft", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"trace", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"policy", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"dram_fraction", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"max_new_tokens", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"seed", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {"prompts", ENG_PARAM_STRING, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-};
+static int is_object_key(const char *k)
+{
+    for (int i = 0; object_keys[i]; i++)
+        if (strcmp(object_keys[i], k) == 0) return 1;
+    return 0;
+}
+
+/* Closest valid key of fs.run/fs.sweep (object or numeric), or NULL. */
+static const char *nearest_point_key(const char *k)
+{
+    const char *best = eng_params_nearest(point_keys, k);
+    int32_t best_d = best ? eng_params_distance(k, best) : INT32_MAX;
+    for (int i = 0; object_keys[i]; i++) {
+        int32_t d = eng_params_distance(k, object_keys[i]);
+        int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
+        if (d <= limit && d < best_d) {
+            best = object_keys[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
 
 static void check_known_keys(lua_State *L, int idx, const char *what, const char *chunk,
                              int line)
@@ -534,8 +543,8 @@ static void check_known_keys(lua_State *L, int idx, const char *what, const char
             raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: keys must be names", chunk, line, what);
         }
         const char *k = lua_tostring(L, -1);
-        if (!eng_params_find(all_point_keys, k)) {
-            const char *near = eng_params_nearest(all_point_keys, k);
+        if (!is_object_key(k) && !eng_params_find(point_keys, k)) {
+            const char *near = nearest_point_key(k);
             int kl = slp_key_line(chunk, line, k);
             if (near)
                 raise(L, FS_EXIT_CONFIG, 0, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
@@ -578,8 +587,11 @@ static fs_row *row_new(lua_State *L, fs_api *a)
 
 /* ------------------------------------------------------------ run & sweep */
 
-/* Runs the point described by the table at idx and pushes its result row. */
-static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
+/* Validates the point described by the table at idx and fills the next result
+ * row (parameters) and *pt (what the replay needs; it borrows from the Lua
+ * userdata, which the caller keeps alive).  Raises on invalid input. */
+static fs_row *build_point(lua_State *L, int idx, const char *what, const char *chunk, int line,
+                           sim_point *pt)
 {
     fs_api *a = api_get(L);
     check_known_keys(L, idx, what, chunk, line);
@@ -617,7 +629,7 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
     r->seed = (uint64_t)po.seed;
     r->trace_checksum = trc_checksum(tr->entry->trace);
 
-    sim_point pt = {
+    *pt = (sim_point){
         .device = &dev->dev,
         .target = &tgt->model,
         .draft = drf ? &drf->model : NULL,
@@ -629,13 +641,22 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
         .prompts = po.prompts,
         .seed = (uint64_t)po.seed,
     };
+    return r;
+}
+
+/* Runs the point described by the table at idx and pushes its result row. */
+static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
+{
+    fs_api *a = api_get(L);
+    sim_point pt;
+    fs_row *r = build_point(L, idx, what, chunk, line, &pt);
     char err[512];
     int rc = sim_replay_run(&pt, &r->st, err, sizeof err);
     if (rc != SIM_REPLAY_OK) {
         int code = (rc == SIM_REPLAY_E_CONFIG || rc == SIM_REPLAY_E_NOFIT) ? FS_EXIT_CONFIG
                                                                            : FS_EXIT_SOFTWARE;
         raise(L, code, 0, "%s:%d: %s (%s on %s, %s, trace %s): %s", chunk, line, what,
-              pol->desc->name, dev->name, tgt->name, tr->entry->name, err);
+              r->policy, r->device, r->target, r->trace, err);
     }
     a->n_rows++;
     if (!a->quiet)
