@@ -38,6 +38,12 @@ typedef struct eng_target_oracle {
      * exit layer index exit_idx (NAN where the node has no candidates). */
     int (*exit_scores)(void *ctx, const eng_tree *t, int32_t exit_idx, float *scores);
     void *ctx;
+    /* optional (lossy acceptance rules): the target's top-k next tokens with
+     * log-probs at every verified node: cands[u * k + j], j < n[u], sorted by
+     * decreasing log-prob; n[u] = 0 where the distribution is unknown.  cands has
+     * n_nodes * k entries, n has n_nodes. */
+    int (*dists)(void *ctx, const eng_tree *t, const uint8_t *keep, eng_cand *cands, int32_t *n);
+    int32_t k; /* entries per node that dists writes */
 } eng_target_oracle;
 
 #endif

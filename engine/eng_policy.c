@@ -15,6 +15,17 @@ static const eng_policy_desc registry[] = {
      eng_flash_ar_param_table, eng_flash_ar_create, 0},
     {"chain", "Chain-SD: k draft top-1 tokens verified in one pass", sizeof(eng_chain_params),
      eng_chain_param_table, eng_chain_create, 1},
+    {"adaptive_chain", "adaptive-k chain: k steered by a window of acceptance rates",
+     sizeof(eng_adaptive_chain_params), eng_adaptive_chain_param_table, eng_adaptive_chain_create,
+     1},
+    {"specinfer", "SpecInfer static tree: top-k_d children at every depth d",
+     sizeof(eng_specinfer_params), eng_specinfer_param_table, eng_specinfer_create, 1},
+    {"eagle2", "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank",
+     sizeof(eng_eagle2_params), eng_eagle2_param_table, eng_eagle2_create, 1},
+    {"opt_tree", "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
+     sizeof(eng_opt_tree_params), eng_opt_tree_param_table, eng_opt_tree_create, 1},
+    {"sequoia", "Sequoia: static tree from a DP over positional acceptance and verify cost",
+     sizeof(eng_sequoia_params), eng_sequoia_param_table, eng_sequoia_create, 1},
 };
 
 const eng_policy_desc *eng_policy_registry(int32_t *count)

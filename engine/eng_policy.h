@@ -16,6 +16,9 @@
  *   plan     optional  verification plan (default: all kept rows, eager NPU head)
  *   observe  optional  feedback after the cycle
  *   destroy  optional  free self (created by the descriptor's create)
+ *   calibrate optional an offline cost/acceptance profile (eng_cost_profile),
+ *                      given once before the first cycle by the runtime (the
+ *                      replay measures it from the trace and the phone model)
  */
 #ifndef ENG_POLICY_H
 #define ENG_POLICY_H
@@ -57,6 +60,21 @@ typedef struct eng_feedback {
     int32_t draft_calls;       /* oracle expand calls made */
 } eng_feedback;
 
+/* What a runtime knows offline about its draft/target pair and hardware,
+ * handed to calibrate() once.  All arrays borrowed for the call only (copy what
+ * you keep).  Index i of accept_pos is draft rank i + 1; of verify_ms and the
+ * draft arrays, i + 1 rows. */
+typedef struct eng_cost_profile {
+    const double *accept_pos; /* p[k]: probability that the draft's rank-k candidate
+                                 is the target's token (positional acceptance) */
+    int32_t n_pos;
+    const double *verify_ms;  /* latency of verifying an m-row tree (root included) */
+    int32_t n_verify;
+    const double *draft_cpu_ms; /* one draft call over w rows on the CPU */
+    const double *draft_npu_ms; /* ... on the NPU */
+    int32_t n_draft;
+} eng_cost_profile;
+
 typedef struct eng_policy_i {
     const char *name;
     void (*reset)(void *self);
@@ -65,6 +83,7 @@ typedef struct eng_policy_i {
     void (*plan)(void *self, const eng_tree *t, const uint8_t *keep, eng_verify_plan *plan);
     void (*observe)(void *self, const eng_feedback *fb);
     void (*destroy)(void *self);
+    int (*calibrate)(void *self, const eng_cost_profile *prof); /* returns ENG_OK */
 } eng_policy_i;
 
 typedef struct eng_policy {
@@ -113,5 +132,82 @@ extern const eng_param_desc eng_flash_ar_param_table[];
 int eng_flash_ar_create(const void *params, eng_policy *out);
 extern const eng_param_desc eng_chain_param_table[];
 int eng_chain_create(const void *params, eng_policy *out);
+
+/* ---- tree drafting policies (issue 3; one file each, rules in ALGORITHMS.md) ----
+ * Every tree policy caps its tree at lim->max_nodes (and ENG_POL_MAX_NODES),
+ * lim->max_depth and lim->remaining - 1 levels.  Level-wise policies draft one
+ * level of the tree as one batched oracle call (rows = nodes expanded). */
+#define ENG_POL_MAX_NODES 1024 /* scratch size of a policy: largest tree it drafts */
+#define ENG_POL_MAX_LIST 16
+
+/* Adaptive-k chain: chain of k draft top-1 tokens, k steered by a window of
+ * per-cycle acceptance rates; optional fallback to autoregressive decoding. */
+typedef struct eng_adaptive_chain_params {
+    int32_t window;          /* W, default 32 */
+    int32_t k_start;         /* default 4 */
+    int32_t k_min, k_max;    /* default 2, 8 */
+    double raise_above;      /* k + 1 when the window mean exceeds it, default 0.80 */
+    double lower_below;      /* k - 1 when the window mean is below it, default 0.50 */
+    int32_t fallback;        /* bool, default 0 */
+    double fallback_below;   /* autoregressive when the mean is below it, default 0.40 */
+    int32_t probe_period;    /* while autoregressive, draft one chain every N cycles, default 16 */
+    eng_unit unit;           /* default CPU */
+} eng_adaptive_chain_params;
+
+/* SpecInfer static tree: every node at depth d - 1 gets its top widths[d-1] children. */
+typedef struct eng_specinfer_params {
+    int32_t widths[ENG_POL_MAX_LIST];
+    int32_t n_widths; /* default {1,1,3,1,1,1,1,1} */
+    eng_unit unit;    /* default NPU */
+} eng_specinfer_params;
+
+/* EAGLE-2 dynamic tree. */
+typedef struct eng_eagle2_params {
+    int32_t top_k;        /* default 10 */
+    int32_t depth;        /* draft steps after the root's, default 6 */
+    int32_t total_tokens; /* nodes verified (root excluded), default 60 */
+    eng_unit unit;        /* default NPU */
+} eng_eagle2_params;
+
+/* OPT-Tree: beam drafting with the expected-acceptance stopping rule. */
+typedef struct eng_opt_tree_params {
+    int32_t nodes;     /* n, default 60 */
+    double delta;      /* δ, default 0.5 */
+    int32_t max_depth; /* default 10 */
+    eng_unit unit;     /* default NPU */
+} eng_opt_tree_params;
+
+/* Sequoia: static tree from a DP over the positional acceptance vector and the
+ * verification latency per tree size (through calibrate). */
+typedef struct eng_sequoia_params {
+    int32_t max_nodes; /* largest tree considered, root included, default 64 */
+    int32_t max_depth; /* deepest level considered, default 8 */
+    double prior[ENG_POL_MAX_LIST]; /* p[k] used until calibrate() provides one */
+    int32_t n_prior;
+    eng_unit unit; /* default NPU */
+} eng_sequoia_params;
+
+extern const eng_param_desc eng_adaptive_chain_param_table[];
+int eng_adaptive_chain_create(const void *params, eng_policy *out);
+extern const eng_param_desc eng_specinfer_param_table[];
+int eng_specinfer_create(const void *params, eng_policy *out);
+extern const eng_param_desc eng_eagle2_param_table[];
+int eng_eagle2_create(const void *params, eng_policy *out);
+extern const eng_param_desc eng_opt_tree_param_table[];
+int eng_opt_tree_create(const void *params, eng_policy *out);
+extern const eng_param_desc eng_sequoia_param_table[];
+int eng_sequoia_create(const void *params, eng_policy *out);
+
+/* Introspection for tests and tools.  adaptive_chain: the k of the next cycle
+ * and whether it runs autoregressively.  sequoia: the chosen tree size (rows,
+ * root included) and depth (levels below the root). */
+int32_t eng_adaptive_chain_k(const eng_policy *p, int32_t *autoregressive);
+int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth);
+/* Sequoia's DP alone: best expected tokens per cycle (accepted + bonus) of a tree
+ * of m nodes (root included) and at most l levels (root = level 1) under the
+ * positional acceptance vector p[0..n_p).  scratch: eng_sequoia_dp_bytes(m, l,
+ * n_p) bytes.  For tests (differential against exhaustive search) and tools. */
+size_t eng_sequoia_dp_bytes(int32_t m, int32_t l, int32_t n_p);
+double eng_sequoia_dp(const double *p, int32_t n_p, int32_t m, int32_t l, void *scratch);
 
 #endif

@@ -125,3 +125,34 @@ int32_t eng_tree_depth(const eng_tree *t)
         if (t->nodes[v].depth > d) d = t->nodes[v].depth;
     return d;
 }
+
+int32_t eng_tree_compact(eng_tree *t, const uint8_t *keep, int32_t *map)
+{
+    if (!keep || !map) return t->n_nodes;
+    /* map[v] is written before slot v can be overwritten: a node moves to
+     * w <= v, and parents precede children, so map[parent] is always final */
+    int32_t n = t->n_nodes, w = 1;
+    map[0] = 0;
+    t->nodes[0].first_child = t->nodes[0].last_child = ENG_NO_NODE;
+    for (int32_t v = 1; v < n; v++) {
+        eng_node x = t->nodes[v];
+        int32_t np = (x.parent >= 0 && x.parent < v) ? map[x.parent] : ENG_NO_NODE;
+        if (!keep[v] || np == ENG_NO_NODE) {
+            map[v] = ENG_NO_NODE;
+            continue;
+        }
+        int32_t id = w++;
+        map[v] = id;
+        x.parent = np;
+        x.first_child = x.last_child = x.next_sibling = ENG_NO_NODE;
+        t->nodes[id] = x;
+        eng_node *p = &t->nodes[np];
+        if (p->last_child == ENG_NO_NODE)
+            p->first_child = id;
+        else
+            t->nodes[p->last_child].next_sibling = id;
+        p->last_child = id;
+    }
+    t->n_nodes = w;
+    return w;
+}

@@ -91,6 +91,16 @@ static inline int32_t eng_tree_size(const eng_tree *t)
     return t->n_nodes - 1;
 }
 int32_t eng_tree_leaves(const eng_tree *t);
+
+/* Keeps the root and every node v with keep[v] != 0 whose parent is kept too
+ * (a node under a dropped node is dropped), in place and in id order, so
+ * parent < child still holds; sibling order, tokens, log-probs and candidate
+ * sets are preserved (the candidate arena is not compacted).  map (n_nodes
+ * entries, caller-provided scratch, old numbering) receives each node's new id
+ * or ENG_NO_NODE.  Returns the new node count (keep or map NULL: unchanged).
+ * O(n).  Policies that draft more nodes than they verify (beam or pool
+ * drafting) use it to leave only the verified tree. */
+int32_t eng_tree_compact(eng_tree *t, const uint8_t *keep, int32_t *map);
 int32_t eng_tree_depth(const eng_tree *t); /* deepest node's depth, O(n) */
 
 #endif

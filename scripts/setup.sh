@@ -5,7 +5,8 @@
 fs_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 fs_packages=(gcc libc6-dev pkg-config meson ninja-build libgsl-dev libhdf5-dev
-             liblua5.4-dev python3 python3-h5py python3-numpy)
+             liblua5.4-dev python3 python3-h5py python3-numpy
+             openmpi-bin libopenmpi-dev)  # MPI sweeps; the build works without them
 
 fs_install_missing() {
     local missing=() p
@@ -25,8 +26,13 @@ fs_install_missing() {
 fs_build() {
     local dir=${1:-build}
     shift || true
+    local stamp="$fs_root/$dir/.fs-packages"
     if [ ! -f "$fs_root/$dir/build.ninja" ]; then
         meson setup "$fs_root/$dir" "$fs_root" "$@" >&2 || return 1
+    elif [ "$(cat "$stamp" 2>/dev/null)" != "${fs_packages[*]}" ]; then
+        # the package set changed (e.g. OpenMPI added): look for dependencies again
+        meson setup --reconfigure "$fs_root/$dir" "$fs_root" "$@" >&2 || return 1
     fi
+    echo "${fs_packages[*]}" > "$stamp"
     ninja -C "$fs_root/$dir" >&2 || return 1
 }

@@ -1,14 +1,21 @@
 /*
  * main.c -- the flashspec command line.
  *
- *   flashspec run SCRIPT.lua [-o DIR] [--unsafe] [-q]
+ *   flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
+ *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
  *   flashspec demo [-o DIR] [-q]
  *   flashspec trace info|check|stats|synth ...
  *   flashspec --help | --version
  *
  * Exit codes follow <sysexits.h>: 0 ok, 64 usage, 65 bad trace data, 66 missing
  * input, 70 internal error, 73 cannot create output, 78 bad configuration.
+ * 130 interrupted (SIGINT/SIGTERM; finished points are kept for resuming).
  * Errors are one line on stderr starting with "flashspec: ".
+ *
+ * `run` and `sweep` are the same command with different default worker counts
+ * (run: 1 thread; sweep: every CPU of the process's share).  Started by an MPI
+ * launcher (mpirun, srun), either one initialises MPI and deals the points
+ * across ranks; only rank 0 prints and writes results.
  */
 #include <getopt.h>
 #include <hdf5.h>
@@ -16,37 +23,59 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
+#include "sim/sweep/sim_sweep.h"
+#include "sim/sweep/sim_sweep_mpi.h"
 
 static const char usage_main[] =
     "usage: flashspec <command> [options]\n"
     "\n"
     "commands:\n"
-    "  run SCRIPT.lua [-o DIR]   run an experiment script, write DIR/results.{csv,h5}\n"
+    "  run SCRIPT.lua [-j N] [-o DIR]\n"
+    "                            run an experiment script, write DIR/results.{csv,h5}\n"
+    "  sweep SCRIPT.lua [-j N] [-o DIR]\n"
+    "                            the same on every CPU by default; under mpirun/srun\n"
+    "                            the points are dealt across MPI ranks\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
     "  trace info|check|stats|synth\n"
     "                            inspect, validate, summarise or generate traces\n"
+    "  profile DEVICE MODEL      print the costs the phone model derives\n"
     "\n"
     "options:\n"
     "  -h, --help                show help (also after each command)\n"
     "  -V, --version             print the version\n"
     "\n"
     "exit codes: 0 ok, 64 usage, 65 bad trace data, 66 missing input,\n"
-    "            70 internal error, 73 cannot create output, 78 bad configuration\n";
+    "            70 internal error, 73 cannot create output, 78 bad configuration,\n"
+    "            130 interrupted (re-run the same command to resume)\n";
 
 static const char usage_run[] =
-    "usage: flashspec run SCRIPT.lua [-o DIR] [--unsafe] [-q]\n"
+    "usage: flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
+    "       flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
     "\n"
     "Runs an experiment script (Lua 5.4, sandboxed).  Every point it runs with\n"
     "flashspec.run or flashspec.sweep is written, when the script succeeds, to\n"
     "DIR/results.csv and DIR/results.h5 (atomically; nothing on failure).\n"
+    "Finished points are also saved one by one in DIR/points: running the same\n"
+    "script into the same DIR again skips them (resume after a crash or Ctrl-C).\n"
+    "Results are identical bytes for any -j and any number of MPI ranks.\n"
+    "`run` uses 1 worker thread by default, `sweep` every CPU; under mpirun or\n"
+    "srun both deal the points across the MPI ranks (rank 0 prints and writes).\n"
+    "A failed sweep point is reported and skipped: the results hold the others and\n"
+    "the exit code is the failed points' (78, or 70 for an internal error).\n"
     "\n"
+    "  -j, --jobs N       worker threads per process (default: run 1, sweep all CPUs)\n"
     "  -o, --output DIR   results directory (default: results/<script name>)\n"
+    "      --no-resume    recompute points already saved in DIR/points\n"
     "      --unsafe       lift the sandbox (io, os, require, debug) and the\n"
     "                     instruction limit (1e9 Lua VM instructions)\n"
-    "  -q, --quiet        no progress lines on stderr\n"
-    "  -h, --help         this help\n";
+    "  -q, --quiet        no progress lines on stderr (errors still print)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Ctrl-C (SIGINT) or SIGTERM: the points in flight finish and are saved, nothing\n"
+    "partial is written as results, exit 130; a second Ctrl-C abandons them.\n";
 
 static const char usage_demo[] =
     "usage: flashspec demo [-o DIR] [-v]\n"
@@ -58,9 +87,13 @@ static const char usage_demo[] =
     "  -v, --verbose      progress lines on stderr\n"
     "  -h, --help         this help\n";
 
-static int script_cmd(int argc, char **argv, int demo)
+/* 0 = run, 1 = demo, 2 = sweep */
+static int script_cmd(int argc, char **argv, int kind)
 {
+    int demo = kind == 1;
     static const struct option opts[] = {
+        {"jobs", required_argument, NULL, 'j'},
+        {"no-resume", no_argument, NULL, 'R'},
         {"output", required_argument, NULL, 'o'},
         {"unsafe", no_argument, NULL, 'u'},
         {"quiet", no_argument, NULL, 'q'},
@@ -70,11 +103,27 @@ static int script_cmd(int argc, char **argv, int demo)
     };
     fs_script_opts o = {0};
     o.quiet = demo; /* the demo's table says it all */
+    o.jobs = kind == 2 ? sim_sweep_default_workers() : 1;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qvh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "j:o:qvh", opts, NULL)) != -1) {
         switch (c) {
+        case 'j': {
+            char *end;
+            long j = strtol(optarg, &end, 10);
+            if (demo || *end || end == optarg || j < 1 || j > 1024) {
+                fprintf(stderr, "flashspec: %s: -j needs a number of workers in 1..1024 (see "
+                                "--help)\n", argv[0]);
+                return FS_EXIT_USAGE;
+            }
+            o.jobs = (int)j;
+            break;
+        }
+        case 'R':
+            if (demo) goto bad;
+            o.no_resume = 1;
+            break;
         case 'o':
             o.out_dir = optarg;
             break;
@@ -109,7 +158,8 @@ static int script_cmd(int argc, char **argv, int demo)
         snprintf(script, sizeof script, "%s/default.lua", dir && *dir ? dir : FS_CONFIG_DIR);
     } else {
         if (optind != argc - 1) {
-            fprintf(stderr, "flashspec: run needs exactly one SCRIPT.lua (see --help)\n");
+            fprintf(stderr, "flashspec: %s needs exactly one SCRIPT.lua (see --help)\n",
+                    argv[0]);
             return FS_EXIT_USAGE;
         }
         snprintf(script, sizeof script, "%s", argv[optind]);
@@ -125,7 +175,18 @@ static int script_cmd(int argc, char **argv, int demo)
     o.script = script;
     char err[1024] = "";
     int rc = fs_script_run(&o, err, sizeof err);
-    if (rc != FS_EXIT_OK) fprintf(stderr, "flashspec: %s\n", err);
+    if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
+    return rc;
+}
+
+/* run/sweep/demo under an MPI launcher: MPI lives for the whole command. */
+static int script_cmd_mpi(int argc, char **argv, int kind)
+{
+    sim_mpi_init(&argc, &argv);
+    int rc = script_cmd(argc, argv, kind);
+    fflush(stdout);
+    fflush(stderr);
+    sim_mpi_finalize();
     return rc;
 }
 
@@ -147,9 +208,11 @@ int main(int argc, char **argv)
         printf("flashspec %s\n", FS_VERSION);
         return FS_EXIT_OK;
     }
-    if (!strcmp(cmd, "run")) return script_cmd(argc - 1, argv + 1, 0);
-    if (!strcmp(cmd, "demo")) return script_cmd(argc - 1, argv + 1, 1);
+    if (!strcmp(cmd, "run")) return script_cmd_mpi(argc - 1, argv + 1, 0);
+    if (!strcmp(cmd, "sweep")) return script_cmd_mpi(argc - 1, argv + 1, 2);
+    if (!strcmp(cmd, "demo")) return script_cmd_mpi(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);
     return FS_EXIT_USAGE;
 }

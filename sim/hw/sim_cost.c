@@ -23,12 +23,18 @@ int32_t sim_cost_npu_pad(const sim_device *d, int32_t rows, int32_t *execs)
     return smax;
 }
 
-double sim_cost_flash_ms(const sim_device *d, double bytes, double eff)
+double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_t queue_depth)
 {
     if (bytes <= 0) return 0.0;
     double req_bytes = d->request_kb * 1024.0;
     double requests = ceil(bytes / req_bytes);
-    return (bytes / (d->read_gbps * 1e6) + requests * d->request_latency_us * 1e-3) / eff;
+    double q = queue_depth > 1 ? (double)queue_depth : 1.0;
+    return (bytes / (d->read_gbps * 1e6) + requests * d->request_latency_us * 1e-3 / q) / eff;
+}
+
+double sim_cost_flash_ms(const sim_device *d, double bytes, double eff)
+{
+    return sim_cost_flash_q_ms(d, bytes, eff, 1);
 }
 
 double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,

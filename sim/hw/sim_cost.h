@@ -4,8 +4,12 @@
  * Pure functions of (device, work); the DES (sim_hw.c) only sequences them.
  * All results are milliseconds, all sizes bytes, all work FLOPs.
  *
- * Flash read of B bytes (one FIFO channel, requests of R = request_kb KiB):
- *     t = ( B / read_gbps + ceil(B / R) * request_latency_us ) / eff
+ * Flash read of B bytes (one FIFO channel, requests of R = request_kb KiB, Q
+ * requests kept in flight by the runtime):
+ *     t = ( B / read_gbps + ceil(B / R) * request_latency_us / Q ) / eff
+ *   Q = 1 is a synchronous reader that pays every request's latency in full;
+ *   with Q requests queued (UFS command queueing) the latency of one request
+ *   overlaps the transfers of the others.
  *
  * NPU graph execution over r rows (static shapes S = npu_shapes, ascending):
  *   rows are padded to the smallest shape >= r; above the largest shape Smax the
@@ -29,7 +33,8 @@
  * count.  rows <= 0 gives 0 and *execs = 0. */
 int32_t sim_cost_npu_pad(const sim_device *d, int32_t rows, int32_t *execs);
 
-double sim_cost_flash_ms(const sim_device *d, double bytes, double eff);
+double sim_cost_flash_ms(const sim_device *d, double bytes, double eff); /* Q = 1 */
+double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_t queue_depth);
 double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
                        double eff);
 double sim_cost_cpu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,

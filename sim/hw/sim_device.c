@@ -38,6 +38,11 @@ static const eng_param_desc keys[] = {
     DBL("cpu_gbps", cpu_gbps, 1e-3, 1000, NAN, "DRAM bandwidth achieved by the CPU, GB/s"),
     DBL("cpu_gflops", cpu_gflops, 1e-3, 1e6, NAN, "CPU effective throughput, GFLOP/s"),
     DBL("kv_seq_us", kv_seq_us, 0, 1e6, 0, "fixed CPU cost per temporary KV sequence, us"),
+    {"spec_prefetch_layers", ENG_PARAM_INT, offsetof(sim_device, spec_prefetch_layers), 0, 8, 0,
+     NULL, 0, 0, NULL, NULL, 0,
+     "speculative runtime: layers flash reads may run ahead of compute (0 = serial)"},
+    {"spec_queue_depth", ENG_PARAM_INT, offsetof(sim_device, spec_queue_depth), 1, 64, 1, NULL, 0,
+     0, NULL, NULL, 0, "speculative runtime: flash read requests kept in flight"},
     {NULL, ENG_PARAM_INT, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 

@@ -44,6 +44,10 @@ typedef struct sim_device {
     double cpu_gbps;   /* DRAM bandwidth the CPU achieves on GEMV/memcpy, <= dram_gbps */
     double cpu_gflops; /* effective dense throughput, (0, 1e6] */
     double kv_seq_us;  /* fixed CPU cost per temporary KV sequence, [0, 1e6] */
+    /* the speculative runtime (tree/chain verification, sim_hw.h "Two runtimes");
+       the defaults make it identical to the baseline runtime above */
+    int32_t spec_prefetch_layers; /* reads may run this many layers ahead, [0, 8]; default 0 */
+    int32_t spec_queue_depth;     /* flash requests in flight, [1, 64]; default 1 */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

@@ -39,6 +39,8 @@ typedef struct cyc {
     int32_t n_ops, next_read, computed, kv_pending;
     uint8_t *ready;
     int64_t lay_a_ns, lay_b_ns, head_ns, kv_ns;
+    int64_t layer_read_ns, head_read_ns; /* of the verification's runtime */
+    int32_t prefetch;                    /* of the verification's runtime */
     sim_res *head_res;
     int64_t t_draft_end, t_end;
     double flash_bytes;
@@ -63,7 +65,8 @@ struct sim_hw {
     double layer_bytes, head_bytes, kv_layer_bytes, kv_token_bytes;
     double layer_flops, head_flops; /* per row, excluding attention */
     double attn_flops_per_tok;      /* per row per attended token per layer */
-    int64_t layer_read_ns, head_read_ns;
+    int64_t layer_read_ns, head_read_ns;           /* baseline runtime */
+    int64_t spec_layer_read_ns, spec_head_read_ns; /* speculative runtime */
     double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
     sim_sim main, scratch;
     uint8_t *ready; /* 2 * (L + 1): main's half, then scratch's */
@@ -114,8 +117,9 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
     int32_t streamed = L - pinned;
     int head_resident = target->tied_embeddings || pinned == L;
     double lb = sim_model_layer_bytes(target), hb = sim_model_head_bytes(target);
-    int32_t buffers =
-        streamed ? (dev->prefetch_layers + 1 < streamed ? dev->prefetch_layers + 1 : streamed) : 0;
+    int32_t ahead = dev->prefetch_layers > dev->spec_prefetch_layers ? dev->prefetch_layers
+                                                                      : dev->spec_prefetch_layers;
+    int32_t buffers = streamed ? (ahead + 1 < streamed ? ahead + 1 : streamed) : 0;
 
     out->layers = L;
     out->resident_layers = pinned;
@@ -176,6 +180,8 @@ static void derive(sim_hw *hw)
     hw->attn_flops_per_tok = 4.0 * (double)t->heads * t->head_dim;
     hw->layer_read_ns = ms_to_ns(sim_cost_flash_ms(&hw->dev, hw->layer_bytes, t->flash_efficiency));
     hw->head_read_ns = ms_to_ns(sim_cost_flash_ms(&hw->dev, hw->head_bytes, t->flash_efficiency));
+    hw->spec_layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    hw->spec_head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
     if (hw->has_draft) {
         const sim_model *d = &hw->dft;
         hw->d_bytes = sim_model_weight_bytes(d);
@@ -268,6 +274,18 @@ double sim_hw_layer_read_ms(const sim_hw *hw)
 double sim_hw_head_read_ms(const sim_hw *hw)
 {
     return sim_cost_flash_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency);
+}
+
+double sim_hw_layer_read_rt_ms(const sim_hw *hw, int32_t runtime)
+{
+    int32_t q = runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : 1;
+    return sim_cost_flash_q_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency, q);
+}
+
+double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime)
+{
+    int32_t q = runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : 1;
+    return sim_cost_flash_q_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency, q);
 }
 
 double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len)
@@ -379,7 +397,7 @@ static void on_read_done(void *ctx, sim_des *des, const sim_event *ev)
     int32_t op = (int32_t)ev->arg;
     int is_head = op == c->n_ops - 1;
     span(c, c->flash, is_head ? "read_head" : "read", is_head ? -1 : op,
-         is_head ? c->hw->head_read_ns : c->hw->layer_read_ns);
+         is_head ? c->head_read_ns : c->layer_read_ns);
     c->ready[op] = 1;
     try_compute(c);
 }
@@ -406,7 +424,7 @@ static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
 static void try_reads(cyc *c)
 {
     const sim_hw *hw = c->hw;
-    int32_t p = hw->dev.prefetch_layers;
+    int32_t p = c->prefetch;
     while (c->next_read < c->n_ops && c->next_read - 1 - p < c->computed) {
         int32_t op = c->next_read++;
         int is_head = op == c->n_ops - 1;
@@ -415,7 +433,7 @@ static void try_reads(cyc *c)
             c->ready[op] = 1;
             continue;
         }
-        int64_t dur = is_head ? hw->head_read_ns : hw->layer_read_ns;
+        int64_t dur = is_head ? c->head_read_ns : c->layer_read_ns;
         c->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes;
         fail(c, sim_res_use(c->des, c->flash, dur, on_read_done, c, NULL, op));
     }
@@ -465,6 +483,10 @@ static void start_verify(cyc *c)
         break;
     }
     c->n_ops = hw->L + 1;
+    int spec = v->runtime == SIM_RUNTIME_SPEC;
+    c->prefetch = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
+    c->layer_read_ns = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
+    c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     memset(c->ready, 0, (size_t)c->n_ops);
     c->next_read = c->computed = 0;
     c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
@@ -485,6 +507,7 @@ static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_
     }
     if (!v) return 1;
     if (v->rows < 1 || v->leaves < 1 || v->leaves > v->rows || v->ctx_len < 0) return 0;
+    if (v->runtime != SIM_RUNTIME_BASELINE && v->runtime != SIM_RUNTIME_SPEC) return 0;
     if (v->exit_layer < -1 || v->exit_layer >= hw->L) return 0;
     if (v->exit_layer >= 0 && (v->rows_after_exit < 1 || v->rows_after_exit > v->rows)) return 0;
     if (v->proj != ENG_PROJ_EAGER_NPU && v->proj != ENG_PROJ_ONDEMAND_CPU &&

@@ -29,7 +29,10 @@
 #include "sim/lua/profile.h"
 #include "sim/lua/rows.h"
 #include "sim/lua/sandbox.h"
+#include "sim/lua/sweep_exec.h"
 #include "sim/replay/replay.h"
+#include "sim/sweep/sim_sweep.h"
+#include "sim/sweep/sim_sweep_mpi.h"
 #include "traces/trc.h"
 
 #define MT_ERROR "flashspec.error"
@@ -61,6 +64,7 @@ typedef struct fs_api {
     fs_row *rows;
     int32_t n_rows, cap_rows;
     int quiet;
+    fs_exec ex; /* workers, resume store, counters (sweep_exec.h) */
 } fs_api;
 
 typedef struct ud_device {
@@ -491,7 +495,13 @@ static int l_policy_make(lua_State *L)
 typedef struct point_opts {
     double dram_fraction;
     int32_t max_new_tokens, seed, prompts;
+    int32_t accept; /* sim_accept_rule */
+    double top_p, temperature;
+    int32_t runtime; /* sim_point_runtime */
 } point_opts;
+
+static const char *const accept_choices[] = {"greedy", "top_p", "sampling", NULL};
+static const char *const runtime_choices[] = {"auto", "baseline", "speculative", NULL};
 
 #define PO(f) offsetof(point_opts, f)
 static const eng_param_desc point_keys[] = {
@@ -503,6 +513,15 @@ static const eng_param_desc point_keys[] = {
      "seed for synthesising unrecorded draft nodes"},
     {"prompts", ENG_PARAM_INT, PO(prompts), 0, 1 << 24, 0, NULL, 0, 0, NULL, NULL, 0,
      "prompts replayed from the trace (0 = all)"},
+    {"accept", ENG_PARAM_ENUM, PO(accept), 0, 2, 0, accept_choices, 0, 0, NULL, NULL, 0,
+     "acceptance rule: greedy (exact), top_p or sampling (lossy)"},
+    {"top_p", ENG_PARAM_DOUBLE, PO(top_p), 1e-6, 1, 0.9, NULL, 0, 0, NULL, NULL, 0,
+     "accept = top_p: target probability mass a draft token must lie in"},
+    {"temperature", ENG_PARAM_DOUBLE, PO(temperature), 0.01, 100, 1.0, NULL, 0, 0, NULL, NULL, 0,
+     "accept = sampling: temperature of target and draft distributions"},
+    {"runtime", ENG_PARAM_ENUM, PO(runtime), 0, 2, 0, runtime_choices, 0, 0, NULL, NULL, 0,
+     "phone runtime verifying: auto (Flash-AR baseline, drafting speculative), baseline, "
+     "speculative"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 #undef PO
@@ -640,30 +659,93 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .max_new_tokens = po.max_new_tokens,
         .prompts = po.prompts,
         .seed = (uint64_t)po.seed,
+        .accept = po.accept,
+        .top_p = po.top_p,
+        .temperature = po.temperature,
+        .runtime = po.runtime,
     };
+    snprintf(r->accept, sizeof r->accept, "%s", accept_choices[po.accept]);
+    r->top_p = po.top_p;
+    r->temperature = po.temperature;
+    snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
     return r;
+}
+
+/* The point's id (sim_sweep_store.h): policy, profiles (by name and by every
+ * value), trace checksum and every key of point_keys, read from the validated
+ * point table at idx, so a key added to point_keys enters the id by itself. */
+static sim_sweep_id point_identity(lua_State *L, int idx, const fs_row *r, const char *what,
+                                   const char *chunk, int line)
+{
+    ud_device *dev = get_object(L, idx, "device", MT_DEVICE, 1, what, chunk, line);
+    ud_model *tgt = get_object(L, idx, "target", MT_MODEL, 1, what, chunk, line);
+    ud_model *drf = get_object(L, idx, "draft", MT_MODEL, 0, what, chunk, line);
+    ud_policy *pol = get_object(L, idx, "policy", MT_POLICY, 1, what, chunk, line);
+    sim_sweep_hasher h;
+    sim_sweep_hasher_init(&h);
+    sim_sweep_hasher_str(&h, "policy", pol->desc->name);
+    sim_sweep_hasher_params(&h, "policy", pol->desc->params, pol->params);
+    sim_sweep_hasher_str(&h, "device", dev->name);
+    sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
+    sim_sweep_hasher_str(&h, "target", tgt->name);
+    sim_sweep_hasher_params(&h, "target", sim_model_keys(), &tgt->model);
+    sim_sweep_hasher_str(&h, "draft", r->draft);
+    if (drf && strcmp(r->draft, "none") != 0)
+        sim_sweep_hasher_params(&h, "draft", sim_model_keys(), &drf->model);
+    sim_sweep_hasher_u64(&h, "trace_checksum", r->trace_checksum);
+    lua_newtable(L);
+    int tmp = lua_gettop(L);
+    for (const eng_param_desc *d = point_keys; d->name; d++) {
+        lua_getfield(L, idx, d->name);
+        lua_setfield(L, tmp, d->name);
+    }
+    point_opts po;
+    memset(&po, 0, sizeof po);
+    slp_check_table(L, tmp, point_keys, &po, what, chunk, line);
+    lua_pop(L, 1);
+    sim_sweep_hasher_params(&h, "point", point_keys, &po);
+    return sim_sweep_hasher_final(&h);
+}
+
+/* Validates the point table at idx into *s (raises on invalid input). */
+static void stage_point(lua_State *L, int idx, const char *what, const char *chunk, int line,
+                        fs_staged *s)
+{
+    memset(s, 0, sizeof *s);
+    fs_row *r = build_point(L, idx, what, chunk, line, &s->pt);
+    s->row = *r; /* the slot stays uncommitted until the point has run */
+    s->id = point_identity(L, idx, &s->row, what, chunk, line);
+    s->pt.seed = sim_sweep_seed(s->id);
+}
+
+/* Commits a run point's row to the script's results and pushes it. */
+static void push_point(lua_State *L, fs_api *a, const fs_staged *s)
+{
+    fs_row *r = row_new(L, a);
+    *r = s->row;
+    a->n_rows++;
+    fs_row_push(L, &a->meta, r);
+    char hex[33];
+    sim_sweep_id_hex(s->id, hex);
+    lua_pushstring(L, hex);
+    lua_setfield(L, -2, "point_id");
 }
 
 /* Runs the point described by the table at idx and pushes its result row. */
 static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
 {
     fs_api *a = api_get(L);
-    sim_point pt;
-    fs_row *r = build_point(L, idx, what, chunk, line, &pt);
-    char err[512];
-    int rc = sim_replay_run(&pt, &r->st, err, sizeof err);
-    if (rc != SIM_REPLAY_OK) {
-        int code = (rc == SIM_REPLAY_E_CONFIG || rc == SIM_REPLAY_E_NOFIT) ? FS_EXIT_CONFIG
-                                                                           : FS_EXIT_SOFTWARE;
-        raise(L, code, 0, "%s:%d: %s (%s on %s, %s, trace %s): %s", chunk, line, what,
-              r->policy, r->device, r->target, r->trace, err);
-    }
-    a->n_rows++;
-    if (!a->quiet)
-        fprintf(stderr, "flashspec: %s %s dram=%.2f: %.3f tokens/s (%.2f s simulated in %.3f s)\n",
-                r->policy, r->target, r->dram_fraction, r->st.tokens_per_s,
-                r->st.total_ms / 1000.0, r->st.sim_wall_s);
-    fs_row_push(L, &a->meta, r);
+    fs_staged *s = lua_newuserdatauv(L, sizeof *s, 0);
+    stage_point(L, idx, what, chunk, line, s);
+    fs_exec_run(L, &a->ex, s, 1, 1, chunk, line);
+    if (s->code) return raise(L, s->code, 0, "%s", s->err);
+    if (!a->quiet && a->ex.rank == 0)
+        fprintf(stderr,
+                "flashspec: %s %s dram=%.2f: %.3f tokens/s (%.2f s simulated in %.3f s%s)\n",
+                s->row.policy, s->row.target, s->row.dram_fraction, s->row.st.tokens_per_s,
+                s->row.st.total_ms / 1000.0, s->row.st.sim_wall_s,
+                s->state == SIM_SWEEP_RESUMED ? ", resumed" : "");
+    push_point(L, a, s);
     return 1;
 }
 
@@ -676,64 +758,31 @@ static int l_run(lua_State *L)
     return run_point(L, 1, "flashspec.run", chunk, line);
 }
 
-static int is_list(lua_State *L, int idx)
-{
-    return lua_type(L, idx) == LUA_TTABLE && !lua_getmetatable(L, idx);
-}
-
+/* Expands (sweep_exec.c), stages every point (a point that fails validation
+ * keeps its error), runs them all at once, returns one table per point. */
 static int l_sweep(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     char chunk[PATH_MAX];
     int line;
     caller_src(L, chunk, sizeof chunk, &line);
-    check_known_keys(L, 1, "flashspec.sweep", chunk, line);
+    fs_api *a = api_get(L);
     /* canonical key order; the last varies fastest */
-    const char *keys[16];
+    const char *keys[64];
     int nk = 0;
     for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
-    for (const eng_param_desc *d = point_keys; d->name; d++) keys[nk++] = d->name;
-    lua_Integer len[16], at[16];
-    lua_Integer total = 1;
-    for (int i = 0; i < nk; i++) {
-        lua_getfield(L, 1, keys[i]);
-        if (is_list(L, -1)) {
-            len[i] = (lua_Integer)lua_rawlen(L, -1);
-            if (len[i] == 0)
-                raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.sweep: key '%s' is an empty list",
-                      chunk, slp_key_line(chunk, line, keys[i]), keys[i]);
-        } else {
-            len[i] = 0; /* scalar or absent */
-        }
-        lua_pop(L, 1);
-        at[i] = 0;
-        if (len[i] > 0) {
-            if (total > (lua_Integer)1 << 40 / len[i])
-                raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.sweep: too many points", chunk, line);
-            total *= len[i];
-        }
-    }
-    lua_createtable(L, (int)(total < 1 << 20 ? total : 1 << 20), 0);
-    int out = lua_gettop(L);
-    for (lua_Integer p = 0; p < total; p++) {
-        lua_newtable(L);
-        int pt = lua_gettop(L);
-        for (int i = 0; i < nk; i++) {
-            lua_getfield(L, 1, keys[i]);
-            if (len[i] > 0) {
-                lua_rawgeti(L, -1, at[i] + 1);
-                lua_remove(L, -2);
-            }
-            lua_setfield(L, pt, keys[i]);
-        }
-        run_point(L, pt, "flashspec.sweep", chunk, line);
-        lua_rawseti(L, out, p + 1);
-        lua_pop(L, 1);
-        for (int i = nk - 1; i >= 0; i--) {
-            if (len[i] == 0) continue;
-            if (++at[i] < len[i]) break;
-            at[i] = 0;
-        }
+    for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
+    fs_sweep_expand(L, 1, keys, nk, check_known_keys, chunk, line);
+    int64_t n;
+    fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, &n);
+    fs_exec_run(L, &a->ex, sp, n, 0, chunk, line);
+    lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
+    for (int64_t i = 0; i < n; i++) {
+        if (sp[i].code == 0)
+            push_point(L, a, &sp[i]);
+        else
+            fs_sweep_push_failed(L, &sp[i], i);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     return 1;
 }
@@ -813,6 +862,12 @@ static void hash_file(const char *path, char *out, size_t n)
     snprintf(out, n, "%016llx", (unsigned long long)h);
 }
 
+static int print_nothing(lua_State *L)
+{
+    (void)L;
+    return 0;
+}
+
 static int msgh(lua_State *L)
 {
     /* keep error objects; make everything else a one-line string */
@@ -829,7 +884,17 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
 {
     fs_api a;
     memset(&a, 0, sizeof a);
-    a.quiet = o->quiet;
+    a.ex.rank = sim_mpi_rank();
+    a.quiet = o->quiet || a.ex.rank != 0; /* under MPI only rank 0 talks */
+    a.ex.quiet = a.quiet;
+    a.ex.workers = o->jobs > 0 ? o->jobs : 1;
+    a.ex.resume = !o->no_resume;
+    if (o->out_dir &&
+        (size_t)snprintf(a.ex.store_dir, sizeof a.ex.store_dir, "%s/points", o->out_dir) >=
+            sizeof a.ex.store_dir) {
+        snprintf(err, errlen, "%s: output path too long", o->out_dir);
+        return FS_EXIT_CANTCREAT;
+    }
     struct stat st;
     if (stat(o->script, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: cannot open script: %s", o->script,
@@ -851,11 +916,27 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
         return FS_EXIT_SOFTWARE;
     }
     open_api(L, &a);
+    if (a.ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
+        lua_pushcfunction(L, print_nothing);
+        lua_setglobal(L, "print");
+    }
     int code = FS_EXIT_OK;
+    sim_sweep_signals_install();
     lua_pushcfunction(L, msgh);
     int rc = luaL_loadfilex(L, o->script, "t");
     if (rc == LUA_OK) rc = lua_pcall(L, 0, 0, -2);
-    if (rc != LUA_OK) {
+    if (sim_sweep_interrupted()) {
+        /* whatever the script did with the error: nothing partial is written */
+        code = FS_EXIT_INTERRUPTED;
+        if (a.ex.store_dir[0])
+            snprintf(err, errlen,
+                     "interrupted: %lld point%s computed in this run %s saved in %s; run the "
+                     "same command again to resume",
+                     (long long)a.ex.computed, a.ex.computed == 1 ? "" : "s",
+                     a.ex.computed == 1 ? "is" : "are", a.ex.store_dir);
+        else
+            snprintf(err, errlen, "interrupted (no output directory: nothing saved)");
+    } else if (rc != LUA_OK) {
         if (lua_istable(L, -1)) {
             lua_getfield(L, -1, "code");
             lua_getfield(L, -2, "msg");
@@ -872,12 +953,25 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
         /* one line: cut any traceback or embedded newline */
         char *nl = strchr(err, '\n');
         if (nl) *nl = 0;
-    } else if (o->out_dir && a.n_rows > 0) {
-        code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
-        if (code == FS_EXIT_OK && !o->quiet)
-            fprintf(stderr, "flashspec: wrote %d point%s to %s/results.{csv,h5}\n", a.n_rows,
-                    a.n_rows == 1 ? "" : "s", o->out_dir);
+    } else {
+        if (o->out_dir && a.n_rows > 0 && a.ex.rank == 0) {
+            code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
+            if (code == FS_EXIT_OK && !a.quiet)
+                fprintf(stderr,
+                        "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
+                        "%lld resumed)\n",
+                        a.n_rows, a.n_rows == 1 ? "" : "s", o->out_dir,
+                        (long long)a.ex.computed, (long long)a.ex.resumed);
+        }
+        if (code == FS_EXIT_OK && a.ex.point_code) {
+            code = a.ex.point_code;
+            snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
+                     (long long)a.ex.failed, a.ex.failed == 1 ? "" : "s",
+                     o->out_dir ? "the results hold the" : "the script ran its", a.n_rows,
+                     a.n_rows == 1 ? "" : "s");
+        }
     }
+    sim_sweep_signals_restore();
     lua_close(L);
     for (int32_t i = 0; i < a.n_traces; i++) trc_free(a.traces[i].trace);
     free(a.traces);

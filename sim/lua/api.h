@@ -7,7 +7,10 @@
  *
  * Every point run by a script is collected; when the script finishes without
  * error, the rows are written atomically to DIR/results.csv and DIR/results.h5
- * (nothing is written otherwise).  Errors are one line naming the file and line
+ * (nothing is written otherwise, except that failed sweep points leave the good
+ * points' results and the failed points' exit code; see sweep_exec.h).  Points
+ * run on `jobs` worker threads and, under an MPI launcher, across ranks;
+ * finished points are saved in DIR/points and reused by a re-run (resume).  Errors are one line naming the file and line
  * (or the trace file and dataset) and map to the documented exit codes.
  */
 #ifndef FS_LUA_API_H
@@ -23,7 +26,8 @@ enum {
     FS_EXIT_NOINPUT = 66,
     FS_EXIT_SOFTWARE = 70,
     FS_EXIT_CANTCREAT = 73,
-    FS_EXIT_CONFIG = 78
+    FS_EXIT_CONFIG = 78,
+    FS_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: finished points saved for resuming */
 };
 
 typedef struct fs_script_opts {
@@ -31,6 +35,8 @@ typedef struct fs_script_opts {
     const char *out_dir;  /* results directory; NULL = write no files */
     int unsafe;           /* lift the sandbox */
     int quiet;            /* no progress/summary lines on stderr */
+    int jobs;             /* local worker threads per process, >= 1 (0 = 1) */
+    int no_resume;        /* recompute points already saved in DIR/points */
 } fs_script_opts;
 
 /* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */

@@ -53,6 +53,13 @@ static const col_desc columns[] = {
     {"version", COL_VERSION, 0},
     {"script_hash", COL_SCRIPT, 0},
     {"trace_checksum", COL_HEX, R(trace_checksum)},
+    {"waste_ms", COL_REAL, R(st.waste_ms)},
+    {"waste_frac", COL_REAL, R(st.waste_frac)},
+    {"token_mismatch", COL_REAL, R(st.token_mismatch)},
+    {"accept", COL_STR, R(accept)},
+    {"top_p", COL_REAL, R(top_p)},
+    {"temperature", COL_REAL, R(temperature)},
+    {"runtime", COL_STR, R(runtime)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

@@ -25,6 +25,8 @@ typedef struct fs_row {
     int32_t max_new_tokens, prompts;
     uint64_t seed, trace_checksum;
     sim_point_stats st;
+    char accept[16], runtime[16]; /* point keys, as written in the script */
+    double top_p, temperature;
 } fs_row;
 
 /* Values shared by every row of one script run. */

@@ -39,6 +39,8 @@ typedef struct run_state {
     eng_tree tree;
     void *tree_mem;
     eng_token *g;
+    eng_cand *tcand; /* [RP_TREE_CAP * k] target top-k per node (lossy rules) */
+    int32_t *tn;     /* [RP_TREE_CAP] */
     uint8_t *keep;
     int32_t *path;
     eng_token *emit;
@@ -50,6 +52,8 @@ static void run_state_free(run_state *s)
 {
     free(s->tree_mem);
     free(s->g);
+    free(s->tcand);
+    free(s->tn);
     free(s->keep);
     free(s->path);
     free(s->emit);
@@ -63,14 +67,79 @@ static int run_state_init(run_state *s, int32_t k)
     size_t bytes = eng_tree_bytes(RP_TREE_CAP, RP_TREE_CAP * k);
     s->tree_mem = malloc(bytes);
     s->g = malloc(sizeof(eng_token) * RP_TREE_CAP);
+    s->tcand = malloc(sizeof(eng_cand) * RP_TREE_CAP * (size_t)k);
+    s->tn = malloc(sizeof(int32_t) * RP_TREE_CAP);
     s->keep = malloc(RP_TREE_CAP);
     s->path = malloc(sizeof(int32_t) * RP_TREE_CAP);
     s->emit = malloc(sizeof(eng_token) * (RP_TREE_CAP + 1));
     s->calls = malloc(sizeof(sim_draft_call) * (RP_TREE_CAP + 8));
     s->call_ms = malloc(sizeof(double) * (RP_TREE_CAP + 8));
-    if (!s->tree_mem || !s->g || !s->keep || !s->path || !s->emit || !s->calls || !s->call_ms)
+    if (!s->tree_mem || !s->g || !s->tcand || !s->tn || !s->keep || !s->path || !s->emit || !s->calls || !s->call_ms)
         return -1;
     return eng_tree_init(&s->tree, s->tree_mem, bytes, RP_TREE_CAP, RP_TREE_CAP * k);
+}
+
+static double rng_uniform(void *ctx)
+{
+    return gsl_rng_uniform(ctx);
+}
+
+/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
+static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
+                     int32_t n_prompts)
+{
+    double ctx_sum = 0.0;
+    for (int32_t p = 0; p < n_prompts; p++) {
+        const int32_t *tok;
+        int32_t pl = trc_prompt(pt->trace, p, &tok);
+        int32_t L = trc_ref(pt->trace, p, &tok);
+        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        ctx_sum += pl + gen / 2.0;
+    }
+    int32_t ctx = n_prompts ? (int32_t)(ctx_sum / n_prompts + 0.5) : 0;
+    const int32_t n = RP_PROFILE_ROWS;
+    double *buf = malloc(sizeof(double) * 3 * (size_t)n);
+    if (!buf) return -1;
+    double *ver = buf, *dc = buf + n, *dn = buf + 2 * n;
+    for (int32_t m = 1; m <= n; m++) {
+        sim_verify_shape v = {.rows = m, .leaves = m > 1 ? (m + 1) / 2 : 1, .ctx_len = ctx,
+                              .exit_layer = -1, .rows_after_exit = m,
+                              .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1,
+                              .runtime = SIM_RUNTIME_SPEC};
+        sim_cycle_time ct;
+        if (sim_hw_estimate(hw, NULL, 0, &v, &ct, NULL) != SIM_HW_OK) {
+            free(buf);
+            return -1;
+        }
+        ver[m - 1] = ct.verify_ms;
+        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
+        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
+    }
+    eng_cost_profile prof = {.accept_pos = st->accept_pos, .n_pos = st->k,
+                             .verify_ms = ver, .n_verify = n,
+                             .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = n};
+    int rc = pol->i->calibrate(pol->self, &prof);
+    free(buf);
+    return rc == ENG_OK ? 0 : -1;
+}
+
+/* Waste of one cycle (sim_point_stats): verification time beyond what the
+ * accepted path alone would have cost on the same phone. */
+static double cycle_waste(sim_hw *hw, const sim_verify_shape *vs, const sim_cycle_time *ct,
+                          int32_t accepted)
+{
+    int32_t useful = accepted + 1;
+    if (useful >= vs->rows && vs->leaves <= 1) return 0.0;
+    sim_verify_shape u = *vs;
+    u.rows = useful < vs->rows ? useful : vs->rows;
+    u.leaves = 1;
+    u.exit_layer = -1;
+    u.rows_after_exit = u.rows;
+    if (u.proj_rows > u.rows) u.proj_rows = u.rows;
+    sim_cycle_time cu;
+    if (sim_hw_estimate(hw, NULL, 0, &u, &cu, NULL) != SIM_HW_OK) return 0.0;
+    double w = ct->verify_ms - cu.verify_ms;
+    return w > 0 ? w : 0.0;
 }
 
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
@@ -85,6 +154,20 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                     "prompts = %d is out of range [0, %d] for this trace", pt->prompts,
                     meta->n_prompts);
     int32_t n_prompts = pt->prompts ? pt->prompts : meta->n_prompts;
+    if (pt->runtime < SIM_POINT_RUNTIME_AUTO || pt->runtime > SIM_POINT_RUNTIME_SPEC)
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown runtime %d", pt->runtime);
+    int32_t runtime = pt->runtime == SIM_POINT_RUNTIME_BASELINE ? SIM_RUNTIME_BASELINE
+                      : pt->runtime == SIM_POINT_RUNTIME_SPEC   ? SIM_RUNTIME_SPEC
+                      : pt->policy->needs_draft                 ? SIM_RUNTIME_SPEC
+                                                                : SIM_RUNTIME_BASELINE;
+    if (pt->accept < SIM_ACCEPT_GREEDY || pt->accept > SIM_ACCEPT_SAMPLING)
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown acceptance rule %d", pt->accept);
+    if (pt->accept == SIM_ACCEPT_TOP_P && !(pt->top_p > 0.0 && pt->top_p <= 1.0))
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "top_p = %g is out of range (0, 1]",
+                    pt->top_p);
+    if (pt->accept == SIM_ACCEPT_SAMPLING && !(pt->temperature > 0.0))
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "temperature = %g must be > 0",
+                    pt->temperature);
 
     /* the longest context the point can reach, for the KV-cache accounting */
     int32_t max_ctx = 0;
@@ -105,7 +188,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
 
     int rc = SIM_REPLAY_OK;
     eng_policy pol = {0};
-    gsl_rng *rng = NULL;
+    gsl_rng *rng = NULL, *acc_rng = NULL;
     rp_synth_stats stats;
     rp_oracle orc;
     run_state s;
@@ -126,12 +209,26 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         goto done;
     }
     gsl_rng_set(rng, (unsigned long)pt->seed);
+    /* acceptance draws get their own stream: the synthesis of unrecorded nodes
+     * stays the same whatever the rule */
+    acc_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!acc_rng) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
+        goto done;
+    }
+    gsl_rng_set(acc_rng, (unsigned long)(pt->seed ^ 0x9e3779b97f4a7c15ULL));
     rp_synth_fit(pt->trace, &stats);
     if (rp_oracle_init(&orc, pt->trace, &stats, rng, RP_TREE_CAP) != 0) {
         rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
         goto done;
     }
     oracle_ok = 1;
+
+    if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts) != 0) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be calibrated",
+                  pt->policy->name);
+        goto done;
+    }
 
     sim_hw_memory mem;
     sim_hw_get_memory(hw, &mem);
@@ -173,7 +270,18 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             else
                 eng_plan_default(&s.tree, keep, &plan);
             orc.target.verify(orc.target.ctx, &s.tree, keep, s.g);
-            eng_outcome oc = eng_accept_greedy(&s.tree, s.g, keep, s.path, s.emit, RP_TREE_CAP + 1);
+            eng_outcome oc;
+            if (pt->accept == SIM_ACCEPT_GREEDY) {
+                oc = eng_accept_greedy(&s.tree, s.g, keep, s.path, s.emit, RP_TREE_CAP + 1);
+            } else {
+                orc.target.dists(orc.target.ctx, &s.tree, keep, s.tcand, s.tn);
+                oc = pt->accept == SIM_ACCEPT_TOP_P
+                         ? eng_accept_top_p(&s.tree, s.tcand, s.tn, orc.target.k, keep, pt->top_p,
+                                            s.path, s.emit, RP_TREE_CAP + 1)
+                         : eng_accept_sampling(&s.tree, s.tcand, s.tn, orc.target.k, keep,
+                                               pt->temperature, rng_uniform, acc_rng, s.path,
+                                               s.emit, RP_TREE_CAP + 1);
+            }
             if (oc.emitted < 1) {
                 rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
                           "policy %s emitted no token at prompt %d position %d", pol.i->name, p,
@@ -181,7 +289,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 break;
             }
             int32_t emitted = oc.emitted < gen - pos ? oc.emitted : gen - pos;
-            for (int32_t j = 0; j < emitted; j++) {
+            for (int32_t j = 0; j < emitted && pt->accept != SIM_ACCEPT_GREEDY; j++)
+                out->mismatched += s.emit[j] != ref[pos + j];
+            for (int32_t j = 0; j < emitted && pt->accept == SIM_ACCEPT_GREEDY; j++) {
                 if (s.emit[j] != ref[pos + j]) {
                     rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
                               "policy %s emitted token %d at prompt %d position %d where the "
@@ -205,7 +315,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 .exit_layer = plan.exit_layer,
                 .rows_after_exit = plan.rows_after_exit,
                 .proj = plan.proj,
-                .proj_rows = oc.accepted + 1,
+                .proj_rows = oc.accepted + 1 < plan.rows ? oc.accepted + 1 : plan.rows,
+                .runtime = runtime,
             };
             sim_cycle_time ct;
             if (sim_hw_cycle(hw, s.calls, orc.n_calls, &vs, &ct, s.call_ms) != SIM_HW_OK) {
@@ -232,6 +343,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             out->total_ms += ct.cycle_ms;
             out->draft_ms += ct.draft_ms;
             out->verify_ms += ct.verify_ms;
+            out->waste_ms += cycle_waste(hw, &vs, &ct, oc.accepted);
             out->flash_ms += ct.flash_ms;
             out->npu_ms += ct.npu_ms;
             out->cpu_ms += ct.cpu_ms;
@@ -243,6 +355,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     }
     if (rc == SIM_REPLAY_OK && out->cycles > 0) {
         double c = (double)out->cycles;
+        out->waste_frac = out->verify_ms > 0 ? out->waste_ms / out->verify_ms : 0.0;
+        out->waste_ms /= c;
+        out->token_mismatch = out->tokens ? (double)out->mismatched / (double)out->tokens : 0.0;
         out->tokens_per_s = out->total_ms > 0 ? (double)out->tokens / (out->total_ms / 1000.0) : 0;
         out->ms_per_token = out->tokens ? out->total_ms / (double)out->tokens : 0;
         out->tokens_per_cycle = (double)out->tokens / c;
@@ -264,6 +379,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
 done:
     if (oracle_ok) rp_oracle_free(&orc);
     gsl_rng_free(rng);
+    gsl_rng_free(acc_rng);
     eng_policy_destroy(&pol);
     run_state_free(&s);
     sim_hw_destroy(hw);

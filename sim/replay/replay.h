@@ -12,12 +12,34 @@
  *   -> the measured latencies flow back to policy.observe.
  *
  * A replay that emits a token different from the reference is a bug and fails
- * the point (SIM_REPLAY_E_MISMATCH).  The loop is sequential and deterministic:
- * the same point gives the same statistics bit for bit; the seed only drives the
- * synthesis of unrecorded draft nodes.
+ * the point (SIM_REPLAY_E_MISMATCH) under the greedy rule.  The loop is
+ * sequential and deterministic: the same point gives the same statistics bit
+ * for bit; the seed drives the synthesis of unrecorded draft nodes and, under
+ * the sampling rule, the acceptance draws.
+ *
+ * Lossy acceptance (top_p, sampling): the emitted tokens may leave the
+ * reference.  The replay counts them (token_mismatch) and re-synchronises at
+ * the same output position: the next cycle starts from the trace's recorded
+ * tree at position pos + emitted, i.e. as if the reference tokens had been
+ * emitted.  This approximates the continuation the target would have produced
+ * after a different prefix by the recorded one (the trace holds no other).
+ *
+ * Runtimes: by default drafting policies verify on the phone's speculative
+ * runtime and Flash-AR on the baseline runtime (sim_hw.h "Two runtimes");
+ * sim_point.runtime forces one for every policy (fair same-runtime
+ * comparisons).
+ *
+ * Calibration: a policy with a calibrate hook receives, before the first
+ * cycle, an eng_cost_profile: the positional acceptance p[k] measured on the
+ * trace's reference paths (rp_synth_stats.accept_pos), and the verification
+ * latency of 1 .. RP_PROFILE_ROWS-row trees and the draft-call latency of 1 ..
+ * RP_PROFILE_ROWS rows on each unit, priced with sim_hw_estimate at the point's
+ * mean context length.
  */
 #ifndef SIM_REPLAY_H
 #define SIM_REPLAY_H
+
+#define RP_PROFILE_ROWS 256
 
 #include <stdint.h>
 
@@ -44,7 +66,28 @@ typedef struct sim_point {
     int32_t max_new_tokens;        /* per prompt; capped by the reference length */
     int32_t prompts;               /* 0 = all prompts of the trace */
     uint64_t seed;
+    /* acceptance rule (zero-initialised = greedy, the lossless default) */
+    int32_t accept;                /* sim_accept_rule */
+    double top_p;                  /* SIM_ACCEPT_TOP_P: mass of the accepted set, (0, 1] */
+    double temperature;            /* SIM_ACCEPT_SAMPLING: > 0 */
+    int32_t runtime;               /* sim_point_runtime (0 = auto) */
 } sim_point;
+
+/* Which phone runtime verifies (sim_hw.h "Two runtimes"): auto = the baseline
+ * runtime for policies that do not draft (Flash-AR, as Lever Table 1 measured
+ * it) and the speculative runtime for those that do (Table 2). */
+typedef enum sim_point_runtime {
+    SIM_POINT_RUNTIME_AUTO = 0,
+    SIM_POINT_RUNTIME_BASELINE = 1,
+    SIM_POINT_RUNTIME_SPEC = 2
+} sim_point_runtime;
+
+/* Acceptance rules of a point (enum only grows; names are the Lua values). */
+typedef enum sim_accept_rule {
+    SIM_ACCEPT_GREEDY = 0,  /* "greedy": exact; every emitted token checked */
+    SIM_ACCEPT_TOP_P = 1,   /* "top_p": eng_accept_top_p, lossy */
+    SIM_ACCEPT_SAMPLING = 2 /* "sampling": eng_accept_sampling, lossy */
+} sim_accept_rule;
 
 /* Aggregates over all prompts of a point.  Per-cycle means are over all cycles;
  * the resource times are busy times. */
@@ -64,6 +107,14 @@ typedef struct sim_point_stats {
     int64_t dram_bytes;        /* DRAM the point occupies */
     int32_t resident_layers;
     double sim_wall_s;         /* host time the point took */
+    /* waste: per cycle, the verification time minus the time the same phone
+     * would take to verify only the rows that turned out useful (the root and
+     * the accepted path: accepted + 1 rows, one leaf, same context and runtime,
+     * priced by sim_hw_estimate); 0 when every row was accepted.  waste_ms is its
+     * mean per cycle, waste_frac = total waste / total verification time. */
+    double waste_ms, waste_frac;
+    int64_t mismatched;        /* emitted tokens that differ from the reference */
+    double token_mismatch;     /* mismatched / tokens; 0 under greedy */
 } sim_point_stats;
 
 /* Runs the point.  Returns SIM_REPLAY_OK or an error code with a one-line

@@ -35,6 +35,19 @@ void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
                 node = c;
             }
             onpath_max = d;
+            /* positional acceptance along the recorded reference path: the
+             * parent path[q] proposes ref[pos + q] */
+            for (int32_t q = 0; q < d || (q == d && q < m->max_depth && pos + q < L); q++) {
+                int32_t u = path[q];
+                int32_t want = ref[pos + q];
+                st->accept_n++;
+                for (int32_t j = 0; j < tr.k; j++) {
+                    if (tr.draft_tok[(size_t)u * tr.k + j] == want) {
+                        st->accept_pos[j] += 1.0;
+                        break;
+                    }
+                }
+            }
             /* acceptance statistics at the deepest proposing depth */
             if (onpath_max >= deep_parent_depth && deep_parent_depth >= 0 &&
                 pos + deep_parent_depth < L) {
@@ -55,8 +68,12 @@ void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
                 for (int32_t q = 0; q <= onpath_max; q++)
                     if (path[q] == i) on = 1;
                 if (on) continue;
-                for (int32_t j = 0; j < tr.k; j++)
+                int32_t dep = tr.depth[i] < TRC_MAX_DEPTH ? tr.depth[i] : TRC_MAX_DEPTH - 1;
+                for (int32_t j = 0; j < tr.k; j++) {
                     st->mean_logp[j] += tr.draft_logp[(size_t)i * tr.k + j];
+                    st->mean_logp_depth[dep][j] += tr.draft_logp[(size_t)i * tr.k + j];
+                }
+                st->depth_nodes[dep]++;
                 st->off_path_nodes++;
             }
         }
@@ -69,6 +86,14 @@ void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
             st->mean_logp[j] = -(double)(j + 1) * log(2.0);
         }
     }
+    for (int32_t d = 0; d < TRC_MAX_DEPTH; d++) {
+        if (st->depth_nodes[d] == 0) continue;
+        st->fitted_depths = d + 1;
+        for (int32_t j = 0; j < st->k; j++)
+            st->mean_logp_depth[d][j] /= (double)st->depth_nodes[d];
+    }
+    for (int32_t j = 0; j < st->k && st->accept_n > 0; j++)
+        st->accept_pos[j] /= (double)st->accept_n;
     st->deep_top1 = deep_n ? (double)deep_top1 / (double)deep_n : 0.0;
     st->deep_inset = deep_n ? (double)deep_in / (double)deep_n : 0.0;
 }
@@ -164,8 +189,12 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c)
                 want_rank = 1 + (int32_t)gsl_rng_uniform_int(o->rng, (unsigned long)(k - 1));
         }
     }
+    /* the profile of the node's depth; past the fitted depths, the deepest one */
+    int32_t d = t->nodes[id].depth;
+    if (d >= st->fitted_depths) d = st->fitted_depths - 1;
+    const double *prof = (d >= 0 && st->depth_nodes[d] > 0) ? st->mean_logp_depth[d] : st->mean_logp;
     for (int32_t j = 0; j < k; j++) {
-        c[j].logp = (float)st->mean_logp[j];
+        c[j].logp = (float)prof[j];
         c[j].tok = (j == want_rank) ? want : random_token(o, c, j, want);
     }
 }
@@ -206,10 +235,18 @@ static int draft_expand(void *ctx, eng_tree *t, const int32_t *ids, int32_t coun
     return ENG_OK;
 }
 
+/* Verification may see a tree that a policy compacted after drafting (ids
+ * renumbered): the mapping is a pure function of the tree, so it is rebuilt. */
+static void remap(rp_oracle *o, const eng_tree *t)
+{
+    o->mapped = 0;
+    rp_oracle_map(o, t);
+}
+
 static int target_verify(void *ctx, const eng_tree *t, const uint8_t *keep, eng_token *g)
 {
     rp_oracle *o = ctx;
-    rp_oracle_map(o, t);
+    remap(o, t);
     for (int32_t i = 0; i < t->n_nodes; i++) {
         g[i] = ENG_NO_TOKEN;
         if (i >= o->cap || (keep && i > 0 && !keep[i])) continue;
@@ -227,7 +264,7 @@ static int target_exit_scores(void *ctx, const eng_tree *t, int32_t exit_idx, fl
 {
     rp_oracle *o = ctx;
     if (exit_idx < 0 || exit_idx >= o->n_exit) return ENG_E_ARG;
-    rp_oracle_map(o, t);
+    remap(o, t);
     for (int32_t i = 0; i < t->n_nodes; i++) {
         int32_t tn = i < o->cap ? o->tnode[i] : -1;
         for (int32_t j = 0; j < o->k; j++) {
@@ -238,8 +275,38 @@ static int target_exit_scores(void *ctx, const eng_tree *t, int32_t exit_idx, fl
     return ENG_OK;
 }
 
+static int target_dists(void *ctx, const eng_tree *t, const uint8_t *keep, eng_cand *cands,
+                        int32_t *n)
+{
+    rp_oracle *o = ctx;
+    remap(o, t);
+    for (int32_t i = 0; i < t->n_nodes; i++) {
+        n[i] = 0;
+        if (i >= o->cap || (keep && i > 0 && !keep[i])) continue;
+        eng_cand *c = cands + (size_t)i * (size_t)o->k;
+        int32_t tn = o->tnode[i];
+        if (tn >= 0) {
+            for (int32_t j = 0; j < o->k; j++) {
+                c[j].tok = o->tree.tgt_tok[(size_t)tn * o->k + j];
+                c[j].logp = o->tree.tgt_logp[(size_t)tn * o->k + j];
+            }
+            n[i] = o->k;
+        } else if (o->on_ref[i]) {
+            int32_t at = o->pos + t->nodes[i].depth;
+            if (at < o->ref_len) {
+                c[0].tok = o->ref[at];
+                c[0].logp = 0.0f;
+                n[i] = 1;
+            }
+        }
+    }
+    return ENG_OK;
+}
+
 static void bind(rp_oracle *o)
 {
+    o->target.dists = target_dists;
+    o->target.k = o->k;
     o->draft.expand = draft_expand;
     o->draft.ctx = o;
     o->draft.k = o->k;

@@ -8,15 +8,22 @@
  *
  *  - A node whose path was recorded is served from the trace (draft top-K,
  *    target top-1, exit scores).
- *  - A node the trace did not record is *synthesised*: its K candidates get the
- *    mean log-prob profile per rank fitted on the recorded off-path nodes, and
- *    random distinct token ids.  If the node lies on the reference path (only
- *    possible deeper than the recorded depth D), the reference token is placed at
- *    rank 1 with the acceptance rate measured at the deepest recorded depth, else
- *    at a lower rank with the measured in-set rate, else left out.  Synthesised
- *    nodes are never acceptable off the reference path, so greedy replay stays
- *    exact whatever is synthesised.  Every expansion is counted as recorded or
- *    synthesised (the `coverage` result).
+ *  - A node the trace did not record is *synthesised* (method documented in
+ *    sim/replay/README.md): its K candidates get the mean log-prob profile per
+ *    rank fitted on the recorded off-path nodes *of the same depth* (the
+ *    deepest fitted depth beyond the recorded ones; the pooled profile where a
+ *    depth has no off-path node), and random distinct token ids.  If the node
+ *    lies on the reference path (only possible deeper than the recorded depth
+ *    D), the reference token is placed at rank 1 with the acceptance rate
+ *    measured at the deepest recorded depth, else at a lower rank with the
+ *    measured in-set rate, else left out.  Synthesised nodes are never
+ *    acceptable off the reference path, so greedy replay stays exact whatever
+ *    is synthesised.  Every expansion is counted as recorded or synthesised
+ *    (the `coverage` result).
+ *  - Target distributions (dists hook, for the lossy acceptance rules): the
+ *    recorded target top-K of a recorded node; the reference token with
+ *    probability 1 for an unrecorded reference-path node (only its greedy token
+ *    is known); unknown for an unrecorded off-path node.
  *  - The target's greedy token of a reference-path node is the next reference
  *    token (known for any depth); of a recorded off-path node the recorded target
  *    top-1; of a synthesised off-path node unknown (ENG_NO_TOKEN), which the
@@ -37,6 +44,15 @@
 typedef struct rp_synth_stats {
     int32_t k;
     double mean_logp[TRC_MAX_K]; /* per rank, over recorded off-path nodes */
+    /* per depth of the expanded node (0 = root) and rank; depth_nodes[d] = 0:
+     * no off-path node at that depth (the pooled profile stands in) */
+    double mean_logp_depth[TRC_MAX_DEPTH][TRC_MAX_K];
+    int64_t depth_nodes[TRC_MAX_DEPTH];
+    int32_t fitted_depths;       /* deepest depth with data + 1 */
+    /* positional acceptance: accept_pos[j] = P(the reference token is the
+     * draft's rank-(j+1) candidate) over expanded reference-path nodes */
+    double accept_pos[TRC_MAX_K];
+    int64_t accept_n;            /* reference-path nodes it was measured on */
     double deep_top1;            /* P(ref token is draft top-1) at the deepest recorded depth */
     double deep_inset;           /* P(ref token within top-K) there */
     int64_t off_path_nodes;      /* nodes the profile was fitted on */

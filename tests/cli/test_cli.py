@@ -162,6 +162,25 @@ def case_lua_api():
         expect(rc == 0 and "api ok" in out, f"api.lua failed ({rc}): {err}")
 
 
+def case_profile():
+    rc, out, err = run("profile", "oneplus12", "qwen3-8b-q4_0", "--draft", "qwen3-8b-eagle3-q4_0")
+    expect(rc == 0, f"profile failed: {err}")
+    for needle in ("dram plan", "flash read", "npu layer", "draft step", "flash-ar token"):
+        expect(needle in out, f"profile output lacks {needle!r}")
+    m = re.search(r"flash-ar token\s+([\d.]+) ms = compute ([\d.]+) ms .* I/O ([\d.]+) ms", out)
+    expect(m, "no Flash-AR line")
+    total, compute, io = map(float, m.groups())
+    # Lever Table 1, Qwen3-8B: compute 96.6, I/O 953.4, total 1050.0 ms
+    for got, ref in ((total, 1050.0), (compute, 96.6), (io, 953.4)):
+        expect(abs(got - ref) / ref < 0.05, f"profile {got} vs Table 1 {ref}")
+    rc, _, err = run("profile", "oneplus12", "no-such-model")
+    one_line_error(err, 66, rc, "no-such-model")
+    rc, _, err = run("profile", "oneplus12")
+    one_line_error(err, 64, rc, "DEVICE and MODEL")
+    rc, _, err = run("profile", "oneplus12", "qwen3-8b-q4_0", "--dram-fraction", "2")
+    one_line_error(err, 64, rc, "dram-fraction")
+
+
 # ---------------------------------------------------------------- bad input
 
 def run_bad_script(path, code, *needles):

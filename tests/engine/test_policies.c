@@ -213,7 +213,7 @@ static void test_chain_cycle(void)
         CHECK_EQ_INT(plan.rows, 9);
         CHECK_EQ_INT(plan.leaves, 1);
         test_target tt = {&o, agree};
-        eng_target_oracle tg = {target_verify, NULL, &tt};
+        eng_target_oracle tg = {target_verify, NULL, &tt, NULL, 0};
         eng_token g[MAXN], emit[MAXN];
         CHECK_EQ_INT(tg.verify(tg.ctx, &t, NULL, g), ENG_OK);
         eng_outcome out = eng_accept_greedy(&t, g, NULL, NULL, emit, 100);
@@ -297,11 +297,15 @@ static void test_registry(void)
 {
     int32_t n = 0;
     const eng_policy_desc *reg = eng_policy_registry(&n);
-    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(n, 7);
     CHECK(reg != NULL);
-    if (!reg || n < 2) return;
-    CHECK(strcmp(reg[0].name, "flash_ar") == 0);
-    CHECK(strcmp(reg[1].name, "chain") == 0);
+    if (!reg || n < 7) return;
+    static const char *const order[] = {"flash_ar", "chain", "adaptive_chain", "specinfer",
+                                        "eagle2", "opt_tree", "sequoia"};
+    for (int32_t i = 0; i < 7; i++) {
+        CHECK(strcmp(reg[i].name, order[i]) == 0);
+        CHECK_EQ_INT(reg[i].needs_draft, i > 0);
+    }
     CHECK(eng_policy_lookup("flash_ar") == &reg[0]);
     CHECK(eng_policy_lookup("chain") == &reg[1]);
     CHECK(eng_policy_lookup("chain2") == NULL);
@@ -328,7 +332,7 @@ static void test_registry(void)
             }
         }
         /* defaults -> create -> a working instance named like its descriptor */
-        _Alignas(8) unsigned char params[256];
+        _Alignas(8) unsigned char params[512];
         CHECK(d->params_size <= sizeof params);
         memset(params, 0xAB, sizeof params);
         eng_params_defaults(d->params, params);

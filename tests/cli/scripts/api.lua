@@ -36,7 +36,12 @@ assert(r.cycles == 80 and r.mean_accepted == 0 and r.tokens_per_cycle == 1)
 local ar = point { trace = useless, policy = fs.policy.flash_ar {} }
 assert(ar.cycles == 80 and ar.draft_ms == 0 and ar.coverage == 1.0)
 assert(r.draft_ms > 0, "Chain-SD drafting took no time")
-assert(ar.tokens_per_s > r.tokens_per_s, "a useless draft must cost throughput")
+-- on the same phone runtime (by default Flash-AR runs on the serial baseline
+-- runtime of Lever Table 1, drafting policies on the speculative one of Table 2)
+local ar_spec = point { trace = useless, policy = fs.policy.flash_ar {}, runtime = "speculative" }
+assert(ar_spec.tokens_per_s > r.tokens_per_s, "a useless draft must cost throughput")
+assert(ar.runtime == "auto" and ar_spec.runtime == "speculative")
+assert(ar_spec.tokens_per_s > ar.tokens_per_s, "the speculative runtime streams faster")
 
 -- sweep: Cartesian product, last key fastest, rows carry their parameters
 local rows = fs.sweep { device = dev, target = tgt, draft = drf, trace = t1,
@@ -61,3 +66,24 @@ assert(not ok)
 ok, e = pcall(fs.device, "no-such-phone")
 assert(not ok and tostring(e):find("no-such-phone", 1, true))
 print("api ok")
+
+-- acceptance rules, waste and runtime keys (tree policies, issue 3)
+do
+  local g = point { trace = t1, policy = fs.policy.eagle2 {} }
+  assert(g.accept == "greedy" and g.token_mismatch == 0 and g.top_p == 0.9)
+  assert(g.waste_ms >= 0 and g.waste_ms < g.verify_ms and g.waste_frac >= 0 and g.waste_frac < 1)
+  local tp = point { trace = t1, policy = fs.policy.eagle2 {}, accept = "top_p", top_p = 0.8 }
+  assert(tp.accept == "top_p" and tp.top_p == 0.8 and tp.token_mismatch >= 0)
+  assert(tp.mean_accepted >= g.mean_accepted, "top-p accepts at least what greedy accepts")
+  local sp = point { trace = t1, policy = fs.policy.specinfer {}, accept = "sampling",
+                     temperature = 0.7 }
+  assert(sp.accept == "sampling" and sp.temperature == 0.7)
+  for _, name in ipairs { "adaptive_chain", "specinfer", "eagle2", "opt_tree", "sequoia" } do
+    local r2 = point { trace = t1, policy = fs.policy[name] {} }
+    assert(r2.policy == name and r2.tokens > 0 and r2.token_mismatch == 0, name)
+  end
+  local ok2, e2 = pcall(point, { trace = t1, policy = fs.policy.chain {}, accept = "nucleus" })
+  assert(not ok2 and tostring(e2):find("greedy", 1, true), tostring(e2))
+  ok2, e2 = pcall(fs.policy.eagle2, { top_kk = 3 })
+  assert(not ok2 and tostring(e2):find("top_k", 1, true), tostring(e2))
+end

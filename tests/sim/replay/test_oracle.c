@@ -100,8 +100,12 @@ static void test_mapping_and_targets(void)
     }
     c = eng_tree_cands(&tree, ids[6], &n);
     CHECK(n == o.k);
+    /* the per-depth profile of the deepest fitted depth (depth 6 > D) */
+    CHECK(st.fitted_depths >= 1);
+    int32_t fd = st.fitted_depths - 1;
+    const double *prof = st.depth_nodes[fd] > 0 ? st.mean_logp_depth[fd] : st.mean_logp;
     for (int32_t j = 0; j < n; j++) {
-        CHECK(fabs(c[j].logp - st.mean_logp[j]) < 1e-5);
+        CHECK(fabs(c[j].logp - prof[j]) < 1e-5);
         for (int32_t q = 0; q < j; q++) CHECK(c[q].tok != c[j].tok);
         CHECK(c[j].tok >= 0 && c[j].tok < trc_get_meta(t)->vocab);
     }

@@ -54,7 +54,7 @@ static int run(const trc_trace *t, const char *policy, int32_t k, double dram, i
     eng_chain_params cp;
     eng_params_defaults(d->params, &cp);
     cp.k = k;
-    sim_point pt = {&dev, &tgt, &drf, t, d, &cp, dram, max_new, 0, 7};
+    sim_point pt = {&dev, &tgt, &drf, t, d, &cp, dram, max_new, 0, 7, SIM_ACCEPT_GREEDY, 0.9, 1.0, SIM_POINT_RUNTIME_AUTO};
     return sim_replay_run(&pt, st, err, 256);
 }
 
@@ -126,7 +126,7 @@ static void test_errors(void)
     const eng_policy_desc *d = eng_policy_lookup("flash_ar");
     eng_flash_ar_params fp;
     eng_params_defaults(d->params, &fp);
-    sim_point pt = {&dev, &big, NULL, t, d, &fp, 1.0, 4, 0, 1};
+    sim_point pt = {&dev, &big, NULL, t, d, &fp, 1.0, 4, 0, 1, SIM_ACCEPT_GREEDY, 0.9, 1.0, SIM_POINT_RUNTIME_AUTO};
     CHECK(sim_replay_run(&pt, &st, err, sizeof err) == SIM_REPLAY_E_NOFIT);
     CHECK(strlen(err) > 0 && strchr(err, '\n') == NULL);
     trc_free(t);

@@ -1,0 +1,215 @@
+/*
+ * pol_eagle2.c -- EAGLE-2 dynamic draft tree (Li et al.).
+ *
+ * Scores are joint draft log-probabilities (sum of log q along the path).
+ *   1. expand the root (one call); its top-k candidates form the first frontier
+ *      and enter the candidate pool;
+ *   2. `depth` times: expand the frontier (ONE batched oracle call of its
+ *      nodes); each frontier node proposes its top-k candidates with score
+ *      parent score + log q -- k^2 candidates, all added to the pool; the k best
+ *      of them (by score) become the next frontier;
+ *   3. keep the global top-`total_tokens` of the pool.
+ * Ties are broken by depth (shallower first), then by pool order, a total order
+ * under which a parent always ranks before its children (scores never increase
+ * along a path): the selection is ancestor-closed without any repair.
+ *
+ * Materialisation: pool entries are virtual (parent node, candidate rank,
+ * score) until they are needed -- frontier nodes become tree nodes so that the
+ * oracle can expand them; after the selection the chosen leaves are added and
+ * eng_tree_compact drops the frontier nodes that were not selected, so the tree
+ * handed to verification is exactly the selection.  Levels are capped by
+ * lim->max_depth and lim->remaining - 1, nodes by lim->max_nodes.
+ *
+ * Cost: O(depth * k^2 log k^2 + P log P), P = pool size <= k + depth * k^2.
+ * State: one malloc in create (pool sized from the params), nothing after.
+ */
+#include "eng_policy.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const unit_choices[] = {"cpu", "npu", NULL};
+
+#define P(f) offsetof(eng_eagle2_params, f)
+const eng_param_desc eng_eagle2_param_table[] = {
+    {.name = "top_k", .type = ENG_PARAM_INT, .offset = P(top_k), .min = 1, .max = 64, .def = 10,
+     .doc = "children proposed per expanded node and frontier width"},
+    {.name = "depth", .type = ENG_PARAM_INT, .offset = P(depth), .min = 0, .max = 32, .def = 6,
+     .doc = "draft steps after the root's expansion (tree depth <= depth + 1)"},
+    {.name = "total_tokens", .type = ENG_PARAM_INT, .offset = P(total_tokens), .min = 1,
+     .max = ENG_POL_MAX_NODES - 1, .def = 60,
+     .doc = "draft nodes kept for verification (global top by joint log-prob)"},
+    {.name = "unit", .type = ENG_PARAM_ENUM, .offset = P(unit), .min = 0, .max = 1, .def = 1,
+     .choices = unit_choices, .doc = "processor the draft runs on: cpu or npu"},
+    {.name = NULL},
+};
+#undef P
+
+typedef struct e2_entry {
+    double score;
+    int32_t depth, order; /* order = pool index (tie-break) */
+    int32_t parent;       /* tree node id of the parent */
+    int32_t rank;         /* candidate rank in the parent's set */
+    int32_t node;         /* tree node id once materialised, else ENG_NO_NODE */
+} e2_entry;
+
+typedef struct e2_state {
+    eng_eagle2_params p;
+    int32_t cap_pool;
+    e2_entry *pool;  /* [cap_pool] */
+    int32_t *level;  /* [k * k] pool indices of one step's candidates */
+    int32_t ids[ENG_POL_MAX_NODES];
+    int32_t map[ENG_POL_MAX_NODES];
+    uint8_t keep[ENG_POL_MAX_NODES];
+} e2_state;
+
+/* total order: score desc, depth asc, order asc */
+static int e2_before(const e2_entry *a, const e2_entry *b)
+{
+    if (a->score != b->score) return a->score > b->score;
+    if (a->depth != b->depth) return a->depth < b->depth;
+    return a->order < b->order;
+}
+
+static int e2_cmp(const void *x, const void *y)
+{
+    const e2_entry *a = x, *b = y;
+    return e2_before(a, b) ? -1 : (e2_before(b, a) ? 1 : 0);
+}
+
+/* pool indices idx[0..n) sorted by e2_before (insertion sort: n <= k^2) */
+static void e2_sort_idx(const e2_entry *pool, int32_t *idx, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = idx[i], j = i;
+        while (j > 0 && e2_before(&pool[x], &pool[idx[j - 1]])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = x;
+    }
+}
+
+static int32_t materialise(eng_tree *t, e2_entry *e)
+{
+    if (e->node != ENG_NO_NODE) return e->node;
+    int32_t cn = 0;
+    const eng_cand *c = eng_tree_cands(t, e->parent, &cn);
+    if (e->rank >= cn) return ENG_E_ARG;
+    int32_t id = eng_tree_add(t, e->parent, c[e->rank].tok, c[e->rank].logp);
+    if (id >= 0) e->node = id;
+    return id;
+}
+
+/* adds the top-k candidates of tree node u (score base) to the pool */
+static int32_t e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool,
+                          int32_t *out, int32_t n_out)
+{
+    int32_t cn = 0;
+    const eng_cand *c = eng_tree_cands(t, u, &cn);
+    for (int32_t j = 0; j < cn && j < s->p.top_k && *n_pool < s->cap_pool; j++) {
+        e2_entry *e = &s->pool[*n_pool];
+        e->score = base + (double)c[j].logp;
+        e->depth = t->nodes[u].depth + 1;
+        e->order = *n_pool;
+        e->parent = u;
+        e->rank = j;
+        e->node = ENG_NO_NODE;
+        out[n_out++] = (*n_pool)++;
+    }
+    return n_out;
+}
+
+static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
+{
+    e2_state *s = self;
+    if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
+    int32_t max_d = s->p.depth + 1;
+    if (lim->max_depth < max_d) max_d = lim->max_depth;
+    if (lim->remaining - 1 < max_d) max_d = lim->remaining - 1;
+    int32_t cap = lim->max_nodes < ENG_POL_MAX_NODES ? lim->max_nodes : ENG_POL_MAX_NODES;
+    int32_t total = s->p.total_tokens < cap - 1 ? s->p.total_tokens : cap - 1;
+    if (max_d < 1 || total < 1) return ENG_OK;
+    int32_t k = s->p.top_k, n_pool = 0;
+
+    int32_t root = 0;
+    int rc = draft->expand(draft->ctx, t, &root, 1, s->p.unit);
+    if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
+    int32_t nf = e2_propose(s, t, 0, 0.0, &n_pool, s->level, 0);
+    e2_sort_idx(s->pool, s->level, nf);
+    for (int32_t step = 1; step < max_d && nf > 0; step++) {
+        /* materialise the frontier (the best k of the last step) and expand it */
+        int32_t n = nf < k ? nf : k, front[64];
+        for (int32_t i = 0; i < n; i++) {
+            front[i] = s->level[i];
+            if (t->n_nodes >= cap) return ENG_E_FULL;
+            int32_t id = materialise(t, &s->pool[front[i]]);
+            if (id < 0) return id;
+            s->ids[i] = id;
+        }
+        rc = draft->expand(draft->ctx, t, s->ids, n, s->p.unit);
+        if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
+        nf = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const e2_entry *f = &s->pool[front[i]];
+            nf = e2_propose(s, t, f->node, f->score, &n_pool, s->level, nf);
+        }
+        e2_sort_idx(s->pool, s->level, nf);
+    }
+
+    /* global top-total: sort a copy of the pool (orders stay the pool indices) */
+    qsort(s->pool, (size_t)n_pool, sizeof *s->pool, e2_cmp);
+    int32_t keep_n = n_pool < total ? n_pool : total;
+    /* after sorting, pool[i].order is the original index; parents are tree nodes,
+     * so materialising in sorted order is safe: a parent ranks before its child
+     * and was materialised as a frontier node */
+    memset(s->keep, 0, (size_t)cap);
+    s->keep[0] = 1;
+    for (int32_t i = 0; i < keep_n; i++) {
+        if (s->pool[i].node == ENG_NO_NODE && t->n_nodes >= cap) break;
+        int32_t id = materialise(t, &s->pool[i]);
+        if (id < 0) return id;
+        s->keep[id] = 1;
+    }
+    eng_tree_compact(t, s->keep, s->map);
+    return ENG_OK;
+}
+
+static void e2_destroy(void *self)
+{
+    e2_state *s = self;
+    if (!s) return;
+    free(s->pool);
+    free(s->level);
+    free(s);
+}
+
+static const eng_policy_i e2_i = {
+    .name = "eagle2",
+    .build = e2_build,
+    .destroy = e2_destroy,
+};
+
+int eng_eagle2_create(const void *params, eng_policy *out)
+{
+    if (!params || !out) return ENG_E_ARG;
+    const eng_eagle2_params *in = params;
+    if (in->top_k < 1 || in->top_k > 64 || in->depth < 0 || in->depth > 32 ||
+        in->total_tokens < 1 || in->total_tokens > ENG_POL_MAX_NODES - 1 ||
+        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
+        return ENG_E_ARG;
+    e2_state *s = calloc(1, sizeof *s);
+    if (!s) return ENG_E_NOMEM;
+    s->p = *in;
+    s->cap_pool = in->top_k + in->depth * in->top_k * in->top_k;
+    s->pool = malloc(sizeof *s->pool * (size_t)s->cap_pool);
+    s->level = malloc(sizeof *s->level * (size_t)(in->top_k * in->top_k));
+    if (!s->pool || !s->level) {
+        e2_destroy(s);
+        return ENG_E_NOMEM;
+    }
+    out->i = &e2_i;
+    out->self = s;
+    return ENG_OK;
+}

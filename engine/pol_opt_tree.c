@@ -1,0 +1,208 @@
+/*
+ * pol_opt_tree.c -- OPT-Tree (Wang et al., TACL 2025; public opt_classic/tree.py).
+ *
+ * Beam drafting of width n = `nodes`, scored by cumulative draft probability
+ * (product of q along the path; kept as a sum of log q):
+ *   layer 1     = the top-n candidates of the root (one call expands the root);
+ *   layer l + 1 = the best n of the children of layer l's nodes (one batched
+ *                 call expands all of layer l).
+ * Stopping rule.  After layer L is generated (L >= 2), the candidate tree C_L
+ * is the top-n nodes by cumulative probability over layers 1 .. L - 1 (all but
+ * the newest), and W_L = sum of their cumulative probabilities, the expected
+ * acceptance length of C_L; W_1 = 0 (no candidate yet).  Another layer is
+ * drafted while W_L - W_{L-1} > delta and C_L's depth limit L - 1 is below
+ * max_depth.  The verified tree is the last candidate tree C_L (choice: the
+ * newest layer only served to measure the gain, as in the rule above).
+ * Verification cost is ignored, which is what Lever criticises.
+ *
+ * Order and ancestor closure: nodes are ranked by (cumulative log-prob desc,
+ * depth asc, id asc).  A child's cumulative log-prob never exceeds its
+ * parent's, so the top-n set is ancestor-closed and the beam's parents are
+ * always inside it.  Layers 1 .. L - 1 are tree nodes (they were expanded); the
+ * newest layer is virtual (parent, rank) until it is expanded in turn.  The
+ * final tree is obtained with eng_tree_compact.  Depth is also capped by
+ * lim->max_depth and lim->remaining - 1, nodes by lim->max_nodes.
+ *
+ * Cost per layer: O(n K log(n K)) to pick the beam, O(N log N) for C_L over
+ * the N <= n L materialised nodes.  State: one malloc in create.
+ */
+#include "eng_policy.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const unit_choices[] = {"cpu", "npu", NULL};
+
+#define OT_MAX_K 64
+
+#define P(f) offsetof(eng_opt_tree_params, f)
+const eng_param_desc eng_opt_tree_param_table[] = {
+    {.name = "nodes", .type = ENG_PARAM_INT, .offset = P(nodes), .min = 1, .max = 256, .def = 60,
+     .doc = "node budget n: beam width and verified draft nodes"},
+    {.name = "delta", .type = ENG_PARAM_DOUBLE, .offset = P(delta), .min = 0, .max = 1000,
+     .def = 0.5, .doc = "draft another layer while the expected acceptance grows by more"},
+    {.name = "max_depth", .type = ENG_PARAM_INT, .offset = P(max_depth), .min = 1, .max = 64,
+     .def = 10, .doc = "deepest level of the verified tree"},
+    {.name = "unit", .type = ENG_PARAM_ENUM, .offset = P(unit), .min = 0, .max = 1, .def = 1,
+     .choices = unit_choices, .doc = "processor the draft runs on: cpu or npu"},
+    {.name = NULL},
+};
+#undef P
+
+typedef struct ot_cand {
+    double score; /* cumulative log-prob */
+    int32_t parent, rank, order;
+} ot_cand;
+
+typedef struct ot_state {
+    eng_opt_tree_params p;
+    ot_cand *cands; /* [n * OT_MAX_K] children of one layer */
+    int32_t ids[ENG_POL_MAX_NODES];
+    int32_t map[ENG_POL_MAX_NODES];
+    int32_t rank_buf[ENG_POL_MAX_NODES];
+    uint8_t keep[ENG_POL_MAX_NODES];
+} ot_state;
+
+static int cand_before(const ot_cand *a, const ot_cand *b)
+{
+    if (a->score != b->score) return a->score > b->score;
+    return a->order < b->order;
+}
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const ot_cand *a = x, *b = y;
+    return cand_before(a, b) ? -1 : (cand_before(b, a) ? 1 : 0);
+}
+
+/* nodes: cum_logq desc, depth asc, id asc (insertion sort reading the tree) */
+static int node_before(const eng_tree *t, int32_t a, int32_t b)
+{
+    const eng_node *x = &t->nodes[a], *y = &t->nodes[b];
+    if (x->cum_logq != y->cum_logq) return x->cum_logq > y->cum_logq;
+    if (x->depth != y->depth) return x->depth < y->depth;
+    return a < b;
+}
+
+/* ids of the top-n non-root nodes into out (sorted); returns how many.
+ * Partial insertion sort: O(N n). */
+static int32_t top_nodes(const eng_tree *t, int32_t n, int32_t *out)
+{
+    int32_t m = 0;
+    for (int32_t v = 1; v < t->n_nodes; v++) {
+        if (m == n && !node_before(t, v, out[m - 1])) continue;
+        int32_t j = m < n ? m++ : m - 1;
+        while (j > 0 && node_before(t, v, out[j - 1])) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = v;
+    }
+    return m;
+}
+
+static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
+{
+    ot_state *s = self;
+    if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
+    int32_t max_d = s->p.max_depth;
+    if (lim->max_depth < max_d) max_d = lim->max_depth;
+    if (lim->remaining - 1 < max_d) max_d = lim->remaining - 1;
+    int32_t cap = lim->max_nodes < ENG_POL_MAX_NODES ? lim->max_nodes : ENG_POL_MAX_NODES;
+    int32_t n = s->p.nodes < cap - 1 ? s->p.nodes : cap - 1;
+    if (max_d < 1 || n < 1) return ENG_OK;
+
+    int32_t lo = 0, hi = 1; /* the layer to expand next: tree ids [lo, hi) */
+    double w_prev = 0.0;
+    for (int32_t L = 1;; L++) {
+        /* C_L could not grow past max_d whatever W says: stop before drafting */
+        if (L >= 2 && L - 1 >= max_d) break;
+        /* generate layer L (virtual) by expanding layer L - 1 (ids [lo, hi)) */
+        int32_t cnt = hi - lo;
+        for (int32_t i = 0; i < cnt; i++)
+            s->ids[i] = lo + i;
+        int rc = draft->expand(draft->ctx, t, s->ids, cnt, s->p.unit);
+        if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
+        int32_t nc = 0;
+        for (int32_t u = lo; u < hi; u++) {
+            int32_t cn = 0;
+            const eng_cand *c = eng_tree_cands(t, u, &cn);
+            for (int32_t j = 0; j < cn && j < OT_MAX_K; j++) {
+                ot_cand *x = &s->cands[nc];
+                x->score = (double)t->nodes[u].cum_logq + (double)c[j].logp;
+                x->parent = u;
+                x->rank = j;
+                x->order = nc++;
+            }
+        }
+        qsort(s->cands, (size_t)nc, sizeof *s->cands, cand_cmp);
+        int32_t beam = nc < n ? nc : n;
+        if (L >= 2) {
+            /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
+            int32_t m = top_nodes(t, n, s->rank_buf);
+            double w = 0.0;
+            for (int32_t i = 0; i < m; i++)
+                w += exp((double)t->nodes[s->rank_buf[i]].cum_logq);
+            int more = w - w_prev > s->p.delta && beam > 0;
+            w_prev = w;
+            if (!more) break;
+        } else if (beam == 0) {
+            break;
+        }
+        /* materialise layer L's beam so that it can be expanded next */
+        if (t->n_nodes + beam > cap) break;
+        lo = t->n_nodes;
+        for (int32_t i = 0; i < beam; i++) {
+            const ot_cand *x = &s->cands[i];
+            int32_t cn = 0;
+            const eng_cand *c = eng_tree_cands(t, x->parent, &cn);
+            int32_t id = eng_tree_add(t, x->parent, c[x->rank].tok, c[x->rank].logp);
+            if (id < 0) return id;
+        }
+        hi = t->n_nodes;
+    }
+    /* keep C_L: the tree holds exactly layers 1 .. L - 1 here */
+    memset(s->keep, 0, (size_t)t->n_nodes);
+    s->keep[0] = 1;
+    int32_t m = top_nodes(t, n, s->rank_buf);
+    for (int32_t i = 0; i < m; i++)
+        s->keep[s->rank_buf[i]] = 1;
+    eng_tree_compact(t, s->keep, s->map);
+    return ENG_OK;
+}
+
+static void ot_destroy(void *self)
+{
+    ot_state *s = self;
+    if (!s) return;
+    free(s->cands);
+    free(s);
+}
+
+static const eng_policy_i ot_i = {
+    .name = "opt_tree",
+    .build = ot_build,
+    .destroy = ot_destroy,
+};
+
+int eng_opt_tree_create(const void *params, eng_policy *out)
+{
+    if (!params || !out) return ENG_E_ARG;
+    const eng_opt_tree_params *in = params;
+    if (in->nodes < 1 || in->nodes > 256 || !(in->delta >= 0) || in->max_depth < 1 ||
+        in->max_depth > 64 || (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
+        return ENG_E_ARG;
+    ot_state *s = calloc(1, sizeof *s);
+    if (!s) return ENG_E_NOMEM;
+    s->p = *in;
+    s->cands = malloc(sizeof *s->cands * (size_t)(in->nodes + 1) * OT_MAX_K);
+    if (!s->cands) {
+        free(s);
+        return ENG_E_NOMEM;
+    }
+    out->i = &ot_i;
+    out->self = s;
+    return ENG_OK;
+}

@@ -1,0 +1,11 @@
+/*
+ * cmd_profile.h -- `flashspec profile DEVICE MODEL`: the costs the phone model
+ * derives from a device and a model profile, for checking a calibration.
+ */
+#ifndef FS_CMD_PROFILE_H
+#define FS_CMD_PROFILE_H
+
+/* argv[0] is "profile".  Returns a sysexits code. */
+int cli_profile_main(int argc, char **argv);
+
+#endif

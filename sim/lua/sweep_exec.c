@@ -1,0 +1,309 @@
+/*
+ * sweep_exec.c -- expansion of sweep tables and execution of staged points
+ * (see sweep_exec.h for the pipeline and the error policy).
+ *
+ * Invariants:
+ *   - expansion is a pure function of the sweep table: every MPI rank, running
+ *     the same script, expands the same points in the same order;
+ *   - the point tables stay referenced (on the Lua stack of the caller) while
+ *     their points execute, since each sim_point borrows from their userdata;
+ *   - nothing here writes results files: the script's end does, once.
+ */
+#include "sim/lua/sweep_exec.h"
+
+#include <lauxlib.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/lua/api.h"
+#include "sim/lua/lparams.h"
+#include "sim/sweep/sim_sweep.h"
+
+#define MT_ERROR "flashspec.error"
+#define MAX_POINTS ((lua_Integer)1 << 40)
+
+int fs_exec_raise(lua_State *L, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    lua_newtable(L);
+    lua_pushinteger(L, code);
+    lua_setfield(L, -2, "code");
+    lua_pushstring(L, msg);
+    lua_setfield(L, -2, "msg");
+    luaL_setmetatable(L, MT_ERROR);
+    return lua_error(L);
+}
+
+/* ------------------------------------------------------------- expand */
+
+static int is_plain_table(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TTABLE) return 0;
+    if (lua_getmetatable(L, idx)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+/* Appends to the array `out` the Cartesian product of the point table at
+ * `src` (list-valued keys vary, canonical order, last fastest). */
+static void expand_product(lua_State *L, int src, int out, lua_Integer *count,
+                           const char *const *keys, int nk, const char *chunk, int line)
+{
+    lua_Integer len[64], at[64], total = 1;
+    for (int i = 0; i < nk; i++) {
+        lua_getfield(L, src, keys[i]);
+        len[i] = is_plain_table(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+        if (is_plain_table(L, -1) && len[i] == 0)
+            fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: key '%s' is an empty list",
+                          chunk, slp_key_line(chunk, line, keys[i]), keys[i]);
+        lua_pop(L, 1);
+        at[i] = 0;
+        if (len[i] > 0) {
+            if (total > MAX_POINTS / len[i])
+                fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: too many points",
+                              chunk, line);
+            total *= len[i];
+        }
+    }
+    if (*count > MAX_POINTS - total)
+        fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: too many points", chunk, line);
+    for (lua_Integer p = 0; p < total; p++) {
+        lua_createtable(L, 0, nk);
+        int pt = lua_gettop(L);
+        for (int i = 0; i < nk; i++) {
+            lua_getfield(L, src, keys[i]);
+            if (len[i] > 0) {
+                lua_rawgeti(L, -1, at[i] + 1);
+                lua_remove(L, -2);
+            }
+            lua_setfield(L, pt, keys[i]);
+        }
+        lua_rawseti(L, out, ++*count);
+        for (int i = nk - 1; i >= 0; i--) {
+            if (len[i] == 0) continue;
+            if (++at[i] < len[i]) break;
+            at[i] = 0;
+        }
+    }
+}
+
+/* Copies the string-keyed fields of table `from` into table `to`, except
+ * `points`. */
+static void copy_fields(lua_State *L, int from, int to)
+{
+    lua_pushnil(L);
+    while (lua_next(L, from)) {
+        if (lua_type(L, -2) == LUA_TSTRING && strcmp(lua_tostring(L, -2), "points") == 0) {
+            lua_pop(L, 1);
+            continue;
+        }
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, to);
+    }
+}
+
+void fs_sweep_expand(lua_State *L, int idx, const char *const *keys, int nk,
+                     fs_sweep_check_fn check, const char *chunk, int line)
+{
+    idx = lua_absindex(L, idx);
+    if (nk > 64) fs_exec_raise(L, FS_EXIT_SOFTWARE, "too many point keys");
+    lua_newtable(L);
+    int shared = lua_gettop(L);
+    copy_fields(L, idx, shared);
+    check(L, shared, "flashspec.sweep", chunk, line);
+    lua_newtable(L);
+    int out = lua_gettop(L);
+    lua_Integer count = 0;
+    lua_getfield(L, idx, "points");
+    int pts = lua_gettop(L);
+    if (lua_isnil(L, pts)) {
+        expand_product(L, shared, out, &count, keys, nk, chunk, line);
+    } else {
+        int pl = slp_key_line(chunk, line, "points");
+        lua_Integer n = is_plain_table(L, pts) ? (lua_Integer)lua_rawlen(L, pts) : 0;
+        if (n == 0)
+            fs_exec_raise(L, FS_EXIT_CONFIG,
+                          "%s:%d: flashspec.sweep: key 'points' must be a non-empty list of "
+                          "point tables",
+                          chunk, pl);
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_rawgeti(L, pts, i);
+            int e = lua_gettop(L);
+            char what[64];
+            snprintf(what, sizeof what, "flashspec.sweep points[%lld]", (long long)i);
+            if (!is_plain_table(L, e))
+                fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: %s must be a table of point keys", chunk,
+                              pl, what);
+            lua_getfield(L, e, "points");
+            if (!lua_isnil(L, -1))
+                fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: %s: 'points' cannot be nested", chunk,
+                              pl, what);
+            lua_pop(L, 1);
+            check(L, e, what, chunk, line);
+            lua_newtable(L);
+            int merged = lua_gettop(L);
+            copy_fields(L, shared, merged);
+            copy_fields(L, e, merged);
+            expand_product(L, merged, out, &count, keys, nk, chunk, line);
+            lua_settop(L, e - 1);
+        }
+    }
+    lua_settop(L, out);
+    lua_remove(L, shared);
+}
+
+/* -------------------------------------------------------------- stage */
+
+typedef struct stage_ctx {
+    fs_stage_fn stage;
+    fs_staged *s;
+    const char *chunk;
+    int line;
+} stage_ctx;
+
+/* lua_pcall body: (point table, stage_ctx) -> stages the point. */
+static int stage_protected(lua_State *L)
+{
+    stage_ctx *c = lua_touserdata(L, 2);
+    c->stage(L, 1, "flashspec.sweep", c->chunk, c->line, c->s);
+    return 0;
+}
+
+fs_staged *fs_sweep_stage_all(lua_State *L, int pts, fs_stage_fn stage, const char *chunk,
+                              int line, int64_t *n)
+{
+    pts = lua_absindex(L, pts);
+    lua_Integer len = (lua_Integer)lua_rawlen(L, pts);
+    if ((lua_Unsigned)len > SIZE_MAX / sizeof(fs_staged))
+        fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: too many points", chunk, line);
+    fs_staged *sp = lua_newuserdatauv(L, sizeof *sp * (size_t)(len ? len : 1), 0);
+    int top = lua_gettop(L);
+    stage_ctx ctx = {.stage = stage, .chunk = chunk, .line = line};
+    for (lua_Integer i = 0; i < len; i++) {
+        ctx.s = &sp[i];
+        lua_pushcfunction(L, stage_protected);
+        lua_rawgeti(L, pts, i + 1);
+        lua_pushlightuserdata(L, &ctx);
+        if (lua_pcall(L, 2, 0, 0) == LUA_OK) continue;
+        int code = FS_EXIT_CONFIG;
+        const char *m = NULL;
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "code");
+            lua_getfield(L, -2, "msg");
+            code = (int)lua_tointeger(L, -2);
+            m = lua_tostring(L, -1);
+        } else {
+            m = lua_tostring(L, -1);
+        }
+        memset(&sp[i], 0, sizeof sp[i]);
+        sp[i].code = code ? code : FS_EXIT_CONFIG;
+        snprintf(sp[i].err, sizeof sp[i].err, "%s", m ? m : "invalid point");
+        char *nl = strchr(sp[i].err, '\n');
+        if (nl) *nl = 0;
+        lua_settop(L, top);
+    }
+    *n = (int64_t)len;
+    return sp;
+}
+
+void fs_sweep_push_failed(lua_State *L, const fs_staged *s, int64_t i)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, s->err);
+    lua_setfield(L, -2, "error");
+    lua_pushinteger(L, s->code);
+    lua_setfield(L, -2, "code");
+    lua_pushinteger(L, (lua_Integer)i + 1);
+    lua_setfield(L, -2, "point");
+}
+
+/* ------------------------------------------------------------ execute */
+
+static int code_of(int replay_rc)
+{
+    return replay_rc == SIM_REPLAY_E_CONFIG || replay_rc == SIM_REPLAY_E_NOFIT ? FS_EXIT_CONFIG
+                                                                               : FS_EXIT_SOFTWARE;
+}
+
+static void note_point_code(fs_exec *ex, int code)
+{
+    if (code == FS_EXIT_SOFTWARE || ex->point_code == 0) ex->point_code = code;
+}
+
+void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single,
+                 const char *chunk, int line)
+{
+    int64_t nj = 0;
+    for (int64_t i = 0; i < n; i++) nj += sp[i].code == 0;
+    sim_sweep_job *jobs = calloc((size_t)(nj ? nj : 1), sizeof *jobs);
+    if (!jobs) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory for %lld points", (long long)n);
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        if (sp[i].code) continue;
+        jobs[k].pt = sp[i].pt;
+        jobs[k].id = sp[i].id;
+        jobs[k].trace_checksum = sp[i].row.trace_checksum;
+        k++;
+    }
+    sim_sweep_params p;
+    sim_sweep_default_params(&p);
+    p.workers = ex->workers;
+    p.store_dir = ex->store_dir[0] ? ex->store_dir : NULL;
+    p.resume = ex->resume;
+    p.progress = !ex->quiet && !single;
+    p.what = "sweep";
+    p.version = FS_VERSION;
+    sim_sweep_summary sum;
+    char err[512] = "";
+    int rc = sim_sweep_run(&p, jobs, nj, &sum, err, sizeof err);
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        fs_staged *s = &sp[i];
+        if (s->code) continue;
+        sim_sweep_job *j = &jobs[k++];
+        s->state = j->state;
+        if (j->state == SIM_SWEEP_COMPUTED || j->state == SIM_SWEEP_RESUMED) {
+            s->row.st = j->st;
+        } else if (j->state == SIM_SWEEP_FAILED) {
+            s->code = code_of(j->replay_rc);
+            snprintf(s->err, sizeof s->err,
+                     "%s:%d: flashspec.%s (%s%s%s on %s, %s, trace %s, dram_fraction=%g): %s",
+                     chunk, line, single ? "run" : "sweep", s->row.policy,
+                     s->row.policy_params[0] ? " " : "", s->row.policy_params, s->row.device,
+                     s->row.target, s->row.trace, s->row.dram_fraction, j->err);
+        }
+    }
+    free(jobs);
+    ex->computed += sum.computed;
+    ex->resumed += sum.resumed;
+    if (rc == SIM_SWEEP_E_INTERRUPTED)
+        fs_exec_raise(L, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", chunk, line);
+    if (rc == SIM_SWEEP_E_STORE) fs_exec_raise(L, FS_EXIT_CANTCREAT, "%s", err);
+    if (rc != SIM_SWEEP_OK) fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s", err);
+    if (single) return;
+
+    int64_t failed = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!sp[i].code) continue;
+        failed++;
+        note_point_code(ex, sp[i].code);
+        if (ex->rank == 0)
+            fprintf(stderr, "flashspec: point %lld of %lld failed: %s\n", (long long)i + 1,
+                    (long long)n, sp[i].err);
+    }
+    ex->failed += failed;
+    if (!ex->quiet && ex->rank == 0)
+        fprintf(stderr,
+                "flashspec: sweep of %lld point%s: %lld computed, %lld resumed, %lld failed "
+                "in %.2f s\n",
+                (long long)n, n == 1 ? "" : "s", (long long)sum.computed,
+                (long long)sum.resumed, (long long)failed, sum.wall_s);
+}

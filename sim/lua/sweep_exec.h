@@ -1,0 +1,95 @@
+/*
+ * sweep_exec.h -- how flashspec.run and flashspec.sweep execute their points
+ * (internal to sim/lua; the executor itself is sim/sweep).
+ *
+ * Pipeline of one fs.sweep call (fs.run is the same with one point):
+ *   expand   fs_sweep_expand turns the sweep table into a Lua array of point
+ *            tables: the Cartesian product of list-valued keys (canonical key
+ *            order, last key fastest), or, with `points = { {...}, ... }`, for
+ *            each entry in order the product of (shared keys overlaid by the
+ *            entry's keys);
+ *   stage    api.c validates each point into an fs_staged (row parameters, a
+ *            plain-C sim_point, the point id and the replay seed derived from
+ *            it); a point that fails validation keeps its error and is skipped;
+ *   execute  fs_exec_run hands the valid points to sim_sweep_run (threads,
+ *            resume store, MPI) and copies the outcomes back, in point order;
+ *   return   api.c appends the good rows to the script's results and returns
+ *            one Lua table per point (a row, or {error=, code=, point=}).
+ *
+ * Error policy of a sweep: a point that fails (invalid combination, does not
+ * fit the DRAM budget, replay error) is reported on stderr as one line and the
+ * other points still run; the script goes on; at its end the results files hold
+ * the good points and flashspec exits with the failed points' code (70 if any
+ * was an internal error, else the first one's, normally 78).  Errors in the
+ * sweep table itself (unknown key, empty list, malformed `points`) are script
+ * errors as before.  An interruption (SIGINT/SIGTERM) raises exit code 130.
+ */
+#ifndef FS_LUA_SWEEP_EXEC_H
+#define FS_LUA_SWEEP_EXEC_H
+
+#include <limits.h>
+#include <lua.h>
+#include <stdint.h>
+
+#include "sim/lua/rows.h"
+#include "sim/replay/replay.h"
+#include "sim/sweep/sim_sweep_store.h"
+
+
+
+/* One point on its way through a sweep. */
+typedef struct fs_staged {
+    fs_row row;       /* parameters; row.st filled when the point ran */
+    sim_point pt;     /* borrows from the point's Lua objects */
+    sim_sweep_id id;
+    int32_t state;    /* SIM_SWEEP_* job state once executed */
+    int32_t code;     /* 0, or the FS_EXIT_* code of its error */
+    char err[512];    /* one line when code != 0 */
+} fs_staged;
+
+/* Execution settings and counters of one script run. */
+typedef struct fs_exec {
+    int32_t workers;        /* local worker threads, >= 1 */
+    char store_dir[PATH_MAX]; /* DIR/points, "" = no resume store */
+    int32_t resume;         /* reuse finished points found in the store */
+    int32_t quiet;          /* no progress or summaries (errors still print) */
+    int32_t rank;           /* MPI rank; only rank 0 prints */
+    int64_t computed, resumed, failed; /* over the whole script */
+    int32_t point_code;     /* exit code owed to failed points, 0 = none */
+} fs_exec;
+
+/* Validates the keys of the table at idx (raises on an unknown key). */
+typedef void (*fs_sweep_check_fn)(lua_State *L, int idx, const char *what, const char *chunk,
+                                  int line);
+
+/* Pushes the array of point tables of the sweep table at idx; keys: the
+ * nk canonical point keys.  Raises (exit 78) on a malformed sweep table. */
+void fs_sweep_expand(lua_State *L, int idx, const char *const *keys, int nk,
+                     fs_sweep_check_fn check, const char *chunk, int line);
+
+/* Validates the point table at idx into *s; raises on invalid input. */
+typedef void (*fs_stage_fn)(lua_State *L, int idx, const char *what, const char *chunk, int line,
+                            fs_staged *s);
+
+/* Stages every point table of the array at index pts (each under its own
+ * lua_pcall: a point that raises keeps its code and one-line message).
+ * Pushes the staged array (a userdata the GC frees) and returns it; *n gets
+ * the point count. */
+fs_staged *fs_sweep_stage_all(lua_State *L, int pts, fs_stage_fn stage, const char *chunk,
+                              int line, int64_t *n);
+
+/* Pushes the table a failed point i (0-based) returns: {error, code, point}. */
+void fs_sweep_push_failed(lua_State *L, const fs_staged *s, int64_t i);
+
+/* Runs the staged points whose code is 0 and fills their state, row.st or
+ * code/err.  single: an fs.run point (no progress, no summary, errors left to
+ * the caller).  Prints one line per failed point (sweeps, rank 0).  Raises
+ * with exit 130 when interrupted, 73 when the store cannot be created, 70 when
+ * out of memory. */
+void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single,
+                 const char *chunk, int line);
+
+/* Raises an error object {code, msg} (metatable flashspec.error). */
+int fs_exec_raise(lua_State *L, int code, const char *fmt, ...);
+
+#endif

@@ -1,0 +1,438 @@
+/*
+ * sim_sweep.c -- the sweep executor (contract in sim_sweep.h).
+ *
+ * Workload: from one point (fs.run) to ~1e6 points of 1 ms to minutes each.
+ * Scheduling is a shared atomic counter over this rank's share (dynamic, so
+ * uneven points balance); nothing else is shared between workers but the
+ * read-only inputs, each job's own output slot and one mutex-protected
+ * completion count that wakes the driver.  Determinism does not depend on the
+ * schedule: a job's outcome is a pure function of its inputs, and outcomes are
+ * placed by job index.
+ *
+ * Invariants:
+ *   - a job's state is written once, by the one thread (or rank) that ran it;
+ *   - a record is persisted before the job counts as done, so a killed process
+ *     loses at most the jobs in flight;
+ *   - every rank makes the same sequence of collective calls, whatever
+ *     happened locally (signals, store errors): local conditions are first
+ *     agreed on with a reduction.
+ *
+ * Signals: the handler state (first signal seen, quiet flag, saved actions) is
+ * process-wide by necessity; it is the only mutable static state here.
+ */
+#define _DEFAULT_SOURCE /* SA_RESETHAND on older glibc headers */
+#include "sim_sweep.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/sweep/sim_sweep_mpi.h"
+
+/* ------------------------------------------------------------- signals */
+
+static volatile sig_atomic_t g_signal;
+static volatile sig_atomic_t g_signal_quiet;
+static struct sigaction g_old_int, g_old_term;
+static int g_installed;
+
+static void on_signal(int sig)
+{
+    if (g_signal == 0) {
+        g_signal = sig;
+        static const char msg[] = "\nflashspec: interrupted; finishing the points in flight "
+                                  "(interrupt again to abandon them)\n";
+        if (!g_signal_quiet) {
+            ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+            (void)w;
+        }
+    }
+}
+
+void sim_sweep_signals_install(void)
+{
+    if (g_installed) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND; /* the second signal has its default effect */
+    g_signal = 0;
+    g_signal_quiet = sim_mpi_rank() != 0;
+    sigaction(SIGINT, &sa, &g_old_int);
+    sigaction(SIGTERM, &sa, &g_old_term);
+    g_installed = 1;
+}
+
+void sim_sweep_signals_restore(void)
+{
+    if (!g_installed) return;
+    sigaction(SIGINT, &g_old_int, NULL);
+    sigaction(SIGTERM, &g_old_term, NULL);
+    g_installed = 0;
+}
+
+int sim_sweep_interrupted(void) { return (int)g_signal; }
+
+/* -------------------------------------------------------------- params */
+
+void sim_sweep_default_params(sim_sweep_params *p)
+{
+    *p = (sim_sweep_params){.workers = 1, .store_dir = NULL, .resume = 1, .progress = 0,
+                            .what = "sweep", .version = ""};
+}
+
+int32_t sim_sweep_default_workers(void)
+{
+    const char *s = getenv("SLURM_CPUS_PER_TASK");
+    if (s && atoi(s) > 0) return (int32_t)atoi(s);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1) cpus = 1;
+    long w = cpus / sim_mpi_local_size();
+    return (int32_t)(w < 1 ? 1 : w > 1024 ? 1024 : w);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ progress */
+
+typedef struct progress {
+    int on, tty, rank, size;
+    const char *what;
+    double t0, last;
+    int64_t total;     /* jobs this rank shows (its share + what it resumed) */
+    int64_t base;      /* resumed ones, done from the start */
+    int last_decile;
+    int line_open;     /* a \r line is on the terminal */
+} progress;
+
+static void progress_text(const progress *g, int64_t done, double now, char *b, size_t n)
+{
+    double el = now - g->t0;
+    double rate = el > 0 ? (double)(done - g->base) / el : 0;
+    int64_t left = g->total - done;
+    char eta[32] = "?";
+    if (rate > 0) {
+        double s = (double)left / rate;
+        if (s < 100)
+            snprintf(eta, sizeof eta, "%.0f s", s);
+        else if (s < 6000)
+            snprintf(eta, sizeof eta, "%.0f min", s / 60);
+        else
+            snprintf(eta, sizeof eta, "%.1f h", s / 3600);
+    }
+    char who[48] = "";
+    if (g->size > 1) snprintf(who, sizeof who, " (rank 0 of %d)", g->size);
+    snprintf(b, n, "flashspec: %s%s %lld/%lld points (%.0f%%), %.1f points/s, ETA %s", g->what,
+             who, (long long)done, (long long)g->total,
+             g->total ? 100.0 * (double)done / (double)g->total : 100.0, rate, eta);
+}
+
+static void progress_tick(progress *g, int64_t done, int final)
+{
+    if (!g->on) return;
+    double t = now_s();
+    char line[256];
+    if (g->tty) {
+        if (final) {
+            if (g->line_open) fputs("\r\033[K", stderr);
+            g->line_open = 0;
+        } else if (t - g->last >= 0.2) {
+            progress_text(g, done, t, line, sizeof line);
+            fprintf(stderr, "\r\033[K%s", line);
+            g->line_open = 1;
+            g->last = t;
+        }
+        fflush(stderr);
+        return;
+    }
+    if (final) return;
+    int dec = g->total ? (int)(10 * done / g->total) : 10;
+    if (t - g->last >= 10.0 || (dec > g->last_decile && t - g->t0 >= 2.0)) {
+        progress_text(g, done, t, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+        g->last = t;
+        g->last_decile = dec;
+    }
+}
+
+/* ---------------------------------------------------------------- pool */
+
+typedef struct pool {
+    sim_sweep_job *jobs;
+    const int64_t *mine; /* indices into jobs of this rank's unfinished share */
+    int64_t n_mine;
+    const sim_sweep_params *p;
+    atomic_int_fast64_t next;
+    atomic_int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t done;        /* under mu */
+    int32_t running;     /* under mu */
+    int32_t store_failures;
+    char store_err[SIM_SWEEP_ERR_CAP];
+} pool;
+
+static void *worker(void *arg)
+{
+    pool *pl = arg;
+    for (;;) {
+        if (atomic_load(&pl->stop)) break;
+        int64_t k = (int64_t)atomic_fetch_add(&pl->next, 1);
+        if (k >= pl->n_mine) break;
+        sim_sweep_job *j = &pl->jobs[pl->mine[k]];
+        int rc = sim_replay_run(&j->pt, &j->st, j->err, sizeof j->err);
+        char serr[SIM_SWEEP_ERR_CAP] = "";
+        int sfail = 0;
+        if (rc == SIM_REPLAY_OK) {
+            j->err[0] = 0;
+            if (pl->p->store_dir)
+                sfail = sim_sweep_store_put(pl->p->store_dir, j->id, j->trace_checksum,
+                                            pl->p->version, &j->st, serr, sizeof serr) != 0;
+            j->state = SIM_SWEEP_COMPUTED;
+        } else {
+            j->replay_rc = rc;
+            j->state = SIM_SWEEP_FAILED;
+        }
+        pthread_mutex_lock(&pl->mu);
+        if (sfail && pl->store_failures++ == 0)
+            snprintf(pl->store_err, sizeof pl->store_err, "%s", serr);
+        pl->done++;
+        pthread_cond_signal(&pl->cv);
+        pthread_mutex_unlock(&pl->mu);
+    }
+    pthread_mutex_lock(&pl->mu);
+    pl->running--;
+    pthread_cond_signal(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
+/* Runs this rank's share; returns 0 or -1 when no thread could be started. */
+static int run_share(pool *pl, int32_t workers, progress *g)
+{
+    if (pl->n_mine == 0) return 0;
+    int32_t nt = workers < 1 ? 1 : workers;
+    if (nt > pl->n_mine) nt = (int32_t)pl->n_mine;
+    pthread_t *th = calloc((size_t)nt, sizeof *th);
+    if (!th) return -1;
+    /* signals go to the driver thread, which polls the flag */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int32_t started = 0;
+    for (; started < nt; started++) {
+        pthread_mutex_lock(&pl->mu);
+        pl->running++;
+        pthread_mutex_unlock(&pl->mu);
+        if (pthread_create(&th[started], NULL, worker, pl) != 0) {
+            pthread_mutex_lock(&pl->mu);
+            pl->running--;
+            pthread_mutex_unlock(&pl->mu);
+            break;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started == 0) {
+        free(th);
+        return -1;
+    }
+    pthread_mutex_lock(&pl->mu);
+    while (pl->running > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&pl->cv, &pl->mu, &ts);
+        int64_t done = pl->done;
+        pthread_mutex_unlock(&pl->mu);
+        if (sim_sweep_interrupted()) atomic_store(&pl->stop, 1);
+        progress_tick(g, g->base + done, 0);
+        pthread_mutex_lock(&pl->mu);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    for (int32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(th);
+    return 0;
+}
+
+/* ------------------------------------------------------------- gather */
+
+typedef struct wire {
+    int64_t index;
+    int32_t state, replay_rc;
+    sim_point_stats st;
+    char err[SIM_SWEEP_ERR_CAP];
+} wire;
+
+/* Every rank sends the jobs it owns and is done with; all receive all. */
+static int gather(sim_sweep_job *jobs, int64_t n, const unsigned char *owner, int rank)
+{
+    int64_t mine = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (owner[i] == 1 && jobs[i].state != SIM_SWEEP_PENDING) mine++;
+    (void)rank;
+    wire *send = calloc((size_t)(mine ? mine : 1), sizeof *send);
+    wire *recv = calloc((size_t)(n ? n : 1), sizeof *recv);
+    int rc = -1;
+    if (!send || !recv) goto out;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (owner[i] != 1 || jobs[i].state == SIM_SWEEP_PENDING) continue;
+        send[k].index = i;
+        send[k].state = jobs[i].state;
+        send[k].replay_rc = jobs[i].replay_rc;
+        send[k].st = jobs[i].st;
+        memcpy(send[k].err, jobs[i].err, sizeof send[k].err);
+        k++;
+    }
+    int64_t total = 0;
+    if (sim_mpi_allgather(send, mine, sizeof(wire), recv, n, &total) != 0) goto out;
+    for (int64_t r = 0; r < total; r++) {
+        wire *w = &recv[r];
+        if (w->index < 0 || w->index >= n) goto out;
+        sim_sweep_job *j = &jobs[w->index];
+        j->state = w->state;
+        j->replay_rc = w->replay_rc;
+        j->st = w->st;
+        memcpy(j->err, w->err, sizeof j->err);
+        j->err[sizeof j->err - 1] = 0;
+    }
+    rc = 0;
+out:
+    free(send);
+    free(recv);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- run */
+
+int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
+                  sim_sweep_summary *sum, char *err, size_t errlen)
+{
+    double t0 = now_s();
+    memset(sum, 0, sizeof *sum);
+    int rank = sim_mpi_rank(), size = sim_mpi_size();
+    for (int64_t i = 0; i < n; i++) {
+        jobs[i].state = SIM_SWEEP_PENDING;
+        jobs[i].replay_rc = SIM_REPLAY_OK;
+        jobs[i].err[0] = 0;
+    }
+
+    /* agree on local conditions before any other collective */
+    char serr[SIM_SWEEP_ERR_CAP] = "";
+    int store_bad = p->store_dir && n > 0 &&
+                    sim_sweep_store_open(p->store_dir, serr, sizeof serr) != 0;
+    if (sim_mpi_max_int(store_bad)) {
+        snprintf(err, errlen, "%s", store_bad ? serr : "cannot create the resume store (on "
+                                                       "another MPI rank)");
+        return SIM_SWEEP_E_STORE;
+    }
+    int sig = sim_mpi_max_int(sim_sweep_interrupted());
+    if (sig) {
+        sum->pending = n;
+        sum->signal = sig;
+        sum->wall_s = now_s() - t0;
+        snprintf(err, errlen, "interrupted");
+        return SIM_SWEEP_E_INTERRUPTED;
+    }
+
+    /* 1. resume (rank 0 reads, everybody learns) */
+    unsigned char *flag = calloc((size_t)(n ? n : 1), 1);  /* 1 = resumed */
+    unsigned char *owner = calloc((size_t)(n ? n : 1), 1); /* 1 = this rank reports it */
+    int64_t *mine = calloc((size_t)(n ? n : 1), sizeof *mine);
+    if (!flag || !owner || !mine) {
+        free(flag);
+        free(owner);
+        free(mine);
+        snprintf(err, errlen, "out of memory for %lld sweep points", (long long)n);
+        return SIM_SWEEP_E_NOMEM;
+    }
+    if (rank == 0 && p->store_dir && p->resume)
+        for (int64_t i = 0; i < n; i++)
+            if (sim_sweep_store_get(p->store_dir, jobs[i].id, jobs[i].trace_checksum,
+                                    p->version, &jobs[i].st)) {
+                jobs[i].state = SIM_SWEEP_RESUMED;
+                flag[i] = 1;
+            }
+    int bad = sim_mpi_bcast(flag, (size_t)n) != 0;
+
+    /* 2. deal: the k-th unfinished job goes to rank k mod size */
+    int64_t n_mine = 0, k = 0, resumed = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (flag[i]) {
+            resumed++;
+            owner[i] = rank == 0;
+            continue;
+        }
+        if (k++ % size == rank) {
+            mine[n_mine++] = i;
+            owner[i] = 1;
+        }
+    }
+
+    /* 3. compute this rank's share */
+    progress g = {.on = p->progress && rank == 0 && n > 1, .tty = isatty(STDERR_FILENO),
+                  .rank = rank, .size = size, .what = p->what ? p->what : "sweep",
+                  .t0 = t0, .last = t0, .total = n_mine + (rank == 0 ? resumed : 0),
+                  .base = rank == 0 ? resumed : 0};
+    g.last_decile = g.total ? (int)(10 * g.base / g.total) : 10;
+    pool pl = {.jobs = jobs, .mine = mine, .n_mine = n_mine, .p = p};
+    atomic_init(&pl.next, 0);
+    atomic_init(&pl.stop, 0);
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
+    if (!bad && run_share(&pl, p->workers, &g) != 0) bad = 1;
+    progress_tick(&g, g.base + pl.done, 1);
+    pthread_cond_destroy(&pl.cv);
+    pthread_mutex_destroy(&pl.mu);
+    sum->store_failures = pl.store_failures;
+    if (pl.store_failures && rank == 0 && p->progress)
+        fprintf(stderr, "flashspec: warning: %d finished point%s could not be saved for "
+                        "resuming: %s\n",
+                pl.store_failures, pl.store_failures == 1 ? "" : "s", pl.store_err);
+
+    /* 4. agree on signals and failures, then everybody gets every outcome */
+    sig = sim_mpi_max_int(sim_sweep_interrupted());
+    bad = sim_mpi_max_int(bad);
+    if (!bad && size > 1 && gather(jobs, n, owner, rank) != 0) bad = 1;
+    free(flag);
+    free(owner);
+    free(mine);
+    if (bad) {
+        snprintf(err, errlen, "cannot run the sweep: out of memory, no threads or an MPI "
+                              "failure");
+        return SIM_SWEEP_E_NOMEM;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        switch (jobs[i].state) {
+        case SIM_SWEEP_COMPUTED: sum->computed++; break;
+        case SIM_SWEEP_RESUMED: sum->resumed++; break;
+        case SIM_SWEEP_FAILED: sum->failed++; break;
+        default: sum->pending++; break;
+        }
+    }
+    sum->signal = sig;
+    sum->wall_s = now_s() - t0;
+    if (sig && sum->pending > 0) {
+        snprintf(err, errlen, "interrupted");
+        return SIM_SWEEP_E_INTERRUPTED;
+    }
+    return SIM_SWEEP_OK;
+}

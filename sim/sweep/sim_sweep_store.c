@@ -1,0 +1,304 @@
+/*
+ * sim_sweep_store.c -- point ids, replay seeds and per-point result records
+ * (format and guarantees in sim_sweep_store.h).
+ *
+ * Workload: one put per finished point (a few hundred bytes, from worker
+ * threads) and one get per point when a sweep starts; a sweep has 1 to ~1e6
+ * points, so one file per point in one directory is adequate and makes the
+ * store trivially safe for concurrent writers (threads or MPI ranks sharing a
+ * file system).
+ */
+#include "sim_sweep_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+#define LANE_B_OFFSET 0x6a09e667f3bcc909ull /* any constant != FNV_OFFSET */
+#define SEED_SALT 0x5eed5eed5eed5eedull
+
+#define REC_MAGIC "FSPOINT1"
+#define REC_VERSION_CAP 16
+
+typedef struct rec_header {
+    char magic[8];
+    uint32_t stats_size;
+    uint32_t zero;
+    uint64_t id_hi, id_lo;
+    uint64_t trace_checksum;
+    char version[REC_VERSION_CAP];
+} rec_header;
+
+#define REC_SIZE (sizeof(rec_header) + sizeof(sim_point_stats) + sizeof(uint64_t))
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+/* ------------------------------------------------------------------ ids */
+
+void sim_sweep_hasher_init(sim_sweep_hasher *h)
+{
+    h->a = FNV_OFFSET;
+    h->b = LANE_B_OFFSET;
+}
+
+static void feed(sim_sweep_hasher *h, const char *s)
+{
+    size_t n = strlen(s);
+    h->a = fnv(h->a, s, n);
+    h->b = fnv(h->b, s, n);
+}
+
+void sim_sweep_hasher_str(sim_sweep_hasher *h, const char *key, const char *value)
+{
+    feed(h, key);
+    feed(h, "=");
+    feed(h, value ? value : "");
+    feed(h, "\n");
+}
+
+void sim_sweep_hasher_u64(sim_sweep_hasher *h, const char *key, uint64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    sim_sweep_hasher_str(h, key, b);
+}
+
+void sim_sweep_hasher_params(sim_sweep_hasher *h, const char *prefix,
+                             const eng_param_desc *table, const void *params)
+{
+    for (const eng_param_desc *d = table; d && d->name; d++) {
+        const char *f = (const char *)params + d->offset;
+        feed(h, prefix);
+        feed(h, ".");
+        feed(h, d->name);
+        feed(h, "=");
+        char v[64];
+        switch (d->type) {
+        case ENG_PARAM_INT:
+        case ENG_PARAM_BOOL:
+        case ENG_PARAM_ENUM: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%" PRId32, x);
+            feed(h, v);
+            break;
+        }
+        case ENG_PARAM_DOUBLE: {
+            double x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%a", x);
+            feed(h, v);
+            break;
+        }
+        case ENG_PARAM_STRING: {
+            /* bounded by the buffer even if a caller forgot the NUL */
+            size_t n = strnlen(f, d->cap > 0 ? (size_t)d->cap : 0);
+            h->a = fnv(h->a, f, n);
+            h->b = fnv(h->b, f, n);
+            break;
+        }
+        case ENG_PARAM_DOUBLE_LIST:
+        case ENG_PARAM_INT_LIST: {
+            int32_t cnt;
+            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+            if (cnt < 0) cnt = 0;
+            if (cnt > d->cap) cnt = d->cap;
+            for (int32_t i = 0; i < cnt; i++) {
+                if (d->type == ENG_PARAM_INT_LIST) {
+                    int32_t x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    snprintf(v, sizeof v, "%s%" PRId32, i ? "/" : "", x);
+                } else {
+                    double x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    snprintf(v, sizeof v, "%s%a", i ? "/" : "", x);
+                }
+                feed(h, v);
+            }
+            break;
+        }
+        }
+        feed(h, "\n");
+    }
+}
+
+sim_sweep_id sim_sweep_hasher_final(const sim_sweep_hasher *h)
+{
+    return (sim_sweep_id){.hi = splitmix64(h->a), .lo = splitmix64(h->b ^ 0x1d)};
+}
+
+void sim_sweep_id_hex(sim_sweep_id id, char out[33])
+{
+    snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, id.hi, id.lo);
+}
+
+int sim_sweep_id_equal(sim_sweep_id a, sim_sweep_id b)
+{
+    return a.hi == b.hi && a.lo == b.lo;
+}
+
+uint64_t sim_sweep_seed(sim_sweep_id id)
+{
+    return splitmix64(id.hi ^ id.lo ^ SEED_SALT);
+}
+
+/* ---------------------------------------------------------------- store */
+
+int sim_sweep_store_open(const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s", dir);
+    if (n <= 0 || (size_t)n >= sizeof path) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    struct stat st;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK) != 0) {
+        snprintf(err, errlen, "cannot create %s: not a writable directory", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int rec_path(char *out, size_t n, const char *dir, sim_sweep_id id)
+{
+    char hex[33];
+    sim_sweep_id_hex(id, hex);
+    int k = snprintf(out, n, "%s/%s.pt", dir, hex);
+    return k > 0 && (size_t)k < n ? 0 : -1;
+}
+
+int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
+                        const char *version, sim_point_stats *st)
+{
+    char path[4096];
+    if (rec_path(path, sizeof path, dir, id) != 0) return 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    unsigned char buf[REC_SIZE + 1];
+    size_t got = 0;
+    while (got < sizeof buf) {
+        ssize_t r = read(fd, buf + got, sizeof buf - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != REC_SIZE) return 0; /* torn, truncated or foreign */
+    rec_header hd;
+    memcpy(&hd, buf, sizeof hd);
+    uint64_t check;
+    memcpy(&check, buf + REC_SIZE - sizeof check, sizeof check);
+    char ver[REC_VERSION_CAP] = {0};
+    snprintf(ver, sizeof ver, "%s", version);
+    if (memcmp(hd.magic, REC_MAGIC, sizeof hd.magic) != 0 ||
+        hd.stats_size != (uint32_t)sizeof(sim_point_stats) || hd.zero != 0 ||
+        hd.id_hi != id.hi || hd.id_lo != id.lo || hd.trace_checksum != trace_checksum ||
+        memcmp(hd.version, ver, sizeof ver) != 0 ||
+        fnv(FNV_OFFSET, buf, REC_SIZE - sizeof check) != check)
+        return 0;
+    memcpy(st, buf + sizeof hd, sizeof *st);
+    return 1;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
+                        const char *version, const sim_point_stats *st, char *err,
+                        size_t errlen)
+{
+    static atomic_uint_fast64_t serial; /* unique temporary names across threads */
+    char path[4096], tmp[4200];
+    if (rec_path(path, sizeof path, dir, id) != 0) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    char hex[33];
+    sim_sweep_id_hex(id, hex);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld.%" PRIuFAST64, dir, hex, (long)getpid(),
+             (uint_fast64_t)atomic_fetch_add(&serial, 1));
+    unsigned char buf[REC_SIZE];
+    memset(buf, 0, sizeof buf);
+    rec_header hd;
+    memset(&hd, 0, sizeof hd);
+    memcpy(hd.magic, REC_MAGIC, sizeof hd.magic);
+    hd.stats_size = (uint32_t)sizeof(sim_point_stats);
+    hd.id_hi = id.hi;
+    hd.id_lo = id.lo;
+    hd.trace_checksum = trace_checksum;
+    snprintf(hd.version, sizeof hd.version, "%s", version);
+    memcpy(buf, &hd, sizeof hd);
+    memcpy(buf + sizeof hd, st, sizeof *st);
+    uint64_t check = fnv(FNV_OFFSET, buf, REC_SIZE - sizeof check);
+    memcpy(buf + REC_SIZE - sizeof check, &check, sizeof check);
+
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int bad = write_all(fd, buf, sizeof buf);
+    int e = errno;
+    if (close(fd) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        unlink(tmp);
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,329 @@
+#!/usr/bin/python3
+"""End-to-end tests of parallel, resumable and distributed sweeps.
+
+Each case is one function, run by meson as `test_sweep.py CASE`.  The binary
+comes from $FLASHSPEC_BIN, the project root from $FLASHSPEC_HOME; MPI cases
+run when $FLASHSPEC_MPI is 1 (flashspec built with MPI and mpirun found) and
+are skipped (exit 77) otherwise.
+"""
+import csv
+import glob
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
+MPI = os.environ.get("FLASHSPEC_MPI", "0") == "1"
+MPIRUN = os.environ.get("FLASHSPEC_MPIRUN", "mpirun")
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
+SKIP = 77
+
+
+def script(name):
+    return os.path.join(SCRIPTS, name)
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def run(*args, timeout=300):
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def mpi_cmd(ranks):
+    """mpirun on localhost that works as root, oversubscribed, in a container
+    without network: shared-memory transport only, no single-copy (CMA needs
+    ptrace rights containers often lack)."""
+    return [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", str(ranks),
+            "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none",
+            BIN]
+
+
+def mpi_env():
+    """Environment of MPI runs.  Sanitizer builds: OpenMPI keeps allocations
+    until exit in components it dlopen()s; keeping them loaded and unwinding
+    slowly lets tests/sweep/lsan-mpi.supp name their libraries."""
+    env = dict(os.environ, OMPI_MCA_mca_base_component_disable_dlclose="1")
+    for var in ("ASAN_OPTIONS", "LSAN_OPTIONS"):
+        env[var] = ":".join(x for x in (env.get(var, ""), "fast_unwind_on_malloc=0") if x)
+    return env
+
+
+def mpi_run(ranks, *args):
+    env = mpi_env()
+    p = subprocess.run([*mpi_cmd(ranks), *args], capture_output=True, text=True, timeout=300,
+                       env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def files_of(d):
+    return {n: open(os.path.join(d, n), "rb").read() for n in ("results.csv", "results.h5")}
+
+
+def same_results(d1, d2, what):
+    a, b = files_of(d1), files_of(d2)
+    for n in a:
+        expect(a[n] == b[n], f"{n} differs: {what}")
+
+
+def counts(stderr):
+    """(computed, resumed) from the final 'wrote' line."""
+    m = re.search(r"wrote \d+ points? to .* \((\d+) computed, (\d+) resumed\)", stderr)
+    expect(m, f"no summary line in stderr: {stderr!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def records(d):
+    return sorted(glob.glob(os.path.join(d, "points", "*.pt")))
+
+
+def no_results(d):
+    for n in ("results.csv", "results.h5"):
+        expect(not os.path.exists(os.path.join(d, n)), f"{n} written in {d}")
+    leftovers = [f for f in os.listdir(d) if f.startswith(".") or "tmp" in f] \
+        if os.path.isdir(d) else []
+    expect(not leftovers, f"temporary files left behind: {leftovers}")
+
+
+def rows(d):
+    with open(os.path.join(d, "results.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# ------------------------------------------------------------ determinism
+
+def case_jobs_identical():
+    with tempfile.TemporaryDirectory() as t:
+        outs = {}
+        for tag, args in (("run1", ["run", "-j", "1"]), ("sweep2", ["sweep", "-j", "2"]),
+                          ("sweep3", ["sweep", "-j", "3"]), ("sweep", ["sweep"])):
+            d = os.path.join(t, tag)
+            rc, out, err = run(*args, script("grid.lua"), "-o", d)
+            expect(rc == 0, f"{args}: exit {rc}: {err}")
+            expect(counts(err) == (51, 0), f"{args}: {counts(err)}")
+            outs[tag] = out
+        for tag in ("sweep2", "sweep3", "sweep"):
+            same_results(os.path.join(t, "run1"), os.path.join(t, tag), f"-j 1 vs {tag}")
+            expect(outs[tag] == outs["run1"], f"script output differs for {tag}")
+        expect(len(rows(os.path.join(t, "run1"))) == 51, "row count")
+
+
+def case_mpi_identical():
+    if not MPI:
+        print("MPI not built or mpirun not found: skipped")
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory() as t:
+        ref = os.path.join(t, "ref")
+        rc, out_ref, err = run("run", script("grid.lua"), "-o", ref)
+        expect(rc == 0, err)
+        for ranks, jobs in ((2, 1), (2, 2), (3, 1)):
+            d = os.path.join(t, f"mpi{ranks}x{jobs}")
+            rc, out, err = mpi_run(ranks, "sweep", "-j", str(jobs), script("grid.lua"), "-o", d)
+            expect(rc == 0, f"mpirun -n {ranks}: exit {rc}: {err}")
+            same_results(ref, d, f"-j 1 vs mpirun -n {ranks} -j {jobs}")
+            expect(out == out_ref, f"-n {ranks}: ranks other than 0 printed:\n{out}")
+            expect(counts(err) == (51, 0), f"-n {ranks}: {counts(err)}")
+            expect(err.count("wrote ") == 1, f"-n {ranks}: more than one rank wrote: {err}")
+            expect(not records(d) or len(records(d)) == 51, "records missing")
+        # resume under MPI: nothing recomputed, same bytes
+        d = os.path.join(t, "mpi2x1")
+        rc, _, err = mpi_run(2, "sweep", "-j", "1", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 51), f"MPI resume: {rc} {err}")
+        same_results(ref, d, "MPI resume")
+        # a bad point under MPI: same report and exit code as locally
+        d = os.path.join(t, "bad")
+        rc, out, err = mpi_run(2, "sweep", script("bad_points.lua"), "-o", d)
+        expect(rc == 78 and "bad points ok" in out, f"MPI bad points: {rc} {err}")
+        expect(len(re.findall(r"point \d of 5 failed", err)) == 2, err)
+
+
+# ----------------------------------------------------------------- resume
+
+def start_long(d, *extra):
+    return subprocess.Popen([BIN, "sweep", "-j", "1", *extra, script("long.lua"), "-o", d],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_records(p, d, n, timeout=120):
+    end = time.time() + timeout
+    while time.time() < end:
+        if len(records(d)) >= n:
+            return
+        expect(p.poll() is None, f"sweep ended before {n} points were saved")
+        time.sleep(0.01)
+    raise AssertionError(f"{n} points not saved within {timeout} s")
+
+
+def case_resume_after_kill():
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "killed")
+        p = start_long(d)
+        wait_records(p, d, 20)
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        saved = len(records(d))
+        expect(20 <= saved < 400, f"{saved} records after the kill")
+        no_results(d)
+        rc, _, err = run("sweep", "-j", "2", script("long.lua"), "-o", d)
+        expect(rc == 0, err)
+        computed, resumed = counts(err)
+        expect(resumed == saved and computed == 400 - saved,
+               f"after kill: {computed} computed, {resumed} resumed, {saved} saved")
+        ref = os.path.join(t, "ref")
+        rc, _, err = run("sweep", "-j", "2", script("long.lua"), "-o", ref)
+        expect(rc == 0 and counts(err) == (400, 0), err)
+        same_results(ref, d, "resumed vs uninterrupted")
+
+
+def case_sigint():
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "int")
+        p = start_long(d)
+        wait_records(p, d, 10)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        expect(p.returncode == 130, f"exit {p.returncode} after SIGINT: {err}")
+        lines = [l for l in err.splitlines() if l.strip()]
+        expect(re.search(r"run the same command again to resume", lines[-1]), lines[-1])
+        expect(lines[-1].startswith("flashspec: "), lines[-1])
+        no_results(d)
+        saved = len(records(d))
+        m = re.search(r"(\d+) points? computed in this run", lines[-1])
+        expect(m and int(m.group(1)) == saved, f"{lines[-1]!r} vs {saved} records")
+        rc, _, err = run("sweep", "-j", "2", script("long.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (400 - saved, saved), f"{rc} {err}")
+        # interrupting twice abandons the points in flight at once
+        d2 = os.path.join(t, "int2")
+        p = start_long(d2, "--no-resume")
+        wait_records(p, d2, 5)
+        p.send_signal(signal.SIGINT)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=120)
+        expect(p.returncode in (130, -signal.SIGINT), f"second SIGINT: {p.returncode}")
+        no_results(d2)
+
+
+def case_resume_counts():
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (51, 0), err)
+        first = files_of(d)
+        recs = records(d)
+        expect(len(recs) == 51, f"{len(recs)} records for 51 points")
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 51), f"re-run recomputed: {err}")
+        # a corrupted record and a missing one are recomputed, nothing else
+        with open(recs[0], "r+b") as f:
+            f.seek(60)
+            b = f.read(1)
+            f.seek(60)
+            f.write(bytes([b[0] ^ 0xFF]))
+        os.remove(recs[1])
+        with open(recs[2], "r+b") as f:
+            f.truncate(10)
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (3, 48), f"damaged records: {err}")
+        rc, _, err = run("run", "--no-resume", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (51, 0), f"--no-resume: {err}")
+        expect(files_of(d) == first, "results changed across resumes")
+
+
+# ----------------------------------------------------------------- errors
+
+def case_bad_points():
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err = run("sweep", script("bad_points.lua"), "-o", d)
+        expect(rc == 78, f"exit {rc}, wanted 78: {err}")
+        expect("bad points ok" in out, f"script did not continue: {out!r} {err!r}")
+        failed = [l for l in err.splitlines() if re.match(r"flashspec: point \d of 5 failed", l)]
+        expect(len(failed) == 2, f"per-point error lines: {failed}")
+        expect("point 2 of 5" in failed[0] and "does not fit" in failed[0], failed[0])
+        expect("point 3 of 5" in failed[1] and "needs a draft model" in failed[1], failed[1])
+        expect(err.splitlines()[-1].startswith("flashspec: 2 points failed"), err)
+        got = rows(d)
+        expect([r["dram_fraction"] for r in got] == ["0", "0.1", "0.2"], f"rows {got}")
+        # quiet: the error lines stay
+        rc, _, err = run("sweep", "-q", script("bad_points.lua"), "-o", d)
+        expect(rc == 78 and len(err.strip().splitlines()) == 3, f"-q: {err!r}")
+
+
+def case_bad_points_key():
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "o")
+        rc, _, err = run("sweep", "-q", script("bad_points_key.lua"), "-o", out)
+        lines = err.strip().splitlines()
+        expect(rc == 78 and len(lines) == 1, f"{rc} {err!r}")
+        expect("dram_fracton" in lines[0] and "did you mean 'dram_fraction'" in lines[0],
+               lines[0])
+        no_results(out)
+
+
+def case_usage():
+    for args in (["sweep", "-j", "0", "x.lua"], ["sweep", "-j", "many", "x.lua"],
+                 ["run", "-j"], ["sweep"], ["demo", "-j", "2"]):
+        rc, _, err = run(*args)
+        expect(rc == 64, f"{args}: exit {rc} ({err!r})")
+    rc, out, _ = run("sweep", "--help")
+    expect(rc == 0 and "-j, --jobs" in out and "resume" in out, out)
+
+
+def case_ids():
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err = run("run", "-j", "2", script("ids.lua"), "-o", d)
+        expect(rc == 0 and "ids ok" in out, f"ids.lua failed ({rc}): {err}")
+
+
+# --------------------------------------------------------------- progress
+
+def case_progress():
+    with tempfile.TemporaryDirectory() as t:
+        # terminal: one line rewritten with \r, with a rate and an ETA
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(BIN, [BIN, "sweep", "-j", "1", script("long.lua"), "-o",
+                           os.path.join(t, "tty")])
+        buf = b""
+        while True:
+            r, _, _ = select.select([fd], [], [], 120)
+            if not r:
+                break
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+        _, status = os.waitpid(pid, 0)
+        expect(os.WEXITSTATUS(status) == 0, f"tty run failed: {buf[-500:]!r}")
+        text = buf.decode(errors="replace")
+        expect("\r" in text and re.search(r"\d+/400 points", text), f"no \\r progress: "
+               f"{text[-300:]!r}")
+        expect("points/s" in text and "ETA" in text, "progress lacks rate or ETA")
+        # not a terminal: no \r; summaries; -q: nothing at all
+        rc, _, err = run("sweep", script("long.lua"), "-o", os.path.join(t, "tty"))
+        expect(rc == 0 and "\r" not in err and "sweep of 400 points" in err, err)
+        rc, out, err = run("sweep", "-q", "--no-resume", script("long.lua"), "-o",
+                           os.path.join(t, "q"))
+        expect(rc == 0 and err == "" and out.strip() == "400", f"-q printed {err!r}")
+
+
+CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print("usage: test_sweep.py CASE\ncases: " + " ".join(sorted(CASES)), file=sys.stderr)
+        sys.exit(2)
+    CASES[sys.argv[1]]()
+    print(f"sweep/{sys.argv[1]}: ok")
