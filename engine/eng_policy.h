@@ -118,6 +118,13 @@ typedef struct eng_flash_ar_params {
     int32_t unused_; /* no parameters */
 } eng_flash_ar_params;
 
+/* Drafts a chain of the draft's top-1 tokens from the root, one expand call per
+ * token on unit: min(k, remaining - 1, max_depth, max_nodes - 1) tokens (the
+ * bonus token keeps the cycle within remaining).  Stops early when the draft
+ * returns no candidate.  Shared by chain and adaptive_chain. */
+int eng_chain_draft(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit unit,
+                    const eng_build_limits *lim);
+
 /* Chain-SD: k times the draft's top-1 token, verified in one pass. */
 typedef struct eng_chain_params {
     int32_t k;         /* chain length, default 8 (Lever's baseline) */

@@ -83,22 +83,7 @@ static int ac_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     ac_state *s = self;
     if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
     if (s->ar && s->since_probe + 1 < s->p.probe_period) return ENG_OK; /* no draft */
-    int32_t n = s->k;
-    if (lim->remaining - 1 < n) n = lim->remaining - 1;
-    if (lim->max_depth < n) n = lim->max_depth;
-    if (lim->max_nodes - 1 < n) n = lim->max_nodes - 1;
-    int32_t tip = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int rc = draft->expand(draft->ctx, t, &tip, 1, s->p.unit);
-        if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
-        int32_t cn = 0;
-        const eng_cand *c = eng_tree_cands(t, tip, &cn);
-        if (cn < 1) break;
-        int32_t child = eng_tree_add(t, tip, c[0].tok, c[0].logp);
-        if (child < 0) return child;
-        tip = child;
-    }
-    return ENG_OK;
+    return eng_chain_draft(t, draft, s->k, s->p.unit, lim);
 }
 
 static void ac_observe(void *self, const eng_feedback *fb)

@@ -41,18 +41,17 @@ const eng_param_desc eng_chain_param_table[] = {
     {.name = NULL},
 };
 
-static int chain_build(void *self, eng_tree *t, eng_draft_oracle *draft,
-                       const eng_build_limits *lim)
+int eng_chain_draft(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit unit,
+                    const eng_build_limits *lim)
 {
-    const eng_chain_params *p = self;
     if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
-    int32_t n = p->k;
+    int32_t n = k;
     if (lim->remaining - 1 < n) n = lim->remaining - 1;
     if (lim->max_depth < n) n = lim->max_depth;
     if (lim->max_nodes - 1 < n) n = lim->max_nodes - 1;
     int32_t tip = 0;
     for (int32_t i = 0; i < n; i++) {
-        int rc = draft->expand(draft->ctx, t, &tip, 1, p->unit);
+        int rc = draft->expand(draft->ctx, t, &tip, 1, unit);
         if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
         int32_t cn = 0;
         const eng_cand *c = eng_tree_cands(t, tip, &cn);
@@ -62,6 +61,13 @@ static int chain_build(void *self, eng_tree *t, eng_draft_oracle *draft,
         tip = child;
     }
     return ENG_OK;
+}
+
+static int chain_build(void *self, eng_tree *t, eng_draft_oracle *draft,
+                       const eng_build_limits *lim)
+{
+    const eng_chain_params *p = self;
+    return eng_chain_draft(t, draft, p->k, p->unit, lim);
 }
 
 static void chain_destroy(void *self)

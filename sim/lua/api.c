@@ -107,23 +107,11 @@ static int raise(lua_State *L, int code, int where, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    lua_newtable(L);
-    lua_pushinteger(L, code);
-    lua_setfield(L, -2, "code");
-    if (where) {
-        char chunk[PATH_MAX];
-        int line;
-        caller_src(L, chunk, sizeof chunk, &line);
-        if (chunk[0])
-            lua_pushfstring(L, "%s:%d: %s", chunk, line, msg);
-        else
-            lua_pushstring(L, msg);
-    } else {
-        lua_pushstring(L, msg);
-    }
-    lua_setfield(L, -2, "msg");
-    luaL_setmetatable(L, MT_ERROR);
-    return lua_error(L);
+    char chunk[PATH_MAX] = "";
+    int line = 0;
+    if (where) caller_src(L, chunk, sizeof chunk, &line);
+    if (chunk[0]) return fs_exec_raise(L, code, "%s:%d: %s", chunk, line, msg);
+    return fs_exec_raise(L, code, "%s", msg);
 }
 
 static int error_tostring(lua_State *L)
