@@ -26,6 +26,8 @@ static const eng_policy_desc registry[] = {
      sizeof(eng_opt_tree_params), eng_opt_tree_param_table, eng_opt_tree_create, 1},
     {"sequoia", "Sequoia: static tree from a DP over positional acceptance and verify cost",
      sizeof(eng_sequoia_params), eng_sequoia_param_table, eng_sequoia_create, 1},
+    {"lever", "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid",
+     sizeof(eng_lever_params), eng_lever_param_table, eng_lever_create, 1},
 };
 
 const eng_policy_desc *eng_policy_registry(int32_t *count)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shared set-up for scripts/demo and scripts/test (sourced, not run):
+# Shared set-up for scripts/demo, scripts/test and scripts/fuzz (sourced, not run):
 # installs only the Debian packages that are missing, then configures and
 # builds build/ when needed.  Idempotent and quiet when nothing is to do.
 fs_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -7,10 +7,15 @@ fs_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 fs_packages=(gcc libc6-dev pkg-config meson ninja-build libgsl-dev libhdf5-dev
              liblua5.4-dev python3 python3-h5py python3-numpy
              openmpi-bin libopenmpi-dev)  # MPI sweeps; the build works without them
+# scripts/test also needs these (not the build or the demo): clang and its
+# libFuzzer runtime for scripts/fuzz, valgrind for the memcheck of the demo.
+fs_check_packages=(clang libclang-rt-14-dev valgrind)
 
+# Installs the missing ones of the packages named (default: fs_packages).
 fs_install_missing() {
     local missing=() p
-    for p in "${fs_packages[@]}"; do
+    [ $# -eq 0 ] && set -- "${fs_packages[@]}"
+    for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
             || missing+=("$p")
     done
@@ -35,4 +40,18 @@ fs_build() {
     fi
     echo "${fs_packages[*]}" > "$stamp"
     ninja -C "$fs_root/$dir" >&2 || return 1
+}
+
+# True when clang can link a libFuzzer target (scripts/fuzz can run).
+fs_have_libfuzzer() {
+    command -v clang >/dev/null 2>&1 || return 1
+    local d
+    d=$(mktemp -d) || return 1
+    printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+        'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return d && n ? 0 : 0; }' \
+        > "$d/t.c"
+    clang -fsanitize=fuzzer "$d/t.c" -o "$d/t" >/dev/null 2>&1
+    local rc=$?
+    rm -rf "$d"
+    return $rc
 }

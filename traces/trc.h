@@ -88,6 +88,10 @@ typedef struct trc_tree {
 
 /* Loads and fully validates path.  On failure *out is NULL and err says why. */
 int trc_load(const char *path, trc_trace **out, trc_err *err);
+/* Same, from an HDF5 file image of n bytes in memory (borrowed; HDF5 reads a
+ * copy).  name labels errors in place of FILE (NULL: "(image)").  Missing or
+ * unreadable data is TRC_E_FORMAT here (there is no file to miss). */
+int trc_load_image(const void *buf, size_t n, const char *name, trc_trace **out, trc_err *err);
 void trc_free(trc_trace *t); /* NULL-safe */
 
 const trc_meta *trc_get_meta(const trc_trace *t);

@@ -4,8 +4,14 @@
  * uses).
  *
  * Workload: a trace is loaded once per process and may be hundreds of MB, so
- * every dataset is read whole, in one H5Dread, straight into its final array
- * (no per-tree reads, no intermediate copies); validation is one linear pass.
+ * every dataset is read whole straight into its final array (no per-tree
+ * reads): chunked shuffle+deflate datasets -- every large one we write -- by
+ * trci_read_chunks (trc_h5chunk.c: compressed chunks inflated on several
+ * threads), anything else by one H5Dread; validation is one linear pass.
+ *
+ * trc_load_image reads the same format from a memory buffer (HDF5's core
+ * driver over a copy of the image); apart from file access it is the same
+ * path, which is what the fuzz target (tests/fuzz/trace) exercises.
  *
  * Robustness contract: any input -- absent, unreadable, not HDF5, truncated,
  * corrupt, wrong schema, bad values -- ends in a status code and ONE line
@@ -26,16 +32,127 @@
 #include <hdf5.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct rd {
     hid_t f;
     const char *path;
     trc_err *err;
+    const unsigned char *img; /* trc_load_image: the caller's image, else NULL */
+    size_t img_n;
+    uint64_t file_bytes; /* size of the file or image */
+    int heap_checked;    /* global heaps verified (check_global_heaps) */
 } rd;
+
+/* --------------------------------------------------------- global heaps */
+
+/* Variable-length strings live in global heap collections, which HDF5 1.10
+ * parses without bounds checks: an object size that overruns its collection
+ * makes H5Aread copy gigabytes (a crash; tests/fuzz/trace/regressions).
+ * Before the first variable-length read we therefore walk every collection
+ * in the file as HDF5's parser (H5HGcache.c) does and refuse the file when an
+ * object would leave its collection or an entry has no size (the walk could
+ * not advance).  A collection is recognised by its signature, version 1
+ * and zero reserved bytes (8 fixed bytes); bytes past the end of the file read
+ * as zeros, as HDF5's drivers return them.  Our own writer never stores
+ * variable-length strings, so this runs only for files written by others
+ * (h5py's default strings). */
+
+static uint64_t le_get(const unsigned char *b, size_t n, size_t at, size_t width)
+{
+    uint64_t v = 0;
+    for (size_t i = width; i-- > 0;)
+        v = (v << 8) | (at + i < n ? b[at + i] : 0);
+    return v;
+}
+
+/* 0 when the collection at b[o] walks cleanly; -1 otherwise. */
+static int heap_walk(const unsigned char *b, size_t n, size_t o, size_t lsize)
+{
+    uint64_t size = le_get(b, n, o + 8, lsize);
+    size_t hdr = 8 + lsize, objhdr = 8 + lsize;
+    if (size < hdr || size > (uint64_t)SIZE_MAX - o) return -1;
+    uint64_t end = o + size, p = o + hdr;
+    while (p < end) {
+        if (p + objhdr > end) return 0; /* tail too small for a header: free space */
+        uint64_t idx = le_get(b, n, (size_t)p, 2);
+        uint64_t osize = le_get(b, n, (size_t)p + 8, lsize);
+        uint64_t need;
+        if (idx > 0) {
+            if (osize > end) return -1;
+            need = objhdr + ((osize + 7) & ~(uint64_t)7);
+        } else {
+            need = osize;
+        }
+        if (need == 0 || need > end - p) return -1;
+        p += need;
+    }
+    return 0;
+}
+
+static int heaps_ok(const unsigned char *b, size_t n, size_t lsize, size_t *bad_at)
+{
+    static const unsigned char sig[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
+    for (size_t o = 0; o + sizeof sig <= n; o++) {
+        const unsigned char *hit = memchr(b + o, 'G', n - o);
+        if (!hit) break;
+        o = (size_t)(hit - b);
+        if (o + sizeof sig <= n && memcmp(hit, sig, sizeof sig) == 0 &&
+            heap_walk(b, n, o, lsize) != 0) {
+            *bad_at = o;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int check_global_heaps(rd *r)
+{
+    if (r->heap_checked) return TRC_OK;
+    size_t lsize = 8;
+    hid_t fcpl = H5Fget_create_plist(r->f);
+    if (fcpl >= 0) {
+        size_t asize = 8;
+        if (H5Pget_sizes(fcpl, &asize, &lsize) < 0) lsize = 8;
+        H5Pclose(fcpl);
+    }
+    if (lsize < 2 || lsize > 8) lsize = 8;
+    const unsigned char *b = r->img;
+    size_t n = r->img_n;
+    void *map = NULL;
+    if (!b) {
+        int fd = open(r->path, O_RDONLY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            if (fd >= 0) close(fd);
+            return trci_err(r->err, TRC_E_FORMAT, "%s: cannot read the file again", r->path);
+        }
+        n = (size_t)st.st_size;
+        map = n ? mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+        close(fd);
+        if (n && map == MAP_FAILED)
+            return trci_err(r->err, TRC_E_FORMAT, "%s: cannot map the file: %s", r->path,
+                            strerror(errno));
+        b = map;
+    }
+    size_t bad_at = 0;
+    int ok = heaps_ok(b, n, lsize, &bad_at);
+    if (map) munmap(map, n);
+    if (!ok)
+        return trci_err(r->err, TRC_E_FORMAT,
+                        "%s: global heap at byte %zu: object overruns its collection "
+                        "(corrupt file)",
+                        r->path, bad_at);
+    r->heap_checked = 1;
+    return TRC_OK;
+}
 
 /* ------------------------------------------------------------ attributes */
 
@@ -110,7 +227,9 @@ static int read_attr_str(rd *r, const char *name, char *dst, size_t cap)
         rc = trci_err(r->err, TRC_E_FORMAT, "%s: @%s: unreadable string type", r->path, name);
     } else if (H5Tis_variable_str(mty) > 0) {
         char *s = NULL;
-        if (H5Aread(a, mty, &s) < 0) {
+        if ((rc = check_global_heaps(r))) {
+            /* the file cannot be read safely; rc and the message are set */
+        } else if (H5Aread(a, mty, &s) < 0) {
             rc = trci_err(r->err, TRC_E_FORMAT, "%s: @%s: cannot read string (corrupt file)",
                           r->path, name);
         } else {
@@ -326,6 +445,41 @@ static int shape_err(rd *r, const dspec *s, const hsize_t *dims, const hsize_t *
                     s->name, got, exp, why);
 }
 
+/* Deflate never compresses by more than about 1032:1, so a dataset that
+ * declares more than STORAGE_RATIO times the bytes it stores (plus a chunk's
+ * worth of slack) is missing chunks -- HDF5 would silently read them as fill
+ * values -- or lies about its shape; and no dataset stores more than the file
+ * holds.  Checked before anything is allocated, so a damaged shape can neither
+ * exhaust memory nor be filled with zeros. */
+#define STORAGE_RATIO 2048
+#define STORAGE_SLACK ((uint64_t)1 << 20)
+
+static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
+{
+    for (int i = 0; i < D_COUNT; i++) {
+        hid_t ty = H5Dget_type(ds[i]);
+        uint64_t width = ty >= 0 ? (uint64_t)H5Tget_size(ty) : 0;
+        if (ty >= 0) H5Tclose(ty);
+        uint64_t declared = width; /* saturating product: shapes are not checked yet */
+        for (int j = 0; j < specs[i].rank; j++)
+            declared = dims[i][j] && declared > UINT64_MAX / dims[i][j] ? UINT64_MAX
+                                                                        : declared * dims[i][j];
+        uint64_t stored = (uint64_t)H5Dget_storage_size(ds[i]);
+        if (stored > r->file_bytes)
+            return trci_err(r->err, TRC_E_FORMAT,
+                            "%s: %s: claims %llu stored bytes, the file has %llu (corrupt file)",
+                            r->path, specs[i].name, (unsigned long long)stored,
+                            (unsigned long long)r->file_bytes);
+        if (declared / STORAGE_RATIO > stored + STORAGE_SLACK)
+            return trci_err(r->err, TRC_E_FORMAT,
+                            "%s: %s: shape needs %llu bytes but only %llu are stored (corrupt "
+                            "or truncated file)",
+                            r->path, specs[i].name, (unsigned long long)declared,
+                            (unsigned long long)stored);
+    }
+    return TRC_OK;
+}
+
 static int read_body(rd *r, trc_meta *m, trc_trace **out)
 {
     hid_t ds[D_COUNT];
@@ -384,6 +538,7 @@ static int read_body(rd *r, trc_meta *m, trc_trace **out)
                       m->k);
         goto done;
     }
+    if ((rc = check_storage(r, ds, dims))) goto done;
     trc_trace *t = trci_trace_alloc(m, (int64_t)dims[D_PTOK][0]);
     if (!t) {
         rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for %llu nodes", r->path,
@@ -397,8 +552,14 @@ static int read_body(rd *r, trc_meta *m, trc_trace **out)
         hsize_t count = 1;
         for (int j = 0; j < specs[i].rank; j++)
             count *= dims[i][j];
-        if (count &&
-            H5Dread(ds[i], mem_type(&specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, bufs[i]) < 0)
+        int fast = count ? trci_read_chunks(ds[i], mem_type(&specs[i]), specs[i].rank, dims[i],
+                                            bufs[i], r->file_bytes)
+                         : 0;
+        if (fast == TRCI_CHUNK_FALLBACK)
+            fast = H5Dread(ds[i], mem_type(&specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, bufs[i]) < 0
+                       ? -1
+                       : 0;
+        if (fast != 0)
             rc = trci_err(r->err, TRC_E_FORMAT,
                           "%s: %s: cannot read data (corrupt or truncated file)", r->path,
                           specs[i].name);
@@ -415,28 +576,11 @@ done:
 
 /* ------------------------------------------------------------------ load */
 
-static int load(const char *path, trc_trace **out, trc_err *err)
+/* Reads and validates the open file f (closed here); name labels errors. */
+static int load_open(hid_t f, const char *path, const void *img, size_t img_n, uint64_t file_bytes,
+                     trc_trace **out, trc_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return trci_err(err, TRC_E_MISSING, "%s: cannot open: is a directory", path);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
-    fclose(fp);
-    if (H5Fis_hdf5(path) <= 0) return trci_err(err, TRC_E_FORMAT, "%s: not an HDF5 file", path);
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
-        if (fapl >= 0) H5Pclose(fapl);
-        return trci_err(err, TRC_E_NOMEM, "%s: cannot set up HDF5", path);
-    }
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    H5Pclose(fapl);
-    if (f < 0)
-        return trci_err(err, TRC_E_FORMAT, "%s: cannot open as HDF5 (truncated or corrupt file)",
-                        path);
-    rd r = {f, path, err};
+    rd r = {f, path, err, img, img_n, file_bytes, 0};
     trc_meta m;
     memset(&m, 0, sizeof m);
     trc_trace *t = NULL;
@@ -453,24 +597,114 @@ static int load(const char *path, trc_trace **out, trc_err *err)
     return TRC_OK;
 }
 
-int trc_load(const char *path, trc_trace **out, trc_err *err)
+/* A file access list that closes every object with the file.  core != 0 adds
+ * the in-memory driver (no backing store) for trc_load_image. */
+static hid_t make_fapl(int core)
 {
-    trc_err scratch;
-    if (!err) err = &scratch;
-    err->code = TRC_OK;
-    err->msg[0] = '\0';
-    *out = NULL;
-    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) return -1;
+    if (H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0 ||
+        (core && H5Pset_fapl_core(fapl, 1 << 20, 0) < 0)) {
+        H5Pclose(fapl);
+        return -1;
+    }
+    return fapl;
+}
+
+static int load(const char *path, trc_trace **out, trc_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return trci_err(err, TRC_E_MISSING, "%s: cannot open: is a directory", path);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
+    fclose(fp);
+    if (H5Fis_hdf5(path) <= 0) return trci_err(err, TRC_E_FORMAT, "%s: not an HDF5 file", path);
+    hid_t fapl = make_fapl(0);
+    if (fapl < 0) return trci_err(err, TRC_E_NOMEM, "%s: cannot set up HDF5", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (f < 0)
+        return trci_err(err, TRC_E_FORMAT, "%s: cannot open as HDF5 (truncated or corrupt file)",
+                        path);
+    return load_open(f, path, NULL, 0, (uint64_t)st.st_size, out, err);
+}
+
+/* HDF5 looks for its signature at offset 0, 512, 1024, 2048, ... */
+static int has_signature(const unsigned char *b, size_t n)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    for (size_t off = 0; off + sizeof sig <= n; off = off ? off * 2 : 512)
+        if (memcmp(b + off, sig, sizeof sig) == 0) return 1;
+    return 0;
+}
+
+static int load_image(const void *buf, size_t n, const char *name, trc_trace **out, trc_err *err)
+{
+    if (!buf || n == 0 || !has_signature(buf, n))
+        return trci_err(err, TRC_E_FORMAT, "%s: not an HDF5 file", name);
+    hid_t fapl = make_fapl(1);
+    /* HDF5 copies the image (the default callbacks), so buf stays the caller's */
+    if (fapl < 0 || H5Pset_file_image(fapl, (void *)(uintptr_t)buf, n) < 0) {
+        if (fapl >= 0) H5Pclose(fapl);
+        return trci_err(err, TRC_E_NOMEM, "%s: cannot set up HDF5", name);
+    }
+    /* The core driver refuses an image whose name exists as a file, so HDF5
+     * gets a name no file can have (nothing lies below /dev/null); messages
+     * use the caller's. */
+    hid_t f = H5Fopen("/dev/null/flashspec-trace-image", H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (f < 0)
+        return trci_err(err, TRC_E_FORMAT, "%s: cannot open as HDF5 (truncated or corrupt file)",
+                        name);
+    return load_open(f, name, buf, n, n, out, err);
+}
+
+/* Switches HDF5's error printing off (see the file comment); the caller
+ * restores *fn, *data. */
+static void quiet_begin(H5E_auto2_t *fn, void **data)
+{
     /* Before anything else touches HDF5: after a corrupt file, HDF5 1.10 may
      * fail to shut down cleanly at exit and print "infinite loop closing
      * library"; without the exit hook it never tries (a no-op when another module
      * initialised HDF5 first).  All our files are closed explicitly. */
     H5dont_atexit();
+    H5Eget_auto2(H5E_DEFAULT, fn, data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void reset(trc_trace **out, trc_err **err, trc_err *scratch)
+{
+    if (!*err) *err = scratch;
+    (*err)->code = TRC_OK;
+    (*err)->msg[0] = '\0';
+    *out = NULL;
+}
+
+int trc_load(const char *path, trc_trace **out, trc_err *err)
+{
+    trc_err scratch;
+    reset(out, &err, &scratch);
+    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
     H5E_auto2_t old_fn;
     void *old_data;
-    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    quiet_begin(&old_fn, &old_data);
     int rc = load(path, out, err);
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    return rc;
+}
+
+int trc_load_image(const void *buf, size_t n, const char *name, trc_trace **out, trc_err *err)
+{
+    trc_err scratch;
+    reset(out, &err, &scratch);
+    if (!name) name = "(image)";
+    H5E_auto2_t old_fn;
+    void *old_data;
+    quiet_begin(&old_fn, &old_data);
+    int rc = load_image(buf, n, name, out, err);
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return rc;
 }

@@ -16,6 +16,8 @@
 
 #include "trc.h"
 
+#include <hdf5.h>
+
 #include <stdarg.h>
 
 /* Log-probs may exceed 0 by this much (rounding in the recorder's softmax). */
@@ -66,5 +68,14 @@ int trci_err(trc_err *err, int code, const char *fmt, ...)
 
 /* Copies a NUL-terminated string into dst[cap], truncating. */
 void trci_strcpy(char *dst, size_t cap, const char *src);
+
+/* trc_h5chunk.c: reads the whole dataset d (rank 1..3, shape dims) into buf
+ * as mem_type by inflating its chunks on several threads.  Returns 0 on
+ * success, -1 when the data is damaged, TRCI_CHUNK_FALLBACK when the dataset's
+ * layout, filters or type do not allow it (the caller then uses H5Dread; buf
+ * may have been partly written).  file_bytes bounds the compressed bytes. */
+#define TRCI_CHUNK_FALLBACK 1
+int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, void *buf,
+                     uint64_t file_bytes);
 
 #endif

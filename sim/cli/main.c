@@ -2,6 +2,7 @@
  * main.c -- the flashspec command line.
  *
  *   flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
+ *                 [--max-instructions N] [--max-memory-mb N]   (sweep: the same)
  *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
  *   flashspec demo [-o DIR] [-q]
  *   flashspec trace info|check|stats|synth ...
@@ -17,6 +18,7 @@
  * launcher (mpirun, srun), either one initialises MPI and deals the points
  * across ranks; only rank 0 prints and writes results.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <hdf5.h>
 #include <stdio.h>
@@ -71,6 +73,9 @@ static const char usage_run[] =
     "      --no-resume    recompute points already saved in DIR/points\n"
     "      --unsafe       lift the sandbox (io, os, require, debug) and the\n"
     "                     instruction limit (1e9 Lua VM instructions)\n"
+    "      --max-instructions N  stop the script after N Lua VM instructions\n"
+    "                     (default 1e9; none with --unsafe unless given)\n"
+    "      --max-memory-mb N     cap the script's Lua heap at N MiB (default 4096)\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
     "  -h, --help         this help\n"
     "\n"
@@ -99,6 +104,8 @@ static int script_cmd(int argc, char **argv, int kind)
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
+        {"max-instructions", required_argument, NULL, 'I'},
+        {"max-memory-mb", required_argument, NULL, 'M'},
         {NULL, 0, NULL, 0},
     };
     fs_script_opts o = {0};
@@ -118,6 +125,23 @@ static int script_cmd(int argc, char **argv, int kind)
                 return FS_EXIT_USAGE;
             }
             o.jobs = (int)j;
+            break;
+        }
+        case 'I':
+        case 'M': {
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            long long cap = c == 'I' ? (long long)1e15 : (long long)1 << 30;
+            if (demo || errno || *end || end == optarg || v < 1 || v > cap) {
+                fprintf(stderr, "flashspec: %s: --%s needs a positive integer (see --help)\n",
+                        argv[0], c == 'I' ? "max-instructions" : "max-memory-mb");
+                return FS_EXIT_USAGE;
+            }
+            if (c == 'I')
+                o.max_instructions = v;
+            else
+                o.max_memory_mb = v;
             break;
         }
         case 'R':

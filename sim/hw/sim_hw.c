@@ -323,6 +323,20 @@ double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ct
     return sim_cost_cpu_ms(&hw->dev, rows, bytes, flops, hw->dft.cpu_efficiency);
 }
 
+double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v)
+{
+    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    switch (v->proj) {
+    case ENG_PROJ_ONDEMAND_CPU:
+        return sim_hw_head_cpu_ms(hw, v->proj_rows);
+    case ENG_PROJ_ONDEMAND_NPU:
+        return v->proj_rows * sim_hw_head_npu_ms(hw, 1);
+    case ENG_PROJ_EAGER_NPU:
+    default:
+        return sim_hw_head_npu_ms(hw, final_rows);
+    }
+}
+
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves)
 {
     if (leaves <= 1) return 0.0;
@@ -467,19 +481,17 @@ static void start_verify(cyc *c)
     c->lay_a_ns = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len));
     c->lay_b_ns = v->exit_layer >= 0 ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len))
                                      : c->lay_a_ns;
+    c->head_ns = ms_to_ns(sim_hw_proj_ms(hw, v));
     switch (v->proj) {
     case ENG_PROJ_ONDEMAND_CPU:
         c->head_res = c->cpu;
-        c->head_ns = ms_to_ns(sim_hw_head_cpu_ms(hw, v->proj_rows));
         break;
     case ENG_PROJ_ONDEMAND_NPU:
         c->head_res = c->npu;
-        c->head_ns = ms_to_ns(v->proj_rows * sim_hw_head_npu_ms(hw, 1));
         break;
     case ENG_PROJ_EAGER_NPU:
     default:
         c->head_res = c->npu;
-        c->head_ns = ms_to_ns(sim_hw_head_npu_ms(hw, final_rows));
         break;
     }
     c->n_ops = hw->L + 1;

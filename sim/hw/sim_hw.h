@@ -213,5 +213,8 @@ double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows); /* one eager executio
 double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows); /* rows sequential GEMVs */
 double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len);
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
+/* Compute time of the output projection of a verification shape by its proj
+ * mode (the head's flash read, if streamed, not included). */
+double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v);
 
 #endif

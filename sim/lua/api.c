@@ -45,7 +45,8 @@
 /* Safety limits of sandboxed experiment scripts: far above any real experiment
  * (a sweep spends its time in C, not in the Lua VM; 1e9 VM instructions are
  * seconds of pure Lua), low enough to stop runaway code.  --unsafe lifts the
- * instruction limit. */
+ * instruction limit; --max-instructions and --max-memory-mb (fs_script_opts)
+ * replace either, with or without --unsafe. */
 #define FS_SCRIPT_MEM_LIMIT ((size_t)4 << 30)
 #define FS_SCRIPT_STEP_LIMIT 1000000000LL
 
@@ -898,6 +899,8 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
 
     fs_lua_limits lim = {.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
                          .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
+    if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
+    if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         snprintf(err, errlen, "cannot create a Lua state");
@@ -937,6 +940,13 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
             code = rc == LUA_ERRFILE ? FS_EXIT_NOINPUT
                    : rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE
                                       : FS_EXIT_CONFIG;
+            if (rc == LUA_ERRMEM && lim.mem_refused) { /* the cap, not the host */
+                snprintf(err, errlen,
+                         "%s: script exceeds the Lua memory limit of %zu MiB (see "
+                         "--max-memory-mb)",
+                         o->script, lim.mem_limit_bytes >> 20);
+                code = FS_EXIT_CONFIG;
+            }
         }
         /* one line: cut any traceback or embedded newline */
         char *nl = strchr(err, '\n');

@@ -45,6 +45,23 @@ static void full_path_prefix(const char *path, const char *msg, char *out, size_
     snprintf(out, n, "%s", msg);
 }
 
+/* The error message of a failed chunk as one line "PATH:LINE: ...": Lua's
+ * shortened chunk name is expanded, a message without a position (error(x, 0),
+ * errors raised from C) gets "PATH:1: ", and line breaks the profile put into
+ * its own message become spaces. */
+static void one_line_message(const char *path, const char *msg, char *out, size_t n)
+{
+    char tmp[1024];
+    full_path_prefix(path, msg, tmp, sizeof tmp);
+    size_t plen = strlen(path);
+    if (strncmp(tmp, path, plen) == 0 && tmp[plen] == ':')
+        snprintf(out, n, "%s", tmp);
+    else
+        snprintf(out, n, "%s:1: %s", path, tmp);
+    for (char *c = out; *c; c++)
+        if (*c == '\n' || *c == '\r') *c = ' ';
+}
+
 typedef struct job {
     const char *path;
     const eng_param_desc *keys;
@@ -105,7 +122,7 @@ static int load_raw(const char *path, const eng_param_desc *keys, void *out, con
         if (st == LUA_ERRMEM)
             snprintf(err, errlen, "%s:1: %s exceeds the memory limit", path, what);
         else if (msg)
-            full_path_prefix(path, msg, err, errlen);
+            one_line_message(path, msg, err, errlen);
         else
             snprintf(err, errlen, "%s:1: %s raised a non-string error", path, what);
         rc = SIM_PROFILE_E_CONFIG;

@@ -60,6 +60,9 @@ static const col_desc columns[] = {
     {"top_p", COL_REAL, R(top_p)},
     {"temperature", COL_REAL, R(temperature)},
     {"runtime", COL_STR, R(runtime)},
+    {"rows_kept", COL_REAL, R(st.rows_kept)},
+    {"retention", COL_REAL, R(st.retention)},
+    {"proj_ms", COL_REAL, R(st.proj_ms)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

@@ -22,9 +22,10 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         lim->mem_used -= old;
         return NULL;
     }
-    if (lim->mem_limit_bytes && nsize > old &&
-        lim->mem_used - old + nsize > lim->mem_limit_bytes)
+    if (lim->mem_limit_bytes && nsize > old && lim->mem_used - old + nsize > lim->mem_limit_bytes) {
+        lim->mem_refused = 1;
         return NULL;
+    }
     void *p = realloc(ptr, nsize);
     if (p) lim->mem_used = lim->mem_used - old + nsize;
     return p;
@@ -129,6 +130,7 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
 {
     lim->mem_used = 0;
     lim->steps = 0;
+    lim->mem_refused = 0;
     lua_State *L = lua_newstate(limited_alloc, lim);
     if (!L) return NULL;
     lua_pushcfunction(L, open_kind);

@@ -35,6 +35,8 @@ typedef struct fs_lua_limits {
     long long step_limit;   /* VM instructions, 0 = unlimited */
     size_t mem_used;        /* maintained by the allocator */
     long long steps;        /* maintained by the hook (granularity 10,000) */
+    int mem_refused;        /* set by the allocator when it refused a request
+                               because of mem_limit_bytes (not a host OOM) */
 } fs_lua_limits;
 
 /* Creates a state of the given kind; lim is borrowed and must outlive it.

@@ -9,6 +9,7 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct run_state {
     eng_tree tree;
     void *tree_mem;
     eng_token *g;
+    eng_token *g_full; /* [RP_TREE_CAP] target tokens of the unpruned tree */
     eng_cand *tcand; /* [RP_TREE_CAP * k] target top-k per node (lossy rules) */
     int32_t *tn;     /* [RP_TREE_CAP] */
     uint8_t *keep;
@@ -52,6 +54,7 @@ static void run_state_free(run_state *s)
 {
     free(s->tree_mem);
     free(s->g);
+    free(s->g_full);
     free(s->tcand);
     free(s->tn);
     free(s->keep);
@@ -67,14 +70,15 @@ static int run_state_init(run_state *s, int32_t k)
     size_t bytes = eng_tree_bytes(RP_TREE_CAP, RP_TREE_CAP * k);
     s->tree_mem = malloc(bytes);
     s->g = malloc(sizeof(eng_token) * RP_TREE_CAP);
+    s->g_full = malloc(sizeof(eng_token) * RP_TREE_CAP);
     s->tcand = malloc(sizeof(eng_cand) * RP_TREE_CAP * (size_t)k);
     s->tn = malloc(sizeof(int32_t) * RP_TREE_CAP);
     s->keep = malloc(RP_TREE_CAP);
     s->path = malloc(sizeof(int32_t) * RP_TREE_CAP);
-    s->emit = malloc(sizeof(eng_token) * (RP_TREE_CAP + 1));
+    s->emit = malloc(sizeof(eng_token) * 2 * (RP_TREE_CAP + 1));
     s->calls = malloc(sizeof(sim_draft_call) * (RP_TREE_CAP + 8));
     s->call_ms = malloc(sizeof(double) * (RP_TREE_CAP + 8));
-    if (!s->tree_mem || !s->g || !s->tcand || !s->tn || !s->keep || !s->path || !s->emit || !s->calls || !s->call_ms)
+    if (!s->tree_mem || !s->g || !s->g_full || !s->tcand || !s->tn || !s->keep || !s->path || !s->emit || !s->calls || !s->call_ms)
         return -1;
     return eng_tree_init(&s->tree, s->tree_mem, bytes, RP_TREE_CAP, RP_TREE_CAP * k);
 }
@@ -97,10 +101,41 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
         ctx_sum += pl + gen / 2.0;
     }
     int32_t ctx = n_prompts ? (int32_t)(ctx_sum / n_prompts + 0.5) : 0;
-    const int32_t n = RP_PROFILE_ROWS;
-    double *buf = malloc(sizeof(double) * 3 * (size_t)n);
+    const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
+    double *buf = malloc(sizeof(double) * (3 * (size_t)n + (size_t)nr * (size_t)nl));
     if (!buf) return -1;
-    double *ver = buf, *dc = buf + n, *dn = buf + 2 * n;
+    double *ver = buf, *dc = buf + n, *dn = buf + 2 * n, *vnl = buf + 3 * n;
+    /* verification by (rows, leaves): on-demand CPU projection of one row, so
+     * the table holds the shape-dependent part (the projection of the visited
+     * path does not depend on the shape) */
+    for (int32_t r = 1; r <= nr; r++) {
+        for (int32_t l = 1; l <= nl; l++) {
+            double *at = &vnl[(size_t)(r - 1) * (size_t)nl + (size_t)(l - 1)];
+            *at = NAN;
+            if (l > r) continue;
+            sim_verify_shape v = {.rows = r, .leaves = l, .ctx_len = ctx, .exit_layer = -1,
+                                  .rows_after_exit = r, .proj = ENG_PROJ_ONDEMAND_CPU,
+                                  .proj_rows = 1, .runtime = SIM_RUNTIME_SPEC};
+            sim_cycle_time ct;
+            if (sim_hw_estimate(hw, NULL, 0, &v, &ct, NULL) != SIM_HW_OK) {
+                free(buf);
+                return -1;
+            }
+            *at = ct.verify_ms;
+        }
+    }
+    /* exit layers of the trace mapped onto the simulated target (proportionally
+     * when the layer counts differ): the 0-based layer the predictor follows */
+    const trc_meta *meta = trc_get_meta(pt->trace);
+    int32_t exits[TRC_MAX_EXIT], L = sim_hw_target(hw)->layers;
+    int32_t n_exit = meta->n_exit < TRC_MAX_EXIT ? meta->n_exit : TRC_MAX_EXIT;
+    for (int32_t i = 0; i < n_exit; i++) {
+        int32_t le = meta->target_layers == L || meta->target_layers < 1
+                         ? meta->exit_layers[i]
+                         : (int32_t)((double)meta->exit_layers[i] * L / meta->target_layers + 0.5);
+        exits[i] = le - 1 > L - 2 ? L - 2 : le - 1;
+        if (exits[i] < 0) exits[i] = 0;
+    }
     for (int32_t m = 1; m <= n; m++) {
         sim_verify_shape v = {.rows = m, .leaves = m > 1 ? (m + 1) / 2 : 1, .ctx_len = ctx,
                               .exit_layer = -1, .rows_after_exit = m,
@@ -117,7 +152,9 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
     }
     eng_cost_profile prof = {.accept_pos = st->accept_pos, .n_pos = st->k,
                              .verify_ms = ver, .n_verify = n,
-                             .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = n};
+                             .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = n,
+                             .verify_nl_ms = vnl, .n_nl_rows = nr, .n_nl_leaves = nl,
+                             .exit_layers = exits, .n_exit = n_exit};
     int rc = pol->i->calibrate(pol->self, &prof);
     free(buf);
     return rc == ENG_OK ? 0 : -1;
@@ -301,6 +338,22 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 }
             }
             if (rc != SIM_REPLAY_OK) break;
+            int32_t acc_full = oc.accepted;
+            if (keep && pt->accept == SIM_ACCEPT_GREEDY) {
+                /* the same tree verified unpruned: pruning may only shorten */
+                orc.target.verify(orc.target.ctx, &s.tree, NULL, s.g_full);
+                eng_token *emit_full = s.emit + RP_TREE_CAP + 1;
+                eng_outcome of = eng_accept_greedy(&s.tree, s.g_full, NULL, s.path, emit_full,
+                                                   RP_TREE_CAP + 1);
+                acc_full = of.accepted;
+                for (int32_t j = 0; j < oc.emitted && rc == SIM_REPLAY_OK; j++)
+                    if (j >= of.emitted || emit_full[j] != s.emit[j])
+                        rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
+                                  "policy %s: pruning changed emitted token %d at prompt %d "
+                                  "position %d",
+                                  pol.i->name, j, p, pos);
+                if (rc != SIM_REPLAY_OK) break;
+            }
 
             /* price the cycle on the phone model */
             for (int32_t c = 0; c < orc.n_calls; c++) {
@@ -331,7 +384,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 eng_feedback fb = {
                     .tree = &s.tree, .g = s.g, .keep = keep, .outcome = oc, .plan = plan,
                     .draft_ms = ct.draft_ms, .verify_ms = ct.verify_ms,
-                    .draft_calls = orc.n_calls,
+                    .draft_calls = orc.n_calls, .call_ms = s.call_ms,
                 };
                 pol.i->observe(pol.self, &fb);
             }
@@ -340,6 +393,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             out->accepted += oc.accepted < emitted ? oc.accepted : emitted;
             out->proposed += eng_tree_size(&s.tree);
             out->verify_rows += plan.rows;
+            out->rows_after_exit += plan.exit_layer >= 0 ? plan.rows_after_exit : plan.rows;
+            out->accepted_unpruned += acc_full;
+            out->proj_ms += sim_hw_proj_ms(hw, &vs);
             out->total_ms += ct.cycle_ms;
             out->draft_ms += ct.draft_ms;
             out->verify_ms += ct.verify_ms;
@@ -363,6 +419,12 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         out->tokens_per_cycle = (double)out->tokens / c;
         out->mean_accepted = (double)out->accepted / c;
         out->rows_per_cycle = (double)out->verify_rows / c;
+        out->rows_kept = out->verify_rows ? (double)out->rows_after_exit / (double)out->verify_rows
+                                          : 1.0;
+        out->retention = out->accepted_unpruned > 0
+                             ? (double)out->accepted / (double)out->accepted_unpruned
+                             : 1.0;
+        out->proj_ms /= c;
         out->cycle_ms = out->total_ms / c;
         out->draft_ms /= c;
         out->verify_ms /= c;

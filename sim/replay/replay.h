@@ -34,12 +34,24 @@
  * trace's reference paths (rp_synth_stats.accept_pos), and the verification
  * latency of 1 .. RP_PROFILE_ROWS-row trees and the draft-call latency of 1 ..
  * RP_PROFILE_ROWS rows on each unit, priced with sim_hw_estimate at the point's
- * mean context length.
+ * mean context length; the verification latency by shape (rows 1 ..
+ * RP_PROFILE_NL_ROWS, leaves 1 .. RP_PROFILE_NL_LEAVES, on-demand CPU
+ * projection of one row); and the trace's exit layers mapped onto the
+ * simulated target (layer l_e of a trace recorded on T layers becomes the
+ * 0-based layer round(l_e * L / T) - 1 of an L-layer target, within [0, L - 2]).
+ *
+ * Pruning (policies with a prune hook): under greedy acceptance the replay
+ * also accepts on the unpruned tree with the same target tokens, checks that
+ * the pruned cycle's emitted tokens are a prefix of the unpruned ones (a
+ * difference fails the point as SIM_REPLAY_E_MISMATCH) and reports rows_kept
+ * and retention.
  */
 #ifndef SIM_REPLAY_H
 #define SIM_REPLAY_H
 
 #define RP_PROFILE_ROWS 256
+#define RP_PROFILE_NL_ROWS 128  /* shape table of the profile: rows 1 .. 128 */
+#define RP_PROFILE_NL_LEAVES 32 /* ... by leaves 1 .. 32 (leaves <= rows) */
 
 #include <stdint.h>
 
@@ -115,6 +127,14 @@ typedef struct sim_point_stats {
     double waste_ms, waste_frac;
     int64_t mismatched;        /* emitted tokens that differ from the reference */
     double token_mismatch;     /* mismatched / tokens; 0 under greedy */
+    /* verification pruning: rows past the exit layer over rows through the
+     * layers (1 without pruning); accepted draft tokens of the pruned trees
+     * over those of the same trees verified unpruned (greedy; 1 when nothing
+     * was pruned or nothing would have been accepted) */
+    int64_t rows_after_exit;   /* sum over cycles */
+    int64_t accepted_unpruned; /* sum over cycles */
+    double rows_kept, retention;
+    double proj_ms;            /* mean compute time of the output projection per cycle */
 } sim_point_stats;
 
 /* Runs the point.  Returns SIM_REPLAY_OK or an error code with a one-line

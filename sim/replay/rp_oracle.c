@@ -266,10 +266,14 @@ static int target_exit_scores(void *ctx, const eng_tree *t, int32_t exit_idx, fl
     if (exit_idx < 0 || exit_idx >= o->n_exit) return ENG_E_ARG;
     remap(o, t);
     for (int32_t i = 0; i < t->n_nodes; i++) {
-        int32_t tn = i < o->cap ? o->tnode[i] : -1;
+        int32_t tn = i < o->cap ? o->tnode[i] : -1, cn = 0;
+        /* an unrecorded node: its draft log-probs stand in for the scores */
+        const eng_cand *c = tn >= 0 ? NULL : eng_tree_cands(t, i, &cn);
         for (int32_t j = 0; j < o->k; j++) {
             scores[(size_t)i * o->k + j] =
-                tn >= 0 ? o->tree.exit_score[((size_t)tn * o->n_exit + exit_idx) * o->k + j] : NAN;
+                tn >= 0  ? o->tree.exit_score[((size_t)tn * o->n_exit + exit_idx) * o->k + j]
+                : j < cn ? c[j].logp
+                         : NAN;
         }
     }
     return ENG_OK;

@@ -20,6 +20,9 @@
  *    acceptable off the reference path, so greedy replay stays exact whatever
  *    is synthesised.  Every expansion is counted as recorded or synthesised
  *    (the `coverage` result).
+ *  - Exit scores of an unrecorded node: its (synthesised) draft log-probs, i.e.
+ *    the predictor ranks its candidates as the draft does; NaN for a node
+ *    without candidates.
  *  - Target distributions (dists hook, for the lossy acceptance rules): the
  *    recorded target top-K of a recorded node; the reference token with
  *    probability 1 for an unrecorded reference-path node (only its greedy token

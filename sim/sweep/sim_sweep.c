@@ -403,7 +403,9 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
     pthread_cond_destroy(&pl.cv);
     pthread_mutex_destroy(&pl.mu);
     sum->store_failures = pl.store_failures;
-    if (pl.store_failures && rank == 0 && p->progress)
+    /* a warning, not progress: printed under -q too (the results are still
+     * written, but those points would be recomputed by a resumed run) */
+    if (pl.store_failures && rank == 0)
         fprintf(stderr, "flashspec: warning: %d finished point%s could not be saved for "
                         "resuming: %s\n",
                 pl.store_failures, pl.store_failures == 1 ? "" : "s", pl.store_err);

@@ -7,6 +7,11 @@
  * points, so one file per point in one directory is adequate and makes the
  * store trivially safe for concurrent writers (threads or MPI ranks sharing a
  * file system).
+ *
+ * Faults: a store directory removed while a sweep runs is created again by
+ * the next put (the records written before are gone, the ones after are
+ * kept); any other failed put is reported to the caller, which warns and
+ * goes on -- the results are still in memory, only resuming them is lost.
  */
 #include "sim_sweep_store.h"
 
@@ -281,6 +286,8 @@ int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksu
     memcpy(buf + REC_SIZE - sizeof check, &check, sizeof check);
 
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0 && errno == ENOENT && sim_sweep_store_open(dir, err, errlen) == 0)
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644); /* dir was removed: recreate */
     if (fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
         return -1;

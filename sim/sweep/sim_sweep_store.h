@@ -81,7 +81,8 @@ int sim_sweep_store_open(const char *dir, char *err, size_t errlen);
 int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
                         const char *version, sim_point_stats *st);
 
-/* Writes the record of id atomically.  Returns 0, or -1 with one line in err. */
+/* Writes the record of id atomically; recreates dir (and parents) when it has
+ * been removed.  Returns 0, or -1 with one line in err. */
 int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
                         const char *version, const sim_point_stats *st, char *err,
                         size_t errlen);

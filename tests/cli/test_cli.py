@@ -275,6 +275,100 @@ def case_sandbox():
         expect(rc == 0 and "unsafe ok" in out, f"--unsafe did not lift the sandbox: {err}")
 
 
+def run_src(d, name, src, *args):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        f.write(src)
+    out = os.path.join(d, "out-" + name)
+    rc, so, err = run("run", p, "-o", out, "-q", *args)
+    return rc, so, err, out
+
+
+def case_sandbox_globals():
+    """Every way out of a default script is gone, and each use is one clear error."""
+    probes = {
+        "debug": "debug.getinfo(1)",
+        "require": 'require "os"',
+        "package": "package.loadlib('libc.so.6', '*')",
+        "dofile": "dofile('/etc/passwd')",
+        "loadfile": "loadfile('/etc/passwd')",
+        "io_open": "io.open('/etc/passwd')",
+        "io_write": "io.open('/tmp/flashspec-sandbox-write', 'w')",
+        "os_execute": "os.execute('true')",
+        "os_remove": "os.remove('/tmp/x')",
+        "os_rename": "os.rename('/tmp/x', '/tmp/y')",
+        "os_getenv": "os.getenv('HOME')",
+        "os_exit": "os.exit(0)",
+        "load_bytecode": 'load(string.dump(function() end), "x", "b")',
+        "load_function": "load(function() return nil end)",
+    }
+    with tempfile.TemporaryDirectory() as d:
+        for name, code in probes.items():
+            rc, _, err, out = run_src(d, name + ".lua", code + "\nprint('escaped')\n")
+            one_line_error(err, 78, rc, re.escape(name) + r"\.lua:1:")
+            no_results(out)
+        expect(not os.path.exists("/tmp/flashspec-sandbox-write"), "sandbox wrote a file")
+        # what stays: pure functions, os.clock/time/date, text-only load
+        rc, so, err, _ = run_src(d, "kept.lua", """
+assert(os.clock() >= 0 and os.time() > 0 and os.date("%Y"))
+assert(load("return 1 + 1")() == 2)
+local ok, msg = pcall(load, string.dump(function() end))
+assert(not ok or msg == nil)
+assert(debug == nil and io == nil and package == nil and require == nil)
+print("kept ok")
+""")
+        expect(rc == 0 and "kept ok" in so, f"safe functions missing ({rc}): {err}")
+
+
+def case_sandbox_limits():
+    """Endless loops and memory hogs end in one line and exit 78; flags tune both."""
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err, out = run_src(d, "loop.lua", "local n = 0\nwhile true do n = n + 1 end\n",
+                                  "--max-instructions", "200000")
+        one_line_error(err, 78, rc, r"loop\.lua:2:", "instruction limit of 200000 exceeded")
+        no_results(out)
+        hog = 'local t = {}\nfor i = 1, 1e9 do t[i] = string.rep("x", 4096) .. i end\n'
+        rc, _, err, out = run_src(d, "hog.lua", hog, "--max-memory-mb", "32")
+        one_line_error(err, 78, rc, r"hog\.lua", "memory limit of 32 MiB")
+        no_results(out)
+        # sweep takes the same flags
+        p = os.path.join(d, "loop.lua")
+        rc, _, err = run("sweep", p, "-o", os.path.join(d, "s"), "-q", "-j", "1",
+                         "--max-instructions", "100000")
+        one_line_error(err, 78, rc, "instruction limit of 100000")
+        # a limit that is high enough lets a script finish
+        rc, so, err, _ = run_src(d, "short.lua", "local n = 0\nfor i = 1, 1000 do n = n + i end\n"
+                                 "print(n)\n", "--max-instructions", "1000000")
+        expect(rc == 0 and so.strip() == "500500", f"short script failed ({rc}): {err}")
+        for flag, val in (("--max-instructions", "0"), ("--max-instructions", "x"),
+                          ("--max-memory-mb", "-1"), ("--max-memory-mb", "")):
+            rc, _, err, _ = run_src(d, "short.lua", "print(1)\n", flag, val)
+            one_line_error(err, 64, rc, re.escape(flag))
+        rc, _, err = run("demo", "--max-instructions", "10")
+        expect(rc == 64, f"demo accepted --max-instructions ({rc})")
+
+
+def case_sandbox_unsafe():
+    """--unsafe lifts the library restrictions and the instruction limit."""
+    with tempfile.TemporaryDirectory() as d:
+        target = os.path.join(d, "written.txt")
+        rc, so, err, _ = run_src(d, "u.lua", f"""
+local f = assert(io.open("{target}", "w")); f:write("x"); f:close()
+assert(type(debug.getinfo(1)) == "table")
+assert(require("string") == string)
+assert(os.getenv("PATH"))
+local n = 0
+for i = 1, 2e5 do n = n + 1 end
+print("unsafe ok")
+""", "--unsafe")
+        expect(rc == 0 and "unsafe ok" in so, f"--unsafe run failed ({rc}): {err}")
+        expect(os.path.exists(target), "--unsafe script could not write its file")
+        # the same loop stops under a default-sized limit set explicitly
+        rc, _, err, _ = run_src(d, "u2.lua", "for i = 1, 2e5 do end\n", "--unsafe",
+                                "--max-instructions", "50000")
+        one_line_error(err, 78, rc, "instruction limit of 50000")
+
+
 def case_unwritable_output():
     with tempfile.TemporaryDirectory() as d:
         blocker = os.path.join(d, "file")

@@ -407,7 +407,8 @@ static void test_sequoia(void)
         ver[m] = 100.0 * pow(10.0, m); /* each row costs 10x */
         dr[m] = 0.0;
     }
-    eng_cost_profile prof = {acc, 3, ver, 16, dr, dr, 16};
+    eng_cost_profile prof = {.accept_pos = acc, .n_pos = 3, .verify_ms = ver, .n_verify = 16,
+                             .draft_cpu_ms = dr, .draft_npu_ms = dr, .n_draft = 16};
     CHECK(pol.i->calibrate != NULL);
     CHECK_EQ_INT(pol.i->calibrate(pol.self, &prof), ENG_OK);
     CHECK_EQ_INT(eng_sequoia_shape(&pol, &depth), 1);

@@ -11,6 +11,7 @@ import glob
 import os
 import pty
 import re
+import resource
 import select
 import shutil
 import signal
@@ -317,6 +318,135 @@ def case_progress():
         rc, out, err = run("sweep", "-q", "--no-resume", script("long.lua"), "-o",
                            os.path.join(t, "q"))
         expect(rc == 0 and err == "" and out.strip() == "400", f"-q printed {err!r}")
+
+
+# -------------------------------------------------------- fault injection
+
+def one_line(stderr, code, rc, needle):
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    expect(rc == code, f"exit {rc}, wanted {code}: {stderr!r}")
+    expect(lines and lines[-1].startswith("flashspec: ") and re.search(needle, lines[-1]),
+           f"last stderr line lacks {needle!r}: {lines!r}")
+    errors = [l for l in lines if not re.match(r"flashspec: (sweep of|wrote) ", l)]
+    expect(len(errors) == 1, f"more than one error line: {errors!r}")
+
+
+def limited_file_size(limit):
+    """preexec_fn: files may not grow past `limit` bytes; write(2) then fails with
+    EFBIG (SIGXFSZ ignored, which exec keeps) -- a full disk without a mount."""
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def case_fault_full_disk():
+    """Results that cannot be written: exit 73, one line, no partial results,
+    every finished point kept for the next run."""
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "full")
+        p = subprocess.run([BIN, "sweep", "-j", "2", script("grid.lua"), "-o", d, "-q"],
+                           capture_output=True, text=True, timeout=300,
+                           preexec_fn=limited_file_size(4096))
+        one_line(p.stderr, 73, p.returncode, r"cannot write output .*results.*File too large")
+        no_results(d)
+        saved = len(records(d))
+        expect(saved == 51, f"{saved} of 51 finished points saved")
+        rc, _, err = run("sweep", "-j", "2", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 51), f"resume after a full disk: {rc} {err}")
+        # records that cannot be written either: a warning, and the results still come
+        d2 = os.path.join(t, "tiny")
+        os.makedirs(os.path.join(d2, "points"))
+        p = subprocess.run([BIN, "run", script("grid.lua"), "-o", d2, "-q"],
+                           capture_output=True, text=True, timeout=300,
+                           preexec_fn=limited_file_size(64))
+        expect(p.returncode == 73, f"exit {p.returncode}: {p.stderr!r}")
+        lost = re.findall(r"warning: (\d+) finished points? could not be saved", p.stderr)
+        expect(sum(map(int, lost)) == 51, f"store warnings: {p.stderr!r}")
+        expect(records(d2) == [], "a record was written past the size limit")
+        no_results(d2)
+
+
+def case_fault_unwritable():
+    """An output directory that cannot be created or written: exit 73 before
+    any point runs."""
+    with tempfile.TemporaryDirectory() as t:
+        blocker = os.path.join(t, "file")
+        open(blocker, "w").write("x")
+        for d, needle in ((os.path.join(blocker, "out"), re.escape(blocker)),
+                          ("/proc/flashspec-no-such-dir/out", "flashspec-no-such-dir")):
+            rc, _, err = run("sweep", "-j", "1", script("grid.lua"), "-o", d, "-q")
+            one_line(err, 73, rc, needle)
+        if os.geteuid() != 0:  # root writes anywhere: the mode bits test is moot
+            ro = os.path.join(t, "ro")
+            os.makedirs(ro)
+            os.chmod(ro, 0o555)
+            rc, _, err = run("sweep", "-j", "1", script("grid.lua"), "-o", ro, "-q")
+            one_line(err, 73, rc, re.escape(ro))
+            os.chmod(ro, 0o755)
+        # a points/ path that is a file: the store cannot open
+        d = os.path.join(t, "pfile")
+        os.makedirs(d)
+        open(os.path.join(d, "points"), "w").write("x")
+        rc, _, err = run("sweep", "-j", "1", script("grid.lua"), "-o", d, "-q")
+        one_line(err, 73, rc, "points")
+        no_results(d)
+
+
+def case_fault_vanish():
+    """The output directory removed while a sweep runs: the store recreates it,
+    the points finished afterwards are saved, the results are complete."""
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "gone")
+        p = start_long(d, "-q")
+        wait_records(p, d, 20)
+        shutil.rmtree(d)
+        out, err = p.communicate(timeout=300)
+        expect(p.returncode == 0, f"exit {p.returncode}: {err}")
+        expect(out.strip() == "400", f"script saw {out.strip()!r} rows")
+        expect(len(rows(d)) == 400, "results incomplete")
+        saved = len(records(d))
+        expect(0 < saved < 400, f"{saved} records after the removal")
+        rc, _, err = run("sweep", "-j", "2", script("long.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (400 - saved, saved), f"{rc} {err}")
+
+
+def case_fault_trace_changed():
+    """A trace replaced between runs: its checksum is part of every point id and
+    record, so nothing is resumed and the results follow the new trace; a trace
+    damaged between runs is a one-line exit 65."""
+    with tempfile.TemporaryDirectory() as t:
+        tr = os.path.join(t, "t.h5")
+        src = os.path.join(t, "s.lua")
+        open(src, "w").write("""local fs = flashspec
+fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  trace = fs.trace "t.h5", policy = fs.policy.flash_ar {}, dram_fraction = { 0, 0.5 },
+  max_new_tokens = 16 }
+""")
+        d = os.path.join(t, "out")
+
+        def synth(seed):
+            rc, _, err = run("trace", "synth", "-o", tr, "--prompts", "2", "--output-len", "40",
+                             "--seed", str(seed))
+            expect(rc == 0, err)
+
+        synth(1)
+        rc, _, err = run("sweep", "-j", "1", src, "-o", d)
+        expect(rc == 0 and counts(err) == (2, 0), err)
+        first = rows(d)
+        rc, _, err = run("sweep", "-j", "1", src, "-o", d)
+        expect(rc == 0 and counts(err) == (0, 2), f"same trace not resumed: {err}")
+        synth(2)
+        rc, _, err = run("sweep", "-j", "1", src, "-o", d)
+        expect(rc == 0 and counts(err) == (2, 0), f"changed trace resumed: {err}")
+        second = rows(d)
+        expect(first[0]["trace_checksum"] != second[0]["trace_checksum"],
+               "results still carry the old trace checksum")
+        data = open(tr, "rb").read()
+        open(tr, "wb").write(data[: len(data) // 2])
+        rc, _, err = run("sweep", "-j", "1", src, "-o", d, "-q")
+        one_line(err, 65, rc, "t.h5")
+        expect(rows(d) == second, "a failed run changed the previous results")
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}

@@ -5,7 +5,8 @@
  * the bad-input corpus fails with its documented code and a one-line message
  * naming the file (and the dataset); 200 damaged copies of a bundled trace each
  * load or fail the same way, never crash; a missing input is TRC_E_MISSING; a
- * save that cannot complete is TRC_E_WRITE and leaves nothing behind.
+ * save that cannot complete is TRC_E_WRITE and leaves nothing behind;
+ * trc_load_image reads what trc_load reads and fails the same way.
  *
  * usage: test_trc_io DATA_DIR BAD_DIR SCRATCH_DIR
  */
@@ -343,6 +344,56 @@ static void test_write_failures(const char *data)
     trc_free(t);
 }
 
+/* trc_load_image reads exactly what trc_load reads, and fails the same way. */
+static void test_image(const char *data, const char *bad)
+{
+    static const char *const names[] = {"synth-default.h5", "synth-small.h5"};
+    for (int i = 0; i < 2; i++) {
+        char path[1100];
+        path_in(path, sizeof path, data, names[i]);
+        size_t n = 0;
+        unsigned char *img = slurp(path, &n);
+        CHECK(img != NULL);
+        if (!img) continue;
+        trc_trace *t = NULL, *u = NULL;
+        trc_err err;
+        CHECK_EQ_INT(trc_load(path, &t, &err), TRC_OK);
+        CHECK_EQ_INT(trc_load_image(img, n, "img.h5", &u, &err), TRC_OK);
+        if (t && u) check_same(t, u);
+        trc_free(u);
+        /* a truncated image fails with a one-line message naming it */
+        CHECK(trc_load_image(img, n / 2, "half.h5", &u, &err) == TRC_E_FORMAT);
+        CHECK(u == NULL && strncmp(err.msg, "half.h5: ", 9) == 0 && !strchr(err.msg, '\n'));
+        trc_free(t);
+        free(img);
+    }
+    trc_trace *u = NULL;
+    trc_err err;
+    CHECK_EQ_INT(trc_load_image(NULL, 0, NULL, &u, &err), TRC_E_FORMAT);
+    CHECK(strncmp(err.msg, "(image): ", 9) == 0);
+    CHECK_EQ_INT(trc_load_image("not hdf5", 8, "x", &u, &err), TRC_E_FORMAT);
+    DIR *d = opendir(bad);
+    CHECK(d != NULL);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".h5") != 0) continue;
+        char path[1100];
+        path_in(path, sizeof path, bad, e->d_name);
+        size_t n = 0;
+        unsigned char *img = slurp(path, &n);
+        trc_trace *t = NULL;
+        trc_err e1, e2;
+        int r1 = trc_load(path, &t, &e1);
+        int r2 = trc_load_image(img, n, path, &u, &e2);
+        CHECK_EQ_INT(r2, r1);
+        CHECK(strcmp(e1.msg, e2.msg) == 0);
+        trc_free(t);
+        trc_free(u);
+        free(img);
+    }
+    if (d) closedir(d);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -356,6 +407,7 @@ int main(int argc, char **argv)
     }
     test_roundtrips();
     test_bundled(argv[1]);
+    test_image(argv[1], argv[2]);
     test_bad_inputs(argv[2]);
     test_corruption(argv[1]);
     test_write_failures(argv[1]);

@@ -1,0 +1,1 @@
+error("multi\nline", 0)

@@ -1,0 +1,34 @@
+-- EAGLE-3 draft for Qwen3-8B, Q4_0 -- DRAM-resident draft model.
+-- Shape (CALIBRATION.md "EAGLE-3 drafts"): one decoder layer at the target's
+-- hidden size, a fusion layer over three target feature layers (3 x hidden ->
+-- hidden) and its own LM head over a 32k draft vocabulary.  The layer keeps the
+-- target's attention and FFN shape (heads, kv_heads, head_dim, ffn from the
+-- target's row of the CALIBRATION.md model table, as in the public EAGLE-3
+-- draft configs); its q/k/v read the token embedding concatenated with the
+-- fused feature, 2 x hidden wide (public EAGLE-3 reference code), hence
+-- attn_in_mult = 2.  The input embedding is the target's (EAGLE-3 has none of
+-- its own), looked up by row.  Derived in sim/hw/sim_model.c:
+--   layer  = q 8192x4096 + k,v 2x8192x1024 + o 4096x4096 + FFN 3x4096x12288 = 218,103,808
+--   fusion = 3 x 4096 x 4096 = 50,331,648;  LM head = 32000 x 4096 = 131,072,000
+--   weights = 399,507,456 params x 4.5 / 8 = 224,722,944 B, all in DRAM
+-- No draft timing is published for the OnePlus 12, so the residual factors
+-- stay at 1 (the device-level model).
+return {
+  name = "qwen3-8b-eagle3-q4_0",
+  kind = "eagle3",
+  layers = 1,             -- CALIBRATION.md: one decoder layer
+  hidden = 4096,          -- target hidden size (CALIBRATION.md model table)
+  heads = 32,             -- target num_attention_heads
+  kv_heads = 8,           -- target num_key_value_heads
+  head_dim = 128,         -- target head_dim
+  ffn = 12288,            -- target intermediate_size
+  vocab = 32000,          -- CALIBRATION.md: reduced draft vocabulary of 32k tokens
+  tied_embeddings = false, -- own LM head; input embedding borrowed from the target
+  attn_in_mult = 2,       -- q/k/v over [embedding ; fused feature] (EAGLE-3 code)
+  fusion_in = 3,          -- CALIBRATION.md: fusion over three target feature layers
+  weight_bits = 4.5,      -- Q4_0 (CALIBRATION.md; Lever §5.1 quantises drafts too)
+  kv_bits = 16,           -- fp16 KV cache, as the target
+  flash_efficiency = 1.0, -- unused: a draft is never streamed
+  npu_efficiency = 1.0,   -- not measured: device-level model
+  cpu_efficiency = 1.0,   -- not measured: device-level model
+}

@@ -1,0 +1,1 @@
+return { name = "x", read_gbps = 5.0, unknown_key = 1 }

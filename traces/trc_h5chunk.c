@@ -1,0 +1,258 @@
+/*
+ * trc_h5chunk.c -- trci_read_chunks: reads a whole shuffle+deflate dataset by
+ * fetching its compressed chunks (H5Dread_chunk) and inflating them on
+ * several threads straight into the destination array.
+ *
+ * Why: a trace is hundreds of MB and H5Dread decodes it on one thread, then
+ * copies every chunk out of the chunk cache; inflate is about half of the
+ * load time (tests/bench/bench_trace_load).  Reading the stored chunks is
+ * cheap (one pread each); inflating and unshuffling them is independent per
+ * chunk, so it spreads over the cores, and each chunk is unshuffled directly
+ * into its rows of the destination (no cache, no second copy).  HDF5 itself is
+ * only called from the calling thread (the serial library is not
+ * thread-safe); workers touch nothing but zlib and memory.
+ *
+ * Applies only when the result must equal H5Dread's bit for bit and the
+ * damage checks stay as strong: the dataset is chunked along its first
+ * dimension only (whole rows per chunk, as trc_h5write.c writes), its filter
+ * pipeline is exactly shuffle+deflate or deflate, its stored type equals the
+ * memory type (so no conversion), every chunk is present and stored with all
+ * filters applied.  Otherwise it returns TRCI_CHUNK_FALLBACK and the caller
+ * uses H5Dread.  Damage: zlib verifies each chunk's adler32, and a chunk that
+ * does not inflate to exactly its chunk size is an error, as is a chunk index
+ * that claims more compressed bytes than the file holds.
+ */
+#include "trc_impl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define MAX_THREADS 16
+
+typedef struct zjob {
+    const unsigned char *src; /* compressed chunk */
+    size_t src_n;
+    unsigned char *dst; /* its rows in the destination */
+    size_t dst_n;       /* bytes of the chunk inside the dataset */
+} zjob;
+
+typedef struct zpool {
+    zjob *jobs;
+    size_t n;
+    size_t raw_n; /* bytes of a full chunk */
+    size_t elem;  /* element width; shuffle undone when > 1 */
+    int shuffle;
+    atomic_size_t next;
+    atomic_int bad;
+} zpool;
+
+static int inflate_to(const unsigned char *src, size_t src_n, unsigned char *out, size_t n)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit(&zs) != Z_OK) return -1;
+    int rc = Z_OK;
+    size_t in_left = src_n, out_left = n;
+    zs.next_in = (unsigned char *)(uintptr_t)src;
+    zs.next_out = out;
+    /* zlib counts in uInt: feed chunks of at most 1 GiB */
+    while (rc == Z_OK) {
+        if (zs.avail_in == 0 && in_left) {
+            zs.avail_in = (uInt)(in_left < (1u << 30) ? in_left : (1u << 30));
+            in_left -= zs.avail_in;
+        }
+        if (zs.avail_out == 0 && out_left) {
+            zs.avail_out = (uInt)(out_left < (1u << 30) ? out_left : (1u << 30));
+            out_left -= zs.avail_out;
+        }
+        rc = inflate(&zs, Z_NO_FLUSH);
+        if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0) break;   /* input ran out */
+        if (rc == Z_BUF_ERROR && zs.avail_out == 0 && out_left == 0) break; /* output full */
+    }
+    int ok = rc == Z_STREAM_END && zs.total_out == n;
+    inflateEnd(&zs);
+    return ok ? 0 : -1;
+}
+
+/* Undoes HDF5's shuffle filter: byte b of element e is at src[b * count + e];
+ * writes the first keep elements.  Element-major loops for the common widths,
+ * which compilers vectorise. */
+static void unshuffle(unsigned char *restrict dst, const unsigned char *restrict src, size_t count,
+                      size_t keep, size_t elem)
+{
+    if (elem == 4) {
+        const unsigned char *s0 = src, *s1 = src + count, *s2 = src + 2 * count,
+                            *s3 = src + 3 * count;
+        for (size_t e = 0; e < keep; e++) {
+            dst[4 * e] = s0[e];
+            dst[4 * e + 1] = s1[e];
+            dst[4 * e + 2] = s2[e];
+            dst[4 * e + 3] = s3[e];
+        }
+        return;
+    }
+    for (size_t b = 0; b < elem; b++) {
+        const unsigned char *s = src + b * count;
+        unsigned char *d = dst + b;
+        for (size_t e = 0; e < keep; e++)
+            d[e * elem] = s[e];
+    }
+}
+
+static void *zworker(void *arg)
+{
+    zpool *p = arg;
+    unsigned char *tmp = p->shuffle ? malloc(p->raw_n) : NULL;
+    unsigned char *whole = NULL; /* a last, partial chunk without shuffle */
+    if (p->shuffle && !tmp) {
+        atomic_store(&p->bad, 1);
+        return NULL;
+    }
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n || atomic_load(&p->bad)) break;
+        const zjob *j = &p->jobs[i];
+        unsigned char *out = tmp;
+        if (!p->shuffle) {
+            if (j->dst_n == p->raw_n) {
+                out = j->dst;
+            } else {
+                if (!whole && !(whole = malloc(p->raw_n))) {
+                    atomic_store(&p->bad, 1);
+                    break;
+                }
+                out = whole;
+            }
+        }
+        if (inflate_to(j->src, j->src_n, out, p->raw_n) != 0) {
+            atomic_store(&p->bad, 1);
+            break;
+        }
+        if (p->shuffle) {
+            unshuffle(j->dst, tmp, p->raw_n / p->elem, j->dst_n / p->elem, p->elem);
+        } else if (out != j->dst) {
+            memcpy(j->dst, out, j->dst_n);
+        }
+    }
+    free(tmp);
+    free(whole);
+    return NULL;
+}
+
+static int threads_for(size_t jobs)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = cpus > 0 ? (size_t)cpus : 1;
+    if (n > MAX_THREADS) n = MAX_THREADS;
+    if (n > jobs) n = jobs;
+    return (int)(n ? n : 1);
+}
+
+/* Runs the pool on up to threads_for(n) threads (the caller's included). */
+static int run_pool(zpool *p)
+{
+    int nt = threads_for(p->n);
+    pthread_t th[MAX_THREADS];
+    int started = 0;
+    for (int i = 1; i < nt; i++) {
+        if (pthread_create(&th[started], NULL, zworker, p) != 0) break;
+        started++;
+    }
+    zworker(p);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    return atomic_load(&p->bad) ? -1 : 0;
+}
+
+int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, void *buf,
+                     uint64_t file_bytes)
+{
+    int rc = TRCI_CHUNK_FALLBACK;
+    hid_t dcpl = H5Dget_create_plist(d), fty = H5Dget_type(d);
+    unsigned char *packed = NULL;
+    zjob *jobs = NULL;
+    if (dcpl < 0 || fty < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Tequal(fty, mem_type) <= 0)
+        goto done;
+    int nf = H5Pget_nfilters(dcpl);
+    int shuffle = 0;
+    if (nf == 2) {
+        unsigned flags;
+        size_t nel = 0;
+        if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_SHUFFLE)
+            goto done;
+        nel = 0;
+        if (H5Pget_filter2(dcpl, 1, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
+            goto done;
+        shuffle = 1;
+    } else if (nf == 1) {
+        unsigned flags;
+        size_t nel = 0;
+        if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
+            goto done;
+    } else {
+        goto done;
+    }
+    hsize_t chunk[3];
+    if (rank < 1 || rank > 3 || H5Pget_chunk(dcpl, rank, chunk) != rank || chunk[0] == 0) goto done;
+    size_t elem = H5Tget_size(mem_type);
+    uint64_t row = elem; /* bytes per first-dimension index */
+    for (int i = 1; i < rank; i++) {
+        if (chunk[i] != dims[i]) goto done; /* rows must be whole */
+        row *= dims[i];
+    }
+    if (dims[0] == 0 || row == 0 || chunk[0] > UINT64_MAX / row) goto done;
+    uint64_t raw_n = chunk[0] * row;
+    uint64_t n = (dims[0] + chunk[0] - 1) / chunk[0];
+    if (raw_n > ((uint64_t)1 << 31) || n > ((uint64_t)1 << 24)) goto done;
+    jobs = calloc((size_t)n, sizeof *jobs);
+    if (!jobs) goto done;
+
+    /* sizes first, so one buffer holds every compressed chunk */
+    uint64_t total = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        hsize_t off[3] = {k * chunk[0], 0, 0}, bytes = 0;
+        if (H5Dget_chunk_storage_size(d, off, &bytes) < 0 || bytes == 0) goto done;
+        if (bytes > file_bytes || total > file_bytes - bytes) {
+            rc = -1; /* the chunk index claims more than the file holds */
+            goto done;
+        }
+        jobs[k].src_n = (size_t)bytes;
+        total += bytes;
+    }
+    packed = malloc(total ? (size_t)total : 1);
+    if (!packed) goto done;
+    size_t at = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        hsize_t off[3] = {k * chunk[0], 0, 0};
+        uint32_t mask = 0;
+        if (H5Dread_chunk(d, H5P_DEFAULT, off, &mask, packed + at) < 0) {
+            rc = -1;
+            goto done;
+        }
+        if (mask != 0) goto done; /* a filter was skipped for this chunk */
+        uint64_t rows = dims[0] - k * chunk[0];
+        if (rows > chunk[0]) rows = chunk[0];
+        jobs[k].src = packed + at;
+        jobs[k].dst = (unsigned char *)buf + k * raw_n;
+        jobs[k].dst_n = (size_t)(rows * row);
+        at += jobs[k].src_n;
+    }
+    zpool p = {.jobs = jobs,
+               .n = (size_t)n,
+               .raw_n = (size_t)raw_n,
+               .elem = elem,
+               .shuffle = shuffle && elem > 1};
+    atomic_init(&p.next, 0);
+    atomic_init(&p.bad, 0);
+    rc = run_pool(&p);
+done:
+    free(packed);
+    free(jobs);
+    if (fty >= 0) H5Tclose(fty);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return rc;
+}
