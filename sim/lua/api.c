@@ -595,11 +595,16 @@ static fs_row *row_new(lua_State *L, fs_api *a)
 
 /* ------------------------------------------------------------ run & sweep */
 
+static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
+                                   const ud_model *tgt, const ud_model *drf, const fs_row *r,
+                                   const point_opts *po);
+
 /* Validates the point described by the table at idx and fills the next result
- * row (parameters) and *pt (what the replay needs; it borrows from the Lua
- * userdata, which the caller keeps alive).  Raises on invalid input. */
+ * row (parameters), *pt (what the replay needs; it borrows from the Lua
+ * userdata, which the caller keeps alive) and the point's stable *id.  Raises on
+ * invalid input. */
 static fs_row *build_point(lua_State *L, int idx, const char *what, const char *chunk, int line,
-                           sim_point *pt)
+                           sim_point *pt, sim_sweep_id *id)
 {
     fs_api *a = api_get(L);
     check_known_keys(L, idx, what, chunk, line);
@@ -657,19 +662,17 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->top_p = po.top_p;
     r->temperature = po.temperature;
     snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
+    *id = point_identity(pol, dev, tgt, drf, r, &po);
     return r;
 }
 
 /* The point's id (sim_sweep_store.h): policy, profiles (by name and by every
- * value), trace checksum and every key of point_keys, read from the validated
- * point table at idx, so a key added to point_keys enters the id by itself. */
-static sim_sweep_id point_identity(lua_State *L, int idx, const fs_row *r, const char *what,
-                                   const char *chunk, int line)
+ * value), trace checksum and every key of point_keys, hashed from the validated
+ * values, so a key added to point_keys enters the id by itself. */
+static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
+                                   const ud_model *tgt, const ud_model *drf, const fs_row *r,
+                                   const point_opts *po)
 {
-    ud_device *dev = get_object(L, idx, "device", MT_DEVICE, 1, what, chunk, line);
-    ud_model *tgt = get_object(L, idx, "target", MT_MODEL, 1, what, chunk, line);
-    ud_model *drf = get_object(L, idx, "draft", MT_MODEL, 0, what, chunk, line);
-    ud_policy *pol = get_object(L, idx, "policy", MT_POLICY, 1, what, chunk, line);
     sim_sweep_hasher h;
     sim_sweep_hasher_init(&h);
     sim_sweep_hasher_str(&h, "policy", pol->desc->name);
@@ -682,17 +685,7 @@ static sim_sweep_id point_identity(lua_State *L, int idx, const fs_row *r, const
     if (drf && strcmp(r->draft, "none") != 0)
         sim_sweep_hasher_params(&h, "draft", sim_model_keys(), &drf->model);
     sim_sweep_hasher_u64(&h, "trace_checksum", r->trace_checksum);
-    lua_newtable(L);
-    int tmp = lua_gettop(L);
-    for (const eng_param_desc *d = point_keys; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
-    point_opts po;
-    memset(&po, 0, sizeof po);
-    slp_check_table(L, tmp, point_keys, &po, what, chunk, line);
-    lua_pop(L, 1);
-    sim_sweep_hasher_params(&h, "point", point_keys, &po);
+    sim_sweep_hasher_params(&h, "point", point_keys, po);
     return sim_sweep_hasher_final(&h);
 }
 
@@ -701,9 +694,8 @@ static void stage_point(lua_State *L, int idx, const char *what, const char *chu
                         fs_staged *s)
 {
     memset(s, 0, sizeof *s);
-    fs_row *r = build_point(L, idx, what, chunk, line, &s->pt);
+    fs_row *r = build_point(L, idx, what, chunk, line, &s->pt, &s->id);
     s->row = *r; /* the slot stays uncommitted until the point has run */
-    s->id = point_identity(L, idx, &s->row, what, chunk, line);
     s->pt.seed = sim_sweep_seed(s->id);
 }
 
