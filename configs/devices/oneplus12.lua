@@ -132,4 +132,54 @@ return {
   -- the last layer and the LM head over 16 rows: Qwen3-8B 854 ms (Table 2:
   -- 817), Llama-3.1-8B 878 ms (828); 32 nodes: 1241 (1229), 1244 (1255).
   spec_queue_depth = 32,
+
+  -- power states (sim/hw/sim_hw.h "Energy"; W, J/GB) -------------------------
+  -- Anchor: papers/android-speculative-notes.md, Snapdragon 8 Gen 3, a 3B
+  -- model decoding autoregressively on the CPU from DRAM: 8.2 tok/s at 4.8 W
+  -- average = 4.8 / 8.2 = 0.585 J per token.  That decode is weight-bound
+  -- (cpu_gbps above: 2.1 GB x 8.2 /s = 17.2 GB/s), the CPU is busy the whole
+  -- wall time, NPU and flash are idle, so
+  --   4.8 W = base_w + cpu_active_w + npu_idle_w + flash_idle_w
+  --           + dram_j_per_gb x 17.2 GB/s.
+  -- One equation: the split below fixes the other terms by assumption and
+  -- derives cpu_active_w from it.
+  -- assumption: LPDDR5X access + I/O energy ~5 pJ/bit (public LPDDR4/5
+  -- figures are 4-6 pJ/bit): 5e-12 J x 8e9 bit = 0.04 J/GB, i.e. 0.69 W at
+  -- 17.2 GB/s.
+  dram_j_per_gb = 0.04,
+  -- assumption: SoC uncore, always-on rails and memory controller with the
+  -- display off, drawn whenever the phone decodes (order of magnitude of an
+  -- awake phone's floor, 0.5-1.5 W).
+  base_w = 1.0,
+  -- assumption: power-gated Hexagon NPU between graphs (leakage, ~0.1 W).
+  npu_idle_w = 0.1,
+  -- assumption: a busy Hexagon NPU draws "a few W" (mobile NPUs run at 2-5 W
+  -- under sustained load); 3 W.
+  npu_active_w = 3.0,
+  -- assumption: UFS 4.0 in hibernate between reads ~0.05 W; while streaming
+  -- reads device + link draw ~1-2 W (UFS 4.0 read power class); 1.5 W.
+  flash_idle_w = 0.05,
+  flash_active_w = 1.5,
+  -- assumption: idle big cores in WFI / power collapse ~0.2 W.
+  cpu_idle_w = 0.2,
+  -- derived: 4.8 - 1.0 - 0.1 - 0.05 - 0.04 x 17.2 = 2.962 W for the busy
+  -- CPU cluster decoding.  Check against the same notes' speculative row
+  -- (60M draft, K=4: 15.6 tok/s at 5.1 W): the CPU is again busy the whole
+  -- time, so the model predicts ~4.8 W plus the draft's extra DRAM traffic,
+  -- within 6% of 5.1 W.
+  cpu_active_w = 2.962,
+
+  -- thermal (sim/hw/sim_hw.h "Thermal"), off by default ----------------------
+  -- papers/android-speculative-notes.md: "After 15-20 seconds of sustained
+  -- inference, clock speeds can drop 30-40%": the midpoints, 17.5 s and 0.35.
+  -- Enable in a profile variant (thermal = true) to study sustained decoding.
+  thermal = false,
+  thermal_onset_s = 17.5,
+  thermal_throttle = 0.35,
+
+  -- memory -------------------------------------------------------------------
+  -- separate draft and target KV caches (the usual layout); the notes describe
+  -- sharing one memory-mapped region (papers/android-speculative-notes.md, "KV
+  -- cache sharing"): set kv_shared = true for that runtime.
+  kv_shared = false,
 }

@@ -48,6 +48,21 @@ typedef struct sim_device {
        the defaults make it identical to the baseline runtime above */
     int32_t spec_prefetch_layers; /* reads may run this many layers ahead, [0, 8]; default 0 */
     int32_t spec_queue_depth;     /* flash requests in flight, [1, 64]; default 1 */
+    /* power states (sim_hw.h "Energy"); W, [0, 100]; default 0 = not modelled */
+    double base_w;         /* device baseline drawn for the whole wall time */
+    double cpu_active_w;   /* CPU cluster while it runs a service */
+    double cpu_idle_w;     /* CPU cluster otherwise */
+    double npu_active_w;   /* NPU while it runs a graph */
+    double npu_idle_w;     /* NPU otherwise */
+    double flash_active_w; /* flash device + link while a read is in service */
+    double flash_idle_w;   /* flash otherwise */
+    double dram_j_per_gb;  /* DRAM access energy per GB moved, J/GB, [0, 100] */
+    /* thermal throttling (sim_hw.h "Thermal"), off by default */
+    int32_t thermal;         /* 1: model throttling; 0 (default): off */
+    double thermal_onset_s;  /* generation time after which clocks drop, s, [0, 1e6] */
+    double thermal_throttle; /* fraction of compute throughput lost once throttled, [0, 0.95] */
+    /* memory */
+    int32_t kv_shared; /* 1: draft and target share one KV region (the larger); 0: separate */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

@@ -44,6 +44,7 @@ typedef struct cyc {
     sim_res *head_res;
     int64_t t_draft_end, t_end;
     double flash_bytes;
+    double slow; /* compute service-time factor: 1, or 1 / (1 - throttle) when throttled */
     int err;
 } cyc;
 
@@ -71,6 +72,7 @@ struct sim_hw {
     sim_sim main, scratch;
     uint8_t *ready; /* 2 * (L + 1): main's half, then scratch's */
     int broken;     /* a cycle failed mid-way (out of memory): refuse further cycles */
+    int64_t gen_t0_ns; /* main clock at the start of the current generation (thermal) */
     sim_hw_span_fn span_fn;
     void *span_ctx;
 };
@@ -133,6 +135,11 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
     out->bytes[SIM_MEM_KV_TARGET] = (double)max_ctx_tokens * sim_model_kv_token_bytes(target);
     out->bytes[SIM_MEM_KV_DRAFT] =
         draft ? (double)max_ctx_tokens * sim_model_kv_token_bytes(draft) : 0.0;
+    if (dev->kv_shared && draft) { /* one region, sized for the larger cache */
+        if (out->bytes[SIM_MEM_KV_DRAFT] > out->bytes[SIM_MEM_KV_TARGET])
+            out->bytes[SIM_MEM_KV_TARGET] = out->bytes[SIM_MEM_KV_DRAFT];
+        out->bytes[SIM_MEM_KV_DRAFT] = 0.0;
+    }
     out->bytes[SIM_MEM_BUFFERS] = buffers * lb + (head_resident ? 0.0 : hb);
     for (int c = 0; c < SIM_MEM_NCAT; c++)
         out->total_bytes += out->bytes[c];
@@ -370,7 +377,7 @@ static void try_compute(cyc *c);
 static int64_t call_ns(const cyc *c, int32_t i)
 {
     const sim_draft_call *k = &c->calls[i];
-    return ms_to_ns(sim_hw_draft_ms(c->hw, k->unit, k->rows, k->ctx_len));
+    return ms_to_ns(sim_hw_draft_ms(c->hw, k->unit, k->rows, k->ctx_len) * c->slow);
 }
 
 static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
@@ -478,10 +485,11 @@ static void start_verify(cyc *c)
         return;
     }
     int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    c->lay_a_ns = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len));
-    c->lay_b_ns = v->exit_layer >= 0 ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len))
-                                     : c->lay_a_ns;
-    c->head_ns = ms_to_ns(sim_hw_proj_ms(hw, v));
+    c->lay_a_ns = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * c->slow);
+    c->lay_b_ns = v->exit_layer >= 0
+                      ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * c->slow)
+                      : c->lay_a_ns;
+    c->head_ns = ms_to_ns(sim_hw_proj_ms(hw, v) * c->slow);
     switch (v->proj) {
     case ENG_PROJ_ONDEMAND_CPU:
         c->head_res = c->cpu;
@@ -501,7 +509,7 @@ static void start_verify(cyc *c)
     c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     memset(c->ready, 0, (size_t)c->n_ops);
     c->next_read = c->computed = 0;
-    c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
+    c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * c->slow);
     c->kv_pending = c->kv_ns > 0;
     if (c->kv_pending) fail(c, sim_res_use(c->des, c->cpu, c->kv_ns, on_kv_done, c, NULL, 0));
     try_reads(c);
@@ -529,6 +537,65 @@ static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_
     return 1;
 }
 
+/* ---- thermal and energy ---- */
+
+void sim_hw_generation_start(sim_hw *hw)
+{
+    hw->gen_t0_ns = sim_des_now(hw->main.des);
+}
+
+/* Throttled for the whole next cycle when the generation has run past the
+ * onset on the main clock (sim_hw_estimate decides by the same clock). */
+static int throttled(const sim_hw *hw)
+{
+    if (!hw->dev.thermal || !(hw->dev.thermal_throttle > 0)) return 0;
+    int64_t ran = sim_des_now(hw->main.des) - hw->gen_t0_ns;
+    return (double)ran >= hw->dev.thermal_onset_s * 1e9;
+}
+
+/* Bytes the compute of a cycle moves through DRAM (flash reads counted apart):
+ * weights and KV read once per NPU execution or CPU pass, each on-demand head
+ * row a full head read, the KV rows of temporary sequences read and written. */
+static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                               const sim_verify_shape *v)
+{
+    double b = 0.0;
+    int32_t execs;
+    for (int32_t i = 0; i < n_calls; i++) {
+        double call = hw->d_bytes + (double)calls[i].ctx_len * hw->d_kv_bytes;
+        if (calls[i].unit == ENG_UNIT_NPU) {
+            sim_cost_npu_pad(&hw->dev, calls[i].rows, &execs);
+            call *= execs;
+        }
+        b += call;
+    }
+    if (!v) return b;
+    double layer = hw->layer_bytes + (double)v->ctx_len * hw->kv_layer_bytes;
+    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    int32_t before = v->exit_layer >= 0 ? v->exit_layer + 1 : hw->L;
+    sim_cost_npu_pad(&hw->dev, v->rows, &execs);
+    b += (double)before * execs * layer;
+    sim_cost_npu_pad(&hw->dev, final_rows, &execs);
+    b += (double)(hw->L - before) * execs * layer;
+    if (v->proj == ENG_PROJ_EAGER_NPU) {
+        b += (double)execs * hw->head_bytes;
+    } else {
+        b += (double)v->proj_rows * hw->head_bytes;
+    }
+    if (v->leaves > 1) b += 2.0 * v->leaves * (double)v->rows * hw->kv_token_bytes;
+    return b;
+}
+
+/* W x ms = mJ; J/GB x bytes / 1e9 = J = 1e3 mJ. */
+static double cycle_energy_mj(const sim_device *d, const sim_cycle_time *o)
+{
+    double w = o->cycle_ms;
+    return d->base_w * w + d->flash_active_w * o->flash_ms + d->flash_idle_w * (w - o->flash_ms) +
+           d->npu_active_w * o->npu_ms + d->npu_idle_w * (w - o->npu_ms) +
+           d->cpu_active_w * o->cpu_ms + d->cpu_idle_w * (w - o->cpu_ms) +
+           d->dram_j_per_gb * o->dram_bytes * 1e-6;
+}
+
 static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
                      int32_t n_calls, const sim_verify_shape *v, sim_cycle_time *out,
                      double *call_ms)
@@ -545,7 +612,8 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
              .n_calls = n_calls,
              .call_ms = call_ms,
              .v = v,
-             .ready = s->ready};
+             .ready = s->ready,
+             .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
     int64_t t0 = sim_des_now(s->des), idle0 = sim_des_idle_ns(s->des);
     int64_t f0 = sim_res_busy_ns(s->flash), n0 = sim_res_busy_ns(s->npu),
             p0 = sim_res_busy_ns(s->cpu);
@@ -577,6 +645,9 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     o.overlap_ms = (double)(fb + nb + pb - ((t1 - t0) - idle)) * 1e-6;
     o.flash_bytes = c.flash_bytes;
     o.events = (int64_t)(sim_des_fired(s->des) - e0);
+    o.dram_bytes = cycle_dram_bytes(hw, calls, n_calls, v) + c.flash_bytes;
+    o.energy_mj = cycle_energy_mj(&hw->dev, &o);
+    o.throttled = c.slow > 1.0;
     if (out) *out = o;
     return SIM_HW_OK;
 }

@@ -65,6 +65,31 @@
  *   SPEC settings (configs/devices/oneplus12.lua).  DRAM accounting sizes the
  *   streaming buffers for the larger of the two prefetch depths.
  *
+ * Energy (per cycle, mJ = W x ms; device power states, all 0 = not modelled):
+ *     energy = base_w x wall
+ *            + sum over r in {flash, npu, cpu} of
+ *                  r_active_w x busy_r + r_idle_w x (wall - busy_r)
+ *            + dram_j_per_gb x dram_bytes / 1e9
+ *   dram_bytes counts what the compute reads (the draft's weights and KV per
+ *   call -- per NPU execution when the call runs as several --, each layer's
+ *   weights and KV per NPU execution, the head per eager execution or per
+ *   on-demand row, temporary-sequence KV rows read and written) plus the flash
+ *   bytes landing in DRAM.  Energy never changes a time.
+ *
+ * Thermal (device key thermal, off by default): once the virtual clock has run
+ * thermal_onset_s past the start of the current generation
+ * (sim_hw_generation_start; the replay marks each prompt, assuming the phone
+ * cools between prompts), every NPU and CPU service of the next cycle takes
+ * 1 / (1 - thermal_throttle) times as long: the clocks, and so the compute
+ * throughput, drop by thermal_throttle.  Flash reads are unaffected.  The
+ * decision is taken per cycle at its start (a cycle never straddles the
+ * onset); power states are unchanged when throttled (energy upper bound).
+ *
+ * KV sharing (device key kv_shared): separate caches by default; shared, the
+ * draft writes its cache into the target's region (one memory-mapped region
+ * sized for the larger of the two), so the accounting keeps only the larger
+ * under kv_target and reports kv_draft as 0.
+ *
  * Determinism: integer-ns clock, (time, priority, sequence) event order, no
  * randomness.  Cost: allocation-free after sim_hw_create; ~2 events per layer.
  * Threading: a sim_hw is single-threaded; make one per worker.
@@ -179,7 +204,14 @@ typedef struct sim_cycle_time {
     double flash_bytes;
     int64_t t0_ns, t1_ns; /* cycle start and end on the clock */
     int64_t events;       /* DES events fired */
+    double dram_bytes;    /* bytes moved through DRAM: compute reads + flash reads landing */
+    double energy_mj;     /* energy of the cycle ("Energy"), mJ */
+    int32_t throttled;    /* 1: NPU/CPU ran throttled in this cycle ("Thermal") */
 } sim_cycle_time;
+
+/* Marks the start of a generation (a prompt) on the clock: the thermal onset
+ * counts from here.  sim_hw_create marks clock 0. */
+void sim_hw_generation_start(sim_hw *hw);
 
 /* Runs one cycle: calls[0..n_calls) in order, then the verification of *v
  * (NULL: none).  call_ms (NULL or n_calls entries) receives each draft call's

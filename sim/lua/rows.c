@@ -63,6 +63,9 @@ static const col_desc columns[] = {
     {"rows_kept", COL_REAL, R(st.rows_kept)},
     {"retention", COL_REAL, R(st.retention)},
     {"proj_ms", COL_REAL, R(st.proj_ms)},
+    {"joules_per_token", COL_REAL, R(st.joules_per_token)},
+    {"avg_power_w", COL_REAL, R(st.avg_power_w)},
+    {"throttled_cycles", COL_I64, R(st.throttled_cycles)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

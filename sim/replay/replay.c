@@ -278,6 +278,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         int32_t L = trc_ref(pt->trace, p, &ref);
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
         if (pol.i->reset) pol.i->reset(pol.self);
+        sim_hw_generation_start(hw);
         int32_t pos = 0;
         while (pos < gen) {
             eng_token root = pos > 0 ? ref[pos - 1] : (plen > 0 ? prompt[plen - 1] : 0);
@@ -405,6 +406,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             out->cpu_ms += ct.cpu_ms;
             out->kv_ms += ct.kv_ms;
             out->idle_ms += ct.idle_ms;
+            out->energy_mj += ct.energy_mj;
+            out->throttled_cycles += ct.throttled;
             pos += emitted;
         }
         out->prompts++;
@@ -425,6 +428,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                              ? (double)out->accepted / (double)out->accepted_unpruned
                              : 1.0;
         out->proj_ms /= c;
+        out->joules_per_token = out->tokens ? out->energy_mj * 1e-3 / (double)out->tokens : 0.0;
+        out->avg_power_w = out->total_ms > 0 ? out->energy_mj / out->total_ms : 0.0;
         out->cycle_ms = out->total_ms / c;
         out->draft_ms /= c;
         out->verify_ms /= c;

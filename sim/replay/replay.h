@@ -135,6 +135,10 @@ typedef struct sim_point_stats {
     int64_t accepted_unpruned; /* sum over cycles */
     double rows_kept, retention;
     double proj_ms;            /* mean compute time of the output projection per cycle */
+    /* energy (sim_hw.h "Energy"): total over the decode, per emitted token, and
+     * mean power = energy / virtual decode time; 0 when the device models no power */
+    double energy_mj, joules_per_token, avg_power_w;
+    int64_t throttled_cycles;  /* cycles run thermally throttled (sim_hw.h "Thermal") */
 } sim_point_stats;
 
 /* Runs the point.  Returns SIM_REPLAY_OK or an error code with a one-line

@@ -2,7 +2,8 @@
  * test_hw.c -- the phone model: DRAM residency and accounting, does-not-fit,
  * static-shape padding, verify latency monotone in rows, streaming overlap,
  * pinned layers skipping flash, projection placements, KV cost, draft calls on
- * CPU vs NPU, spans, determinism and speed.  Profiles are built in C here so
+ * CPU vs NPU, spans, determinism and speed; energy by resource, the power
+ * anchor, thermal throttling and shared KV accounting.  Profiles are built in C here so
  * the test does not depend on the shipped Lua files.
  */
 #include "sim/hw/sim_hw.h"
@@ -540,6 +541,159 @@ static void test_speed(void)
     sim_hw_destroy(hw);
 }
 
+/* Power states of the test phone: every resource distinct so that a wrong term
+ * shows up in the total. */
+static sim_device powered(void)
+{
+    sim_device d = phone();
+    d.base_w = 1.0;
+    d.cpu_active_w = 2.962;
+    d.cpu_idle_w = 0.2;
+    d.npu_active_w = 3.0;
+    d.npu_idle_w = 0.1;
+    d.flash_active_w = 1.5;
+    d.flash_idle_w = 0.05;
+    d.dram_j_per_gb = 0.04;
+    return d;
+}
+
+static double energy_ref(const sim_device *d, const sim_cycle_time *t)
+{
+    double w = t->cycle_ms;
+    return d->base_w * w + d->cpu_active_w * t->cpu_ms + d->cpu_idle_w * (w - t->cpu_ms) +
+           d->npu_active_w * t->npu_ms + d->npu_idle_w * (w - t->npu_ms) +
+           d->flash_active_w * t->flash_ms + d->flash_idle_w * (w - t->flash_ms) +
+           d->dram_j_per_gb * t->dram_bytes / 1e6;
+}
+
+static void test_energy(void)
+{
+    sim_device d = powered(), quiet = phone();
+    sim_model m = q8(), e = eagle(4096, 14336);
+    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 256}, {ENG_UNIT_NPU, 4, 256}};
+    sim_verify_shape v = shape(8, 3);
+    sim_cycle_time a, b;
+    /* x = 0: flash, NPU and CPU all busy; power never changes a time */
+    sim_hw *hw = make(&d, &m, &e, 0.0), *hq = make(&quiet, &m, &e, 0.0);
+    CHECK(sim_hw_cycle(hw, calls, 2, &v, &a, NULL) == SIM_HW_OK);
+    CHECK(sim_hw_cycle(hq, calls, 2, &v, &b, NULL) == SIM_HW_OK);
+    CHECK(a.cycle_ms == b.cycle_ms && a.flash_ms == b.flash_ms && a.npu_ms == b.npu_ms);
+    CHECK(b.energy_mj == 0.0 && a.energy_mj > 0.0);
+    CHECK(a.flash_ms > 0 && a.npu_ms > 0 && a.cpu_ms > 0);
+    CHECK(NEAR(a.energy_mj, energy_ref(&d, &a)));
+    sim_hw_destroy(hw);
+    sim_hw_destroy(hq);
+
+    /* one term at a time */
+    sim_device one = phone();
+    one.flash_active_w = 2.0;
+    hw = make(&one, &m, NULL, 0.0);
+    v = shape(1, 1);
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+    CHECK(NEAR(a.energy_mj, 2.0 * a.flash_ms));
+    sim_hw_destroy(hw);
+    one = phone();
+    one.base_w = 1.5;
+    one.npu_idle_w = 0.5;
+    hw = make(&one, &m, NULL, 0.0);
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+    CHECK(NEAR(a.energy_mj, 1.5 * a.cycle_ms + 0.5 * (a.cycle_ms - a.npu_ms)));
+    sim_hw_destroy(hw);
+
+    /* DRAM bytes of a fully pinned single-row verification: every layer's
+     * weights + KV over ctx once, the head once; no flash */
+    one = phone();
+    one.dram_j_per_gb = 0.04;
+    hw = make(&one, &m, NULL, 1.0);
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+    double want = 36 * (sim_model_layer_bytes(&m) + 256 * sim_model_kv_layer_bytes(&m)) +
+                  sim_model_head_bytes(&m);
+    CHECK(a.flash_ms == 0.0 && NEAR(a.dram_bytes, want));
+    CHECK(NEAR(a.energy_mj, 0.04 * want / 1e6));
+    sim_hw_destroy(hw);
+}
+
+/* Practitioner anchor (papers/android-speculative-notes.md): a 3B model
+ * decoding on the CPU from DRAM on a Snapdragon 8 Gen 3 draws 4.8 W at 8.2
+ * tok/s (0.585 J/token).  A Llama-3.2-3B-shaped model decoded by CPU passes
+ * on the powered phone (the oneplus12 power states) must land near both. */
+static void test_energy_anchor(void)
+{
+    sim_device d = powered();
+    sim_model m = q8(), m3 = decoder(28, 3072, 24, 8192, 128256, 0);
+    sim_hw *hw = make(&d, &m, &m3, 0.0);
+    sim_draft_call call = {ENG_UNIT_CPU, 1, 256};
+    sim_cycle_time t;
+    CHECK(sim_hw_cycle(hw, &call, 1, NULL, &t, NULL) == SIM_HW_OK);
+    double watts = t.energy_mj / t.cycle_ms, j_per_tok = t.energy_mj * 1e-3;
+    CHECK_NEAR(watts, 4.8, 0.25);
+    CHECK_NEAR(j_per_tok, 0.585, 0.12);
+    sim_hw_destroy(hw);
+}
+
+static void test_thermal(void)
+{
+    sim_model m = q8();
+    sim_verify_shape v = shape(1, 1);
+    sim_device d = phone();
+    d.thermal = 1;
+    d.thermal_onset_s = 1.0;
+    d.thermal_throttle = 0.35;
+    sim_device off = d;
+    off.thermal = 0;
+    /* pinned (compute only): the cycle stretches by 1 / (1 - 0.35) once the
+     * generation has run past the onset */
+    sim_hw *hw = make(&d, &m, NULL, 1.0), *ho = make(&off, &m, NULL, 1.0);
+    sim_cycle_time first, t, to;
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &first, NULL) == SIM_HW_OK);
+    CHECK(!first.throttled);
+    int n = 0;
+    do {
+        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_cycle(ho, NULL, 0, &v, &to, NULL) == SIM_HW_OK);
+        CHECK(to.cycle_ms == first.cycle_ms && !to.throttled);
+        n++;
+    } while (!t.throttled && n < 1000);
+    CHECK(t.throttled && (double)t.t0_ns >= 1e9);
+    CHECK_NEAR(t.cycle_ms / first.cycle_ms, 1.0 / 0.65, 1e-4);
+    sim_hw_generation_start(hw); /* a new prompt: cool again */
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+    CHECK(!t.throttled && t.cycle_ms == first.cycle_ms);
+    sim_hw_destroy(hw);
+    sim_hw_destroy(ho);
+
+    /* streamed (x = 0, serial): flash time unchanged, compute stretched */
+    d.thermal_onset_s = 0.0;
+    hw = make(&d, &m, NULL, 0.0);
+    ho = make(&off, &m, NULL, 0.0);
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+    CHECK(sim_hw_cycle(ho, NULL, 0, &v, &to, NULL) == SIM_HW_OK);
+    CHECK(t.throttled && !to.throttled);
+    CHECK(t.flash_ms == to.flash_ms);
+    CHECK_NEAR(t.npu_ms / to.npu_ms, 1.0 / 0.65, 1e-4);
+    CHECK(NEAR(t.cycle_ms, t.flash_ms + t.npu_ms));
+    sim_hw_destroy(hw);
+    sim_hw_destroy(ho);
+}
+
+static void test_kv_shared(void)
+{
+    sim_device d = phone();
+    sim_model m = q8(), e = eagle(4096, 14336);
+    sim_hw_memory sep, sh;
+    char err[512];
+    CHECK(sim_hw_memory_plan(&d, &m, &e, 0.5, 4096, &sep, err, sizeof err) == SIM_HW_OK);
+    d.kv_shared = 1;
+    CHECK(sim_hw_memory_plan(&d, &m, &e, 0.5, 4096, &sh, err, sizeof err) == SIM_HW_OK);
+    double kt = 4096.0 * sim_model_kv_token_bytes(&m), kd = 4096.0 * sim_model_kv_token_bytes(&e);
+    CHECK(sep.bytes[SIM_MEM_KV_TARGET] == kt && sep.bytes[SIM_MEM_KV_DRAFT] == kd);
+    CHECK(sh.bytes[SIM_MEM_KV_TARGET] == (kt > kd ? kt : kd) && sh.bytes[SIM_MEM_KV_DRAFT] == 0.0);
+    CHECK(NEAR(sep.total_bytes - sh.total_bytes, kt < kd ? kt : kd));
+    /* without a draft there is nothing to share */
+    CHECK(sim_hw_memory_plan(&d, &m, NULL, 0.5, 4096, &sh, err, sizeof err) == SIM_HW_OK);
+    CHECK(sh.bytes[SIM_MEM_KV_TARGET] == kt);
+}
+
 int main(void)
 {
     test_sizes();
@@ -554,6 +708,10 @@ int main(void)
     test_spans_and_determinism();
     test_schedule_differential();
     test_speed();
+    test_energy();
+    test_energy_anchor();
+    test_thermal();
+    test_kv_shared();
     printf("hw: ok\n");
     return check_done("hw/hw");
 }
