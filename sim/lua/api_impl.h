@@ -1,0 +1,87 @@
+/*
+ * api_impl.h -- what the parts of the script surface share (internal to
+ * sim/lua): the per-run context, the userdata types behind profiles, traces and
+ * policies, error raising, and the Lua constructors registered by api.c.
+ *
+ * api.c owns the run (context, points, run/sweep, the script itself);
+ * api_objects.c builds the objects a script composes points from.
+ */
+#ifndef FS_LUA_API_IMPL_H
+#define FS_LUA_API_IMPL_H
+
+#include <lua.h>
+#include <limits.h>
+#include <stddef.h>
+
+#include "engine/eng_policy.h"
+#include "sim/hw/sim_hw.h"
+#include "sim/lua/rows.h"
+#include "sim/lua/sweep_exec.h"
+#include "traces/trc.h"
+
+#define MT_ERROR "flashspec.error"
+#define MT_DEVICE "flashspec.device"
+#define MT_MODEL "flashspec.model"
+#define MT_TRACE "flashspec.trace"
+#define MT_POLICY "flashspec.policy"
+#define API_KEY "flashspec.api"
+
+
+typedef struct fs_trace_entry {
+    char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
+    char name[128];     /* what the results call it */
+    trc_trace *trace;   /* owned */
+} fs_trace_entry;
+
+
+typedef struct fs_api {
+    char script_dir[PATH_MAX];
+    fs_rows_meta meta;
+    fs_trace_entry *traces;
+    int32_t n_traces, cap_traces;
+    fs_row *rows;
+    int32_t n_rows, cap_rows;
+    int quiet;
+    fs_exec ex; /* workers, resume store, counters (sweep_exec.h) */
+} fs_api;
+
+typedef struct ud_device {
+    sim_device dev;
+    char name[64];
+} ud_device;
+
+typedef struct ud_model {
+    sim_model model;
+    char name[64];
+} ud_model;
+
+typedef struct ud_trace {
+    const fs_trace_entry *entry; /* borrowed from fs_api */
+} ud_trace;
+
+typedef struct ud_policy {
+    const eng_policy_desc *desc;
+    char label[256]; /* "k=8,unit=cpu" */
+    _Alignas(max_align_t) unsigned char params[];
+} ud_policy;
+
+/* The run's context (stored in the Lua registry under API_KEY). */
+fs_api *fs_api_get(lua_State *L);
+
+/* Raises an error object {code, msg} (never returns).  where != 0 prefixes msg
+ * with the calling script's "FILE:LINE: ". */
+int fs_raise(lua_State *L, int code, int where, const char *fmt, ...);
+
+/* FILE and LINE of the nearest Lua function up the stack (chunk "" if none). */
+void fs_caller_src(lua_State *L, char *chunk, size_t n, int *line);
+
+/* Constructors and metamethods (lua_CFunctions), registered by api.c. */
+int fs_l_device(lua_State *L);       /* flashspec.device(name) */
+int fs_l_model(lua_State *L);        /* flashspec.model(name) */
+int fs_l_trace(lua_State *L);        /* flashspec.trace(path), via __call */
+int fs_l_trace_synth(lua_State *L);  /* flashspec.trace.synth{...} */
+int fs_l_policy_make(lua_State *L);  /* flashspec.policy.<name>{...}; upvalue 1 = desc */
+int fs_name_tostring(lua_State *L);  /* __tostring of every object */
+int fs_name_index(lua_State *L);     /* __index: .name of every object */
+
+#endif

@@ -1,0 +1,365 @@
+/*
+ * api_objects.c -- the objects a script composes points from: device and model
+ * profiles (flashspec.device/model), traces (flashspec.trace, loaded once per
+ * path and shared; flashspec.trace.synth) and policies (flashspec.policy.*,
+ * generated from the engine registry and validated against each policy's
+ * parameter table).  See api_impl.h.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "api_impl.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sim/lua/api.h"
+#include "sim/lua/lparams.h"
+#include "sim/lua/profile.h"
+
+/* --------------------------------------------------------------- profiles */
+
+int fs_l_device(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    char path[PATH_MAX], err[512];
+    if (sim_profile_path("devices", name, path, sizeof path) != 0)
+        return fs_raise(L, FS_EXIT_CONFIG, 1, "invalid device profile name '%s'", name);
+    ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
+    memset(u, 0, sizeof *u);
+    int rc = sim_profile_load_device(path, &u->dev, err, sizeof err);
+    if (rc == SIM_PROFILE_E_MISSING)
+        return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown device '%s' (no %s)", name, path);
+    if (rc != SIM_PROFILE_OK) return fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    snprintf(u->name, sizeof u->name, "%s", name);
+    luaL_setmetatable(L, MT_DEVICE);
+    return 1;
+}
+
+int fs_l_model(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    char path[PATH_MAX], err[512];
+    if (sim_profile_path("models", name, path, sizeof path) != 0)
+        return fs_raise(L, FS_EXIT_CONFIG, 1, "invalid model profile name '%s'", name);
+    ud_model *u = lua_newuserdatauv(L, sizeof *u, 0);
+    memset(u, 0, sizeof *u);
+    int rc = sim_profile_load_model(path, &u->model, err, sizeof err);
+    if (rc == SIM_PROFILE_E_MISSING)
+        return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown model '%s' (no %s)", name, path);
+    if (rc != SIM_PROFILE_OK) return fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    snprintf(u->name, sizeof u->name, "%s", name);
+    luaL_setmetatable(L, MT_MODEL);
+    return 1;
+}
+
+int fs_name_tostring(lua_State *L)
+{
+    /* every profile userdata starts with its params and carries name after */
+    if (luaL_testudata(L, 1, MT_DEVICE))
+        lua_pushfstring(L, "device(%s)", ((ud_device *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_MODEL))
+        lua_pushfstring(L, "model(%s)", ((ud_model *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_TRACE))
+        lua_pushfstring(L, "trace(%s)", ((ud_trace *)lua_touserdata(L, 1))->entry->name);
+    else {
+        ud_policy *p = luaL_checkudata(L, 1, MT_POLICY);
+        lua_pushfstring(L, "policy(%s%s%s)", p->desc->name, p->label[0] ? ":" : "", p->label);
+    }
+    return 1;
+}
+
+int fs_name_index(lua_State *L)
+{
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "name") != 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (luaL_testudata(L, 1, MT_DEVICE))
+        lua_pushstring(L, ((ud_device *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_MODEL))
+        lua_pushstring(L, ((ud_model *)lua_touserdata(L, 1))->name);
+    else if (luaL_testudata(L, 1, MT_TRACE))
+        lua_pushstring(L, ((ud_trace *)lua_touserdata(L, 1))->entry->name);
+    else
+        lua_pushstring(L, ((ud_policy *)luaL_checkudata(L, 1, MT_POLICY))->desc->name);
+    return 1;
+}
+
+/* ----------------------------------------------------------------- traces */
+
+static fs_trace_entry *trace_find(fs_api *a, const char *key)
+{
+    for (int32_t i = 0; i < a->n_traces; i++)
+        if (strcmp(a->traces[i].key, key) == 0) return &a->traces[i];
+    return NULL;
+}
+
+static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const char *name,
+                                 trc_trace *t)
+{
+    if (a->n_traces == a->cap_traces) {
+        int32_t cap = a->cap_traces ? 2 * a->cap_traces : 8;
+        fs_trace_entry *n = realloc(a->traces, sizeof *n * (size_t)cap);
+        if (!n) {
+            trc_free(t);
+            fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        }
+        a->traces = n;
+        a->cap_traces = cap;
+    }
+    fs_trace_entry *e = &a->traces[a->n_traces++];
+    snprintf(e->key, sizeof e->key, "%s", key);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->trace = t;
+    return e;
+}
+
+static void push_trace(lua_State *L, const fs_trace_entry *e)
+{
+    ud_trace *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->entry = e;
+    luaL_setmetatable(L, MT_TRACE);
+}
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *project_dir(void)
+{
+    const char *e = getenv("FLASHSPEC_HOME");
+    return (e && *e) ? e : FS_PROJECT_DIR;
+}
+
+int fs_l_trace(lua_State *L)
+{
+    /* called as flashspec.trace(path): the table is argument 1 via __call */
+    const char *path = luaL_checkstring(L, 2);
+    fs_api *a = fs_api_get(L);
+    char cand[PATH_MAX] = "", tried[2 * PATH_MAX + 16] = "";
+    if (path[0] == '/') {
+        snprintf(cand, sizeof cand, "%s", path);
+    } else {
+        char c1[PATH_MAX], c2[PATH_MAX];
+        int n1 = snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
+        int n2 = snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
+        if (n1 > 0 && (size_t)n1 < sizeof c1 && file_exists(c1))
+            memcpy(cand, c1, (size_t)n1 + 1);
+        else if (n2 > 0 && (size_t)n2 < sizeof c2 && file_exists(c2))
+            memcpy(cand, c2, (size_t)n2 + 1);
+        snprintf(tried, sizeof tried, " (looked in %s and %s)", a->script_dir, project_dir());
+    }
+    if (!cand[0] || !file_exists(cand))
+        return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
+    char real[PATH_MAX];
+    if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
+    fs_trace_entry *e = trace_find(a, real);
+    if (!e) {
+        trc_trace *t = NULL;
+        trc_err terr;
+        int rc = trc_load(real, &t, &terr);
+        if (rc != TRC_OK) {
+            int code = rc == TRC_E_MISSING ? FS_EXIT_NOINPUT
+                       : rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE
+                                           : FS_EXIT_DATA;
+            return fs_raise(L, code, 0, "%s", terr.msg);
+        }
+        const char *base = strrchr(real, '/');
+        base = base ? base + 1 : real;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(base) > 3 && !strcmp(base + strlen(base) - 3, ".h5") ? strlen(base) - 3 : strlen(base)), base);
+        e = trace_add(L, a, real, name, t);
+    }
+    push_trace(L, e);
+    return 1;
+}
+
+/* Synthetic-trace keys as the Lua surface names them. */
+typedef struct synth_lua {
+    int32_t prompts, prompt_len, output_len, vocab, k, depth, nodes, target_layers, seed;
+    int32_t n_exit, exit_layers[TRC_MAX_EXIT];
+    int32_t n_accept;
+    double accept[TRC_MAX_DEPTH];
+    double calibration, coverage, predictor_accuracy;
+    char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
+} synth_lua;
+
+static const double def_exit[] = {18};
+static const double def_accept[] = {0.80, 0.75, 0.70, 0.66, 0.62, 0.58, 0.55, 0.52};
+
+#define SL(f) offsetof(synth_lua, f)
+static const eng_param_desc synth_keys[] = {
+    {"prompts", ENG_PARAM_INT, SL(prompts), 1, 100000, 4, NULL, 0, 0, NULL, NULL, 0,
+     "number of prompts"},
+    {"prompt_len", ENG_PARAM_INT, SL(prompt_len), 0, 1 << 20, 64, NULL, 0, 0, NULL, NULL, 0,
+     "prompt tokens per prompt"},
+    {"output_len", ENG_PARAM_INT, SL(output_len), 1, 1 << 20, 128, NULL, 0, 0, NULL, NULL, 0,
+     "reference tokens per prompt"},
+    {"vocab", ENG_PARAM_INT, SL(vocab), 16, 1 << 24, 151936, NULL, 0, 0, NULL, NULL, 0,
+     "vocabulary size"},
+    {"k", ENG_PARAM_INT, SL(k), 1, TRC_MAX_K, 8, NULL, 0, 0, NULL, NULL, 0,
+     "candidates per node (K)"},
+    {"depth", ENG_PARAM_INT, SL(depth), 1, TRC_MAX_DEPTH, 8, NULL, 0, 0, NULL, NULL, 0,
+     "recorded tree depth (D)"},
+    {"nodes", ENG_PARAM_INT, SL(nodes), 1, 4096, 32, NULL, 0, 0, NULL, NULL, 0,
+     "recorded nodes per tree including the root (M)"},
+    {"target_layers", ENG_PARAM_INT, SL(target_layers), 2, 1024, 36, NULL, 0, 0, NULL, NULL, 0,
+     "target layer count"},
+    {"exit_layers", ENG_PARAM_INT_LIST, SL(exit_layers), 1, 1023, NAN, NULL, TRC_MAX_EXIT,
+     SL(n_exit), NULL, def_exit, 1, "early-exit layers recorded"},
+    {"accept", ENG_PARAM_DOUBLE_LIST, SL(accept), 0, 1, NAN, NULL, TRC_MAX_DEPTH, SL(n_accept),
+     NULL, def_accept, 8, "per-depth conditional acceptance of the draft's top-1"},
+    {"calibration", ENG_PARAM_DOUBLE, SL(calibration), 0, 1, 0.7, NULL, 0, 0, NULL, NULL, 0,
+     "how well draft confidence predicts correctness"},
+    {"coverage", ENG_PARAM_DOUBLE, SL(coverage), 0, 1, 0.92, NULL, 0, 0, NULL, NULL, 0,
+     "P(reference token within the draft's top-K)"},
+    {"predictor_accuracy", ENG_PARAM_DOUBLE, SL(predictor_accuracy), 0, 1, 0.85, NULL, 0, 0,
+     NULL, NULL, 0, "P(exit predictor ranks the target token first)"},
+    {"seed", ENG_PARAM_INT, SL(seed), 0, INT32_MAX, 1, NULL, 0, 0, NULL, NULL, 0,
+     "generator seed"},
+    {"target", ENG_PARAM_STRING, SL(target), 0, 0, NAN, NULL, TRC_NAME_CAP, 0, "synthetic-target",
+     NULL, 0, "target model name recorded in the trace"},
+    {"draft", ENG_PARAM_STRING, SL(draft), 0, 0, NAN, NULL, TRC_NAME_CAP, 0, "synthetic-draft",
+     NULL, 0, "draft model name recorded in the trace"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef SL
+
+
+int fs_l_trace_synth(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    char chunk[PATH_MAX];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    synth_lua s;
+    slp_check_table(L, 1, synth_keys, &s, "flashspec.trace.synth", chunk, line);
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    p.seed = (uint64_t)s.seed;
+    p.prompts = s.prompts;
+    p.prompt_len = s.prompt_len;
+    p.output_len = s.output_len;
+    p.vocab = s.vocab;
+    p.k = s.k;
+    p.max_depth = s.depth;
+    p.max_nodes = s.nodes;
+    p.target_layers = s.target_layers;
+    p.n_exit = s.n_exit;
+    memcpy(p.exit_layers, s.exit_layers, sizeof p.exit_layers);
+    p.n_accept = s.n_accept;
+    memcpy(p.accept, s.accept, sizeof p.accept);
+    p.calibration = s.calibration;
+    p.coverage = s.coverage;
+    p.predictor_accuracy = s.predictor_accuracy;
+    snprintf(p.target, sizeof p.target, "%s", s.target);
+    snprintf(p.draft, sizeof p.draft, "%s", s.draft);
+    trc_trace *t = NULL;
+    trc_err terr;
+    if (trc_synth(&p, &t, &terr) != TRC_OK)
+        return fs_raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
+                     terr.msg);
+    char key[64];
+    snprintf(key, sizeof key, "synth:%016llx", (unsigned long long)trc_checksum(t));
+    fs_api *a = fs_api_get(L);
+    fs_trace_entry *e = trace_find(a, key);
+    if (e) {
+        trc_free(t);
+    } else {
+        char name[64];
+        snprintf(name, sizeof name, "synth-%08llx",
+                 (unsigned long long)(trc_checksum(t) & 0xffffffffu));
+        e = trace_add(L, a, key, name, t);
+    }
+    push_trace(L, e);
+    return 1;
+}
+
+/* --------------------------------------------------------------- policies */
+
+static void params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (; d && d->name; d++) {
+        const char *f = (const char *)params + d->offset;
+        char v[96];
+        switch (d->type) {
+        case ENG_PARAM_INT: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%d", x);
+            break;
+        }
+        case ENG_PARAM_BOOL: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%s", x ? "true" : "false");
+            break;
+        }
+        case ENG_PARAM_ENUM: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%s", d->choices[x]);
+            break;
+        }
+        case ENG_PARAM_DOUBLE: {
+            double x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%g", x);
+            break;
+        }
+        case ENG_PARAM_STRING:
+            snprintf(v, sizeof v, "%s", f);
+            break;
+        case ENG_PARAM_DOUBLE_LIST:
+        case ENG_PARAM_INT_LIST: {
+            int32_t cnt;
+            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+            size_t u = 0;
+            v[0] = 0;
+            for (int32_t i = 0; i < cnt && u < sizeof v; i++) {
+                if (d->type == ENG_PARAM_INT_LIST) {
+                    int32_t x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%d", i ? "/" : "", x);
+                } else {
+                    double x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%g", i ? "/" : "", x);
+                }
+            }
+            break;
+        }
+        }
+        if (used < n)
+            used += (size_t)snprintf(out + used, n - used, "%s%s=%s", used ? "," : "", d->name, v);
+    }
+}
+
+int fs_l_policy_make(lua_State *L)
+{
+    const eng_policy_desc *desc = lua_touserdata(L, lua_upvalueindex(1));
+    if (lua_isnoneornil(L, 1)) {
+        lua_newtable(L);
+        lua_replace(L, 1);
+    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
+    memset(u, 0, sizeof *u + desc->params_size);
+    u->desc = desc;
+    char chunk[PATH_MAX], what[96];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    snprintf(what, sizeof what, "flashspec.policy.%s", desc->name);
+    slp_check_table(L, 1, desc->params, u->params, what, chunk, line);
+    params_label(desc->params, u->params, u->label, sizeof u->label);
+    luaL_setmetatable(L, MT_POLICY);
+    return 1;
+}
