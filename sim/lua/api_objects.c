@@ -21,18 +21,34 @@
 
 /* --------------------------------------------------------------- profiles */
 
-int fs_l_device(lua_State *L)
+/* Resolves flashspec.device/model's name argument to its profile path; raises
+ * on an invalid name.  kind: "devices" or "models"; what: "device" or "model". */
+static const char *profile_arg(lua_State *L, const char *kind, const char *what, char *path,
+                               size_t n)
 {
     const char *name = luaL_checkstring(L, 1);
+    if (sim_profile_path(kind, name, path, n) != 0)
+        fs_raise(L, FS_EXIT_CONFIG, 1, "invalid %s profile name '%s'", what, name);
+    return name;
+}
+
+/* Turns a failed profile load into the script error; returns on success. */
+static void profile_check(lua_State *L, int rc, const char *what, const char *name,
+                          const char *path, const char *err)
+{
+    if (rc == SIM_PROFILE_E_MISSING)
+        fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s' (no %s)", what, name, path);
+    if (rc != SIM_PROFILE_OK) fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+}
+
+int fs_l_device(lua_State *L)
+{
     char path[PATH_MAX], err[512];
-    if (sim_profile_path("devices", name, path, sizeof path) != 0)
-        return fs_raise(L, FS_EXIT_CONFIG, 1, "invalid device profile name '%s'", name);
+    const char *name = profile_arg(L, "devices", "device", path, sizeof path);
     ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    int rc = sim_profile_load_device(path, &u->dev, err, sizeof err);
-    if (rc == SIM_PROFILE_E_MISSING)
-        return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown device '%s' (no %s)", name, path);
-    if (rc != SIM_PROFILE_OK) return fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    profile_check(L, sim_profile_load_device(path, &u->dev, err, sizeof err), "device", name,
+                  path, err);
     snprintf(u->name, sizeof u->name, "%s", name);
     luaL_setmetatable(L, MT_DEVICE);
     return 1;
@@ -40,16 +56,12 @@ int fs_l_device(lua_State *L)
 
 int fs_l_model(lua_State *L)
 {
-    const char *name = luaL_checkstring(L, 1);
     char path[PATH_MAX], err[512];
-    if (sim_profile_path("models", name, path, sizeof path) != 0)
-        return fs_raise(L, FS_EXIT_CONFIG, 1, "invalid model profile name '%s'", name);
+    const char *name = profile_arg(L, "models", "model", path, sizeof path);
     ud_model *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    int rc = sim_profile_load_model(path, &u->model, err, sizeof err);
-    if (rc == SIM_PROFILE_E_MISSING)
-        return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown model '%s' (no %s)", name, path);
-    if (rc != SIM_PROFILE_OK) return fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    profile_check(L, sim_profile_load_model(path, &u->model, err, sizeof err), "model", name,
+                  path, err);
     snprintf(u->name, sizeof u->name, "%s", name);
     luaL_setmetatable(L, MT_MODEL);
     return 1;
