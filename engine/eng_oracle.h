@@ -27,6 +27,20 @@ typedef struct eng_draft_oracle {
     int (*expand)(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit);
     void *ctx;
     int32_t k; /* candidates per expanded node (the trace's K) */
+    /* optional (one-pass LM head, Lyanna): expand_body is expand without the
+     * draft's LM head -- the forward stops at the hidden states; the policy
+     * later turns the deferred rows into logits with one project() call (one
+     * GEMM over `rows` hidden states on unit).  The candidate sets are filled by
+     * expand_body already: a runtime that defers the head fills them when
+     * project runs, before the policy reads them. */
+    int (*expand_body)(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit);
+    int (*project)(void *ctx, int32_t rows, eng_unit unit);
+    /* optional (re-sampling, Lyanna): candidate sets for ids from draft hidden
+     * states already computed in an earlier forward, with token information
+     * re-injected -- no draft forward runs.  penalty in [0, 1] is the quality
+     * loss a trace-backed oracle applies to stand in for re-sampled logits it
+     * never recorded (sim/replay/README.md); a real runtime ignores it. */
+    int (*resample)(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, double penalty);
 } eng_draft_oracle;
 
 typedef struct eng_target_oracle {

@@ -300,4 +300,8 @@ double eng_lever_beta(const eng_policy *p);
 int32_t eng_lever_exit_layer(const eng_policy *p);
 const eng_costmodel *eng_lever_costmodel(const eng_policy *p);
 
+/* ---- EdgeLLM (issue 5; pol_edgellm.c) ---- */
+
+/* ---- Lyanna (issue 5; pol_lyanna.c) ---- */
+
 #endif

@@ -69,6 +69,7 @@ struct sim_hw {
     int64_t layer_read_ns, head_read_ns;           /* baseline runtime */
     int64_t spec_layer_read_ns, spec_head_read_ns; /* speculative runtime */
     double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
+    double d_head_bytes, d_head_flops; /* the draft's LM head (part of d_bytes, d_flops) */
     sim_sim main, scratch;
     uint8_t *ready; /* 2 * (L + 1): main's half, then scratch's */
     int broken;     /* a cycle failed mid-way (out of memory): refuse further cycles */
@@ -196,6 +197,8 @@ static void derive(sim_hw *hw)
             2.0 * (d->layers * sim_model_layer_params(d) +
                    (double)d->fusion_in * d->hidden * d->hidden + (double)d->vocab * d->hidden);
         hw->d_kv_bytes = sim_model_kv_token_bytes(d);
+        hw->d_head_bytes = sim_model_head_bytes(d);
+        hw->d_head_flops = 2.0 * (double)d->vocab * d->hidden;
         hw->d_attn_flops_per_tok = 4.0 * (double)d->layers * d->heads * d->head_dim;
     }
 }
@@ -318,15 +321,33 @@ double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows)
 
 double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len)
 {
+    return sim_hw_draft_part_ms(hw, unit, rows, ctx_len, SIM_DRAFT_FULL);
+}
+
+/* Bytes one execution of a draft part reads: weights (without or only the LM
+ * head) and, unless it is the head alone, the KV over ctx_len. */
+static double draft_part_bytes(const sim_hw *hw, int32_t ctx_len, int32_t part)
+{
+    if (part == SIM_DRAFT_HEAD) return hw->d_head_bytes;
+    double w = part == SIM_DRAFT_BODY ? hw->d_bytes - hw->d_head_bytes : hw->d_bytes;
+    return w + (double)ctx_len * hw->d_kv_bytes;
+}
+
+double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len,
+                            int32_t part)
+{
     if (!hw->has_draft || rows <= 0) return 0.0;
-    double bytes = hw->d_bytes + (double)ctx_len * hw->d_kv_bytes;
+    double bytes = draft_part_bytes(hw, ctx_len, part);
+    double base = part == SIM_DRAFT_HEAD   ? hw->d_head_flops
+                  : part == SIM_DRAFT_BODY ? hw->d_flops - hw->d_head_flops
+                                           : hw->d_flops;
+    double attn = part == SIM_DRAFT_HEAD ? 0.0 : hw->d_attn_flops_per_tok;
     if (unit == ENG_UNIT_NPU) {
         int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
-        double flops =
-            hw->d_flops + hw->d_attn_flops_per_tok * ((double)ctx_len + (double)p * execs);
+        double flops = base + attn * ((double)ctx_len + (double)p * execs);
         return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->dft.npu_efficiency);
     }
-    double flops = hw->d_flops + hw->d_attn_flops_per_tok * ((double)ctx_len + rows);
+    double flops = base + attn * ((double)ctx_len + rows);
     return sim_cost_cpu_ms(&hw->dev, rows, bytes, flops, hw->dft.cpu_efficiency);
 }
 
@@ -377,7 +398,8 @@ static void try_compute(cyc *c);
 static int64_t call_ns(const cyc *c, int32_t i)
 {
     const sim_draft_call *k = &c->calls[i];
-    return ms_to_ns(sim_hw_draft_ms(c->hw, k->unit, k->rows, k->ctx_len) * c->slow);
+    return ms_to_ns(sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) *
+                    c->slow);
 }
 
 static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
@@ -523,6 +545,7 @@ static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_
     for (int32_t i = 0; i < n_calls; i++) {
         if (calls[i].rows < 1 || calls[i].ctx_len < 0) return 0;
         if (calls[i].unit != ENG_UNIT_CPU && calls[i].unit != ENG_UNIT_NPU) return 0;
+        if (calls[i].part < SIM_DRAFT_FULL || calls[i].part > SIM_DRAFT_HEAD) return 0;
         if (!hw->has_draft) return 0;
     }
     if (!v) return 1;
@@ -562,7 +585,7 @@ static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, in
     double b = 0.0;
     int32_t execs;
     for (int32_t i = 0; i < n_calls; i++) {
-        double call = hw->d_bytes + (double)calls[i].ctx_len * hw->d_kv_bytes;
+        double call = draft_part_bytes(hw, calls[i].ctx_len, calls[i].part);
         if (calls[i].unit == ENG_UNIT_NPU) {
             sim_cost_npu_pad(&hw->dev, calls[i].rows, &execs);
             call *= execs;

@@ -171,10 +171,18 @@ int64_t sim_hw_now(const sim_hw *hw);
 
 /* ---- one speculative cycle ---- */
 
+/* Which part of the draft a call runs (enum only grows; 0 = the whole forward). */
+typedef enum sim_draft_part {
+    SIM_DRAFT_FULL = 0, /* fusion + layers + LM head */
+    SIM_DRAFT_BODY = 1, /* fusion + layers: stops at the hidden states */
+    SIM_DRAFT_HEAD = 2  /* the LM head alone over `rows` hidden states (one GEMM) */
+} sim_draft_part;
+
 typedef struct sim_draft_call {
     eng_unit unit;   /* CPU or NPU */
     int32_t rows;    /* nodes expanded in this forward, >= 1 */
     int32_t ctx_len; /* committed context tokens the draft attends over, >= 0 */
+    int32_t part;    /* sim_draft_part, 0 = FULL */
 } sim_draft_call;
 
 typedef struct sim_verify_shape {
@@ -244,6 +252,11 @@ double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len);
 double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows); /* one eager execution */
 double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows); /* rows sequential GEMVs */
 double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len);
+/* One call of a part of the draft (sim_draft_part); FULL = sim_hw_draft_ms.
+ * BODY reads the weights without the LM head and the KV; HEAD reads only the
+ * LM head and does rows x 2 x vocab x hidden FLOPs (no attention). */
+double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len,
+                            int32_t part);
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
 /* Compute time of the output projection of a verification shape by its proj
  * mode (the head's flash read, if streamed, not included). */

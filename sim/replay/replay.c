@@ -361,6 +361,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 s.calls[c].unit = orc.calls[c].unit;
                 s.calls[c].rows = orc.calls[c].rows;
                 s.calls[c].ctx_len = orc.calls[c].ctx_len;
+                s.calls[c].part = orc.calls[c].part;
             }
             sim_verify_shape vs = {
                 .rows = plan.rows,

@@ -67,6 +67,8 @@ enum {
     SIM_REPLAY_E_INTERNAL = 4  /* allocation or engine failure (exit 70) */
 };
 
+struct sim_cycle_info;
+
 typedef struct sim_point {
     const sim_device *device;      /* borrowed */
     const sim_model *target;       /* borrowed */
@@ -83,7 +85,26 @@ typedef struct sim_point {
     double top_p;                  /* SIM_ACCEPT_TOP_P: mass of the accepted set, (0, 1] */
     double temperature;            /* SIM_ACCEPT_SAMPLING: > 0 */
     int32_t runtime;               /* sim_point_runtime (0 = auto) */
+    /* optional timeline (zero-initialised = none): while prompt trace_prompt
+     * (0-based) replays, every finished service goes to span_fn (sim_hw.h
+     * sim_hw_set_span_fn) and every cycle to cycle_fn; both get trace_ctx. */
+    sim_hw_span_fn span_fn;
+    void (*cycle_fn)(void *ctx, const struct sim_cycle_info *ci);
+    void *trace_ctx;
+    int32_t trace_prompt;
 } sim_point;
+
+/* One replayed cycle, for sim_point.cycle_fn. */
+typedef struct sim_cycle_info {
+    int32_t prompt, pos;      /* output position the cycle started at */
+    int32_t ctx_len;          /* committed context tokens at its start */
+    int32_t emitted, accepted;
+    int32_t rows, leaves;     /* verification shape */
+    int32_t draft_calls;      /* calls before verification */
+    int32_t provisional_calls, provisional_done; /* draft calls overlapping it */
+    double dram_used_bytes;   /* DRAM in use: weights, buffers, KV at ctx_len */
+    const sim_cycle_time *ct; /* borrowed for the call */
+} sim_cycle_info;
 
 /* Which phone runtime verifies (sim_hw.h "Two runtimes"): auto = the baseline
  * runtime for policies that do not draft (Flash-AR, as Lever Table 1 measured
@@ -139,7 +160,17 @@ typedef struct sim_point_stats {
      * mean power = energy / virtual decode time; 0 when the device models no power */
     double energy_mj, joules_per_token, avg_power_w;
     int64_t throttled_cycles;  /* cycles run thermally throttled (sim_hw.h "Thermal") */
+    /* 95% confidence interval of tokens_per_s over prompts: percentile
+     * bootstrap (RP_BOOTSTRAP resamples of the prompts with replacement, each
+     * giving sum tokens / sum time, GSL mt19937 seeded from the point's seed);
+     * both equal tokens_per_s with a single prompt */
+    double tokens_per_s_lo, tokens_per_s_hi;
+    /* provisional drafting (EdgeLLM): draft calls run while the target
+     * verified, and draft tokens they produced that later cycles kept */
+    int64_t provisional_calls, provisional_kept;
 } sim_point_stats;
+
+#define RP_BOOTSTRAP 1000
 
 /* Runs the point.  Returns SIM_REPLAY_OK or an error code with a one-line
  * message in err. */

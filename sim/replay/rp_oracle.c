@@ -227,6 +227,7 @@ static int draft_expand(void *ctx, eng_tree *t, const int32_t *ids, int32_t coun
     if (o->n_calls < o->cap_calls) {
         rp_call *call = &o->calls[o->n_calls++];
         call->unit = unit;
+        call->part = 0;
         call->rows = count;
         call->ctx_len = o->prompt_len + o->pos + max_depth + 1;
     } else {

@@ -67,6 +67,7 @@ typedef struct rp_call {
     eng_unit unit;
     int32_t rows;
     int32_t ctx_len;
+    int32_t part; /* sim_draft_part: 0 full forward, 1 body (no LM head), 2 LM head only */
 } rp_call;
 
 typedef struct rp_oracle {

@@ -88,7 +88,7 @@ static int32_t chain_len(int32_t k, eng_unit unit, eng_build_limits lim, test_or
     eng_policy pol;
     CHECK_EQ_INT(eng_chain_create(&p, &pol), ENG_OK);
     tree_init(t, o);
-    *rc = pol.i->build(pol.self, t, &(eng_draft_oracle){oracle_expand, o, KCAND}, &lim);
+    *rc = pol.i->build(pol.self, t, &(eng_draft_oracle){.expand = oracle_expand, .ctx = o, .k = KCAND}, &lim);
     eng_policy_destroy(&pol);
     return eng_tree_size(t);
 }
@@ -205,7 +205,7 @@ static void test_chain_cycle(void)
         eng_tree t;
         tree_init(&t, &o);
         eng_build_limits lim = {MAXN, 64, 100};
-        eng_draft_oracle dr = {oracle_expand, &o, KCAND};
+        eng_draft_oracle dr = {.expand = oracle_expand, .ctx = &o, .k = KCAND};
         CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &lim), ENG_OK);
         eng_verify_plan plan;
         CHECK(pol.i->plan == NULL);
@@ -246,7 +246,7 @@ static void test_flash_ar(void)
     eng_tree t;
     tree_init(&t, &o);
     eng_build_limits lim = {MAXN, 64, 100};
-    eng_draft_oracle dr = {oracle_expand, &o, KCAND};
+    eng_draft_oracle dr = {.expand = oracle_expand, .ctx = &o, .k = KCAND};
     CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &lim), ENG_OK);
     CHECK_EQ_INT(t.n_nodes, 1);
     CHECK_EQ_INT(o.calls, 0);

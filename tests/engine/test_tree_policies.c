@@ -73,7 +73,7 @@ static int build(const char *name, void *params, eng_tree *t, orc *o, eng_build_
     CHECK_EQ_INT(d->create(params, &pol), ENG_OK);
     memset(o, 0, sizeof *o);
     tree_init(t);
-    eng_draft_oracle dr = {expand, o, KC};
+    eng_draft_oracle dr = {.expand = expand, .ctx = o, .k = KC};
     int rc = pol.i->build(pol.self, t, &dr, &lim);
     eng_policy_destroy(&pol);
     return rc;
@@ -422,7 +422,7 @@ static void test_sequoia(void)
     tree_init(&t);
     orc o;
     memset(&o, 0, sizeof o);
-    eng_draft_oracle dro = {expand, &o, KC};
+    eng_draft_oracle dro = {.expand = expand, .ctx = &o, .k = KC};
     CHECK_EQ_INT(pol.i->build(pol.self, &t, &dro, &BIG), ENG_OK);
     CHECK_EQ_INT(t.n_nodes, size);
     CHECK_EQ_INT(eng_tree_depth(&t), depth);
@@ -464,7 +464,7 @@ static void test_adaptive_chain(void)
     orc o;
     tree_init(&t);
     memset(&o, 0, sizeof o);
-    eng_draft_oracle dr = {expand, &o, KC};
+    eng_draft_oracle dr = {.expand = expand, .ctx = &o, .k = KC};
     CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
     CHECK_EQ_INT(eng_tree_size(&t), 8);
     CHECK_EQ_INT(eng_tree_leaves(&t), 1);

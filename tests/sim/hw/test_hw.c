@@ -354,7 +354,7 @@ static void test_projection_kv_exit(void)
     bad.proj = ENG_PROJ_ONDEMAND_CPU;
     bad.proj_rows = 0;
     CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_HW_E_INVALID);
-    sim_draft_call call = {ENG_UNIT_CPU, 1, 10};
+    sim_draft_call call = {ENG_UNIT_CPU, 1, 10, SIM_DRAFT_FULL};
     CHECK(sim_hw_cycle(hw, &call, 1, NULL, &f, NULL) == SIM_HW_E_INVALID); /* no draft */
     CHECK(sim_hw_now(hw) == now);
     sim_hw_destroy(hw);
@@ -376,7 +376,7 @@ static void test_draft_calls(void)
     CHECK(sim_hw_draft_ms(hw, ENG_UNIT_CPU, 16, 100) > 4 * cpu1);
     CHECK(sim_hw_draft_ms(hw, ENG_UNIT_NPU, 16, 100) < sim_hw_draft_ms(hw, ENG_UNIT_CPU, 16, 100));
     sim_draft_call calls[3] = {
-        {ENG_UNIT_CPU, 1, 100}, {ENG_UNIT_CPU, 1, 101}, {ENG_UNIT_NPU, 8, 102}};
+        {ENG_UNIT_CPU, 1, 100, SIM_DRAFT_FULL}, {ENG_UNIT_CPU, 1, 101, SIM_DRAFT_FULL}, {ENG_UNIT_NPU, 8, 102, SIM_DRAFT_FULL}};
     double call_ms[3];
     sim_verify_shape v = shape(10, 3);
     sim_cycle_time t;
@@ -420,7 +420,7 @@ static void test_spans_and_determinism(void)
     sim_hw *a = make(&d, &m, &e, 0.25), *b = make(&d, &m, &e, 0.25);
     spans s = {0};
     sim_hw_set_span_fn(a, on_span, &s);
-    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 50}, {ENG_UNIT_NPU, 4, 51}};
+    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 50, SIM_DRAFT_FULL}, {ENG_UNIT_NPU, 4, 51, SIM_DRAFT_FULL}};
     sim_verify_shape v = shape(12, 3);
     sim_cycle_time ta, tb, te;
     for (int i = 0; i < 5; i++) {
@@ -570,7 +570,7 @@ static void test_energy(void)
 {
     sim_device d = powered(), quiet = phone();
     sim_model m = q8(), e = eagle(4096, 14336);
-    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 256}, {ENG_UNIT_NPU, 4, 256}};
+    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 256, SIM_DRAFT_FULL}, {ENG_UNIT_NPU, 4, 256, SIM_DRAFT_FULL}};
     sim_verify_shape v = shape(8, 3);
     sim_cycle_time a, b;
     /* x = 0: flash, NPU and CPU all busy; power never changes a time */
@@ -622,7 +622,7 @@ static void test_energy_anchor(void)
     sim_device d = powered();
     sim_model m = q8(), m3 = decoder(28, 3072, 24, 8192, 128256, 0);
     sim_hw *hw = make(&d, &m, &m3, 0.0);
-    sim_draft_call call = {ENG_UNIT_CPU, 1, 256};
+    sim_draft_call call = {ENG_UNIT_CPU, 1, 256, SIM_DRAFT_FULL};
     sim_cycle_time t;
     CHECK(sim_hw_cycle(hw, &call, 1, NULL, &t, NULL) == SIM_HW_OK);
     double watts = t.energy_mj / t.cycle_ms, j_per_tok = t.energy_mj * 1e-3;

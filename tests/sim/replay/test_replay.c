@@ -54,7 +54,9 @@ static int run(const trc_trace *t, const char *policy, int32_t k, double dram, i
     eng_chain_params cp;
     eng_params_defaults(d->params, &cp);
     cp.k = k;
-    sim_point pt = {&dev, &tgt, &drf, t, d, &cp, dram, max_new, 0, 7, SIM_ACCEPT_GREEDY, 0.9, 1.0, SIM_POINT_RUNTIME_AUTO};
+    sim_point pt = {.device = &dev, .target = &tgt, .draft = &drf, .trace = t, .policy = d,
+                    .policy_params = &cp, .dram_fraction = dram, .max_new_tokens = max_new,
+                    .seed = 7, .accept = SIM_ACCEPT_GREEDY, .top_p = 0.9, .temperature = 1.0};
     return sim_replay_run(&pt, st, err, 256);
 }
 
@@ -126,7 +128,9 @@ static void test_errors(void)
     const eng_policy_desc *d = eng_policy_lookup("flash_ar");
     eng_flash_ar_params fp;
     eng_params_defaults(d->params, &fp);
-    sim_point pt = {&dev, &big, NULL, t, d, &fp, 1.0, 4, 0, 1, SIM_ACCEPT_GREEDY, 0.9, 1.0, SIM_POINT_RUNTIME_AUTO};
+    sim_point pt = {.device = &dev, .target = &big, .trace = t, .policy = d, .policy_params = &fp,
+                    .dram_fraction = 1.0, .max_new_tokens = 4, .seed = 1, .top_p = 0.9,
+                    .temperature = 1.0};
     CHECK(sim_replay_run(&pt, &st, err, sizeof err) == SIM_REPLAY_E_NOFIT);
     CHECK(strlen(err) > 0 && strchr(err, '\n') == NULL);
     trc_free(t);
