@@ -28,6 +28,10 @@ static const eng_policy_desc registry[] = {
      sizeof(eng_sequoia_params), eng_sequoia_param_table, eng_sequoia_create, 1},
     {"lever", "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid",
      sizeof(eng_lever_params), eng_lever_param_table, eng_lever_create, 1},
+    {"lyanna", "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify",
+     sizeof(eng_lyanna_params), eng_lyanna_param_table, eng_lyanna_create, 1},
+    {"edgellm", "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting",
+     sizeof(eng_edgellm_params), eng_edgellm_param_table, eng_edgellm_create, 1},
 };
 
 const eng_policy_desc *eng_policy_registry(int32_t *count)
@@ -64,6 +68,7 @@ void eng_plan_default(const eng_tree *t, const uint8_t *keep, eng_verify_plan *p
     plan->exit_layer = -1;
     plan->rows_after_exit = rows;
     plan->proj = ENG_PROJ_EAGER_NPU;
+    plan->overlap_gate = 0;
 }
 
 void eng_policy_destroy(eng_policy *p)

@@ -19,6 +19,7 @@
  *   calibrate optional an offline cost/acceptance profile (eng_cost_profile),
  *                      given once before the first cycle by the runtime (the
  *                      replay measures it from the trace and the phone model)
+ *   provisional optional drafting while the target verifies (EdgeLLM)
  */
 #ifndef ENG_POLICY_H
 #define ENG_POLICY_H
@@ -48,6 +49,8 @@ typedef struct eng_verify_plan {
     int32_t exit_layer;      /* layer after which only kept rows continue, -1 none */
     int32_t rows_after_exit; /* rows past exit_layer (== rows when no pruning) */
     eng_proj_mode proj;
+    int32_t overlap_gate;    /* provisional drafting may run only while the target
+                                is not computing (EdgeLLM's pipeline rule), 0 = any time */
 } eng_verify_plan;
 
 /* What a runtime measured for one cycle, handed to observe(). */
@@ -62,6 +65,13 @@ typedef struct eng_feedback {
     int32_t draft_calls;       /* oracle expand calls made */
     const double *call_ms;     /* latency of each draft call, in call order
                                   (draft_calls entries), NULL when not measured */
+    /* provisional drafting (the provisional hook): nodes of tree below
+     * verified_nodes were verified (all of them when 0); provisional_calls
+     * draft calls were made by the hook and the first provisional_done of them
+     * ran before the verification finished (the others were never run: their
+     * nodes are void) */
+    int32_t verified_nodes;
+    int32_t provisional_calls, provisional_done;
 } eng_feedback;
 
 /* What a runtime knows offline about its draft/target pair and hardware,
@@ -97,6 +107,14 @@ typedef struct eng_policy_i {
     void (*observe)(void *self, const eng_feedback *fb);
     void (*destroy)(void *self);
     int (*calibrate)(void *self, const eng_cost_profile *prof); /* returns ENG_OK */
+    /* optional: drafting that overlaps the verification of t (EdgeLLM's
+     * provisional generation), called after plan and before the target runs.
+     * Nodes it appends to t are not verified in this cycle; each of its draft
+     * calls appends at most one node, in call order (so the runtime can void
+     * the nodes of calls it could not run).  lim->max_nodes caps the tree
+     * including them (the runtime's memory upper bound).  Returns ENG_OK. */
+    int (*provisional)(void *self, eng_tree *t, eng_draft_oracle *draft,
+                       const eng_build_limits *lim);
 } eng_policy_i;
 
 typedef struct eng_policy {
@@ -300,8 +318,97 @@ double eng_lever_beta(const eng_policy *p);
 int32_t eng_lever_exit_layer(const eng_policy *p);
 const eng_costmodel *eng_lever_costmodel(const eng_policy *p);
 
-/* ---- EdgeLLM (issue 5; pol_edgellm.c) ---- */
+/* ---- EdgeLLM (issue 5; pol_edgellm.c, rules in ALGORITHMS.md) ---- */
+
+/* How the drafted branches are verified. Enum only grows. */
+typedef enum eng_edgellm_verify {
+    ENG_EDGELLM_BRANCHES = 0, /* batched multi-branch: one sequence per branch */
+    ENG_EDGELLM_TREE = 1      /* tree attention: one row per node (what-if) */
+} eng_edgellm_verify;
+
+#define ENG_EDGELLM_MAX_BRANCHES 64
+
+typedef struct eng_edgellm_params {
+    int32_t navigation;    /* bool: confidence-paced branches with forking (else one branch) */
+    int32_t fallback;      /* bool: verify when tree confidence < alpha (else at `budget` tokens) */
+    int32_t provisional;   /* bool: draft the most confident branch during verification */
+    int32_t budget;        /* draft tokens per tree without fallback; the pacer's initial M */
+    int32_t max_tokens;    /* safety cap on draft tokens per tree with fallback */
+    int32_t max_branches;  /* branches and fork candidates kept */
+    double alpha0;         /* initial fallback threshold */
+    double alpha_decay;    /* alpha multiplier after a fully correct branch */
+    int32_t prov_max;      /* provisional tokens per verification at most */
+    int32_t gate;          /* bool: provisional drafting only while the target loads */
+    int32_t verify;        /* eng_edgellm_verify */
+    eng_unit unit;         /* draft unit */
+} eng_edgellm_params;
+
+extern const eng_param_desc eng_edgellm_param_table[];
+int eng_edgellm_create(const void *params, eng_policy *out);
+
+/* Introspection for tests and tools: current threshold alpha, the pacer's M,
+ * and the draft tokens carried into the next tree by provisional drafting. */
+double eng_edgellm_alpha(const eng_policy *p);
+double eng_edgellm_pace_m(const eng_policy *p);
+int32_t eng_edgellm_carried(const eng_policy *p);
+
+/* Eq. 3 alone: the next alpha after a verification whose best-matching branch
+ * had n_correct of n_all draft tokens accepted. */
+double eng_edgellm_alpha_update(double alpha, double decay, int32_t n_correct, int32_t n_all);
+
+/* The pacer alone (Eq. 1-2): among n branches of cumulative confidence conf[i]
+ * and own length len[i], the index of the largest deficit m * conf[i] / sum(conf)
+ * - len[i] (the lowest index on ties); -1 when n < 1. */
+int32_t eng_edgellm_pace(const double *conf, const int32_t *len, int32_t n, double m);
 
 /* ---- Lyanna (issue 5; pol_lyanna.c) ---- */
+
+/* Lyanna: token-info sampling tree over a hidden-state draft (Algorithm 1),
+ * pruned to a verification budget; re-sampling after a rejection from the
+ * hidden states already computed (Algorithm 2), verified fused into the next
+ * cycle or on its own; one-pass draft LM head.  Rules and modelling in
+ * pol_lyanna.c's header comment. */
+typedef struct eng_lyanna_params {
+    int32_t n;                /* N: draft steps (hidden states) per cycle, default 7 */
+    int32_t k;                /* branch number: children per frontier node and frontier
+                                 width, default 2 */
+    int32_t b;                /* B: verification budget, draft nodes kept (root excluded)
+                                 per tree, default 16 */
+    int32_t r;                /* re-sample only when more than r draft steps remain, default 1 */
+    int32_t resampling;       /* bool, default 1 */
+    int32_t fusion;           /* bool: re-sampled subtree verified inside the next cycle's
+                                 tree (1) or in a verification of its own (0), default 1 */
+    int32_t one_pass_head;    /* bool: N body-only forwards + one LM-head pass, default 1 */
+    double resample_penalty;  /* [0, 1]: replay-only quality loss of re-sampled candidate
+                                 sets (eng_draft_oracle.resample), default 0.2 */
+    eng_unit unit;            /* draft unit, default NPU */
+} eng_lyanna_params;
+
+extern const eng_param_desc eng_lyanna_param_table[];
+int eng_lyanna_create(const void *params, eng_policy *out);
+
+/* What the last build did (kind) and what observe decided (pending). Enum only
+ * grows. */
+typedef enum eng_lyanna_kind {
+    ENG_LYANNA_DRAFT = 0,     /* a token-info tree from N draft steps */
+    ENG_LYANNA_FUSED = 1,     /* the same, merged with the re-sampled subtree */
+    ENG_LYANNA_RESAMPLED = 2  /* the re-sampled subtree alone: no draft forward */
+} eng_lyanna_kind;
+
+typedef struct eng_lyanna_cycle {
+    int32_t kind;           /* eng_lyanna_kind of the last build */
+    int32_t steps;          /* draft steps run (forwards over the hidden-state chain) */
+    int32_t draft_nodes;    /* token-info tree after budget pruning (root excluded) */
+    int32_t resample_steps; /* depth of the re-sampled subtree, 0 = none */
+    int32_t resample_nodes; /* re-sampled subtree after pruning (root excluded), shared
+                               nodes included */
+    int32_t extra_rows;     /* nodes the re-sampled subtree added to the tree */
+    int32_t pending;        /* steps of the subtree owed to the next build (after
+                               observe), 0 = none */
+} eng_lyanna_cycle;
+
+/* Introspection for tests and tools: the last cycle of a lyanna policy.
+ * Returns ENG_OK, or ENG_E_ARG when p is not a lyanna policy. */
+int eng_lyanna_last(const eng_policy *p, eng_lyanna_cycle *out);
 
 #endif

@@ -5,10 +5,17 @@
  * keep[v] = 1 (ancestor-closed), so the kept nodes form a tree rooted at 0.
  * Node ids satisfy parent < child, so one forward pass in id order sees every
  * parent before its children.
+ *
+ * Speed: in shadow normalisation every candidate's exp() is computed once
+ * (PR_EXP_CACHE of them kept on the stack) and reused for the children's
+ * shares, with the same operands as the uncached expression, so the values
+ * are bit-identical.
  */
 #include "eng_prune.h"
 
 #include <math.h>
+
+#define PR_EXP_CACHE 64 /* candidates whose exp() is kept per node */
 
 void eng_prune_default_params(eng_prune_params *p)
 {
@@ -60,9 +67,13 @@ void eng_prune_normalise(const eng_tree *t, const float *scores, int32_t k, doub
                     mx = s[j];
             }
         }
-        double z = 0.0;
+        double z = 0.0, e[PR_EXP_CACHE];
+        int cached = shadow && !bad && cn <= PR_EXP_CACHE;
         if (!bad) {
-            if (shadow) {
+            if (cached) {
+                for (int32_t j = 0; j < cn; j++)
+                    z += e[j] = exp(((double)s[j] - mx) / tau);
+            } else if (shadow) {
                 for (int32_t j = 0; j < cn; j++)
                     z += exp(((double)s[j] - mx) / tau);
             } else {
@@ -76,7 +87,7 @@ void eng_prune_normalise(const eng_tree *t, const float *scores, int32_t k, doub
                 norm[c] = 1.0;
                 continue;
             }
-            norm[c] = exp(((double)s[j] - mx) / tau) / z;
+            norm[c] = (cached ? e[j] : exp(((double)s[j] - mx) / tau)) / z;
         }
     }
 }

@@ -15,6 +15,16 @@
  * inserted node O(log n) plus, in hybrid mode, a readiness count that stops
  * after b_min candidates.
  *
+ * Speed (the replay runs this ~100k times a second).  The cost model does not
+ * change during a build and every Delta C of one step reads the same three
+ * verification estimates -- V(n, l), V(n + 1, l) and V(n + 1, l + 1) for the
+ * current rows n and leaves l -- so the build caches them (vc_*) and refreshes
+ * them only when the tree grows; best_class, count_ready and Eq. 6 then cost
+ * no table lookups.  Each expanded node's clamped candidate count is kept
+ * beside its q = exp(log q) values, computed once per candidate at expansion.
+ * The arithmetic is exactly that of eng_lever_delta_cost (same operands, same
+ * order), so results are bit-identical to the uncached rules.
+ *
  * Schedule.  cpu / npu: every inserted expandable node is expanded at once by
  * a single-node call on that unit (draft cost per node: the CPU node average
  * or the NPU batch-1 average).  hybrid (choice): while fewer than b_min
@@ -225,6 +235,7 @@ typedef struct lv_state {
     lv_heap heap[LV_NCLASS];
     double reach[ENG_LEVER_MAX_NODES], sumq[ENG_LEVER_MAX_NODES];
     double *q; /* [ENG_LEVER_MAX_NODES * LV_MAX_K] q = exp(logq) of each candidate */
+    int32_t ncand[ENG_LEVER_MAX_NODES]; /* candidates of an expanded node, <= LV_MAX_K */
     int32_t next_rank[ENG_LEVER_MAX_NODES];
     int32_t pending[ENG_LEVER_MAX_NODES];
     /* draft calls of the cycle (for observe) */
@@ -295,22 +306,42 @@ typedef struct lv_build {
     int32_t d_max, cap; /* depth cap, node capacity (root included) */
     int32_t leaves;
     double g, c_draft;
+    /* verification estimates at the current shape (n = t->n_nodes rows, l =
+     * leaves), valid while vc_rows == n and vc_leaves == l */
+    int32_t vc_rows, vc_leaves;
+    double vc_cur, vc_leaf, vc_branch; /* V(n, l), V(n + 1, l), V(n + 1, l + 1) */
 } lv_build;
+
+static void refresh_costs(lv_build *b)
+{
+    int32_t n = b->t->n_nodes, l = b->leaves;
+    if (n == b->vc_rows && l == b->vc_leaves) return;
+    const eng_costmodel *cm = &b->s->cm;
+    b->vc_rows = n;
+    b->vc_leaves = l;
+    b->vc_cur = eng_costmodel_verify(cm, n, l);
+    b->vc_leaf = eng_costmodel_verify(cm, n + 1, l);
+    b->vc_branch = eng_costmodel_verify(cm, n + 1, l + 1);
+}
+
+/* eng_lever_delta_cost at the current shape, from the cached estimates */
+static double delta_cost(const lv_build *b, int32_t parent_is_leaf, double child_draft_ms)
+{
+    double d = (parent_is_leaf ? b->vc_leaf : b->vc_branch) - b->vc_cur + child_draft_ms;
+    return d > ENG_LEVER_MIN_DELTA_MS ? d : ENG_LEVER_MIN_DELTA_MS;
+}
 
 static double tree_cost(const lv_build *b)
 {
-    return b->c_draft + eng_costmodel_verify(&b->s->cm, b->t->n_nodes, b->leaves);
+    return b->c_draft + b->vc_cur;
 }
 
 /* pushes u's candidate next_rank[u] (if any) into its class heap */
 static void push_next(lv_build *b, int32_t u)
 {
     lv_state *s = b->s;
-    int32_t cn = 0;
-    eng_tree_cands(b->t, u, &cn);
-    if (cn > LV_MAX_K) cn = LV_MAX_K;
     int32_t r = s->next_rank[u];
-    if (r >= cn || s->sumq[u] <= 0) return;
+    if (r >= s->ncand[u] || s->sumq[u] <= 0) return;
     double key = s->reach[u] * s->q[(size_t)u * LV_MAX_K + (size_t)r] / s->sumq[u];
     int32_t expandable = b->t->nodes[u].depth + 1 < b->d_max;
     heap_push(&s->heap[cls(r == 0, expandable)], key, u);
@@ -327,6 +358,7 @@ static void add_expanded(lv_build *b, int32_t u)
     for (int32_t j = 0; j < cn; j++)
         z += q[j] = exp((double)c[j].logp);
     s->sumq[u] = z;
+    s->ncand[u] = cn;
     s->next_rank[u] = 0;
     push_next(b, u);
 }
@@ -353,8 +385,7 @@ static int32_t best_class(const lv_build *b, double dv, double *delta)
     for (int32_t k = 0; k < LV_NCLASS; k++) {
         const lv_heap *h = &b->s->heap[k];
         if (h->n == 0) continue;
-        double d =
-            eng_lever_delta_cost(&b->s->cm, b->t->n_nodes, b->leaves, k >= 2, (k & 1) ? dv : 0.0);
+        double d = delta_cost(b, k >= 2, (k & 1) ? dv : 0.0);
         double ratio = h->e[0].key / d;
         if (ratio > best_ratio) {
             best_ratio = ratio;
@@ -371,18 +402,18 @@ static int32_t count_ready(const lv_build *b, double dv, int32_t enough)
 {
     const lv_state *s = b->s;
     double g = b->g, c = tree_cost(b);
+    /* Delta C of a rank-0 and of a later candidate, per expandability */
+    double d_first[2] = {delta_cost(b, 1, 0.0), delta_cost(b, 1, dv)};
+    double d_later[2] = {delta_cost(b, 0, 0.0), delta_cost(b, 0, dv)};
     int32_t ready = 0;
     for (int32_t k = 0; k < LV_NCLASS && ready < enough; k++) {
         const lv_heap *h = &s->heap[k];
+        int32_t expandable = k & 1;
         for (int32_t i = 0; i < h->n && ready < enough; i++) {
-            int32_t u = h->e[i].u, cn = 0;
-            eng_tree_cands(b->t, u, &cn);
-            if (cn > LV_MAX_K) cn = LV_MAX_K;
+            int32_t u = h->e[i].u, cn = s->ncand[u];
             const double *q = s->q + (size_t)u * LV_MAX_K;
-            int32_t expandable = k & 1;
             for (int32_t r = s->next_rank[u]; r < cn && ready < enough; r++) {
-                double d = eng_lever_delta_cost(&s->cm, b->t->n_nodes, b->leaves, r == 0,
-                                                expandable ? dv : 0.0);
+                double d = r == 0 ? d_first[expandable] : d_later[expandable];
                 double reach = s->beta * s->reach[u] * q[r] / s->sumq[u];
                 if (eng_lever_stop(reach, d, g, c)) break;
                 ready++;
@@ -395,7 +426,7 @@ static int32_t count_ready(const lv_build *b, double dv, int32_t enough)
 static int gain_cost_build(lv_state *s, eng_tree *t, eng_draft_oracle *draft,
                            const eng_build_limits *lim)
 {
-    lv_build b = {.s = s, .t = t, .leaves = 1, .g = 1.0};
+    lv_build b = {.s = s, .t = t, .leaves = 1, .g = 1.0, .vc_rows = -1};
     b.d_max = s->p.d_max;
     if (lim->max_depth < b.d_max) b.d_max = lim->max_depth;
     if (lim->remaining - 1 < b.d_max) b.d_max = lim->remaining - 1;
@@ -415,10 +446,12 @@ static int gain_cost_build(lv_state *s, eng_tree *t, eng_draft_oracle *draft,
     if (rc != ENG_OK) return rc;
     b.c_draft = d_single;
     for (;;) {
+        refresh_costs(&b);
         int batch = sched == ENG_LEVER_HYBRID && count_ready(&b, d_batch, s->p.b_min) >= s->p.b_min;
         double dv = batch ? d_batch : d_single;
         int32_t limit = batch ? s->p.b_max : 1, picked = 0, n_pend = 0;
         while (picked < limit && t->n_nodes < b.cap) {
+            refresh_costs(&b);
             double delta = 0.0;
             int32_t k = best_class(&b, dv, &delta);
             if (k < 0) break;

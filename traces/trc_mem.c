@@ -22,6 +22,18 @@
  * Cost: O(N*K) plus O(c log c) per parent with c > 16 children; one pass per
  * array, memory bound.  Tree links are filled in the same pass.
  *
+ * Parallel validation.  After the header and the offsets (cheap, checked
+ * first: every other check indexes through the offsets), the remaining checks
+ * and the checksum are independent: each reads its own arrays, and only the
+ * tree check writes (the tree links, which nothing else reads).  They run as
+ * tasks on up to VAL_MAX_THREADS threads (the caller's included), large arrays
+ * cut into ranges.  Each task stops at its first failure and keeps its own
+ * message; the error reported is that of the first failing task in the
+ * sequential order (checks in the order below, ranges in index order), which
+ * is exactly the error the one-thread pass reports, so results and messages do
+ * not depend on the thread count.  The checksum is computed alongside and
+ * dropped when a check fails.
+ *
  * The builder grows one vector per array and hands the buffers to the trace on
  * finish (no copy).  Misuse (trees before a prompt, too many/few trees) is sticky:
  * the first such error is reported by trc_builder_finish().
@@ -29,9 +41,12 @@
 #include "trc_impl.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -123,6 +138,12 @@ void trc_free(trc_trace *t)
 }
 
 /* ------------------------------------------------------------- validation */
+
+#define VAL_BLOCK 1024         /* entries per branch-free scan block */
+#define VAL_MAX_THREADS 16     /* validation threads, the caller's included */
+#define VAL_RANGES 8           /* most ranges one check is cut into */
+#define VAL_MIN_RANGE 65536    /* fewest nodes (or entries) per range */
+#define VAL_MIN_PARALLEL 4194304 /* fewer candidate entries: one thread */
 
 /* Locates global tree index tr as (prompt, pos) for messages. */
 static void tree_where(const trc_trace *t, int64_t tr, int32_t *p, int64_t *pos)
@@ -228,7 +249,16 @@ static int check_tokens(const trc_trace *t, const int32_t *tok, int64_t n, const
                         const char *ds, int stride, trc_err *err)
 {
     int32_t V = t->meta.vocab;
-    for (int64_t i = 0; i < n; i++) {
+    int64_t i = 0;
+    /* blocks scanned without branches (vectorised); the block holding a bad
+     * token is then scanned again below to name it */
+    for (; i + VAL_BLOCK <= n; i += VAL_BLOCK) {
+        uint32_t bad = 0;
+        for (int64_t j = i; j < i + VAL_BLOCK; j++)
+            bad |= (uint32_t)tok[j] >= (uint32_t)V;
+        if (bad) break;
+    }
+    for (; i < n; i++) {
         if (tok[i] >= 0 && tok[i] < V) continue;
         if (!stride)
             return trci_err(err, TRC_E_DATA, "%s: %s: token %d at index %lld out of range [0, %d)",
@@ -244,13 +274,32 @@ static int check_tokens(const trc_trace *t, const int32_t *tok, int64_t n, const
     return TRC_OK;
 }
 
-static int check_logp(const trc_trace *t, const float *lp, const char *name, const char *ds,
-                      trc_err *err)
+/* Nonzero when row[0..K) holds a value check_logp rejects (branch-free). */
+static inline int logp_row_bad(const float *row, int K)
 {
-    int64_t N = t->meta.n_nodes;
+    int bad = 0;
+    for (int j = 0; j < K; j++)
+        bad |= !(row[j] > -INFINITY && row[j] <= TRCI_LOGP_EPS); /* NaN, inf, > eps */
+    for (int j = 1; j < K; j++)
+        bad |= row[j] > row[j - 1];
+    return bad;
+}
+
+/* Rows [i0, i1) of a log-prob array. */
+static int check_logp(const trc_trace *t, const float *lp, int64_t i0, int64_t i1,
+                      const char *name, const char *ds, trc_err *err)
+{
     int K = t->meta.k;
     char what[160];
-    for (int64_t i = 0; i < N; i++) {
+    int64_t i = i0;
+    if (K == 8) { /* the common K, unrolled by the compiler */
+        for (; i < i1 && !logp_row_bad(lp + i * 8, 8); i++)
+            ;
+    } else {
+        for (; i < i1 && !logp_row_bad(lp + i * K, K); i++)
+            ;
+    }
+    for (; i < i1; i++) {
         const float *row = lp + i * K;
         for (int j = 0; j < K; j++) {
             float v = row[j];
@@ -310,11 +359,11 @@ static int32_t find_dup(const int32_t *v, int n, int32_t *scratch)
     return -1;
 }
 
-static int check_candidates(const trc_trace *t, const int32_t *tok, const char *name,
-                            const char *ds, int32_t *scratch, trc_err *err)
+static int check_candidates(const trc_trace *t, const int32_t *tok, int64_t i0, int64_t i1,
+                            const char *name, const char *ds, int32_t *scratch, trc_err *err)
 {
     int K = t->meta.k;
-    for (int64_t i = 0; i < t->meta.n_nodes; i++) {
+    for (int64_t i = i0; i < i1; i++) {
         int32_t d = find_dup(tok + i * K, K, scratch);
         if (d >= 0) {
             char what[96];
@@ -415,6 +464,179 @@ static int check_tree(trc_trace *t, int32_t p, int64_t pos, int64_t tr, int32_t 
     return TRC_OK;
 }
 
+/* ---- the parallel part of validation (see the file comment) ---- */
+
+enum {
+    VT_TOK_PROMPT, /* in the sequential order of the checks */
+    VT_TOK_REF,
+    VT_TOK_NODE,
+    VT_TOK_DRAFT,
+    VT_TOK_TGT,
+    VT_LOGP_DRAFT,
+    VT_LOGP_TGT,
+    VT_EXIT,
+    VT_CAND_DRAFT,
+    VT_CAND_TGT,
+    VT_TREES,
+    VT_HASH
+};
+
+typedef struct vtask {
+    int kind;
+    int64_t i0, i1; /* range: entries, nodes or trees */
+    int rc;
+    trc_err err;
+} vtask;
+
+typedef struct vpool {
+    trc_trace *t;
+    const char *name;
+    vtask *tasks;
+    size_t n;
+    size_t scratch_n; /* int32 entries of tree/candidate scratch per thread */
+    atomic_size_t next;
+    atomic_int nomem;
+} vpool;
+
+/* Exit scores [i0, i1) (flat indices) must be finite. */
+static int check_exit(const trc_trace *t, int64_t i0, int64_t i1, const char *name, trc_err *err)
+{
+    const float *x = t->exit_score;
+    int64_t i = i0;
+    for (; i + VAL_BLOCK <= i1; i += VAL_BLOCK) {
+        int bad = 0;
+        for (int64_t j = i; j < i + VAL_BLOCK; j++)
+            bad |= !(x[j] > -INFINITY && x[j] < INFINITY);
+        if (bad) break;
+    }
+    for (; i < i1; i++)
+        if (!isfinite(x[i])) {
+            const trc_meta *m = &t->meta;
+            char what[96];
+            int64_t per = (int64_t)m->n_exit * m->k;
+            snprintf(what, sizeof what, "%s score at exit %d, candidate %d",
+                     isnan(x[i]) ? "NaN" : "infinite", (int)(i % per / m->k), (int)(i % m->k));
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/exit_score", i / per, what);
+        }
+    return TRC_OK;
+}
+
+/* Trees [tr0, tr1) in global order. */
+static int check_trees(trc_trace *t, int64_t tr0, int64_t tr1, int32_t *scratch, const char *name,
+                       trc_err *err)
+{
+    if (tr0 >= tr1) return TRC_OK;
+    int32_t p;
+    int64_t pos;
+    tree_where(t, tr0, &p, &pos);
+    for (int64_t tr = tr0; tr < tr1; tr++) {
+        while (tr >= t->ref_off[p + 1]) /* prompts hold >= 1 tree (offsets checked) */
+            p++;
+        int rc = check_tree(t, p, tr - t->ref_off[p], tr, scratch, name, err);
+        if (rc) return rc;
+    }
+    return TRC_OK;
+}
+
+static void run_task(vpool *vp, vtask *k, int32_t *scratch)
+{
+    trc_trace *t = vp->t;
+    const trc_meta *m = &t->meta;
+    const char *name = vp->name;
+    trc_err *e = &k->err;
+    switch (k->kind) {
+    case VT_TOK_PROMPT:
+        k->rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, name, "/prompts/tokens", 0, e);
+        break;
+    case VT_TOK_REF:
+        k->rc = check_tokens(t, t->ref_tok, m->n_trees, name, "/reference/tokens", 0, e);
+        break;
+    case VT_TOK_NODE:
+        k->rc = check_tokens(t, t->token, m->n_nodes, name, "/nodes/token", 1, e);
+        break;
+    case VT_TOK_DRAFT:
+    case VT_TOK_TGT: {
+        /* a range of nodes; check_tokens counts from the array start */
+        const int32_t *a = k->kind == VT_TOK_DRAFT ? t->draft_tok : t->tgt_tok;
+        const char *ds = k->kind == VT_TOK_DRAFT ? "/nodes/draft_tok" : "/nodes/target_tok";
+        int64_t K = m->k;
+        k->rc = TRC_OK;
+        /* scan the range; on a hit, rerun from 0 up to it for the exact message */
+        int32_t V = m->vocab;
+        for (int64_t i = k->i0 * K; i < k->i1 * K; i++)
+            if ((uint32_t)a[i] >= (uint32_t)V) {
+                k->rc = check_tokens(t, a, i + 1, name, ds, m->k, e);
+                break;
+            }
+        break;
+    }
+    case VT_LOGP_DRAFT:
+        k->rc = check_logp(t, t->draft_logp, k->i0, k->i1, name, "/nodes/draft_logp", e);
+        break;
+    case VT_LOGP_TGT:
+        k->rc = check_logp(t, t->tgt_logp, k->i0, k->i1, name, "/nodes/target_logp", e);
+        break;
+    case VT_EXIT:
+        k->rc = check_exit(t, k->i0, k->i1, name, e);
+        break;
+    case VT_CAND_DRAFT:
+        k->rc = check_candidates(t, t->draft_tok, k->i0, k->i1, name, "/nodes/draft_tok", scratch,
+                                 e);
+        break;
+    case VT_CAND_TGT:
+        k->rc = check_candidates(t, t->tgt_tok, k->i0, k->i1, name, "/nodes/target_tok", scratch,
+                                 e);
+        break;
+    case VT_TREES:
+        k->rc = check_trees(t, k->i0, k->i1, scratch, name, e);
+        break;
+    case VT_HASH:
+        t->checksum = trci_hash(t);
+        k->rc = TRC_OK;
+        break;
+    }
+}
+
+static void *vworker(void *arg)
+{
+    vpool *vp = arg;
+    int32_t *scratch = malloc(vp->scratch_n * sizeof *scratch);
+    if (!scratch) {
+        atomic_store(&vp->nomem, 1);
+        return NULL;
+    }
+    for (;;) {
+        size_t i = atomic_fetch_add(&vp->next, 1);
+        if (i >= vp->n) break;
+        run_task(vp, &vp->tasks[i], scratch);
+    }
+    free(scratch);
+    return NULL;
+}
+
+static int val_threads(int64_t work)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cpus > 0 ? (int)(cpus < VAL_MAX_THREADS ? cpus : VAL_MAX_THREADS) : 1;
+    if (work < VAL_MIN_PARALLEL) n = 1; /* small traces: threads cost more than they save */
+    return n;
+}
+
+/* Appends tasks of kind covering [0, n) in ranges of at least min_range. */
+static size_t add_ranges(vtask *tk, size_t at, int kind, int64_t n, int64_t min_range)
+{
+    int64_t parts = n / min_range;
+    if (parts < 1) parts = 1;
+    if (parts > VAL_RANGES) parts = VAL_RANGES;
+    for (int64_t q = 0; q < parts; q++) {
+        tk[at].kind = kind;
+        tk[at].i0 = n * q / parts;
+        tk[at].i1 = n * (q + 1) / parts;
+        at++;
+    }
+    return at;
+}
+
 int trci_validate(trc_trace *t, const char *name, trc_err *err)
 {
     const trc_meta *m = &t->meta;
@@ -428,43 +650,68 @@ int trci_validate(trc_trace *t, const char *name, trc_err *err)
     if (!rc)
         rc = check_offsets(t->node_off, m->n_trees, m->n_nodes, 1, m->max_nodes, name,
                            "/trees/node_offset", "nodes", err);
-    if (!rc) rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, name, "/prompts/tokens", 0, err);
-    if (!rc) rc = check_tokens(t, t->ref_tok, m->n_trees, name, "/reference/tokens", 0, err);
-    if (!rc) rc = check_tokens(t, t->token, m->n_nodes, name, "/nodes/token", 1, err);
-    int64_t nk = m->n_nodes * m->k;
-    if (!rc) rc = check_tokens(t, t->draft_tok, nk, name, "/nodes/draft_tok", m->k, err);
-    if (!rc) rc = check_tokens(t, t->tgt_tok, nk, name, "/nodes/target_tok", m->k, err);
-    if (!rc) rc = check_logp(t, t->draft_logp, name, "/nodes/draft_logp", err);
-    if (!rc) rc = check_logp(t, t->tgt_logp, name, "/nodes/target_logp", err);
     if (rc) return rc;
-    int64_t ne = nk * m->n_exit;
-    for (int64_t i = 0; i < ne; i++)
-        if (!isfinite(t->exit_score[i])) {
-            char what[96];
-            int64_t per = (int64_t)m->n_exit * m->k;
-            snprintf(what, sizeof what, "%s score at exit %d, candidate %d",
-                     isnan(t->exit_score[i]) ? "NaN" : "infinite", (int)(i % per / m->k),
-                     (int)(i % m->k));
-            return node_err(t, err, TRC_E_DATA, name, "/nodes/exit_score", i / per, what);
-        }
 
     int32_t max_n = 1;
     for (int64_t tr = 0; tr < m->n_trees; tr++)
         if (t->node_off[tr + 1] - t->node_off[tr] > max_n)
             max_n = (int32_t)(t->node_off[tr + 1] - t->node_off[tr]);
-    size_t scratch_n = 2 * (size_t)(max_n > m->k ? max_n : m->k);
-    int32_t *scratch = malloc(scratch_n * sizeof *scratch);
-    if (!scratch) return trci_err(err, TRC_E_NOMEM, "%s: out of memory while validating", name);
-    rc = check_candidates(t, t->draft_tok, name, "/nodes/draft_tok", scratch, err);
-    if (!rc) rc = check_candidates(t, t->tgt_tok, name, "/nodes/target_tok", scratch, err);
-    for (int32_t p = 0; !rc && p < m->n_prompts; p++) {
-        int64_t L = t->ref_off[p + 1] - t->ref_off[p];
-        for (int64_t pos = 0; !rc && pos < L; pos++)
-            rc = check_tree(t, p, pos, t->ref_off[p] + pos, scratch, name, err);
+    int64_t N = m->n_nodes, nk = N * m->k;
+    vtask tk[4 + 8 * VAL_RANGES];
+    memset(tk, 0, sizeof tk);
+    size_t n = 0;
+    tk[n++].kind = VT_HASH; /* the longest single task: first */
+    tk[n++].kind = VT_TOK_PROMPT;
+    tk[n++].kind = VT_TOK_REF;
+    tk[n++].kind = VT_TOK_NODE;
+    n = add_ranges(tk, n, VT_TOK_DRAFT, N, VAL_MIN_RANGE);
+    n = add_ranges(tk, n, VT_TOK_TGT, N, VAL_MIN_RANGE);
+    n = add_ranges(tk, n, VT_LOGP_DRAFT, N, VAL_MIN_RANGE);
+    n = add_ranges(tk, n, VT_LOGP_TGT, N, VAL_MIN_RANGE);
+    if (m->n_exit) n = add_ranges(tk, n, VT_EXIT, nk * m->n_exit, VAL_MIN_RANGE * 8);
+    n = add_ranges(tk, n, VT_CAND_DRAFT, N, VAL_MIN_RANGE);
+    n = add_ranges(tk, n, VT_CAND_TGT, N, VAL_MIN_RANGE);
+    n = add_ranges(tk, n, VT_TREES, m->n_trees, VAL_MIN_RANGE / 16);
+    vpool vp = {.t = t,
+                .name = name,
+                .tasks = tk,
+                .n = n,
+                .scratch_n = 2 * (size_t)(max_n > m->k ? max_n : m->k)};
+    atomic_init(&vp.next, 0);
+    atomic_init(&vp.nomem, 0);
+    int nt = val_threads(nk);
+    pthread_t th[VAL_MAX_THREADS];
+    int started = 0;
+    for (int i = 1; i < nt; i++) {
+        if (pthread_create(&th[started], NULL, vworker, &vp) != 0) break;
+        started++;
     }
-    free(scratch);
-    if (rc) return rc;
-    t->checksum = trci_hash(t);
+    vworker(&vp);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (atomic_load(&vp.nomem) || atomic_load(&vp.next) < n) {
+        /* a thread could not start its scratch: finish what is left here */
+        int32_t *scratch = malloc(vp.scratch_n * sizeof *scratch);
+        if (!scratch)
+            return trci_err(err, TRC_E_NOMEM, "%s: out of memory while validating", name);
+        for (size_t i = atomic_fetch_add(&vp.next, 1); i < n; i = atomic_fetch_add(&vp.next, 1))
+            run_task(&vp, &tk[i], scratch);
+        free(scratch);
+    }
+    /* the first failure in the sequential order of the checks (the hash is
+     * not a check; kinds sort in that order and ranges within a kind) */
+    const vtask *first = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!tk[i].rc) continue;
+        if (!first || tk[i].kind < first->kind ||
+            (tk[i].kind == first->kind && tk[i].i0 < first->i0))
+            first = &tk[i];
+    }
+    if (first) {
+        if (err) *err = first->err;
+        t->checksum = 0;
+        return first->rc;
+    }
     return TRC_OK;
 }
 

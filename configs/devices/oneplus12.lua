@@ -182,4 +182,15 @@ return {
   -- sharing one memory-mapped region (papers/android-speculative-notes.md, "KV
   -- cache sharing"): set kv_shared = true for that runtime.
   kv_shared = false,
+
+  -- draft work overlapping a verification (sim/hw/sim_hw.h "Overlap") -------
+  -- papers/edgellm.md §III-D (Fig. 13): running the draft in parallel with the
+  -- target slowed the target's computing by 2.2-2.3x and its parameter loading
+  -- by 1.05-1.09x; the midpoints 2.25 and 1.07.  Measured on a Jetson TX2 (no
+  -- phone measurement is published): carried over as the only figure there is.
+  contention_compute = 2.25,
+  contention_load = 1.07,
+  -- same section: the two models barely disturb each other unless memory use
+  -- exceeds 90%, so overlapping drafting may fill the DRAM budget up to 0.9.
+  mem_upper_bound = 0.9,
 }

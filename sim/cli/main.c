@@ -2,7 +2,9 @@
  * main.c -- the flashspec command line.
  *
  *   flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
- *                 [--max-instructions N] [--max-memory-mb N]   (sweep: the same)
+ *                 [--max-instructions N] [--max-memory-mb N]
+ *                 [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]
+ *                 (sweep: the same)
  *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
  *   flashspec demo [-o DIR] [-q]
  *   flashspec trace info|check|stats|synth ...
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <hdf5.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@
 #include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
+#include "sim/lua/sweep_exec.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
 
@@ -55,7 +59,8 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
-    "       flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
+    "                     [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]\n"
+    "       flashspec sweep SCRIPT.lua (the same options)\n"
     "\n"
     "Runs an experiment script (Lua 5.4, sandboxed).  Every point it runs with\n"
     "flashspec.run or flashspec.sweep is written, when the script succeeds, to\n"
@@ -77,6 +82,18 @@ static const char usage_run[] =
     "                     (default 1e9; none with --unsafe unless given)\n"
     "      --max-memory-mb N     cap the script's Lua heap at N MiB (default 4096)\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
+    "      --timeline FILE.json\n"
+    "                     also write the timeline of one prompt of one point as\n"
+    "                     Chrome trace-event JSON (open it in ui.perfetto.dev): one\n"
+    "                     track per resource (CPU, NPU, flash; overlapping work such\n"
+    "                     as provisional drafting on its own track), the cycles with\n"
+    "                     their draft and verify phases, DRAM use and tokens as\n"
+    "                     counters; times in simulated microseconds.  Identical\n"
+    "                     bytes for any -j; written atomically (exit 73 on failure)\n"
+    "      --timeline-point N   which point: 0-based, counting every point the\n"
+    "                     script runs in order, failed ones included (default 0)\n"
+    "      --timeline-prompt P  which prompt of that point, 0-based (default 0);\n"
+    "                     a point or prompt that does not exist is exit 64\n"
     "  -h, --help         this help\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM: the points in flight finish and are saved, nothing\n"
@@ -106,9 +123,14 @@ static int script_cmd(int argc, char **argv, int kind)
         {"help", no_argument, NULL, 'h'},
         {"max-instructions", required_argument, NULL, 'I'},
         {"max-memory-mb", required_argument, NULL, 'M'},
+        {"timeline", required_argument, NULL, 'T'},
+        {"timeline-point", required_argument, NULL, 'P'},
+        {"timeline-prompt", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     fs_script_opts o = {0};
+    fs_timeline_opts tl = {0};
+    int tl_index_given = 0;
     o.quiet = demo; /* the demo's table says it all */
     o.jobs = kind == 2 ? sim_sweep_default_workers() : 1;
     int c;
@@ -144,6 +166,32 @@ static int script_cmd(int argc, char **argv, int kind)
                 o.max_memory_mb = v;
             break;
         }
+        case 'T':
+            if (demo) goto bad;
+            if (!*optarg) {
+                fprintf(stderr, "flashspec: %s: --timeline needs a file name (see --help)\n",
+                        argv[0]);
+                return FS_EXIT_USAGE;
+            }
+            tl.path = optarg;
+            break;
+        case 'P':
+        case 'p': {
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            if (demo || errno || *end || end == optarg || v < 0 || v > INT32_MAX) {
+                fprintf(stderr, "flashspec: %s: --%s needs an index >= 0 (see --help)\n",
+                        argv[0], c == 'P' ? "timeline-point" : "timeline-prompt");
+                return FS_EXIT_USAGE;
+            }
+            if (c == 'P')
+                tl.point = v;
+            else
+                tl.prompt = (int32_t)v;
+            tl_index_given = 1;
+            break;
+        }
         case 'R':
             if (demo) goto bad;
             o.no_resume = 1;
@@ -172,6 +220,12 @@ static int script_cmd(int argc, char **argv, int kind)
             return FS_EXIT_USAGE;
         }
     }
+    if (tl_index_given && !tl.path) {
+        fprintf(stderr, "flashspec: %s: --timeline-point and --timeline-prompt need "
+                        "--timeline FILE.json (see --help)\n",
+                argv[0]);
+        return FS_EXIT_USAGE;
+    }
     char script[4096], outbuf[4096];
     if (demo) {
         if (optind != argc) {
@@ -198,7 +252,7 @@ static int script_cmd(int argc, char **argv, int kind)
     }
     o.script = script;
     char err[1024] = "";
-    int rc = fs_script_run(&o, err, sizeof err);
+    int rc = fs_script_run_timeline(&o, &tl, err, sizeof err);
     if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
     return rc;
 }

@@ -1,12 +1,12 @@
 /*
  * sim_evq.c -- binary min-heap of events (see sim_evq.h for the order).
  *
- * Sift operations move a "hole" instead of swapping, so each level costs one
- * comparison and one 56-byte copy.  The heap never shrinks; an owned heap doubles
+ * The sift operations live in sim_evq_inl.h (shared with sim_des.c): each
+ * level costs one comparison and one 56-byte copy.  The heap never shrinks; an owned heap doubles
  * when full, so the amortised cost of growth is O(1) per push and a steady-state
  * workload stops allocating after its first high-water mark.
  */
-#include "sim_evq.h"
+#include "sim_evq_inl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ void sim_evq_free(sim_evq *q)
     q->n = q->cap = 0;
 }
 
-static int grow(sim_evq *q)
+int sim_evqi_grow(sim_evq *q)
 {
     if (!q->owned) return SIM_DES_E_FULL;
     size_t ncap = q->cap ? q->cap * 2 : EVQ_DEFAULT_CAP;
@@ -50,40 +50,12 @@ static int grow(sim_evq *q)
 
 int sim_evq_push(sim_evq *q, const sim_event *ev)
 {
-    if (q->n == q->cap) {
-        int rc = grow(q);
-        if (rc != SIM_DES_OK) return rc;
-    }
-    sim_event *h = q->heap;
-    size_t i = q->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!sim_event_before(ev, &h[parent])) break;
-        h[i] = h[parent];
-        i = parent;
-    }
-    h[i] = *ev;
-    return SIM_DES_OK;
+    return sim_evqi_push(q, ev);
 }
 
 int sim_evq_pop(sim_evq *q, sim_event *out)
 {
     if (q->n == 0) return SIM_DES_E_EMPTY;
-    sim_event *h = q->heap;
-    *out = h[0];
-    size_t n = --q->n;
-    if (n == 0) return SIM_DES_OK;
-    /* sift the last element down from the root */
-    const sim_event last = h[n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && sim_event_before(&h[c + 1], &h[c])) c++;
-        if (!sim_event_before(&h[c], &last)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = last;
+    sim_evqi_pop(q, out);
     return SIM_DES_OK;
 }

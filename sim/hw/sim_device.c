@@ -59,6 +59,12 @@ static const eng_param_desc keys[] = {
         "share of NPU/CPU throughput lost once throttled"),
     {"kv_shared", ENG_PARAM_BOOL, offsetof(sim_device, kv_shared), 0, 1, 0, NULL, 0, 0, NULL, NULL,
      0, "1: draft and target share one KV cache region (sized for the larger)"},
+    DBL("contention_compute", contention_compute, 1, 10, 2.25,
+        "target compute slowdown while an overlapping draft call runs"),
+    DBL("contention_load", contention_load, 1, 10, 1.07,
+        "target flash-read slowdown while an overlapping draft call runs"),
+    DBL("mem_upper_bound", mem_upper_bound, 0.01, 1, 0.9,
+        "share of the DRAM budget that overlapping drafting may fill"),
     {NULL, ENG_PARAM_INT, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 

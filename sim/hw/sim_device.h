@@ -63,6 +63,10 @@ typedef struct sim_device {
     double thermal_throttle; /* fraction of compute throughput lost once throttled, [0, 0.95] */
     /* memory */
     int32_t kv_shared; /* 1: draft and target share one KV region (the larger); 0: separate */
+    /* draft work overlapping a verification (sim_hw.h "Overlap") */
+    double contention_compute; /* target compute slowdown while a draft call runs, [1, 10] */
+    double contention_load;    /* target flash-read slowdown while a draft call runs, [1, 10] */
+    double mem_upper_bound;    /* share of dram_budget_gb overlapping drafting may fill, (0, 1] */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

@@ -38,6 +38,16 @@ typedef struct cyc {
     const sim_verify_shape *v;
     int32_t n_ops, next_read, computed, kv_pending;
     uint8_t *ready;
+    uint8_t *slow_read; /* [L + 1] 1: op's read was issued under contention */
+    int64_t *read_end;  /* [L + 1] when op's weights are (or will be) in DRAM */
+    int64_t flash_free; /* when the flash channel finishes what is queued */
+    int64_t compute_ns; /* duration of the target compute in service */
+    int32_t tgt_issued; /* target compute ops issued and not finished (0 or 1) */
+    /* overlapping draft calls ("Overlap") */
+    const sim_overlap *ov;
+    int32_t ov_next, ov_active, ov_done;
+    int64_t ov_t0, ov_busy_ns;
+    int verify_started;
     int64_t lay_a_ns, lay_b_ns, head_ns, kv_ns;
     int64_t layer_read_ns, head_read_ns; /* of the verification's runtime */
     int32_t prefetch;                    /* of the verification's runtime */
@@ -52,6 +62,8 @@ typedef struct sim_sim { /* a DES with the three resources */
     sim_des *des;
     sim_res *flash, *npu, *cpu;
     uint8_t *ready; /* L + 1 op flags */
+    uint8_t *slow_read; /* L + 1 contention flags */
+    int64_t *read_end;  /* L + 1 read completion times */
 } sim_sim;
 
 struct sim_hw {
@@ -71,7 +83,8 @@ struct sim_hw {
     double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
     double d_head_bytes, d_head_flops; /* the draft's LM head (part of d_bytes, d_flops) */
     sim_sim main, scratch;
-    uint8_t *ready; /* 2 * (L + 1): main's half, then scratch's */
+    uint8_t *ready; /* 4 * (L + 1): main's and scratch's ready, then their slow_read */
+    int64_t *read_end; /* 2 * (L + 1): main's, then scratch's */
     int broken;     /* a cycle failed mid-way (out of memory): refuse further cycles */
     int64_t gen_t0_ns; /* main clock at the start of the current generation (thermal) */
     sim_hw_span_fn span_fn;
@@ -221,10 +234,16 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     hw->dram_fraction = dram_fraction;
     hw->max_ctx = max_ctx_tokens;
     hw->mem = mem;
-    hw->ready = calloc(2 * ((size_t)target->layers + 1), 1);
+    hw->ready = calloc(4 * ((size_t)target->layers + 1), 1);
     if (!hw->ready || sim_init(&hw->main) || sim_init(&hw->scratch)) goto nomem;
     hw->main.ready = hw->ready;
     hw->scratch.ready = hw->ready + target->layers + 1;
+    hw->main.slow_read = hw->ready + 2 * (target->layers + 1);
+    hw->scratch.slow_read = hw->ready + 3 * (target->layers + 1);
+    hw->read_end = calloc(2 * ((size_t)target->layers + 1), sizeof(int64_t));
+    if (!hw->read_end) goto nomem;
+    hw->main.read_end = hw->read_end;
+    hw->scratch.read_end = hw->read_end + target->layers + 1;
     derive(hw);
     *out = hw;
     return SIM_HW_OK;
@@ -240,6 +259,7 @@ void sim_hw_destroy(sim_hw *hw)
     sim_des_destroy(hw->main.des);
     sim_des_destroy(hw->scratch.des);
     free(hw->ready);
+    free(hw->read_end);
     free(hw);
 }
 
@@ -394,6 +414,7 @@ static void start_call(cyc *c);
 static void start_verify(cyc *c);
 static void try_reads(cyc *c);
 static void try_compute(cyc *c);
+static void try_overlap(cyc *c);
 
 static int64_t call_ns(const cyc *c, int32_t i)
 {
@@ -439,8 +460,9 @@ static void on_read_done(void *ctx, sim_des *des, const sim_event *ev)
     cyc *c = ctx;
     int32_t op = (int32_t)ev->arg;
     int is_head = op == c->n_ops - 1;
-    span(c, c->flash, is_head ? "read_head" : "read", is_head ? -1 : op,
-         is_head ? c->head_read_ns : c->layer_read_ns);
+    int64_t dur = is_head ? c->head_read_ns : c->layer_read_ns;
+    if (c->slow_read[op]) dur = ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_load);
+    span(c, c->flash, is_head ? "read_head" : "read", is_head ? -1 : op, dur);
     c->ready[op] = 1;
     try_compute(c);
 }
@@ -449,12 +471,11 @@ static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
 {
     cyc *c = ctx;
     int32_t op = (int32_t)ev->arg;
-    if (op == c->n_ops - 1) {
-        span(c, c->head_res, "head", -1, c->head_ns);
-    } else {
-        span(c, c->npu, "layer", op,
-             (c->v->exit_layer >= 0 && op > c->v->exit_layer) ? c->lay_b_ns : c->lay_a_ns);
-    }
+    if (op == c->n_ops - 1)
+        span(c, c->head_res, "head", -1, c->compute_ns);
+    else
+        span(c, c->npu, "layer", op, c->compute_ns);
+    c->tgt_issued = 0;
     c->computed = op + 1;
     if (c->computed == c->n_ops) {
         c->t_end = sim_des_now(des);
@@ -462,6 +483,7 @@ static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
     }
     try_reads(c);
     try_compute(c);
+    try_overlap(c);
 }
 
 static void try_reads(cyc *c)
@@ -472,11 +494,18 @@ static void try_reads(cyc *c)
         int32_t op = c->next_read++;
         int is_head = op == c->n_ops - 1;
         int resident = is_head ? hw->mem.head_resident : op < hw->pinned;
+        int64_t now = sim_des_now(c->des);
         if (resident) {
             c->ready[op] = 1;
+            c->read_end[op] = now;
             continue;
         }
         int64_t dur = is_head ? c->head_read_ns : c->layer_read_ns;
+        c->slow_read[op] = c->ov_active > 0;
+        if (c->slow_read[op]) dur = ms_to_ns((double)dur * 1e-6 * hw->dev.contention_load);
+        /* FIFO channel: this read ends once everything queued before it has */
+        c->flash_free = (c->flash_free > now ? c->flash_free : now) + dur;
+        c->read_end[op] = c->flash_free;
         c->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes;
         fail(c, sim_res_use(c->des, c->flash, dur, on_read_done, c, NULL, op));
     }
@@ -488,13 +517,55 @@ static void try_compute(cyc *c)
     /* compute is serial: only op `computed` can start, once, when ready */
     if (op >= c->n_ops || c->ready[op] != 1 || c->kv_pending) return;
     c->ready[op] = 2; /* issued */
-    if (op == c->n_ops - 1) {
-        fail(c, sim_res_use(c->des, c->head_res, c->head_ns, on_compute_done, c, NULL, op));
-        return;
-    }
+    int head = op == c->n_ops - 1;
     int after = c->v->exit_layer >= 0 && op > c->v->exit_layer;
-    fail(c, sim_res_use(c->des, c->npu, after ? c->lay_b_ns : c->lay_a_ns, on_compute_done, c, NULL,
-                        op));
+    int64_t dur = head ? c->head_ns : after ? c->lay_b_ns : c->lay_a_ns;
+    if (c->ov_active) dur = ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_compute);
+    c->compute_ns = dur;
+    c->tgt_issued = 1;
+    fail(c, sim_res_use(c->des, head ? c->head_res : c->npu, dur, on_compute_done, c, NULL, op));
+}
+
+/* ---- overlapping draft calls ---- */
+
+static void on_ov_done(void *ctx, sim_des *des, const sim_event *ev)
+{
+    cyc *c = ctx;
+    int64_t now = sim_des_now(des);
+    const sim_draft_call *k = &c->ov->calls[ev->arg];
+    span(c, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, "provisional", (int32_t)ev->arg,
+         now - c->ov_t0);
+    c->ov_busy_ns += now - c->ov_t0;
+    c->ov_active = 0;
+    c->ov_done++;
+    try_overlap(c);
+}
+
+/* Starts the next overlapping call when the verification runs and none is in
+ * flight.  Gate: only while the target loads -- no target compute issued, and
+ * the call ends before the next layer's weights arrive (it would otherwise
+ * share the processors with that layer); a call that fits no gap never runs. */
+static void try_overlap(cyc *c)
+{
+    if (!c->ov || c->ov_active || c->ov_next >= c->ov->n_calls || !c->verify_started ||
+        c->t_end >= 0)
+        return;
+    int32_t i = c->ov_next;
+    const sim_draft_call *k = &c->ov->calls[i];
+    int64_t now = sim_des_now(c->des);
+    int64_t dur = ms_to_ns(
+        sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) * c->slow);
+    if (c->ov->gate) {
+        int32_t op = c->computed;
+        if (c->tgt_issued || c->kv_pending || op >= c->n_ops || c->ready[op] != 0 ||
+            now + dur > c->read_end[op])
+            return;
+    }
+    c->ov_next++;
+    c->ov_active = 1;
+    c->ov_t0 = now;
+    fail(c, sim_res_use(c->des, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, dur, on_ov_done, c, NULL,
+                        i));
 }
 
 static void start_verify(cyc *c)
@@ -530,12 +601,16 @@ static void start_verify(cyc *c)
     c->layer_read_ns = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
     c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     memset(c->ready, 0, (size_t)c->n_ops);
+    memset(c->slow_read, 0, (size_t)c->n_ops);
+    c->flash_free = sim_des_now(c->des);
     c->next_read = c->computed = 0;
     c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * c->slow);
     c->kv_pending = c->kv_ns > 0;
     if (c->kv_pending) fail(c, sim_res_use(c->des, c->cpu, c->kv_ns, on_kv_done, c, NULL, 0));
+    c->verify_started = 1;
     try_reads(c);
     try_compute(c);
+    try_overlap(c);
 }
 
 static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
@@ -620,11 +695,16 @@ static double cycle_energy_mj(const sim_device *d, const sim_cycle_time *o)
 }
 
 static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
-                     int32_t n_calls, const sim_verify_shape *v, sim_cycle_time *out,
-                     double *call_ms)
+                     int32_t n_calls, const sim_verify_shape *v, const sim_overlap *ov,
+                     sim_cycle_time *out, double *call_ms)
 {
     if (hw->broken) return SIM_HW_E_NOMEM;
     if (!check_shape(hw, calls, n_calls, v)) return SIM_HW_E_INVALID;
+    if (ov && ov->n_calls > 0) {
+        if (!v || !check_shape(hw, ov->calls, ov->n_calls, NULL)) return SIM_HW_E_INVALID;
+    } else {
+        ov = NULL;
+    }
     cyc c = {.hw = hw,
              .des = s->des,
              .flash = s->flash,
@@ -636,6 +716,10 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
              .call_ms = call_ms,
              .v = v,
              .ready = s->ready,
+             .slow_read = s->slow_read,
+             .read_end = s->read_end,
+             .ov = ov,
+             .t_end = -1,
              .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
     int64_t t0 = sim_des_now(s->des), idle0 = sim_des_idle_ns(s->des);
     int64_t f0 = sim_res_busy_ns(s->flash), n0 = sim_res_busy_ns(s->npu),
@@ -669,6 +753,12 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     o.flash_bytes = c.flash_bytes;
     o.events = (int64_t)(sim_des_fired(s->des) - e0);
     o.dram_bytes = cycle_dram_bytes(hw, calls, n_calls, v) + c.flash_bytes;
+    if (ov) {
+        o.dram_bytes += cycle_dram_bytes(hw, ov->calls, c.ov_done, NULL);
+        o.verify_ms = (double)(c.t_end - c.t_draft_end) * 1e-6;
+    }
+    o.overlap_calls = c.ov_done;
+    o.overlap_draft_ms = (double)c.ov_busy_ns * 1e-6;
     o.energy_mj = cycle_energy_mj(&hw->dev, &o);
     o.throttled = c.slow > 1.0;
     if (out) *out = o;
@@ -678,11 +768,29 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
 int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                  const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
 {
-    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, out, call_ms);
+    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, NULL, out, call_ms);
+}
+
+int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
+                         double *call_ms)
+{
+    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, out, call_ms);
 }
 
 int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                     const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
 {
-    return run_cycle(hw, &hw->scratch, 0, calls, n_calls, v, out, call_ms);
+    return run_cycle(hw, &hw->scratch, 0, calls, n_calls, v, NULL, out, call_ms);
+}
+
+int32_t sim_hw_overlap_cap(const sim_hw *hw)
+{
+    if (!hw->has_draft) return 0;
+    double room = hw->dev.mem_upper_bound * hw->mem.budget_bytes - hw->mem.total_bytes;
+    if (room <= 0) return 0;
+    /* each overlapping draft token adds a draft KV row and a hidden-state row */
+    double per_tok = hw->d_kv_bytes + 2.0 * hw->dft.hidden;
+    double n = per_tok > 0 ? floor(room / per_tok) : 1e9;
+    return n > 1e6 ? 1000000 : (int32_t)n;
 }

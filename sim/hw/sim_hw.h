@@ -85,6 +85,21 @@
  * decision is taken per cycle at its start (a cycle never straddles the
  * onset); power states are unchanged when throttled (energy upper bound).
  *
+ * Overlap (sim_hw_cycle_overlap; EdgeLLM's provisional generation): draft
+ * calls that run while the target verifies.  They start in order once the
+ * verification has started, one at a time on their unit (FIFO with the target's
+ * work there: on the NPU they delay its layers); with gate set a call starts
+ * only while no target compute is issued (EdgeLLM runs the draft only while
+ * the target loads weights).  No call starts after the verification has
+ * finished; a call in flight then runs to its end, and the cycle ends with it.
+ * Contention (EdgeLLM's measurements, device keys): a target compute issued
+ * while an overlapping call runs takes contention_compute times as long, a
+ * flash read issued then contention_load times as long (decided when the
+ * service is issued: an approximation of rate sharing).  verify_ms is the
+ * verification's own span; cycle_ms includes an overlapping call's tail.
+ * Memory: overlapping drafting may fill DRAM only up to mem_upper_bound x
+ * budget (sim_hw_overlap_cap); the runtime caps its tokens by that.
+ *
  * KV sharing (device key kv_shared): separate caches by default; shared, the
  * draft writes its cache into the target's region (one memory-mapped region
  * sized for the larger of the two), so the accounting keeps only the larger
@@ -215,6 +230,8 @@ typedef struct sim_cycle_time {
     double dram_bytes;    /* bytes moved through DRAM: compute reads + flash reads landing */
     double energy_mj;     /* energy of the cycle ("Energy"), mJ */
     int32_t throttled;    /* 1: NPU/CPU ran throttled in this cycle ("Thermal") */
+    int32_t overlap_calls;   /* overlapping draft calls that ran ("Overlap") */
+    double overlap_draft_ms; /* their busy time (part of cpu_ms / npu_ms) */
 } sim_cycle_time;
 
 /* Marks the start of a generation (a prompt) on the clock: the thermal onset
@@ -228,13 +245,32 @@ void sim_hw_generation_start(sim_hw *hw);
 int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                  const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
 
+/* Draft calls that overlap a verification ("Overlap"), in order. */
+typedef struct sim_overlap {
+    const sim_draft_call *calls;
+    int32_t n_calls;
+    int32_t gate; /* 1: a call starts only while no target compute is issued */
+} sim_overlap;
+
+/* sim_hw_cycle plus draft calls overlapping the verification (ov NULL or
+ * n_calls 0: identical to sim_hw_cycle; ov needs a verification). */
+int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
+                         double *call_ms);
+
+/* Overlapping draft tokens the memory upper bound allows: (mem_upper_bound x
+ * budget - accounted DRAM) / (draft KV + one fp16 hidden-state row per
+ * token), 0 when the accounting already exceeds the bound. */
+int32_t sim_hw_overlap_cap(const sim_hw *hw);
+
 /* The same cycle on a private scratch simulation: identical numbers, but the
  * clock does not move and no spans are emitted (for offline cost profiles). */
 int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                     const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
 
 /* Optional timeline hook: one call per finished service, resource "flash",
- * "npu" or "cpu", label "draft", "kv", "read", "layer", "read_head", "head";
+ * "npu" or "cpu", label "draft", "kv", "read", "layer", "read_head", "head",
+ * "provisional" (an overlapping draft call);
  * index = layer or draft-call index (-1 for none).  Strings are static.  The
  * hook must not call back into this sim_hw. */
 typedef void (*sim_hw_span_fn)(void *ctx, const char *resource, const char *label, int32_t index,

@@ -32,6 +32,7 @@
 #include "sim/lua/rows.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
+#include "sim/out/sim_timeline.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
@@ -472,8 +473,84 @@ static int msgh(lua_State *L)
     return 1;
 }
 
+/* Can a file be created next to path?  0, or errno. */
+static int dir_writable(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) != 0) return errno;
+    if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+    return access(dir, W_OK | X_OK) == 0 ? 0 : errno;
+}
+
+/* After a successful script: is the timeline's point and prompt there?  Then
+ * the process that recorded it writes it.  Returns an FS_EXIT_* code. */
+static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size_t errlen)
+{
+    fs_exec *ex = &a->ex;
+    if (ex->tl_state == FS_TL_NOT_REACHED) {
+        snprintf(err, errlen,
+                 "--timeline-point %lld: the script ran %lld point%s (indices 0..%lld); no "
+                 "timeline written",
+                 (long long)t->point, (long long)ex->points_seen,
+                 ex->points_seen == 1 ? "" : "s", (long long)ex->points_seen - 1);
+        return FS_EXIT_USAGE;
+    }
+    if (ex->tl_state == FS_TL_FAILED) { /* the failed points' exit code follows */
+        if (ex->rank == 0)
+            fprintf(stderr, "flashspec: --timeline-point %lld: that point failed (error "
+                            "above); no timeline written\n",
+                    (long long)t->point);
+        return FS_EXIT_OK;
+    }
+    if (t->prompt >= ex->tl_prompts) {
+        snprintf(err, errlen,
+                 "--timeline-prompt %d: point %lld replayed %d prompt%s (indices 0..%d); no "
+                 "timeline written",
+                 (int)t->prompt, (long long)t->point, (int)ex->tl_prompts,
+                 ex->tl_prompts == 1 ? "" : "s", (int)ex->tl_prompts - 1);
+        return FS_EXIT_USAGE;
+    }
+    /* the rank that replayed the point holds the recording (collective: every
+     * rank reaches this line, having run the same script) */
+    int mine = sim_timeline_n_cycles(ex->tl) > 0;
+    if (!sim_mpi_max_int(mine)) {
+        snprintf(err, errlen, "%s: the replay reported no cycles for point %lld prompt %d",
+                 t->path, (long long)t->point, (int)t->prompt);
+        return FS_EXIT_SOFTWARE;
+    }
+    if (!mine) return FS_EXIT_OK; /* another MPI rank writes it */
+    if (sim_timeline_write(ex->tl, t->path, err, errlen) != SIM_TIMELINE_OK)
+        return FS_EXIT_CANTCREAT;
+    if (!a->quiet || sim_timeline_truncated(ex->tl))
+        fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
+                        "cycles, %lld spans%s)\n",
+                (long long)t->point, (int)t->prompt, t->path,
+                (long long)sim_timeline_n_cycles(ex->tl), (long long)sim_timeline_n_spans(ex->tl),
+                sim_timeline_truncated(ex->tl) ? "; truncated: event limit reached" : "");
+    return FS_EXIT_OK;
+}
+
 int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
 {
+    return fs_script_run_timeline(o, NULL, err, errlen);
+}
+
+int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                           size_t errlen)
+{
+    if (t && !t->path) t = NULL;
+    if (t && (t->point < 0 || t->prompt < 0)) {
+        snprintf(err, errlen, "--timeline-point and --timeline-prompt must be >= 0");
+        return FS_EXIT_USAGE;
+    }
     fs_api a;
     memset(&a, 0, sizeof a);
     a.ex.rank = sim_mpi_rank();
@@ -499,6 +576,20 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     char *slash = strrchr(a.script_dir, '/');
     if (slash) *slash = 0;
     hash_file(o->script, a.meta.script_hash, sizeof a.meta.script_hash);
+    if (t) {
+        int e = dir_writable(t->path);
+        if (e) {
+            snprintf(err, errlen, "cannot write output '%s': %s", t->path, strerror(e));
+            return FS_EXIT_CANTCREAT;
+        }
+        a.ex.tl = sim_timeline_create(0);
+        if (!a.ex.tl) {
+            snprintf(err, errlen, "out of memory for the timeline");
+            return FS_EXIT_SOFTWARE;
+        }
+        a.ex.tl_point = t->point;
+        a.ex.tl_prompt = t->prompt;
+    }
 
     fs_lua_limits lim = {.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
                          .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
@@ -506,6 +597,7 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
+        sim_timeline_destroy(a.ex.tl);
         snprintf(err, errlen, "cannot create a Lua state");
         return FS_EXIT_SOFTWARE;
     }
@@ -555,7 +647,8 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
         char *nl = strchr(err, '\n');
         if (nl) *nl = 0;
     } else {
-        if (o->out_dir && a.n_rows > 0 && a.ex.rank == 0) {
+        if (t) code = timeline_finish(&a, t, err, errlen);
+        if (code == FS_EXIT_OK && o->out_dir && a.n_rows > 0 && a.ex.rank == 0) {
             code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
             if (code == FS_EXIT_OK && !a.quiet)
                 fprintf(stderr,
@@ -577,5 +670,6 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     for (int32_t i = 0; i < a.n_traces; i++) trc_free(a.traces[i].trace);
     free(a.traces);
     free(a.rows);
+    sim_timeline_destroy(a.ex.tl);
     return code;
 }

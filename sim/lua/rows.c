@@ -66,6 +66,10 @@ static const col_desc columns[] = {
     {"joules_per_token", COL_REAL, R(st.joules_per_token)},
     {"avg_power_w", COL_REAL, R(st.avg_power_w)},
     {"throttled_cycles", COL_I64, R(st.throttled_cycles)},
+    {"tokens_per_s_lo", COL_REAL, R(st.tokens_per_s_lo)},
+    {"tokens_per_s_hi", COL_REAL, R(st.tokens_per_s_hi)},
+    {"provisional_calls", COL_I64, R(st.provisional_calls)},
+    {"provisional_kept", COL_I64, R(st.provisional_kept)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

@@ -20,6 +20,7 @@
 
 #include "sim/lua/api.h"
 #include "sim/lua/lparams.h"
+#include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
 
 #define MT_ERROR "flashspec.error"
@@ -235,6 +236,63 @@ static int code_of(int replay_rc)
                                                                                : FS_EXIT_SOFTWARE;
 }
 
+/* sim_point.cycle_fn of the timeline point: flattens the replay's cycle for
+ * the writer (sim/out stays independent of the replay). */
+static void timeline_cycle(void *ctx, const sim_cycle_info *ci)
+{
+    const sim_cycle_time *ct = ci->ct;
+    sim_timeline_cycle c = {
+        .prompt = ci->prompt,
+        .pos = ci->pos,
+        .ctx_len = ci->ctx_len,
+        .emitted = ci->emitted,
+        .accepted = ci->accepted,
+        .rows = ci->rows,
+        .leaves = ci->leaves,
+        .draft_calls = ci->draft_calls,
+        .provisional_calls = ci->provisional_calls,
+        .provisional_done = ci->provisional_done,
+        .dram_used_bytes = ci->dram_used_bytes,
+    };
+    if (ct) {
+        c.t0_ns = ct->t0_ns;
+        c.t1_ns = ct->t1_ns;
+        c.draft_ms = ct->draft_ms;
+        c.verify_ms = ct->verify_ms;
+        c.flash_ms = ct->flash_ms;
+        c.npu_ms = ct->npu_ms;
+        c.cpu_ms = ct->cpu_ms;
+        c.kv_ms = ct->kv_ms;
+        c.idle_ms = ct->idle_ms;
+    }
+    sim_timeline_cycle_add(ctx, &c);
+}
+
+/* Names the timeline after the chosen point (otherData and process name). */
+static void timeline_describe(fs_exec *ex, const fs_staged *s)
+{
+    char v[768];
+    snprintf(v, sizeof v, "flashspec point %lld prompt %d: %s%s%s, %s on %s, dram_fraction=%g",
+             (long long)ex->tl_point, (int)ex->tl_prompt, s->row.policy,
+             s->row.policy_params[0] ? " " : "", s->row.policy_params, s->row.target,
+             s->row.device, s->row.dram_fraction);
+    sim_timeline_set_meta(ex->tl, "title", v);
+    snprintf(v, sizeof v, "%lld", (long long)ex->tl_point);
+    sim_timeline_set_meta(ex->tl, "point", v);
+    snprintf(v, sizeof v, "%d", (int)ex->tl_prompt);
+    sim_timeline_set_meta(ex->tl, "prompt", v);
+    sim_timeline_set_meta(ex->tl, "policy", s->row.policy);
+    sim_timeline_set_meta(ex->tl, "policy_params", s->row.policy_params);
+    sim_timeline_set_meta(ex->tl, "device", s->row.device);
+    sim_timeline_set_meta(ex->tl, "target", s->row.target);
+    sim_timeline_set_meta(ex->tl, "draft", s->row.draft);
+    sim_timeline_set_meta(ex->tl, "trace", s->row.trace);
+    snprintf(v, sizeof v, "%g", s->row.dram_fraction);
+    sim_timeline_set_meta(ex->tl, "dram_fraction", v);
+    sim_timeline_set_meta(ex->tl, "flashspec_version", FS_VERSION);
+    sim_timeline_set_meta(ex->tl, "time_unit", "simulated microseconds");
+}
+
 static void note_point_code(fs_exec *ex, int code)
 {
     if (code == FS_EXIT_SOFTWARE || ex->point_code == 0) ex->point_code = code;
@@ -247,11 +305,23 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     for (int64_t i = 0; i < n; i++) nj += sp[i].code == 0;
     sim_sweep_job *jobs = calloc((size_t)(nj ? nj : 1), sizeof *jobs);
     if (!jobs) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory for %lld points", (long long)n);
+    /* the timeline point, if it is one of these: only it gets the hooks */
+    int64_t tl_i = -1, tl_k = -1;
+    if (ex->tl && ex->tl_point >= ex->points_seen && ex->tl_point - ex->points_seen < n)
+        tl_i = ex->tl_point - ex->points_seen;
+    ex->points_seen += n;
     for (int64_t i = 0, k = 0; i < n; i++) {
         if (sp[i].code) continue;
         jobs[k].pt = sp[i].pt;
         jobs[k].id = sp[i].id;
         jobs[k].trace_checksum = sp[i].row.trace_checksum;
+        if (i == tl_i) {
+            tl_k = k;
+            jobs[k].pt.span_fn = sim_timeline_span;
+            jobs[k].pt.cycle_fn = timeline_cycle;
+            jobs[k].pt.trace_ctx = ex->tl;
+            jobs[k].pt.trace_prompt = ex->tl_prompt;
+        }
         k++;
     }
     sim_sweep_params p;
@@ -279,6 +349,29 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
                      chunk, line, single ? "run" : "sweep", s->row.policy,
                      s->row.policy_params[0] ? " " : "", s->row.policy_params, s->row.device,
                      s->row.target, s->row.trace, s->row.dram_fraction, j->err);
+        }
+    }
+    if (tl_i >= 0) {
+        fs_staged *s = &sp[tl_i];
+        if (s->code) {
+            ex->tl_state = FS_TL_FAILED;
+            ex->tl_code = s->code;
+        } else if (s->state == SIM_SWEEP_COMPUTED || s->state == SIM_SWEEP_RESUMED) {
+            ex->tl_state = FS_TL_RAN;
+            ex->tl_prompts = s->row.st.prompts;
+            timeline_describe(ex, s);
+            /* a resumed point did not replay: replay it again to record it
+             * (deterministic: the same statistics; rank 0 alone) */
+            if (s->state == SIM_SWEEP_RESUMED && ex->rank == 0 &&
+                sim_timeline_n_cycles(ex->tl) == 0 && sim_timeline_n_spans(ex->tl) == 0) {
+                sim_point_stats st;
+                char rerr[SIM_SWEEP_ERR_CAP];
+                if (sim_replay_run(&jobs[tl_k].pt, &st, rerr, sizeof rerr) != SIM_REPLAY_OK) {
+                    free(jobs);
+                    fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s:%d: timeline replay: %s", chunk,
+                                  line, rerr);
+                }
+            }
         }
     }
     free(jobs);

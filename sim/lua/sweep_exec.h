@@ -29,6 +29,7 @@
 
 #include <limits.h>
 #include <lua.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/lua/rows.h"
@@ -47,6 +48,18 @@ typedef struct fs_staged {
     char err[512];    /* one line when code != 0 */
 } fs_staged;
 
+struct sim_timeline;
+
+/* --timeline of flashspec run/sweep (sim/out/sim_timeline.h): which point and
+ * prompt to record and where to write it. */
+typedef struct fs_timeline_opts {
+    const char *path; /* FILE.json; NULL = no timeline */
+    int64_t point;    /* 0-based index over every point the script runs, in the
+                         order it runs them (each fs.run is one, each fs.sweep
+                         its points in order, failed points included) */
+    int32_t prompt;   /* 0-based prompt of that point */
+} fs_timeline_opts;
+
 /* Execution settings and counters of one script run. */
 typedef struct fs_exec {
     int32_t workers;        /* local worker threads, >= 1 */
@@ -56,7 +69,20 @@ typedef struct fs_exec {
     int32_t rank;           /* MPI rank; only rank 0 prints */
     int64_t computed, resumed, failed; /* over the whole script */
     int32_t point_code;     /* exit code owed to failed points, 0 = none */
+    /* timeline: only the point with index tl_point gets the replay's hooks
+     * (recording into tl, fed by the one worker that runs it; a resumed point
+     * is replayed again on the driver thread of rank 0 to record it) */
+    struct sim_timeline *tl; /* NULL = no timeline; owned by the script run */
+    int64_t tl_point;        /* fs_timeline_opts.point */
+    int32_t tl_prompt;       /* fs_timeline_opts.prompt */
+    int64_t points_seen;     /* points staged so far by the script */
+    int32_t tl_state;        /* FS_TL_* */
+    int32_t tl_code;         /* FS_TL_FAILED: the point's exit code */
+    int32_t tl_prompts;      /* FS_TL_RAN: prompts the point replayed */
 } fs_exec;
+
+/* fs_exec.tl_state */
+enum { FS_TL_NOT_REACHED = 0, FS_TL_RAN = 1, FS_TL_FAILED = 2 };
 
 /* Validates the keys of the table at idx (raises on an unknown key). */
 typedef void (*fs_sweep_check_fn)(lua_State *L, int idx, const char *what, const char *chunk,
@@ -88,6 +114,14 @@ void fs_sweep_push_failed(lua_State *L, const fs_staged *s, int64_t i);
  * out of memory. */
 void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single,
                  const char *chunk, int line);
+
+/* fs_script_run (api.h) with a timeline: t may be NULL or have path NULL (no
+ * timeline).  The chosen point and prompt must exist (else exit 64, nothing
+ * written); the timeline is written (exit 73 on failure, before any results
+ * file) when the script succeeds, by the process that recorded it. */
+struct fs_script_opts;
+int fs_script_run_timeline(const struct fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                           size_t errlen);
 
 /* Raises an error object {code, msg} (metatable flashspec.error). */
 int fs_exec_raise(lua_State *L, int code, const char *fmt, ...);

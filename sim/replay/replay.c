@@ -9,6 +9,8 @@
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +46,8 @@ typedef struct run_state {
     eng_cand *tcand; /* [RP_TREE_CAP * k] target top-k per node (lossy rules) */
     int32_t *tn;     /* [RP_TREE_CAP] */
     uint8_t *keep;
+    uint8_t *keep_all; /* [RP_TREE_CAP] verified nodes (provisional ones excluded) */
+    uint8_t *mark;     /* [RP_TREE_CAP] scratch */
     int32_t *path;
     eng_token *emit;
     sim_draft_call *calls;
@@ -58,6 +62,8 @@ static void run_state_free(run_state *s)
     free(s->tcand);
     free(s->tn);
     free(s->keep);
+    free(s->keep_all);
+    free(s->mark);
     free(s->path);
     free(s->emit);
     free(s->calls);
@@ -74,11 +80,14 @@ static int run_state_init(run_state *s, int32_t k)
     s->tcand = malloc(sizeof(eng_cand) * RP_TREE_CAP * (size_t)k);
     s->tn = malloc(sizeof(int32_t) * RP_TREE_CAP);
     s->keep = malloc(RP_TREE_CAP);
+    s->keep_all = malloc(RP_TREE_CAP);
+    s->mark = malloc(RP_TREE_CAP);
     s->path = malloc(sizeof(int32_t) * RP_TREE_CAP);
     s->emit = malloc(sizeof(eng_token) * 2 * (RP_TREE_CAP + 1));
-    s->calls = malloc(sizeof(sim_draft_call) * (RP_TREE_CAP + 8));
+    s->calls = malloc(sizeof(sim_draft_call) * (2 * RP_TREE_CAP + 8));
     s->call_ms = malloc(sizeof(double) * (RP_TREE_CAP + 8));
-    if (!s->tree_mem || !s->g || !s->g_full || !s->tcand || !s->tn || !s->keep || !s->path || !s->emit || !s->calls || !s->call_ms)
+    if (!s->tree_mem || !s->g || !s->g_full || !s->tcand || !s->tn || !s->keep || !s->keep_all ||
+        !s->mark || !s->path || !s->emit || !s->calls || !s->call_ms)
         return -1;
     return eng_tree_init(&s->tree, s->tree_mem, bytes, RP_TREE_CAP, RP_TREE_CAP * k);
 }
@@ -179,6 +188,51 @@ static double cycle_waste(sim_hw *hw, const sim_verify_shape *vs, const sim_cycl
     return w > 0 ? w : 0.0;
 }
 
+/* Provisional draft tokens the next cycle can reuse: the nodes made by the
+ * calls that ran (call i appends node first + i) below the child of the
+ * stopping node that holds the bonus token (that child is the bonus itself). */
+static int32_t provisional_kept(const eng_tree *t, int32_t first, int32_t done,
+                                const eng_outcome *oc, uint8_t *mark)
+{
+    int32_t end = first + done < t->n_nodes ? first + done : t->n_nodes, kept = 0;
+    if (oc->bonus == ENG_NO_TOKEN || done < 1) return 0;
+    for (int32_t v = first; v < end; v++) {
+        int32_t par = t->nodes[v].parent;
+        mark[v] = (par == oc->last_node && t->nodes[v].tok == oc->bonus) ||
+                  (par >= first && mark[par]);
+        kept += mark[v] && par >= first;
+    }
+    return kept;
+}
+
+/* 95% percentile-bootstrap interval of sum(tok) / sum(ms) over prompts. */
+static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64_t seed,
+                         double *lo, double *hi)
+{
+    double *rate = malloc(sizeof(double) * RP_BOOTSTRAP);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rate || !r || n < 2) {
+        free(rate);
+        gsl_rng_free(r);
+        return; /* lo, hi keep the point estimate */
+    }
+    gsl_rng_set(r, (unsigned long)(seed ^ 0xb0075a3b1e5ULL));
+    for (int32_t b = 0; b < RP_BOOTSTRAP; b++) {
+        double st = 0.0, sm = 0.0;
+        for (int32_t i = 0; i < n; i++) {
+            unsigned long j = gsl_rng_uniform_int(r, (unsigned long)n);
+            st += (double)tok[j];
+            sm += ms[j];
+        }
+        rate[b] = sm > 0 ? st / (sm / 1000.0) : 0.0;
+    }
+    gsl_sort(rate, 1, RP_BOOTSTRAP);
+    *lo = gsl_stats_quantile_from_sorted_data(rate, 1, RP_BOOTSTRAP, 0.025);
+    *hi = gsl_stats_quantile_from_sorted_data(rate, 1, RP_BOOTSTRAP, 0.975);
+    free(rate);
+    gsl_rng_free(r);
+}
+
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
     double t_start = wall_s();
@@ -230,7 +284,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     rp_oracle orc;
     run_state s;
     int oracle_ok = 0;
-    if (run_state_init(&s, meta->k) != 0) {
+    int64_t *p_tok = calloc((size_t)n_prompts + 1, sizeof(int64_t));
+    double *p_ms = calloc((size_t)n_prompts + 1, sizeof(double));
+    if (run_state_init(&s, meta->k) != 0 || !p_tok || !p_ms) {
         rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the replay buffers");
         goto done;
     }
@@ -271,6 +327,10 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     sim_hw_get_memory(hw, &mem);
     out->dram_bytes = mem.total_bytes;
     out->resident_layers = mem.resident_layers;
+    /* DRAM in use at a context length: the KV caches are accounted at max_ctx */
+    double kv_all = mem.bytes[SIM_MEM_KV_TARGET] + mem.bytes[SIM_MEM_KV_DRAFT];
+    double dram_fixed = mem.total_bytes - kv_all, kv_per_tok = kv_all / (double)max_ctx;
+    int32_t prov_cap = pol.i->provisional ? sim_hw_overlap_cap(hw) : 0;
 
     for (int32_t p = 0; p < n_prompts && rc == SIM_REPLAY_OK; p++) {
         const int32_t *prompt, *ref;
@@ -279,6 +339,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
         if (pol.i->reset) pol.i->reset(pol.self);
         sim_hw_generation_start(hw);
+        int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
+        if (traced && pt->span_fn) sim_hw_set_span_fn(hw, pt->span_fn, pt->trace_ctx);
         int32_t pos = 0;
         while (pos < gen) {
             eng_token root = pos > 0 ? ref[pos - 1] : (plen > 0 ? prompt[plen - 1] : 0);
@@ -307,6 +369,31 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 pol.i->plan(pol.self, &s.tree, keep, &plan);
             else
                 eng_plan_default(&s.tree, keep, &plan);
+            /* provisional drafting: nodes it appends are not verified now */
+            int32_t n_verified = s.tree.n_nodes, n_build = orc.n_calls, n_prov = 0;
+            uint8_t *keep_full = NULL;
+            if (pol.i->provisional && prov_cap > 0) {
+                int64_t room = (int64_t)n_verified + prov_cap;
+                eng_build_limits plim = {room < RP_TREE_CAP ? (int32_t)room : RP_TREE_CAP,
+                                         RP_TREE_CAP - 1, gen - pos};
+                if (pol.i->provisional(pol.self, &s.tree, &orc.draft, &plim) != ENG_OK) {
+                    rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
+                              "policy %s failed to draft provisionally at prompt %d position %d",
+                              pol.i->name, p, pos);
+                    break;
+                }
+                n_prov = orc.n_calls - n_build;
+                if (s.tree.n_nodes > n_verified) {
+                    memset(s.keep_all, 1, (size_t)n_verified);
+                    memset(s.keep_all + n_verified, 0, (size_t)(s.tree.n_nodes - n_verified));
+                    if (!keep) {
+                        memset(s.keep, 1, (size_t)n_verified);
+                        keep = s.keep;
+                    }
+                    memset(s.keep + n_verified, 0, (size_t)(s.tree.n_nodes - n_verified));
+                    keep_full = s.keep_all;
+                }
+            }
             orc.target.verify(orc.target.ctx, &s.tree, keep, s.g);
             eng_outcome oc;
             if (pt->accept == SIM_ACCEPT_GREEDY) {
@@ -340,12 +427,12 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             }
             if (rc != SIM_REPLAY_OK) break;
             int32_t acc_full = oc.accepted;
-            if (keep && pt->accept == SIM_ACCEPT_GREEDY) {
+            if (pol.i->prune && pt->accept == SIM_ACCEPT_GREEDY) {
                 /* the same tree verified unpruned: pruning may only shorten */
-                orc.target.verify(orc.target.ctx, &s.tree, NULL, s.g_full);
+                orc.target.verify(orc.target.ctx, &s.tree, keep_full, s.g_full);
                 eng_token *emit_full = s.emit + RP_TREE_CAP + 1;
-                eng_outcome of = eng_accept_greedy(&s.tree, s.g_full, NULL, s.path, emit_full,
-                                                   RP_TREE_CAP + 1);
+                eng_outcome of = eng_accept_greedy(&s.tree, s.g_full, keep_full, s.path,
+                                                   emit_full, RP_TREE_CAP + 1);
                 acc_full = of.accepted;
                 for (int32_t j = 0; j < oc.emitted && rc == SIM_REPLAY_OK; j++)
                     if (j >= of.emitted || emit_full[j] != s.emit[j])
@@ -356,7 +443,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 if (rc != SIM_REPLAY_OK) break;
             }
 
-            /* price the cycle on the phone model */
+            /* price the cycle on the phone model (build calls, then provisional) */
             for (int32_t c = 0; c < orc.n_calls; c++) {
                 s.calls[c].unit = orc.calls[c].unit;
                 s.calls[c].rows = orc.calls[c].rows;
@@ -374,7 +461,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 .runtime = runtime,
             };
             sim_cycle_time ct;
-            if (sim_hw_cycle(hw, s.calls, orc.n_calls, &vs, &ct, s.call_ms) != SIM_HW_OK) {
+            sim_overlap ov = {s.calls + n_build, n_prov, plan.overlap_gate};
+            if (sim_hw_cycle_overlap(hw, s.calls, n_build, &vs, &ov, &ct, s.call_ms) !=
+                SIM_HW_OK) {
                 rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
                           "policy %s produced a cycle the phone model rejects (%d draft calls, "
                           "%d rows, %d leaves) at prompt %d position %d",
@@ -386,14 +475,35 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 eng_feedback fb = {
                     .tree = &s.tree, .g = s.g, .keep = keep, .outcome = oc, .plan = plan,
                     .draft_ms = ct.draft_ms, .verify_ms = ct.verify_ms,
-                    .draft_calls = orc.n_calls, .call_ms = s.call_ms,
+                    .draft_calls = n_build, .call_ms = s.call_ms,
+                    .verified_nodes = n_verified, .provisional_calls = n_prov,
+                    .provisional_done = ct.overlap_calls,
                 };
                 pol.i->observe(pol.self, &fb);
             }
+            if (n_prov > 0) {
+                out->provisional_calls += ct.overlap_calls;
+                if (emitted == oc.emitted)
+                    out->provisional_kept += provisional_kept(&s.tree, n_verified,
+                                                              ct.overlap_calls, &oc, s.mark);
+            }
+            if (traced && pt->cycle_fn) {
+                sim_cycle_info ci = {
+                    .prompt = p, .pos = pos, .ctx_len = plen + pos, .emitted = emitted,
+                    .accepted = oc.accepted < emitted ? oc.accepted : emitted,
+                    .rows = plan.rows, .leaves = plan.leaves, .draft_calls = n_build,
+                    .provisional_calls = n_prov, .provisional_done = ct.overlap_calls,
+                    .dram_used_bytes = dram_fixed + kv_per_tok * (double)(plen + pos + plan.rows),
+                    .ct = &ct,
+                };
+                pt->cycle_fn(pt->trace_ctx, &ci);
+            }
+            p_tok[p] += emitted;
+            p_ms[p] += ct.cycle_ms;
             out->cycles++;
             out->tokens += emitted;
             out->accepted += oc.accepted < emitted ? oc.accepted : emitted;
-            out->proposed += eng_tree_size(&s.tree);
+            out->proposed += n_verified - 1;
             out->verify_rows += plan.rows;
             out->rows_after_exit += plan.exit_layer >= 0 ? plan.rows_after_exit : plan.rows;
             out->accepted_unpruned += acc_full;
@@ -411,6 +521,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             out->throttled_cycles += ct.throttled;
             pos += emitted;
         }
+        if (traced && pt->span_fn) sim_hw_set_span_fn(hw, NULL, NULL);
         out->prompts++;
     }
     if (rc == SIM_REPLAY_OK && out->cycles > 0) {
@@ -439,12 +550,17 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         out->cpu_ms /= c;
         out->kv_ms /= c;
         out->idle_ms /= c;
+        out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
+        bootstrap_ci(p_tok, p_ms, out->prompts, pt->seed, &out->tokens_per_s_lo,
+                     &out->tokens_per_s_hi);
     }
     out->expansions = orc.expansions;
     out->recorded_expansions = orc.recorded_expansions;
     out->coverage = orc.expansions ? (double)orc.recorded_expansions / (double)orc.expansions : 1.0;
 
 done:
+    free(p_tok);
+    free(p_ms);
     if (oracle_ok) rp_oracle_free(&orc);
     gsl_rng_free(rng);
     gsl_rng_free(acc_rng);

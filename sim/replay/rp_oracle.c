@@ -199,39 +199,99 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c)
     }
 }
 
-static int draft_expand(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+/* Fills node id's candidate set from the recorded tree, or synthesises it;
+ * counts the expansion. */
+static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id)
 {
-    rp_oracle *o = ctx;
+    if (id < 0 || id >= t->n_nodes || id >= o->cap) return ENG_E_ARG;
+    eng_cand *c = eng_tree_cands_alloc(t, id, o->k);
+    if (!c) return ENG_E_FULL;
+    int32_t tn = o->tnode[id];
+    o->expansions++;
+    if (tn >= 0) {
+        const int32_t *tok = o->tree.draft_tok + (size_t)tn * o->k;
+        const float *lp = o->tree.draft_logp + (size_t)tn * o->k;
+        for (int32_t j = 0; j < o->k; j++) {
+            c[j].tok = tok[j];
+            c[j].logp = lp[j];
+        }
+        o->recorded_expansions++;
+    } else {
+        synthesise(o, t, id, c);
+    }
+    return ENG_OK;
+}
+
+static int log_call(rp_oracle *o, eng_unit unit, int32_t rows, int32_t ctx_len, int32_t part)
+{
+    if (o->n_calls >= o->cap_calls) return ENG_E_FULL;
+    rp_call *call = &o->calls[o->n_calls++];
+    call->unit = unit;
+    call->part = part;
+    call->rows = rows;
+    call->ctx_len = ctx_len;
+    return ENG_OK;
+}
+
+/* One logged draft forward (part 0 full, 1 body) over ids. */
+static int draft_forward(rp_oracle *o, eng_tree *t, const int32_t *ids, int32_t count,
+                         eng_unit unit, int32_t part)
+{
+    if (count < 1 || !ids) return ENG_E_ARG;
     rp_oracle_map(o, t);
     int32_t max_depth = 0;
     for (int32_t q = 0; q < count; q++) {
-        int32_t id = ids[q];
-        if (id < 0 || id >= t->n_nodes || id >= o->cap) return ENG_E_ARG;
-        eng_cand *c = eng_tree_cands_alloc(t, id, o->k);
-        if (!c) return ENG_E_FULL;
-        int32_t tn = o->tnode[id];
-        o->expansions++;
-        if (tn >= 0) {
-            const int32_t *tok = o->tree.draft_tok + (size_t)tn * o->k;
-            const float *lp = o->tree.draft_logp + (size_t)tn * o->k;
-            for (int32_t j = 0; j < o->k; j++) {
-                c[j].tok = tok[j];
-                c[j].logp = lp[j];
-            }
-            o->recorded_expansions++;
-        } else {
-            synthesise(o, t, id, c);
-        }
-        if (t->nodes[id].depth > max_depth) max_depth = t->nodes[id].depth;
+        int rc = fill_cands(o, t, ids[q]);
+        if (rc != ENG_OK) return rc;
+        if (t->nodes[ids[q]].depth > max_depth) max_depth = t->nodes[ids[q]].depth;
     }
-    if (o->n_calls < o->cap_calls) {
-        rp_call *call = &o->calls[o->n_calls++];
-        call->unit = unit;
-        call->part = 0;
-        call->rows = count;
-        call->ctx_len = o->prompt_len + o->pos + max_depth + 1;
-    } else {
-        return ENG_E_FULL;
+    return log_call(o, unit, count, o->prompt_len + o->pos + max_depth + 1, part);
+}
+
+static int draft_expand(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    return draft_forward(ctx, t, ids, count, unit, 0);
+}
+
+/* Body-only forward: the candidate sets are filled at once (the replay knows
+ * them), the call is priced without the draft's LM head. */
+static int draft_expand_body(void *ctx, eng_tree *t, const int32_t *ids, int32_t count,
+                             eng_unit unit)
+{
+    return draft_forward(ctx, t, ids, count, unit, 1);
+}
+
+/* The LM head alone over `rows` deferred hidden states: a priced call, no
+ * expansion. */
+static int draft_project(void *ctx, int32_t rows, eng_unit unit)
+{
+    rp_oracle *o = ctx;
+    if (rows < 1) return ENG_E_ARG;
+    return log_call(o, unit, rows, o->prompt_len + o->pos, 2);
+}
+
+/* Re-sampled candidate sets (sim/replay/README.md "Re-sampling"): served like
+ * an expansion from the recorded tree of the current position, no call logged;
+ * with probability penalty per node the draft's rank-1 token moves to the
+ * last rank (the others move up one rank; log-probs stay with the ranks). */
+static int draft_resample(void *ctx, eng_tree *t, const int32_t *ids, int32_t count,
+                          double penalty)
+{
+    rp_oracle *o = ctx;
+    if (count < 1 || !ids || !(penalty >= 0.0 && penalty <= 1.0)) return ENG_E_ARG;
+    rp_oracle_map(o, t);
+    for (int32_t q = 0; q < count; q++) {
+        int rc = fill_cands(o, t, ids[q]);
+        if (rc != ENG_OK) return rc;
+        o->resampled_expansions++;
+        if (penalty > 0.0 && o->k > 1 && gsl_rng_uniform(o->rng) < penalty) {
+            int32_t n = 0;
+            eng_cand *c = (eng_cand *)eng_tree_cands(t, ids[q], &n);
+            eng_token top = c[0].tok;
+            for (int32_t j = 0; j + 1 < n; j++) c[j].tok = c[j + 1].tok;
+            c[n - 1].tok = top;
+            o->penalised_expansions++;
+        }
     }
     return ENG_OK;
 }
@@ -313,6 +373,9 @@ static void bind(rp_oracle *o)
     o->target.dists = target_dists;
     o->target.k = o->k;
     o->draft.expand = draft_expand;
+    o->draft.expand_body = draft_expand_body;
+    o->draft.project = draft_project;
+    o->draft.resample = draft_resample;
     o->draft.ctx = o;
     o->draft.k = o->k;
     o->target.verify = target_verify;

@@ -34,6 +34,17 @@
  *
  * Every expand call is logged (unit, rows) so that the replay loop can price it on
  * the phone model.  Randomness comes from a GSL RNG seeded per point.
+ *
+ * Optional draft hooks (Lyanna):
+ *  - expand_body: as expand (candidate sets filled at once), logged as a
+ *    body-only call (part 1: no draft LM head);
+ *  - project: logged as a head-only call (part 2) of `rows` rows; expands
+ *    nothing;
+ *  - resample: candidate sets served exactly as expand serves them (recorded
+ *    tree of the current position, or synthesised), no call logged; with
+ *    probability `penalty` per node (one draw from the RNG, none when penalty
+ *    is 0) the ranking is degraded: the draft's rank-1 token moves to the last
+ *    rank (sim/replay/README.md "Re-sampling").
  */
 #ifndef RP_ORACLE_H
 #define RP_ORACLE_H
@@ -87,6 +98,10 @@ typedef struct rp_oracle {
     int32_t n_calls, cap_calls;
     /* totals over the oracle's life */
     int64_t expansions, recorded_expansions;
+    /* candidate sets served by resample (also counted in expansions and, when
+     * recorded, recorded_expansions) and those whose ranking the penalty
+     * degraded */
+    int64_t resampled_expansions, penalised_expansions;
     eng_draft_oracle draft;
     eng_target_oracle target;
 } rp_oracle;

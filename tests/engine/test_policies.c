@@ -297,12 +297,13 @@ static void test_registry(void)
 {
     int32_t n = 0;
     const eng_policy_desc *reg = eng_policy_registry(&n);
-    CHECK_EQ_INT(n, 8);
+    CHECK_EQ_INT(n, 10);
     CHECK(reg != NULL);
-    if (!reg || n < 8) return;
-    static const char *const order[] = {"flash_ar", "chain", "adaptive_chain", "specinfer",
-                                        "eagle2", "opt_tree", "sequoia", "lever"};
-    for (int32_t i = 0; i < 8; i++) {
+    if (!reg || n < 10) return;
+    static const char *const order[] = {"flash_ar", "chain",  "adaptive_chain", "specinfer",
+                                        "eagle2",   "opt_tree", "sequoia",      "lever",
+                                        "lyanna",   "edgellm"};
+    for (int32_t i = 0; i < 10; i++) {
         CHECK(strcmp(reg[i].name, order[i]) == 0);
         CHECK_EQ_INT(reg[i].needs_draft, i > 0);
     }

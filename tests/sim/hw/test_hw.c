@@ -694,6 +694,173 @@ static void test_kv_shared(void)
     CHECK(sh.bytes[SIM_MEM_KV_TARGET] == kt);
 }
 
+/* ---- draft parts and draft work overlapping a verification ---- */
+
+static void test_draft_parts(void)
+{
+    sim_device d = phone();
+    sim_model m = q8(), e = eagle(4096, 12288);
+    sim_hw *hw = make(&d, &m, &e, 0.0);
+    for (int u = 0; u < 2; u++) {
+        eng_unit unit = u ? ENG_UNIT_NPU : ENG_UNIT_CPU;
+        double full = sim_hw_draft_part_ms(hw, unit, 1, 100, SIM_DRAFT_FULL);
+        double body = sim_hw_draft_part_ms(hw, unit, 1, 100, SIM_DRAFT_BODY);
+        double head = sim_hw_draft_part_ms(hw, unit, 1, 100, SIM_DRAFT_HEAD);
+        CHECK(full == sim_hw_draft_ms(hw, unit, 1, 100));
+        CHECK(body < full && head < full && head > 0);
+        /* one-pass head: 6 body calls + one 6-row head beat 6 full calls */
+        double one_pass = 6 * body + sim_hw_draft_part_ms(hw, unit, 6, 100, SIM_DRAFT_HEAD);
+        CHECK(one_pass < 6 * full);
+    }
+    /* the head alone reads only the head: DRAM-bound on the CPU at one row */
+    CHECK(NEAR(sim_hw_draft_part_ms(hw, ENG_UNIT_CPU, 1, 100, SIM_DRAFT_HEAD),
+               sim_model_head_bytes(&e) / 17.2e6));
+    sim_draft_call bad = {ENG_UNIT_CPU, 1, 10, 3};
+    sim_verify_shape v = shape(8, 1);
+    sim_cycle_time t;
+    CHECK(sim_hw_cycle(hw, &bad, 1, &v, &t, NULL) == SIM_HW_E_INVALID);
+    sim_hw_destroy(hw);
+}
+
+typedef struct span_log {
+    int n;
+    int64_t t0[512], t1[512];
+    char kind[512]; /* 'p' provisional, 'c' target compute, 'r' read, 'o' other */
+} span_log;
+
+static void log_span(void *ctx, const char *res, const char *label, int32_t index, int64_t t0,
+                     int64_t t1)
+{
+    span_log *l = ctx;
+    (void)res, (void)index;
+    if (l->n >= 512) return;
+    l->t0[l->n] = t0;
+    l->t1[l->n] = t1;
+    l->kind[l->n] = strcmp(label, "provisional") == 0                        ? 'p'
+                    : strcmp(label, "layer") == 0 || strcmp(label, "head") == 0 ? 'c'
+                    : strcmp(label, "read") == 0                              ? 'r'
+                                                                              : 'o';
+    l->n++;
+}
+
+/* Time during which a provisional call and a span of kind k both ran. */
+static int64_t overlap_with(const span_log *l, char k)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (l->kind[i] != 'p') continue;
+        for (int j = 0; j < l->n; j++) {
+            if (l->kind[j] != k) continue;
+            int64_t a = l->t0[i] > l->t0[j] ? l->t0[i] : l->t0[j];
+            int64_t b = l->t1[i] < l->t1[j] ? l->t1[i] : l->t1[j];
+            if (b > a) sum += b - a;
+        }
+    }
+    return sum;
+}
+
+static void test_draft_overlap(void)
+{
+    sim_device d = phone();
+    d.spec_prefetch_layers = 2;
+    d.spec_queue_depth = 32;
+    sim_model m = q8(), e = eagle(4096, 12288);
+    sim_verify_shape v = shape(16, 1);
+    v.runtime = SIM_RUNTIME_SPEC;
+    sim_draft_call calls[8];
+    for (int i = 0; i < 8; i++) calls[i] = (sim_draft_call){ENG_UNIT_CPU, 1, 300 + i, 0};
+
+    /* reference: no overlapping work */
+    sim_hw *hw = make(&d, &m, &e, 0.0);
+    sim_cycle_time ref, t;
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &ref, NULL) == SIM_HW_OK);
+    CHECK(ref.overlap_calls == 0 && ref.overlap_draft_ms == 0);
+    sim_hw_destroy(hw);
+
+    /* ungated, contention 1: the CPU calls run beside the NPU/flash work and
+     * the verification takes exactly as long; busy CPU time grows by the calls */
+    sim_device d1 = d;
+    d1.contention_compute = 1.0;
+    d1.contention_load = 1.0;
+    hw = make(&d1, &m, &e, 0.0);
+    sim_overlap ov = {calls, 8, 0};
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_HW_OK);
+    CHECK_EQ_INT(t.overlap_calls, 8);
+    CHECK(t.verify_ms == ref.verify_ms);
+    CHECK(t.cycle_ms == ref.cycle_ms); /* 8 short calls end long before the verification */
+    double calls_ms = 0;
+    for (int i = 0; i < 8; i++) calls_ms += sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 300 + i);
+    CHECK(NEAR(t.overlap_draft_ms, calls_ms));
+    CHECK(NEAR(t.cpu_ms - ref.cpu_ms, calls_ms));
+    CHECK(t.energy_mj >= ref.energy_mj);
+    sim_hw_destroy(hw);
+
+    /* ungated with the measured contention: the target slows down */
+    hw = make(&d, &m, &e, 0.0);
+    span_log *lg = calloc(1, sizeof *lg);
+    sim_hw_set_span_fn(hw, log_span, lg);
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_HW_OK);
+    CHECK(t.verify_ms > ref.verify_ms);
+    CHECK(overlap_with(lg, 'r') > 0);
+    sim_hw_destroy(hw);
+
+    /* gated: the calls never share time with target compute, only with reads,
+     * and the target's compute is not slowed */
+    hw = make(&d, &m, &e, 0.0);
+    memset(lg, 0, sizeof *lg);
+    sim_hw_set_span_fn(hw, log_span, lg);
+    ov.gate = 1;
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_HW_OK);
+    CHECK(t.overlap_calls >= 1);
+    CHECK(overlap_with(lg, 'c') == 0);
+    CHECK(overlap_with(lg, 'r') > 0);
+    CHECK(NEAR(t.npu_ms, ref.npu_ms));
+    CHECK(t.verify_ms >= ref.verify_ms);
+    CHECK(t.verify_ms <= ref.verify_ms * d.contention_load + 1e-6);
+    /* determinism: the same cycle again gives the same numbers */
+    sim_cycle_time t2;
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t2, NULL) == SIM_HW_OK);
+    CHECK(t2.verify_ms == t.verify_ms && t2.overlap_calls == t.overlap_calls);
+    sim_hw_destroy(hw);
+
+    /* a call longer than any loading gap never runs under the gate */
+    sim_draft_call slow = {ENG_UNIT_CPU, 1, 300, 0};
+    sim_device d2 = d;
+    d2.cpu_gbps = 0.05; /* ~ seconds per call */
+    hw = make(&d2, &m, &e, 0.0);
+    sim_overlap ov2 = {&slow, 1, 1};
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov2, &t, NULL) == SIM_HW_OK);
+    CHECK_EQ_INT(t.overlap_calls, 0);
+    /* ungated, it runs and the cycle ends with its tail */
+    ov2.gate = 0;
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov2, &t, NULL) == SIM_HW_OK);
+    CHECK_EQ_INT(t.overlap_calls, 1);
+    CHECK(t.cycle_ms > t.verify_ms);
+    /* overlap needs a verification */
+    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, NULL, &ov2, &t, NULL) == SIM_HW_E_INVALID);
+    sim_hw_destroy(hw);
+
+    /* the memory upper bound */
+    hw = make(&d, &m, &e, 0.0);
+    sim_hw_memory mem;
+    sim_hw_get_memory(hw, &mem);
+    int32_t cap = sim_hw_overlap_cap(hw);
+    CHECK(cap > 0);
+    double per_tok = sim_model_kv_token_bytes(&e) + 2.0 * e.hidden;
+    CHECK(NEAR((double)cap, floor((0.9 * mem.budget_bytes - mem.total_bytes) / per_tok)) ||
+          cap == 1000000);
+    sim_hw_destroy(hw);
+    sim_device d3 = d;
+    d3.mem_upper_bound = mem.total_bytes / mem.budget_bytes * 0.99; /* already above */
+    hw = make(&d3, &m, &e, 0.0);
+    CHECK_EQ_INT(sim_hw_overlap_cap(hw), 0);
+    sim_hw_destroy(hw);
+    hw = make(&d, &m, NULL, 0.0);
+    CHECK_EQ_INT(sim_hw_overlap_cap(hw), 0); /* no draft */
+    sim_hw_destroy(hw);
+    free(lg);
+}
+
 int main(void)
 {
     test_sizes();
@@ -712,6 +879,8 @@ int main(void)
     test_energy_anchor();
     test_thermal();
     test_kv_shared();
+    test_draft_parts();
+    test_draft_overlap();
     printf("hw: ok\n");
     return check_done("hw/hw");
 }

@@ -1,0 +1,280 @@
+#!/usr/bin/python3
+"""Simulated points against reference measurements.
+
+    analysis/fidelity.py RESULTS_DIR REFERENCE.csv [-o OUT] [--strict]
+
+Joins every row of REFERENCE.csv with the result rows of RESULTS_DIR whose
+parameters match its key columns and writes to OUT (default
+RESULTS_DIR/fidelity):
+
+    fidelity.md    per-point table (measured, predicted, relative error) and
+                   the summary: geometric-mean relative error overall, per
+                   metric and per source
+    fidelity.csv   the per-point table as CSV
+    fidelity.png   predicted vs measured, log-log, with the line y = x
+
+Reference CSV (analysis/README.md "Reference CSV"): columns `metric`, `value`,
+`source` (required) and `note` (optional); every other column is a key that
+must name a result column or a derived one (`tree_nodes`, `tree_budget`,
+`variant`); an empty key cell matches anything.  `metric` names the result
+column compared with `value`, or a sum of columns ("npu_ms+cpu_ms").
+
+Errors: relative error e = (predicted - measured) / measured; the geometric-
+mean relative error of a set is exp(mean(ln(1 + |e|))) - 1; the bias is the
+geometric mean of predicted / measured, minus 1 (points with a positive
+prediction).  When several result rows match one reference row (e.g. several
+traces), the prediction is their mean and `points` says how many.
+
+Exit codes: 0 ok, 64 usage, 65 bad data (malformed reference, unknown key or
+metric column, no result row matching any reference row, or with --strict a
+reference row without a match), 66 missing input, 73 cannot write OUT.
+Nothing is written unless every input is valid.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import math
+import os
+import sys
+
+import fsresults as fr
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+RESERVED = ("metric", "value", "source", "note")
+OUTPUTS = ["fidelity.md", "fidelity.csv", "fidelity.png"]
+
+
+class RefRow:
+    def __init__(self, line: int, keys: dict[str, str], metric: str, value: float, source: str,
+                 note: str) -> None:
+        self.line, self.keys, self.metric = line, keys, metric
+        self.value, self.source, self.note = value, source, note
+
+
+def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except FileNotFoundError:
+        raise fr.AnalysisError(fr.EX_NOINPUT, f"{path}: no such reference file") from None
+    except OSError as e:
+        raise fr.AnalysisError(fr.EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise fr.AnalysisError(fr.EX_DATAERR, f"{path}: not a CSV file: {e}") from None
+    # comment lines (# ...) and blank lines are allowed; line numbers stay true
+    numbered = [(i, r) for i, r in enumerate(rows, start=1)
+                if r and not (len(r) == 1 and not r[0].strip()) and not r[0].startswith("#")]
+    if not numbered:
+        raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:1: empty file (no header row)")
+    hline, header = numbered[0]
+    header = [h.strip() for h in header]
+    for c in ("metric", "value", "source"):
+        if c not in header:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{hline}: missing column '{c}'")
+    if len(set(header)) != len(header):
+        raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{hline}: duplicate column names")
+    keys = [h for h in header if h not in RESERVED]
+    if not keys:
+        raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{hline}: no key column (e.g. target, "
+                               "policy, dram_fraction, tree_nodes)")
+    for k in keys:
+        if k not in df.columns:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{hline}: unknown key column '{k}' "
+                                   "(not a result column; derived: tree_nodes, tree_budget, "
+                                   "variant)")
+    out = []
+    for line, r in numbered[1:]:
+        if len(r) != len(header):
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: {len(r)} fields, the header "
+                                   f"has {len(header)}")
+        cell = dict(zip(header, (c.strip() for c in r)))
+        metric = cell["metric"]
+        try:
+            fr.metric_values(df, metric)
+        except KeyError as e:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: unknown metric '{metric}' "
+                                   f"(no numeric result column '{e.args[0]}')") from None
+        try:
+            value = float(cell["value"])
+        except ValueError:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: value {cell['value']!r} is "
+                                   "not a number") from None
+        if not (math.isfinite(value) and value > 0):
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: value must be a positive "
+                                   f"number, got {cell['value']}")
+        if not cell["source"]:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: empty source")
+        kv = {}
+        for k in keys:
+            v = cell[k]
+            if v and df[k].dtype != object:
+                try:
+                    float(v)
+                except ValueError:
+                    raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: key '{k}': "
+                                           f"{v!r} is not a number") from None
+            kv[k] = v
+        out.append(RefRow(line, kv, metric, value, cell["source"], cell.get("note", "")))
+    if not out:
+        raise fr.AnalysisError(fr.EX_DATAERR, f"{path}: no reference rows")
+    return keys, out
+
+
+def match(df: pd.DataFrame, ref: RefRow) -> pd.DataFrame:
+    mask = np.ones(len(df), dtype=bool)
+    for k, v in ref.keys.items():
+        if v == "":
+            continue
+        col = df[k]
+        if col.dtype == object:
+            mask &= (col.astype(str) == v).to_numpy()
+        else:
+            x = float(v)
+            mask &= (np.abs(col.to_numpy(dtype=float) - x) <= 1e-9 * max(1.0, abs(x)))
+    return df[mask]
+
+
+def geo_err(errs: list[float]) -> float:
+    return math.exp(sum(math.log1p(abs(e)) for e in errs) / len(errs)) - 1 if errs else math.nan
+
+
+def bias(pairs: list[tuple[float, float]]) -> float:
+    r = [math.log(p / m) for p, m in pairs if p > 0]
+    return math.exp(sum(r) / len(r)) - 1 if r else math.nan
+
+
+def pct(x: float) -> str:
+    return "—" if math.isnan(x) else f"{100 * x:+.1f}%"
+
+
+def apct(x: float) -> str:
+    return "—" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, bytes], float]:
+    df, src = fr.load_results(results_dir)
+    keys, refs = load_reference(ref_path, df)
+    recs, missing = [], []
+    for ref in refs:
+        m = match(df, ref)
+        if m.empty:
+            if strict:
+                raise fr.AnalysisError(fr.EX_DATAERR, f"{ref_path}:{ref.line}: no result row "
+                                       f"of {src} matches "
+                                       + ", ".join(f"{k}={v}" for k, v in ref.keys.items() if v))
+            missing.append(ref)
+            continue
+        pred = float(fr.metric_values(m, ref.metric).mean())
+        recs.append((ref, pred, len(m), (pred - ref.value) / ref.value))
+    if not recs:
+        raise fr.AnalysisError(fr.EX_DATAERR, f"{ref_path}: no result row of {src} matches any "
+                               "reference row (check the key columns against the results)")
+    for ref in missing:
+        print(f"fidelity.py: {ref_path}:{ref.line}: no matching result row (listed as not "
+              "simulated)", file=sys.stderr)
+
+    # per-point table (markdown + CSV)
+    head = keys + ["metric", "measured", "predicted", "error", "points", "source"]
+    md_rows, csv_rows = [], []
+    for ref, pred, n, e in recs:
+        kv = [ref.keys[k] or "*" for k in keys]
+        md_rows.append(kv + [f"`{ref.metric}`", fr.fmt_num(ref.value), fr.fmt_num(pred), pct(e),
+                             str(n), ref.source])
+        csv_rows.append([ref.keys[k] for k in keys] +
+                        [ref.metric, repr(ref.value), repr(pred), repr(e), n, ref.source])
+    all_err = [e for *_, e in recs]
+    pairs = [(p, r.value) for r, p, _, _ in recs]
+    summary = [["all", len(recs), apct(geo_err(all_err)),
+                apct(float(np.mean(np.abs(all_err)))), apct(float(np.max(np.abs(all_err)))),
+                pct(bias(pairs))]]
+    for label, attr in (("metric", "metric"), ("source", "source")):
+        for val in dict.fromkeys(getattr(r, attr) for r, *_ in recs):
+            sub = [(r, p, e) for r, p, _, e in recs if getattr(r, attr) == val]
+            errs = [e for *_, e in sub]
+            summary.append([f"{label} `{val}`" if label == "metric" else f"{label}: {val}",
+                            len(sub), apct(geo_err(errs)), apct(float(np.mean(np.abs(errs)))),
+                            apct(float(np.max(np.abs(errs)))),
+                            pct(bias([(p, r.value) for r, p, _ in sub]))])
+    geo = geo_err(all_err)
+    md = [f"# Fidelity: {os.path.basename(os.path.normpath(results_dir))} vs "
+          f"{os.path.basename(ref_path)}\n\n",
+          f"Simulated: `{src}`. Reference: `{ref_path}`, {len(refs)} rows, {len(recs)} "
+          f"compared.\n\n",
+          f"**Geometric-mean relative error: {apct(geo)}** over {len(recs)} points "
+          "(exp(mean ln(1 + |e|)) − 1 with e = (predicted − measured) / measured; bias = "
+          "geometric mean of predicted / measured − 1).\n\n",
+          "## Summary\n\n",
+          fr.md_table(["set", "points", "geomean error", "mean abs error", "max abs error",
+                       "bias"], summary),
+          "\n## Per point\n\n![predicted vs measured](fidelity.png)\n\n",
+          fr.md_table(head, md_rows)]
+    if missing:
+        md.append("\n## Not simulated\n\nReference rows without a matching result row:\n\n")
+        md.append(fr.md_table(["line"] + keys + ["metric", "value", "source"],
+                              [[str(r.line)] + [r.keys[k] or "*" for k in keys] +
+                               [r.metric, fr.fmt_num(r.value), r.source] for r in missing]))
+
+    # scatter
+    fig, ax = plt.subplots(figsize=(6, 6))
+    pos = [(r, p) for r, p, _, _ in recs if p > 0]
+    for met in dict.fromkeys(r.metric for r, _ in pos):
+        xs = [r.value for r, p in pos if r.metric == met]
+        ys = [p for r, p in pos if r.metric == met]
+        ax.scatter(xs, ys, label=met, s=30, zorder=3)
+    vals = [r.value for r, _ in pos] + [p for _, p in pos]
+    if vals:
+        lo, hi = min(vals) / 1.5, max(vals) * 1.5
+        ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="y = x")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured (reference)")
+    ax.set_ylabel("predicted (flashspec)")
+    ax.set_title(f"geometric-mean relative error {apct(geo)}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    if len(pos) < len(recs):
+        md.append(f"\n{len(recs) - len(pos)} point(s) with a prediction <= 0 are not drawn "
+                  "(log scale).\n")
+    png = fr.fig_bytes(fig)
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(keys + ["metric", "measured", "predicted", "rel_error", "points", "source"])
+    w.writerows(csv_rows)
+    return {"fidelity.md": "".join(md).encode(), "fidelity.csv": buf.getvalue().encode(),
+            "fidelity.png": png}, geo
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="fidelity.py",
+                                 description="Relative error of simulated points against "
+                                 "reference measurements.")
+    ap.add_argument("results_dir", metavar="RESULTS_DIR")
+    ap.add_argument("reference", metavar="REFERENCE.csv")
+    ap.add_argument("-o", "--output", metavar="OUT",
+                    help="output directory (default: RESULTS_DIR/fidelity)")
+    ap.add_argument("--strict", action="store_true",
+                    help="every reference row must match a result row")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return fr.EX_USAGE if e.code else 0
+
+    def body() -> None:
+        files, geo = build(args.results_dir, args.reference, args.strict)
+        out = args.output or os.path.join(args.results_dir, "fidelity")
+        fr.write_outputs(out, files, stale=OUTPUTS)
+        print(f"fidelity.py: geometric-mean relative error {apct(geo)}; wrote "
+              f"{os.path.join(out, 'fidelity.md')}", file=sys.stderr)
+
+    return fr.run_main("fidelity.py", body)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,394 @@
+"""Shared helpers of the analysis scripts: loading flashspec results, derived
+columns, point labels, markdown tables and all-or-nothing output.
+
+Errors are raised as AnalysisError(code, message) with the exit codes of the
+flashspec command line (sysexits): 64 usage, 65 bad data, 66 missing input,
+73 cannot create output.  Each script's main() prints the one-line message
+and exits with the code; nothing is written before all inputs are validated.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+import sys
+import tempfile
+from typing import Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")  # noqa: E402  (before pyplot is imported anywhere)
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 64, 65, 66, 73
+
+# The parameters of a point (rows.c); every other column is an outcome.
+PARAM_COLUMNS = [
+    "policy", "policy_params", "device", "target", "draft", "trace", "dram_fraction",
+    "max_new_tokens", "prompts", "seed", "accept", "top_p", "temperature", "runtime",
+]
+STRING_COLUMNS = {
+    "variant", "policy", "policy_params", "device", "target", "draft", "trace", "version",
+    "script_hash", "trace_checksum", "accept", "runtime",
+}
+REQUIRED_COLUMNS = ["policy", "target", "tokens_per_s"]
+
+
+class AnalysisError(Exception):
+    """An expected failure: exit code plus one line."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def run_main(prog: str, body) -> int:
+    """Runs body(), turning AnalysisError into its line and exit code."""
+    try:
+        body()
+    except AnalysisError as e:
+        print(f"{prog}: {e.message}", file=sys.stderr)
+        return e.code
+    return 0
+
+
+# ------------------------------------------------------------------ loading
+
+def _read_csv(path: str) -> pd.DataFrame:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise AnalysisError(EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise AnalysisError(EX_DATAERR, f"{path}: not a CSV file: {e}") from None
+    if not rows or not rows[0]:
+        raise AnalysisError(EX_DATAERR, f"{path}:1: empty file (no header row)")
+    header = rows[0]
+    if len(set(header)) != len(header):
+        raise AnalysisError(EX_DATAERR, f"{path}:1: duplicate column names")
+    for i, r in enumerate(rows[1:], start=2):
+        if len(r) != len(header):
+            raise AnalysisError(EX_DATAERR, f"{path}:{i}: {len(r)} fields, the header has "
+                                f"{len(header)}")
+    df = pd.DataFrame(rows[1:], columns=header, dtype=object)
+    for c in header:
+        if c in STRING_COLUMNS:
+            continue
+        vals = []
+        for i, v in enumerate(df[c], start=2):
+            try:
+                vals.append(float(v))
+            except ValueError:
+                if c in REQUIRED_COLUMNS or c in PARAM_COLUMNS or _looks_numeric(df[c]):
+                    raise AnalysisError(EX_DATAERR, f"{path}:{i}: column '{c}': not a number: "
+                                        f"{v!r}") from None
+                vals = None
+                break
+        if vals is not None:
+            df[c] = np.array(vals, dtype=float)
+    return df
+
+
+def _looks_numeric(col: Iterable[str]) -> bool:
+    ok = 0
+    for v in col:
+        try:
+            float(v)
+            ok += 1
+        except ValueError:
+            pass
+    return ok > 0
+
+
+def _read_h5(path: str) -> pd.DataFrame:
+    import h5py
+
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise AnalysisError(EX_DATAERR, f"{path}: not a results HDF5 file: {e}") from None
+    with f:
+        if "results" not in f:
+            raise AnalysisError(EX_DATAERR, f"{path}: no group /results")
+        g = f["results"]
+        order = [c.decode() if isinstance(c, bytes) else str(c)
+                 for c in g.attrs.get("columns", list(g.keys()))]
+        data = {}
+        for c in order:
+            if c not in g:
+                raise AnalysisError(EX_DATAERR, f"{path}: /results/{c} listed but missing")
+            v = g[c][()]
+            if v.dtype.kind in "OSU":
+                v = [x.decode() if isinstance(x, bytes) else str(x) for x in v]
+                data[c] = pd.Series(v, dtype=object)
+            else:
+                data[c] = pd.Series(np.asarray(v, dtype=float))
+        return pd.DataFrame(data)
+
+
+def load_results(results_dir: str) -> tuple[pd.DataFrame, str]:
+    """DataFrame of RESULTS_DIR/results.csv (or results.h5) and its path."""
+    if not os.path.isdir(results_dir):
+        raise AnalysisError(EX_NOINPUT, f"{results_dir}: no such results directory")
+    csv_path = os.path.join(results_dir, "results.csv")
+    h5_path = os.path.join(results_dir, "results.h5")
+    if os.path.exists(csv_path):
+        df, src = _read_csv(csv_path), csv_path
+    elif os.path.exists(h5_path):
+        df, src = _read_h5(h5_path), h5_path
+    else:
+        raise AnalysisError(EX_NOINPUT, f"{results_dir}: holds neither results.csv nor "
+                            "results.h5")
+    for c in REQUIRED_COLUMNS:
+        if c not in df.columns:
+            raise AnalysisError(EX_DATAERR, f"{src}:1: missing column '{c}'")
+    if len(df) == 0:
+        raise AnalysisError(EX_DATAERR, f"{src}: no result rows")
+    return add_derived(df), src
+
+
+# --------------------------------------------------------- derived columns
+
+def _params(s: str) -> dict[str, str]:
+    """'k=8,unit=cpu' -> {'k': '8', 'unit': 'cpu'}; list values keep commas
+    ('widths=1,1,3' -> '1,1,3')."""
+    out: dict[str, str] = {}
+    key = None
+    for part in str(s).split(","):
+        if "=" in part:
+            key, v = part.split("=", 1)
+            out[key] = v
+        elif key is not None:
+            out[key] += "," + part
+    return out
+
+
+def _int(v: str | None) -> float:
+    try:
+        return float(int(v)) if v is not None else math.nan
+    except ValueError:
+        return math.nan
+
+
+def tree_nodes_of(policy: str, params: str) -> float:
+    """Nodes of the verified tree, root included, when the policy fixes it:
+    flash_ar 1; chain k + 1; eagle2 total_tokens + 1; specinfer 1 + the
+    nodes of its widths (1 + w1 + w1 w2 + ...).  NaN for policies whose tree
+    size is decided per cycle (adaptive_chain, opt_tree, sequoia, lever, ...)."""
+    p = _params(params)
+    if policy == "flash_ar":
+        return 1.0
+    if policy == "chain":
+        return _int(p.get("k")) + 1
+    if policy == "eagle2":
+        return _int(p.get("total_tokens")) + 1
+    if policy == "specinfer" and "widths" in p:
+        total, level = 1, 1
+        try:
+            for w in p["widths"].split(","):
+                level *= int(w)
+                total += level
+        except ValueError:
+            return math.nan
+        return float(total)
+    return math.nan
+
+
+def tree_budget_of(policy: str, params: str) -> float:
+    """The tree budget a policy is configured with (nodes, root included):
+    tree_nodes_of, else the node cap of policies that size their trees per
+    cycle (opt_tree nodes + 1, sequoia max_nodes, lever n_max,
+    adaptive_chain k_max + 1); NaN when unknown."""
+    n = tree_nodes_of(policy, params)
+    if not math.isnan(n):
+        return n
+    p = _params(params)
+    if policy == "opt_tree":
+        return _int(p.get("nodes")) + 1
+    if policy == "sequoia":
+        return _int(p.get("max_nodes"))
+    if policy in ("lever", "lyanna"):
+        return _int(p.get("n_max"))
+    if policy == "adaptive_chain":
+        return _int(p.get("k_max")) + 1
+    return math.nan
+
+
+def variants(df: pd.DataFrame) -> list[str]:
+    """Short policy names: the policy, plus in brackets the parameters that
+    differ among the points of that policy ('lever[pruning=full]')."""
+    if "policy_params" not in df.columns:
+        return [str(p) for p in df["policy"]]
+    parsed = [_params(q) for q in df["policy_params"]]
+    out = []
+    for pol, p in zip(df["policy"], parsed):
+        same = [q for r, q in zip(df["policy"], parsed) if r == pol]
+        keys = [k for k in p if len({q.get(k) for q in same}) > 1]
+        out.append(f"{pol}[{','.join(f'{k}={p[k]}' for k in keys)}]" if keys else str(pol))
+    return out
+
+
+def add_derived(df: pd.DataFrame) -> pd.DataFrame:
+    """Adds tree_nodes, tree_budget and variant (see above) when absent."""
+    df = df.copy()
+    if "variant" not in df.columns:
+        df["variant"] = variants(df)
+    params = df["policy_params"] if "policy_params" in df.columns else [""] * len(df)
+    if "tree_nodes" not in df.columns:
+        df["tree_nodes"] = [tree_nodes_of(p, q) for p, q in zip(df["policy"], params)]
+    if "tree_budget" not in df.columns:
+        df["tree_budget"] = [tree_budget_of(p, q) for p, q in zip(df["policy"], params)]
+    return df
+
+
+DERIVED_COLUMNS = {"tree_nodes", "tree_budget", "variant"}
+
+
+def metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
+    """A result column, or a '+'-sum of result columns ('npu_ms+cpu_ms')."""
+    parts = [m.strip() for m in metric.split("+")]
+    total = None
+    for m in parts:
+        if m not in df.columns or df[m].dtype == object:
+            raise KeyError(m)
+        total = df[m].astype(float) if total is None else total + df[m].astype(float)
+    return total
+
+
+# ------------------------------------------------------------------ labels
+
+def varying(df: pd.DataFrame, cols: Iterable[str]) -> list[str]:
+    """The columns among cols that take more than one value in df."""
+    out = []
+    for c in cols:
+        if c in df.columns and df[c].astype(str).nunique() > 1:
+            out.append(c)
+    return out
+
+
+def label_columns(df: pd.DataFrame, exclude: Iterable[str] = ()) -> list[str]:
+    """The columns naming a point among others: the varying parameters, with
+    policy + policy_params shown as `variant`, and `draft` left out when the
+    variant already decides it (Flash-AR has none)."""
+    exclude = set(exclude)
+    cols = [c for c in varying(df, PARAM_COLUMNS) if c not in exclude]
+    if "policy" in cols or "policy_params" in cols:
+        first = min(cols.index(c) for c in ("policy", "policy_params") if c in cols)
+        cols = [c for c in cols if c not in ("policy", "policy_params")]
+        if "variant" not in exclude and "policy" not in exclude:
+            cols.insert(first, "variant")
+    if "draft" in cols and "variant" in df.columns and \
+            df.groupby("variant")["draft"].nunique().max() <= 1:
+        cols.remove("draft")
+    return cols
+
+
+def groups(df: pd.DataFrame, cols: list[str]) -> list[tuple[object, pd.DataFrame]]:
+    """(key, sub-frame) per combination of cols, in order of appearance."""
+    if not cols:
+        return [((), df)]
+    return list(df.groupby(cols if len(cols) > 1 else cols[0], sort=False))
+
+
+def label_of(row: pd.Series, cols: list[str]) -> str:
+    parts = []
+    for c in cols:
+        v = row[c]
+        if c == "policy_params":
+            parts.append(f"{v}" if v else "(defaults)")
+        elif c in ("policy", "variant", "target", "device", "trace", "draft", "accept",
+                   "runtime"):
+            parts.append(str(v))
+        else:
+            parts.append(f"{c}={fmt_num(v)}")
+    return " ".join(parts) if parts else "all"
+
+
+def fmt_num(v) -> str:
+    if isinstance(v, str):
+        return v
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if math.isnan(f):
+        return "—"
+    if f == int(f) and abs(f) < 1e15:
+        return str(int(f))
+    if abs(f) >= 100:
+        return f"{f:.1f}"
+    if abs(f) >= 1:
+        return f"{f:.3f}"
+    return f"{f:.4g}"
+
+
+def md_table(header: list[str], rows: list[list]) -> str:
+    def cell(v) -> str:
+        s = fmt_num(v) if not isinstance(v, str) else v
+        return s.replace("|", "\\|")
+
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        out.append("| " + " | ".join(cell(v) for v in r) + " |")
+    return "\n".join(out) + "\n"
+
+
+def fig_bytes(fig) -> bytes:
+    import matplotlib.pyplot as plt
+
+    b = io.BytesIO()
+    fig.savefig(b, format="png", dpi=110, bbox_inches="tight",
+                metadata={"Software": None})
+    plt.close(fig)
+    return b.getvalue()
+
+
+# ------------------------------------------------------------------ output
+
+def write_outputs(out_dir: str, files: dict[str, bytes], stale: Iterable[str] = ()) -> None:
+    """Writes every file of `files` into out_dir (created if needed), each to a
+    temporary file renamed into place; removes our own `stale` names that this
+    run did not produce.  On failure removes what it wrote and raises
+    AnalysisError(73)."""
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise AnalysisError(EX_CANTCREAT, f"cannot create output directory '{out_dir}': "
+                            f"{e.strerror}") from None
+    temps: list[str] = []
+    done: list[str] = []
+    try:
+        for name, data in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out_dir)
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o644)
+        for name, tmp in zip(files, temps):
+            os.replace(tmp, os.path.join(out_dir, name))
+            done.append(name)
+        for name in stale:
+            p = os.path.join(out_dir, name)
+            if name not in files and os.path.exists(p):
+                os.remove(p)
+    except OSError as e:
+        for t in temps:
+            if os.path.exists(t):
+                os.remove(t)
+        for name in done:
+            try:
+                os.remove(os.path.join(out_dir, name))
+            except OSError:
+                pass
+        raise AnalysisError(EX_CANTCREAT, f"cannot write output '{out_dir}': "
+                            f"{e.strerror or e}") from None
+
+
+def safe_name(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", s)

@@ -1,0 +1,418 @@
+/*
+ * pol_lyanna.c -- Lyanna: token-info sampling over a hidden-state draft, with
+ * re-sampling after rejections and verification fusion (papers/lyanna.md §4-6;
+ * ALGORITHMS.md "Lyanna ideas").
+ *
+ * The draft model of this policy advances a chain of hidden states h_1 .. h_N
+ * that does not depend on the tokens sampled along the way; token information
+ * enters only when logits are turned into candidates.  A cycle therefore costs
+ * N draft forwards whatever the tree's width, and the hidden states stay valid
+ * after a rejection.
+ *
+ * Token-info tree (Algorithm 1).  frontier = {root}; for each step i = 1 .. N:
+ * every frontier node gets its top-k candidates under the step's logits l_i
+ * (with the node's token information added) as children, scored by joint draft
+ * log-probability (sum of log q from the root); all of them join the tree, and
+ * the k best of this step's children (by joint score) form the next frontier.
+ * The tree holds k + (N - 1) k^2 draft nodes; the B best by joint score are
+ * verified (budget pruning).  Ties are broken by depth (shallower first), then
+ * by insertion order: a parent always ranks before its children (scores never
+ * increase along a path, log q is clamped to <= 0), so the selection is
+ * ancestor-closed without repair.  B counts draft nodes, root excluded
+ * **(choice)**, like EAGLE-2's total_tokens.
+ *
+ * Modelling a step through the oracle interface **(choice)**: a step is ONE
+ * draft forward of one row -- the hidden-state chain is canonical -- issued on
+ * the step's best frontier node (`expand`, or `expand_body` under the one-pass
+ * head); the other frontier nodes of the step get their candidate sets from
+ * `resample(..., 0.0)`: the same hidden state with a different token's
+ * information, no forward.  A draft without `resample` falls back to one
+ * batched forward over the whole frontier (rows = frontier size), the cost a
+ * token-conditioned draft would pay.
+ *
+ * One-pass LM head (§4.2, `one_pass_head`): the N step forwards run as
+ * body-only forwards (`expand_body`) and one `project` call then runs the LM
+ * head over all N rows as one GEMM, instead of N full forwards each ending in
+ * its own GEMV.  Without `expand_body` or `project` the policy runs full
+ * forwards.
+ *
+ * Re-sampling (Algorithm 2, §5.3).  After verification (observe), the walk
+ * accepted `a` draft tokens and the target gave the bonus token at depth
+ * j = a + 1.  The hidden states of steps j + 1 .. N (N = steps the cycle ran)
+ * are still valid: when N - j > r, the next build re-samples a subtree of
+ * N - j steps rooted at the bonus token -- which is the next cycle's root --
+ * with Algorithm 1 over `resample` candidate sets (no draft forward), pruned to
+ * the same budget B **(choice: the paper gives the re-sampled tree no budget
+ * of its own)**.  Then:
+ *   - fusion (§6.2): the next cycle drafts its normal tree (N forwards) and the
+ *     re-sampled subtree is merged into it -- a node whose path of tokens the
+ *     normal tree already holds is shared, the others are extra rows of the
+ *     same single verification (kind ENG_LYANNA_FUSED);
+ *   - no fusion: the next cycle is the re-sampled subtree alone -- no draft
+ *     forward, one target invocation of its own (ENG_LYANNA_RESAMPLED); the
+ *     cycle after it drafts normally.
+ * A re-sampled subtree never triggers another re-sampling **(choice)**: its
+ * rejection leads to a normal cycle.  No re-sampling either when the bonus
+ * token is unknown (a lossy walk that stopped without one), when the draft has
+ * no `resample` hook, or when `resampling` is off.  Re-sampling is free of
+ * draft cost: the logits exist already, and token-information lookup and top-k
+ * are not priced.  Shared nodes keep their normal candidate sets (the
+ * re-sampled ones are read and the node's set is restored), so acceptance
+ * rules that read C_u see the sets the normal tree was drafted from.
+ *
+ * The replay serves `resample` from the recorded tree of the next cycle's
+ * position with the quality penalty `resample_penalty` (sim/replay/README.md
+ * "Re-sampling"); a runtime ignores the penalty.
+ *
+ * Limits: levels <= min(N, lim->max_depth, lim->remaining - 1); nodes <=
+ * min(lim->max_nodes, ENG_POL_MAX_NODES), extra candidates past the cap are
+ * dropped.  Cost: O(N k^2 log k + P log P), P = pool size <= k + (N - 1) k^2.
+ * State: one malloc in create (pool sized from the params), nothing after.
+ */
+#include "eng_policy.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LY_MAX_N 16
+#define LY_MAX_K 16
+#define LY_MAX_B 480
+
+static const char *const unit_choices[] = {"cpu", "npu", NULL};
+
+#define P(f) offsetof(eng_lyanna_params, f)
+const eng_param_desc eng_lyanna_param_table[] = {
+    {.name = "n", .type = ENG_PARAM_INT, .offset = P(n), .min = 1, .max = LY_MAX_N, .def = 7,
+     .doc = "N, draft steps (hidden states) per cycle; (choice) the paper gives no value, "
+            "7 = EAGLE-2's depth + 1, within the traces' recorded depth 8"},
+    {.name = "k", .type = ENG_PARAM_INT, .offset = P(k), .min = 1, .max = LY_MAX_K, .def = 2,
+     .doc = "branch number: children per frontier node and frontier width; 2 as in the "
+            "paper's worked example of token-info sampling (§5.2)"},
+    {.name = "b", .type = ENG_PARAM_INT, .offset = P(b), .min = 1, .max = LY_MAX_B, .def = 16,
+     .doc = "B, verification budget: draft nodes kept per tree by joint probability, root "
+            "excluded; (choice) the paper gives no value, 16 keeps a fused tree within the "
+            "phone model's cheap verification shapes"},
+    {.name = "r", .type = ENG_PARAM_INT, .offset = P(r), .min = 0, .max = LY_MAX_N, .def = 1,
+     .doc = "re-sample threshold of Algorithm 2: re-sample only when more than r draft steps "
+            "remain after the rejection; (choice) the paper gives no value"},
+    {.name = "resampling", .type = ENG_PARAM_BOOL, .offset = P(resampling), .min = 0, .max = 1,
+     .def = 1, .doc = "re-sample a subtree from the remaining hidden states after a rejection "
+                      "(paper §5.3, on in the full system)"},
+    {.name = "fusion", .type = ENG_PARAM_BOOL, .offset = P(fusion), .min = 0, .max = 1, .def = 1,
+     .doc = "verify the re-sampled subtree inside the next cycle's tree (1, paper §6.2) or in "
+            "a target invocation of its own (0)"},
+    {.name = "one_pass_head", .type = ENG_PARAM_BOOL, .offset = P(one_pass_head), .min = 0,
+     .max = 1, .def = 1,
+     .doc = "N body-only draft forwards then one LM-head pass over N rows (paper §4.2) instead "
+            "of N full forwards"},
+    {.name = "resample_penalty", .type = ENG_PARAM_DOUBLE, .offset = P(resample_penalty),
+     .min = 0, .max = 1, .def = 0.2,
+     .doc = "replay only: probability that a re-sampled node's candidate ranking is degraded "
+            "(sim/replay/README.md); (choice)"},
+    {.name = "unit", .type = ENG_PARAM_ENUM, .offset = P(unit), .min = 0, .max = 1, .def = 1,
+     .choices = unit_choices,
+     .doc = "processor the draft runs on: cpu or npu; (choice) npu, the faster one-row draft "
+            "step on the bundled phone profile"},
+    {.name = NULL},
+};
+#undef P
+
+/* A candidate of the pool: virtual (parent node, token) until materialised. */
+typedef struct ly_entry {
+    double score;    /* joint log q from the (sub)tree root */
+    int32_t depth;   /* of the candidate itself */
+    int32_t order;   /* pool index at insertion (tie-break) */
+    int32_t parent;  /* tree node id of the parent */
+    eng_token tok;
+    float logp;
+    int32_t node;    /* tree node id once materialised, else ENG_NO_NODE */
+} ly_entry;
+
+enum { LY_MODE_DRAFT = 0, LY_MODE_RESAMPLE = 1 };
+
+typedef struct ly_state {
+    eng_lyanna_params p;
+    int32_t cap_pool;
+    ly_entry *pool;       /* [cap_pool] */
+    int32_t step[LY_MAX_K * LY_MAX_K]; /* pool indices of one step's candidates */
+    int32_t front[LY_MAX_K];           /* frontier: tree node ids */
+    double front_score[LY_MAX_K];
+    int32_t ids[LY_MAX_K];
+    int32_t old_off[LY_MAX_K], old_n[LY_MAX_K];
+    int32_t body_rows;    /* rows of body-only forwards awaiting project */
+    int32_t map[ENG_POL_MAX_NODES];
+    uint8_t keep[ENG_POL_MAX_NODES];
+    int32_t pending;      /* steps of the subtree owed to the next build */
+    eng_lyanna_cycle last;
+} ly_state;
+
+/* total order: score desc, depth asc, order asc */
+static int ly_before(const ly_entry *a, const ly_entry *b)
+{
+    if (a->score != b->score) return a->score > b->score;
+    if (a->depth != b->depth) return a->depth < b->depth;
+    return a->order < b->order;
+}
+
+static int ly_cmp(const void *x, const void *y)
+{
+    const ly_entry *a = x, *b = y;
+    return ly_before(a, b) ? -1 : (ly_before(b, a) ? 1 : 0);
+}
+
+static void ly_sort_idx(const ly_entry *pool, int32_t *idx, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = idx[i], j = i;
+        while (j > 0 && ly_before(&pool[x], &pool[idx[j - 1]])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = x;
+    }
+}
+
+/* Tree node of an entry: the parent's existing child with the same token
+ * (merging) or a new child.  Returns the id, or a negative code (ENG_E_FULL at
+ * the cap). */
+static int32_t ly_materialise(eng_tree *t, ly_entry *e, int32_t cap)
+{
+    if (e->node != ENG_NO_NODE) return e->node;
+    int32_t id = eng_tree_child(t, e->parent, e->tok);
+    if (id == ENG_NO_NODE) {
+        if (t->n_nodes >= cap) return ENG_E_FULL;
+        id = eng_tree_add(t, e->parent, e->tok, e->logp);
+    }
+    if (id >= 0) e->node = id;
+    return id;
+}
+
+static int ly_rc(int rc)
+{
+    return rc == ENG_OK ? ENG_OK : (rc < 0 ? rc : ENG_E_ORACLE);
+}
+
+/* One draft forward over ids[0..n): body-only under the one-pass head. */
+static int ly_forward(ly_state *s, eng_tree *t, eng_draft_oracle *d, const int32_t *ids,
+                      int32_t n)
+{
+    if (s->p.one_pass_head && d->expand_body && d->project) {
+        int rc = d->expand_body(d->ctx, t, ids, n, s->p.unit);
+        if (rc == ENG_OK) s->body_rows += n;
+        return ly_rc(rc);
+    }
+    return ly_rc(d->expand(d->ctx, t, ids, n, s->p.unit));
+}
+
+/* Candidate sets of the frontier for one step.  DRAFT: one forward on the best
+ * frontier node, re-sampled sets (penalty 0) for the others; RESAMPLE: every
+ * set re-sampled with the penalty.  A node that already had a set keeps it:
+ * the new one is read into the pool by the caller through old_off/old_n. */
+static int ly_fill(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t nf, int mode)
+{
+    for (int32_t i = 0; i < nf; i++) {
+        s->ids[i] = s->front[i];
+        s->old_off[i] = t->nodes[s->front[i]].cand_off;
+        s->old_n[i] = t->nodes[s->front[i]].cand_n;
+    }
+    if (mode == LY_MODE_RESAMPLE)
+        return ly_rc(d->resample(d->ctx, t, s->ids, nf, s->p.resample_penalty));
+    if (!d->resample) return ly_forward(s, t, d, s->ids, nf);
+    int rc = ly_forward(s, t, d, s->ids, 1);
+    if (rc == ENG_OK && nf > 1) rc = ly_rc(d->resample(d->ctx, t, s->ids + 1, nf - 1, 0.0));
+    return rc;
+}
+
+/* Algorithm 1 from the root (node 0) over `steps` steps, budget B.  Marks the
+ * selected nodes in s->keep (which the caller cleared); *out_steps = steps
+ * whose candidate sets were filled, *out_sel = nodes selected. */
+static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t steps, int mode,
+                      int32_t cap, int32_t *out_steps, int32_t *out_sel)
+{
+    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0;
+    *out_steps = 0;
+    *out_sel = 0;
+    s->front[0] = 0;
+    s->front_score[0] = 0.0;
+    for (int32_t i = 1; i <= steps && nf > 0; i++) {
+        int rc = ly_fill(s, t, d, nf, mode);
+        if (rc != ENG_OK) return rc;
+        done = i;
+        int32_t ns = 0;
+        for (int32_t f = 0; f < nf; f++) {
+            int32_t u = s->front[f], cn = 0;
+            const eng_cand *c = eng_tree_cands(t, u, &cn);
+            for (int32_t j = 0; j < cn && j < k && n_pool < s->cap_pool; j++) {
+                ly_entry *e = &s->pool[n_pool];
+                double lq = c[j].logp < 0.0f ? (double)c[j].logp : 0.0;
+                e->score = s->front_score[f] + lq;
+                e->depth = t->nodes[u].depth + 1;
+                e->order = n_pool;
+                e->parent = u;
+                e->tok = c[j].tok;
+                e->logp = c[j].logp;
+                e->node = ENG_NO_NODE;
+                s->step[ns++] = n_pool++;
+            }
+            /* a node that had a set before keeps it */
+            if (s->old_off[f] != ENG_NO_NODE) {
+                t->nodes[u].cand_off = s->old_off[f];
+                t->nodes[u].cand_n = s->old_n[f];
+            }
+        }
+        if (i == steps) break;
+        /* the k best children of this step become the next frontier */
+        ly_sort_idx(s->pool, s->step, ns);
+        nf = 0;
+        for (int32_t q = 0; q < ns && nf < k; q++) {
+            ly_entry *e = &s->pool[s->step[q]];
+            int32_t id = ly_materialise(t, e, cap);
+            if (id == ENG_E_FULL) break;
+            if (id < 0) return id;
+            s->front[nf] = id;
+            s->front_score[nf++] = e->score;
+        }
+    }
+    *out_steps = done;
+    /* budget: the global top-B of the pool; parents were materialised as
+     * frontier nodes and rank before their children */
+    qsort(s->pool, (size_t)n_pool, sizeof *s->pool, ly_cmp);
+    int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
+    for (int32_t q = 0; q < sel; q++) {
+        int32_t id = ly_materialise(t, &s->pool[q], cap);
+        if (id == ENG_E_FULL) break;
+        if (id < 0) return id;
+        s->keep[id] = 1;
+        (*out_sel)++;
+    }
+    return ENG_OK;
+}
+
+static int ly_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
+{
+    ly_state *s = self;
+    if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
+    int32_t pending = s->pending;
+    s->pending = 0;
+    memset(&s->last, 0, sizeof s->last);
+    s->body_rows = 0;
+    int32_t max_d = s->p.n;
+    if (lim->max_depth < max_d) max_d = lim->max_depth;
+    if (lim->remaining - 1 < max_d) max_d = lim->remaining - 1;
+    int32_t cap = lim->max_nodes < ENG_POL_MAX_NODES ? lim->max_nodes : ENG_POL_MAX_NODES;
+    if (max_d < 1 || cap < 2) return ENG_OK;
+    int32_t rs = pending < max_d ? pending : max_d;
+    if (!s->p.resampling || !draft->resample) rs = 0;
+    int32_t steps = 0, sel = 0, rc;
+
+    if (rs > 0 && !s->p.fusion) {
+        /* the re-sampled subtree alone: its own verification, no forward */
+        memset(s->keep, 0, (size_t)cap);
+        s->keep[0] = 1;
+        rc = ly_subtree(s, t, draft, rs, LY_MODE_RESAMPLE, cap, &steps, &sel);
+        if (rc != ENG_OK) return rc;
+        eng_tree_compact(t, s->keep, s->map);
+        s->last.kind = ENG_LYANNA_RESAMPLED;
+        s->last.resample_steps = steps;
+        s->last.resample_nodes = sel;
+        s->last.extra_rows = eng_tree_size(t);
+        return ENG_OK;
+    }
+
+    memset(s->keep, 0, (size_t)cap);
+    s->keep[0] = 1;
+    rc = ly_subtree(s, t, draft, max_d, LY_MODE_DRAFT, cap, &steps, &sel);
+    if (rc != ENG_OK) return rc;
+    if (s->body_rows > 0) {
+        rc = ly_rc(draft->project(draft->ctx, s->body_rows, s->p.unit));
+        if (rc != ENG_OK) return rc;
+    }
+    eng_tree_compact(t, s->keep, s->map);
+    s->last.kind = ENG_LYANNA_DRAFT;
+    s->last.steps = steps;
+    s->last.draft_nodes = eng_tree_size(t);
+    if (rs > 0) {
+        /* fusion: merge the re-sampled subtree into this cycle's tree */
+        int32_t before = t->n_nodes;
+        memset(s->keep, 0, (size_t)cap);
+        memset(s->keep, 1, (size_t)before);
+        rc = ly_subtree(s, t, draft, rs, LY_MODE_RESAMPLE, cap, &steps, &sel);
+        if (rc != ENG_OK) return rc;
+        eng_tree_compact(t, s->keep, s->map);
+        s->last.kind = ENG_LYANNA_FUSED;
+        s->last.resample_steps = steps;
+        s->last.resample_nodes = sel;
+        s->last.extra_rows = t->n_nodes - before;
+    }
+    return ENG_OK;
+}
+
+static void ly_observe(void *self, const eng_feedback *fb)
+{
+    ly_state *s = self;
+    s->pending = 0;
+    s->last.pending = 0;
+    /* no chaining: a re-sampled subtree's rejection leads to a normal cycle */
+    if (!s->p.resampling || s->last.kind == ENG_LYANNA_RESAMPLED || s->last.steps < 1) return;
+    if (fb->outcome.bonus == ENG_NO_TOKEN) return;
+    int32_t j = fb->outcome.accepted + 1; /* depth of the bonus token */
+    int32_t remain = s->last.steps - j;
+    if (remain > s->p.r) s->pending = remain;
+    s->last.pending = s->pending;
+}
+
+static void ly_reset(void *self)
+{
+    ly_state *s = self;
+    s->pending = 0;
+    memset(&s->last, 0, sizeof s->last);
+}
+
+static void ly_destroy(void *self)
+{
+    ly_state *s = self;
+    if (!s) return;
+    free(s->pool);
+    free(s);
+}
+
+static const eng_policy_i ly_i = {
+    .name = "lyanna",
+    .reset = ly_reset,
+    .build = ly_build,
+    .observe = ly_observe,
+    .destroy = ly_destroy,
+};
+
+int eng_lyanna_create(const void *params, eng_policy *out)
+{
+    if (!params || !out) return ENG_E_ARG;
+    const eng_lyanna_params *in = params;
+    if (in->n < 1 || in->n > LY_MAX_N || in->k < 1 || in->k > LY_MAX_K || in->b < 1 ||
+        in->b > LY_MAX_B || in->r < 0 || in->r > LY_MAX_N ||
+        (in->resampling != 0 && in->resampling != 1) || (in->fusion != 0 && in->fusion != 1) ||
+        (in->one_pass_head != 0 && in->one_pass_head != 1) ||
+        !(in->resample_penalty >= 0.0 && in->resample_penalty <= 1.0) ||
+        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
+        return ENG_E_ARG;
+    ly_state *s = calloc(1, sizeof *s);
+    if (!s) return ENG_E_NOMEM;
+    s->p = *in;
+    s->cap_pool = in->k + (in->n - 1) * in->k * in->k;
+    s->pool = malloc(sizeof *s->pool * (size_t)s->cap_pool);
+    if (!s->pool) {
+        ly_destroy(s);
+        return ENG_E_NOMEM;
+    }
+    out->i = &ly_i;
+    out->self = s;
+    return ENG_OK;
+}
+
+int eng_lyanna_last(const eng_policy *p, eng_lyanna_cycle *out)
+{
+    if (!p || !out || p->i != &ly_i || !p->self) return ENG_E_ARG;
+    *out = ((const ly_state *)p->self)->last;
+    return ENG_OK;
+}

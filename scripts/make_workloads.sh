@@ -1,0 +1,43 @@
+#!/bin/sh
+# Regenerates the bundled workload traces traces/data/workload-<task>-<draft>.h5:
+# three workloads (code generation, math reasoning, open dialogue) x two drafts
+# (strong = EAGLE-3 class feature-level draft, weak = separate small model of the
+# target's family), target Qwen3-8B (36 layers, vocab 151936, early-exit layer 18).
+# Sources of every number and the arithmetic: traces/data/WORKLOADS.md.
+#
+# usage: scripts/make_workloads.sh [FLASHSPEC [OUTDIR]]   (run from the project root)
+# FLASHSPEC defaults to build/sim/cli/flashspec (any program with `trace synth`
+# works); OUTDIR defaults to traces/data.  The generator is deterministic (fixed
+# seeds below): the files come out byte-identical on every run.
+set -eu
+bin=${1:-build/sim/cli/flashspec}
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${2:-$here/traces/data}
+mkdir -p "$out"
+
+# Shape shared by all six (about 370 KB each): 4 prompts x 128 reference tokens
+# (Lever's 128-token output cap), K 4 candidates per node, depth 8 (an 8-token
+# chain, Chain-SD's length), recorded trees capped at 12 nodes; nodes a policy
+# asks for beyond them are synthesised by the replay and counted in coverage.
+# Calibration 0.7 and predictor accuracy 0.85 are the generator defaults.
+shape="--prompts 4 --prompt-len 64 --output-len 128 --vocab 151936 --k 4 --depth 8 \
+--nodes 12 --target-layers 36 --exit-layers 18 --calibration 0.7 --predictor-accuracy 0.85 \
+--target qwen3-8b-q4_0"
+
+# gen TASK DRAFT ACCEPT COVERAGE SEED DRAFT_PROFILE
+gen() {
+    # shellcheck disable=SC2086  # $shape is a list of options
+    "$bin" trace synth -o "$out/workload-$1-$2.h5" $shape --accept "$3" --coverage "$4" \
+        --seed "$5" --draft "$6" >/dev/null
+}
+
+# Seeds: the first seed from each preset's base (x101) whose trace is
+# representative (WORKLOADS.md "Seeds"): top-1-chain accepted/cycle within 0.05
+# of a(1-a^8)/(1-a) and mean per-depth top-1 within 0.02 of a.
+#   task     draft   accept coverage seed  draft profile
+gen code     strong  0.760  0.904    1102  qwen3-8b-eagle3-q4_0
+gen math     strong  0.745  0.898    1201  qwen3-8b-eagle3-q4_0
+gen dialogue strong  0.675  0.870    1301  qwen3-8b-eagle3-q4_0
+gen code     weak    0.576  0.830    2102  qwen3-0.6b-q4_0
+gen math     weak    0.564  0.826    2202  qwen3-0.6b-q4_0
+gen dialogue weak    0.511  0.804    2302  qwen3-0.6b-q4_0

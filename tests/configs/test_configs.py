@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Checks of the shipped profiles (configs/) and the bundled workload traces.
+
+usage: test_configs.py CASE   (environment: FLASHSPEC_BIN, FLASHSPEC_HOME)
+
+Cases:
+  device_profiles   every device profile loads (`flashspec profile`) with every
+                    target; the Snapdragon 8 Elite profiles' derived costs are
+                    sane and ordered (UFS 3.1 reads slower than UFS 4.1, so its
+                    Flash-AR token is slower; same SoC, same compute).
+  citation_lint     every line of a profile under configs/{devices,models,policies}
+                    that holds a number carries a citation comment: a trailing
+                    `--` comment, or a comment above it in the same paragraph
+                    (no blank line between).  Also checks that the lint flags an
+                    uncited line.
+  workloads_regen   scripts/make_workloads.sh regenerates the six
+                    traces/data/workload-*.h5 byte for byte (SHA-256).
+  workloads_check   each workload passes `flashspec trace check` and stays small.
+  workloads_stats   `flashspec trace stats`: per-depth draft top-1 acceptance is
+                    ordered code, math > dialogue for each draft and strong > weak
+                    for each task at every depth, and its mean over depths matches
+                    the preset's knob.
+Exit 0 on success, 1 with a message on failure.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+HOME = Path(os.environ.get("FLASHSPEC_HOME", ".")).resolve()
+
+TASKS = ("code", "math", "dialogue")
+DRAFTS = ("strong", "weak")
+# the --accept knob of each preset (scripts/make_workloads.sh, WORKLOADS.md)
+ACCEPT = {("code", "strong"): 0.760, ("math", "strong"): 0.745, ("dialogue", "strong"): 0.675,
+          ("code", "weak"): 0.576, ("math", "weak"): 0.564, ("dialogue", "weak"): 0.511}
+TARGETS = ("qwen3-8b-q4_0", "llama3.1-8b-q4_0", "qwen3-4b-q4_0", "qwen3-14b-q4_0")
+MAX_BYTES = 420_000
+
+
+def fail(msg: str) -> None:
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def run(*args: str) -> str:
+    p = subprocess.run([BIN, *args], cwd=HOME, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        fail(f"{' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+    return p.stdout
+
+
+# --- device profiles ---------------------------------------------------------
+
+FLASH_AR = re.compile(r"flash-ar token\s+([\d.]+) ms = compute ([\d.]+) ms .*\+ I/O ([\d.]+) ms")
+LAYER_READ = re.compile(r"^\s*flash read\s+([\d.]+)\s*$", re.M)
+
+
+def profile(device: str, target: str) -> dict[str, float]:
+    out = run("profile", device, target)
+    m = FLASH_AR.search(out)
+    r = LAYER_READ.search(out)
+    if not m or not r:
+        fail(f"profile {device} {target}: unexpected output:\n{out}")
+    return {"total": float(m.group(1)), "compute": float(m.group(2)), "io": float(m.group(3)),
+            "layer_read": float(r.group(1))}
+
+
+def case_device_profiles() -> None:
+    devices = sorted(p.stem for p in (HOME / "configs/devices").glob("*.lua"))
+    for need in ("oneplus12", "sd8elite_ufs31", "sd8elite_ufs41"):
+        if need not in devices:
+            fail(f"configs/devices/{need}.lua missing")
+    cost = {(d, t): profile(d, t) for d in devices for t in TARGETS}
+    for t in TARGETS:
+        op, u31, u41 = (cost[(d, t)] for d in ("oneplus12", "sd8elite_ufs31", "sd8elite_ufs41"))
+        print(f"{t:18s} Flash-AR ms/token: oneplus12 {op['total']:.1f}, "
+              f"sd8elite_ufs31 {u31['total']:.1f}, sd8elite_ufs41 {u41['total']:.1f}")
+        for name, c in (("sd8elite_ufs31", u31), ("sd8elite_ufs41", u41)):
+            # sane: positive, I/O-dominated at 0% DRAM, total = compute + I/O
+            if not (0 < c["compute"] < c["io"]):
+                fail(f"{name} {t}: compute {c['compute']} / I/O {c['io']} not sane")
+            if abs(c["total"] - c["compute"] - c["io"]) > 0.2:
+                fail(f"{name} {t}: total != compute + I/O")
+        # UFS 3.1 reads slower than UFS 4.1: per layer and per token
+        if not u31["layer_read"] > u41["layer_read"]:
+            fail(f"{t}: UFS 3.1 layer read {u31['layer_read']} not slower than UFS 4.1 "
+                 f"{u41['layer_read']}")
+        if not u31["total"] > u41["total"]:
+            fail(f"{t}: Flash-AR on UFS 3.1 ({u31['total']}) not slower than UFS 4.1 "
+                 f"({u41['total']})")
+        # the I/O ratio follows the sequential-read ratings 4.3 / 2.1 (within 3%)
+        ratio = u31["io"] / u41["io"]
+        if abs(ratio / (4.3 / 2.1) - 1) > 0.03:
+            fail(f"{t}: I/O ratio UFS 3.1 / 4.1 = {ratio:.3f}, ratings give {4.3 / 2.1:.3f}")
+        # same SoC: same compute; faster DRAM than the 8 Gen 3: compute no slower
+        if abs(u31["compute"] - u41["compute"]) > 1e-6:
+            fail(f"{t}: the two 8 Elite profiles differ in compute")
+        if not u41["compute"] <= op["compute"]:
+            fail(f"{t}: 8 Elite compute {u41['compute']} slower than 8 Gen 3 {op['compute']}")
+        # UFS 4.1 (4.3 GB/s) vs UFS 4.0 (4.2 GB/s): within a few percent of the OnePlus 12
+        if not 0.9 * op["total"] < u41["total"] < op["total"]:
+            fail(f"{t}: sd8elite_ufs41 {u41['total']} not just below oneplus12 {op['total']}")
+    print("device_profiles: ok")
+
+
+# --- citation lint -------------------------------------------------------------
+
+NUMBER = re.compile(r"(?<![\w.])(0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)")
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+
+
+def split_comment(line: str) -> tuple[str, str]:
+    """(code, comment) of one Lua line; strings are blanked in the code part."""
+    code = STRING.sub('""', line)
+    i = code.find("--")
+    if i < 0:
+        return code, ""
+    return code[:i], code[i:]
+
+
+def uncited_lines(path: Path) -> list[int]:
+    """1-based numbers of lines holding a number without a citation comment."""
+    bad = []
+    cited_paragraph = False  # a comment seen since the last blank line
+    in_block = False
+    for no, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if in_block:
+            cited_paragraph = True
+            if "]]" in line:
+                in_block = False
+            continue
+        if not line:
+            cited_paragraph = False
+            continue
+        if line.startswith("--[[") or line.startswith("--[=["):
+            in_block = "]]" not in line[4:]
+            cited_paragraph = True
+            continue
+        code, comment = split_comment(line)
+        if not code.strip():  # a comment line
+            cited_paragraph = True
+            continue
+        if NUMBER.search(code) and not comment and not cited_paragraph:
+            bad.append(no)
+    return bad
+
+
+def case_citation_lint() -> None:
+    files = []
+    for sub in ("devices", "models", "policies"):
+        files += sorted((HOME / "configs" / sub).glob("*.lua"))
+    if not files:
+        fail("no profiles found under configs/")
+    problems = []
+    for f in files:
+        for no in uncited_lines(f):
+            problems.append(f"{f.relative_to(HOME)}:{no}: number without a citation comment: "
+                            f"{f.read_text().splitlines()[no - 1].strip()}")
+    # the lint itself: a bare number after a blank line is flagged, a cited one is not
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "probe.lua"
+        probe.write_text('-- cited\nreturn {\n  a = 1,\n\n  b = 2,\n  c = 3, -- cited\n'
+                         '  d = "x-2", -- number in a string only\n  e = "q4_0",\n}\n')
+        if uncited_lines(probe) != [5]:
+            fail(f"lint self-test: expected [5], got {uncited_lines(probe)}")
+    if problems:
+        fail("\n".join(problems))
+    print(f"citation_lint: ok ({len(files)} profiles)")
+
+
+# --- workloads -------------------------------------------------------------------
+
+def workload(task: str, draft: str) -> Path:
+    return HOME / "traces" / "data" / f"workload-{task}-{draft}.h5"
+
+
+def sha256(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def case_workloads_regen() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run(["sh", str(HOME / "scripts" / "make_workloads.sh"), BIN, tmp],
+                           cwd=HOME, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            fail(f"make_workloads.sh: exit {p.returncode}: {p.stderr.strip()}")
+        made = sorted(x.name for x in Path(tmp).iterdir())
+        want = sorted(workload(t, d).name for t in TASKS for d in DRAFTS)
+        if made != want:
+            fail(f"make_workloads.sh wrote {made}, expected {want}")
+        for name in want:
+            a, b = sha256(Path(tmp) / name), sha256(HOME / "traces" / "data" / name)
+            if a != b:
+                fail(f"traces/data/{name}: bundled sha256 {b[:16]}… != regenerated {a[:16]}…")
+    print("workloads_regen: ok (6 files byte-identical)")
+
+
+def case_workloads_check() -> None:
+    for t in TASKS:
+        for d in DRAFTS:
+            f = workload(t, d)
+            if not f.is_file():
+                fail(f"{f} missing")
+            out = run("trace", "check", str(f))
+            if ": ok (" not in out:
+                fail(f"trace check {f.name}: {out.strip()}")
+            if f.stat().st_size > MAX_BYTES:
+                fail(f"{f.name}: {f.stat().st_size} B > {MAX_BYTES} B")
+    print("workloads_check: ok")
+
+
+def top1_by_depth(f: Path) -> list[float]:
+    out = run("trace", "stats", str(f))
+    lines = out.splitlines()
+    if not lines or lines[0].split("\t")[:3] != ["depth", "positions", "top1"]:
+        fail(f"trace stats {f.name}: unexpected header {lines[:1]}")
+    acc = []
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        acc.append(float(line.split("\t")[2]))
+    return acc
+
+
+def case_workloads_stats() -> None:
+    acc = {(t, d): top1_by_depth(workload(t, d)) for t in TASKS for d in DRAFTS}
+    depths = {len(v) for v in acc.values()}
+    if depths != {8}:
+        fail(f"expected 8 depths in every workload, got {depths}")
+    for (t, d), v in sorted(acc.items()):
+        mean = sum(v) / len(v)
+        print(f"{t:8s} {d:6s} top-1 by depth " + " ".join(f"{x:.3f}" for x in v)
+              + f"  mean {mean:.3f} (knob {ACCEPT[(t, d)]:.3f})")
+        if abs(mean - ACCEPT[(t, d)]) > 0.03:
+            fail(f"{t}-{d}: mean per-depth acceptance {mean:.3f} far from knob {ACCEPT[(t, d)]}")
+    for k in range(8):
+        for d in DRAFTS:
+            for t in ("code", "math"):
+                if not acc[(t, d)][k] > acc[("dialogue", d)][k]:
+                    fail(f"depth {k + 1}, {d} draft: {t} {acc[(t, d)][k]} not above dialogue "
+                         f"{acc[('dialogue', d)][k]}")
+        for t in TASKS:
+            if not acc[(t, "strong")][k] > acc[(t, "weak")][k]:
+                fail(f"depth {k + 1}, {t}: strong {acc[(t, 'strong')][k]} not above weak "
+                     f"{acc[(t, 'weak')][k]}")
+    print("workloads_stats: ok")
+
+
+CASES = {
+    "device_profiles": case_device_profiles,
+    "citation_lint": case_citation_lint,
+    "workloads_regen": case_workloads_regen,
+    "workloads_check": case_workloads_check,
+    "workloads_stats": case_workloads_stats,
+}
+
+
+def main() -> None:
+    if len(sys.argv) != 2 or sys.argv[1] not in CASES:
+        print(f"usage: {sys.argv[0]} {{{'|'.join(CASES)}}}")
+        sys.exit(2)
+    CASES[sys.argv[1]]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,2 @@
+--@ steps=100000
+while true do end

@@ -1,0 +1,1 @@
+return flashspec.version, #flashspec.policy, flashspec.policy.lever{}
