@@ -39,7 +39,8 @@ import math
 import os
 import sys
 
-import fsresults as fr
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import fsresults as fr  # noqa: E402
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

@@ -21,7 +21,8 @@ import os
 import re
 import sys
 
-import fsresults as fr
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import fsresults as fr  # noqa: E402
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 

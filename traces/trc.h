@@ -108,6 +108,23 @@ int trc_tree_get(const trc_trace *t, int32_t p, int32_t pos, trc_tree *out);
 /* Child of node holding token, or -1 when not recorded. */
 int32_t trc_tree_child(const trc_tree *tr, int32_t node, int32_t token);
 
+/* ---- derived data ---- */
+
+/* Data its users derive from a trace (e.g. the replay's statistics of the
+ * recorded off-path nodes), computed once per trace and key and kept with the
+ * trace, so that the sweep points sharing one trace stop recomputing it.
+ * Thread-safe: the first caller of a key runs make(t, arg) under the trace's
+ * lock; later and concurrent callers get the same object.  The object belongs
+ * to the trace (free_fn, may be NULL, releases it in trc_free); callers must
+ * treat it as read-only.  key is compared as a string and borrowed for the
+ * trace's lifetime (use a literal).  Returns the object, or NULL when make
+ * returned NULL (nothing is kept; a later call tries again) or TRC_MEMO_MAX
+ * keys are in use (the caller computes the data itself). */
+#define TRC_MEMO_MAX 8
+const void *trc_memo(const trc_trace *t, const char *key,
+                     void *(*make)(const trc_trace *t, void *arg), void *arg,
+                     void (*free_fn)(void *obj));
+
 /* ---- writing ---- */
 
 /* Writes t to path atomically (temporary file in the same directory, then

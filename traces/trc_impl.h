@@ -18,6 +18,7 @@
 
 #include <hdf5.h>
 
+#include <pthread.h>
 #include <stdarg.h>
 
 /* Log-probs may exceed 0 by this much (rounding in the recorder's softmax). */
@@ -42,7 +43,21 @@ struct trc_trace {
     float *tgt_logp;       /* [N*K] */
     float *exit_score;     /* [N*E*K]; NULL when E = 0 */
     uint64_t checksum;     /* set by trci_validate */
+    /* trc_memo: derived data, the only mutable part of a shared trace; every
+     * access under memo_lock (initialised by trci_memo_init) */
+    int memo_ok; /* memo_lock initialised */
+    pthread_mutex_t memo_lock;
+    int n_memo;
+    struct trci_memo {
+        const char *key;
+        void *obj;
+        void (*free_fn)(void *);
+    } memo[TRC_MEMO_MAX];
 };
+
+/* Initialises the memo of a freshly allocated (zeroed) trace; 0, or -1 when
+ * the lock cannot be created (trc_free still works). */
+int trci_memo_init(trc_trace *t);
 
 /* Allocates a trace whose arrays fit the counts in meta (n_prompts, n_trees,
  * n_nodes, k, n_exit) and n_prompt_tok; contents zeroed.  NULL on out of memory or

@@ -89,6 +89,10 @@ trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
     if ((uint64_t)N > (uint64_t)(SIZE_MAX / 8) / (uint64_t)(K * (E + 1))) return NULL;
     trc_trace *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    if (trci_memo_init(t) != 0) {
+        free(t);
+        return NULL;
+    }
     t->meta = *meta;
     t->n_prompt_tok = n_prompt_tok;
     size_t nk = (size_t)N * (size_t)K;
@@ -116,9 +120,42 @@ trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
     return t;
 }
 
+int trci_memo_init(trc_trace *t)
+{
+    if (pthread_mutex_init(&t->memo_lock, NULL) != 0) return -1;
+    t->memo_ok = 1;
+    return 0;
+}
+
+const void *trc_memo(const trc_trace *ct, const char *key,
+                     void *(*make)(const trc_trace *t, void *arg), void *arg,
+                     void (*free_fn)(void *obj))
+{
+    if (!ct || !key || !make || !ct->memo_ok) return NULL;
+    trc_trace *t = (trc_trace *)(uintptr_t)ct; /* the memo is the mutable part */
+    void *obj = NULL;
+    pthread_mutex_lock(&t->memo_lock);
+    int i = 0;
+    while (i < t->n_memo && strcmp(t->memo[i].key, key) != 0)
+        i++;
+    if (i < t->n_memo) {
+        obj = t->memo[i].obj;
+    } else if (t->n_memo < TRC_MEMO_MAX && (obj = make(ct, arg)) != NULL) {
+        t->memo[i].key = key;
+        t->memo[i].obj = obj;
+        t->memo[i].free_fn = free_fn;
+        t->n_memo++;
+    }
+    pthread_mutex_unlock(&t->memo_lock);
+    return obj;
+}
+
 void trc_free(trc_trace *t)
 {
     if (!t) return;
+    for (int i = 0; i < t->n_memo; i++)
+        if (t->memo[i].free_fn) t->memo[i].free_fn(t->memo[i].obj);
+    if (t->memo_ok) pthread_mutex_destroy(&t->memo_lock);
     free(t->prompt_off);
     free(t->prompt_tok);
     free(t->ref_off);
@@ -953,6 +990,10 @@ int trc_builder_finish(trc_builder *b, const char *name, trc_trace **out, trc_er
                       b->meta.n_prompts - 1, (long long)b->trees_due);
     } else {
         trc_trace *t = calloc(1, sizeof *t);
+        if (t && trci_memo_init(t) != 0) {
+            free(t);
+            t = NULL;
+        }
         if (!t) {
             rc = trci_err(err, TRC_E_NOMEM, "%s: out of memory", name);
         } else {

@@ -58,9 +58,18 @@ static const char usage_check[] =
 
 static const char usage_stats[] =
     "usage: flashspec trace stats FILE\n"
-    "Prints tab-separated statistics measured on the reference path: per depth the\n"
-    "positions, draft top-1 acceptance (plain and conditional on the prefix), and\n"
-    "top-K coverage; then the early-exit predictor's top-1 accuracy per exit layer.\n";
+    "Prints tab-separated tables, separated by blank lines:\n"
+    "  1. per depth, on the reference path: positions reaching it, draft top-1\n"
+    "     acceptance (plain and conditional on the prefix), top-K coverage, and\n"
+    "     the recorded nodes at that depth (all of the trees);\n"
+    "  2. per exit layer: nodes whose target token is a draft candidate, how often\n"
+    "     the predictor scores it highest, and how often the draft ranks it first;\n"
+    "  3. draft calibration over every node: by draft top-1 probability bin, the\n"
+    "     mean probability and how often the draft's top-1 is the target's token;\n"
+    "  4. candidate coverage over every node: the draft rank of the target's token\n"
+    "     (1..K, or absent);\n"
+    "  5. summary: counts, mean tree size, full trees, reference-path and off-path\n"
+    "     nodes, coverage, calibration error, mean accepted lengths.\n";
 
 static const char usage_synth[] =
     "usage: flashspec trace synth -o FILE [options]\n"
@@ -155,6 +164,8 @@ static int load_or_fail(const char *file, trc_trace **t)
     return EX_OK_;
 }
 
+enum { CAL_BINS = 10 }; /* draft-confidence bins of width 0.1 */
+
 typedef struct ref_stats {
     int64_t pos_at[TRC_MAX_DEPTH + 1];   /* positions whose reference path reaches depth d */
     int64_t top1[TRC_MAX_DEPTH + 1];     /* draft top-1 == reference token at depth d */
@@ -164,6 +175,15 @@ typedef struct ref_stats {
     double chain_len, topk_len;          /* sums of accepted lengths */
     int64_t positions;
     int64_t pred_n[TRC_MAX_EXIT], pred_hit[TRC_MAX_EXIT];
+    int64_t pred_draft_hit; /* same nodes: the draft's own top-1 is g(u) (predictor baseline) */
+    /* every recorded node u (the root included): */
+    int64_t nodes_at[TRC_MAX_DEPTH + 1]; /* recorded nodes at depth d */
+    int64_t ref_nodes;                   /* nodes on the reference path, roots excluded */
+    int64_t full_trees;                  /* trees with max_nodes nodes */
+    int64_t rank_n[TRC_MAX_K + 1];       /* g(u) at draft rank j (0-based), [K] = absent */
+    int64_t cal_n[CAL_BINS];             /* nodes by draft top-1 probability bin */
+    int64_t cal_hit[CAL_BINS];           /* ... whose draft top-1 is g(u) */
+    double cal_conf[CAL_BINS];           /* ... sum of draft top-1 probabilities */
 } ref_stats;
 
 static int rank_of(const int32_t *v, int k, int32_t x)
@@ -203,9 +223,20 @@ static void measure(const trc_trace *t, ref_stats *s)
                 s->topk_len += topk;
                 u = trc_tree_child(&tr, u, want);
             }
+            s->ref_nodes += dref;
+            s->full_trees += tr.n == m->max_nodes;
             for (int32_t i = 0; i < tr.n; i++) {
                 int r = rank_of(tr.draft_tok + (size_t)i * K, K, tr.tgt_tok[(size_t)i * K]);
+                double q1 = exp((double)tr.draft_logp[(size_t)i * K]);
+                int bin = (int)(q1 * CAL_BINS);
+                bin = bin < 0 ? 0 : bin >= CAL_BINS ? CAL_BINS - 1 : bin;
+                s->nodes_at[tr.depth[i]]++;
+                s->rank_n[r < 0 ? K : r]++;
+                s->cal_n[bin]++;
+                s->cal_hit[bin] += r == 0;
+                s->cal_conf[bin] += q1;
                 if (r < 0) continue;
+                s->pred_draft_hit += r == 0;
                 for (int e = 0; e < tr.n_exit; e++) {
                     const float *sc = tr.exit_score + ((size_t)i * tr.n_exit + (size_t)e) * K;
                     int best = 0;
@@ -222,6 +253,19 @@ static void measure(const trc_trace *t, ref_stats *s)
 static double ratio(int64_t a, int64_t b)
 {
     return b ? (double)a / (double)b : 0.0;
+}
+
+/* Expected calibration error of the draft's top-1 probability as a predictor of
+ * "the draft's top-1 is the target's token": sum over bins of
+ * |mean confidence - accuracy| weighted by the bin's share of nodes. */
+static double calibration_error(const ref_stats *s, int64_t nodes)
+{
+    double ece = 0.0;
+    for (int b = 0; b < CAL_BINS; b++)
+        if (s->cal_n[b])
+            ece += (double)s->cal_n[b] / (double)nodes *
+                   fabs(s->cal_conf[b] / (double)s->cal_n[b] - ratio(s->cal_hit[b], s->cal_n[b]));
+    return ece;
 }
 
 static int cmd_info(int argc, char **argv)
@@ -269,6 +313,14 @@ static int cmd_info(int argc, char **argv)
     for (int e = 0; e < m->n_exit; e++)
         printf("predictor       layer %d: top-1 accuracy %.4f over %lld nodes\n", m->exit_layers[e],
                ratio(s.pred_hit[e], s.pred_n[e]), (long long)s.pred_n[e]);
+    printf("recorded nodes  %lld on reference paths, %lld off them, %lld roots; "
+           "%.1f%% of trees full\n",
+           (long long)s.ref_nodes, (long long)(m->n_nodes - m->n_trees - s.ref_nodes),
+           (long long)m->n_trees, 100.0 * ratio(s.full_trees, m->n_trees));
+    printf("all nodes       target token in draft top-K %.4f, draft top-1 right %.4f,\n"
+           "                draft calibration error %.4f\n",
+           1.0 - ratio(s.rank_n[m->k], m->n_nodes), ratio(s.rank_n[0], m->n_nodes),
+           calibration_error(&s, m->n_nodes));
     trc_free(t);
     return EX_OK_;
 }
@@ -283,15 +335,41 @@ static int cmd_stats(int argc, char **argv)
     const trc_meta *m = trc_get_meta(t);
     ref_stats s;
     measure(t, &s);
-    printf("depth\tpositions\ttop1\ttop1_given_prefix\tin_top_k\n");
+    printf("depth\tpositions\ttop1\ttop1_given_prefix\tin_top_k\trecorded_nodes\n");
     for (int d = 1; d <= m->max_depth; d++)
-        printf("%d\t%lld\t%.6f\t%.6f\t%.6f\n", d, (long long)s.pos_at[d],
+        printf("%d\t%lld\t%.6f\t%.6f\t%.6f\t%lld\n", d, (long long)s.pos_at[d],
                ratio(s.top1[d], s.pos_at[d]), ratio(s.top1_pre[d], s.prefix[d]),
-               ratio(s.in_topk[d], s.pos_at[d]));
-    printf("\nexit_layer\tnodes\tpredictor_top1\n");
+               ratio(s.in_topk[d], s.pos_at[d]), (long long)s.nodes_at[d]);
+    printf("\nexit_layer\tnodes\tpredictor_top1\tdraft_top1\n");
     for (int e = 0; e < m->n_exit; e++)
-        printf("%d\t%lld\t%.6f\n", m->exit_layers[e], (long long)s.pred_n[e],
-               ratio(s.pred_hit[e], s.pred_n[e]));
+        printf("%d\t%lld\t%.6f\t%.6f\n", m->exit_layers[e], (long long)s.pred_n[e],
+               ratio(s.pred_hit[e], s.pred_n[e]), ratio(s.pred_draft_hit, s.pred_n[e]));
+    printf("\nconfidence_lo\tconfidence_hi\tnodes\tmean_confidence\ttop1_correct\n");
+    for (int b = 0; b < CAL_BINS; b++)
+        printf("%.1f\t%.1f\t%lld\t%.6f\t%.6f\n", (double)b / CAL_BINS, (double)(b + 1) / CAL_BINS,
+               (long long)s.cal_n[b], s.cal_n[b] ? s.cal_conf[b] / (double)s.cal_n[b] : 0.0,
+               ratio(s.cal_hit[b], s.cal_n[b]));
+    printf("\ndraft_rank\tnodes\tfraction\n");
+    for (int j = 0; j <= m->k; j++) {
+        if (j < m->k)
+            printf("%d", j + 1);
+        else
+            printf("absent");
+        printf("\t%lld\t%.6f\n", (long long)s.rank_n[j], ratio(s.rank_n[j], m->n_nodes));
+    }
+    printf("\nsummary\tvalue\n");
+    printf("prompts\t%d\n", m->n_prompts);
+    printf("trees\t%lld\n", (long long)m->n_trees);
+    printf("nodes\t%lld\n", (long long)m->n_nodes);
+    printf("mean_tree_size\t%.6f\n", ratio(m->n_nodes, m->n_trees));
+    printf("full_trees\t%.6f\n", ratio(s.full_trees, m->n_trees));
+    printf("reference_path_nodes\t%lld\n", (long long)s.ref_nodes);
+    printf("off_path_nodes\t%lld\n", (long long)(m->n_nodes - m->n_trees - s.ref_nodes));
+    printf("coverage_all_nodes\t%.6f\n", 1.0 - ratio(s.rank_n[m->k], m->n_nodes));
+    printf("draft_top1_all_nodes\t%.6f\n", ratio(s.rank_n[0], m->n_nodes));
+    printf("calibration_error\t%.6f\n", calibration_error(&s, m->n_nodes));
+    printf("accepted_chain\t%.6f\n", s.chain_len / (double)s.positions);
+    printf("accepted_top_k\t%.6f\n", s.topk_len / (double)s.positions);
     trc_free(t);
     return EX_OK_;
 }

@@ -2,7 +2,7 @@
  * main.c -- the flashspec command line.
  *
  *   flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
- *                 [--max-instructions N] [--max-memory-mb N]
+ *                 [--max-instructions N] [--max-memory-mb N] [--arg KEY=VALUE ...]
  *                 [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]
  *                 (sweep: the same)
  *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
@@ -35,6 +35,8 @@
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
 
+#define FS_MAX_ARGS 64 /* --arg options per command */
+
 static const char usage_main[] =
     "usage: flashspec <command> [options]\n"
     "\n"
@@ -59,6 +61,7 @@ static const char usage_main[] =
 
 static const char usage_run[] =
     "usage: flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
+    "                     [--arg KEY=VALUE ...]\n"
     "                     [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]\n"
     "       flashspec sweep SCRIPT.lua (the same options)\n"
     "\n"
@@ -82,6 +85,8 @@ static const char usage_run[] =
     "                     (default 1e9; none with --unsafe unless given)\n"
     "      --max-memory-mb N     cap the script's Lua heap at N MiB (default 4096)\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
+    "      --arg KEY=VALUE  hand the script flashspec.args.KEY = \"VALUE\" (a string;\n"
+    "                     repeatable, each KEY once), e.g. --arg grid=quick\n"
     "      --timeline FILE.json\n"
     "                     also write the timeline of one prompt of one point as\n"
     "                     Chrome trace-event JSON (open it in ui.perfetto.dev): one\n"
@@ -126,8 +131,10 @@ static int script_cmd(int argc, char **argv, int kind)
         {"timeline", required_argument, NULL, 'T'},
         {"timeline-point", required_argument, NULL, 'P'},
         {"timeline-prompt", required_argument, NULL, 'p'},
+        {"arg", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
+    static const char *args[FS_MAX_ARGS];
     fs_script_opts o = {0};
     fs_timeline_opts tl = {0};
     int tl_index_given = 0;
@@ -190,6 +197,30 @@ static int script_cmd(int argc, char **argv, int kind)
             else
                 tl.prompt = (int32_t)v;
             tl_index_given = 1;
+            break;
+        }
+        case 'A': {
+            const char *eq = strchr(optarg, '=');
+            if (demo) goto bad;
+            if (!eq || eq == optarg) {
+                fprintf(stderr, "flashspec: %s: --arg needs KEY=VALUE, got '%s' (see --help)\n",
+                        argv[0], optarg);
+                return FS_EXIT_USAGE;
+            }
+            for (int i = 0; i < o.n_args; i++) {
+                if (strncmp(args[i], optarg, (size_t)(eq - optarg) + 1) == 0) {
+                    fprintf(stderr, "flashspec: %s: --arg %.*s given twice\n", argv[0],
+                            (int)(eq - optarg), optarg);
+                    return FS_EXIT_USAGE;
+                }
+            }
+            if (o.n_args == FS_MAX_ARGS) {
+                fprintf(stderr, "flashspec: %s: more than %d --arg options\n", argv[0],
+                        FS_MAX_ARGS);
+                return FS_EXIT_USAGE;
+            }
+            args[o.n_args++] = optarg;
+            o.args = args;
             break;
         }
         case 'R':

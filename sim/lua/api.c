@@ -394,7 +394,7 @@ static void new_meta(lua_State *L, const char *name, int with_index)
     lua_pop(L, 1);
 }
 
-static void open_api(lua_State *L, fs_api *a)
+static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
 {
     lua_pushlightuserdata(L, a);
     lua_setfield(L, LUA_REGISTRYINDEX, API_KEY);
@@ -437,6 +437,16 @@ static void open_api(lua_State *L, fs_api *a)
         lua_setfield(L, -2, reg[i].name);
     }
     lua_setfield(L, -2, "policy");
+    /* flashspec.args: the --arg key=value pairs, values as strings */
+    lua_newtable(L);
+    for (int i = 0; i < o->n_args; i++) {
+        const char *eq = strchr(o->args[i], '=');
+        if (!eq || eq == o->args[i]) continue; /* the CLI refuses these */
+        lua_pushlstring(L, o->args[i], (size_t)(eq - o->args[i]));
+        lua_pushstring(L, eq + 1);
+        lua_settable(L, -3);
+    }
+    lua_setfield(L, -2, "args");
     lua_setglobal(L, "flashspec");
 }
 
@@ -601,7 +611,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         snprintf(err, errlen, "cannot create a Lua state");
         return FS_EXIT_SOFTWARE;
     }
-    open_api(L, &a);
+    open_api(L, &a, o);
     if (a.ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
         lua_pushcfunction(L, print_nothing);
         lua_setglobal(L, "print");

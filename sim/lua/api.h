@@ -40,6 +40,10 @@ typedef struct fs_script_opts {
     long long max_instructions; /* Lua VM instruction limit; 0 = the default
                                    (1e9, none with unsafe) */
     long long max_memory_mb;    /* Lua heap limit in MiB; 0 = the default (4096) */
+    /* script arguments, "key=value" each (--arg): flashspec.args[key] = "value";
+     * keys are non-empty and unique (the CLI checks) */
+    const char *const *args;
+    int n_args;
 } fs_script_opts;
 
 /* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */

@@ -11,7 +11,7 @@
 /* ---------------------------------------------------------------- columns */
 
 typedef enum col_type { COL_STR, COL_I32, COL_I64, COL_U64, COL_REAL, COL_HEX, COL_VERSION,
-                        COL_SCRIPT } col_type;
+                        COL_SCRIPT, COL_HIST } col_type;
 
 typedef struct col_desc {
     const char *name;
@@ -70,6 +70,9 @@ static const col_desc columns[] = {
     {"tokens_per_s_hi", COL_REAL, R(st.tokens_per_s_hi)},
     {"provisional_calls", COL_I64, R(st.provisional_calls)},
     {"provisional_kept", COL_I64, R(st.provisional_kept)},
+    {"resampled_expansions", COL_I64, R(st.resampled_expansions)},
+    {"penalised_expansions", COL_I64, R(st.penalised_expansions)},
+    {"accepted_hist", COL_HIST, R(st.accepted_hist)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))
@@ -115,6 +118,18 @@ static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char 
     case COL_SCRIPT:
         *s = a->script_hash;
         break;
+    case COL_HIST: { /* "c0;c1;...", trailing empty bins trimmed */
+        int64_t h[RP_HIST_BINS];
+        memcpy(h, f, sizeof h);
+        int last = RP_HIST_BINS - 1;
+        while (last > 0 && h[last] == 0) last--;
+        size_t at = 0;
+        buf[0] = '\0';
+        for (int k = 0; k <= last && at < n; k++)
+            at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? ";" : "", (long long)h[k]);
+        *s = buf;
+        break;
+    }
     }
 }
 
@@ -127,7 +142,7 @@ static int col_is_int(int c)
 static int col_is_str(int c)
 {
     col_type t = columns[c].type;
-    return t == COL_STR || t == COL_HEX || t == COL_VERSION || t == COL_SCRIPT;
+    return t == COL_STR || t == COL_HEX || t == COL_VERSION || t == COL_SCRIPT || t == COL_HIST;
 }
 
 void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
@@ -137,7 +152,7 @@ void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
         const char *s;
         double d = 0;
         int64_t i = 0;
-        char buf[32];
+        char buf[RP_HIST_BINS * 21 + 1];
         col_value(a, r, c, &s, &d, &i, buf, sizeof buf);
         if (col_is_str(c))
             lua_pushstring(L, s);
@@ -171,7 +186,7 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
             const char *s;
             double d = 0;
             int64_t i = 0;
-            char buf[32];
+            char buf[RP_HIST_BINS * 21 + 1];
             col_value(m, &rows[ri], c, &s, &d, &i, buf, sizeof buf);
             int src = col_is_str(c)   ? sim_out_set_string(t, row, c, s)
                       : col_is_int(c) ? sim_out_set_int64(t, row, c, i)

@@ -502,7 +502,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             p_ms[p] += ct.cycle_ms;
             out->cycles++;
             out->tokens += emitted;
-            out->accepted += oc.accepted < emitted ? oc.accepted : emitted;
+            int32_t acc = oc.accepted < emitted ? oc.accepted : emitted;
+            out->accepted += acc;
+            out->accepted_hist[acc < RP_HIST_BINS - 1 ? acc : RP_HIST_BINS - 1]++;
             out->proposed += n_verified - 1;
             out->verify_rows += plan.rows;
             out->rows_after_exit += plan.exit_layer >= 0 ? plan.rows_after_exit : plan.rows;
@@ -556,6 +558,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     }
     out->expansions = orc.expansions;
     out->recorded_expansions = orc.recorded_expansions;
+    out->resampled_expansions = orc.resampled_expansions;
+    out->penalised_expansions = orc.penalised_expansions;
     out->coverage = orc.expansions ? (double)orc.recorded_expansions / (double)orc.expansions : 1.0;
 
 done:

@@ -69,6 +69,8 @@ enum {
 
 struct sim_cycle_info;
 
+#define RP_HIST_BINS 33
+
 typedef struct sim_point {
     const sim_device *device;      /* borrowed */
     const sim_model *target;       /* borrowed */
@@ -168,6 +170,13 @@ typedef struct sim_point_stats {
     /* provisional drafting (EdgeLLM): draft calls run while the target
      * verified, and draft tokens they produced that later cycles kept */
     int64_t provisional_calls, provisional_kept;
+    /* re-sampling (Lyanna): candidate sets served by the draft oracle's
+     * resample hook, and those its quality penalty degraded
+     * (sim/replay/README.md) */
+    int64_t resampled_expansions, penalised_expansions;
+    /* cycles by accepted draft tokens: bin k counts cycles that accepted k,
+     * the last bin those that accepted RP_HIST_BINS - 1 or more */
+    int64_t accepted_hist[RP_HIST_BINS];
 } sim_point_stats;
 
 #define RP_BOOTSTRAP 1000

@@ -115,7 +115,10 @@ def case_report(c: Ctx) -> None:
     check(len(prune) == 4 and all("lever" in ln for ln in prune), "lever pruning rows")
     acc = table_rows(md, "Accepted length")
     check(len(acc) == 5, f"5 drafting variants in the accepted-length table (got {len(acc)})")
-    check("CI" not in md.split("## Points")[1].splitlines()[2], "no CI columns without them")
+    with open(os.path.join(res, "results.csv"), newline="") as f:
+        has_ci = "tokens_per_s_lo" in next(csv.reader(f))
+    points_header = md.split("## Points")[1].splitlines()[2]
+    check(("95% CI lo" in points_header) == has_ci, "CI columns shown exactly when present")
 
     # optional CI columns are shown when present
     ci = os.path.join(c.tmp, "mini_ci")
@@ -328,7 +331,7 @@ def validate_trace(path: str) -> dict:
 def case_timeline(c: Ctx) -> None:
     tl1 = os.path.join(c.tmp, "tl1.json")
     tl2 = os.path.join(c.tmp, "tl2.json")
-    # point 6 of the mini study: lever without pruning at 0% DRAM (CPU and NPU drafting)
+    # point 8 of the mini study: lever without pruning at 0% DRAM (CPU and NPU drafting)
     r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
                     os.path.join(c.tmp, "a"), "--timeline", tl1, "--timeline-point", "8",
                     "--timeline-prompt", "1")
@@ -370,15 +373,17 @@ def case_timeline(c: Ctx) -> None:
     bad = os.path.join(c.tmp, "bad.json")
     for args, code in ((["--timeline-point", "99"], 64), (["--timeline-prompt", "7"], 64),
                        (["--timeline-point", "-1"], 64)):
-        r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "--timeline",
-                        bad, *args)
+        r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
+                        os.path.join(c.tmp, "e"), "--timeline", bad, *args)
         check(r.returncode == code and r.stderr.count("\n") == 1,
               f"{args}: exit {code} (got {r.returncode}: {r.stderr.strip()})")
         check(not os.path.exists(bad), f"{args}: no timeline file")
-    r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "--timeline-point", "1")
+    r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
+                    os.path.join(c.tmp, "e"), "--timeline-point", "1")
     check(r.returncode == 64, "--timeline-point without --timeline: 64")
-    r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "--timeline",
-                    os.path.join(c.tmp, "no", "dir", "t.json"))
+    r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
+                    os.path.join(c.tmp, "e"), "--timeline", os.path.join(c.tmp, "no", "dir",
+                                                                        "t.json"))
     check(r.returncode == 73, "unwritable timeline: 73")
     h = c.flashspec("run", "--help").stdout
     check(all(o in h for o in ("--timeline FILE.json", "--timeline-point N",

@@ -369,6 +369,25 @@ print("unsafe ok")
         one_line_error(err, 78, rc, "instruction limit of 50000")
 
 
+def case_script_args():
+    """--arg KEY=VALUE reaches the script as flashspec.args; malformed or repeated keys are usage errors."""
+    with tempfile.TemporaryDirectory() as d:
+        src = ('local a = flashspec.args\n'
+               'print("grid=" .. tostring(a.grid) .. " n=" .. tostring(a.n) .. '
+               '" e=[" .. tostring(a.e) .. "] x=" .. tostring(a.x))\n')
+        rc, so, err, out = run_src(d, "args.lua", src, "--arg", "grid=quick", "--arg", "n=3",
+                                   "--arg", "e=")
+        expect(rc == 0, f"--arg run failed: {rc} {err!r}")
+        expect(so.strip() == "grid=quick n=3 e=[] x=nil", f"args seen: {so!r}")
+        rc, so, err, out = run_src(d, "args.lua", src)
+        expect(rc == 0 and so.strip() == "grid=nil n=nil e=[nil] x=nil", f"no args: {so!r}")
+        for bad, needle in ((["--arg", "grid"], "KEY=VALUE"), (["--arg", "=x"], "KEY=VALUE"),
+                            (["--arg", "a=1", "--arg", "a=2"], "given twice")):
+            rc, so, err, out = run_src(d, "args.lua", src, *bad)
+            one_line_error(err, 64, rc, needle)
+            no_results(out)
+
+
 def case_unwritable_output():
     with tempfile.TemporaryDirectory() as d:
         blocker = os.path.join(d, "file")

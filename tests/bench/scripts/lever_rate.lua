@@ -1,7 +1,7 @@
--- Lever replay rate (64-node trees, the default n_max): speculative cycles and
--- tokens per host second of single points, one thread, on a synthetic trace
--- recorded with 64-node trees.  Prints "replay NAME CYCLES TOKENS WALL_S" lines
--- (the replay's own wall time, sim_wall_s) for the full Lever (gain-cost
+-- Lever replay rate (64-node trees, the default n_max; tests/bench/bench_lever.py):
+-- speculative cycles and tokens per host second of single points, one thread, on a
+-- synthetic trace recorded with 64-node trees.  Prints "replay NAME CYCLES TOKENS WALL_S"
+-- lines (the replay's own wall time, sim_wall_s) for the full Lever (gain-cost
 -- drafting, hybrid schedule, full pruning) and for Lever without pruning.
 local fs = flashspec
 local tr = fs.trace.synth { prompts = 8, output_len = 2000, seed = 3, nodes = 65, depth = 10 }

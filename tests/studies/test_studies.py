@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Runs the study scripts (scripts/study_*.lua) through the built flashspec.
+
+    test_studies.py CASE OUTDIR
+
+CASE is a study name (end_to_end, draft_quality, dram_budget, output_length,
+tree_budget: the quick grid) or dram_budget_full (the full grid, whose
+Qwen3-14B points beyond 40% pinned do not fit the OnePlus 12's DRAM budget).
+Checks the exit code, that results.csv holds one row per point that ran with
+every result column (sim/lua/rows.c), tokens_per_s_lo <= tokens_per_s <=
+tokens_per_s_hi, and that the printed table has its header and one
+`tok/s [lo, hi]` row per point.
+
+The binary comes from $FLASHSPEC_BIN, the project root from $FLASHSPEC_HOME.
+"""
+import csv
+import os
+import re
+import subprocess
+import sys
+
+BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
+
+# study -> (header words, summary header, quick-grid points, full-grid points,
+#           full-grid points that do not fit the DRAM budget)
+STUDIES = {
+    "end_to_end": (["target", "workload", "phone", "policy", "accept", "speedup"],
+                   "geomean speedup", 4, 4 * 3 * 3 * 4, 0),
+    "draft_quality": (["workload", "draft", "policy", "speedup", "dram_gb"],
+                      "geomean speedup", 1 + 2 * 3, 3 * (1 + 2 * 3), 0),
+    "dram_budget": (["target", "workload", "pinned", "policy", "dram_gb", "flash_ms"],
+                    "geomean", 2 * 4, 2 * 3 * 6 * 4, 3 * (3 + 4 + 4)),
+    "output_length": (["workload", "tokens", "policy", "speedup"], "geomean speedup",
+                      2 * 2, 3 * 5 * 4, 0),
+    "tree_budget": (["workload", "policy", "cap", "speedup", "rows", "coverage"],
+                    "geomean speedup", 1 + 2 * 2, 3 * (2 + 4 * 4), 0),
+}
+CI_ROW = re.compile(r"\d+\.\d+ \[\s*\d+\.\d+,\s*\d+\.\d+\]")
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def result_columns():
+    """The result columns the binary writes, from its column table."""
+    with open(os.path.join(HOME, "sim", "lua", "rows.c")) as f:
+        return re.findall(r'^\s*\{"([a-z_0-9]+)", COL_', f.read(), re.M)
+
+
+def study_script(study, grid, outdir):
+    """Path of the script to run: the study itself for the full grid; for the
+    quick grid a copy with the grid argument set in front (the one place that
+    chooses how the grid reaches the script)."""
+    src = os.path.join(HOME, "scripts", f"study_{study}.lua")
+    if grid != "quick":
+        return src
+    dst = os.path.join(outdir, f"study_{study}_quick.lua")
+    with open(src) as f:
+        body = f.read()
+    with open(dst, "w") as f:
+        f.write('flashspec.args = { grid = "quick" }\n' + body)
+    return dst
+
+
+def check(study, grid, outdir):
+    words, summary, quick_n, full_n, nofit = STUDIES[study]
+    n = quick_n if grid == "quick" else full_n
+    nofit = 0 if grid == "quick" else nofit
+    os.makedirs(outdir, exist_ok=True)
+    res = os.path.join(outdir, f"{study}-{grid}")
+    p = subprocess.run([BIN, "sweep", study_script(study, grid, outdir), "-j", "2", "-q",
+                        "--no-resume", "-o", res], cwd=HOME, capture_output=True, text=True,
+                       timeout=300)
+    want_rc = 78 if nofit else 0
+    expect(p.returncode == want_rc,
+           f"{study}: exit {p.returncode}, wanted {want_rc}; stderr: {p.stderr[-2000:]}")
+    failed = [l for l in p.stderr.splitlines() if re.search(r"point \d+ of \d+ failed:", l)]
+    expect(len(failed) == nofit, f"{study}: {len(failed)} failed points, wanted {nofit}")
+    expect(all("does not fit" in l for l in failed),
+           f"{study}: a point failed for another reason than the DRAM budget: {failed}")
+
+    cols = result_columns()
+    with open(os.path.join(res, "results.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    expect(header == cols, f"{study}: CSV columns {header} != rows.c columns {cols}")
+    expect(len(body) == n - nofit, f"{study}: {len(body)} CSV rows, wanted {n - nofit}")
+    ix = {c: header.index(c) for c in ("tokens_per_s", "tokens_per_s_lo", "tokens_per_s_hi")}
+    for r in body:
+        expect(len(r) == len(header), f"{study}: ragged CSV row {r}")
+        x, lo, hi = (float(r[ix[c]]) for c in ("tokens_per_s", "tokens_per_s_lo",
+                                                "tokens_per_s_hi"))
+        eps = 1e-9 * max(1.0, abs(x))
+        expect(0 < lo <= x + eps and x <= hi + eps,
+               f"{study}: CI [{lo}, {hi}] does not hold tokens_per_s {x}")
+
+    out = p.stdout.splitlines()
+    heads = [l for l in out if "tok/s [lo, hi]" in l]
+    expect(len(heads) == 1, f"{study}: no single table header in {out[:3]}")
+    for w in words:
+        expect(re.search(r"(^|\s)" + re.escape(w) + r"(\s|$)", heads[0]),
+               f"{study}: header {heads[0]!r} lacks {w!r}")
+    ci_rows = [l for l in out if CI_ROW.search(l)]
+    expect(len(ci_rows) == n - nofit,
+           f"{study}: {len(ci_rows)} table rows with a 95% CI, wanted {n - nofit}")
+    expect(sum("does not fit" in l for l in out) >= nofit,
+           f"{study}: the table does not show the points that do not fit")
+    expect(any(l.startswith(summary) for l in out), f"{study}: no '{summary}' summary")
+    print(f"{study} ({grid} grid): {n} points, {n - nofit} rows, exit {p.returncode}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: test_studies.py CASE OUTDIR")
+    case, outdir = sys.argv[1], sys.argv[2]
+    if case.endswith("_full"):
+        check(case[:-len("_full")], "full", outdir)
+    else:
+        check(case, "quick", outdir)
+
+
+if __name__ == "__main__":
+    main()
