@@ -33,7 +33,7 @@ PARAM_COLUMNS = [
 ]
 STRING_COLUMNS = {
     "variant", "policy", "policy_params", "device", "target", "draft", "trace", "version",
-    "script_hash", "trace_checksum", "accept", "runtime",
+    "script_hash", "trace_checksum", "accept", "runtime", "accepted_hist",
 }
 REQUIRED_COLUMNS = ["policy", "target", "tokens_per_s"]
 

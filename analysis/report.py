@@ -86,21 +86,44 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
         return md + ("Skipped: the results hold a single `dram_fraction` "
                      "(sweep `dram_fraction` to get this figure).\n\n")
     series = fr.label_columns(df, exclude=["dram_fraction"])
-    fig, ax = plt.subplots(figsize=(7, 4.5))
     rows = []
     groups = fr.groups(df, series)
     for key, sub in groups:
         sub = sub.sort_values("dram_fraction")
         name = fr.label_of(sub.iloc[0], series)
-        x = 100 * sub["dram_fraction"].to_numpy(dtype=float)
-        ax.errorbar(x, sub["tokens_per_s"], yerr=yerr_of(sub, ci), marker="o", capsize=3,
-                    label=name)
         for _, r in sub.iterrows():
             rows.append([name, 100 * r["dram_fraction"]] + tput_cells(r, ci))
-    ax.set_xlabel("target layers pinned in DRAM (%)")
-    ax.set_ylabel("decode throughput (tokens/s)")
-    ax.grid(alpha=0.3)
-    if len(ax.get_lines()) <= 12:
+    pol = "variant" if "variant" in series else "policy" if "policy" in series else None
+    panel = "target" if "target" in series and pol else None
+    if len(groups) > 12 and pol:
+        # too many series for one legend: a panel per target, a line per policy,
+        # the geometric mean over the other parameters (workloads, phones, ...)
+        keys = list(dict.fromkeys(df[panel])) if panel else [None]
+        fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys) + 1, 4.2), squeeze=False,
+                                 sharey=True)
+        for ax, k in zip(axes[0], keys):
+            sub = df[df[panel] == k] if panel else df
+            for name in dict.fromkeys(sub[pol]):
+                g = sub[sub[pol] == name].groupby("dram_fraction", sort=True)["tokens_per_s"]
+                gm = g.apply(lambda v: float(np.exp(np.log(v.astype(float)).mean())))
+                ax.plot(100 * gm.index.to_numpy(dtype=float), gm.to_numpy(), marker="o",
+                        label=str(name))
+            ax.set_title(str(k) if k is not None else "all", fontsize=9)
+            ax.set_xlabel("target layers pinned in DRAM (%)")
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("decode throughput (tokens/s, geometric mean)")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for key, sub in groups:
+            sub = sub.sort_values("dram_fraction")
+            x = 100 * sub["dram_fraction"].to_numpy(dtype=float)
+            ax.errorbar(x, sub["tokens_per_s"], yerr=yerr_of(sub, ci), marker="o", capsize=3,
+                        label=fr.label_of(sub.iloc[0], series))
+        ax.set_xlabel("target layers pinned in DRAM (%)")
+        ax.set_ylabel("decode throughput (tokens/s)")
+        ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     figs["throughput_vs_dram.png"] = fr.fig_bytes(fig)
     return (md + "![throughput vs DRAM budget](throughput_vs_dram.png)\n\n" +
@@ -234,14 +257,19 @@ def section_accepted(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]
     if "mean_accepted" not in df.columns or d.empty:
         return md + "Skipped: no drafting point (only Flash-AR, or no `mean_accepted`).\n\n"
     if "accepted_hist" in d.columns:
+        # per-cycle distribution per policy variant: the histograms of its points summed
         fig, ax = plt.subplots(figsize=(7, 4.5))
         rows = []
-        for _, r in d.head(12).iterrows():
-            h = parse_hist(r["accepted_hist"])
-            if not h or sum(h) <= 0:
+        for name in list(dict.fromkeys(d["variant"]))[:12]:
+            total: list[float] = []
+            for _, r in d[d["variant"] == name].iterrows():
+                h = parse_hist(r["accepted_hist"]) or []
+                total += [0.0] * (len(h) - len(total))
+                for k, x in enumerate(h):
+                    total[k] += x
+            if not total or sum(total) <= 0:
                 continue
-            p = np.asarray(h) / sum(h)
-            name = fr.label_of(r, labels) if labels else r["policy"]
+            p = np.asarray(total) / sum(total)
             ax.plot(range(len(p)), p, marker="o", label=name)
             rows.append([name] + [f"{x:.3f}" for x in p])
         ax.set_xlabel("accepted draft tokens in a cycle")
@@ -249,9 +277,9 @@ def section_accepted(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]
         ax.legend(fontsize=7)
         figs["accepted_length.png"] = fr.fig_bytes(fig)
         width = max(len(r) for r in rows) - 1 if rows else 0
-        return (md + "Per-cycle distribution (`accepted_hist`).\n\n"
-                "![accepted length](accepted_length.png)\n\n" +
-                fr.md_table(["point"] + [str(k) for k in range(width)],
+        return (md + "Per-cycle distribution (`accepted_hist`, summed over each policy's "
+                "points).\n\n![accepted length](accepted_length.png)\n\n" +
+                fr.md_table(["policy"] + [str(k) for k in range(width)],
                             [r + [""] * (width + 1 - len(r)) for r in rows]) + "\n")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     pols = list(dict.fromkeys(d["variant"]))

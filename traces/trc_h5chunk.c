@@ -12,6 +12,12 @@
  * only called from the calling thread (the serial library is not
  * thread-safe); workers touch nothing but zlib and memory.
  *
+ * Pipeline: the workers start before the calling thread fetches the chunks
+ * and inflate each chunk as soon as it has been fetched (a counter of fetched
+ * chunks under a mutex, a condition variable to wait on), so fetching -- the
+ * serial part -- overlaps inflating; once every chunk is fetched the calling
+ * thread inflates too.  A fetch failure stops the workers like a bad chunk.
+ *
  * Applies only when the result must equal H5Dread's bit for bit and the
  * damage checks stay as strong: the dataset is chunked along its first
  * dimension only (whole rows per chunk, as trc_h5write.c writes), its filter
@@ -48,7 +54,30 @@ typedef struct zpool {
     int shuffle;
     atomic_size_t next;
     atomic_int bad;
+    /* jobs [0, fetched) hold their compressed bytes; fetched only grows, and
+     * reaches n (also on failure) before the calling thread joins the pool */
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    size_t fetched;
 } zpool;
+
+/* Waits until job i is fetched; 0 when it may be inflated. */
+static int wait_fetched(zpool *p, size_t i)
+{
+    pthread_mutex_lock(&p->lock);
+    while (p->fetched <= i)
+        pthread_cond_wait(&p->more, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    return atomic_load(&p->bad) ? -1 : 0;
+}
+
+static void set_fetched(zpool *p, size_t n)
+{
+    pthread_mutex_lock(&p->lock);
+    p->fetched = n;
+    pthread_cond_broadcast(&p->more);
+    pthread_mutex_unlock(&p->lock);
+}
 
 static int inflate_to(const unsigned char *src, size_t src_n, unsigned char *out, size_t n)
 {
@@ -114,7 +143,7 @@ static void *zworker(void *arg)
     }
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, 1);
-        if (i >= p->n || atomic_load(&p->bad)) break;
+        if (i >= p->n || atomic_load(&p->bad) || wait_fetched(p, i) != 0) break;
         const zjob *j = &p->jobs[i];
         unsigned char *out = tmp;
         if (!p->shuffle) {
@@ -152,17 +181,25 @@ static int threads_for(size_t jobs)
     return (int)(n ? n : 1);
 }
 
-/* Runs the pool on up to threads_for(n) threads (the caller's included). */
-static int run_pool(zpool *p)
+/* Starts up to threads_for(n) - 1 workers (the caller joins later in
+ * finish_pool); returns how many started into *started. */
+static void start_pool(zpool *p, pthread_t *th, int *started)
 {
     int nt = threads_for(p->n);
-    pthread_t th[MAX_THREADS];
-    int started = 0;
+    *started = 0;
     for (int i = 1; i < nt; i++) {
-        if (pthread_create(&th[started], NULL, zworker, p) != 0) break;
-        started++;
+        if (pthread_create(&th[*started], NULL, zworker, p) != 0) break;
+        (*started)++;
     }
-    zworker(p);
+}
+
+/* Marks every job fetched (after a failure: bad is set first), inflates on
+ * the calling thread too and waits for the workers. */
+static int finish_pool(zpool *p, pthread_t *th, int started, int fetch_failed)
+{
+    if (fetch_failed) atomic_store(&p->bad, 1);
+    set_fetched(p, p->n);
+    if (!fetch_failed) zworker(p);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     return atomic_load(&p->bad) ? -1 : 0;
@@ -225,22 +262,6 @@ int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, voi
     }
     packed = malloc(total ? (size_t)total : 1);
     if (!packed) goto done;
-    size_t at = 0;
-    for (uint64_t k = 0; k < n; k++) {
-        hsize_t off[3] = {k * chunk[0], 0, 0};
-        uint32_t mask = 0;
-        if (H5Dread_chunk(d, H5P_DEFAULT, off, &mask, packed + at) < 0) {
-            rc = -1;
-            goto done;
-        }
-        if (mask != 0) goto done; /* a filter was skipped for this chunk */
-        uint64_t rows = dims[0] - k * chunk[0];
-        if (rows > chunk[0]) rows = chunk[0];
-        jobs[k].src = packed + at;
-        jobs[k].dst = (unsigned char *)buf + k * raw_n;
-        jobs[k].dst_n = (size_t)(rows * row);
-        at += jobs[k].src_n;
-    }
     zpool p = {.jobs = jobs,
                .n = (size_t)n,
                .raw_n = (size_t)raw_n,
@@ -248,7 +269,38 @@ int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, voi
                .shuffle = shuffle && elem > 1};
     atomic_init(&p.next, 0);
     atomic_init(&p.bad, 0);
-    rc = run_pool(&p);
+    if (pthread_mutex_init(&p.lock, NULL) != 0) goto done;
+    if (pthread_cond_init(&p.more, NULL) != 0) {
+        pthread_mutex_destroy(&p.lock);
+        goto done;
+    }
+    pthread_t th[MAX_THREADS];
+    int started = 0;
+    start_pool(&p, th, &started);
+    size_t at = 0;
+    int fetch_rc = 0; /* 0, -1 (damaged) or TRCI_CHUNK_FALLBACK */
+    /* a worker's bad chunk ends the fetching early (finish_pool reports it) */
+    for (uint64_t k = 0; k < n && !fetch_rc && !atomic_load(&p.bad); k++) {
+        hsize_t off[3] = {k * chunk[0], 0, 0};
+        uint32_t mask = 0;
+        if (H5Dread_chunk(d, H5P_DEFAULT, off, &mask, packed + at) < 0) {
+            fetch_rc = -1;
+        } else if (mask != 0) {
+            fetch_rc = TRCI_CHUNK_FALLBACK; /* a filter was skipped for this chunk */
+        } else {
+            uint64_t rows = dims[0] - k * chunk[0];
+            if (rows > chunk[0]) rows = chunk[0];
+            jobs[k].src = packed + at;
+            jobs[k].dst = (unsigned char *)buf + k * raw_n;
+            jobs[k].dst_n = (size_t)(rows * row);
+            at += jobs[k].src_n;
+            if (started) set_fetched(&p, (size_t)k + 1);
+        }
+    }
+    rc = finish_pool(&p, th, started, fetch_rc != 0);
+    if (fetch_rc) rc = fetch_rc;
+    pthread_cond_destroy(&p.more);
+    pthread_mutex_destroy(&p.lock);
 done:
     free(packed);
     free(jobs);

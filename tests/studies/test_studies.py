@@ -23,18 +23,19 @@ BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 
 # study -> (header words, summary header, quick-grid points, full-grid points,
-#           full-grid points that do not fit the DRAM budget)
+#           whether some full-grid points do not fit the DRAM budget: every
+#           quick-grid point fits)
 STUDIES = {
     "end_to_end": (["target", "workload", "phone", "policy", "accept", "speedup"],
-                   "geomean speedup", 4, 4 * 3 * 3 * 4, 0),
+                   "geomean speedup", 4, 4 * 3 * 3 * 4, False),
     "draft_quality": (["workload", "draft", "policy", "speedup", "dram_gb"],
-                      "geomean speedup", 1 + 2 * 3, 3 * (1 + 2 * 3), 0),
+                      "geomean speedup", 1 + 2 * 3, 3 * (1 + 2 * 3), False),
     "dram_budget": (["target", "workload", "pinned", "policy", "dram_gb", "flash_ms"],
-                    "geomean", 2 * 4, 2 * 3 * 6 * 4, 3 * (3 + 4 + 4)),
+                    "geomean", 2 * 4, 2 * 3 * 6 * 4, True),
     "output_length": (["workload", "tokens", "policy", "speedup"], "geomean speedup",
-                      2 * 2, 3 * 5 * 4, 0),
+                      2 * 2, 3 * 5 * 4, False),
     "tree_budget": (["workload", "policy", "cap", "speedup", "rows", "coverage"],
-                    "geomean speedup", 1 + 2 * 2, 3 * (2 + 4 * 4), 0),
+                    "geomean speedup", 1 + 2 * 2, 3 * (2 + 4 * 4), False),
 }
 CI_ROW = re.compile(r"\d+\.\d+ \[\s*\d+\.\d+,\s*\d+\.\d+\]")
 
@@ -50,35 +51,29 @@ def result_columns():
         return re.findall(r'^\s*\{"([a-z_0-9]+)", COL_', f.read(), re.M)
 
 
-def study_script(study, grid, outdir):
-    """Path of the script to run: the study itself for the full grid; for the
-    quick grid a copy with the grid argument set in front (the one place that
-    chooses how the grid reaches the script)."""
-    src = os.path.join(HOME, "scripts", f"study_{study}.lua")
-    if grid != "quick":
-        return src
-    dst = os.path.join(outdir, f"study_{study}_quick.lua")
-    with open(src) as f:
-        body = f.read()
-    with open(dst, "w") as f:
-        f.write('flashspec.args = { grid = "quick" }\n' + body)
-    return dst
+def grid_args(grid):
+    """Command-line arguments that choose the grid (the one place that decides
+    how the grid reaches the script): none for the full grid."""
+    return [] if grid != "quick" else ["--arg", "grid=quick"]
 
 
 def check(study, grid, outdir):
-    words, summary, quick_n, full_n, nofit = STUDIES[study]
+    words, summary, quick_n, full_n, some_nofit = STUDIES[study]
     n = quick_n if grid == "quick" else full_n
-    nofit = 0 if grid == "quick" else nofit
+    some_nofit = some_nofit and grid != "quick"
     os.makedirs(outdir, exist_ok=True)
     res = os.path.join(outdir, f"{study}-{grid}")
-    p = subprocess.run([BIN, "sweep", study_script(study, grid, outdir), "-j", "2", "-q",
+    script = os.path.join(HOME, "scripts", f"study_{study}.lua")
+    p = subprocess.run([BIN, "sweep", script, *grid_args(grid), "-j", "2", "-q",
                         "--no-resume", "-o", res], cwd=HOME, capture_output=True, text=True,
                        timeout=300)
-    want_rc = 78 if nofit else 0
+    want_rc = 78 if some_nofit else 0
     expect(p.returncode == want_rc,
            f"{study}: exit {p.returncode}, wanted {want_rc}; stderr: {p.stderr[-2000:]}")
     failed = [l for l in p.stderr.splitlines() if re.search(r"point \d+ of \d+ failed:", l)]
-    expect(len(failed) == nofit, f"{study}: {len(failed)} failed points, wanted {nofit}")
+    nofit = len(failed)
+    expect((nofit > 0) == some_nofit and nofit < n,
+           f"{study}: {nofit} of {n} points failed" + (", wanted some" if some_nofit else ""))
     expect(all("does not fit" in l for l in failed),
            f"{study}: a point failed for another reason than the DRAM budget: {failed}")
 
