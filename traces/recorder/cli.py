@@ -171,8 +171,9 @@ def load_pair(args):
         try:
             models.append(tinygpt_adapter(TinyGPT.load(path)))
         except Exception as e:  # noqa: BLE001 -- any unreadable checkpoint is bad data
+            why = (str(e).splitlines() or [""])[0][:120]
             raise RecorderError(EX_DATAERR, f"{path}: not a TinyGPT checkpoint "
-                                            f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})") from None
+                                            f"({type(e).__name__}: {why})") from None
     tok = None
     if args.tokenizer:
         _need_file(args.tokenizer, "--tokenizer")
