@@ -12,6 +12,13 @@
 
 #define HOOK_EVERY 10000
 #define LIMITS_KEY "flashspec.limits"
+/* Bytes a library function allocates that count as one VM instruction against
+ * step_limit.  C functions (string.rep, table.concat, gsub, ...) do work the
+ * count hook never sees, so a loop of few instructions could otherwise run for
+ * hours inside the limit (tests/fuzz/script/pending/string-rep-loop.lua). */
+#define BYTES_PER_STEP 64
+
+static void step_hook(lua_State *L, lua_Debug *ar);
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -27,7 +34,18 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         return NULL;
     }
     void *p = realloc(ptr, nsize);
-    if (p) lim->mem_used = lim->mem_used - old + nsize;
+    if (p) {
+        lim->mem_used = lim->mem_used - old + nsize;
+        if (nsize > old) {
+            lim->steps += (long long)((nsize - old) / BYTES_PER_STEP);
+            /* over the limit: the hook fires at the very next instruction
+             * (lua_sethook may be called at any time) */
+            if (lim->step_limit && lim->steps > lim->step_limit && lim->L && !lim->hook_now) {
+                lim->hook_now = 1;
+                lua_sethook(lim->L, step_hook, LUA_MASKCOUNT, 1);
+            }
+        }
+    }
     return p;
 }
 
@@ -131,6 +149,8 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
     lim->mem_used = 0;
     lim->steps = 0;
     lim->mem_refused = 0;
+    lim->L = NULL;
+    lim->hook_now = 0;
     lua_State *L = lua_newstate(limited_alloc, lim);
     if (!L) return NULL;
     lua_pushcfunction(L, open_kind);
@@ -142,5 +162,6 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
     lua_pushlightuserdata(L, lim);
     lua_setfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
     if (lim->step_limit) lua_sethook(L, step_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    lim->L = L;
     return L;
 }

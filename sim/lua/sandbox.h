@@ -17,6 +17,9 @@
  * runaway script fails with a memory error instead of exhausting the host, and a
  * count hook raises "CHUNK:LINE: instruction limit exceeded" after step_limit
  * VM instructions (0 = unlimited), so an endless loop ends with a clear error.
+ * Work done inside library functions counts too: every BYTES_PER_STEP bytes
+ * the allocator hands out count as one instruction, so a short loop around
+ * string.rep or table.concat cannot run for hours within the limit.
  */
 #ifndef FS_SANDBOX_H
 #define FS_SANDBOX_H
@@ -37,6 +40,8 @@ typedef struct fs_lua_limits {
     long long steps;        /* maintained by the hook (granularity 10,000) */
     int mem_refused;        /* set by the allocator when it refused a request
                                because of mem_limit_bytes (not a host OOM) */
+    lua_State *L;           /* the state (set by fs_sandbox_new), for the hook */
+    int hook_now;           /* allocations passed step_limit: hook every step */
 } fs_lua_limits;
 
 /* Creates a state of the given kind; lim is borrowed and must outlive it.

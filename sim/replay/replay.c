@@ -92,6 +92,16 @@ static int run_state_init(run_state *s, int32_t k)
     return eng_tree_init(&s->tree, s->tree_mem, bytes, RP_TREE_CAP, RP_TREE_CAP * k);
 }
 
+/* The synthesis statistics are a pure function of the trace, and fitting them
+ * walks the whole trace: computed once per trace (trc_memo), not per point. */
+static void *make_synth_stats(const trc_trace *t, void *arg)
+{
+    (void)arg;
+    rp_synth_stats *st = malloc(sizeof *st);
+    if (st) rp_synth_fit(t, st);
+    return st;
+}
+
 static double rng_uniform(void *ctx)
 {
     return gsl_rng_uniform(ctx);
@@ -310,7 +320,12 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         goto done;
     }
     gsl_rng_set(acc_rng, (unsigned long)(pt->seed ^ 0x9e3779b97f4a7c15ULL));
-    rp_synth_fit(pt->trace, &stats);
+    const rp_synth_stats *fitted =
+        trc_memo(pt->trace, "replay.synth_stats", make_synth_stats, NULL, free);
+    if (fitted)
+        stats = *fitted;
+    else
+        rp_synth_fit(pt->trace, &stats);
     if (rp_oracle_init(&orc, pt->trace, &stats, rng, RP_TREE_CAP) != 0) {
         rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
         goto done;

@@ -12,12 +12,14 @@
  * new tokens per point.
  *
  * Script arguments.  When the input's first line starts with "--@" (a Lua
- * comment, so the input stays a script), it sets the options fs_script_run
+ * comment, so the input stays a script), its words set what `flashspec run`
  * takes from the command line: "j=N" worker threads (1..2), "out" writes
- * results to a fresh temporary directory (removed afterwards, as a real run
- * would leave it), "resume" runs the script a second time over the same
- * directory (the resume path), "steps=N" and "mem=N" lower the limits further.
- * Unknown words are ignored; nothing can lift the sandbox or the caps.
+ * results to a fresh temporary directory (removed afterwards), "resume" runs
+ * the script a second time over the same directory (the resume path),
+ * "steps=N" and "mem=N" lower the limits further, and every other KEY=VALUE
+ * word is a script argument (--arg KEY=VALUE: flashspec.args.KEY = "VALUE"),
+ * at most FZ_MAX_ARGS, passed only as the CLI would (non-empty, unique keys).
+ * Other words are ignored; nothing can lift the sandbox or the caps.
  *
  * Contract under test: every input ends in FS_EXIT_OK or one of the documented
  * exit codes (64, 65, 66, 70, 73, 78) and, when not OK, one non-empty error
@@ -36,6 +38,7 @@
 
 #define FZ_MAX_STEPS 2000000LL /* Lua VM instructions per run */
 #define FZ_MAX_MEM_MB 64       /* Lua heap per run */
+#define FZ_MAX_ARGS 16         /* script arguments per input */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -93,7 +96,21 @@ static const char *write_input(const uint8_t *data, size_t size)
 typedef struct fz_args {
     int jobs, out, resume;
     long long steps, mem_mb;
+    char line[256];                 /* the "--@" line, cut into words */
+    const char *args[FZ_MAX_ARGS];  /* script arguments, into line */
+    int n_args;
 } fz_args;
+
+/* Adds KEY=VALUE as a script argument unless the CLI would refuse it. */
+static void add_arg(fz_args *a, const char *w)
+{
+    const char *eq = strchr(w, '=');
+    if (!eq || eq == w || a->n_args == FZ_MAX_ARGS) return;
+    size_t k = (size_t)(eq - w);
+    for (int i = 0; i < a->n_args; i++)
+        if (!strncmp(a->args[i], w, k + 1)) return; /* duplicate key */
+    a->args[a->n_args++] = w;
+}
 
 /* Parses the optional "--@ ..." first line. */
 static void parse_args(const uint8_t *data, size_t size, fz_args *a)
@@ -102,13 +119,16 @@ static void parse_args(const uint8_t *data, size_t size, fz_args *a)
     a->out = a->resume = 0;
     a->steps = FZ_MAX_STEPS;
     a->mem_mb = FZ_MAX_MEM_MB;
+    a->n_args = 0;
+    a->line[0] = '\0';
     if (size < 3 || memcmp(data, "--@", 3) != 0) return;
-    char line[256];
     size_t n = 0;
-    for (size_t i = 3; i < size && data[i] != '\n' && n + 1 < sizeof line; i++)
-        line[n++] = (char)data[i];
-    line[n] = '\0';
-    for (char *w = strtok(line, " \t\r"); w; w = strtok(NULL, " \t\r")) {
+    for (size_t i = 3; i < size && data[i] != '\n' && data[i] != '\0' && n + 1 < sizeof a->line;
+         i++)
+        a->line[n++] = (char)data[i];
+    a->line[n] = '\0';
+    char *save = NULL;
+    for (char *w = strtok_r(a->line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
         if (!strncmp(w, "j=", 2)) {
             long v = strtol(w + 2, NULL, 10);
             a->jobs = v >= 2 ? 2 : 1;
@@ -122,6 +142,8 @@ static void parse_args(const uint8_t *data, size_t size, fz_args *a)
         } else if (!strncmp(w, "mem=", 4)) {
             long long v = strtoll(w + 4, NULL, 10);
             if (v >= 1 && v < a->mem_mb) a->mem_mb = v;
+        } else {
+            add_arg(a, w);
         }
     }
 }
@@ -147,7 +169,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         .quiet = 1,
                         .jobs = a.jobs,
                         .max_instructions = a.steps,
-                        .max_memory_mb = a.mem_mb};
+                        .max_memory_mb = a.mem_mb,
+                        .args = a.args,
+                        .n_args = a.n_args};
     for (int run = 0; run < 1 + a.resume; run++) {
         char err[1024];
         err[0] = '\0';
