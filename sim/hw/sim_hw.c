@@ -794,3 +794,46 @@ int32_t sim_hw_overlap_cap(const sim_hw *hw)
     double n = per_tok > 0 ? floor(room / per_tok) : 1e9;
     return n > 1e6 ? 1000000 : (int32_t)n;
 }
+
+/* The verification alone as a recurrence over ops 0..L (no events): op i's
+ * read is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's
+ * compute ends; reads are FIFO on the flash channel; op i computes after its
+ * weights are in, after op i - 1, and after the temporary-sequence KV work.
+ * Durations are rounded exactly as the event-driven cycle rounds them. */
+int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
+{
+    enum { RING = 16 }; /* > the largest prefetch depth (8) */
+    if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
+    double slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0;
+    int spec = v->runtime == SIM_RUNTIME_SPEC;
+    int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
+    if (p < 0 || p >= RING) return SIM_HW_E_INVALID;
+    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    int64_t lay_a = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * slow);
+    int64_t lay_b = v->exit_layer >= 0
+                        ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * slow)
+                        : lay_a;
+    int64_t head = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
+    int64_t kv = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * slow);
+    int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
+    int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
+    int64_t end[RING], flash_free = 0, prev = 0;
+    int32_t n = hw->L + 1;
+    for (int32_t i = 0; i < n; i++) {
+        int is_head = i == n - 1;
+        int64_t issue = i <= p ? 0 : end[(i - 1 - p) % RING];
+        int resident = is_head ? hw->mem.head_resident : i < hw->pinned;
+        int64_t ready = issue;
+        if (!resident) {
+            flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? hr : lr);
+            ready = flash_free;
+        }
+        int64_t start = ready > prev ? ready : prev;
+        if (kv > start) start = kv;
+        int64_t dur = is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a;
+        prev = start + dur;
+        end[i % RING] = prev;
+    }
+    *verify_ms = (double)prev * 1e-6;
+    return SIM_HW_OK;
+}

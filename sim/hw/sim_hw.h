@@ -258,6 +258,13 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
                          const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
                          double *call_ms);
 
+/* The verification of *v alone (no draft calls, no overlap) without running
+ * the event simulation: a recurrence with exactly the cycle's semantics and
+ * rounding, so *verify_ms equals sim_hw_estimate's verify_ms for the same shape
+ * (tests/sim/hw checks it).  Cheap: O(L) arithmetic.  For the replay's waste
+ * and calibration tables.  Returns SIM_HW_OK or SIM_HW_E_INVALID. */
+int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms);
+
 /* Overlapping draft tokens the memory upper bound allows: (mem_upper_bound x
  * budget - accounted DRAM) / (draft KV + one fp16 hidden-state row per
  * token), 0 when the accounting already exceeds the bound. */

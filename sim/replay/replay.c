@@ -135,12 +135,10 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
             sim_verify_shape v = {.rows = r, .leaves = l, .ctx_len = ctx, .exit_layer = -1,
                                   .rows_after_exit = r, .proj = ENG_PROJ_ONDEMAND_CPU,
                                   .proj_rows = 1, .runtime = SIM_RUNTIME_SPEC};
-            sim_cycle_time ct;
-            if (sim_hw_estimate(hw, NULL, 0, &v, &ct, NULL) != SIM_HW_OK) {
+            if (sim_hw_verify_direct(hw, &v, at) != SIM_HW_OK) {
                 free(buf);
                 return -1;
             }
-            *at = ct.verify_ms;
         }
     }
     /* exit layers of the trace mapped onto the simulated target (proportionally
@@ -160,12 +158,10 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
                               .exit_layer = -1, .rows_after_exit = m,
                               .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1,
                               .runtime = SIM_RUNTIME_SPEC};
-        sim_cycle_time ct;
-        if (sim_hw_estimate(hw, NULL, 0, &v, &ct, NULL) != SIM_HW_OK) {
+        if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_HW_OK) {
             free(buf);
             return -1;
         }
-        ver[m - 1] = ct.verify_ms;
         dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
         dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
     }
@@ -192,9 +188,9 @@ static double cycle_waste(sim_hw *hw, const sim_verify_shape *vs, const sim_cycl
     u.exit_layer = -1;
     u.rows_after_exit = u.rows;
     if (u.proj_rows > u.rows) u.proj_rows = u.rows;
-    sim_cycle_time cu;
-    if (sim_hw_estimate(hw, NULL, 0, &u, &cu, NULL) != SIM_HW_OK) return 0.0;
-    double w = ct->verify_ms - cu.verify_ms;
+    double useful_ms;
+    if (sim_hw_verify_direct(hw, &u, &useful_ms) != SIM_HW_OK) return 0.0;
+    double w = ct->verify_ms - useful_ms;
     return w > 0 ? w : 0.0;
 }
 

@@ -33,7 +33,7 @@
  * cycle, an eng_cost_profile: the positional acceptance p[k] measured on the
  * trace's reference paths (rp_synth_stats.accept_pos), and the verification
  * latency of 1 .. RP_PROFILE_ROWS-row trees and the draft-call latency of 1 ..
- * RP_PROFILE_ROWS rows on each unit, priced with sim_hw_estimate at the point's
+ * RP_PROFILE_ROWS rows on each unit, priced on the phone model (sim_hw_verify_direct, sim_hw_draft_ms) at the point's
  * mean context length; the verification latency by shape (rows 1 ..
  * RP_PROFILE_NL_ROWS, leaves 1 .. RP_PROFILE_NL_LEAVES, on-demand CPU
  * projection of one row); and the trace's exit layers mapped onto the
@@ -145,7 +145,7 @@ typedef struct sim_point_stats {
     /* waste: per cycle, the verification time minus the time the same phone
      * would take to verify only the rows that turned out useful (the root and
      * the accepted path: accepted + 1 rows, one leaf, same context and runtime,
-     * priced by sim_hw_estimate); 0 when every row was accepted.  waste_ms is its
+     * priced by sim_hw_verify_direct); 0 when every row was accepted.  waste_ms is its
      * mean per cycle, waste_frac = total waste / total verification time. */
     double waste_ms, waste_frac;
     int64_t mismatched;        /* emitted tokens that differ from the reference */

@@ -497,6 +497,8 @@ static void test_schedule_differential(void)
     uint64_t seed = 42;
     for (int trial = 0; trial < 400; trial++) {
         d.prefetch_layers = (int32_t)(next_rand(&seed) % 4);
+        d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 9);
+        d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
         sim_model *m = &ms[next_rand(&seed) % 2];
         double x = (double)(next_rand(&seed) % 5) / 4.0;
         sim_hw *hw = NULL;
@@ -516,6 +518,16 @@ static void test_schedule_differential(void)
         sim_cycle_time t;
         CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
         CHECK(t.t1_ns - t.t0_ns == naive_verify_ns(hw, &v));
+        /* the event-free recurrence gives the same verification, in both runtimes */
+        double direct = -1;
+        CHECK(sim_hw_verify_direct(hw, &v, &direct) == SIM_HW_OK);
+        CHECK(direct == t.verify_ms);
+        sim_verify_shape vs = v;
+        vs.runtime = SIM_RUNTIME_SPEC;
+        sim_cycle_time ts;
+        CHECK(sim_hw_estimate(hw, NULL, 0, &vs, &ts, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_verify_direct(hw, &vs, &direct) == SIM_HW_OK);
+        CHECK(direct == ts.verify_ms);
         CHECK(sc.layers == m->layers && sc.heads == 1);
         CHECK(t.idle_ms == 0.0 && t.overlap_ms >= 0.0);
         sim_hw_destroy(hw);
