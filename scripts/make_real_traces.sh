@@ -1,7 +1,7 @@
 #!/bin/sh
 # Trains the tiny real draft/target pair and records the three real traces.
 #
-#   scripts/make_real_traces.sh              # train (10-20 min on 2 cores), then record
+#   scripts/make_real_traces.sh              # train (~8 min on 2 idle cores), then record
 #   scripts/make_real_traces.sh --record-only  # reuse traces/models/, record only
 #
 # Outputs: traces/models/{tokenizer.json,target.pt,draft.pt,predictor.pt,

@@ -62,16 +62,21 @@ void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
                     }
                 }
             }
-            /* log-prob profile over off-path nodes */
+            /* log-prob profile over off-path nodes; the path's ids ascend
+             * (parent < child), so one cursor skips its nodes */
+            int32_t qp = 0;
+            double *restrict pooled = st->mean_logp;
             for (int32_t i = 0; i < tr.n; i++) {
-                int on = 0;
-                for (int32_t q = 0; q <= onpath_max; q++)
-                    if (path[q] == i) on = 1;
-                if (on) continue;
+                if (qp <= onpath_max && path[qp] == i) {
+                    qp++;
+                    continue;
+                }
                 int32_t dep = tr.depth[i] < TRC_MAX_DEPTH ? tr.depth[i] : TRC_MAX_DEPTH - 1;
+                double *restrict by_depth = st->mean_logp_depth[dep];
+                const float *lp = tr.draft_logp + (size_t)i * tr.k;
                 for (int32_t j = 0; j < tr.k; j++) {
-                    st->mean_logp[j] += tr.draft_logp[(size_t)i * tr.k + j];
-                    st->mean_logp_depth[dep][j] += tr.draft_logp[(size_t)i * tr.k + j];
+                    pooled[j] += lp[j];
+                    by_depth[j] += lp[j];
                 }
                 st->depth_nodes[dep]++;
                 st->off_path_nodes++;

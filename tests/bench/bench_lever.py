@@ -35,7 +35,8 @@ def main():
                         best[f[1]] = (cycles, tokens, wall)
     if not best:
         sys.exit("bench: no replay lines in the script's output")
-    print(f"Lever replay rate, 64-node trees, one thread (best of {REPEAT}):")
+    print(f"Lever replay rate, 64-node trees, one thread (best of {REPEAT}; steady state,\n"
+          "the per-trace statistics fit excluded; lever-cold: one point with it):")
     for name, (cycles, tokens, wall) in best.items():
         print(f"  {name:<9} {cycles / wall:12.0f} cycles/s  {tokens / wall:12.0f} tokens/s  "
               f"({cycles} cycles, {tokens} tokens in {wall:.3f} s)")
