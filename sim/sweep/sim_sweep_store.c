@@ -285,25 +285,30 @@ int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksu
     uint64_t check = fnv(FNV_OFFSET, buf, REC_SIZE - sizeof check);
     memcpy(buf + REC_SIZE - sizeof check, &check, sizeof check);
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0 && errno == ENOENT && sim_sweep_store_open(dir, err, errlen) == 0)
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644); /* dir was removed: recreate */
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    int bad = write_all(fd, buf, sizeof buf);
-    int e = errno;
-    if (close(fd) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
+    /* the directory may vanish at any moment (removed by hand mid-sweep): a
+     * step failing with ENOENT recreates it and writes the record again */
+    for (int attempt = 0;; attempt++) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 && errno == ENOENT && attempt < 3 &&
+            sim_sweep_store_open(dir, err, errlen) == 0)
+            continue;
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+            return -1;
+        }
+        int bad = write_all(fd, buf, sizeof buf);
+        int e = errno;
+        if (close(fd) != 0 && !bad) {
+            bad = 1;
+            e = errno;
+        }
+        if (!bad && rename(tmp, path) != 0) {
+            bad = 1;
+            e = errno;
+        }
+        if (!bad) break;
         unlink(tmp);
+        if (e == ENOENT && attempt < 3 && sim_sweep_store_open(dir, err, errlen) == 0) continue;
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
         return -1;
     }
