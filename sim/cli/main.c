@@ -6,6 +6,7 @@
  *                 [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]
  *                 (sweep: the same)
  *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
+ *   flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q]   (run with sweep defaults)
  *   flashspec demo [-o DIR] [-q]
  *   flashspec trace info|check|stats|synth ...
  *   flashspec --help | --version
@@ -46,6 +47,10 @@ static const char usage_main[] =
     "  sweep SCRIPT.lua [-j N] [-o DIR]\n"
     "                            the same on every CPU by default; under mpirun/srun\n"
     "                            the points are dealt across MPI ranks\n"
+    "  calibrate SPEC.lua [-j N] [-o DIR]\n"
+    "                            fit phone-model and workload parameters to reference\n"
+    "                            measurements (flashspec.calibrate), write the report\n"
+    "                            and the fitted profile to DIR\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
     "  trace info|check|stats|synth\n"
     "                            inspect, validate, summarise or generate traces\n"
@@ -104,6 +109,25 @@ static const char usage_run[] =
     "Ctrl-C (SIGINT) or SIGTERM: the points in flight finish and are saved, nothing\n"
     "partial is written as results, exit 130; a second Ctrl-C abandons them.\n";
 
+static const char usage_calibrate[] =
+    "usage: flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q] [--arg KEY=VALUE ...]\n"
+    "\n"
+    "Runs a calibration spec: a script that calls flashspec.calibrate{...} with a\n"
+    "reference CSV of device measurements (the format analysis/fidelity.py reads),\n"
+    "the parameters to fit ({start, lo, hi} each) and a function that builds the\n"
+    "points for given parameter values.  GSL's nonlinear least squares fits the\n"
+    "parameters to the relative errors; when the spec succeeds, DIR receives\n"
+    "NAME.md (values with standard errors, per-row residuals, leave-one-out\n"
+    "errors, AIC/BIC), NAME.csv and, with profile = {...}, the fitted device\n"
+    "profile PROFILE.lua (base = the named profile, the fitted keys over it).\n"
+    "Nothing is written when a row matches no point, a metric is unknown, a\n"
+    "start value violates its bounds or the fit does not converge.\n"
+    "Other options as `flashspec run` (see flashspec run --help); -j defaults\n"
+    "to every CPU.\n"
+    "\n"
+    "exit codes: 0 ok, 65 bad reference data or no convergence, 66 missing input,\n"
+    "            70 internal error, 73 cannot write DIR, 78 bad spec\n";
+
 static const char usage_demo[] =
     "usage: flashspec demo [-o DIR] [-v]\n"
     "\n"
@@ -114,7 +138,7 @@ static const char usage_demo[] =
     "  -v, --verbose      progress lines on stderr\n"
     "  -h, --help         this help\n";
 
-/* 0 = run, 1 = demo, 2 = sweep */
+/* 0 = run, 1 = demo, 2 = sweep, 3 = calibrate (sweep defaults, its own help) */
 static int script_cmd(int argc, char **argv, int kind)
 {
     int demo = kind == 1;
@@ -139,7 +163,7 @@ static int script_cmd(int argc, char **argv, int kind)
     fs_timeline_opts tl = {0};
     int tl_index_given = 0;
     o.quiet = demo; /* the demo's table says it all */
-    o.jobs = kind == 2 ? sim_sweep_default_workers() : 1;
+    o.jobs = kind >= 2 ? sim_sweep_default_workers() : 1;
     int c;
     optind = 1;
     opterr = 0;
@@ -242,7 +266,7 @@ static int script_cmd(int argc, char **argv, int kind)
             o.quiet = 0;
             break;
         case 'h':
-            fputs(demo ? usage_demo : usage_run, stdout);
+            fputs(demo ? usage_demo : kind == 3 ? usage_calibrate : usage_run, stdout);
             return FS_EXIT_OK;
         default:
         bad:
@@ -320,6 +344,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return script_cmd_mpi(argc - 1, argv + 1, 0);
     if (!strcmp(cmd, "sweep")) return script_cmd_mpi(argc - 1, argv + 1, 2);
     if (!strcmp(cmd, "demo")) return script_cmd_mpi(argc - 1, argv + 1, 1);
+    if (!strcmp(cmd, "calibrate")) return script_cmd_mpi(argc - 1, argv + 1, 3);
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);

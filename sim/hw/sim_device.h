@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define SIM_NAME_CAP 48
-#define SIM_NPU_SHAPES_MAX 16
+#define SIM_NPU_SHAPES_MAX 64
 
 typedef struct sim_device {
     char name[SIM_NAME_CAP]; /* profile name, informational */
@@ -30,6 +30,7 @@ typedef struct sim_device {
     double request_latency_us; /* fixed cost per request, [0, 1e5] */
     int32_t prefetch_layers;   /* reads may run this many layers ahead of compute, [0, 8];
                                   0 = read-then-compute, strictly serial */
+    int32_t queue_depth;       /* flash requests kept in flight, [1, 64]; default 1 */
     /* DRAM */
     double dram_budget_gb; /* DRAM the LLM runtime may use (not physical), (0, 1024] */
     double dram_gbps;      /* peak DRAM bandwidth, (0, 1000] */
@@ -40,6 +41,16 @@ typedef struct sim_device {
     double sync_us;                         /* per graph execution: completion sync, [0, 1e6] */
     int32_t npu_shapes[SIM_NPU_SHAPES_MAX]; /* compiled row counts, ascending */
     int32_t n_npu_shapes;
+    int32_t verify_min_rows;   /* smallest compiled multi-row verification graph: a
+                                  verification of 2+ rows runs at least this many, [1, 65536];
+                                  default 1 (no minimum); 1 row uses the decode graph */
+    double verify_setup_us;    /* fixed CPU cost of every multi-row verification (tree mask,
+                                  positions, batch and KV bookkeeping, merge of the accepted
+                                  path), [0, 1e7]; default 0 */
+    double npu_call_us;        /* extra cost of a stand-alone NPU call issued by CPU-side
+                                  control flow (a draft call, an on-demand head row): request
+                                  round trip, input/output transfer, cache maintenance,
+                                  [0, 1e6]; default 0 */
     /* CPU */
     double cpu_gbps;   /* DRAM bandwidth the CPU achieves on GEMV/memcpy, <= dram_gbps */
     double cpu_gflops; /* effective dense throughput, (0, 1e6] */

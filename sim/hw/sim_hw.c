@@ -199,8 +199,8 @@ static void derive(sim_hw *hw)
     hw->head_flops = 2.0 * (double)t->vocab * t->hidden;
     /* QK^T and PV: 2 FLOPs per multiply-add, H * d each, per attended token */
     hw->attn_flops_per_tok = 4.0 * (double)t->heads * t->head_dim;
-    hw->layer_read_ns = ms_to_ns(sim_cost_flash_ms(&hw->dev, hw->layer_bytes, t->flash_efficiency));
-    hw->head_read_ns = ms_to_ns(sim_cost_flash_ms(&hw->dev, hw->head_bytes, t->flash_efficiency));
+    hw->layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
+    hw->head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
     hw->spec_layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
     hw->spec_head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
     if (hw->has_draft) {
@@ -298,29 +298,40 @@ void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx)
 
 double sim_hw_layer_read_ms(const sim_hw *hw)
 {
-    return sim_cost_flash_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency);
+    return sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE);
 }
 
 double sim_hw_head_read_ms(const sim_hw *hw)
 {
-    return sim_cost_flash_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency);
+    return sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE);
+}
+
+static int32_t runtime_queue(const sim_hw *hw, int32_t runtime)
+{
+    return runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : hw->dev.queue_depth;
 }
 
 double sim_hw_layer_read_rt_ms(const sim_hw *hw, int32_t runtime)
 {
-    int32_t q = runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : 1;
-    return sim_cost_flash_q_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency, q);
+    return sim_cost_flash_q_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency,
+                               runtime_queue(hw, runtime));
 }
 
 double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime)
 {
-    int32_t q = runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : 1;
-    return sim_cost_flash_q_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency, q);
+    return sim_cost_flash_q_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency,
+                               runtime_queue(hw, runtime));
+}
+
+int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows)
+{
+    return rows >= 2 && rows < hw->dev.verify_min_rows ? hw->dev.verify_min_rows : rows;
 }
 
 double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len)
 {
     /* padded rows attend too: the static graph attends over ctx + padded rows */
+    rows = sim_hw_verify_graph_rows(hw, rows);
     int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
     double bytes = hw->layer_bytes + (double)ctx_len * hw->kv_layer_bytes;
     double flops = hw->layer_flops + hw->attn_flops_per_tok * ((double)ctx_len + (double)p * execs);
@@ -329,7 +340,8 @@ double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len)
 
 double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows)
 {
-    return sim_cost_npu_ms(&hw->dev, rows, hw->head_bytes, hw->head_flops, hw->tgt.npu_efficiency);
+    return sim_cost_npu_ms(&hw->dev, sim_hw_verify_graph_rows(hw, rows), hw->head_bytes,
+                           hw->head_flops, hw->tgt.npu_efficiency);
 }
 
 double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows)
@@ -365,7 +377,8 @@ double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32
     if (unit == ENG_UNIT_NPU) {
         int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
         double flops = base + attn * ((double)ctx_len + (double)p * execs);
-        return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->dft.npu_efficiency);
+        return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->dft.npu_efficiency) +
+               hw->dev.npu_call_us * 1e-3;
     }
     double flops = base + attn * ((double)ctx_len + rows);
     return sim_cost_cpu_ms(&hw->dev, rows, bytes, flops, hw->dft.cpu_efficiency);
@@ -377,8 +390,8 @@ double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v)
     switch (v->proj) {
     case ENG_PROJ_ONDEMAND_CPU:
         return sim_hw_head_cpu_ms(hw, v->proj_rows);
-    case ENG_PROJ_ONDEMAND_NPU:
-        return v->proj_rows * sim_hw_head_npu_ms(hw, 1);
+    case ENG_PROJ_ONDEMAND_NPU: /* one stand-alone single-row call per visited row */
+        return v->proj_rows * (sim_hw_head_npu_ms(hw, 1) + hw->dev.npu_call_us * 1e-3);
     case ENG_PROJ_EAGER_NPU:
     default:
         return sim_hw_head_npu_ms(hw, final_rows);
@@ -387,10 +400,11 @@ double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v)
 
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves)
 {
-    if (leaves <= 1) return 0.0;
+    double setup = rows >= 2 ? hw->dev.verify_setup_us * 1e-3 : 0.0;
+    if (leaves <= 1) return setup;
     double per_leaf =
         (double)rows * hw->kv_token_bytes / (hw->dev.cpu_gbps * 1e6) + hw->dev.kv_seq_us * 1e-3;
-    return leaves * per_leaf;
+    return setup + leaves * per_leaf;
 }
 
 /* ---- the cycle state machine ---- */
@@ -671,9 +685,9 @@ static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, in
     double layer = hw->layer_bytes + (double)v->ctx_len * hw->kv_layer_bytes;
     int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
     int32_t before = v->exit_layer >= 0 ? v->exit_layer + 1 : hw->L;
-    sim_cost_npu_pad(&hw->dev, v->rows, &execs);
+    sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, v->rows), &execs);
     b += (double)before * execs * layer;
-    sim_cost_npu_pad(&hw->dev, final_rows, &execs);
+    sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, final_rows), &execs);
     b += (double)(hw->L - before) * execs * layer;
     if (v->proj == ENG_PROJ_EAGER_NPU) {
         b += (double)execs * hw->head_bytes;

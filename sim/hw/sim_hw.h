@@ -300,7 +300,13 @@ double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ct
  * LM head and does rows x 2 x vocab x hidden FLOPs (no attention). */
 double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len,
                             int32_t part);
+/* CPU time of a verification's set-up and KV / temporary-sequence management:
+ * verify_setup_us when rows >= 2, plus, with leaves > 1, per leaf the tree
+ * rows' KV copied at cpu_gbps and kv_seq_us. */
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
+/* Rows a verification graph of `rows` rows runs: at least verify_min_rows
+ * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph. */
+int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows);
 /* Compute time of the output projection of a verification shape by its proj
  * mode (the head's flash read, if streamed, not included). */
 double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v);

@@ -32,6 +32,7 @@
 #include "sim/lua/rows.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
+#include "sim/out/sim_out.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep.h"
@@ -252,13 +253,14 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->max_new_tokens = po.max_new_tokens;
     r->prompts = po.prompts;
     r->seed = (uint64_t)po.seed;
-    r->trace_checksum = trc_checksum(tr->entry->trace);
+    const trc_trace *trace = fs_trace_get(L, tr, chunk, line);
+    r->trace_checksum = trc_checksum(trace);
 
     *pt = (sim_point){
         .device = &dev->dev,
         .target = &tgt->model,
         .draft = drf ? &drf->model : NULL,
-        .trace = tr->entry->trace,
+        .trace = trace,
         .policy = pol->desc,
         .policy_params = pol->params,
         .dram_fraction = po.dram_fraction,
@@ -342,6 +344,37 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
     return 1;
 }
 
+int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) return -1;
+    memcpy(copy, data, len);
+    copy[len] = 0;
+    for (int32_t i = 0; i < a->n_outputs; i++) {
+        if (strcmp(a->outputs[i].name, name) == 0) {
+            free(a->outputs[i].data);
+            a->outputs[i].data = copy;
+            a->outputs[i].len = len;
+            return 0;
+        }
+    }
+    if (a->n_outputs == a->cap_outputs) {
+        int32_t cap = a->cap_outputs ? 2 * a->cap_outputs : 4;
+        fs_output *n = realloc(a->outputs, sizeof *n * (size_t)cap);
+        if (!n) {
+            free(copy);
+            return -1;
+        }
+        a->outputs = n;
+        a->cap_outputs = cap;
+    }
+    fs_output *o = &a->outputs[a->n_outputs++];
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->data = copy;
+    o->len = len;
+    return 0;
+}
+
 static int l_run(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -349,6 +382,32 @@ static int l_run(lua_State *L)
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
     return run_point(L, 1, "flashspec.run", chunk, line);
+}
+
+fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
+                        int64_t *n)
+{
+    fs_api *a = fs_api_get(L);
+    idx = lua_absindex(L, idx);
+    /* canonical key order; the last varies fastest */
+    const char *keys[64];
+    int nk = 0;
+    for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
+    for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
+    fs_sweep_expand(L, idx, keys, nk, check_known_keys, chunk, line);
+    fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, n);
+    if (record) {
+        fs_exec_run(L, &a->ex, sp, *n, 0, chunk, line);
+    } else {
+        /* no results rows, no resume store, no progress, no timeline */
+        fs_exec ex = a->ex;
+        ex.store_dir[0] = 0;
+        ex.quiet = 1;
+        ex.tl = NULL;
+        ex.points_seen = 0;
+        fs_exec_run(L, &ex, sp, *n, 1, chunk, line);
+    }
+    return sp;
 }
 
 /* Expands (sweep_exec.c), stages every point (a point that fails validation
@@ -360,15 +419,8 @@ static int l_sweep(lua_State *L)
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
     fs_api *a = fs_api_get(L);
-    /* canonical key order; the last varies fastest */
-    const char *keys[64];
-    int nk = 0;
-    for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
-    for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
-    fs_sweep_expand(L, 1, keys, nk, check_known_keys, chunk, line);
     int64_t n;
-    fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, &n);
-    fs_exec_run(L, &a->ex, sp, n, 0, chunk, line);
+    fs_staged *sp = fs_api_sweep(L, 1, chunk, line, 1, &n);
     lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
     for (int64_t i = 0; i < n; i++) {
         if (sp[i].code == 0)
@@ -416,6 +468,8 @@ static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
     lua_setfield(L, -2, "run");
     lua_pushcfunction(L, l_sweep);
     lua_setfield(L, -2, "sweep");
+    lua_pushcfunction(L, fs_l_calibrate);
+    lua_setfield(L, -2, "calibrate");
     lua_pushstring(L, FS_VERSION);
     lua_setfield(L, -2, "version");
     /* flashspec.trace: callable table with .synth */
@@ -667,6 +721,14 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                         a.n_rows, a.n_rows == 1 ? "" : "s", o->out_dir,
                         (long long)a.ex.computed, (long long)a.ex.resumed);
         }
+        for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a.ex.rank == 0 &&
+                            i < a.n_outputs; i++) {
+            if (sim_out_write_file(o->out_dir, a.outputs[i].name, a.outputs[i].data,
+                                   a.outputs[i].len, err, errlen) != SIM_OUT_OK)
+                code = FS_EXIT_CANTCREAT;
+            else if (!a.quiet)
+                fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a.outputs[i].name);
+        }
         if (code == FS_EXIT_OK && a.ex.point_code) {
             code = a.ex.point_code;
             snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
@@ -677,9 +739,14 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     }
     sim_sweep_signals_restore();
     lua_close(L);
-    for (int32_t i = 0; i < a.n_traces; i++) trc_free(a.traces[i].trace);
+    for (int32_t i = 0; i < a.n_traces; i++) {
+        trc_free(a.traces[i]->trace);
+        free(a.traces[i]);
+    }
     free(a.traces);
     free(a.rows);
+    for (int32_t i = 0; i < a.n_outputs; i++) free(a.outputs[i].data);
+    free(a.outputs);
     sim_timeline_destroy(a.ex.tl);
     return code;
 }

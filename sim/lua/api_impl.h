@@ -30,20 +30,36 @@
 typedef struct fs_trace_entry {
     char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
     char name[128];     /* what the results call it */
-    trc_trace *trace;   /* owned */
+    trc_trace *trace;   /* owned; NULL once released (fs_api_release_traces) */
+    int64_t used_at;    /* fs_api.generation when last made or looked up */
 } fs_trace_entry;
 
+
+/* A file a script run writes into its output directory when it succeeds
+ * (flashspec.calibrate's report and profile). */
+typedef struct fs_output {
+    char name[128]; /* file name inside DIR */
+    char *data;     /* owned */
+    size_t len;
+} fs_output;
 
 typedef struct fs_api {
     char script_dir[PATH_MAX];
     fs_rows_meta meta;
-    fs_trace_entry *traces;
+    fs_trace_entry **traces; /* each entry allocated on its own: userdata borrow them */
     int32_t n_traces, cap_traces;
     fs_row *rows;
     int32_t n_rows, cap_rows;
     int quiet;
     fs_exec ex; /* workers, resume store, counters (sweep_exec.h) */
+    fs_output *outputs;
+    int32_t n_outputs, cap_outputs;
+    int64_t generation; /* flashspec.calibrate evaluations so far */
 } fs_api;
+
+/* Queues a file for the output directory (copied; a later one of the same
+ * name replaces it).  Returns 0, or -1 when out of memory. */
+int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len);
 
 typedef struct ud_device {
     sim_device dev;
@@ -72,12 +88,39 @@ fs_api *fs_api_get(lua_State *L);
  * with the calling script's "FILE:LINE: ". */
 int fs_raise(lua_State *L, int code, int where, const char *fmt, ...);
 
+/* Frees the traces of the entries [from, n_traces) last used before
+ * generation `before` (fs.calibrate: synthetic traces that recent evaluations
+ * no longer use).  The entries stay, with trace NULL, so that a userdata still
+ * holding one gets a clear error instead of a stale pointer. */
+void fs_api_release_traces(fs_api *a, int32_t from, int64_t before);
+
+/* The trace of a trace userdata; raises (exit 78) when it was released. */
+const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line);
+
 /* FILE and LINE of the nearest Lua function up the stack (chunk "" if none). */
 void fs_caller_src(lua_State *L, char *chunk, size_t n, int *line);
 
+/* Expands the sweep table at idx (as flashspec.sweep takes it), stages and
+ * runs its points.  record: as flashspec.sweep (result rows, resume store,
+ * progress, failed-point lines); 0: none of these (flashspec.calibrate's
+ * evaluations) -- failed points only carry their code and message.  Pushes
+ * the expanded point tables and the staged array (keep both on the stack while
+ * the rows are read); returns the staged array, *n its length. */
+fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
+                        int64_t *n);
+
+/* Finds a file named by a script: an absolute path as is, else relative to
+ * the script's directory, then to the project ($FLASHSPEC_HOME or the source
+ * tree).  0 and out, or -1 (tried: " (looked in A and B)"). */
+int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
+                     size_t tn);
+
+/* flashspec.calibrate{...} (calibrate.c). */
+int fs_l_calibrate(lua_State *L);
+
 /* Constructors and metamethods (lua_CFunctions), registered by api.c. */
-int fs_l_device(lua_State *L);       /* flashspec.device(name) */
-int fs_l_model(lua_State *L);        /* flashspec.model(name) */
+int fs_l_device(lua_State *L);       /* flashspec.device(name [, overrides]) */
+int fs_l_model(lua_State *L);        /* flashspec.model(name [, overrides]) */
 int fs_l_trace(lua_State *L);        /* flashspec.trace(path), via __call */
 int fs_l_trace_synth(lua_State *L);  /* flashspec.trace.synth{...} */
 int fs_l_policy_make(lua_State *L);  /* flashspec.policy.<name>{...}; upvalue 1 = desc */

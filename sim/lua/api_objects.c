@@ -1,6 +1,7 @@
 /*
  * api_objects.c -- the objects a script composes points from: device and model
- * profiles (flashspec.device/model), traces (flashspec.trace, loaded once per
+ * profiles (flashspec.device/model, optionally with a table of key overrides
+ * validated like profile keys), traces (flashspec.trace, loaded once per
  * path and shared; flashspec.trace.synth) and policies (flashspec.policy.*,
  * generated from the engine registry and validated against each policy's
  * parameter table).  See api_impl.h.
@@ -8,6 +9,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "api_impl.h"
 
+#include <ctype.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,24 +34,190 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
     return name;
 }
 
-/* Turns a failed profile load into the script error; returns on success. */
+/* Turns a failed profile load into the script error; returns on success.  A
+ * profile that is not there is an unknown name; a missing base (the profile
+ * is there) keeps the loader's message and exit 66. */
 static void profile_check(lua_State *L, int rc, const char *what, const char *name,
                           const char *path, const char *err)
 {
-    if (rc == SIM_PROFILE_E_MISSING)
+    struct stat st;
+    if (rc == SIM_PROFILE_E_MISSING && stat(path, &st) != 0)
         fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s' (no %s)", what, name, path);
+    if (rc == SIM_PROFILE_E_MISSING) fs_raise(L, FS_EXIT_NOINPUT, 0, "%s", err);
+    if (rc == SIM_PROFILE_E_NOMEM) fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s", err);
     if (rc != SIM_PROFILE_OK) fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+}
+
+/* Checks flashspec.device/model's optional second argument (the stack holds
+ * exactly two arguments): returns 1 for an override table, 0 for nil; raises
+ * (exit 78) for anything else and for a table that sets `base`. */
+static int override_arg(lua_State *L, const char *fn)
+{
+    if (lua_isnil(L, 2)) return 0;
+    if (!lua_istable(L, 2))
+        fs_raise(L, FS_EXIT_CONFIG, 1,
+                 "%s: the second argument must be a table of overrides (got %s)", fn,
+                 luaL_typename(L, 2));
+    lua_getfield(L, 2, "base");
+    int has_base = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_base) {
+        char chunk[PATH_MAX];
+        int line;
+        fs_caller_src(L, chunk, sizeof chunk, &line);
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: key 'base' is not allowed in overrides (the first argument names "
+                 "the profile they apply to)",
+                 chunk, slp_key_line(chunk, line, "base"), fn);
+    }
+    return 1;
+}
+
+/* A number in the fewest significant digits that read back as the same double. */
+static void fmt_shortest(char *out, size_t n, double x)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(out, n, "%.*g", p, x);
+        if (strtod(out, NULL) == x) return;
+    }
+}
+
+/* The value of key row d in params as an object name shows it. */
+static void override_value(const eng_param_desc *d, const void *params, char *out, size_t n)
+{
+    const char *f = (const char *)params + d->offset;
+    int32_t x;
+    double v;
+    out[0] = '\0';
+    switch (d->type) {
+    case ENG_PARAM_INT:
+        memcpy(&x, f, sizeof x);
+        snprintf(out, n, "%d", (int)x);
+        break;
+    case ENG_PARAM_BOOL:
+        memcpy(&x, f, sizeof x);
+        snprintf(out, n, "%s", x ? "true" : "false");
+        break;
+    case ENG_PARAM_ENUM:
+        memcpy(&x, f, sizeof x);
+        snprintf(out, n, "%s", d->choices[x]);
+        break;
+    case ENG_PARAM_DOUBLE:
+        memcpy(&v, f, sizeof v);
+        fmt_shortest(out, n, v);
+        break;
+    case ENG_PARAM_STRING:
+        snprintf(out, n, "%s", f);
+        break;
+    case ENG_PARAM_DOUBLE_LIST:
+    case ENG_PARAM_INT_LIST: {
+        int32_t cnt;
+        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+        size_t used = 0;
+        for (int32_t i = 0; i < cnt && used < n; i++) {
+            char e[32];
+            if (d->type == ENG_PARAM_INT_LIST) {
+                memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                snprintf(e, sizeof e, "%d", (int)x);
+            } else {
+                memcpy(&v, f + (size_t)i * sizeof v, sizeof v);
+                fmt_shortest(e, sizeof e, v);
+            }
+            used += (size_t)snprintf(out + used, n - used, "%s%s", i ? "/" : "", e);
+        }
+        break;
+    }
+    }
+}
+
+typedef struct override_job {
+    const eng_param_desc *keys;
+    void *params;
+    unsigned char *present;
+    const char *what, *chunk;
+    int line;
+} override_job;
+
+/* lua_CFunction under lua_pcall: [1] = override_job, [2] = the override table. */
+static int override_run(lua_State *L)
+{
+    override_job *j = lua_touserdata(L, 1);
+    slp_apply_table_text(L, 2, j->keys, j->params, j->present, j->what, j->chunk, j->line, NULL);
+    return 0;
+}
+
+/* Applies the override table (argument 2) over params, a profile loaded as
+ * `name` whose key table is keys; fn is "flashspec.device" or
+ * "flashspec.model".  Writes the object's name into the profile's `name`
+ * field (SIM_NAME_CAP bytes): the table's non-empty `name`, else
+ * "name[key=value,...]" over the keys set, in key-table order (numbers in the
+ * fewest digits that read back exactly, lists joined by '/').  Raises (exit
+ * 78) on an invalid override, or when that name does not fit. */
+static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *keys, void *params,
+                            const char *name)
+{
+    size_t nkeys = 0;
+    while (keys[nkeys].name)
+        nkeys++;
+    unsigned char *present = lua_newuserdatauv(L, nkeys + 1, 0); /* freed by the GC */
+    memset(present, 0, nkeys + 1);
+    char chunk[PATH_MAX], what[64];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    snprintf(what, sizeof what, "%s overrides", fn);
+    override_job j = {keys, params, present, what, chunk, line};
+    lua_pushcfunction(L, override_run);
+    lua_pushlightuserdata(L, &j);
+    lua_pushvalue(L, 2);
+    int st = lua_pcall(L, 2, 0, 0);
+    if (st != LUA_OK) {
+        if (st == LUA_ERRMEM || lua_type(L, -1) != LUA_TSTRING) lua_error(L);
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s", lua_tostring(L, -1));
+    }
+    const eng_param_desc *nk = eng_params_find(keys, "name");
+    char *field = (char *)params + nk->offset;
+    if (present[nk - keys] && field[0]) {
+        lua_pop(L, 1);
+        return;
+    }
+    char label[1024];
+    size_t used = (size_t)snprintf(label, sizeof label, "%s", name);
+    int n_set = 0;
+    for (size_t i = 0; i < nkeys && used < sizeof label; i++) {
+        if (!present[i] || &keys[i] == nk) continue;
+        char v[512];
+        override_value(&keys[i], params, v, sizeof v);
+        used += (size_t)snprintf(label + used, sizeof label - used, "%s%s=%s", n_set ? "," : "[",
+                                 keys[i].name, v);
+        n_set++;
+    }
+    if (n_set && used < sizeof label)
+        used += (size_t)snprintf(label + used, sizeof label - used, "]");
+    if (used >= (size_t)nk->cap)
+        fs_raise(L, FS_EXIT_CONFIG, 1,
+                 "%s: the name '%.*s%s' of '%s' with these overrides is longer than %d bytes; "
+                 "give the overrides a shorter 'name'",
+                 fn, 64, label, used > 64 ? "..." : "", name, (int)nk->cap - 1);
+    memcpy(field, label, used + 1);
+    lua_pop(L, 1);
 }
 
 int fs_l_device(lua_State *L)
 {
     char path[PATH_MAX], err[512];
     const char *name = profile_arg(L, "devices", "device", path, sizeof path);
+    lua_settop(L, 2);
+    int over = override_arg(L, "flashspec.device");
     ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    profile_check(L, sim_profile_load_device(path, &u->dev, err, sizeof err), "device", name,
-                  path, err);
-    snprintf(u->name, sizeof u->name, "%s", name);
+    profile_check(L, sim_profile_load_device(path, &u->dev, err, sizeof err), "device", name, path,
+                  err);
+    if (over) {
+        apply_overrides(L, "flashspec.device", sim_device_keys(), &u->dev, name);
+        if (sim_device_check(&u->dev, err, sizeof err))
+            fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device overrides: %s", err);
+    }
+    snprintf(u->name, sizeof u->name, "%s", over ? u->dev.name : name);
     luaL_setmetatable(L, MT_DEVICE);
     return 1;
 }
@@ -58,11 +226,18 @@ int fs_l_model(lua_State *L)
 {
     char path[PATH_MAX], err[512];
     const char *name = profile_arg(L, "models", "model", path, sizeof path);
+    lua_settop(L, 2);
+    int over = override_arg(L, "flashspec.model");
     ud_model *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    profile_check(L, sim_profile_load_model(path, &u->model, err, sizeof err), "model", name,
-                  path, err);
-    snprintf(u->name, sizeof u->name, "%s", name);
+    profile_check(L, sim_profile_load_model(path, &u->model, err, sizeof err), "model", name, path,
+                  err);
+    if (over) {
+        apply_overrides(L, "flashspec.model", sim_model_keys(), &u->model, name);
+        if (sim_model_check(&u->model, err, sizeof err))
+            fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.model overrides: %s", err);
+    }
+    snprintf(u->name, sizeof u->name, "%s", over ? u->model.name : name);
     luaL_setmetatable(L, MT_MODEL);
     return 1;
 }
@@ -106,8 +281,27 @@ int fs_name_index(lua_State *L)
 static fs_trace_entry *trace_find(fs_api *a, const char *key)
 {
     for (int32_t i = 0; i < a->n_traces; i++)
-        if (strcmp(a->traces[i].key, key) == 0) return &a->traces[i];
+        if (a->traces[i]->trace && strcmp(a->traces[i]->key, key) == 0) return a->traces[i];
     return NULL;
+}
+
+void fs_api_release_traces(fs_api *a, int32_t from, int64_t before)
+{
+    for (int32_t i = from < 0 ? 0 : from; i < a->n_traces; i++) {
+        if (a->traces[i]->used_at >= before) continue;
+        trc_free(a->traces[i]->trace);
+        a->traces[i]->trace = NULL;
+    }
+}
+
+const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line)
+{
+    if (!u->entry->trace)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: trace '%s' was made inside a flashspec.calibrate evaluation and is "
+                 "gone; make traces for later use outside the points function",
+                 chunk, line, u->entry->name);
+    return u->entry->trace;
 }
 
 static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const char *name,
@@ -115,7 +309,7 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
 {
     if (a->n_traces == a->cap_traces) {
         int32_t cap = a->cap_traces ? 2 * a->cap_traces : 8;
-        fs_trace_entry *n = realloc(a->traces, sizeof *n * (size_t)cap);
+        fs_trace_entry **n = realloc(a->traces, sizeof *n * (size_t)cap);
         if (!n) {
             trc_free(t);
             fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
@@ -123,10 +317,16 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
         a->traces = n;
         a->cap_traces = cap;
     }
-    fs_trace_entry *e = &a->traces[a->n_traces++];
+    fs_trace_entry *e = malloc(sizeof *e);
+    if (!e) {
+        trc_free(t);
+        fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+    }
+    a->traces[a->n_traces++] = e;
     snprintf(e->key, sizeof e->key, "%s", key);
     snprintf(e->name, sizeof e->name, "%s", name);
     e->trace = t;
+    e->used_at = a->generation;
     return e;
 }
 
@@ -149,29 +349,39 @@ static const char *project_dir(void)
     return (e && *e) ? e : FS_PROJECT_DIR;
 }
 
+int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
+                     size_t tn)
+{
+    out[0] = 0;
+    if (tried && tn) tried[0] = 0;
+    if (path[0] == '/') {
+        snprintf(out, n, "%s", path);
+    } else {
+        char c1[PATH_MAX], c2[PATH_MAX];
+        int n1 = snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
+        int n2 = snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
+        if (n1 > 0 && (size_t)n1 < sizeof c1 && (size_t)n1 < n && file_exists(c1))
+            memcpy(out, c1, (size_t)n1 + 1);
+        else if (n2 > 0 && (size_t)n2 < sizeof c2 && (size_t)n2 < n && file_exists(c2))
+            memcpy(out, c2, (size_t)n2 + 1);
+        if (tried && tn)
+            snprintf(tried, tn, " (looked in %s and %s)", a->script_dir, project_dir());
+    }
+    return out[0] && file_exists(out) ? 0 : -1;
+}
+
 int fs_l_trace(lua_State *L)
 {
     /* called as flashspec.trace(path): the table is argument 1 via __call */
     const char *path = luaL_checkstring(L, 2);
     fs_api *a = fs_api_get(L);
     char cand[PATH_MAX] = "", tried[2 * PATH_MAX + 16] = "";
-    if (path[0] == '/') {
-        snprintf(cand, sizeof cand, "%s", path);
-    } else {
-        char c1[PATH_MAX], c2[PATH_MAX];
-        int n1 = snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
-        int n2 = snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
-        if (n1 > 0 && (size_t)n1 < sizeof c1 && file_exists(c1))
-            memcpy(cand, c1, (size_t)n1 + 1);
-        else if (n2 > 0 && (size_t)n2 < sizeof c2 && file_exists(c2))
-            memcpy(cand, c2, (size_t)n2 + 1);
-        snprintf(tried, sizeof tried, " (looked in %s and %s)", a->script_dir, project_dir());
-    }
-    if (!cand[0] || !file_exists(cand))
+    if (fs_api_find_file(a, path, cand, sizeof cand, tried, sizeof tried) != 0)
         return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
     fs_trace_entry *e = trace_find(a, real);
+    if (e) e->used_at = a->generation;
     if (!e) {
         trc_trace *t = NULL;
         trc_err terr;
@@ -200,6 +410,7 @@ typedef struct synth_lua {
     double accept[TRC_MAX_DEPTH];
     double calibration, coverage, predictor_accuracy;
     char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
+    char name[100];
 } synth_lua;
 
 static const double def_exit[] = {18};
@@ -239,6 +450,8 @@ static const eng_param_desc synth_keys[] = {
      NULL, 0, "target model name recorded in the trace"},
     {"draft", ENG_PARAM_STRING, SL(draft), 0, 0, NAN, NULL, TRC_NAME_CAP, 0, "synthetic-draft",
      NULL, 0, "draft model name recorded in the trace"},
+    {"name", ENG_PARAM_STRING, SL(name), 0, 0, NAN, NULL, 100, 0, "", NULL, 0,
+     "what results call the trace (default synth-<checksum>); [A-Za-z0-9._+-]"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 #undef SL
@@ -251,7 +464,30 @@ int fs_l_trace_synth(lua_State *L)
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
     synth_lua s;
+    memset(&s, 0, sizeof s); /* the bytes of s key the cache below */
     slp_check_table(L, 1, synth_keys, &s, "flashspec.trace.synth", chunk, line);
+    for (const char *c = s.name; *c; c++)
+        if (!(isalnum((unsigned char)*c) || strchr("._+-", *c)))
+            return fs_raise(L, FS_EXIT_CONFIG, 0,
+                            "%s:%d: flashspec.trace.synth: name '%s' may hold only letters, "
+                            "digits and . _ + -",
+                            chunk, line, s.name);
+    /* the same knobs give the same trace: look it up before generating it
+     * (flashspec.calibrate asks for the same traces evaluation after evaluation) */
+    fs_api *a = fs_api_get(L);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof s; i++) {
+        h ^= ((const unsigned char *)&s)[i];
+        h *= 1099511628211ull;
+    }
+    char key[160];
+    snprintf(key, sizeof key, "synth:%016llx:%s", (unsigned long long)h, s.name);
+    fs_trace_entry *e = trace_find(a, key);
+    if (e) {
+        e->used_at = a->generation;
+        push_trace(L, e);
+        return 1;
+    }
     trc_synth_params p;
     trc_synth_default_params(&p);
     p.seed = (uint64_t)s.seed;
@@ -277,18 +513,13 @@ int fs_l_trace_synth(lua_State *L)
     if (trc_synth(&p, &t, &terr) != TRC_OK)
         return fs_raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
                      terr.msg);
-    char key[64];
-    snprintf(key, sizeof key, "synth:%016llx", (unsigned long long)trc_checksum(t));
-    fs_api *a = fs_api_get(L);
-    fs_trace_entry *e = trace_find(a, key);
-    if (e) {
-        trc_free(t);
-    } else {
-        char name[64];
+    char name[128];
+    if (s.name[0])
+        snprintf(name, sizeof name, "%s", s.name);
+    else
         snprintf(name, sizeof name, "synth-%08llx",
                  (unsigned long long)(trc_checksum(t) & 0xffffffffu));
-        e = trace_add(L, a, key, name, t);
-    }
+    e = trace_add(L, a, key, name, t);
     push_trace(L, e);
     return 1;
 }

@@ -30,6 +30,8 @@ typedef struct problem {
 typedef struct checker {
     lua_State *L;
     const char *what;
+    int overlay;            /* 1: only the keys present, no required keys */
+    unsigned char *present; /* overlay: one flag per key row, or NULL */
     problem p[MAX_PROBLEMS];
     int n;
 } checker;
@@ -344,8 +346,9 @@ static void phase1(checker *c, int idx, const eng_param_desc *keys, char *params
     /* known keys, in key-table order */
     for (const eng_param_desc *d = keys; d->name; d++) {
         lua_getfield(L, idx, d->name);
+        if (c->present) c->present[d - keys] = !lua_isnil(L, -1);
         if (lua_isnil(L, -1)) {
-            if (is_required(d)) {
+            if (!c->overlay && is_required(d)) {
                 problem *p = add(c, NULL, 1);
                 if (p)
                     snprintf(p->tail, TAIL_CAP, "%s: missing required key '%s'", c->what, d->name);
@@ -359,14 +362,15 @@ static void phase1(checker *c, int idx, const eng_param_desc *keys, char *params
 
 /* ---- phase 2: locate and raise ---- */
 
-void slp_check_table_text(lua_State *L, int idx, const eng_param_desc *keys, void *params,
-                          const char *what, const char *chunk_path, int line_hint,
-                          const char *source_text)
+/* Both forms: overlay = 0 is slp_check_table_text, 1 slp_apply_table_text. */
+static void check_or_apply(lua_State *L, int idx, const eng_param_desc *keys, void *params,
+                           int overlay, unsigned char *present, const char *what,
+                           const char *chunk_path, int line_hint, const char *source_text)
 {
     luaL_checkstack(L, 8, "validating a table");
     idx = lua_absindex(L, idx);
     if (line_hint < 1) line_hint = 1;
-    eng_params_defaults(keys, params);
+    if (!overlay) eng_params_defaults(keys, params);
     if (!lua_istable(L, idx)) {
         lua_pushfstring(L, "%s:%d: %s must be a table (got %s)", chunk_path, line_hint, what,
                         luaL_typename(L, idx));
@@ -375,6 +379,8 @@ void slp_check_table_text(lua_State *L, int idx, const eng_param_desc *keys, voi
     checker c;
     c.L = L;
     c.what = what;
+    c.overlay = overlay;
+    c.present = present;
     c.n = 0;
     phase1(&c, idx, keys, (char *)params);
     if (c.n == 0) return;
@@ -405,6 +411,20 @@ void slp_check_table_text(lua_State *L, int idx, const eng_param_desc *keys, voi
     free(owned);
     lua_pushstring(L, msg);
     lua_error(L);
+}
+
+void slp_check_table_text(lua_State *L, int idx, const eng_param_desc *keys, void *params,
+                          const char *what, const char *chunk_path, int line_hint,
+                          const char *source_text)
+{
+    check_or_apply(L, idx, keys, params, 0, NULL, what, chunk_path, line_hint, source_text);
+}
+
+void slp_apply_table_text(lua_State *L, int idx, const eng_param_desc *keys, void *params,
+                          unsigned char *present, const char *what, const char *chunk_path,
+                          int line_hint, const char *source_text)
+{
+    check_or_apply(L, idx, keys, params, 1, present, what, chunk_path, line_hint, source_text);
 }
 
 void slp_check_table(lua_State *L, int idx, const eng_param_desc *keys, void *params,

@@ -57,6 +57,16 @@ void slp_check_table_text(lua_State *L, int idx, const eng_param_desc *keys, voi
                           const char *what, const char *chunk_path, int line_hint,
                           const char *source_text);
 
+/* Overlay form (profile inheritance, flashspec.device/model overrides): params
+ * already hold a complete set; only the keys present in the table are validated
+ * (unknown keys, types, ranges, with the same messages) and written.  No
+ * defaults are applied and no key is required.  present, when not NULL, gets
+ * one flag per row of keys (1: the table sets that key).  Raises a Lua error
+ * on failure; params and present may then be partially written. */
+void slp_apply_table_text(lua_State *L, int idx, const eng_param_desc *keys, void *params,
+                          unsigned char *present, const char *what, const char *chunk_path,
+                          int line_hint, const char *source_text);
+
 /* Line (1-based) of the first "key =" at or after line_hint in the file
  * chunk_path, or line_hint when the file cannot be read or has no such line. */
 int slp_key_line(const char *chunk_path, int line_hint, const char *key);

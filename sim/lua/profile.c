@@ -2,10 +2,20 @@
  * profile.c -- sandboxed loading of device/model profiles (contract in
  * profile.h).
  *
- * Each load owns a fresh FS_SANDBOX_PROFILE state (sandbox.h) capped at
- * PROFILE_MEM_CAP bytes and PROFILE_STEPS_CAP instructions.  Everything that can raise a Lua error runs inside one
- * lua_pcall of run_profile(), a lua_CFunction, so no longjmp ever leaves the
- * Lua-managed frames; the state is closed on every path.
+ * Each file owns a fresh FS_SANDBOX_PROFILE state (sandbox.h) capped at
+ * PROFILE_MEM_CAP bytes and PROFILE_STEPS_CAP instructions.  Everything that
+ * can raise a Lua error runs inside one lua_pcall of run_profile(), a
+ * lua_CFunction, so no longjmp ever leaves the Lua-managed frames; the state
+ * is closed on every path.
+ *
+ * Inheritance (`base = "NAME"`): the files of a chain are read one at a time,
+ * from the derived file towards the root, each in its own state that is
+ * closed before the next opens (never two states at once).  Each file's keys
+ * are validated into a zeroed scratch struct (an overlay: only the keys it
+ * sets; the root: the full check with defaults and required keys) and then
+ * copied into out for the keys no nearer file has set ("taken"), so the
+ * nearest file wins.  Cycles are found by file identity (device, inode), and
+ * base names resolve only through sim_profile_path.
  */
 #include "profile.h"
 
@@ -19,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef FS_CONFIG_DIR
 #define FS_CONFIG_DIR "configs"
@@ -62,11 +73,22 @@ static void one_line_message(const char *path, const char *msg, char *out, size_
         if (*c == '\n' || *c == '\r') *c = ' ';
 }
 
+/* Longest `base` value accepted before sim_profile_path judges it. */
+#define BASE_NAME_CAP 256
+/* Longest resolved path of a base profile. */
+#define BASE_PATH_CAP 4096
+
 typedef struct job {
     const char *path;
+    const char *kind; /* "devices"/"models": `base` is read; NULL: it is an unknown key */
     const eng_param_desc *keys;
-    void *out;
+    void *out;              /* the file's values (a zeroed scratch struct) */
+    unsigned char *present; /* one flag per key row: the file set it (all 1 for a root) */
+    size_t nkeys;
     const char *what;
+    int has_base;             /* out: the file sets `base` */
+    char base[BASE_NAME_CAP]; /* out: its value */
+    int base_line;            /* out: the line of `base =` */
 } job;
 
 /* lua_CFunction run under lua_pcall: [1] = job, [2] = the loaded chunk. */
@@ -80,7 +102,38 @@ static int run_profile(lua_State *L)
                         luaL_typename(L, -1));
         return lua_error(L);
     }
-    slp_check_table(L, -1, j->keys, j->out, j->what, j->path, 1);
+    int t = lua_gettop(L);
+    if (j->kind) {
+        lua_getfield(L, t, "base");
+        if (!lua_isnil(L, -1)) {
+            j->base_line = slp_key_line(j->path, 1, "base");
+            if (lua_type(L, -1) != LUA_TSTRING) {
+                lua_pushfstring(L, "%s:%d: %s: key 'base' must be a string (got %s)", j->path,
+                                j->base_line, j->what, luaL_typename(L, -1));
+                return lua_error(L);
+            }
+            size_t n;
+            const char *s = lua_tolstring(L, -1, &n);
+            if (n >= sizeof j->base || strlen(s) != n) {
+                lua_pushfstring(L,
+                                "%s:%d: %s: key 'base' must be a profile name of at most %d bytes",
+                                j->path, j->base_line, j->what, (int)sizeof j->base - 1);
+                return lua_error(L);
+            }
+            memcpy(j->base, s, n + 1);
+            j->has_base = 1;
+            lua_pushliteral(L, "base");
+            lua_pushnil(L);
+            lua_rawset(L, t); /* not one of the keys: keep it out of the validation */
+        }
+        lua_pop(L, 1);
+    }
+    if (j->has_base) {
+        slp_apply_table_text(L, t, j->keys, j->out, j->present, j->what, j->path, 1, NULL);
+    } else {
+        slp_check_table(L, t, j->keys, j->out, j->what, j->path, 1);
+        memset(j->present, 1, j->nkeys);
+    }
     return 0;
 }
 
@@ -95,12 +148,14 @@ static void base_name(const char *path, char *out, size_t n)
     out[len] = '\0';
 }
 
-static int load_raw(const char *path, const eng_param_desc *keys, void *out, const char *what,
-                    char *err, size_t errlen)
+/* Runs one file in its own sandboxed state and validates what it returns
+ * into j->out (j->has_base, j->base, j->base_line tell whether it derives). */
+static int load_file(job *j, char *err, size_t errlen)
 {
+    const char *path = j->path;
     FILE *f = fopen(path, "r");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open %s: %s", path, what, strerror(errno));
+        snprintf(err, errlen, "%s: cannot open %s: %s", path, j->what, strerror(errno));
         return SIM_PROFILE_E_MISSING;
     }
     fclose(f);
@@ -112,34 +167,205 @@ static int load_raw(const char *path, const eng_param_desc *keys, void *out, con
         return SIM_PROFILE_E_NOMEM;
     }
     int rc = SIM_PROFILE_OK;
-    job j = {path, keys, out, what};
     lua_pushcfunction(L, run_profile);
-    lua_pushlightuserdata(L, &j);
+    lua_pushlightuserdata(L, j);
     int st = luaL_loadfilex(L, path, "t");
     if (st == LUA_OK) st = lua_pcall(L, 2, 0, 0);
     if (st != LUA_OK) {
         const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
         if (st == LUA_ERRMEM)
-            snprintf(err, errlen, "%s:1: %s exceeds the memory limit", path, what);
+            snprintf(err, errlen, "%s:1: %s exceeds the memory limit", path, j->what);
         else if (msg)
             one_line_message(path, msg, err, errlen);
         else
-            snprintf(err, errlen, "%s:1: %s raised a non-string error", path, what);
+            snprintf(err, errlen, "%s:1: %s raised a non-string error", path, j->what);
         rc = SIM_PROFILE_E_CONFIG;
     }
     lua_close(L);
     return rc;
 }
 
+/* Bytes of the field a key row describes (lists: the element array). */
+static size_t field_size(const eng_param_desc *d)
+{
+    switch (d->type) {
+    case ENG_PARAM_DOUBLE:
+        return sizeof(double);
+    case ENG_PARAM_STRING:
+        return (size_t)d->cap;
+    case ENG_PARAM_DOUBLE_LIST:
+        return (size_t)d->cap * sizeof(double);
+    case ENG_PARAM_INT_LIST:
+        return (size_t)d->cap * sizeof(int32_t);
+    default:
+        return sizeof(int32_t);
+    }
+}
+
+/* Bytes from the start of the struct to the end of its last described field. */
+static size_t params_extent(const eng_param_desc *keys)
+{
+    size_t end = 1;
+    for (const eng_param_desc *d = keys; d->name; d++) {
+        if (d->offset + field_size(d) > end) end = d->offset + field_size(d);
+        int list = d->type == ENG_PARAM_DOUBLE_LIST || d->type == ENG_PARAM_INT_LIST;
+        if (list && d->count_offset + sizeof(int32_t) > end)
+            end = d->count_offset + sizeof(int32_t);
+    }
+    return end;
+}
+
+/* Copies into out every field src sets that no nearer file has (taken). */
+static void merge_under(const eng_param_desc *keys, void *out, const void *src,
+                        const unsigned char *present, unsigned char *taken)
+{
+    for (size_t i = 0; keys[i].name; i++) {
+        const eng_param_desc *d = &keys[i];
+        if (!present[i] || taken[i]) continue;
+        memcpy((char *)out + d->offset, (const char *)src + d->offset, field_size(d));
+        if (d->type == ENG_PARAM_DOUBLE_LIST || d->type == ENG_PARAM_INT_LIST)
+            memcpy((char *)out + d->count_offset, (const char *)src + d->count_offset,
+                   sizeof(int32_t));
+        taken[i] = 1;
+    }
+}
+
+/* One file of a chain: where it is and which file it is. */
+typedef struct level {
+    const char *path;
+    char buf[BASE_PATH_CAP]; /* path of a base profile */
+    int has_id;
+    dev_t dev;
+    ino_t ino;
+} level;
+
+static void level_identify(level *lv)
+{
+    struct stat st;
+    lv->has_id = stat(lv->path, &st) == 0;
+    if (lv->has_id) {
+        lv->dev = st.st_dev;
+        lv->ino = st.st_ino;
+    }
+}
+
+/* "a -> b -> ... -> next" for the files levels[0..n) and the base name next. */
+static void chain_text(const level *levels, int n, const char *next, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) {
+        char name[128];
+        base_name(levels[i].path, name, sizeof name);
+        used += (size_t)snprintf(out + used, len - used, "%s -> ", name);
+    }
+    if (used < len) snprintf(out + used, len - used, "%s", next);
+}
+
+/* After file `depth` of the chain (j) named a base: resolves it into
+ * levels[depth + 1] or reports why not. */
+static int resolve_base(const job *j, level *levels, int depth, char *err, size_t errlen)
+{
+    char chain[384];
+    if (depth >= SIM_PROFILE_MAX_BASES) {
+        chain_text(levels, depth + 1, j->base, chain, sizeof chain);
+        snprintf(err, errlen, "%s:%d: %s: base chain deeper than %d profiles (%s)", j->path,
+                 j->base_line, j->what, SIM_PROFILE_MAX_BASES, chain);
+        return SIM_PROFILE_E_CONFIG;
+    }
+    level *nx = &levels[depth + 1];
+    nx->path = nx->buf;
+    if (sim_profile_path(j->kind, j->base, nx->buf, sizeof nx->buf) != SIM_PROFILE_OK) {
+        snprintf(err, errlen,
+                 "%s:%d: %s: invalid base profile name '%s' (letters, digits and . _ + -; no "
+                 "'/' or '..')",
+                 j->path, j->base_line, j->what, j->base);
+        return SIM_PROFILE_E_CONFIG;
+    }
+    level_identify(nx);
+    if (!nx->has_id) {
+        snprintf(err, errlen, "%s:%d: %s: base profile '%s' not found (no %s)", j->path,
+                 j->base_line, j->what, j->base, nx->path);
+        return SIM_PROFILE_E_MISSING;
+    }
+    for (int i = 0; i <= depth; i++) {
+        if (levels[i].has_id && levels[i].dev == nx->dev && levels[i].ino == nx->ino) {
+            chain_text(levels, depth + 1, j->base, chain, sizeof chain);
+            snprintf(err, errlen, "%s:%d: %s: base '%s' makes a cycle (%s)", j->path, j->base_line,
+                     j->what, j->base, chain);
+            return SIM_PROFILE_E_CONFIG;
+        }
+    }
+    return SIM_PROFILE_OK;
+}
+
+/* The whole chain from path to its root, merged into out (see the top). */
+static int load_chain(const char *path, const char *kind, const eng_param_desc *keys, void *out,
+                      const char *what, char *err, size_t errlen)
+{
+    size_t nkeys = 0;
+    while (keys[nkeys].name)
+        nkeys++;
+    size_t extent = params_extent(keys);
+    void *scratch = malloc(extent);
+    unsigned char *present = malloc(nkeys + 1), *taken = calloc(nkeys + 1, 1);
+    level *levels = malloc(sizeof *levels * (SIM_PROFILE_MAX_BASES + 1));
+    int rc = SIM_PROFILE_OK;
+    if (!scratch || !present || !taken || !levels) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = SIM_PROFILE_E_NOMEM;
+    }
+    const eng_param_desc *name_key = eng_params_find(keys, "name");
+    int top_sets_name = 1;
+    for (int depth = 0; rc == SIM_PROFILE_OK; depth++) {
+        if (depth == 0) {
+            levels[0].path = path;
+            level_identify(&levels[0]);
+        }
+        job j = {.path = levels[depth].path,
+                 .kind = kind,
+                 .keys = keys,
+                 .out = scratch,
+                 .present = present,
+                 .nkeys = nkeys,
+                 .what = what};
+        memset(scratch, 0, extent);
+        rc = load_file(&j, err, errlen);
+        if (rc != SIM_PROFILE_OK) break;
+        merge_under(keys, out, scratch, present, taken);
+        if (depth == 0 && name_key) top_sets_name = present[name_key - keys];
+        if (!j.has_base) break;
+        rc = resolve_base(&j, levels, depth, err, errlen);
+    }
+    /* the name is the derived file's own, never inherited */
+    if (rc == SIM_PROFILE_OK && name_key && name_key->type == ENG_PARAM_STRING && !top_sets_name)
+        memset((char *)out + name_key->offset, 0, (size_t)name_key->cap);
+    free(scratch);
+    free(present);
+    free(taken);
+    free(levels);
+    return rc;
+}
+
+int sim_profile_load_kind(const char *path, const char *kind, const eng_param_desc *keys, void *out,
+                          const char *what, char *err, size_t errlen)
+{
+    if (kind && strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0) {
+        snprintf(err, errlen, "%s: unknown profile kind '%s'", path, kind);
+        return SIM_PROFILE_E_NAME;
+    }
+    return load_chain(path, kind, keys, out, what, err, errlen);
+}
+
 int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, const char *what,
                      char *err, size_t errlen)
 {
-    return load_raw(path, keys, out, what, err, errlen);
+    return load_chain(path, NULL, keys, out, what, err, errlen);
 }
 
 int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen)
 {
-    int rc = load_raw(path, sim_device_keys(), out, "device profile", err, errlen);
+    int rc = load_chain(path, "devices", sim_device_keys(), out, "device profile", err, errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];
@@ -152,7 +378,7 @@ int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t
 
 int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen)
 {
-    int rc = load_raw(path, sim_model_keys(), out, "model profile", err, errlen);
+    int rc = load_chain(path, "models", sim_model_keys(), out, "model profile", err, errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];

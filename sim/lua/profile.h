@@ -12,11 +12,29 @@
  * sim_device_keys()/sim_model_keys() and then by sim_device_check /
  * sim_model_check.  An empty `name` is replaced by the file's base name.
  *
+ * Inheritance: a profile may set `base = "NAME"`, another profile of the same
+ * kind resolved by sim_profile_path (so $FLASHSPEC_CONFIG_DIR applies and
+ * nothing but <dir>/<kind>/NAME.lua is ever read).  The base's keys are
+ * validated as a profile of its own (required keys included unless it derives
+ * in turn; at most SIM_PROFILE_MAX_BASES bases in a chain, no cycles, by file
+ * identity), then every other key of the derived file is validated
+ * against the same key table -- no key is required there -- and applied over
+ * it; the semantic check runs once, on the merged result.  The name is the
+ * derived file's own `name`, else its file's base name (never the base's).
+ * Every file of a chain runs in its own fresh sandboxed state with the limits
+ * above, one state at a time.  Files are read from the derived file towards
+ * the root, and the first error met is reported: an error inside a base
+ * names that base file and its line.
+ *
  * Errors: a status code plus a one-line message in err, never a Lua error:
- *   SIM_PROFILE_E_MISSING  file cannot be opened ("PATH: cannot open ...")
- *                          -> exit 66 (EX_NOINPUT)
+ *   SIM_PROFILE_E_MISSING  file cannot be opened ("PATH: cannot open ..."), or
+ *                          its base does not exist ("PATH:LINE: ... base
+ *                          profile 'NAME' not found (no BASEPATH)", LINE that
+ *                          of `base =`) -> exit 66 (EX_NOINPUT)
  *   SIM_PROFILE_E_CONFIG   syntax error, runtime error, not a table, unknown
- *                          key, wrong type, out of range, inconsistent values
+ *                          key, wrong type, out of range, inconsistent values,
+ *                          an invalid base name, a cycle of bases, a chain
+ *                          deeper than SIM_PROFILE_MAX_BASES
  *                          ("PATH:LINE: ...") -> exit 78 (EX_CONFIG)
  *   SIM_PROFILE_E_NAME     sim_profile_path: bad kind or name -> exit 78
  *   SIM_PROFILE_E_NOMEM    out of memory -> exit 70
@@ -38,6 +56,9 @@ enum {
     SIM_PROFILE_E_NOMEM = -4
 };
 
+/* Most bases one profile may have above it (a -> b -> ... : 8 links). */
+#define SIM_PROFILE_MAX_BASES 8
+
 /* The sysexits code for a status above (0 for SIM_PROFILE_OK). */
 int sim_profile_exit_code(int status);
 
@@ -46,9 +67,18 @@ int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t e
 
 /* Generic form: validate the profile at path against keys into out (a struct
  * of the matching type); what names it in messages ("device profile").  No
- * semantic check beyond the key table. */
+ * semantic check beyond the key table, and no inheritance: `base` is an
+ * unknown key here. */
 int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, const char *what,
                      char *err, size_t errlen);
+
+/* Same with inheritance: a `base` resolves as a profile of kind ("devices" or
+ * "models"; NULL: as sim_profile_load).  A string key `name` is never
+ * inherited (left empty when the derived file sets none); filling an empty
+ * name and the semantic check are the caller's, as sim_profile_load_device /
+ * _model do.  Another kind: SIM_PROFILE_E_NAME. */
+int sim_profile_load_kind(const char *path, const char *kind, const eng_param_desc *keys, void *out,
+                          const char *what, char *err, size_t errlen);
 
 /* Resolves a profile name: <dir>/<kind>/<name>.lua with dir =
  * $FLASHSPEC_CONFIG_DIR when set and non-empty, else the compiled-in

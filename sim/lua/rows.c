@@ -205,3 +205,42 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
     sim_out_destroy(t);
     return rc;
 }
+
+/* ------------------------------------------------------- lookup by name */
+
+int fs_row_column_kind(const char *name)
+{
+    for (int c = 0; c < N_COLUMNS; c++) {
+        if (strcmp(columns[c].name, name) != 0) continue;
+        switch (columns[c].type) {
+        case COL_I32:
+        case COL_I64:
+        case COL_U64:
+        case COL_REAL:
+            return FS_COL_NUMBER;
+        default:
+            return FS_COL_TEXT;
+        }
+    }
+    return FS_COL_NONE;
+}
+
+int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double *num, char *text,
+               size_t n)
+{
+    for (int c = 0; c < N_COLUMNS; c++) {
+        if (strcmp(columns[c].name, name) != 0) continue;
+        const char *s;
+        double x = 0.0;
+        int64_t i = 0;
+        char buf[512];
+        col_value(m, r, c, &s, &x, &i, buf, sizeof buf);
+        if (s) {
+            if (text && n) snprintf(text, n, "%s", s);
+            return FS_COL_TEXT;
+        }
+        if (num) *num = col_is_int(c) ? (double)i : x;
+        return FS_COL_NUMBER;
+    }
+    return FS_COL_NONE;
+}

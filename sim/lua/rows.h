@@ -37,6 +37,17 @@ typedef struct fs_rows_meta {
 /* Pushes row r as a Lua table (all columns + sim_wall_s). */
 void fs_row_push(lua_State *L, const fs_rows_meta *m, const fs_row *r);
 
+/* Column kinds for fs_row_column_kind / fs_row_get. */
+enum { FS_COL_NONE = 0, FS_COL_NUMBER = 1, FS_COL_TEXT = 2 };
+
+/* Kind of the result column called name (FS_COL_NONE: no such column). */
+int fs_row_column_kind(const char *name);
+
+/* Value of column name of r: a number into *num or text into text[0..n) (as
+ * the results files write it).  Returns its kind, FS_COL_NONE when unknown. */
+int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double *num, char *text,
+               size_t n);
+
 /* Writes rows to DIR/results.{csv,h5} atomically.  Returns 0, 70 (memory) or 73
  * (cannot create output) with one line in err. */
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,

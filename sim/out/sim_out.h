@@ -99,6 +99,13 @@ const char *sim_out_get_attr(const sim_out_table *t, const char *key); /* NULL i
  * cause, and the result is SIM_OUT_E_CREATE (or SIM_OUT_E_ARG / E_NOMEM). */
 int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t errlen);
 
+/* Writes data[0..len) to DIR/name atomically (DIR created if needed; a
+ * temporary in DIR renamed over the name; mode 0644).  On failure no temporary
+ * remains and err gets one line.  Returns SIM_OUT_OK, SIM_OUT_E_CREATE,
+ * SIM_OUT_E_ARG (name empty or holding '/') or SIM_OUT_E_NOMEM. */
+int sim_out_write_file(const char *dir, const char *name, const void *data, size_t len,
+                       char *err, size_t errlen);
+
 /* Formats the CSV text of t into a malloc'ed NUL-terminated buffer (*out, owned
  * by the caller; *len excludes the NUL).  Same bytes as results.csv. */
 int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len);

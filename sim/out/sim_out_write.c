@@ -422,3 +422,52 @@ done:
     free(fin_h5);
     return rc;
 }
+
+int sim_out_write_file(const char *dir, const char *name, const void *data, size_t len,
+                       char *err, size_t errlen)
+{
+    char *fin = NULL, *tmp = NULL;
+    if (!dir || !name || !*name || strchr(name, '/') || (!data && len)) {
+        if (err && errlen) snprintf(err, errlen, "bad output file name");
+        return SIM_OUT_E_ARG;
+    }
+    if (mkdir_p(dir) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot write output '%s': %s", dir, strerror(errno));
+        return SIM_OUT_E_CREATE;
+    }
+    fin = join(dir, name);
+    size_t n = strlen(dir) + strlen(name) + 16;
+    tmp = malloc(n);
+    if (!fin || !tmp) {
+        free(fin);
+        free(tmp);
+        if (err && errlen) snprintf(err, errlen, "out of memory");
+        return SIM_OUT_E_NOMEM;
+    }
+    snprintf(tmp, n, "%s/.%s.XXXXXX", dir, name);
+    int fd = make_temp(tmp);
+    int e = fd < 0 ? errno : 0;
+    const char *p = data;
+    size_t left = len;
+    while (!e && left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            e = w < 0 ? errno : EIO;
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fd >= 0 && !e && fsync(fd) != 0 && errno != EINVAL) e = errno;
+    if (fd >= 0 && close(fd) != 0 && !e) e = errno;
+    if (!e && rename(tmp, fin) != 0) e = errno;
+    if (e) {
+        if (fd >= 0) unlink(tmp);
+        if (err && errlen) snprintf(err, errlen, "cannot write output '%s': %s", fin, strerror(e));
+    }
+    free(fin);
+    free(tmp);
+    return e ? SIM_OUT_E_CREATE : SIM_OUT_OK;
+}

@@ -109,7 +109,7 @@ static double rng_uniform(void *ctx)
 
 /* The offline profile of eng_cost_profile (replay.h "Calibration"). */
 static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
-                     int32_t n_prompts)
+                     int32_t n_prompts, int32_t runtime)
 {
     double ctx_sum = 0.0;
     for (int32_t p = 0; p < n_prompts; p++) {
@@ -134,7 +134,7 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
             if (l > r) continue;
             sim_verify_shape v = {.rows = r, .leaves = l, .ctx_len = ctx, .exit_layer = -1,
                                   .rows_after_exit = r, .proj = ENG_PROJ_ONDEMAND_CPU,
-                                  .proj_rows = 1, .runtime = SIM_RUNTIME_SPEC};
+                                  .proj_rows = 1, .runtime = runtime};
             if (sim_hw_verify_direct(hw, &v, at) != SIM_HW_OK) {
                 free(buf);
                 return -1;
@@ -157,7 +157,7 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
         sim_verify_shape v = {.rows = m, .leaves = m > 1 ? (m + 1) / 2 : 1, .ctx_len = ctx,
                               .exit_layer = -1, .rows_after_exit = m,
                               .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1,
-                              .runtime = SIM_RUNTIME_SPEC};
+                              .runtime = runtime};
         if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_HW_OK) {
             free(buf);
             return -1;
@@ -253,10 +253,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     int32_t n_prompts = pt->prompts ? pt->prompts : meta->n_prompts;
     if (pt->runtime < SIM_POINT_RUNTIME_AUTO || pt->runtime > SIM_POINT_RUNTIME_SPEC)
         return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown runtime %d", pt->runtime);
-    int32_t runtime = pt->runtime == SIM_POINT_RUNTIME_BASELINE ? SIM_RUNTIME_BASELINE
-                      : pt->runtime == SIM_POINT_RUNTIME_SPEC   ? SIM_RUNTIME_SPEC
-                      : pt->policy->needs_draft                 ? SIM_RUNTIME_SPEC
-                                                                : SIM_RUNTIME_BASELINE;
+    /* one runtime per phone, the same for every policy (replay.h "Runtimes") */
+    int32_t runtime =
+        pt->runtime == SIM_POINT_RUNTIME_SPEC ? SIM_RUNTIME_SPEC : SIM_RUNTIME_BASELINE;
     if (pt->accept < SIM_ACCEPT_GREEDY || pt->accept > SIM_ACCEPT_SAMPLING)
         return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown acceptance rule %d", pt->accept);
     if (pt->accept == SIM_ACCEPT_TOP_P && !(pt->top_p > 0.0 && pt->top_p <= 1.0))
@@ -328,7 +327,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     }
     oracle_ok = 1;
 
-    if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts) != 0) {
+    if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts, runtime) != 0) {
         rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be calibrated",
                   pt->policy->name);
         goto done;

@@ -25,8 +25,10 @@ SMALL = os.path.join(HOME, "traces", "data", "synth-small.h5")
 TABLE1_TOTAL_MS = {"qwen3-8b-q4_0": 1050.0}
 
 
-def run(*args, cwd=None):
-    p = subprocess.run([BIN, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+def run(*args, cwd=None, env=None):
+    env = {**os.environ, **env} if env else None
+    p = subprocess.run([BIN, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                       timeout=300)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -386,6 +388,102 @@ def case_script_args():
             rc, so, err, out = run_src(d, "args.lua", src, *bad)
             one_line_error(err, 64, rc, needle)
             no_results(out)
+
+
+def case_profile_overrides():
+    """flashspec.device/model(NAME, { key = value }): overrides validated like profile keys."""
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err = run("run", script("overrides.lua"), "-o", d, "-q")
+        expect(rc == 0 and "overrides ok" in out, f"overrides.lua failed ({rc}): {err}")
+        rows = read_csv(os.path.join(d, "results.csv"))
+        expect("oneplus12[read_gbps=2.5]" in [r["device"] for r in rows],
+               f"derived name not in results.csv: {[r['device'] for r in rows]}")
+        cases = {
+            "unknown.lua": ('local fs = flashspec\nlocal d = fs.device("oneplus12", {\n'
+                            '  read_gbp = 4.2,\n})\n', [r"unknown\.lua:3:", "'read_gbp'",
+                                                        "did you mean 'read_gbps'"]),
+            "range.lua": ('local fs = flashspec\nlocal m = fs.model("qwen3-8b-q4_0", '
+                          '{ npu_efficiency = 9 })\n',
+                          [r"range\.lua:2:", "'npu_efficiency'", "= 9 ", r"\[0\.001, 4\]"]),
+            "notable.lua": ('local d = flashspec.device("oneplus12", "fast")\n',
+                            [r"notable\.lua:1:", "must be a table", "got string"]),
+            "base.lua": ('local fs = flashspec\nlocal d = fs.device("oneplus12", {\n'
+                         '  read_gbps = 4,\n  base = "sd8elite_ufs41",\n})\n',
+                         [r"base\.lua:4:", "'base' is not allowed"]),
+            "check.lua": ('local d = flashspec.device("oneplus12", { npu_gbps = 100 })\n',
+                          [r"check\.lua:1:", "cannot exceed dram_gbps"]),
+        }
+        for name, (src, needles) in cases.items():
+            rc, _, err, out = run_src(d, name, src)
+            one_line_error(err, 78, rc, *needles)
+            no_results(out)
+
+
+def case_profile_inheritance():
+    """A profile with `base = NAME` is its base plus its own keys, through the CLI and scripts."""
+    with tempfile.TemporaryDirectory() as cfg:
+        for kind in ("devices", "models"):
+            os.mkdir(os.path.join(cfg, kind))
+        for rel in ("devices/oneplus12.lua", "models/qwen3-8b-q4_0.lua"):
+            with open(os.path.join(HOME, "configs", rel)) as f, \
+                    open(os.path.join(cfg, rel), "w") as g:
+                g.write(f.read())
+        files = {
+            "slowphone.lua": '-- the OnePlus 12 with slower flash\nreturn {\n'
+                             '  base = "oneplus12",\n  read_gbps = 2.5,\n}\n',
+            "orphan.lua": 'return {\n  base = "nothere",\n}\n',
+            "loop_a.lua": 'return { base = "loop_b" }\n',
+            "loop_b.lua": 'return {\n  base = "loop_a",\n}\n',
+            "bad_child.lua": 'return {\n  base = "oneplus12",\n  read_gbs = 2,\n}\n',
+        }
+        for name, text in files.items():
+            with open(os.path.join(cfg, "devices", name), "w") as f:
+                f.write(text)
+        env = {"FLASHSPEC_CONFIG_DIR": cfg}
+
+        def token_ms(dev):
+            rc, out, err = run("profile", dev, "qwen3-8b-q4_0", env=env)
+            expect(rc == 0, f"profile {dev} failed ({rc}): {err}")
+            m = re.search(r"flash-ar token\s+([\d.]+) ms", out)
+            expect(m, f"no Flash-AR line for {dev}")
+            return float(m.group(1))
+        expect(token_ms("slowphone") > 1.5 * token_ms("oneplus12"),
+               "the derived profile's read_gbps did not apply")
+        rc, _, err = run("profile", "orphan", "qwen3-8b-q4_0", env=env)
+        one_line_error(err, 66, rc, r"orphan\.lua:2:", "'nothere'")
+        rc, _, err = run("profile", "loop_a", "qwen3-8b-q4_0", env=env)
+        one_line_error(err, 78, rc, r"loop_b\.lua:2:", "cycle", "loop_a -> loop_b -> loop_a")
+        rc, _, err = run("profile", "bad_child", "qwen3-8b-q4_0", env=env)
+        one_line_error(err, 78, rc, r"bad_child\.lua:3:", "'read_gbs'", "did you mean 'read_gbps'")
+
+        with tempfile.TemporaryDirectory() as d:
+            src = f"""local fs = flashspec
+local tr = fs.trace "{SMALL}"
+local tgt = fs.model "qwen3-8b-q4_0"
+local function tps(dev)
+  return fs.run {{ device = dev, target = tgt, trace = tr, policy = fs.policy.flash_ar {{}},
+                  max_new_tokens = 16 }}
+end
+local a, b = tps(fs.device "oneplus12"), tps(fs.device "slowphone")
+local c = tps(fs.device("slowphone", {{ read_gbps = 1 }}))
+assert(b.tokens_per_s < a.tokens_per_s and c.tokens_per_s < b.tokens_per_s)
+assert(b.device == "slowphone" and c.device == "slowphone[read_gbps=1]", c.device)
+print("inheritance ok")
+"""
+            p = os.path.join(d, "inherit.lua")
+            with open(p, "w") as f:
+                f.write(src)
+            rc, out, err = run("run", p, "-o", os.path.join(d, "out"), "-q", env=env)
+            expect(rc == 0 and "inheritance ok" in out, f"inherit.lua failed ({rc}): {err}")
+            for dev, code, needles in (("orphan", 66, [r"orphan\.lua:2:", "'nothere'"]),
+                                       ("loop_a", 78, ["cycle"])):
+                p = os.path.join(d, dev + ".lua")
+                with open(p, "w") as f:
+                    f.write(f'local d = flashspec.device "{dev}"\n')
+                out = os.path.join(d, "out-" + dev)
+                rc, _, err = run("run", p, "-o", out, "-q", env=env)
+                one_line_error(err, code, rc, *needles)
+                no_results(out)
 
 
 def case_unwritable_output():

@@ -4,7 +4,12 @@
  * not a table, bytecode) give E_CONFIG with "PATH:LINE: ..."; a missing file
  * gives E_MISSING; escapes from the sandbox (os, io, require, load, dofile),
  * endless loops and memory bombs fail cleanly; name resolution rejects '/'
- * and '..' and honours FLASHSPEC_CONFIG_DIR.
+ * and '..' and honours FLASHSPEC_CONFIG_DIR.  Inheritance (`base = NAME`):
+ * a derived file is its base plus its own keys, over one or two levels, for
+ * devices and models; the name is the derived file's; a missing base is
+ * E_MISSING naming the derived file and the line of `base`; a cycle, a chain
+ * deeper than SIM_PROFILE_MAX_BASES, a bad base name or type are E_CONFIG; an
+ * error inside a base (also a sandbox escape) names the base file.
  *
  * argv[1]: tests/sim/lua/data; argv[2]: the configs directory.
  */
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../check.h"
@@ -164,6 +170,187 @@ static void test_missing_and_names(const char *cfg)
     CHECK(strstr(path, "/devices/oneplus12.lua") != NULL);
 }
 
+/* Loads data/file as a device with FLASHSPEC_CONFIG_DIR = cfg. */
+static int load_dev_in(const char *cfg, const char *file, sim_device *d, char *err, size_t n)
+{
+    char path[1024];
+    CHECK(setenv("FLASHSPEC_CONFIG_DIR", cfg, 1) == 0);
+    snprintf(path, sizeof path, "%s/%s", data_dir, file);
+    err[0] = '\0';
+    int rc = sim_profile_load_device(path, d, err, n);
+    CHECK(strchr(err, '\n') == NULL);
+    return rc;
+}
+
+/* rc and err "PREFIX:LINE: ..." containing want, for data/file under cfg. */
+static void expect_inherit(const char *cfg, const char *file, int want_rc, const char *prefix,
+                           int line, const char *want)
+{
+    char err[1024], head[1100];
+    sim_device d;
+    int rc = load_dev_in(cfg, file, &d, err, sizeof err);
+    snprintf(head, sizeof head, "%s:%d: ", prefix, line);
+    if (rc != want_rc || strncmp(err, head, strlen(head)) != 0 || !strstr(err, want)) {
+        fprintf(stderr, "%s: rc %d, got '%s', want rc %d, prefix '%s' and '%s'\n", file, rc, err,
+                want_rc, head, want);
+        CHECK(0);
+    }
+}
+
+/* Writes cfg/devices/NAME.lua with text. */
+static void write_profile(const char *cfg, const char *name, const char *text)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/devices/%s.lua", cfg, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_inheritance(const char *cfg)
+{
+    char err[1024] = "", path[2200], inherit[1024], data[2200];
+    snprintf(inherit, sizeof inherit, "%s/inherit", data_dir);
+
+    /* one level over a shipped profile: the base's values plus the override */
+    sim_device base, d;
+    memset(&base, 0, sizeof base); /* padding compares equal below */
+    memset(&d, 0, sizeof d);
+    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
+    CHECK(sim_profile_load_device(path, &base, err, sizeof err) == SIM_PROFILE_OK);
+    int rc = load_dev_in(cfg, "dev_derived.lua", &d, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(d.read_gbps == 4.2 && base.read_gbps == 5.0);
+    CHECK(strcmp(d.name, "dev_derived") == 0);
+    sim_device same = d; /* every other field comes from the base */
+    same.read_gbps = base.read_gbps;
+    memcpy(same.name, base.name, sizeof same.name);
+    CHECK(memcmp(&same, &base, sizeof base) == 0);
+
+    /* two levels: dev_chain -> phone_fast -> phone; the nearest file wins */
+    sim_device phone, fast;
+    snprintf(path, sizeof path, "%s/devices/phone.lua", inherit);
+    CHECK(sim_profile_load_device(path, &phone, err, sizeof err) == SIM_PROFILE_OK);
+    snprintf(path, sizeof path, "%s/devices/phone_fast.lua", inherit);
+    CHECK(setenv("FLASHSPEC_CONFIG_DIR", inherit, 1) == 0);
+    rc = sim_profile_load_device(path, &fast, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_PROFILE_OK && strcmp(fast.name, "fastphone") == 0);
+    CHECK(fast.read_gbps == 8 && fast.n_npu_shapes == 3 && fast.npu_shapes[2] == 16);
+    CHECK(fast.npu_gflops == phone.npu_gflops && fast.cpu_gbps == phone.cpu_gbps);
+    rc = load_dev_in(inherit, "dev_chain.lua", &d, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(strcmp(d.name, "dev_chain") == 0); /* neither "fastphone" nor "phone" */
+    CHECK(d.npu_gflops == 2000 && d.read_gbps == 8 && d.n_npu_shapes == 3);
+    CHECK(d.dram_gbps == phone.dram_gbps && d.launch_us == phone.launch_us);
+    CHECK(d.prefetch_layers == phone.prefetch_layers && d.kv_seq_us == phone.kv_seq_us);
+
+    /* errors: each one line, in the file that holds the problem */
+    snprintf(data, sizeof data, "%s/dev_derived_unknown.lua", data_dir);
+    expect_inherit(cfg, "dev_derived_unknown.lua", SIM_PROFILE_E_CONFIG, data, 4,
+                   "unknown key 'read_gbp' in device profile (did you mean 'read_gbps'?)");
+    snprintf(data, sizeof data, "%s/dev_derived_check.lua", data_dir);
+    expect_inherit(cfg, "dev_derived_check.lua", SIM_PROFILE_E_CONFIG, data, 1,
+                   "cannot exceed dram_gbps");
+    snprintf(data, sizeof data, "%s/dev_base_missing.lua", data_dir);
+    expect_inherit(cfg, "dev_base_missing.lua", SIM_PROFILE_E_MISSING, data, 3,
+                   "base profile 'no-such-phone' not found");
+    CHECK(sim_profile_exit_code(SIM_PROFILE_E_MISSING) == 66);
+    snprintf(data, sizeof data, "%s/dev_base_badname.lua", data_dir);
+    expect_inherit(cfg, "dev_base_badname.lua", SIM_PROFILE_E_CONFIG, data, 4,
+                   "invalid base profile name '../devices/oneplus12'");
+    snprintf(data, sizeof data, "%s/dev_base_type.lua", data_dir);
+    expect_inherit(cfg, "dev_base_type.lua", SIM_PROFILE_E_CONFIG, data, 3,
+                   "key 'base' must be a string (got number)");
+    snprintf(data, sizeof data, "%s/devices/cyc_b.lua", inherit);
+    expect_inherit(inherit, "dev_cycle.lua", SIM_PROFILE_E_CONFIG, data, 1,
+                   "base 'cyc_a' makes a cycle (dev_cycle -> cyc_a -> cyc_b -> cyc_a)");
+    snprintf(path, sizeof path, "%s/devices/self.lua", inherit);
+    rc = sim_profile_load_device(path, &d, err, sizeof err);
+    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "self.lua:2: ") &&
+          strstr(err, "makes a cycle (self -> self)"));
+    snprintf(data, sizeof data, "%s/devices/broken.lua", inherit);
+    expect_inherit(inherit, "dev_base_broken.lua", SIM_PROFILE_E_CONFIG, data, 4,
+                   "device profile: key 'prefetch_layers' = 9 is out of range [0, 8]");
+    snprintf(data, sizeof data, "%s/devices/escape.lua", inherit);
+    expect_inherit(inherit, "dev_base_escape.lua", SIM_PROFILE_E_CONFIG, data, 1, "global 'io'");
+    /* the base is found by name under the same config dir only */
+    snprintf(data, sizeof data, "%s/dev_chain.lua", data_dir);
+    expect_inherit(cfg, "dev_chain.lua", SIM_PROFILE_E_MISSING, data, 3,
+                   "base profile 'phone_fast' not found");
+
+    /* models: a base of the same kind */
+    sim_model m, mb;
+    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", cfg);
+    CHECK(sim_profile_load_model(path, &mb, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(setenv("FLASHSPEC_CONFIG_DIR", cfg, 1) == 0);
+    snprintf(path, sizeof path, "%s/model_derived.lua", data_dir);
+    rc = sim_profile_load_model(path, &m, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_PROFILE_OK && strcmp(m.name, "model_derived") == 0);
+    CHECK(m.npu_efficiency == 1.1 && mb.npu_efficiency != 1.1);
+    CHECK(m.layers == mb.layers && m.flash_efficiency == mb.flash_efficiency);
+    snprintf(path, sizeof path, "%s/model_base_kind.lua", data_dir);
+    rc = sim_profile_load_model(path, &m, err, sizeof err);
+    CHECK(rc == SIM_PROFILE_E_MISSING && strstr(err, "model_base_kind.lua:3: ") &&
+          strstr(err, "models/oneplus12.lua"));
+    /* the generic loader knows no kind: `base` is an unknown key there */
+    snprintf(path, sizeof path, "%s/dev_derived.lua", data_dir);
+    rc = sim_profile_load(path, sim_device_keys(), &d, "device profile", err, sizeof err);
+    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "unknown key 'base'"));
+    rc = sim_profile_load_kind(path, "policies", sim_device_keys(), &d, "x", err, sizeof err);
+    CHECK(rc == SIM_PROFILE_E_NAME);
+
+    /* chain depth: 8 bases load, a 9th is an error */
+    char tmp[] = "/tmp/flashspec-chain-XXXXXX";
+    CHECK(mkdtemp(tmp) != NULL);
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s/devices", tmp);
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(path, sizeof path, "%s/devices/phone.lua", inherit);
+    FILE *f = fopen(path, "r");
+    char root[2048] = "";
+    size_t got = f ? fread(root, 1, sizeof root - 1, f) : 0;
+    root[got] = '\0';
+    if (f) fclose(f);
+    CHECK(got > 0);
+    write_profile(tmp, "c8", root);
+    for (int i = 0; i <= 8; i++) {
+        char name[16], text[128];
+        snprintf(name, sizeof name, "c%d", i);
+        snprintf(text, sizeof text, "return {\n  base = \"c%d\",\n  launch_us = %d,\n}\n", i + 1,
+                 i);
+        if (i < 8) write_profile(tmp, name, text);
+        snprintf(name, sizeof name, "d%d", i);
+        snprintf(text, sizeof text, "return {\n  base = \"d%d\",\n}\n", i + 1);
+        write_profile(tmp, name, text);
+    }
+    CHECK(setenv("FLASHSPEC_CONFIG_DIR", tmp, 1) == 0);
+    snprintf(path, sizeof path, "%s/devices/c0.lua", tmp);
+    rc = sim_profile_load_device(path, &d, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_PROFILE_OK && d.launch_us == 0 && strcmp(d.name, "c0") == 0);
+    snprintf(path, sizeof path, "%s/devices/d0.lua", tmp);
+    rc = sim_profile_load_device(path, &d, err, sizeof err);
+    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "/devices/d8.lua:2: ") &&
+          strstr(err, "base chain deeper than 8 profiles (d0 -> d1 -> d2 -> d3 -> d4 -> d5 -> "
+                      "d6 -> d7 -> d8 -> d9)"));
+    if (rc != SIM_PROFILE_E_CONFIG) fprintf(stderr, "%s\n", err);
+    for (int i = 0; i <= 8; i++) {
+        snprintf(path, sizeof path, "%s/devices/c%d.lua", tmp, i);
+        remove(path);
+        snprintf(path, sizeof path, "%s/devices/d%d.lua", tmp, i);
+        remove(path);
+    }
+    rmdir(dir);
+    rmdir(tmp);
+    CHECK(unsetenv("FLASHSPEC_CONFIG_DIR") == 0);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc > 2);
@@ -173,6 +360,7 @@ int main(int argc, char **argv)
     test_sandbox();
     test_binary_chunk();
     test_missing_and_names(argv[2]);
+    test_inheritance(argv[2]);
     printf("profile: ok\n");
     return check_done("lua/profile");
 }

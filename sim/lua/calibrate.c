@@ -1,0 +1,776 @@
+/*
+ * calibrate.c -- flashspec.calibrate: fitting named parameters of the phone
+ * model and of synthetic workloads to reference measurements.
+ *
+ *   local fit = flashspec.calibrate {
+ *     reference = "configs/calibration/oneplus12-lever.csv", -- refcsv.h format
+ *     params = { npu_gflops = { 600, 50, 5000 }, ... },       -- {start, lo, hi}
+ *     points = function(p) return { ...a sweep table... } end,
+ *     profile = { base = "oneplus12", name = "oneplus12" },   -- optional
+ *     name = "calibration", loo = "approx", max_iter = 100, fd_step = 0.05,
+ *   }
+ *
+ * The model is the simulator itself: for a parameter vector p the script's
+ * `points` function builds the points (devices with overrides, synthetic
+ * traces with the fitted acceptance, ...), flashspec runs them on its workers
+ * -- without results rows, resume records or progress -- and every reference
+ * row is compared with the mean of its metric over the points that match its
+ * keys.  Residuals are relative, (predicted - measured) / measured, so rows of
+ * different units weigh alike.
+ *
+ * Bounds: each parameter lives in the open interval (lo, hi) through the
+ * logistic map x = lo + (hi - lo) / (1 + exp(-z)); GSL's trust-region
+ * Levenberg-Marquardt (gsl_multifit_nlinear) works on the unbounded z.  The
+ * Jacobian is a forward difference in z with an absolute step fd_step (the
+ * simulator is piecewise constant in some parameters -- an acceptance rate
+ * moves discrete draws --, so the step must be coarser than those plateaus).
+ * Standard errors: s^2 (J^T J)^-1 in z, s^2 = RSS / (n - p), carried to x by
+ * dx/dz (delta method); NaN when n <= p.  Leave-one-out: "approx" gives each
+ * row's PRESS residual e_i / (1 - h_ii) from the leverage of the final
+ * Jacobian; "exact" refits without the row (from the fitted values) and
+ * predicts it; "none" skips it.  Model selection figures: AIC = n ln(RSS/n) +
+ * 2p, BIC = n ln(RSS/n) + p ln n.
+ *
+ * Errors (one line, nothing written): reference file problems as refcsv.h
+ * (65/66); a parameter whose start is not strictly inside its bounds, lo >= hi,
+ * an unknown option, fewer reference rows than parameters (78); a reference row
+ * no point matches, a metric that cannot be evaluated, a fit that reaches
+ * max_iter without converging (65); a failed point (its own code).
+ *
+ * Outputs (written by the script run when it succeeds and -o DIR is given):
+ * DIR/<name>.md (the report), DIR/<name>.csv (per-row residuals and leave-one-
+ * out errors) and, with `profile`, DIR/<profile.name>.lua: a device profile
+ * deriving from profile.base whose keys are the fitted device keys, each with
+ * its value, standard error, bounds and source.
+ */
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <lauxlib.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/hw/sim_device.h"
+#include "sim/lua/api.h"
+#include "sim/lua/api_impl.h"
+#include "sim/lua/lparams.h"
+#include "sim/lua/profile.h"
+#include "sim/lua/refcsv.h"
+#include "sim/sweep/sim_sweep.h"
+
+#define CAL_MAX_PARAMS 64
+#define CAL_NAME_CAP 64
+
+typedef struct cal_param {
+    char name[CAL_NAME_CAP];
+    double start, lo, hi;
+    double value, se;
+    int device_key; /* 1: a numeric key of sim_device (written into the profile) */
+} cal_param;
+
+typedef struct cal {
+    lua_State *L;
+    fs_api *a;
+    char chunk[PATH_MAX];
+    int line;
+    int fn_ref; /* registry reference of the points function */
+    fs_ref ref;
+    cal_param par[CAL_MAX_PARAMS];
+    int32_t np;
+    double fd_step;
+    int32_t max_iter;
+    const uint8_t *skip; /* exact LOO: rows left out (residual 0), NULL = none */
+    int64_t evals;
+    double *pred;        /* [n_rows] predictions of the last evaluation */
+    int32_t *matches;    /* [n_rows] points matched in the last evaluation */
+    int err_ref;         /* registry ref of an error raised inside an evaluation */
+    int32_t traces0;     /* traces made before the fit: never released */
+    /* owned, freed by cal_free (also when an error unwinds: __gc) */
+    gsl_vector *z, *f, *zk;
+    gsl_matrix *J, *cov;
+    gsl_multifit_nlinear_workspace *w;
+    double *best_pred, *loo_e, *resid;
+    uint8_t *skip_mem;
+} cal;
+
+/* Raised errors carry an exit code; see the header comment. */
+static int cal_raise(cal *c, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fs_raise(c->L, code, 0, "%s", msg);
+}
+
+static double to_x(const cal_param *p, double z)
+{
+    return p->lo + (p->hi - p->lo) / (1.0 + exp(-z));
+}
+
+static double dx_dz(const cal_param *p, double z)
+{
+    double s = 1.0 / (1.0 + exp(-z));
+    return (p->hi - p->lo) * s * (1.0 - s);
+}
+
+static double to_z(const cal_param *p, double x)
+{
+    double u = (x - p->lo) / (p->hi - p->lo);
+    return log(u / (1.0 - u));
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+/* Runs the points for parameters z and fills c->pred; raises on failure. */
+static void evaluate(cal *c, const gsl_vector *z)
+{
+    lua_State *L = c->L;
+    if (sim_sweep_interrupted()) cal_raise(c, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
+    int top = lua_gettop(L);
+    c->a->generation++;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
+    lua_createtable(L, 0, c->np);
+    for (int32_t i = 0; i < c->np; i++) {
+        lua_pushnumber(L, to_x(&c->par[i], gsl_vector_get(z, (size_t)i)));
+        lua_setfield(L, -2, c->par[i].name);
+    }
+    lua_call(L, 1, 1); /* errors propagate as the script's */
+    if (!lua_istable(L, -1))
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: points(p) must return a sweep "
+                  "table, got %s", c->chunk, c->line, luaL_typename(L, -1));
+    int64_t n;
+    fs_staged *sp = fs_api_sweep(L, -1, c->chunk, c->line, 0, &n);
+    c->evals++;
+    for (int64_t i = 0; i < n; i++)
+        if (sp[i].code) cal_raise(c, sp[i].code, "%s", sp[i].err);
+    const fs_ref *ref = &c->ref;
+    for (int32_t k = 0; k < ref->n_rows; k++) {
+        double sum = 0.0;
+        int32_t m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (!fs_ref_match(ref, k, &c->a->meta, &sp[i].row)) continue;
+            double v;
+            if (fs_ref_eval(ref, k, &c->a->meta, &sp[i].row, &v) != 0)
+                cal_raise(c, FS_EXIT_DATA, "%s:%d: metric '%s' is not a finite number for the "
+                          "point %s %s on %s (trace %s)", ref->path, ref->rows[k].line,
+                          ref->rows[k].metric, sp[i].row.policy, sp[i].row.target,
+                          sp[i].row.device, sp[i].row.trace);
+            sum += v;
+            m++;
+        }
+        if (!m) {
+            char keys[512] = "";
+            size_t at = 0;
+            for (int32_t j = 0; j < ref->n_keys && at < sizeof keys; j++)
+                if (ref->rows[k].keys[j][0])
+                    at += (size_t)snprintf(keys + at, sizeof keys - at, "%s%s=%s", at ? ", " : "",
+                                           ref->key_names[j], ref->rows[k].keys[j]);
+            cal_raise(c, FS_EXIT_DATA, "%s:%d: no point matches this reference row (%s)",
+                      ref->path, ref->rows[k].line, keys);
+        }
+        c->pred[k] = sum / m;
+        c->matches[k] = m;
+    }
+    lua_settop(L, top);
+    /* synthetic traces made by the points function and unused by the last two
+     * evaluations are not needed again (a difference step reuses the base's) */
+    fs_api_release_traces(c->a, c->traces0, c->a->generation - 1);
+}
+
+static int evaluate_lua(lua_State *L)
+{
+    cal *c = lua_touserdata(L, 1);
+    const gsl_vector *z = lua_touserdata(L, 2);
+    evaluate(c, z);
+    return 0;
+}
+
+/* evaluate() behind lua_pcall: a Lua error never unwinds through GSL.  The
+ * error object is kept (err_ref) and re-raised once GSL has returned. */
+static int evaluate_protected(cal *c, const gsl_vector *z)
+{
+    if (c->err_ref != LUA_NOREF) return -1;
+    lua_State *L = c->L;
+    lua_pushcfunction(L, evaluate_lua);
+    lua_pushlightuserdata(L, c);
+    lua_pushlightuserdata(L, (void *)z);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+        c->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        return -1;
+    }
+    return 0;
+}
+
+/* Re-raises an error kept by evaluate_protected. */
+static void rethrow(cal *c)
+{
+    if (c->err_ref == LUA_NOREF) return;
+    lua_rawgeti(c->L, LUA_REGISTRYINDEX, c->err_ref);
+    luaL_unref(c->L, LUA_REGISTRYINDEX, c->err_ref);
+    c->err_ref = LUA_NOREF;
+    lua_error(c->L);
+}
+
+static int resid_f(const gsl_vector *z, void *ctx, gsl_vector *f)
+{
+    cal *c = ctx;
+    if (evaluate_protected(c, z) != 0) return GSL_EBADFUNC;
+    for (int32_t k = 0; k < c->ref.n_rows; k++) {
+        double e = (c->pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
+        gsl_vector_set(f, (size_t)k, c->skip && c->skip[k] ? 0.0 : e);
+    }
+    return GSL_SUCCESS;
+}
+
+/* Forward differences with an absolute step in z (see the header comment). */
+static int resid_df(const gsl_vector *z, void *ctx, gsl_matrix *J)
+{
+    cal *c = ctx;
+    size_t n = J->size1, p = J->size2;
+    gsl_vector *f0 = gsl_vector_alloc(n), *f1 = gsl_vector_alloc(n), *zz = gsl_vector_alloc(p);
+    if (!f0 || !f1 || !zz) {
+        gsl_vector_free(f0);
+        gsl_vector_free(f1);
+        gsl_vector_free(zz);
+        return GSL_ENOMEM;
+    }
+    int rc = resid_f(z, ctx, f0);
+    for (size_t j = 0; j < p && rc == GSL_SUCCESS; j++) {
+        gsl_vector_memcpy(zz, z);
+        gsl_vector_set(zz, j, gsl_vector_get(z, j) + c->fd_step);
+        rc = resid_f(zz, ctx, f1);
+        for (size_t i = 0; i < n; i++)
+            gsl_matrix_set(J, i, j, (gsl_vector_get(f1, i) - gsl_vector_get(f0, i)) / c->fd_step);
+    }
+    gsl_vector_free(f0);
+    gsl_vector_free(f1);
+    gsl_vector_free(zz);
+    return rc;
+}
+
+/* One least-squares fit from z (in place).  Returns the GSL status; *iters. */
+static int fit(cal *c, gsl_vector *z, int32_t max_iter, size_t *iters, gsl_matrix *J_out)
+{
+    size_t n = (size_t)c->ref.n_rows, p = (size_t)c->np;
+    gsl_multifit_nlinear_fdf fdf = {.f = resid_f, .df = resid_df, .fvv = NULL, .n = n, .p = p,
+                                    .params = c};
+    gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+    c->w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, n, p);
+    if (!c->w) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the fit");
+    int status = gsl_multifit_nlinear_init(z, &fdf, c->w);
+    int info = 0;
+    if (status == GSL_SUCCESS)
+        status = gsl_multifit_nlinear_driver((size_t)max_iter, 1e-6, 1e-8, 1e-10, NULL, NULL,
+                                             &info, c->w);
+    *iters = gsl_multifit_nlinear_niter(c->w);
+    gsl_vector_memcpy(z, gsl_multifit_nlinear_position(c->w));
+    if (J_out) gsl_matrix_memcpy(J_out, gsl_multifit_nlinear_jac(c->w));
+    gsl_multifit_nlinear_free(c->w);
+    c->w = NULL;
+    rethrow(c); /* an evaluation failed: its error, now that GSL is out of the way */
+    return status;
+}
+
+/* --------------------------------------------------------------- options */
+
+static double num_field(cal *c, int idx, int i, const char *pname)
+{
+    lua_rawgeti(c->L, idx, i);
+    if (!lua_isnumber(c->L, -1))
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params.%s must be { start, lo, "
+                  "hi } (numbers)", c->chunk, c->line, pname);
+    double x = lua_tonumber(c->L, -1);
+    lua_pop(c->L, 1);
+    return x;
+}
+
+static int cmp_param(const void *a, const void *b)
+{
+    return strcmp(((const cal_param *)a)->name, ((const cal_param *)b)->name);
+}
+
+static int device_double_key(const char *name)
+{
+    for (const eng_param_desc *d = sim_device_keys(); d->name; d++)
+        if (!strcmp(d->name, name)) return d->type == ENG_PARAM_DOUBLE;
+    return 0;
+}
+
+static void read_params(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "params");
+    int t = lua_gettop(L);
+    if (!lua_istable(L, t))
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'params' must be a table of "
+                  "name = { start, lo, hi }", c->chunk, c->line);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params keys must be names",
+                      c->chunk, c->line);
+        const char *name = lua_tostring(L, -2);
+        if (c->np == CAL_MAX_PARAMS)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: more than %d params",
+                      c->chunk, c->line, CAL_MAX_PARAMS);
+        if (strlen(name) >= CAL_NAME_CAP || !*name)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
+                      c->chunk, c->line, name);
+        if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 3)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params.%s must be { start, "
+                      "lo, hi }", c->chunk, c->line, name);
+        cal_param *p = &c->par[c->np++];
+        memset(p, 0, sizeof *p);
+        snprintf(p->name, sizeof p->name, "%s", name);
+        int v = lua_gettop(L);
+        p->start = num_field(c, v, 1, name);
+        p->lo = num_field(c, v, 2, name);
+        p->hi = num_field(c, v, 3, name);
+        if (!(isfinite(p->lo) && isfinite(p->hi) && p->lo < p->hi))
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params.%s: bounds [%g, %g] "
+                      "must be finite with lo < hi", c->chunk, c->line, name, p->lo, p->hi);
+        if (!(p->start > p->lo && p->start < p->hi))
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params.%s: start %g violates "
+                      "its bounds (it must lie strictly inside (%g, %g))", c->chunk, c->line,
+                      name, p->start, p->lo, p->hi);
+        p->device_key = device_double_key(name);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (!c->np)
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'params' is empty", c->chunk,
+                  c->line);
+    qsort(c->par, (size_t)c->np, sizeof c->par[0], cmp_param); /* deterministic order */
+}
+
+static const char *const cal_keys[] = {"reference", "params", "points", "profile", "name",
+                                       "loo", "max_iter", "fd_step", NULL};
+
+static void check_keys(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        int ok = 0;
+        for (int i = 0; k && cal_keys[i]; i++) ok |= !strcmp(k, cal_keys[i]);
+        if (!ok) {
+            const char *best = NULL;
+            int32_t bd = 1 << 30;
+            for (int i = 0; k && cal_keys[i]; i++) {
+                int32_t d = eng_params_distance(k, cal_keys[i]);
+                if (d < bd) bd = d, best = cal_keys[i];
+            }
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: unknown key '%s'%s%s%s",
+                      c->chunk, c->line, k ? k : "(not a string)", best && bd <= 3 ? " (did you mean '" : "",
+                      best && bd <= 3 ? best : "", best && bd <= 3 ? "'?)" : "");
+        }
+    }
+}
+
+/* ------------------------------------------------------------ reporting */
+
+typedef struct buf {
+    char *s;
+    size_t n, cap;
+    int oom;
+} buf;
+
+static void bprintf(buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        size_t room = b->cap - b->n;
+        int w = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (w < 0) return;
+        if (b->s && (size_t)w < room) {
+            b->n += (size_t)w;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->n + (size_t)w + 1) cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->oom = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static void add_output(cal *c, const char *name, buf *b)
+{
+    if (b->oom) {
+        free(b->s);
+        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
+    }
+    if (fs_api_add_output(c->a, name, b->s, b->n) != 0) {
+        free(b->s);
+        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
+    }
+    /* fs_api_add_output copied it */
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------------------ main */
+
+/* The calibration state is a userdata with __gc, so that an error raised at
+ * any point frees what it owns (and a second call is harmless). */
+static int cal_gc(lua_State *L)
+{
+    cal *c = luaL_checkudata(L, 1, "flashspec.calibration");
+    fs_ref_free(&c->ref);
+    free(c->pred);
+    free(c->matches);
+    free(c->best_pred);
+    free(c->loo_e);
+    free(c->resid);
+    free(c->skip_mem);
+    gsl_vector_free(c->z);
+    gsl_vector_free(c->f);
+    gsl_vector_free(c->zk);
+    gsl_matrix_free(c->J);
+    gsl_matrix_free(c->cov);
+    if (c->w) gsl_multifit_nlinear_free(c->w);
+    if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
+    if (c->err_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->err_ref);
+    memset(c, 0, sizeof *c);
+    c->fn_ref = c->err_ref = LUA_NOREF;
+    return 0;
+}
+
+int fs_l_calibrate(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    cal *c = lua_newuserdatauv(L, sizeof *c, 0);
+    memset(c, 0, sizeof *c);
+    c->fn_ref = c->err_ref = LUA_NOREF;
+    c->L = L;
+    if (luaL_newmetatable(L, "flashspec.calibration")) {
+        lua_pushcfunction(L, cal_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    c->a = fs_api_get(L);
+    c->traces0 = c->a->n_traces;
+    fs_caller_src(L, c->chunk, sizeof c->chunk, &c->line);
+    check_keys(c, 1);
+
+    /* options */
+    char name[CAL_NAME_CAP] = "calibration", loo[16] = "approx";
+    char prof_base[SIM_NAME_CAP] = "", prof_name[SIM_NAME_CAP] = "";
+    lua_getfield(L, 1, "name");
+    if (!lua_isnil(L, -1)) {
+        const char *s = lua_tostring(L, -1);
+        int ok = s && *s && strlen(s) < sizeof name && lua_type(L, -1) == LUA_TSTRING;
+        for (const char *q = s; ok && *q; q++)
+            ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+                 strchr("._-", *q);
+        if (!ok)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: name must be a file name "
+                      "of letters, digits and . _ -", c->chunk, c->line);
+        snprintf(name, sizeof name, "%s", s);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "loo");
+    if (!lua_isnil(L, -1)) {
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+        if (strcmp(s, "approx") && strcmp(s, "exact") && strcmp(s, "none"))
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: loo must be \"approx\", "
+                      "\"exact\" or \"none\"", c->chunk, c->line);
+        snprintf(loo, sizeof loo, "%s", s);
+    }
+    lua_pop(L, 1);
+    c->max_iter = 100;
+    lua_getfield(L, 1, "max_iter");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 10000)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: max_iter must be an integer "
+                      "in [1, 10000]", c->chunk, c->line);
+        c->max_iter = (int32_t)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    c->fd_step = 0.05;
+    lua_getfield(L, 1, "fd_step");
+    if (!lua_isnil(L, -1)) {
+        double h = lua_tonumber(L, -1);
+        if (!lua_isnumber(L, -1) || !(h >= 1e-8 && h <= 1.0))
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: fd_step must be a number in "
+                      "[1e-8, 1]", c->chunk, c->line);
+        c->fd_step = h;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "profile");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1))
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: profile must be { base = "
+                      "NAME, name = NAME }", c->chunk, c->line);
+        lua_getfield(L, -1, "base");
+        lua_getfield(L, -2, "name");
+        const char *b = lua_tostring(L, -2), *n = lua_tostring(L, -1);
+        char path[PATH_MAX];
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
+            strlen(b) >= sizeof prof_base || strlen(n) >= sizeof prof_name ||
+            sim_profile_path("devices", b, path, sizeof path) != 0 ||
+            sim_profile_path("devices", n, path, sizeof path) != 0)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: profile must be { base = "
+                      "NAME, name = NAME } with device profile names", c->chunk, c->line);
+        snprintf(prof_base, sizeof prof_base, "%s", b);
+        snprintf(prof_name, sizeof prof_name, "%s", n);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    read_params(c, 1);
+    lua_getfield(L, 1, "points");
+    if (!lua_isfunction(L, -1))
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'points' must be a function "
+                  "p -> sweep table", c->chunk, c->line);
+    c->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_getfield(L, 1, "reference");
+    if (lua_type(L, -1) != LUA_TSTRING)
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'reference' must be the path of "
+                  "a reference CSV", c->chunk, c->line);
+    char rpath[PATH_MAX], err[2 * PATH_MAX + 64], tried[2 * PATH_MAX + 16];
+    if (fs_api_find_file(c->a, lua_tostring(L, -1), rpath, sizeof rpath, tried, sizeof tried))
+        cal_raise(c, FS_EXIT_NOINPUT, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
+                  c->chunk, c->line, lua_tostring(L, -1), tried);
+    lua_pop(L, 1);
+    int rc = fs_ref_load(rpath, &c->ref, err, sizeof err);
+    if (rc != FS_REF_OK)
+        cal_raise(c, rc == FS_REF_E_MISSING ? FS_EXIT_NOINPUT
+                     : rc == FS_REF_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_DATA, "%s", err);
+    int32_t n = c->ref.n_rows, p = c->np;
+    if (n < p)
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: %d parameters but only %d "
+                  "reference rows", c->chunk, c->line, p, n);
+    c->pred = calloc((size_t)n, sizeof *c->pred);
+    c->matches = calloc((size_t)n, sizeof *c->matches);
+    if (!c->pred || !c->matches) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
+
+    /* the fit */
+    gsl_set_error_handler_off();
+    c->z = gsl_vector_alloc((size_t)p);
+    c->f = gsl_vector_alloc((size_t)n);
+    c->zk = gsl_vector_alloc((size_t)p);
+    c->J = gsl_matrix_alloc((size_t)n, (size_t)p);
+    c->cov = gsl_matrix_alloc((size_t)p, (size_t)p);
+    c->best_pred = malloc(sizeof(double) * (size_t)n);
+    c->loo_e = malloc(sizeof(double) * (size_t)n);
+    c->resid = malloc(sizeof(double) * (size_t)n);
+    c->skip_mem = calloc((size_t)n, 1);
+    if (!c->z || !c->f || !c->zk || !c->J || !c->cov || !c->best_pred || !c->loo_e || !c->resid ||
+        !c->skip_mem)
+        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the fit");
+    gsl_vector *z = c->z, *f = c->f;
+    gsl_matrix *J = c->J, *cov = c->cov;
+    double *pred = c->best_pred, *loo_e = c->loo_e, *resid = c->resid;
+    for (int32_t i = 0; i < p; i++) gsl_vector_set(z, (size_t)i, to_z(&c->par[i], c->par[i].start));
+    resid_f(z, c, f); /* first evaluation: every row must match a point */
+    rethrow(c);
+    double rss0;
+    gsl_blas_ddot(f, f, &rss0);
+    size_t iters = 0;
+    int status = fit(c, z, c->max_iter, &iters, J);
+    if (status != GSL_SUCCESS && status != GSL_ENOPROG)
+        cal_raise(c, FS_EXIT_DATA, "%s:%d: flashspec.calibrate: the fit did not converge in %d "
+                  "iterations (%s); nothing written", c->chunk, c->line, c->max_iter,
+                  gsl_strerror(status));
+    resid_f(z, c, f); /* predictions at the solution */
+    rethrow(c);
+    double rss;
+    gsl_blas_ddot(f, f, &rss);
+    memcpy(pred, c->pred, sizeof *pred * (size_t)n);
+    for (int32_t k = 0; k < n; k++) resid[k] = gsl_vector_get(f, (size_t)k);
+    int dof = n - p;
+    double s2 = dof > 0 ? rss / dof : NAN;
+    gsl_multifit_nlinear_covar(J, 0.0, cov);
+    for (int32_t i = 0; i < p; i++) {
+        cal_param *q = &c->par[i];
+        double zi = gsl_vector_get(z, (size_t)i);
+        q->value = to_x(q, zi);
+        double vz = gsl_matrix_get(cov, (size_t)i, (size_t)i);
+        q->se = dof > 0 && vz >= 0 ? dx_dz(q, zi) * sqrt(s2 * vz) : NAN;
+    }
+    /* leave-one-out */
+    for (int32_t k = 0; k < n; k++) loo_e[k] = NAN;
+    if (!strcmp(loo, "approx")) {
+        for (int32_t k = 0; k < n; k++) {
+            double hkk = 0.0; /* J_k C J_k^T with C = (J^T J)^-1 */
+            for (int32_t i = 0; i < p; i++)
+                for (int32_t j = 0; j < p; j++)
+                    hkk += gsl_matrix_get(J, (size_t)k, (size_t)i) *
+                           gsl_matrix_get(cov, (size_t)i, (size_t)j) *
+                           gsl_matrix_get(J, (size_t)k, (size_t)j);
+            loo_e[k] = hkk < 1.0 - 1e-9 ? resid[k] / (1.0 - hkk) : NAN;
+        }
+    } else if (!strcmp(loo, "exact")) {
+        uint8_t *skip = c->skip_mem;
+        for (int32_t k = 0; k < n; k++) {
+            skip[k] = 1;
+            c->skip = skip;
+            gsl_vector_memcpy(c->zk, z);
+            size_t it;
+            fit(c, c->zk, c->max_iter, &it, NULL); /* the last iterate if it stops early */
+            c->skip = NULL;
+            if (evaluate_protected(c, c->zk) != 0) rethrow(c);
+            loo_e[k] = (c->pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
+            skip[k] = 0;
+        }
+    }
+    double loo_ss = 0.0;
+    int32_t loo_n = 0;
+    for (int32_t k = 0; k < n; k++)
+        if (isfinite(loo_e[k])) loo_ss += loo_e[k] * loo_e[k], loo_n++;
+    double rms = sqrt(rss / n), loo_rms = loo_n ? sqrt(loo_ss / loo_n) : NAN;
+    double aic = n * log(rss / n) + 2.0 * p, bic = n * log(rss / n) + p * log((double)n);
+
+    /* ---- the Lua result ---- */
+    lua_createtable(L, 0, 16);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "name");
+    lua_createtable(L, p, 0); /* order */
+    lua_createtable(L, 0, p); /* params */
+    for (int32_t i = 0; i < p; i++) {
+        cal_param *q = &c->par[i];
+        lua_pushstring(L, q->name);
+        lua_rawseti(L, -3, i + 1);
+        lua_createtable(L, 0, 5);
+        lua_pushnumber(L, q->value);
+        lua_setfield(L, -2, "value");
+        lua_pushnumber(L, q->se);
+        lua_setfield(L, -2, "se");
+        lua_pushnumber(L, q->start);
+        lua_setfield(L, -2, "start");
+        lua_pushnumber(L, q->lo);
+        lua_setfield(L, -2, "lo");
+        lua_pushnumber(L, q->hi);
+        lua_setfield(L, -2, "hi");
+        lua_setfield(L, -2, q->name);
+    }
+    lua_setfield(L, -3, "params");
+    lua_setfield(L, -2, "order");
+    lua_createtable(L, n, 0);
+    for (int32_t k = 0; k < n; k++) {
+        const fs_ref_row *r = &c->ref.rows[k];
+        lua_createtable(L, 0, 10);
+        lua_pushinteger(L, r->line);
+        lua_setfield(L, -2, "line");
+        lua_pushstring(L, r->metric);
+        lua_setfield(L, -2, "metric");
+        lua_pushnumber(L, r->value);
+        lua_setfield(L, -2, "measured");
+        lua_pushnumber(L, pred[k]);
+        lua_setfield(L, -2, "predicted");
+        lua_pushnumber(L, resid[k]);
+        lua_setfield(L, -2, "error");
+        lua_pushnumber(L, loo_e[k]);
+        lua_setfield(L, -2, "loo_error");
+        lua_pushinteger(L, c->matches[k]);
+        lua_setfield(L, -2, "points");
+        lua_pushstring(L, r->source);
+        lua_setfield(L, -2, "source");
+        lua_pushstring(L, r->note);
+        lua_setfield(L, -2, "note");
+        for (int32_t j = 0; j < c->ref.n_keys; j++) {
+            lua_pushstring(L, r->keys[j]);
+            lua_setfield(L, -2, c->ref.key_names[j]);
+        }
+        lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "rows");
+    lua_pushnumber(L, rms);
+    lua_setfield(L, -2, "rms");
+    lua_pushnumber(L, loo_rms);
+    lua_setfield(L, -2, "loo_rms");
+    lua_pushnumber(L, sqrt(rss0 / n));
+    lua_setfield(L, -2, "start_rms");
+    lua_pushnumber(L, aic);
+    lua_setfield(L, -2, "aic");
+    lua_pushnumber(L, bic);
+    lua_setfield(L, -2, "bic");
+    lua_pushinteger(L, n);
+    lua_setfield(L, -2, "n");
+    lua_pushinteger(L, p);
+    lua_setfield(L, -2, "p");
+    lua_pushinteger(L, (lua_Integer)iters);
+    lua_setfield(L, -2, "iterations");
+    lua_pushinteger(L, (lua_Integer)c->evals);
+    lua_setfield(L, -2, "evaluations");
+    lua_pushstring(L, status == GSL_SUCCESS ? "converged" : "converged (no further progress at the step resolution)");
+    lua_setfield(L, -2, "status");
+
+    /* ---- outputs ---- */
+    buf md = {0}, csv = {0}, pf = {0};
+    bprintf(&md, "# Calibration `%s`\n\n", name);
+    bprintf(&md, "Reference: `%s` (%d rows).  Spec: `%s`.  Fitted by `flashspec calibrate` "
+                 "(GSL trust-region Levenberg-Marquardt on relative errors, bounds by a "
+                 "logistic map, forward-difference Jacobian with step %g).\n\n",
+            c->ref.path, n, c->chunk, c->fd_step);
+    bprintf(&md, "Status: %s after %zu iterations (%lld evaluations).  RMS relative error "
+                 "%.2f%% (start %.2f%%); leave-one-out (%s) RMS %.2f%%.  n = %d, p = %d, "
+                 "AIC %.2f, BIC %.2f.\n\n",
+            status == GSL_SUCCESS ? "converged" : "converged (no further progress)", iters,
+            (long long)c->evals, 100 * rms, 100 * sqrt(rss0 / n), loo, 100 * loo_rms, n, p, aic,
+            bic);
+    bprintf(&md, "## Parameters\n\n| parameter | value | standard error | start | bounds |\n"
+                 "|---|---|---|---|---|\n");
+    for (int32_t i = 0; i < p; i++) {
+        cal_param *q = &c->par[i];
+        bprintf(&md, "| `%s` | %.6g | %.3g | %.6g | [%g, %g] |\n", q->name, q->value, q->se,
+                q->start, q->lo, q->hi);
+    }
+    bprintf(&md, "\n## Residuals\n\n|");
+    for (int32_t j = 0; j < c->ref.n_keys; j++) bprintf(&md, " %s |", c->ref.key_names[j]);
+    bprintf(&md, " metric | measured | predicted | error | leave-one-out | source |\n|");
+    for (int32_t j = 0; j < c->ref.n_keys + 6; j++) bprintf(&md, "---|");
+    bprintf(&md, "\n");
+    for (int32_t j = 0; j < c->ref.n_keys; j++) bprintf(&csv, "%s,", c->ref.key_names[j]);
+    bprintf(&csv, "metric,measured,predicted,error,loo_error,points,source\n");
+    for (int32_t k = 0; k < n; k++) {
+        const fs_ref_row *r = &c->ref.rows[k];
+        bprintf(&md, "|");
+        for (int32_t j = 0; j < c->ref.n_keys; j++) {
+            bprintf(&md, " %s |", r->keys[j][0] ? r->keys[j] : "*");
+            bprintf(&csv, "\"%s\",", r->keys[j]);
+        }
+        bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric, r->value,
+                pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
+        bprintf(&csv, "\"%s\",%.17g,%.17g,%.17g,%.17g,%d,\"%s\"\n", r->metric, r->value, pred[k],
+                resid[k], loo_e[k], c->matches[k], r->source);
+    }
+    char fname[CAL_NAME_CAP + 8];
+    snprintf(fname, sizeof fname, "%s.md", name);
+    add_output(c, fname, &md);
+    snprintf(fname, sizeof fname, "%s.csv", name);
+    add_output(c, fname, &csv);
+    if (prof_base[0]) {
+        bprintf(&pf, "-- %s: device profile fitted by `flashspec calibrate` (spec %s, calibration "
+                     "'%s').\n-- Reference measurements: %s (%d rows); RMS relative error "
+                     "%.2f%%, leave-one-out (%s) %.2f%%.\n-- Every value below: fitted value, "
+                     "standard error, the bounds of the fit.\nreturn {\n  name = \"%s\",\n  "
+                     "base = \"%s\",\n",
+                prof_name, c->chunk, name, c->ref.path, n, 100 * rms, loo, 100 * loo_rms,
+                prof_name, prof_base);
+        for (int32_t i = 0; i < p; i++) {
+            cal_param *q = &c->par[i];
+            if (!q->device_key) continue;
+            bprintf(&pf, "  %s = %.6g, -- fitted: %.6g +/- %.3g (bounds %g..%g)\n", q->name,
+                    q->value, q->value, q->se, q->lo, q->hi);
+        }
+        bprintf(&pf, "}\n");
+        snprintf(fname, sizeof fname, "%s.lua", prof_name);
+        add_output(c, fname, &pf);
+    }
+    return 1;
+}

@@ -1,0 +1,79 @@
+/*
+ * refcsv.h -- reference measurements: the CSV that analysis/fidelity.py and
+ * flashspec.calibrate read, matched against result rows.
+ *
+ * Format (analysis/README.md "Reference CSV"): lines starting with '#' and
+ * blank lines are ignored (line numbers stay true); the first other line is the
+ * header.  Columns `metric`, `value` and `source` are required, `note` is
+ * optional; every other column is a key naming a result column (rows.h) or the
+ * derived `tree_nodes` (nodes of the verified tree, root included, for the
+ * policies that fix it: flash_ar 1, chain k + 1, eagle2 total_tokens + 1,
+ * specinfer 1 + w1 + w1 w2 + ...).  An empty key cell matches anything.
+ * `metric` is an arithmetic expression over numeric result columns and numbers
+ * with + - * / and parentheses ("npu_ms+cpu_ms", "verify_ms-flash_ms",
+ * "waste_ms/(verify_ms-flash_ms)").  `value` is a positive finite number.
+ * Fields may be double-quoted ("" inside quotes is a quote).
+ *
+ * Untrusted input: the file must be a regular file of at most
+ * FS_REF_MAX_BYTES; at most FS_REF_MAX_ROWS rows and FS_REF_MAX_COLS columns;
+ * every error is one line "PATH:LINE: ..." and status FS_REF_E_DATA (exit 65),
+ * FS_REF_E_MISSING (66) or FS_REF_E_NOMEM (70).
+ */
+#ifndef FS_LUA_REFCSV_H
+#define FS_LUA_REFCSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/lua/rows.h"
+
+#define FS_REF_MAX_BYTES (8 << 20)
+#define FS_REF_MAX_ROWS 10000
+#define FS_REF_MAX_COLS 32
+#define FS_REF_MAX_OPS 64 /* tokens of one metric expression */
+
+enum { FS_REF_OK = 0, FS_REF_E_DATA = -1, FS_REF_E_MISSING = -2, FS_REF_E_NOMEM = -3 };
+
+/* One step of a metric in reverse Polish notation. */
+typedef struct fs_ref_op {
+    char kind;      /* 'n' number, 'c' column, or one of + - * / */
+    double num;     /* 'n' */
+    char col[48];   /* 'c' */
+} fs_ref_op;
+
+typedef struct fs_ref_row {
+    int32_t line;                        /* 1-based line in the file */
+    char *keys[FS_REF_MAX_COLS];         /* key cells, "" = any (owned) */
+    char metric[128];                    /* as written */
+    fs_ref_op ops[FS_REF_MAX_OPS];
+    int32_t n_ops;
+    double value;                        /* measured */
+    char source[128], note[128];
+} fs_ref_row;
+
+typedef struct fs_ref {
+    char path[4096];
+    int32_t n_keys;
+    char key_names[FS_REF_MAX_COLS][48];
+    fs_ref_row *rows;
+    int32_t n_rows;
+} fs_ref;
+
+/* Loads and validates path into *out (free with fs_ref_free).  Returns FS_REF_OK
+ * or an error status with one line in err. */
+int fs_ref_load(const char *path, fs_ref *out, char *err, size_t errlen);
+void fs_ref_free(fs_ref *r); /* NULL-safe; leaves *r empty */
+
+/* 1 when result row r matches reference row k (every non-empty key equal). */
+int fs_ref_match(const fs_ref *ref, int32_t k, const fs_rows_meta *m, const fs_row *r);
+
+/* The metric of reference row k evaluated on result row r: 0 and *out, or -1
+ * (division by zero, non-finite result). */
+int fs_ref_eval(const fs_ref *ref, int32_t k, const fs_rows_meta *m, const fs_row *r,
+                double *out);
+
+/* Nodes of the verified tree, root included, that policy `policy` with the
+ * parameter label `params` ("k=8,unit=cpu") fixes; NAN when it does not. */
+double fs_ref_tree_nodes(const char *policy, const char *params);
+
+#endif

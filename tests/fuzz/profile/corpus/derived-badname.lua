@@ -1,0 +1,1 @@
+return { base = "../../etc/passwd" }

@@ -1,0 +1,4 @@
+-- the base (inherit/devices/broken.lua) has a value out of range
+return {
+  base = "broken",
+}

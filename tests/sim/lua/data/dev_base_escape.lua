@@ -1,0 +1,4 @@
+-- the base (inherit/devices/escape.lua) tries to open a file
+return {
+  base = "escape",
+}

@@ -1,0 +1,4 @@
+return {
+  read_gbps = 4.2,
+  base = 12,
+}

@@ -1,0 +1,1 @@
+return { base = "cyc_b", read_gbps = 1 }

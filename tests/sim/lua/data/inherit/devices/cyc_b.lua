@@ -1,0 +1,1 @@
+return { base = "cyc_a", read_gbps = 2 }
