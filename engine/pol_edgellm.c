@@ -1,7 +1,7 @@
 /*
  * pol_edgellm.c -- EdgeLLM: confidence-paced branches, self-adaptive fallback,
  * batched multi-branch verification and provisional drafting
- * (../shared/ALGORITHMS.md "EdgeLLM"; rules restated here with every choice).
+ * (the EdgeLLM paper, §III; its rules restated here with every choice).
  *
  * Branches.  A branch is a root-to-tip path that owns the nodes it drafted
  * itself; its cumulative confidence C is the product of the draft

@@ -1,17 +1,19 @@
--- Lever Tables 1 and 2 as simulated points, the inputs of the fidelity report
--- (analysis/fidelity.py with analysis/reference/lever_table1_2.csv).
+-- Lever Tables 1, 2 and 5 as simulated points, the inputs of the fidelity
+-- report (analysis/fidelity.py with configs/calibration/lever-oneplus12.csv,
+-- the measurements the OnePlus 12 profile is fitted to, and with
+-- analysis/reference/lever_table1_2.csv, which adds Table 2's waste).
 --
 --   build/sim/cli/flashspec run scripts/study_tables.lua -o /tmp/study_tables
 --   /usr/bin/python3 analysis/fidelity.py /tmp/study_tables \
---       analysis/reference/lever_table1_2.csv
+--       configs/calibration/lever-oneplus12.csv
 --
--- Setting of both tables: OnePlus 12 profile, whole target streamed from flash
--- (dram_fraction = 0), greedy, 128 new tokens, every prompt of the bundled
--- trace.
+-- Setting of all three tables: OnePlus 12 profile, whole target streamed from
+-- flash (dram_fraction = 0), greedy, 128 new tokens, every prompt of the trace.
+-- Every policy verifies on the phone's one runtime (sim/hw/sim_hw.h "The
+-- runtime").
 --
--- Table 1 (per-token Flash-AR latency): flash_ar on each of the four targets;
--- it verifies on the serial baseline runtime (runtime = "auto").  Compute is
--- npu_ms + cpu_ms, I/O is flash_ms, total is ms_per_token.
+-- Table 1 (per-token Flash-AR latency): flash_ar on each of the four targets.
+-- Compute is npu_ms + cpu_ms, I/O is flash_ms, total is ms_per_token.
 --
 -- Table 2 (one verification with a tree budget of 16 / 32 nodes): the budget
 -- counts the root, so a B-node tree is B rows through the target.  A tree of
@@ -21,9 +23,13 @@
 -- gain-cost tree stops on cost and has no fixed size; specinfer's fixed widths
 -- would give exactly B nodes too, but in a shape that ignores the draft's
 -- confidence).  Only the last cycles of a prompt, whose depth is capped by the
--- tokens left, verify fewer rows (verify_rows reports the mean).  The drafting
--- policies verify on the speculative runtime (runtime = "auto"), as the table
--- was measured.  The points cover all four targets; the table publishes two.
+-- tokens left, verify fewer rows (verify_rows reports the mean).  The table is
+-- read as the tree-dependent part on top of the streamed I/O, verify_ms -
+-- flash_ms (configs/calibration/README.md).  The points cover all four
+-- targets; the table publishes two.
+--
+-- Table 5 (decode throughput): Qwen3-8B, Flash-AR, Chain-SD (k = 8), EdgeLLM
+-- and Lever on the six workload presets (traces/data/WORKLOADS.md).
 local fs = flashspec
 local dev = fs.device "oneplus12"
 local tr = fs.trace "traces/data/synth-default.h5"
@@ -42,18 +48,28 @@ for _, m in ipairs(models) do
   end
 end
 
+for _, w in ipairs { "code-strong", "math-strong", "dialogue-strong", "code-weak", "math-weak",
+                    "dialogue-weak" } do
+  local wt = fs.trace("traces/data/workload-" .. w .. ".h5")
+  local drf = fs.model(w:find("strong") and "qwen3-8b-eagle3-q4_0" or "qwen3-0.6b-q4_0")
+  for _, pol in ipairs { fs.policy.chain { k = 8 }, fs.policy.edgellm {}, fs.policy.lever {} } do
+    points[#points + 1] = { target = fs.model "qwen3-8b-q4_0", draft = drf, trace = wt,
+                            policy = pol }
+  end
+end
+
 local rows = fs.sweep { device = dev, trace = tr, dram_fraction = 0.0, max_new_tokens = 128,
                         seed = 1, points = points }
 
-local fmt = "%-18s %-9s %6s %10s %10s %10s %10s %8s"
-print(string.format(fmt, "target", "policy", "rows", "compute", "I/O", "per-token", "verify",
-                    "waste"))
+local fmt = "%-18s %-9s %-22s %6s %10s %10s %10s %10s %8s %7s"
+print(string.format(fmt, "target", "policy", "trace", "rows", "compute", "I/O", "per-token",
+                    "verify", "waste", "tok/s"))
 for _, r in ipairs(rows) do
   if r.error then
     print(string.format("%-18s point %d failed: %s", "", r.point, r.error))
   else
-    print(string.format("%-18s %-9s %6.1f %10.1f %10.1f %10.1f %10.1f %8.1f", r.target, r.policy,
-                        r.verify_rows, r.npu_ms + r.cpu_ms, r.flash_ms, r.ms_per_token,
-                        r.verify_ms, r.waste_ms))
+    print(string.format("%-18s %-9s %-22s %6.1f %10.1f %10.1f %10.1f %10.1f %8.1f %7.3f",
+                        r.target, r.policy, r.trace, r.verify_rows, r.npu_ms + r.cpu_ms,
+                        r.flash_ms, r.ms_per_token, r.verify_ms, r.waste_ms, r.tokens_per_s))
   end
 end

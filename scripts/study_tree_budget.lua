@@ -1,11 +1,21 @@
--- Study: tree budget.  Node caps of 16, 32, 64 and 128 for the tree policies,
--- each through its own cap parameter: Lever n_max (draft nodes), Sequoia
--- max_nodes (tree size, root included), EAGLE-2 total_tokens (draft nodes
--- kept for verification) and EdgeLLM max_tokens (draft tokens per tree with
--- the fallback).  Chain-SD (8-token chain) and Flash-AR are the fixed
--- references.  Qwen3-8B (Q4_0) with its EAGLE-3 draft on the OnePlus 12,
--- fully flash-backed, greedy, 128 new tokens, the three workloads
--- (strong-draft traces).
+-- Study: tree budget.  Tree-size caps of 16, 32, 64 and 128 nodes for the tree
+-- policies.  Every size in this study counts the tree's nodes *including the
+-- root* -- the rows one verification sends through the target's layers, the
+-- convention of Lever Table 2 and of the verify_rows / verify_rows_max columns
+-- -- and each policy gets the cap through its own parameter: Lever n_max and
+-- EAGLE-2 total_tokens count draft nodes (cap - 1), Sequoia max_nodes counts
+-- the tree (cap), EdgeLLM max_tokens counts draft tokens (cap - 1).
+-- Chain-SD (8-token chain, 9 rows) and Flash-AR are the fixed references.
+-- Qwen3-8B (Q4_0) with its EAGLE-3 draft on the OnePlus 12, fully
+-- flash-backed, greedy, 128 new tokens, the three workloads (strong-draft
+-- traces).
+--
+-- Whether a cap changes anything: `max` is the most rows any verification of
+-- the point used; when it stays below the cap, the cap never bound and the
+-- `binds` column says "no" -- the policy sized its trees by its own rule (Lever
+-- stops when a node's reach per marginal latency no longer beats the tree's
+-- gain/cost; Sequoia's DP picks the size that minimises latency per accepted
+-- token), so every larger cap gives the same row.
 --
 -- The bundled traces record up to 12 draft nodes per tree; larger trees get
 -- the rest of their candidates synthesised by the replay, and the coverage
@@ -22,11 +32,12 @@ local quick = args.grid == "quick"
 
 local workloads = { "code", "math", "dialogue" }
 local caps = { 16, 32, 64, 128 }
+-- n: tree nodes, root included (see above)
 local tree = {
-  { "Lever", function(n) return fs.policy.lever { n_max = n } end },
+  { "Lever", function(n) return fs.policy.lever { n_max = n - 1 } end },
   { "Sequoia", function(n) return fs.policy.sequoia { max_nodes = n } end },
-  { "EAGLE-2", function(n) return fs.policy.eagle2 { total_tokens = n } end },
-  { "EdgeLLM", function(n) return fs.policy.edgellm { max_tokens = n } end },
+  { "EAGLE-2", function(n) return fs.policy.eagle2 { total_tokens = n - 1 } end },
+  { "EdgeLLM", function(n) return fs.policy.edgellm { max_tokens = n - 1 } end },
 }
 local fixed = { { "Flash-AR", fs.policy.flash_ar {} }, { "Chain-SD", fs.policy.chain { k = 8 } } }
 if quick then
@@ -55,9 +66,9 @@ local ar = {}
 for i, r in ipairs(rows) do
   if meta[i].policy == "Flash-AR" and not r.error then ar[meta[i].workload] = r.tokens_per_s end
 end
-local fmt = "%-9s %-9s %5s %27s %7s %8s %6s %8s %8s"
+local fmt = "%-9s %-9s %5s %27s %7s %8s %6s %5s %5s %8s %8s"
 print(string.format(fmt, "workload", "policy", "cap", "tok/s [lo, hi]", "accept", "speedup",
-                    "rows", "verify", "coverage"))
+                    "rows", "max", "binds", "verify", "coverage"))
 local logs = {}
 for i, r in ipairs(rows) do
   local m = meta[i]
@@ -71,11 +82,12 @@ for i, r in ipairs(rows) do
       local g = logs[k] or { 0, 0 }
       logs[k] = { g[1] + math.log(sp), g[2] + 1 }
     end
-    print(string.format("%-9s %-9s %5s %8.3f [%8.3f, %8.3f] %7.2f %8s %6.1f %8.1f %8.3f",
+    local binds = m.cap == "-" and "-" or (r.verify_rows_max >= m.cap and "yes" or "no")
+    print(string.format("%-9s %-9s %5s %8.3f [%8.3f, %8.3f] %7.2f %8s %6.1f %5d %5s %8.1f %8.3f",
                         m.workload, m.policy, tostring(m.cap), r.tokens_per_s, r.tokens_per_s_lo,
                         r.tokens_per_s_hi, r.mean_accepted,
-                        sp and string.format("%7.2fx", sp) or "-", r.verify_rows, r.verify_ms,
-                        r.coverage))
+                        sp and string.format("%7.2fx", sp) or "-", r.verify_rows,
+                        r.verify_rows_max, binds, r.verify_ms, r.coverage))
   end
 end
 

@@ -172,6 +172,12 @@ typedef struct trc_synth_params {
                                    the candidates, when it is among them), at the
                                    deepest exit layer; shallower exits are weaker */
     char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
+    int32_t node_streams;       /* 0 (default): one random stream in a fixed order;
+                                   1: every node draws from its own stream, seeded
+                                   from (seed, prompt, position, node index), so a
+                                   knob moves only the draws it governs: a small
+                                   change of accept flips only the decisions it
+                                   crosses (smooth for fitting, trc_synth.c) */
 } trc_synth_params;
 
 void trc_synth_default_params(trc_synth_params *p);

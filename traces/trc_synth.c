@@ -32,8 +32,16 @@
  *     joint probability of a reference child outside the top-K is taken as half
  *     the K-th candidate's (not recorded; it only orders the expansion).
  * Determinism: one gsl_rng_mt19937 seeded from p->seed (folded to 32 bits:
- * low ^ high) and a fixed draw order; same params -> same checksum.  GSL's
- * aborting error handler is switched off process-wide on entry.
+ * low ^ high) and a fixed draw order; same params -> same checksum.  With
+ * node_streams, every node's draws (gen_node) come instead from a taus2 stream
+ * seeded by splitmix64 of (seed, prompt, position, node index); prompts,
+ * references and roots still come from the main stream.  The reference path
+ * holds nodes 0..D of every tree, so whether the draft's top-1 is right at
+ * depth d is u_d < a_d with u_d fixed by the seed alone: raising accept only
+ * turns wrong into right where it crosses u_d, and a chain's acceptance grows
+ * monotonically with it (the single stream re-draws everything after the
+ * first changed decision).  GSL's aborting error handler is switched off
+ * process-wide on entry.
  */
 #include "trc_impl.h"
 
@@ -162,6 +170,8 @@ typedef struct frontier {
 typedef struct gen {
     const trc_synth_params *p;
     gsl_rng *rng;
+    gsl_rng *main_rng, *node_rng; /* node_streams: rng is node_rng inside gen_node */
+    int32_t prompt;
     int K, D, M, E;
     double exit_acc[TRC_MAX_EXIT];
     /* one tree, M nodes */
@@ -336,6 +346,29 @@ static void push_children(gen *g, int32_t u, int32_t skip_token)
     }
 }
 
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* gen_node on the node's own stream when node_streams is set. */
+static int gen_node_at(gen *g, int64_t pos, int32_t i, int32_t d, int32_t next)
+{
+    if (!g->p->node_streams) return gen_node(g, i, d, next);
+    uint64_t h = splitmix64(g->p->seed);
+    h = splitmix64(h ^ (uint64_t)g->prompt);
+    h = splitmix64(h ^ (uint64_t)pos);
+    h = splitmix64(h ^ (uint64_t)i);
+    gsl_rng_set(g->node_rng, (unsigned long)((h ^ (h >> 32)) & 0xffffffffu));
+    g->rng = g->node_rng;
+    int rank = gen_node(g, i, d, next);
+    g->rng = g->main_rng;
+    return rank;
+}
+
 /* Builds the tree at position pos of a prompt whose reference is ref[0..L). */
 static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int32_t root_tok)
 {
@@ -344,7 +377,7 @@ static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int3
     add_node(g, n++, -1, root_tok, 1.0);
     for (int32_t d = 0; d <= dref; d++) {
         int32_t next = pos + d < L ? ref[pos + d] : -1;
-        int rank = gen_node(g, d, d, next);
+        int rank = gen_node_at(g, pos, d, d, next);
         if (d == dref) break;
         double qr = rank >= 0 ? g->q[(size_t)d * K + rank] : 0.5 * g->q[(size_t)d * K + K - 1];
         add_node(g, n++, d, ref[pos + d], g->joint[d] * qr);
@@ -357,7 +390,7 @@ static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int3
         frontier f = heap_pop(g);
         int32_t tok = g->dtok[(size_t)f.node * K + f.cand];
         int32_t v = add_node(g, n++, f.node, tok, f.joint);
-        gen_node(g, v, g->depth[v], -1);
+        gen_node_at(g, pos, v, g->depth[v], -1);
         push_children(g, v, -1);
     }
     return n;
@@ -371,6 +404,7 @@ static int run(gen *g, trc_builder *b)
     int32_t *ref = malloc(L * sizeof *ref);
     int rc = prompt && ref ? TRC_OK : TRC_E_NOMEM;
     for (int32_t pi = 0; pi < p->prompts && !rc; pi++) {
+        g->prompt = pi;
         for (size_t i = 0; i < plen; i++)
             prompt[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
         for (size_t i = 0; i < L; i++)
@@ -418,6 +452,8 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
     for (int d = 0; d < p->n_accept && w > 0 && (size_t)w < sizeof m.source; d++)
         w +=
             snprintf(m.source + w, sizeof m.source - (size_t)w, "%s%g", d ? "," : "", p->accept[d]);
+    if (p->node_streams && w > 0 && (size_t)w < sizeof m.source)
+        snprintf(m.source + w, sizeof m.source - (size_t)w, " streams=node");
 
     gen g;
     memset(&g, 0, sizeof g);
@@ -432,7 +468,8 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
             chance + (p->predictor_accuracy - chance) * p->exit_layers[e] / p->exit_layers[g.E - 1];
     }
     size_t M = (size_t)g.M, MK = M * (size_t)g.K;
-    g.rng = gsl_rng_alloc(gsl_rng_mt19937);
+    g.rng = g.main_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    g.node_rng = p->node_streams ? gsl_rng_alloc(gsl_rng_taus2) : NULL;
     g.parent = malloc(M * sizeof(int32_t));
     g.token = malloc(M * sizeof(int32_t));
     g.depth = malloc(M * sizeof(int32_t));
@@ -445,7 +482,7 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
     g.joint = malloc(M * sizeof(double));
     g.heap = malloc((MK + (size_t)g.K) * sizeof(frontier));
     trc_builder *b = trc_builder_new(&m);
-    if (!g.rng || !g.parent || !g.token || !g.depth || !g.dtok || !g.ttok || !g.dlp || !g.tlp ||
+    if (!g.rng || (p->node_streams && !g.node_rng) || !g.parent || !g.token || !g.depth || !g.dtok || !g.ttok || !g.dlp || !g.tlp ||
         (g.E && !g.exit) || !g.q || !g.joint || !g.heap || !b) {
         rc = trci_err(err, TRC_E_NOMEM, "synth: out of memory");
         trc_builder_free(b);
@@ -460,7 +497,8 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
             rc = trc_builder_finish(b, "synth", out, err);
         }
     }
-    gsl_rng_free(g.rng);
+    gsl_rng_free(g.main_rng);
+    gsl_rng_free(g.node_rng);
     free(g.parent);
     free(g.token);
     free(g.depth);

@@ -18,9 +18,15 @@
 --                                      which fixed cost of a multi-row verification
 --                                      is fitted: per verification (verify_setup_us),
 --                                      per temporary sequence (kv_seq_us), both, none
---   min_rows = 1 (default) | N         smallest compiled multi-row verification graph
+--   min_rows = N                       smallest compiled multi-row verification graph
+--                                      (default: the profile's verify_min_rows)
 --   shapes = "pow2" (default) | "all"  compiled NPU row counts: powers of two, or every
 --                                      count up to 64
+--   decay = "1"                        also fit a per-draft decay r of the acceptance with
+--                                      depth (a r^(d-1) at depth d)
+--   fit_call = "1", fit_cpu = "1"      also fit npu_call_us / cpu_gbps
+--   start_gflops = 600, start_setup = 3e5   starting values (for multi-start checks)
+--   starts = 3                         fits from 3 starting points, the best kept
 --   loo = "approx" (default) | "exact" | "none"
 --   prompts = 16                       prompts per synthetic workload
 local fs = flashspec
@@ -28,7 +34,7 @@ local A = fs.args
 local reading = A.reading or "b"
 local overhead = A.overhead or "setup"
 local prompts = tonumber(A.prompts or "16")
-local min_rows = tonumber(A.min_rows or "1")
+local min_rows = A.min_rows and tonumber(A.min_rows) -- nil: the profile's
 local shapes = A.shapes or "pow2"
 local all_shapes = {}
 for i = 1, 64 do all_shapes[i] = i end
@@ -45,26 +51,37 @@ local workloads = {
 }
 
 local params = {
-  npu_gflops = { 600, 50, 5000 },   -- GFLOP/s per verification row (Table 2 slope)
+  -- GFLOP/s per verification row (Table 2 slope)
+  npu_gflops = { tonumber(A.start_gflops or "600"), 50, 5000 },
 }
 if overhead == "setup" or overhead == "both" then
-  params.verify_setup_us = { 3e5, 1, 3e6 } -- fixed cost of a multi-row verification
+  -- fixed cost of a multi-row verification, us
+  params.verify_setup_us = { tonumber(A.start_setup or "3e5"), 1, 3e6 }
 end
 if overhead == "leaf" or overhead == "both" then
   params.kv_seq_us = { 3e4, 1, 1e6 }       -- per temporary sequence (leaf)
 end
+if A.decay == "1" then -- acceptance falling with depth: a r^(d-1), one r per draft
+  params.decay_strong = { 0.97, 0.5, 1.2 }
+  params.decay_weak = { 0.97, 0.5, 1.2 }
+end
+if A.fit_call == "1" then params.npu_call_us = { 2000, 1, 1e5 } end -- stand-alone NPU call
+if A.fit_cpu == "1" then params.cpu_gbps = { 17.2, 2, 76 } end       -- CPU GEMV bandwidth
 for _, w in ipairs(workloads) do
   params["accept_" .. w[1]:gsub("-", "_")] = { w[4], 0.01, 0.99 }
 end
 
 -- The workload traces: the generator's shape of traces/data/WORKLOADS.md with
 -- the acceptance a fitted; coverage keeps the presets' rule a + 0.6 (1 - a).
-local function workload(w, a)
+local function workload(w, a, r)
+  local acc = { a }
+  for d = 2, 8 do acc[d] = math.min(0.99, acc[d - 1] * (r or 1)) end
   return fs.trace.synth {
     name = "workload-" .. w[1], prompts = prompts, prompt_len = 64, output_len = 128,
     vocab = 151936, k = 4, depth = 8, nodes = 12, target_layers = 36, exit_layers = { 18 },
-    accept = { a }, coverage = a + 0.6 * (1 - a), calibration = 0.7,
+    accept = acc, coverage = a + 0.6 * (1 - a), calibration = 0.7,
     predictor_accuracy = 0.85, seed = w[3], target = "qwen3-8b-q4_0", draft = w[2],
+    node_streams = true, -- throughput moves smoothly with a (trace synth --node-streams)
   }
 end
 
@@ -75,7 +92,9 @@ local function points(p)
   if p.verify_setup_us then over.verify_setup_us = p.verify_setup_us end
   if p.kv_seq_us then over.kv_seq_us = p.kv_seq_us end
   if overhead == "leaf" or overhead == "none" then over.verify_setup_us = 0 end
-  if min_rows ~= 1 then over.verify_min_rows = min_rows end
+  if min_rows then over.verify_min_rows = min_rows end
+  if p.npu_call_us then over.npu_call_us = p.npu_call_us end
+  if p.cpu_gbps then over.cpu_gbps = p.cpu_gbps end
   if shapes == "all" then over.npu_shapes = all_shapes end
   if reading == "a" then -- reads run ahead of compute, requests queued (UFS)
     over.prefetch_layers = 2
@@ -99,7 +118,8 @@ local function points(p)
   end
   -- Table 5: Qwen3-8B, Chain-SD (k = 8), EdgeLLM, Lever on the six workloads
   for _, w in ipairs(workloads) do
-    local tr = workload(w, p["accept_" .. w[1]:gsub("-", "_")])
+    local tr = workload(w, p["accept_" .. w[1]:gsub("-", "_")],
+                        p[w[2]:find("eagle3") and "decay_strong" or "decay_weak"])
     for _, pol in ipairs { fs.policy.chain { k = 8 }, fs.policy.edgellm {}, fs.policy.lever {} } do
       pts[#pts + 1] = { target = fs.model "qwen3-8b-q4_0", draft = fs.model(w[2]), trace = tr,
                         policy = pol }
@@ -111,12 +131,14 @@ end
 local ref = reading == "a" and "lever-oneplus12-reading-a.csv" or "lever-oneplus12.csv"
 local fit = fs.calibrate {
   name = "oneplus12-" .. reading .. "-" .. overhead
-         .. (min_rows ~= 1 and "-min" .. min_rows or "") .. (shapes ~= "pow2" and "-" .. shapes or ""),
+         .. (min_rows and "-min" .. min_rows or "") .. (shapes ~= "pow2" and "-" .. shapes or "")
+         .. (A.decay == "1" and "-decay" or "") .. (A.fit_call == "1" and "-call" or "") .. (A.fit_cpu == "1" and "-cpu" or ""),
   reference = ref,
   params = params,
   points = points,
   profile = { base = "oneplus12", name = "oneplus12-fit" },
   loo = A.loo or "approx",
+  starts = tonumber(A.starts or "3"),
 }
 
 print(string.format("%s: %s, RMS %.2f%% (start %.2f%%), leave-one-out %.2f%%, AIC %.1f, BIC %.1f, "

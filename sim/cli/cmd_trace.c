@@ -90,6 +90,9 @@ static const char usage_synth[] =
     "      --coverage X             P(reference token in draft top-K) (0.92)\n"
     "      --predictor-accuracy X   early-exit predictor top-1 accuracy (0.85)\n"
     "      --seed N                 RNG seed (1)\n"
+    "      --node-streams           every node draws from its own random stream, so\n"
+    "                               a small change of --accept moves only the\n"
+    "                               decisions it crosses (what calibration fits use)\n"
     "      --target NAME            target model name (synthetic-target)\n"
     "      --draft NAME             draft model name (synthetic-draft)\n";
 
@@ -457,7 +460,8 @@ enum {
     O_PREDICTOR,
     O_SEED,
     O_TARGET,
-    O_DRAFT
+    O_DRAFT,
+    O_NODE_STREAMS
 };
 
 static int cmd_synth(int argc, char **argv)
@@ -483,6 +487,7 @@ static int cmd_synth(int argc, char **argv)
         {"seed", required_argument, NULL, O_SEED},
         {"target", required_argument, NULL, O_TARGET},
         {"draft", required_argument, NULL, O_DRAFT},
+        {"node-streams", no_argument, NULL, O_NODE_STREAMS},
         {NULL, 0, NULL, 0}};
     trc_synth_params p;
     trc_synth_default_params(&p);
@@ -546,6 +551,9 @@ static int cmd_synth(int argc, char **argv)
             break;
         case O_PREDICTOR:
             rc = parse_real(flag, optarg, &p.predictor_accuracy);
+            break;
+        case O_NODE_STREAMS:
+            p.node_streams = 1;
             break;
         case O_TARGET:
         case O_DRAFT:

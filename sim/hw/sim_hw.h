@@ -49,21 +49,29 @@
  *   The cycle returns when the last event has fired; the clock is then at the
  *   cycle's end.  The breakdown reports wall times and per-resource busy times.
  *
- * Two runtimes.  How the phone's inference runtime streams weights is a property
- * of the runtime, not of the silicon, and Lever's measurements come from two:
- *   - BASELINE (Flash-AR, Lever Table 1): reads a layer, then computes it
- *     (prefetch_layers), one synchronous read request at a time (queue depth 1):
- *     per-token latency = compute + I/O exactly, as Table 1 shows;
- *   - SPEC (speculative verification, Lever Table 2): reads run
- *     spec_prefetch_layers ahead of compute and spec_queue_depth requests are
- *     kept in flight, so per-request latency overlaps with transfers.  Table 2's
- *     16-node verification (817 ms for Qwen3-8B) is shorter than Table 1's I/O
- *     alone (953.4 ms): that runtime cannot be the serial one.
- *   sim_verify_shape.runtime selects one per verification; the replay uses SPEC
- *   for policies that draft and BASELINE for Flash-AR.  Both use the same
- *   read_gbps, request size and residual factors; the device profile derives the
- *   SPEC settings (configs/devices/oneplus12.lua).  DRAM accounting sizes the
- *   streaming buffers for the larger of the two prefetch depths.
+ * The runtime.  How the phone's inference runtime streams weights and drives
+ * the NPU is a property of the runtime, not of the silicon, so its mechanisms
+ * are device keys (each cited in the device profile), and one runtime serves
+ * every policy -- Flash-AR verifies one row with the same runtime that verifies
+ * a tree:
+ *   - prefetch_layers / queue_depth: how far reads run ahead of compute and how
+ *     many flash requests are kept in flight (Lever Table 1: compute + I/O =
+ *     total, i.e. 0 and 1 on the OnePlus 12);
+ *   - npu_shapes: the compiled graph row counts (padding); verify_min_rows: the
+ *     smallest compiled multi-row verification graph (a 2-row verification runs
+ *     at least that many rows; one row uses the decode graph);
+ *   - launch_us + sync_us per graph execution; npu_gflops per padded row;
+ *   - verify_setup_us: the fixed CPU cost of every multi-row verification (tree
+ *     mask, positions, batch and KV bookkeeping, merging the accepted path), and
+ *     per leaf the tree rows' KV copy at cpu_gbps plus kv_seq_us (temporary
+ *     sequences) -- the "KV / temporary-sequence management" above;
+ *   - npu_call_us: what a stand-alone NPU call issued by CPU-side control flow
+ *     (a draft call, an on-demand head row) pays on top of its graph.
+ * SIM_RUNTIME_SPEC is an alternative runtime of the same phone, the spec_*
+ * keys (reads spec_prefetch_layers ahead, spec_queue_depth requests in
+ * flight): a what-if that a point selects with runtime = "speculative".
+ * DRAM accounting sizes the streaming buffers for the larger of the two
+ * prefetch depths.
  *
  * Energy (per cycle, mJ = W x ms; device power states, all 0 = not modelled):
  *     energy = base_w x wall
@@ -208,10 +216,11 @@ typedef struct sim_verify_shape {
     int32_t rows_after_exit; /* [1, rows]; ignored when exit_layer == -1 */
     eng_proj_mode proj;      /* where the LM head runs */
     int32_t proj_rows;       /* on-demand modes: rows projected (accepted path + 1), >= 1 */
-    int32_t runtime;         /* sim_runtime: BASELINE (0, default) or SPEC */
+    int32_t runtime;         /* sim_runtime: BASELINE (0, the device's runtime) or SPEC */
 } sim_verify_shape;
 
-/* Which runtime streams the weights of a verification (see "Two runtimes"). */
+/* Which runtime streams the weights of a verification (see "The runtime"):
+ * BASELINE is the device's runtime, SPEC its spec_* alternative. */
 typedef enum sim_runtime { SIM_RUNTIME_BASELINE = 0, SIM_RUNTIME_SPEC = 1 } sim_runtime;
 
 typedef struct sim_cycle_time {

@@ -411,6 +411,7 @@ typedef struct synth_lua {
     double calibration, coverage, predictor_accuracy;
     char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
     char name[100];
+    int32_t node_streams;
 } synth_lua;
 
 static const double def_exit[] = {18};
@@ -452,6 +453,8 @@ static const eng_param_desc synth_keys[] = {
      NULL, 0, "draft model name recorded in the trace"},
     {"name", ENG_PARAM_STRING, SL(name), 0, 0, NAN, NULL, 100, 0, "", NULL, 0,
      "what results call the trace (default synth-<checksum>); [A-Za-z0-9._+-]"},
+    {"node_streams", ENG_PARAM_BOOL, SL(node_streams), 0, 1, 0, NULL, 0, 0, NULL, NULL, 0,
+     "every node draws from its own random stream (smooth in accept, for fitting)"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 #undef SL
@@ -506,6 +509,7 @@ int fs_l_trace_synth(lua_State *L)
     p.calibration = s.calibration;
     p.coverage = s.coverage;
     p.predictor_accuracy = s.predictor_accuracy;
+    p.node_streams = s.node_streams;
     snprintf(p.target, sizeof p.target, "%s", s.target);
     snprintf(p.draft, sizeof p.draft, "%s", s.draft);
     trc_trace *t = NULL;

@@ -8,6 +8,7 @@
  *     points = function(p) return { ...a sweep table... } end,
  *     profile = { base = "oneplus12", name = "oneplus12" },   -- optional
  *     name = "calibration", loo = "approx", max_iter = 100, fd_step = 0.05,
+ *     starts = 1,
  *   }
  *
  * The model is the simulator itself: for a parameter vector p the script's
@@ -24,7 +25,10 @@
  * Jacobian is a forward difference in z with an absolute step fd_step (the
  * simulator is piecewise constant in some parameters -- an acceptance rate
  * moves discrete draws --, so the step must be coarser than those plateaus).
- * Standard errors: s^2 (J^T J)^-1 in z, s^2 = RSS / (n - p), carried to x by
+ * The simulator's response is rough (policies make discrete choices), so a
+ * fit may stop in a local optimum: `starts` > 1 also fits from deterministic
+ * scatters of the start (z + 0.5 (2h - 1), h a Halton point per parameter) and
+ * keeps the converged fit of lowest RSS.  Standard errors: s^2 (J^T J)^-1 in z, s^2 = RSS / (n - p), carried to x by
  * dx/dz (delta method); NaN when n <= p.  Leave-one-out: "approx" gives each
  * row's PRESS residual e_i / (1 - h_ii) from the leverage of the final
  * Jacobian; "exact" refits without the row (from the fitted values) and
@@ -89,9 +93,11 @@ typedef struct cal {
     int32_t *matches;    /* [n_rows] points matched in the last evaluation */
     int err_ref;         /* registry ref of an error raised inside an evaluation */
     int32_t traces0;     /* traces made before the fit: never released */
+    char ref_arg[256];   /* the reference as the spec names it (for the outputs) */
     /* owned, freed by cal_free (also when an error unwinds: __gc) */
     gsl_vector *z, *f, *zk;
-    gsl_matrix *J, *cov;
+    gsl_matrix *J, *Jk, *cov;
+    int32_t starts;      /* fits from this many starting points */
     gsl_multifit_nlinear_workspace *w;
     double *best_pred, *loo_e, *resid;
     uint8_t *skip_mem;
@@ -350,7 +356,7 @@ static void read_params(cal *c, int idx)
 }
 
 static const char *const cal_keys[] = {"reference", "params", "points", "profile", "name",
-                                       "loo", "max_iter", "fd_step", NULL};
+                                       "loo", "max_iter", "fd_step", "starts", NULL};
 
 static void check_keys(cal *c, int idx)
 {
@@ -441,6 +447,7 @@ static int cal_gc(lua_State *L)
     gsl_vector_free(c->f);
     gsl_vector_free(c->zk);
     gsl_matrix_free(c->J);
+    gsl_matrix_free(c->Jk);
     gsl_matrix_free(c->cov);
     if (c->w) gsl_multifit_nlinear_free(c->w);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
@@ -501,6 +508,15 @@ int fs_l_calibrate(lua_State *L)
         c->max_iter = (int32_t)lua_tointeger(L, -1);
     }
     lua_pop(L, 1);
+    c->starts = 1;
+    lua_getfield(L, 1, "starts");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 1 || lua_tointeger(L, -1) > 64)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: starts must be an integer "
+                      "in [1, 64]", c->chunk, c->line);
+        c->starts = (int32_t)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
     c->fd_step = 0.05;
     lua_getfield(L, 1, "fd_step");
     if (!lua_isnil(L, -1)) {
@@ -542,6 +558,7 @@ int fs_l_calibrate(lua_State *L)
         cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'reference' must be the path of "
                   "a reference CSV", c->chunk, c->line);
     char rpath[PATH_MAX], err[2 * PATH_MAX + 64], tried[2 * PATH_MAX + 16];
+    snprintf(c->ref_arg, sizeof c->ref_arg, "%s", lua_tostring(L, -1));
     if (fs_api_find_file(c->a, lua_tostring(L, -1), rpath, sizeof rpath, tried, sizeof tried))
         cal_raise(c, FS_EXIT_NOINPUT, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
                   c->chunk, c->line, lua_tostring(L, -1), tried);
@@ -564,12 +581,13 @@ int fs_l_calibrate(lua_State *L)
     c->f = gsl_vector_alloc((size_t)n);
     c->zk = gsl_vector_alloc((size_t)p);
     c->J = gsl_matrix_alloc((size_t)n, (size_t)p);
+    c->Jk = gsl_matrix_alloc((size_t)n, (size_t)p);
     c->cov = gsl_matrix_alloc((size_t)p, (size_t)p);
     c->best_pred = malloc(sizeof(double) * (size_t)n);
     c->loo_e = malloc(sizeof(double) * (size_t)n);
     c->resid = malloc(sizeof(double) * (size_t)n);
     c->skip_mem = calloc((size_t)n, 1);
-    if (!c->z || !c->f || !c->zk || !c->J || !c->cov || !c->best_pred || !c->loo_e || !c->resid ||
+    if (!c->z || !c->f || !c->zk || !c->J || !c->Jk || !c->cov || !c->best_pred || !c->loo_e || !c->resid ||
         !c->skip_mem)
         cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the fit");
     gsl_vector *z = c->z, *f = c->f;
@@ -580,12 +598,42 @@ int fs_l_calibrate(lua_State *L)
     rethrow(c);
     double rss0;
     gsl_blas_ddot(f, f, &rss0);
+    /* starts: the spec's values, then deterministic scatters around them
+     * (z + 0.5 (2 h - 1), h a Halton point); the lowest converged RSS wins */
     size_t iters = 0;
-    int status = fit(c, z, c->max_iter, &iters, J);
-    if (status != GSL_SUCCESS && status != GSL_ENOPROG)
+    int status = GSL_FAILURE, last = GSL_FAILURE;
+    double best = INFINITY;
+    static const int primes[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53};
+    for (int32_t k = 0; k < c->starts; k++) {
+        for (int32_t i = 0; i < p; i++) {
+            double zi = to_z(&c->par[i], c->par[i].start);
+            if (k > 0) {
+                int b = primes[i % 16];
+                double h = 0.0, fr = 1.0 / b;
+                for (int32_t n = k + i / 16; n > 0; n /= b, fr /= b) h += fr * (n % b);
+                zi += 0.5 * (2.0 * h - 1.0);
+            }
+            gsl_vector_set(c->zk, (size_t)i, zi);
+        }
+        size_t it = 0;
+        last = fit(c, c->zk, c->max_iter, &it, c->Jk);
+        iters += it;
+        if (last != GSL_SUCCESS && last != GSL_ENOPROG) continue;
+        resid_f(c->zk, c, f);
+        rethrow(c);
+        double r;
+        gsl_blas_ddot(f, f, &r);
+        if (r < best) {
+            best = r;
+            status = last;
+            gsl_vector_memcpy(z, c->zk);
+            gsl_matrix_memcpy(J, c->Jk);
+        }
+    }
+    if (!isfinite(best))
         cal_raise(c, FS_EXIT_DATA, "%s:%d: flashspec.calibrate: the fit did not converge in %d "
                   "iterations (%s); nothing written", c->chunk, c->line, c->max_iter,
-                  gsl_strerror(status));
+                  gsl_strerror(last));
     resid_f(z, c, f); /* predictions at the solution */
     rethrow(c);
     double rss;
@@ -716,7 +764,8 @@ int fs_l_calibrate(lua_State *L)
     bprintf(&md, "Reference: `%s` (%d rows).  Spec: `%s`.  Fitted by `flashspec calibrate` "
                  "(GSL trust-region Levenberg-Marquardt on relative errors, bounds by a "
                  "logistic map, forward-difference Jacobian with step %g).\n\n",
-            c->ref.path, n, c->chunk, c->fd_step);
+            c->ref_arg, n, c->chunk, c->fd_step);
+    bprintf(&md, "Starts: %d (the lowest converged fit is kept).  ", c->starts);
     bprintf(&md, "Status: %s after %zu iterations (%lld evaluations).  RMS relative error "
                  "%.2f%% (start %.2f%%); leave-one-out (%s) RMS %.2f%%.  n = %d, p = %d, "
                  "AIC %.2f, BIC %.2f.\n\n",
@@ -760,7 +809,7 @@ int fs_l_calibrate(lua_State *L)
                      "%.2f%%, leave-one-out (%s) %.2f%%.\n-- Every value below: fitted value, "
                      "standard error, the bounds of the fit.\nreturn {\n  name = \"%s\",\n  "
                      "base = \"%s\",\n",
-                prof_name, c->chunk, name, c->ref.path, n, 100 * rms, loo, 100 * loo_rms,
+                prof_name, c->chunk, name, c->ref_arg, n, 100 * rms, loo, 100 * loo_rms,
                 prof_name, prof_base);
         for (int32_t i = 0; i < p; i++) {
             cal_param *q = &c->par[i];

@@ -73,6 +73,7 @@ static const col_desc columns[] = {
     {"resampled_expansions", COL_I64, R(st.resampled_expansions)},
     {"penalised_expansions", COL_I64, R(st.penalised_expansions)},
     {"accepted_hist", COL_HIST, R(st.accepted_hist)},
+    {"verify_rows_max", COL_I64, R(st.verify_rows_max)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

@@ -517,6 +517,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             out->accepted_hist[acc < RP_HIST_BINS - 1 ? acc : RP_HIST_BINS - 1]++;
             out->proposed += n_verified - 1;
             out->verify_rows += plan.rows;
+            if (plan.rows > out->verify_rows_max) out->verify_rows_max = plan.rows;
             out->rows_after_exit += plan.exit_layer >= 0 ? plan.rows_after_exit : plan.rows;
             out->accepted_unpruned += acc_full;
             out->proj_ms += sim_hw_proj_ms(hw, &vs);

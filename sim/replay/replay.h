@@ -24,10 +24,9 @@
  * emitted.  This approximates the continuation the target would have produced
  * after a different prefix by the recorded one (the trace holds no other).
  *
- * Runtimes: by default drafting policies verify on the phone's speculative
- * runtime and Flash-AR on the baseline runtime (sim_hw.h "Two runtimes");
- * sim_point.runtime forces one for every policy (fair same-runtime
- * comparisons).
+ * Runtimes: every policy, Flash-AR included, verifies on the phone's runtime
+ * (sim_hw.h "The runtime"); sim_point.runtime = SPEC selects the device's
+ * spec_* alternative for every policy (a what-if).
  *
  * Calibration: a policy with a calibrate hook receives, before the first
  * cycle, an eng_cost_profile: the positional acceptance p[k] measured on the
@@ -108,9 +107,9 @@ typedef struct sim_cycle_info {
     const sim_cycle_time *ct; /* borrowed for the call */
 } sim_cycle_info;
 
-/* Which phone runtime verifies (sim_hw.h "Two runtimes"): auto = the baseline
- * runtime for policies that do not draft (Flash-AR, as Lever Table 1 measured
- * it) and the speculative runtime for those that do (Table 2). */
+/* Which phone runtime verifies (sim_hw.h "The runtime"): auto and baseline =
+ * the device's runtime, for every policy; spec = the device's spec_*
+ * alternative, for every policy. */
 typedef enum sim_point_runtime {
     SIM_POINT_RUNTIME_AUTO = 0,
     SIM_POINT_RUNTIME_BASELINE = 1,
@@ -138,6 +137,7 @@ typedef struct sim_point_stats {
     double tokens_per_s, ms_per_token, tokens_per_cycle, mean_accepted;
     double cycle_ms, draft_ms, verify_ms, flash_ms, npu_ms, cpu_ms, kv_ms, idle_ms;
     double rows_per_cycle;
+    int64_t verify_rows_max;   /* most rows one verification sent through the layers */
     double coverage;           /* recorded / all expansions; 1 when nothing was expanded */
     int64_t dram_bytes;        /* DRAM the point occupies */
     int32_t resident_layers;

@@ -107,11 +107,60 @@ def check(study, grid, outdir):
     print(f"{study} ({grid} grid): {n} points, {n - nofit} rows, exit {p.returncode}")
 
 
+def run_study(study, grid, outdir):
+    res = os.path.join(outdir, f"{study}-{grid}")
+    script = os.path.join(HOME, "scripts", f"study_{study}.lua")
+    p = subprocess.run([BIN, "sweep", script, *grid_args(grid), "-j", "2", "-q",
+                        "--no-resume", "-o", res], cwd=HOME, capture_output=True, text=True,
+                       timeout=300)
+    expect(p.returncode == 0, f"{study}: exit {p.returncode}; stderr: {p.stderr[-2000:]}")
+    with open(os.path.join(res, "results.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    expect(rows[0] == result_columns(), f"{study}: CSV columns differ from rows.c")
+    return p.stdout.splitlines(), rows[1:]
+
+
+def check_table5(outdir):
+    """Table 5 on the quick grid (code workloads): 2 drafts x 4 policies; the
+    calibrated phone keeps the orderings the paper reports."""
+    out, body = run_study("table5", "quick", outdir)
+    expect(len(body) == 8, f"table5: {len(body)} rows, wanted 8")
+    expect(len([l for l in out if CI_ROW.search(l)]) == 8, "table5: 8 rows with a 95% CI")
+    expect(any(l.startswith("geometric-mean relative error") for l in out), "table5: summary")
+    checks = [l for l in out if l.split()[-1:] in (["yes"], ["no"])]
+    expect(len(checks) == 5, f"table5: 5 ordering checks, got {len(checks)}")
+    # the orderings the calibrated phone must keep: Lever first with both
+    # drafts, Chain-SD with the 0.6B draft slower than Flash-AR
+    must = [l for l in checks if "Lever >" in l or "< Flash-AR" in l]
+    expect(len(must) == 3 and all(l.endswith("yes") for l in must),
+           f"table5: a required ordering disagrees: {must}")
+    print(f"table5 (quick grid): 8 points, {sum(l.endswith('yes') for l in checks)} of 5 "
+          "orderings agree")
+
+
+def check_ablations(outdir):
+    """The ablation tables on the quick grid (code workload): 19 points, every
+    row with a 95% CI, and a verdict for each of the paper's 10 statements."""
+    out, body = run_study("ablations", "quick", outdir)
+    expect(len(body) == 19, f"ablations: {len(body)} rows, wanted 19")
+    expect(len([l for l in out if CI_ROW.search(l)]) == 19, "ablations: 19 rows with a CI")
+    claims = [l for l in out if l.startswith("paper: ")]
+    expect(len(claims) == 10, f"ablations: {len(claims)} verdicts, wanted 10")
+    expect(all(l.endswith(" agree") or l.endswith(" DISAGREE") for l in claims),
+           "ablations: every verdict says agree or DISAGREE")
+    print(f"ablations (quick grid): 19 points, {sum(l.endswith(' agree') for l in claims)} of "
+          "10 statements agree")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: test_studies.py CASE OUTDIR")
     case, outdir = sys.argv[1], sys.argv[2]
-    if case.endswith("_full"):
+    if case == "table5":
+        check_table5(outdir)
+    elif case == "ablations":
+        check_ablations(outdir)
+    elif case.endswith("_full"):
         check(case[:-len("_full")], "full", outdir)
     else:
         check(case, "quick", outdir)

@@ -1,22 +1,20 @@
 /*
- * test_calib_table2.c -- the shipped profiles reproduce Lever Table 2.
+ * test_calib_table2.c -- the shipped profile reproduces Lever Table 2.
  *
- * Table 2 (CALIBRATION.md): one verification on the OnePlus 12 with a tree
- * budget of 16 / 32 nodes, Llama-3.1-8B and Qwen3-8B, whole model streamed.
- * The budget counts the tree's nodes including the root (Lever's T contains
- * r), so a B-node tree is B rows through the layers -- exactly a compiled
- * 16- or 32-row NPU shape.  The shape: context 256 tokens, eager NPU head,
- * leaves = B / 4 (a bushy tree; temporary-sequence management overlaps the
- * first reads, so the leaf count moves the result by < 0.1%), the speculative
- * runtime (sim_hw.h "Two runtimes").  Each verification must land within 10%
- * of the published latency.
+ * Table 2: one verification on the OnePlus 12 with a tree budget of 16 / 32
+ * nodes, Llama-3.1-8B and Qwen3-8B, whole model streamed.  The budget counts
+ * the tree's nodes including the root, so a B-node tree is B rows through the
+ * layers.  The profile is fitted to the reading of Table 2 that the
+ * calibration selected (configs/calibration/README.md): the tree-dependent
+ * part of a verification on top of the streamed I/O, i.e. verify_ms -
+ * flash_ms on the phone's one runtime (sim_hw.h "The runtime").  The shape
+ * here: context 256 tokens, eager NPU head, leaves = B / 4 (a bushy tree).
+ * Each must land within 10% of the published figure.
  *
- * It also checks what makes the two runtimes differ: the speculative runtime
- * overlaps (total < compute + I/O) and streams the same bytes faster than the
- * serial Flash-AR runtime, whose one-row cycle keeps Table 1's identity
- * total = compute + I/O.  The waste of each verification for an accepted path
- * of 3 draft tokens (the replay's waste_ms definition: verify time minus the
- * time of verifying the 4 accepted-path rows alone) is printed for reference.
+ * It also checks the runtime's identities: one row keeps Table 1's total =
+ * compute + I/O; the streamed I/O of a verification does not depend on its
+ * rows; a multi-row verification pays the fixed set-up cost once; the
+ * spec_* alternative (runtime = "speculative") overlaps I/O with compute.
  *
  * argv[1]: the configs directory.
  */
@@ -69,11 +67,13 @@ int main(int argc, char **argv)
     int rc = sim_profile_load_device(path, &dev, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     CHECK(rc == SIM_PROFILE_OK);
+    CHECK(dev.prefetch_layers == 0 && dev.queue_depth == 1);
     CHECK(dev.spec_prefetch_layers >= 1 && dev.spec_queue_depth > 1);
 
-    printf("Lever Table 2, one verification on %s, 0%% DRAM, ms\n", dev.name);
+    printf("Lever Table 2, one verification on %s, 0%% DRAM, ms (beyond the streamed I/O)\n",
+           dev.name);
     printf("%-18s %5s %10s %10s %8s | %8s %8s %8s\n", "model", "nodes", "sim", "published",
-           "error", "flash", "compute", "waste@3");
+           "error", "flash", "compute", "kv");
     int bad = 0;
     for (size_t i = 0; i < sizeof table2 / sizeof table2[0]; i++) {
         const row *r = &table2[i];
@@ -87,24 +87,28 @@ int main(int argc, char **argv)
         if (rc) fprintf(stderr, "%s\n", err);
         CHECK(rc == SIM_HW_OK);
         if (!hw) continue;
-        sim_cycle_time t = verify(hw, r->nodes, r->nodes / 4, SIM_RUNTIME_SPEC);
-        double e = (t.verify_ms - r->verify_ms) / r->verify_ms;
-        sim_cycle_time acc = verify(hw, 4, 1, SIM_RUNTIME_SPEC);
-        double waste = t.verify_ms - acc.verify_ms;
+        sim_cycle_time t = verify(hw, r->nodes, r->nodes / 4, SIM_RUNTIME_BASELINE);
+        double tree = t.verify_ms - t.flash_ms;
+        double e = (tree - r->verify_ms) / r->verify_ms;
         printf("%-18s %5d %10.1f %10.1f %+7.2f%% | %8.1f %8.1f %8.1f\n", r->profile, r->nodes,
-               t.verify_ms, r->verify_ms, 100 * e, t.flash_ms, t.npu_ms + t.cpu_ms, waste);
+               tree, r->verify_ms, 100 * e, t.flash_ms, t.npu_ms + t.cpu_ms, t.kv_ms);
         if (fabs(e) > 0.10) bad++;
-        /* the speculative runtime overlaps I/O with compute ... */
-        CHECK(t.verify_ms < t.flash_ms + t.npu_ms + t.cpu_ms - 1.0);
-        CHECK(t.overlap_ms > 0);
-        CHECK(waste > 0 && waste < t.verify_ms);
-        /* ... and streams the same bytes faster than the serial Flash-AR runtime */
-        sim_cycle_time base = verify(hw, r->nodes, r->nodes / 4, SIM_RUNTIME_BASELINE);
-        CHECK(base.flash_bytes == t.flash_bytes);
-        CHECK(t.flash_ms < base.flash_ms);
-        CHECK(t.verify_ms < base.verify_ms);
+        /* one runtime: Flash-AR's row keeps total = compute + I/O ... */
         sim_cycle_time ar = verify(hw, 1, 1, SIM_RUNTIME_BASELINE);
         CHECK(fabs(ar.verify_ms - (ar.flash_ms + ar.npu_ms + ar.cpu_ms)) < 1e-6);
+        CHECK(ar.kv_ms == 0.0);
+        /* ... the streamed bytes and their time do not depend on the rows ... */
+        CHECK(ar.flash_bytes == t.flash_bytes);
+        CHECK(fabs(ar.flash_ms - t.flash_ms) < 1e-6);
+        /* ... and every multi-row verification pays the set-up once */
+        sim_cycle_time two = verify(hw, 2, 1, SIM_RUNTIME_BASELINE);
+        CHECK(fabs(two.kv_ms - dev.verify_setup_us * 1e-3) < 1e-6);
+        CHECK(two.verify_ms - two.flash_ms > ar.verify_ms - ar.flash_ms + dev.verify_setup_us * 1e-3);
+        /* the what-if runtime overlaps reads with compute */
+        sim_cycle_time spec = verify(hw, r->nodes, r->nodes / 4, SIM_RUNTIME_SPEC);
+        CHECK(spec.flash_bytes == t.flash_bytes);
+        CHECK(spec.verify_ms < spec.flash_ms + spec.npu_ms + spec.cpu_ms - 1.0);
+        CHECK(spec.verify_ms < t.verify_ms);
         sim_hw_destroy(hw);
     }
     CHECK(bad == 0);
