@@ -39,7 +39,7 @@ const eng_param_desc eng_eagle2_param_table[] = {
      .doc = "draft steps after the root's expansion (tree depth <= depth + 1)"},
     {.name = "total_tokens", .type = ENG_PARAM_INT, .offset = P(total_tokens), .min = 1,
      .max = ENG_POL_MAX_NODES - 1, .def = 60,
-     .doc = "draft nodes kept for verification (global top by joint log-prob)"},
+     .doc = "draft nodes kept for verification, root excluded: the tree has total_tokens + 1 nodes"},
     {.name = "unit", .type = ENG_PARAM_ENUM, .offset = P(unit), .min = 0, .max = 1, .def = 1,
      .choices = unit_choices, .doc = "processor the draft runs on: cpu or npu"},
     {.name = NULL},

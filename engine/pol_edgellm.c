@@ -74,7 +74,7 @@ const eng_param_desc eng_edgellm_param_table[] = {
      .def = 8,
      .doc = "draft tokens per tree without fallback and the pacer's first M (8: Chain-SD's k)"},
     {.name = "max_tokens", .type = ENG_PARAM_INT, .offset = P(max_tokens), .min = 1, .max = 255,
-     .def = 32, .doc = "safety cap on draft tokens per tree with fallback"},
+     .def = 32, .doc = "safety cap on draft tokens per tree with fallback (root excluded)"},
     {.name = "max_branches", .type = ENG_PARAM_INT, .offset = P(max_branches), .min = 1,
      .max = ENG_EDGELLM_MAX_BRANCHES, .def = 8,
      .doc = "branches plus fork candidates the pacer keeps"},

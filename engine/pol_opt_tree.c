@@ -40,7 +40,7 @@ static const char *const unit_choices[] = {"cpu", "npu", NULL};
 #define P(f) offsetof(eng_opt_tree_params, f)
 const eng_param_desc eng_opt_tree_param_table[] = {
     {.name = "nodes", .type = ENG_PARAM_INT, .offset = P(nodes), .min = 1, .max = 256, .def = 60,
-     .doc = "node budget n: beam width and verified draft nodes"},
+     .doc = "node budget n: beam width and verified draft nodes (root excluded)"},
     {.name = "delta", .type = ENG_PARAM_DOUBLE, .offset = P(delta), .min = 0, .max = 1000,
      .def = 0.5, .doc = "draft another layer while the expected acceptance grows by more"},
     {.name = "max_depth", .type = ENG_PARAM_INT, .offset = P(max_depth), .min = 1, .max = 64,

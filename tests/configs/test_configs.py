@@ -16,10 +16,15 @@ Cases:
   workloads_regen   scripts/make_workloads.sh regenerates the six
                     traces/data/workload-*.h5 byte for byte (SHA-256).
   workloads_check   each workload passes `flashspec trace check` and stays small.
-  workloads_stats   `flashspec trace stats`: per-depth draft top-1 acceptance is
+  workloads_stats   `flashspec trace stats`: mean draft top-1 acceptance is
                     ordered code, math > dialogue for each draft and strong > weak
-                    for each task at every depth, and its mean over depths matches
-                    the preset's knob.
+                    for each task, and matches the preset's knob.
+  calibration_reproduces
+                    `flashspec calibrate configs/calibration/oneplus12.lua` fits
+                    the values the shipped OnePlus 12 profile and the workload
+                    presets hold (each within 1% and within its standard error),
+                    writes its report and the derived profile, and that profile
+                    loads.
 Exit 0 on success, 1 with a message on failure.
 """
 from __future__ import annotations
@@ -257,12 +262,60 @@ def case_workloads_stats() -> None:
     print("workloads_stats: ok")
 
 
+def lua_number(text: str, key: str) -> float:
+    m = re.search(r"^\s*" + re.escape(key) + r"\s*=\s*([-0-9.e+]+)", text, re.M)
+    if not m:
+        fail(f"no '{key} = NUMBER' line")
+    return float(m.group(1))
+
+
+def case_calibration_reproduces() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cal"
+        p = subprocess.run([BIN, "calibrate", "configs/calibration/oneplus12.lua", "-j", "2",
+                            "-q", "-o", str(out), "--arg", "loo=approx"],
+                           cwd=HOME, capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            fail(f"calibrate: exit {p.returncode}: {p.stderr.strip()}")
+        fitted: dict[str, tuple[float, float]] = {}
+        for line in p.stdout.splitlines():
+            m = re.match(r"^\s+([a-z_]+)\s+([-0-9.e+]+) \+/- ([-0-9.e+na]+)$", line)
+            if m:
+                fitted[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+        for f in ("oneplus12-b-setup.md", "oneplus12-b-setup.csv", "oneplus12-fit.lua"):
+            if not (out / f).is_file():
+                fail(f"calibrate wrote no {f}")
+        shipped_dev = (HOME / "configs" / "devices" / "oneplus12.lua").read_text()
+        presets = (HOME / "scripts" / "make_workloads.sh").read_text()
+        want = {k: lua_number(shipped_dev, k) for k in ("npu_gflops", "verify_setup_us")}
+        for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.]+) ", presets, re.M):
+            want[f"accept_{m.group(1)}_{m.group(2)}"] = float(m.group(3))
+        if len(want) != 8 or set(want) != set(fitted):
+            fail(f"fitted {sorted(fitted)} != shipped {sorted(want)}")
+        for k, v in want.items():
+            x, se = fitted[k]
+            print(f"{k:24s} fitted {x:12.6g} +/- {se:.3g}   shipped {v:12.6g}")
+            if abs(x - v) > 0.01 * abs(v) or abs(x - v) > se:
+                fail(f"{k}: fitted {x} +/- {se} does not reproduce the shipped {v}")
+        # the derived profile loads on top of the shipped one
+        cfg = Path(tmp) / "configs"
+        subprocess.run(["cp", "-r", str(HOME / "configs"), str(cfg)], check=True)
+        (cfg / "devices" / "oneplus12-fit.lua").write_text((out / "oneplus12-fit.lua").read_text())
+        env = dict(os.environ, FLASHSPEC_CONFIG_DIR=str(cfg))
+        q = subprocess.run([BIN, "profile", "oneplus12-fit", "qwen3-8b-q4_0"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        if q.returncode != 0 or "flash-ar token   1050.0 ms" not in q.stdout:
+            fail(f"the fitted profile does not load or changes Flash-AR: {q.stderr.strip()}")
+    print("calibration_reproduces: ok")
+
+
 CASES = {
     "device_profiles": case_device_profiles,
     "citation_lint": case_citation_lint,
     "workloads_regen": case_workloads_regen,
     "workloads_check": case_workloads_check,
     "workloads_stats": case_workloads_stats,
+    "calibration_reproduces": case_calibration_reproduces,
 }
 
 

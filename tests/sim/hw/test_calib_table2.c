@@ -100,10 +100,12 @@ int main(int argc, char **argv)
         /* ... the streamed bytes and their time do not depend on the rows ... */
         CHECK(ar.flash_bytes == t.flash_bytes);
         CHECK(fabs(ar.flash_ms - t.flash_ms) < 1e-6);
-        /* ... and every multi-row verification pays the set-up once */
+        /* ... and every multi-row verification pays the set-up once (on the
+         * CPU while the first layer is read) */
         sim_cycle_time two = verify(hw, 2, 1, SIM_RUNTIME_BASELINE);
         CHECK(fabs(two.kv_ms - dev.verify_setup_us * 1e-3) < 1e-6);
-        CHECK(two.verify_ms - two.flash_ms > ar.verify_ms - ar.flash_ms + dev.verify_setup_us * 1e-3);
+        CHECK(two.verify_ms - two.flash_ms >
+              ar.verify_ms - ar.flash_ms + dev.verify_setup_us * 1e-3 - sim_hw_layer_read_ms(hw));
         /* the what-if runtime overlaps reads with compute */
         sim_cycle_time spec = verify(hw, r->nodes, r->nodes / 4, SIM_RUNTIME_SPEC);
         CHECK(spec.flash_bytes == t.flash_bytes);

@@ -873,9 +873,91 @@ static void test_draft_overlap(void)
     free(lg);
 }
 
+static double verify_ms(sim_hw *hw, const sim_verify_shape *v)
+{
+    sim_cycle_time t;
+    CHECK(sim_hw_estimate(hw, NULL, 0, v, &t, NULL) == SIM_HW_OK);
+    double direct = -1;
+    CHECK(sim_hw_verify_direct(hw, v, &direct) == SIM_HW_OK);
+    CHECK(NEAR(direct, t.verify_ms));
+    return t.verify_ms;
+}
+
+/* The runtime's mechanisms (sim_hw.h "The runtime"), each against its
+ * closed form: queue depth, smallest multi-row graph, verification set-up,
+ * stand-alone NPU call cost. */
+static void test_runtime_keys(void)
+{
+    sim_model t = q8(), e = eagle(4096, 12288);
+    sim_device d = phone();
+    d.kv_seq_us = 0;
+    sim_hw *hw = make(&d, &t, &e, 0.0);
+    double read1 = sim_hw_layer_read_ms(hw);
+    double one = verify_ms(hw, &(sim_verify_shape){.rows = 1, .leaves = 1, .ctx_len = 256,
+                                                   .exit_layer = -1, .rows_after_exit = 1,
+                                                   .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1});
+    sim_verify_shape v2 = shape(2, 1), v8 = shape(8, 1);
+    double two = verify_ms(hw, &v2), eight = verify_ms(hw, &v8);
+    double draft_npu = sim_hw_draft_ms(hw, ENG_UNIT_NPU, 1, 256);
+    double draft_cpu = sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 256);
+    sim_verify_shape od = shape(8, 1);
+    od.proj = ENG_PROJ_ONDEMAND_NPU;
+    od.proj_rows = 3;
+    double od_ms = sim_hw_proj_ms(hw, &od);
+    CHECK(sim_hw_kv_ms(hw, 1, 1) == 0.0 && sim_hw_kv_ms(hw, 2, 1) == 0.0);
+    sim_hw_destroy(hw);
+
+    /* queue depth: each request's latency paid once per Q requests in flight */
+    sim_device dq = d;
+    dq.queue_depth = 4;
+    hw = make(&dq, &t, &e, 0.0);
+    double reqs = ceil(sim_model_layer_bytes(&t) / (512.0 * 1024.0));
+    CHECK(NEAR(read1 - sim_hw_layer_read_ms(hw),
+               reqs * d.request_latency_us * 1e-3 * (1.0 - 1.0 / 4) / t.flash_efficiency));
+    sim_hw_destroy(hw);
+
+    /* smallest multi-row graph: 2 rows run as 8, one row keeps the decode graph */
+    sim_device dm = d;
+    dm.verify_min_rows = 8;
+    hw = make(&dm, &t, &e, 0.0);
+    CHECK(sim_hw_verify_graph_rows(hw, 1) == 1 && sim_hw_verify_graph_rows(hw, 2) == 8 &&
+          sim_hw_verify_graph_rows(hw, 9) == 9);
+    CHECK(NEAR(verify_ms(hw, &v2), eight));
+    CHECK(two < eight);
+    CHECK(NEAR(verify_ms(hw, &(sim_verify_shape){.rows = 1, .leaves = 1, .ctx_len = 256,
+                                                 .exit_layer = -1, .rows_after_exit = 1,
+                                                 .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1}),
+               one));
+    sim_hw_destroy(hw);
+
+    /* set-up: once per multi-row verification, on the CPU before layer 0 (it
+     * runs while the first layer is read) */
+    sim_device ds = d;
+    ds.verify_setup_us = 300000;
+    hw = make(&ds, &t, &e, 0.0);
+    CHECK(NEAR(sim_hw_kv_ms(hw, 2, 1), 300.0) && sim_hw_kv_ms(hw, 1, 1) == 0.0);
+    CHECK(NEAR(verify_ms(hw, &v2) - two, 300.0 - read1));
+    CHECK(NEAR(verify_ms(hw, &(sim_verify_shape){.rows = 1, .leaves = 1, .ctx_len = 256,
+                                                 .exit_layer = -1, .rows_after_exit = 1,
+                                                 .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1}),
+               one));
+    sim_hw_destroy(hw);
+
+    /* a stand-alone NPU call: every NPU draft call and on-demand NPU head row */
+    sim_device dc = d;
+    dc.npu_call_us = 5000;
+    hw = make(&dc, &t, &e, 0.0);
+    CHECK(NEAR(sim_hw_draft_ms(hw, ENG_UNIT_NPU, 1, 256) - draft_npu, 5.0));
+    CHECK(NEAR(sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 256), draft_cpu)); /* CPU calls pay none */
+    CHECK(NEAR(sim_hw_proj_ms(hw, &od) - od_ms, 3 * 5.0));
+    CHECK(NEAR(verify_ms(hw, &v8), eight)); /* the target's own graphs pay none */
+    sim_hw_destroy(hw);
+}
+
 int main(void)
 {
     test_sizes();
+    test_runtime_keys();
     test_residency();
     test_nofit();
     test_padding();
