@@ -17,7 +17,10 @@ Reference CSV (analysis/README.md "Reference CSV"): columns `metric`, `value`,
 `source` (required) and `note` (optional); every other column is a key that
 must name a result column or a derived one (`tree_nodes`, `tree_budget`,
 `variant`); an empty key cell matches anything.  `metric` names the result
-column compared with `value`, or a sum of columns ("npu_ms+cpu_ms").
+column compared with `value`, or an arithmetic expression over numeric result
+columns and numbers with + - * / and parentheses ("npu_ms+cpu_ms",
+"verify_ms-flash_ms", "waste_ms/(verify_ms-flash_ms)"; the grammar of
+flashspec calibrate's reference reader).
 
 Errors: relative error e = (predicted - measured) / measured; the geometric-
 mean relative error of a set is exp(mean(ln(1 + |e|))) - 1; the bias is the
@@ -99,6 +102,9 @@ def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]
         except KeyError as e:
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: unknown metric '{metric}' "
                                    f"(no numeric result column '{e.args[0]}')") from None
+        except fr.MetricSyntaxError as e:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: metric '{metric}': {e}") \
+                from None
         try:
             value = float(cell["value"])
         except ValueError:
@@ -169,7 +175,12 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
                                        + ", ".join(f"{k}={v}" for k, v in ref.keys.items() if v))
             missing.append(ref)
             continue
-        pred = float(fr.metric_values(m, ref.metric).mean())
+        vals = fr.metric_values(m, ref.metric)
+        if not np.all(np.isfinite(vals.to_numpy(dtype=float))):
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{ref_path}:{ref.line}: metric "
+                                   f"'{ref.metric}' is not a finite number for a matching "
+                                   "result row (a division by zero?)")
+        pred = float(vals.mean())
         recs.append((ref, pred, len(m), (pred - ref.value) / ref.value))
     if not recs:
         raise fr.AnalysisError(fr.EX_DATAERR, f"{ref_path}: no result row of {src} matches any "
@@ -213,6 +224,23 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
                        "bias"], summary),
           "\n## Per point\n\n![predicted vs measured](fidelity.png)\n\n",
           fr.md_table(head, md_rows)]
+    t5 = [(r, p, e) for r, p, _, e in recs if r.source.startswith("Lever Table 5")]
+    if t5:
+        # rows: draft x policy; columns: trace; cells "predicted / measured (error)"
+        def key(r: RefRow, k: str) -> str:
+            return r.keys.get(k, "") or "*"
+        def col(r: RefRow) -> str:  # the benchmark when the note names it, else the trace
+            return r.note or key(r, "trace")
+        traces = list(dict.fromkeys(col(r) for r, _, _ in t5))
+        grid: dict[tuple[str, str], dict[str, str]] = {}
+        for r, p, e in t5:
+            cell = f"{fr.fmt_num(p)} / {fr.fmt_num(r.value)} ({pct(e)})"
+            grid.setdefault((key(r, "draft"), key(r, "policy")), {})[col(r)] = cell
+        md.append("\n## Table 5\n\nDecode throughput, predicted / measured (error), "
+                  "tokens/s.\n\n")
+        md.append(fr.md_table(["draft", "policy"] + traces,
+                              [[d, pol] + [cells.get(t, "—") for t in traces]
+                               for (d, pol), cells in grid.items()]))
     if missing:
         md.append("\n## Not simulated\n\nReference rows without a matching result row:\n\n")
         md.append(fr.md_table(["line"] + keys + ["metric", "value", "source"],

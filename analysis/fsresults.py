@@ -250,15 +250,109 @@ def add_derived(df: pd.DataFrame) -> pd.DataFrame:
 DERIVED_COLUMNS = {"tree_nodes", "tree_budget", "variant"}
 
 
+class MetricSyntaxError(ValueError):
+    """A metric expression that does not parse (the message says why)."""
+
+
+def _tokens(text: str) -> list[str]:
+    toks, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c in "+-*/()":
+            toks.append(c)
+            i += 1
+        elif c.isdigit() or c == ".":
+            j = i
+            while j < len(text) and (text[j].isdigit() or text[j] in ".eE" or
+                                     (text[j] in "+-" and text[j - 1] in "eE")):
+                j += 1
+            toks.append(text[i:j])
+            i = j
+        elif c.isalpha() or c == "_":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            toks.append(text[i:j])
+            i = j
+        else:
+            raise MetricSyntaxError(f"unexpected character {c!r}")
+    return toks
+
+
 def metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
-    """A result column, or a '+'-sum of result columns ('npu_ms+cpu_ms')."""
-    parts = [m.strip() for m in metric.split("+")]
-    total = None
-    for m in parts:
-        if m not in df.columns or df[m].dtype == object:
-            raise KeyError(m)
-        total = df[m].astype(float) if total is None else total + df[m].astype(float)
-    return total
+    """A metric over result columns: an arithmetic expression with + - * /,
+    parentheses, unary minus, numbers and numeric result columns
+    ('npu_ms+cpu_ms', 'verify_ms-flash_ms', 'waste_ms/(verify_ms-flash_ms)'),
+    evaluated row-wise -- the grammar of sim/lua/refcsv.c:
+        expr = term {(+|-) term}; term = factor {(*|/) factor};
+        factor = number | column | ( expr ) | - factor.
+    Raises KeyError(column) for an unknown or non-numeric column and
+    MetricSyntaxError for a malformed expression.  No eval of the text."""
+    toks = _tokens(metric)
+    pos = 0
+
+    def peek() -> str | None:
+        return toks[pos] if pos < len(toks) else None
+
+    def take() -> str:
+        nonlocal pos
+        if pos >= len(toks):
+            raise MetricSyntaxError("unexpected end")
+        pos += 1
+        return toks[pos - 1]
+
+    def factor(depth: int):
+        if depth > 16:
+            raise MetricSyntaxError("expression nested too deeply")
+        t = take()
+        if t == "(":
+            v = expr(depth + 1)
+            if peek() != ")":
+                raise MetricSyntaxError("missing ')'")
+            take()
+            return v
+        if t == "-":
+            return -factor(depth + 1)
+        if t[0].isdigit() or t[0] == ".":
+            try:
+                x = float(t)
+            except ValueError:
+                raise MetricSyntaxError(f"bad number {t!r}") from None
+            if not math.isfinite(x):
+                raise MetricSyntaxError(f"bad number {t!r}")
+            return x
+        if t[0].isalpha() or t[0] == "_":
+            if t not in df.columns or df[t].dtype == object:
+                raise KeyError(t)
+            return df[t].astype(float)
+        raise MetricSyntaxError(f"unexpected {t!r}")
+
+    def term(depth: int):
+        v = factor(depth)
+        while peek() in ("*", "/"):
+            op = take()
+            w = factor(depth)
+            v = v * w if op == "*" else v / w
+        return v
+
+    def expr(depth: int):
+        v = term(depth)
+        while peek() in ("+", "-"):
+            op = take()
+            w = term(depth)
+            v = v + w if op == "+" else v - w
+        return v
+
+    if not toks:
+        raise MetricSyntaxError("empty metric")
+    value = expr(0)
+    if pos != len(toks):
+        raise MetricSyntaxError(f"unexpected {toks[pos]!r}")
+    if not isinstance(value, pd.Series):
+        value = pd.Series([float(value)] * len(df), index=df.index)
+    return value
 
 
 # ------------------------------------------------------------------ labels
