@@ -26,6 +26,7 @@ models=(
   "B, set-up and per-leaf cost|overhead=both"
   "B, no fixed verification cost|overhead=none"
   "B, acceptance constant with depth|decay=0"
+  "B, top-K recovers a share of misses at every depth|coverage=share"
   "B, + stand-alone NPU call cost|fit_call=1"
   "B, + CPU GEMV bandwidth|fit_cpu=1"
   "A, overlapped runtime, set-up per verification|reading=a"

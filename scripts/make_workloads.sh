@@ -34,13 +34,15 @@ gen() {
         --seed "$5" --draft "$6" >/dev/null
 }
 
-# Acceptance a: fitted by flashspec calibrate to Lever Table 5 (with Tables 1
-# and 2; configs/calibration/README.md), to 6 digits; coverage = a + 0.6 (1 - a)
-# (WORKLOADS.md "Coverage").  Seeds as the previous presets (WORKLOADS.md).
-#   task     draft   accept coverage seed  draft profile
-gen code     strong  0.606478 0.842591 1102  qwen3-8b-eagle3-q4_0
-gen math     strong  0.605982 0.842393 1201  qwen3-8b-eagle3-q4_0
-gen dialogue strong  0.537449 0.814980 1301  qwen3-8b-eagle3-q4_0
-gen code     weak    0.394724 0.757890 2102  qwen3-0.6b-q4_0
-gen math     weak    0.366071 0.746428 2202  qwen3-0.6b-q4_0
-gen dialogue weak    0.333830 0.733532 2302  qwen3-0.6b-q4_0
+# Acceptance: fitted by flashspec calibrate to Lever Table 5 (with Tables 1 and
+# 2; configs/calibration/README.md): a depth-1 rate a per workload falling by a
+# factor r per depth level, one r per draft (EAGLE-3 0.507991, Qwen3-0.6B
+# 0.728639), written out per depth as a r^(d-1) to 6 digits; coverage =
+# a + 0.6 (1 - a) (WORKLOADS.md "Coverage").  Seeds as the earlier presets.
+#   task     draft  accept (depths 1..8)  coverage seed  draft profile
+gen code     strong 0.908634,0.461578,0.234477,0.119112,0.060508,0.030738,0.015614,0.007932 0.963454 1102 qwen3-8b-eagle3-q4_0
+gen math     strong 0.871124,0.442523,0.224798,0.114195,0.058010,0.029469,0.014970,0.007605 0.948450 1201 qwen3-8b-eagle3-q4_0
+gen dialogue strong 0.791234,0.401940,0.204182,0.103723,0.052690,0.026766,0.013597,0.006907 0.916494 1301 qwen3-8b-eagle3-q4_0
+gen code     weak   0.496352,0.361661,0.263521,0.192011,0.139907,0.101942,0.074279,0.054122 0.798541 2102 qwen3-0.6b-q4_0
+gen math     weak   0.461793,0.336480,0.245173,0.178642,0.130166,0.094844,0.069107,0.050354 0.784717 2202 qwen3-0.6b-q4_0
+gen dialogue weak   0.392414,0.285928,0.208338,0.151803,0.110610,0.080595,0.058724,0.042789 0.756966 2302 qwen3-0.6b-q4_0

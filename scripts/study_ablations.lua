@@ -12,7 +12,7 @@
 -- geometric mean).  Then the sensitivity analyses behind the disagreements:
 -- pruning against tree size, and the schedule and projection choices against
 -- the cost of a stand-alone NPU call (npu_call_us, which no published
--- measurement determines).  --arg grid=quick runs the code workload only and
+-- measurement determines), compiled shapes, and the CPU's GEMV bandwidth.  --arg grid=quick runs the code workload only and
 -- skips the sensitivity sweeps.
 local fs = flashspec
 local quick = fs.args.grid == "quick"
@@ -135,6 +135,33 @@ table_of("pruning against tree size (rationale of Lever §4.3)", {
 }, "gain_cost none", {
   { "eagle2 full", "eagle2 none", "on large trees pruning raises throughput" },
 }, { "kept", "rows_kept" })
+
+-- Pruning saves compute only when the kept rows need a smaller compiled shape:
+-- the same comparison with a graph compiled for every row count up to 64.
+local every = {}
+for i = 1, 64 do every[i] = i end
+local fine = fs.device("oneplus12", { name = "oneplus12-every-shape", npu_shapes = every })
+table_of("pruning with every row count compiled (what-if)", {
+  { "full", L {}, fine },
+  { "none", L { pruning = "none" }, fine },
+}, "none", {
+  { "full", "none", "predictor pruning cuts verification compute, raising throughput" },
+}, { "kept", "rows_kept" })
+
+-- On-demand CPU projection pays one GEMV of the whole LM head per visited row;
+-- at the cited CPU bandwidth (17.2 GB/s) that is ~20 ms for Qwen3-8B's 350 MB
+-- head.  The same comparison with faster CPU GEMV:
+for _, gbps in ipairs { 34.4, 68.8 } do
+  local d = fs.device("oneplus12", { name = string.format("oneplus12-cpu%.0f", gbps),
+                                     cpu_gbps = gbps })
+  table_of(string.format("projection with cpu_gbps = %.1f GB/s (what-if)", gbps), {
+    { "cpu_on_demand", L {}, d },
+    { "npu_eager", L { projection = "npu_eager" }, d },
+    { "npu_on_demand", L { projection = "npu_on_demand" }, d },
+  }, "cpu_on_demand", {
+    { "cpu_on_demand", "npu_eager", "on-demand CPU projection beats the eager NPU head" },
+  }, { "proj_ms", "proj_ms" })
+end
 
 -- The schedule and projection choices against the cost of a stand-alone NPU
 -- call, which Tables 1, 2 and 5 do not determine (configs/calibration).

@@ -172,6 +172,11 @@ typedef struct trc_synth_params {
                                    the candidates, when it is among them), at the
                                    deepest exit layer; shallower exits are weaker */
     char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
+    double coverage_share;      /* -1 (default): coverage applies at every depth; in
+                                   [0, 1]: instead, at depth d the top-K holds the
+                                   target's token with probability a_d + share (1 - a_d)
+                                   -- the top-K recovers that share of the top-1
+                                   misses at every depth */
     int32_t node_streams;       /* 0 (default): one random stream in a fixed order;
                                    1: every node draws from its own stream, seeded
                                    from (seed, prompt, position, node index), so a

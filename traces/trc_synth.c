@@ -10,7 +10,8 @@
  *     from the same per-depth acceptance model, so off-path subtrees look alike;
  *   - the draft's top-1 equals g(u) with probability a_d = accept[min(d, n-1)];
  *     otherwise g(u) sits at rank 2..K with probability (c_d - a_d)/(1 - a_d),
- *     c_d = max(coverage, a_d) (K = 1: c_d = a_d), the rank drawn in proportion to
+ *     c_d = max(coverage, a_d), or with coverage_share s >= 0 c_d = a_d + s (1 - a_d)
+ *     (K = 1: c_d = a_d), the rank drawn in proportion to
  *     the candidates' draft probabilities; otherwise g(u) is outside the top-K;
  *   - draft top-1 probability q1 ~ Beta(a*kappa, (1-a)*kappa), kappa = 4, a clamped
  *     to [0.001, 0.999]; with probability `calibration` it is instead drawn from
@@ -82,6 +83,7 @@ void trc_synth_default_params(trc_synth_params *p)
     memcpy(p->accept, accept, sizeof accept);
     p->calibration = 0.7;
     p->coverage = 0.92;
+    p->coverage_share = -1.0;
     p->predictor_accuracy = 0.85;
     trci_strcpy(p->target, sizeof p->target, "synthetic-target");
     trci_strcpy(p->draft, sizeof p->draft, "synthetic-draft");
@@ -149,6 +151,10 @@ static int check_params(const trc_synth_params *p, trc_err *err)
     if (!(p->calibration >= 0.0 && p->calibration <= 1.0))
         return bad_unit(err, "calibration", p->calibration);
     if (!(p->coverage >= 0.0 && p->coverage <= 1.0)) return bad_unit(err, "coverage", p->coverage);
+    if (p->coverage_share != -1.0 && !(p->coverage_share >= 0.0 && p->coverage_share <= 1.0))
+        return trci_err(err, TRC_E_ARG,
+                        "synth: coverage_share must be in [0,1], or -1 for off (got %g)",
+                        p->coverage_share);
     if (!(p->predictor_accuracy >= 0.0 && p->predictor_accuracy <= 1.0))
         return bad_unit(err, "predictor_accuracy", p->predictor_accuracy);
     if (!memchr(p->target, '\0', sizeof p->target))
@@ -257,7 +263,10 @@ static int gen_node(gen *g, int32_t i, int32_t d, int32_t next)
     const trc_synth_params *p = g->p;
     int K = g->K;
     double a = p->accept[d < p->n_accept ? d : p->n_accept - 1];
-    double cov = K > 1 ? (p->coverage > a ? p->coverage : a) : a;
+    double cov = K <= 1                    ? a
+                 : p->coverage_share >= 0.0 ? a + p->coverage_share * (1.0 - a)
+                 : p->coverage > a          ? p->coverage
+                                            : a;
     double u = gsl_rng_uniform(g->rng);
     int rank = u < a ? 0 : u < cov ? 1 : -1; /* 1 = somewhere in 2..K, resolved below */
 
@@ -452,6 +461,9 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
     for (int d = 0; d < p->n_accept && w > 0 && (size_t)w < sizeof m.source; d++)
         w +=
             snprintf(m.source + w, sizeof m.source - (size_t)w, "%s%g", d ? "," : "", p->accept[d]);
+    if (p->coverage_share >= 0.0 && w > 0 && (size_t)w < sizeof m.source)
+        w += snprintf(m.source + w, sizeof m.source - (size_t)w, " coverage_share=%g",
+                      p->coverage_share);
     if (p->node_streams && w > 0 && (size_t)w < sizeof m.source)
         snprintf(m.source + w, sizeof m.source - (size_t)w, " streams=node");
 

@@ -24,6 +24,8 @@
 --                                      count up to 64
 --   decay = "1" (default) | "0"        fit a per-draft decay r of the acceptance with
 --                                      depth (a r^(d-1) at depth d), or hold it constant
+--   coverage = "share"                 the top-K recovers 60% of the top-1 misses at
+--                                      every depth (default: the depth-1 coverage at all)
 --   fit_call = "1", fit_cpu = "1"      also fit npu_call_us / cpu_gbps
 --   start_gflops = 600, start_setup = 3e5   starting values (for multi-start checks)
 --   starts = 3                         fits from 3 starting points, the best kept
@@ -74,14 +76,18 @@ for _, w in ipairs(workloads) do
 end
 
 -- The workload traces: the generator's shape of traces/data/WORKLOADS.md with
--- the acceptance a fitted; coverage keeps the presets' rule a + 0.6 (1 - a).
+-- the acceptance fitted; the top-K holds the target's token with probability
+-- a + 0.6 (1 - a) at every depth, a the depth-1 acceptance (WORKLOADS.md
+-- "Coverage"), or with coverage = "share" a_d + 0.6 (1 - a_d) at depth d.
+local share_rule = A.coverage == "share"
 local function workload(w, a, r)
   local acc = { a }
   for d = 2, 8 do acc[d] = math.min(0.99, acc[d - 1] * (r or 1)) end
   return fs.trace.synth {
     name = "workload-" .. w[1], prompts = prompts, prompt_len = 64, output_len = 128,
     vocab = 151936, k = 4, depth = 8, nodes = 12, target_layers = 36, exit_layers = { 18 },
-    accept = acc, coverage = a + 0.6 * (1 - a), calibration = 0.7,
+    accept = acc, calibration = 0.7,
+    coverage = share_rule and nil or a + 0.6 * (1 - a), coverage_share = share_rule and 0.6 or nil,
     predictor_accuracy = 0.85, seed = w[3], target = "qwen3-8b-q4_0", draft = w[2],
     node_streams = true, -- throughput moves smoothly with a (trace synth --node-streams)
   }
@@ -134,7 +140,8 @@ local ref = reading == "a" and "lever-oneplus12-reading-a.csv" or "lever-oneplus
 local fit = fs.calibrate {
   name = "oneplus12-" .. reading .. "-" .. overhead
          .. (min_rows and "-min" .. min_rows or "") .. (shapes ~= "pow2" and "-" .. shapes or "")
-         .. (decay and "" or "-constant") .. (A.fit_call == "1" and "-call" or "") .. (A.fit_cpu == "1" and "-cpu" or ""),
+         .. (decay and "" or "-constant") .. (share_rule and "-share" or "")
+         .. (A.fit_call == "1" and "-call" or "") .. (A.fit_cpu == "1" and "-cpu" or ""),
   reference = ref,
   params = params,
   points = points,

@@ -79,11 +79,11 @@ return {
   -- tree-dependent part of a verification on top of the streamed I/O, grows
   -- by ~26 ms per row from 16 to 32 nodes on both 8B targets; with the fixed
   -- set-up cost below that slope is the rows' arithmetic.  At one row every op
-  -- stays weight-bound (a Qwen3-8B layer: 0.39 GFLOP / 542 GFLOP/s = 0.71 ms
+  -- stays weight-bound (a Qwen3-8B layer: 0.39 GFLOP / 648 GFLOP/s = 0.60 ms
   -- < 108.5 MB / 76.8 GB/s = 1.41 ms), so Table 1 does not see it.
   -- (~1% of the ~45 INT8 TOPS marketed for the 8 Gen 3 Hexagon: plausible for
   -- fp16-activation x 4-bit-weight GEMMs of a few rows.)
-  npu_gflops = 541.819, -- +/- 23.0 (fit standard error)
+  npu_gflops = 647.605, -- +/- 26.9 (fit standard error)
   -- assumption: graphs compiled for power-of-two row counts (static shapes,
   -- Lever §2.2 / §4.4); more rows run as several executions of the largest.
   -- Compared in the calibration: every row count compiled fits worse (RMS 6.3%
@@ -123,7 +123,7 @@ return {
   -- The same intercept fits Llama-3.1-8B and Qwen3-8B (401 / 405 ms from a
   -- straight line through their two points), and Table 5 selects a cost per
   -- verification over one per leaf (RMS 4.9% against 16%; README.md).
-  verify_setup_us = 326841, -- +/- 18500 (fit standard error)
+  verify_setup_us = 446960, -- +/- 18500 (fit standard error)
   -- per temporary sequence (leaf) on top of copying the tree rows' KV at
   -- cpu_gbps: the calibration does not determine it (a per-leaf cost in place
   -- of the per-verification one fits far worse; fitted together with it, it

@@ -53,10 +53,10 @@ return {
   -- no published figure for the 8 Elite.
   launch_us = 528.3,
   sync_us = 528.3,
-  -- oneplus12.lua's calibrated verification throughput (541.819 +/- 23.0
+  -- oneplus12.lua's calibrated verification throughput (647.605 +/- 26.9
   -- GFLOP/s, fitted to Lever Tables 1, 2 and 5) scaled by the vendor's
-  -- generational claim [SD8E]: 541.819 x 1.45 = 785.6 GFLOP/s.
-  npu_gflops = 785.6,
+  -- generational claim [SD8E]: 647.605 x 1.45 = 939.0 GFLOP/s.
+  npu_gflops = 939.0,
   -- carried over: the same compiled shapes (Lever §2.2 / §4.4 static graphs).
   npu_shapes = { 1, 2, 4, 8, 16, 32, 64, 128, 256 },
 
@@ -79,9 +79,9 @@ return {
   -- carried over: no minimum verification graph beyond the shapes above.
   verify_min_rows = 1,
   -- oneplus12.lua's calibrated fixed cost of a multi-row verification
-  -- (326841 +/- 18500 us) is CPU-side runtime management, scaled by the
-  -- vendor's CPU claim [SD8E]: 326841 / 1.45 = 225408 us.
-  verify_setup_us = 225408,
+  -- (446960 +/- 18500 us) is CPU-side runtime management, scaled by the
+  -- vendor's CPU claim [SD8E]: 446960 / 1.45 = 308248 us.
+  verify_setup_us = 308248,
   -- carried over from oneplus12.lua: not determined by any measurement.
   npu_call_us = 0,
   -- the alternative overlapped runtime (runtime = "speculative"), carried over

@@ -88,6 +88,8 @@ static const char usage_synth[] =
     "                               (0.8,0.75,0.7,0.66,0.62,0.58,0.55,0.52)\n"
     "      --calibration X          draft confidence calibration in [0,1] (0.7)\n"
     "      --coverage X             P(reference token in draft top-K) (0.92)\n"
+    "      --coverage-share S       instead: at every depth the top-K holds the\n"
+    "                               token with P = a_d + S (1 - a_d)\n"
     "      --predictor-accuracy X   early-exit predictor top-1 accuracy (0.85)\n"
     "      --seed N                 RNG seed (1)\n"
     "      --node-streams           every node draws from its own random stream, so\n"
@@ -461,7 +463,8 @@ enum {
     O_SEED,
     O_TARGET,
     O_DRAFT,
-    O_NODE_STREAMS
+    O_NODE_STREAMS,
+    O_COVERAGE_SHARE
 };
 
 static int cmd_synth(int argc, char **argv)
@@ -488,6 +491,7 @@ static int cmd_synth(int argc, char **argv)
         {"target", required_argument, NULL, O_TARGET},
         {"draft", required_argument, NULL, O_DRAFT},
         {"node-streams", no_argument, NULL, O_NODE_STREAMS},
+        {"coverage-share", required_argument, NULL, O_COVERAGE_SHARE},
         {NULL, 0, NULL, 0}};
     trc_synth_params p;
     trc_synth_default_params(&p);
@@ -554,6 +558,9 @@ static int cmd_synth(int argc, char **argv)
             break;
         case O_NODE_STREAMS:
             p.node_streams = 1;
+            break;
+        case O_COVERAGE_SHARE:
+            rc = parse_real(flag, optarg, &p.coverage_share);
             break;
         case O_TARGET:
         case O_DRAFT:

@@ -412,6 +412,7 @@ typedef struct synth_lua {
     char target[TRC_NAME_CAP], draft[TRC_NAME_CAP];
     char name[100];
     int32_t node_streams;
+    double coverage_share;
 } synth_lua;
 
 static const double def_exit[] = {18};
@@ -455,6 +456,8 @@ static const eng_param_desc synth_keys[] = {
      "what results call the trace (default synth-<checksum>); [A-Za-z0-9._+-]"},
     {"node_streams", ENG_PARAM_BOOL, SL(node_streams), 0, 1, 0, NULL, 0, 0, NULL, NULL, 0,
      "every node draws from its own random stream (smooth in accept, for fitting)"},
+    {"coverage_share", ENG_PARAM_DOUBLE, SL(coverage_share), -1, 1, -1, NULL, 0, 0, NULL, NULL,
+     0, "instead of coverage: top-K holds the token with P = a_d + share (1 - a_d); -1 = off"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 #undef SL
@@ -510,6 +513,7 @@ int fs_l_trace_synth(lua_State *L)
     p.coverage = s.coverage;
     p.predictor_accuracy = s.predictor_accuracy;
     p.node_streams = s.node_streams;
+    p.coverage_share = s.coverage_share;
     snprintf(p.target, sizeof p.target, "%s", s.target);
     snprintf(p.draft, sizeof p.draft, "%s", s.draft);
     trc_trace *t = NULL;

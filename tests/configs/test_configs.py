@@ -43,10 +43,15 @@ HOME = Path(os.environ.get("FLASHSPEC_HOME", ".")).resolve()
 TASKS = ("code", "math", "dialogue")
 DRAFTS = ("strong", "weak")
 # the --accept knob of each preset (scripts/make_workloads.sh, WORKLOADS.md)
-# the acceptance fitted to Lever Table 5 (scripts/make_workloads.sh, WORKLOADS.md)
-ACCEPT = {("code", "strong"): 0.606478, ("math", "strong"): 0.605982,
-          ("dialogue", "strong"): 0.537449, ("code", "weak"): 0.394724,
-          ("math", "weak"): 0.366071, ("dialogue", "weak"): 0.333830}
+# the per-depth --accept knobs of each preset, read from scripts/make_workloads.sh
+# (fitted to Lever Table 5; WORKLOADS.md)
+def _knobs() -> dict[tuple[str, str], list[float]]:
+    text = (HOME / "scripts" / "make_workloads.sh").read_text()
+    return {(m.group(1), m.group(2)): [float(x) for x in m.group(3).split(",")]
+            for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.,]+) ", text, re.M)}
+
+
+ACCEPT = _knobs()
 TARGETS = ("qwen3-8b-q4_0", "llama3.1-8b-q4_0", "qwen3-4b-q4_0", "qwen3-14b-q4_0")
 MAX_BYTES = 1_600_000
 
@@ -242,12 +247,15 @@ def case_workloads_stats() -> None:
     depths = {len(v) for v in acc.values()}
     if depths != {8}:
         fail(f"expected 8 depths in every workload, got {depths}")
+    if set(ACCEPT) != set(acc):
+        fail(f"make_workloads.sh knobs {sorted(ACCEPT)} do not cover {sorted(acc)}")
     for (t, d), v in sorted(acc.items()):
-        mean = sum(v) / len(v)
+        knob = ACCEPT[(t, d)] + [ACCEPT[(t, d)][-1]] * (8 - len(ACCEPT[(t, d)]))
         print(f"{t:8s} {d:6s} top-1 by depth " + " ".join(f"{x:.3f}" for x in v)
-              + f"  mean {mean:.3f} (knob {ACCEPT[(t, d)]:.3f})")
-        if abs(mean - ACCEPT[(t, d)]) > 0.03:
-            fail(f"{t}-{d}: mean per-depth acceptance {mean:.3f} far from knob {ACCEPT[(t, d)]}")
+              + "  knob " + " ".join(f"{x:.3f}" for x in knob))
+        for k, (x, want) in enumerate(zip(v, knob)):
+            if abs(x - want) > 0.04:
+                fail(f"{t}-{d} depth {k + 1}: acceptance {x:.3f} far from knob {want:.3f}")
     # the fitted acceptance orders the workloads: dialogue lowest for each draft,
     # and the strong draft above the weak one on every task (means over depths)
     mean = {k: sum(v) / len(v) for k, v in acc.items()}
