@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/hw/sim_device.h"
 #include "sim/lua/api.h"
@@ -559,9 +560,18 @@ int fs_l_calibrate(lua_State *L)
                   "a reference CSV", c->chunk, c->line);
     char rpath[PATH_MAX], err[2 * PATH_MAX + 64], tried[2 * PATH_MAX + 16];
     snprintf(c->ref_arg, sizeof c->ref_arg, "%s", lua_tostring(L, -1));
-    if (fs_api_find_file(c->a, lua_tostring(L, -1), rpath, sizeof rpath, tried, sizeof tried))
-        cal_raise(c, FS_EXIT_NOINPUT, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
-                  c->chunk, c->line, lua_tostring(L, -1), tried);
+    if (fs_api_find_file(c->a, lua_tostring(L, -1), rpath, sizeof rpath, tried, sizeof tried)) {
+        /* something that exists but is no regular file (a directory, a FIFO) is
+         * bad data, for fs_ref_load to name; only a missing file is exit 66 */
+        struct stat st;
+        const char *arg = lua_tostring(L, -1);
+        int n = arg[0] == '/' ? snprintf(rpath, sizeof rpath, "%s", arg)
+                              : snprintf(rpath, sizeof rpath, "%s/%s", c->a->script_dir, arg);
+        if (n < 0 || (size_t)n >= sizeof rpath || stat(rpath, &st) != 0)
+            cal_raise(c, FS_EXIT_NOINPUT,
+                      "%s:%d: flashspec.calibrate: reference '%s' not found%s", c->chunk,
+                      c->line, arg, tried);
+    }
     lua_pop(L, 1);
     int rc = fs_ref_load(rpath, &c->ref, err, sizeof err);
     if (rc != FS_REF_OK)
