@@ -294,11 +294,12 @@ def case_calibration_reproduces() -> None:
             if not (out / f).is_file():
                 fail(f"calibrate wrote no {f}")
         shipped_dev = (HOME / "configs" / "devices" / "oneplus12.lua").read_text()
-        presets = (HOME / "scripts" / "make_workloads.sh").read_text()
         want = {k: lua_number(shipped_dev, k) for k in ("npu_gflops", "verify_setup_us")}
-        for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.]+) ", presets, re.M):
-            want[f"accept_{m.group(1)}_{m.group(2)}"] = float(m.group(3))
-        if len(want) != 8 or set(want) != set(fitted):
+        # presets: depth-1 acceptance a per workload, decay r per draft (a r^(d-1))
+        for (t, d), acc in ACCEPT.items():
+            want[f"accept_{t}_{d}"] = acc[0]
+            want[f"decay_{d}"] = acc[1] / acc[0]
+        if len(want) != 10 or set(want) != set(fitted):
             fail(f"fitted {sorted(fitted)} != shipped {sorted(want)}")
         for k, v in want.items():
             x, se = fitted[k]
