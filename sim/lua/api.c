@@ -554,6 +554,35 @@ static int dir_writable(const char *path)
     return access(dir, W_OK | X_OK) == 0 ? 0 : errno;
 }
 
+/* Can results be written into dir?  It exists as a writable directory, or
+ * its nearest existing ancestor is one (it will be created).  0, or errno. */
+static int out_dir_writable(const char *dir)
+{
+    if (!*dir) return ENOENT;
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return ENAMETOOLONG;
+    for (;;) {
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+            return access(p, W_OK | X_OK) == 0 ? 0 : errno;
+        }
+        if (errno != ENOENT) return errno;
+        char *slash = strrchr(p, '/');
+        while (slash && slash > p && slash[1] == 0) { /* trailing slashes */
+            *slash = 0;
+            slash = strrchr(p, '/');
+        }
+        if (!slash) {
+            snprintf(p, sizeof p, ".");
+        } else if (slash == p) {
+            p[1] = 0;
+        } else {
+            *slash = 0;
+        }
+    }
+}
+
 /* After a successful script: is the timeline's point and prompt there?  Then
  * the process that recorded it writes it.  Returns an FS_EXIT_* code. */
 static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size_t errlen)
@@ -628,7 +657,21 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         snprintf(err, errlen, "%s: output path too long", o->out_dir);
         return FS_EXIT_CANTCREAT;
     }
+    /* every output path is checked before the script runs a single point */
+    if (o->out_dir) {
+        int e = out_dir_writable(o->out_dir);
+        if (e) {
+            snprintf(err, errlen, "cannot write output '%s': %s", o->out_dir,
+                     *o->out_dir ? strerror(e) : "empty directory name");
+            return FS_EXIT_CANTCREAT;
+        }
+    }
     struct stat st;
+    if (t && stat(t->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "cannot write output '%s': %s", t->path,
+                 S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        return FS_EXIT_CANTCREAT;
+    }
     if (stat(o->script, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: cannot open script: %s", o->script,
                  errno ? strerror(errno) : "not a regular file");

@@ -499,6 +499,23 @@ def case_unwritable_output():
         one_line_error(err, 73, rc, "file/out")
 
 
+def case_early_output_errors():
+    # output paths are checked before the script runs: nothing is printed or
+    # computed, one line, exit 73
+    with tempfile.TemporaryDirectory() as d:
+        blocker = os.path.join(d, "file")
+        open(blocker, "w").write("x")
+        for args, needle in ((["-o", ""], "empty directory name"),
+                             (["-o", os.path.join(d, "out"), "--timeline", d], "Is a directory"),
+                             (["-o", os.path.join(blocker, "deeper", "out")], "Not a directory")):
+            rc, out, err = run("run", script("good.lua"), *args)
+            one_line_error(err, 73, rc, needle)
+            expect(out == "", f"the script ran before the output check: {out!r}")
+        rc, out, err = run("run", script("good.lua"), "-q", "-o", os.path.join(d, "a", "b", "c"))
+        expect(rc == 0 and os.path.isfile(os.path.join(d, "a", "b", "c", "results.csv")),
+               f"a missing directory chain is created: {rc} {err}")
+
+
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
