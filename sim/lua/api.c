@@ -672,9 +672,13 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
         return FS_EXIT_CANTCREAT;
     }
-    if (stat(o->script, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (stat(o->script, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open script: %s", o->script, strerror(errno));
+        return FS_EXIT_NOINPUT;
+    }
+    if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: cannot open script: %s", o->script,
-                 errno ? strerror(errno) : "not a regular file");
+                 S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
         return FS_EXIT_NOINPUT;
     }
     char real[PATH_MAX];

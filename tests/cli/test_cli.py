@@ -511,6 +511,8 @@ def case_early_output_errors():
             rc, out, err = run("run", script("good.lua"), *args)
             one_line_error(err, 73, rc, needle)
             expect(out == "", f"the script ran before the output check: {out!r}")
+        rc, out, err = run("run", d, "-q")  # a directory as the script
+        one_line_error(err, 66, rc, "is a directory")
         rc, out, err = run("run", script("good.lua"), "-q", "-o", os.path.join(d, "a", "b", "c"))
         expect(rc == 0 and os.path.isfile(os.path.join(d, "a", "b", "c", "results.csv")),
                f"a missing directory chain is created: {rc} {err}")
