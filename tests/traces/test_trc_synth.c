@@ -358,9 +358,111 @@ static void test_param_errors(void)
     CHECK(strcmp(err.msg, "synth: coverage must be in [0,1] (got 1.5)") == 0);
 }
 
+/* The depth-d top-1 outcome along the reference path of every tree, as a bit
+ * per (prompt, position, depth): out[(pi * L + pos) * D + d - 1]. */
+static void ref_top1(const trc_trace *t, uint8_t *out)
+{
+    const trc_meta *m = trc_get_meta(t);
+    int32_t D = m->max_depth;
+    for (int32_t pi = 0; pi < m->n_prompts; pi++) {
+        const int32_t *ref;
+        int32_t L = trc_ref(t, pi, &ref);
+        for (int32_t pos = 0; pos < L; pos++) {
+            trc_tree tr;
+            trc_tree_get(t, pi, pos, &tr);
+            int32_t dref = L - pos < D ? L - pos : D, u = 0;
+            for (int32_t d = 1; d <= D; d++) {
+                uint8_t hit = 0;
+                if (d <= dref) {
+                    hit = rank_of(tr.draft_tok + u * tr.k, tr.k, ref[pos + d - 1]) == 0;
+                    u = trc_tree_child(&tr, u, ref[pos + d - 1]);
+                }
+                out[((size_t)pi * (size_t)L + (size_t)pos) * (size_t)D + (size_t)d - 1] = hit;
+            }
+        }
+    }
+}
+
+/* node_streams: raising accept only turns wrong top-1 decisions right (each
+ * decision compares a fixed draw with a_d), so a chain's acceptance grows
+ * monotonically; prompts and references do not move.  coverage_share: the
+ * top-K holds the target's token with probability a_d + share (1 - a_d). */
+static void test_node_streams_and_share(void)
+{
+    trc_synth_params p;
+    base_params(&p);
+    p.node_streams = 1;
+    p.prompts = 6;
+    p.n_accept = 1;
+    int32_t D = p.max_depth;
+    size_t n = (size_t)p.prompts * (size_t)p.output_len * (size_t)D;
+    uint8_t *lo = calloc(n, 1), *hi = calloc(n, 1);
+    p.accept[0] = 0.50;
+    trc_trace *a = make(&p);
+    p.accept[0] = 0.53;
+    trc_trace *b = make(&p);
+    CHECK(a && b && lo && hi);
+    if (a && b && lo && hi) {
+        ref_top1(a, lo);
+        ref_top1(b, hi);
+        size_t flips = 0, backwards = 0;
+        for (size_t i = 0; i < n; i++) {
+            flips += lo[i] != hi[i];
+            backwards += lo[i] && !hi[i];
+        }
+        CHECK(backwards == 0);
+        CHECK(flips > 0 && flips < n / 10); /* ~3% of decisions cross */
+        const int32_t *ra, *rb;
+        CHECK(trc_ref(a, 2, &ra) == trc_ref(b, 2, &rb) && memcmp(ra, rb, sizeof *ra * 8) == 0);
+    }
+    trc_free(a);
+    trc_free(b);
+    free(lo);
+    free(hi);
+    /* one stream (the default) re-draws after the first changed decision */
+    p.node_streams = 0;
+    p.accept[0] = 0.50;
+    a = make(&p);
+    p.accept[0] = 0.53;
+    b = make(&p);
+    lo = calloc(n, 1), hi = calloc(n, 1);
+    if (a && b && lo && hi) {
+        ref_top1(a, lo);
+        ref_top1(b, hi);
+        size_t backwards = 0;
+        for (size_t i = 0; i < n; i++) backwards += lo[i] && !hi[i];
+        CHECK(backwards > 0);
+    }
+    trc_free(a);
+    trc_free(b);
+    free(lo);
+    free(hi);
+    /* coverage share: per depth, top-K hits = a_d + 0.6 (1 - a_d) */
+    base_params(&p);
+    p.prompts = 8;
+    p.n_accept = 3;
+    p.accept[0] = 0.9, p.accept[1] = 0.5, p.accept[2] = 0.2;
+    p.coverage_share = 0.6;
+    trc_trace *t = make(&p);
+    meas s;
+    if (t) {
+        measure(t, &p, &s);
+        for (int d = 1; d <= 3; d++) {
+            double ad = p.accept[d - 1];
+            CHECK_NEAR((double)s.top1[d] / (double)s.n[d], ad, 0.04);
+            CHECK_NEAR((double)s.topk[d] / (double)s.n[d], ad + 0.6 * (1 - ad), 0.04);
+        }
+    }
+    trc_free(t);
+    p.coverage_share = -0.5; /* neither off (-1) nor in [0, 1] */
+    trc_err err;
+    CHECK(trc_synth(&p, &t, &err) == TRC_E_ARG && strstr(err.msg, "coverage_share"));
+}
+
 int main(void)
 {
     test_param_errors();
+    test_node_streams_and_share();
     test_determinism();
     test_statistics();
     return check_done("test_trc_synth");
