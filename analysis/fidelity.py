@@ -9,7 +9,10 @@ RESULTS_DIR/fidelity):
 
     fidelity.md    per-point table (measured, predicted, relative error) and
                    the summary: geometric-mean relative error overall, per
-                   metric and per source
+                   metric and per source; when some rows' source starts with
+                   "Lever Table 5", a "Table 5" section laid out as the paper's
+                   (rows draft x policy, columns the traces, or the benchmarks
+                   the notes name; cells "predicted / measured (error)")
     fidelity.csv   the per-point table as CSV
     fidelity.png   predicted vs measured, log-log, with the line y = x
 
@@ -18,9 +21,15 @@ Reference CSV (analysis/README.md "Reference CSV"): columns `metric`, `value`,
 must name a result column or a derived one (`tree_nodes`, `tree_budget`,
 `variant`); an empty key cell matches anything.  `metric` names the result
 column compared with `value`, or an arithmetic expression over numeric result
-columns and numbers with + - * / and parentheses ("npu_ms+cpu_ms",
-"verify_ms-flash_ms", "waste_ms/(verify_ms-flash_ms)"; the grammar of
-flashspec calibrate's reference reader).
+columns and numbers with + - * /, parentheses and unary minus
+("npu_ms+cpu_ms", "verify_ms-flash_ms", "waste_ms/(verify_ms-flash_ms)",
+"1000/ms_per_token"), in the grammar of flashspec calibrate's reference
+reader (sim/lua/refcsv.c), which fsresults.metric_values mirrors:
+    expr = term {(+|-) term}; term = factor {(*|/) factor};
+    factor = number | column | ( expr ) | - factor
+numbers as C's strtod reads them, columns [A-Za-z_][A-Za-z0-9_]* naming
+numeric result columns (not the derived ones).  Evaluated per matching result
+row; a value that is not finite there (a division by zero) is an error.
 
 Errors: relative error e = (predicted - measured) / measured; the geometric-
 mean relative error of a set is exp(mean(ln(1 + |e|))) - 1; the bias is the
@@ -29,8 +38,10 @@ prediction).  When several result rows match one reference row (e.g. several
 traces), the prediction is their mean and `points` says how many.
 
 Exit codes: 0 ok, 64 usage, 65 bad data (malformed reference, unknown key or
-metric column, no result row matching any reference row, or with --strict a
-reference row without a match), 66 missing input, 73 cannot write OUT.
+metric column, malformed metric expression, a metric that is not finite for a
+matching result row, no result row matching any reference row, or with
+--strict a reference row without a match), 66 missing input, 73 cannot write
+OUT.
 Nothing is written unless every input is valid.
 """
 from __future__ import annotations
@@ -54,9 +65,10 @@ OUTPUTS = ["fidelity.md", "fidelity.csv", "fidelity.png"]
 
 class RefRow:
     def __init__(self, line: int, keys: dict[str, str], metric: str, value: float, source: str,
-                 note: str) -> None:
+                 note: str, ops: list | None = None) -> None:
         self.line, self.keys, self.metric = line, keys, metric
         self.value, self.source, self.note = value, source, note
+        self.ops = ops  # the metric compiled (fsresults.compile_metric)
 
 
 def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]]:
@@ -70,12 +82,16 @@ def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]
     except (UnicodeDecodeError, csv.Error) as e:
         raise fr.AnalysisError(fr.EX_DATAERR, f"{path}: not a CSV file: {e}") from None
     # comment lines (# ...) and blank lines are allowed; line numbers stay true
+    # (as sim/lua/refcsv.c: cells are trimmed of "C" whitespace, a row whose
+    # first cell then starts with '#' is a comment)
+    sp = fr.C_SPACE
     numbered = [(i, r) for i, r in enumerate(rows, start=1)
-                if r and not (len(r) == 1 and not r[0].strip()) and not r[0].startswith("#")]
+                if r and not (len(r) == 1 and not r[0].strip(sp))
+                and not r[0].strip(sp).startswith("#")]
     if not numbered:
         raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:1: empty file (no header row)")
     hline, header = numbered[0]
-    header = [h.strip() for h in header]
+    header = [h.strip(sp) for h in header]
     for c in ("metric", "value", "source"):
         if c not in header:
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{hline}: missing column '{c}'")
@@ -90,42 +106,41 @@ def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{hline}: unknown key column '{k}' "
                                    "(not a result column; derived: tree_nodes, tree_budget, "
                                    "variant)")
+    numeric = fr.numeric_columns(df)
     out = []
     for line, r in numbered[1:]:
         if len(r) != len(header):
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: {len(r)} fields, the header "
                                    f"has {len(header)}")
-        cell = dict(zip(header, (c.strip() for c in r)))
+        cell = dict(zip(header, (c.strip(sp) for c in r)))
+        kv = {}
+        for k in keys:
+            v = cell[k]
+            if v and df[k].dtype != object:
+                x = fr.c_number(v)
+                if x is None or not math.isfinite(x):
+                    raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: key '{k}': "
+                                           f"{v!r} is not a number")
+            kv[k] = v
         metric = cell["metric"]
         try:
-            fr.metric_values(df, metric)
+            ops = fr.compile_metric(metric, numeric)
         except KeyError as e:
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: unknown metric '{metric}' "
                                    f"(no numeric result column '{e.args[0]}')") from None
         except fr.MetricSyntaxError as e:
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: metric '{metric}': {e}") \
                 from None
-        try:
-            value = float(cell["value"])
-        except ValueError:
+        value = fr.c_number(cell["value"])
+        if value is None:
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: value {cell['value']!r} is "
-                                   "not a number") from None
+                                   "not a number")
         if not (math.isfinite(value) and value > 0):
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: value must be a positive "
                                    f"number, got {cell['value']}")
         if not cell["source"]:
             raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: empty source")
-        kv = {}
-        for k in keys:
-            v = cell[k]
-            if v and df[k].dtype != object:
-                try:
-                    float(v)
-                except ValueError:
-                    raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{line}: key '{k}': "
-                                           f"{v!r} is not a number") from None
-            kv[k] = v
-        out.append(RefRow(line, kv, metric, value, cell["source"], cell.get("note", "")))
+        out.append(RefRow(line, kv, metric, value, cell["source"], cell.get("note", ""), ops))
     if not out:
         raise fr.AnalysisError(fr.EX_DATAERR, f"{path}: no reference rows")
     return keys, out
@@ -140,9 +155,77 @@ def match(df: pd.DataFrame, ref: RefRow) -> pd.DataFrame:
         if col.dtype == object:
             mask &= (col.astype(str) == v).to_numpy()
         else:
-            x = float(v)
+            x = fr.c_number(v)
             mask &= (np.abs(col.to_numpy(dtype=float) - x) <= 1e-9 * max(1.0, abs(x)))
     return df[mask]
+
+
+TABLE5_SOURCE = "Lever Table 5"
+
+
+def table5(keys: list[str], recs: list[tuple[RefRow, float, int, float]],
+           missing: list[RefRow]) -> str:
+    """The "Table 5" section for the reference rows whose source starts with
+    "Lever Table 5" ("" when there are none): rows draft x policy, one column
+    per trace, each cell "predicted / measured (error)"; a row no result
+    matched shows "— / measured (not simulated)".
+
+    When every such row has a note and the notes name one cell per draft x
+    policy (Lever's benchmarks: MBPP, GSM8K, MT-Bench, whose traces differ per
+    draft: workload-code-strong / -weak), the columns are the notes, as in the
+    paper, and a line says which traces each column holds.  The rows also
+    show the metric when there are several, and further key columns only
+    where two reference rows would otherwise share a cell."""
+    got = {id(r): (p, e) for r, p, _, e in recs}
+    rows = sorted((r for r in [r for r, *_ in recs] + missing
+                   if r.source.startswith(TABLE5_SOURCE)), key=lambda r: r.line)
+    if not rows:
+        return ""
+
+    def key(r: RefRow, k: str) -> str:
+        if k == "metric":
+            return r.metric
+        return r.keys.get(k, "") or "*"
+
+    base = ["draft", "policy"]  # "*" where the reference has no such key
+    if len({r.metric for r in rows}) > 1:
+        base.append("metric")
+
+    def clashes(dims: list[str], col) -> bool:
+        cells = [(tuple(key(r, k) for k in dims), col(r)) for r in rows]
+        return len(set(cells)) < len(cells)
+
+    by_note = all(r.note for r in rows) and not clashes(base, lambda r: r.note)
+    col = (lambda r: r.note) if by_note else (lambda r: key(r, "trace"))
+    dims = list(base)
+    for k in keys:  # further row keys, only as many as needed
+        if not clashes(dims, col):
+            break
+        if k not in dims and (k != "trace" or by_note) and len({key(r, k) for r in rows}) > 1:
+            dims.append(k)
+    columns = list(dict.fromkeys(col(r) for r in rows))
+    grid: dict[tuple[str, ...], dict[str, list[str]]] = {}
+    for r in rows:
+        if id(r) in got:
+            p, e = got[id(r)]
+            cell = f"{fr.fmt_num(p)} / {fr.fmt_num(r.value)} ({pct(e)})"
+        else:
+            cell = f"— / {fr.fmt_num(r.value)} (not simulated)"
+        grid.setdefault(tuple(key(r, k) for k in dims), {}).setdefault(col(r), []).append(cell)
+    metrics = list(dict.fromkeys(r.metric for r in rows))
+    what = "decode throughput, tokens/s" if metrics == ["tokens_per_s"] else \
+        ", ".join(f"`{m}`" for m in metrics)
+    out = [f"\n## Table 5\n\nReference rows from {TABLE5_SOURCE}: {what}; each cell "
+           "predicted / measured (relative error).\n\n"]
+    if by_note and "trace" in keys:
+        out.append("Columns are the benchmarks the rows' notes name; their traces: " +
+                   "; ".join(f"{c}: " + ", ".join(dict.fromkeys(key(r, "trace") for r in rows
+                                                                 if col(r) == c))
+                             for c in columns) + ".\n\n")
+    out.append(fr.md_table(dims + columns,
+                           [list(d) + ["; ".join(cells.get(c, ["—"])) for c in columns]
+                            for d, cells in grid.items()]))
+    return "".join(out)
 
 
 def geo_err(errs: list[float]) -> float:
@@ -175,11 +258,16 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
                                        + ", ".join(f"{k}={v}" for k, v in ref.keys.items() if v))
             missing.append(ref)
             continue
-        vals = fr.metric_values(m, ref.metric)
-        if not np.all(np.isfinite(vals.to_numpy(dtype=float))):
+        vals = fr.eval_metric(ref.ops, m)
+        bad = ~np.isfinite(vals.to_numpy(dtype=float))
+        if bad.any():
+            row = m[bad].iloc[0]
+            point = " ".join(f"{c}={fr.fmt_num(row[c])}"
+                             for c in ("variant", "target", "draft", "device", "trace",
+                                       "dram_fraction") if c in m.columns)
             raise fr.AnalysisError(fr.EX_DATAERR, f"{ref_path}:{ref.line}: metric "
                                    f"'{ref.metric}' is not a finite number for a matching "
-                                   "result row (a division by zero?)")
+                                   f"result row ({point}): a division by zero?")
         pred = float(vals.mean())
         recs.append((ref, pred, len(m), (pred - ref.value) / ref.value))
     if not recs:
@@ -224,23 +312,9 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
                        "bias"], summary),
           "\n## Per point\n\n![predicted vs measured](fidelity.png)\n\n",
           fr.md_table(head, md_rows)]
-    t5 = [(r, p, e) for r, p, _, e in recs if r.source.startswith("Lever Table 5")]
+    t5 = table5(keys, recs, missing)
     if t5:
-        # rows: draft x policy; columns: trace; cells "predicted / measured (error)"
-        def key(r: RefRow, k: str) -> str:
-            return r.keys.get(k, "") or "*"
-        def col(r: RefRow) -> str:  # the benchmark when the note names it, else the trace
-            return r.note or key(r, "trace")
-        traces = list(dict.fromkeys(col(r) for r, _, _ in t5))
-        grid: dict[tuple[str, str], dict[str, str]] = {}
-        for r, p, e in t5:
-            cell = f"{fr.fmt_num(p)} / {fr.fmt_num(r.value)} ({pct(e)})"
-            grid.setdefault((key(r, "draft"), key(r, "policy")), {})[col(r)] = cell
-        md.append("\n## Table 5\n\nDecode throughput, predicted / measured (error), "
-                  "tokens/s.\n\n")
-        md.append(fr.md_table(["draft", "policy"] + traces,
-                              [[d, pol] + [cells.get(t, "—") for t in traces]
-                               for (d, pol), cells in grid.items()]))
+        md.append(t5)
     if missing:
         md.append("\n## Not simulated\n\nReference rows without a matching result row:\n\n")
         md.append(fr.md_table(["line"] + keys + ["metric", "value", "source"],

@@ -251,108 +251,217 @@ DERIVED_COLUMNS = {"tree_nodes", "tree_budget", "variant"}
 
 
 class MetricSyntaxError(ValueError):
-    """A metric expression that does not parse (the message says why)."""
+    """A metric expression that does not parse: `what` is the problem in the
+    words of sim/lua/refcsv.c ("missing ')'", "unexpected end", ...) and `pos`
+    the 0-based offset in the expression where it was found."""
+
+    def __init__(self, what: str, pos: int | None = None) -> None:
+        super().__init__(what if pos is None else f"{what} at character {pos + 1}")
+        self.what, self.pos = what, pos
 
 
-def _tokens(text: str) -> list[str]:
-    toks, i = [], 0
-    while i < len(text):
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif c in "+-*/()":
-            toks.append(c)
-            i += 1
-        elif c.isdigit() or c == ".":
-            j = i
-            while j < len(text) and (text[j].isdigit() or text[j] in ".eE" or
-                                     (text[j] in "+-" and text[j - 1] in "eE")):
+# The C reader's limits (sim/lua/refcsv.h): ops of one compiled metric, and the
+# bytes of a column name it looks up (fs_ref_op.col is char[48]).
+METRIC_MAX_OPS = 64
+METRIC_MAX_DEPTH = 16
+_COL_CAP = 47
+
+# Numbers as C's strtod reads them in the "C" locale (ASCII only): decimal with
+# an optional exponent, or hexadecimal ("0x1.8p3") with an optional binary
+# exponent; an exponent without digits is not part of the number.
+_DEC = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_HEX = r"0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+_NUM_PREFIX = re.compile(f"(?:{_HEX})|(?:{_DEC})")
+_NUM_FULL = re.compile(rf"[+-]?(?:(?:{_HEX})|(?:{_DEC})|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)",
+                       re.IGNORECASE)
+C_SPACE = " \t\n\v\f\r"  # isspace() in the "C" locale
+_DIGITS = "0123456789"
+_ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+
+
+def _to_double(text: str) -> float:
+    """A number text matched by _DEC / _HEX (an optional sign first) as strtod
+    converts it: correctly rounded, overflow to +-inf."""
+    body = text.lstrip("+-")
+    try:
+        x = float.fromhex(body) if body[:2] in ("0x", "0X") else float(body)
+    except OverflowError:
+        x = math.inf
+    return -x if text.startswith("-") else x
+
+
+def c_number(text: str) -> float | None:
+    """The whole of `text` (surrounding "C" whitespace allowed) read as C's
+    strtod reads a number, or None when strtod would not consume all of it --
+    what the C reference reader accepts for `value` and numeric key cells.
+    Unlike float(): no '_' separators, no non-ASCII digits, hexadecimal
+    allowed.  May return inf or nan ("inf", "nan", overflow)."""
+    t = text.strip(C_SPACE)
+    if not _NUM_FULL.fullmatch(t):
+        return None
+    body = t.lstrip("+-").lower()
+    if body.startswith(("inf", "nan")):
+        x = math.inf if body.startswith("inf") else math.nan
+        return -x if t.startswith("-") else x
+    return _to_double(t)
+
+
+class _MetricParser:
+    """Recursive descent over the text, compiling to reverse Polish notation
+    exactly as refcsv.c does: the same emitted ops (unary minus is 0 - x), the
+    same limits, and the first problem found wins while parsing goes on."""
+
+    def __init__(self, text: str, numeric: set[str]) -> None:
+        self.s, self.i, self.numeric = text, 0, numeric
+        self.ops: list[tuple[str, object]] = []
+        self.bad: str | None = None
+        self.bad_at = 0
+        self.col = ""
+
+    def ch(self) -> str:
+        return self.s[self.i] if self.i < len(self.s) else ""
+
+    def fail(self, what: str) -> None:
+        if self.bad is None:
+            self.bad, self.bad_at = what, self.i
+
+    def emit(self, kind: str, arg: object = None) -> None:
+        if len(self.ops) >= METRIC_MAX_OPS:
+            self.fail("expression too long")
+            return
+        self.ops.append((kind, arg))
+
+    def skip(self) -> None:
+        while self.i < len(self.s) and self.s[self.i] in C_SPACE:
+            self.i += 1
+
+    def factor(self, depth: int) -> None:
+        self.skip()
+        if depth > METRIC_MAX_DEPTH:
+            self.fail("expression nested too deeply")
+            return
+        c = self.ch()
+        if c == "(":
+            self.i += 1
+            self.expr(depth + 1)
+            self.skip()
+            if self.ch() != ")":
+                self.fail("missing ')'")
+                return
+            self.i += 1
+            return
+        if c == "-":  # unary minus: 0 - factor
+            self.i += 1
+            self.emit("n", 0.0)
+            self.factor(depth + 1)
+            self.emit("-")
+            return
+        if c and c in _DIGITS + ".":
+            m = _NUM_PREFIX.match(self.s, self.i)
+            x = _to_double(m.group()) if m else math.nan
+            if not m or not math.isfinite(x):
+                self.fail("bad number")  # strtod consumed nothing, or +-inf
+                return
+            self.i = m.end()
+            self.emit("n", x)
+            return
+        if c and c in _ALPHA:
+            j = self.i
+            while j < len(self.s) and (self.s[j] in _ALPHA or self.s[j] in _DIGITS):
                 j += 1
-            toks.append(text[i:j])
-            i = j
-        elif c.isalpha() or c == "_":
-            j = i
-            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            toks.append(text[i:j])
-            i = j
-        else:
-            raise MetricSyntaxError(f"unexpected character {c!r}")
-    return toks
+            name = self.s[self.i:j][:_COL_CAP]
+            if name not in self.numeric:
+                if self.bad is None:
+                    self.bad, self.bad_at, self.col = "unknown", self.i, name
+            else:
+                self.emit("c", name)
+            self.i = j
+            return
+        self.fail("unexpected character" if c else "unexpected end")
+
+    def term(self, depth: int) -> None:
+        self.factor(depth)
+        while True:
+            self.skip()
+            c = self.ch()
+            if c not in ("*", "/") or not c:
+                return
+            self.i += 1
+            self.factor(depth)
+            self.emit(c)
+
+    def expr(self, depth: int) -> None:
+        self.term(depth)
+        while True:
+            self.skip()
+            c = self.ch()
+            if c not in ("+", "-") or not c:
+                return
+            self.i += 1
+            self.term(depth)
+            self.emit(c)
+
+
+def numeric_columns(df: pd.DataFrame) -> set[str]:
+    """The columns a metric may name: the numeric result columns (the derived
+    tree_nodes / tree_budget are keys only, as in the C reader)."""
+    return {c for c in df.columns
+            if df[c].dtype != object and c not in DERIVED_COLUMNS and isinstance(c, str)}
+
+
+def compile_metric(metric: str, numeric: set[str]) -> list[tuple[str, object]]:
+    """The metric in reverse Polish notation: ('n', number), ('c', column) and
+    ('+' | '-' | '*' | '/', None).  Raises KeyError(column) for a name that is
+    not in `numeric` and MetricSyntaxError for a malformed expression."""
+    if not metric.strip(C_SPACE):
+        raise MetricSyntaxError("empty expression")
+    p = _MetricParser(metric, numeric)
+    p.expr(0)
+    p.skip()
+    if p.bad is None and p.i < len(p.s):
+        p.fail("unexpected character")
+    if p.bad == "unknown":
+        raise KeyError(p.col)
+    if p.bad is not None:
+        what = p.bad
+        if what == "unexpected character":
+            what += f" {metric[p.bad_at]!r}"
+        raise MetricSyntaxError(what, p.bad_at)
+    return p.ops
+
+
+def eval_metric(ops: list[tuple[str, object]], df: pd.DataFrame) -> pd.Series:
+    """A compiled metric over every row of df at once (float64, IEEE semantics:
+    a division by zero gives inf or nan, which the caller reports)."""
+    stack: list[object] = []
+    with np.errstate(all="ignore"):
+        for kind, arg in ops:
+            if kind == "n":
+                stack.append(np.float64(arg))
+            elif kind == "c":
+                stack.append(df[arg].to_numpy(dtype=np.float64))
+            else:
+                b, a = stack.pop(), stack.pop()
+                stack.append(a + b if kind == "+" else a - b if kind == "-"
+                             else a * b if kind == "*" else a / b)
+        (v,) = stack
+        out = np.broadcast_to(np.asarray(v, dtype=np.float64), (len(df),)).copy()
+    return pd.Series(out, index=df.index, dtype=float)
 
 
 def metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
-    """A metric over result columns: an arithmetic expression with + - * /,
-    parentheses, unary minus, numbers and numeric result columns
-    ('npu_ms+cpu_ms', 'verify_ms-flash_ms', 'waste_ms/(verify_ms-flash_ms)'),
-    evaluated row-wise -- the grammar of sim/lua/refcsv.c:
+    """A metric over result columns, one value per row of df (a Series): an
+    arithmetic expression with + - * /, parentheses, unary minus, numbers and
+    numeric result columns ('ms_per_token', 'npu_ms+cpu_ms',
+    'verify_ms-flash_ms', 'waste_ms/(verify_ms-flash_ms)', '1000/ms_per_token')
+    in the grammar of sim/lua/refcsv.c, which this mirrors step by step:
         expr = term {(+|-) term}; term = factor {(*|/) factor};
-        factor = number | column | ( expr ) | - factor.
-    Raises KeyError(column) for an unknown or non-numeric column and
-    MetricSyntaxError for a malformed expression.  No eval of the text."""
-    toks = _tokens(metric)
-    pos = 0
-
-    def peek() -> str | None:
-        return toks[pos] if pos < len(toks) else None
-
-    def take() -> str:
-        nonlocal pos
-        if pos >= len(toks):
-            raise MetricSyntaxError("unexpected end")
-        pos += 1
-        return toks[pos - 1]
-
-    def factor(depth: int):
-        if depth > 16:
-            raise MetricSyntaxError("expression nested too deeply")
-        t = take()
-        if t == "(":
-            v = expr(depth + 1)
-            if peek() != ")":
-                raise MetricSyntaxError("missing ')'")
-            take()
-            return v
-        if t == "-":
-            return -factor(depth + 1)
-        if t[0].isdigit() or t[0] == ".":
-            try:
-                x = float(t)
-            except ValueError:
-                raise MetricSyntaxError(f"bad number {t!r}") from None
-            if not math.isfinite(x):
-                raise MetricSyntaxError(f"bad number {t!r}")
-            return x
-        if t[0].isalpha() or t[0] == "_":
-            if t not in df.columns or df[t].dtype == object:
-                raise KeyError(t)
-            return df[t].astype(float)
-        raise MetricSyntaxError(f"unexpected {t!r}")
-
-    def term(depth: int):
-        v = factor(depth)
-        while peek() in ("*", "/"):
-            op = take()
-            w = factor(depth)
-            v = v * w if op == "*" else v / w
-        return v
-
-    def expr(depth: int):
-        v = term(depth)
-        while peek() in ("+", "-"):
-            op = take()
-            w = term(depth)
-            v = v + w if op == "+" else v - w
-        return v
-
-    if not toks:
-        raise MetricSyntaxError("empty metric")
-    value = expr(0)
-    if pos != len(toks):
-        raise MetricSyntaxError(f"unexpected {toks[pos]!r}")
-    if not isinstance(value, pd.Series):
-        value = pd.Series([float(value)] * len(df), index=df.index)
-    return value
+        factor = number | column | ( expr ) | - factor
+    (numbers as C's strtod reads them, hexadecimal included; columns
+    [A-Za-z_][A-Za-z0-9_]*; at most 16 levels of nesting and 64 compiled
+    ops).  Raises KeyError(column) for an unknown or non-numeric column and
+    MetricSyntaxError for a malformed expression.  The text is never eval'd."""
+    return eval_metric(compile_metric(metric, numeric_columns(df)), df)
 
 
 # ------------------------------------------------------------------ labels

@@ -17,11 +17,11 @@ mkdir -p "$out" || exit 73
 
 # label | spec arguments
 models=(
-  "B, set-up per verification (shipped)|"
+  "B, set-up per verification, min shape 8 (shipped)|"
+  "B, set-up per verification, no min shape|min_rows=1"
   "B, set-up per verification, min shape 4|min_rows=4"
-  "B, set-up per verification, min shape 8|min_rows=8"
   "B, set-up per verification, min shape 16|min_rows=16"
-  "B, set-up per verification, every shape compiled|shapes=all"
+  "B, set-up per verification, every shape compiled|shapes=all min_rows=1"
   "B, cost per leaf instead|overhead=leaf"
   "B, set-up and per-leaf cost|overhead=both"
   "B, no fixed verification cost|overhead=none"

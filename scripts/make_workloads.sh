@@ -36,13 +36,13 @@ gen() {
 
 # Acceptance: fitted by flashspec calibrate to Lever Table 5 (with Tables 1 and
 # 2; configs/calibration/README.md): a depth-1 rate a per workload falling by a
-# factor r per depth level, one r per draft (EAGLE-3 0.507991, Qwen3-0.6B
-# 0.728639), written out per depth as a r^(d-1) to 6 digits; coverage =
+# factor r per depth level, one r per draft (EAGLE-3 0.464833, Qwen3-0.6B
+# 0.577153), written out per depth as a r^(d-1) to 6 digits; coverage =
 # a + 0.6 (1 - a) (WORKLOADS.md "Coverage").  Seeds as the earlier presets.
 #   task     draft  accept (depths 1..8)  coverage seed  draft profile
-gen code     strong 0.908634,0.461578,0.234477,0.119112,0.060508,0.030738,0.015614,0.007932 0.963454 1102 qwen3-8b-eagle3-q4_0
-gen math     strong 0.871124,0.442523,0.224798,0.114195,0.058010,0.029469,0.014970,0.007605 0.948450 1201 qwen3-8b-eagle3-q4_0
-gen dialogue strong 0.791234,0.401940,0.204182,0.103723,0.052690,0.026766,0.013597,0.006907 0.916494 1301 qwen3-8b-eagle3-q4_0
-gen code     weak   0.496352,0.361661,0.263521,0.192011,0.139907,0.101942,0.074279,0.054122 0.798541 2102 qwen3-0.6b-q4_0
-gen math     weak   0.461793,0.336480,0.245173,0.178642,0.130166,0.094844,0.069107,0.050354 0.784717 2202 qwen3-0.6b-q4_0
-gen dialogue weak   0.392414,0.285928,0.208338,0.151803,0.110610,0.080595,0.058724,0.042789 0.756966 2302 qwen3-0.6b-q4_0
+gen code     strong 0.929013,0.431836,0.200732,0.093307,0.043372,0.020161,0.009371,0.004356 0.971605 1102 qwen3-8b-eagle3-q4_0
+gen math     strong 0.884799,0.411284,0.191178,0.088866,0.041308,0.019201,0.008925,0.004149 0.953920 1201 qwen3-8b-eagle3-q4_0
+gen dialogue strong 0.779179,0.362188,0.168357,0.078258,0.036377,0.016909,0.007860,0.003654 0.911672 1301 qwen3-8b-eagle3-q4_0
+gen code     weak   0.519163,0.299636,0.172936,0.099811,0.057606,0.033247,0.019189,0.011075 0.807665 2102 qwen3-0.6b-q4_0
+gen math     weak   0.472969,0.272975,0.157549,0.090930,0.052480,0.030289,0.017481,0.010089 0.789188 2202 qwen3-0.6b-q4_0
+gen dialogue weak   0.416627,0.240458,0.138781,0.080098,0.046229,0.026681,0.015399,0.008888 0.766651 2302 qwen3-0.6b-q4_0

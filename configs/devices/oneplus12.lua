@@ -79,29 +79,31 @@ return {
   -- tree-dependent part of a verification on top of the streamed I/O, grows
   -- by ~26 ms per row from 16 to 32 nodes on both 8B targets; with the fixed
   -- set-up cost below that slope is the rows' arithmetic.  At one row every op
-  -- stays weight-bound (a Qwen3-8B layer: 0.39 GFLOP / 648 GFLOP/s = 0.60 ms
+  -- stays weight-bound (a Qwen3-8B layer: 0.39 GFLOP / 562 GFLOP/s = 0.69 ms
   -- < 108.5 MB / 76.8 GB/s = 1.41 ms), so Table 1 does not see it.
   -- (~1% of the ~45 INT8 TOPS marketed for the 8 Gen 3 Hexagon: plausible for
   -- fp16-activation x 4-bit-weight GEMMs of a few rows.)
-  npu_gflops = 647.605, -- +/- 26.9 (fit standard error)
+  npu_gflops = 562.243, -- +/- 25.5 (fit standard error)
   -- assumption: graphs compiled for power-of-two row counts (static shapes,
   -- Lever §2.2 / §4.4); more rows run as several executions of the largest.
-  -- Compared in the calibration: every row count compiled fits worse (RMS 6.3%
-  -- against 4.9% with the same parameters).
+  -- Compared in the calibration: every row count compiled fits worse (RMS 2.1%
+  -- against 1.9%, configs/calibration/README.md).
   npu_shapes = { 1, 2, 4, 8, 16, 32, 64, 128, 256 },
-  -- the smallest compiled multi-row verification graph: none beyond the
-  -- power-of-two shapes.  Compared in the calibration: a minimum of 4 or 8
-  -- rows fits Tables 1, 2 and 5 no better (RMS within the spread between fits
-  -- from different starts, 4.4-5.3%), a minimum of 16 fits worse (9.3%): the
-  -- data give no evidence of a minimum, so none is assumed.
-  verify_min_rows = 1,
+  -- selected by the calibration (configs/calibration/README.md): the smallest
+  -- compiled multi-row verification graph has 8 rows.  Among none (power-of-two
+  -- shapes from 1 row), 4, 8 and 16 rows, and every row count compiled, 8 fits
+  -- Lever Tables 1, 2 and 5 best (RMS 1.9% against 2.3% with none, 2.1% with 4,
+  -- 4.5% with 16, 2.1% with every count; AIC lower by 13 than with none).  A
+  -- verification of 2 to 7 rows runs the 8-row graph; one row (Flash-AR, or a
+  -- tree of the root alone) runs the decode graph.
+  verify_min_rows = 8,
 
   -- CPU --------------------------------------------------------------------
   -- papers/android-speculative-notes.md, Snapdragon 8 Gen 3: a 3B model in DRAM
   -- decodes autoregressively at 8.2 tok/s with 2.1 GB RSS; decode is
-  -- weight-bound, so 2.1 GB x 8.2 /s = 17.2 GB/s achieved on GEMV.  (Fitting
-  -- it to Tables 1, 2 and 5 gives 34 +/- 8 GB/s without lowering the
-  -- residuals: the data do not select it, so the cited figure stays.)
+  -- weight-bound, so 2.1 GB x 8.2 /s = 17.2 GB/s achieved on GEMV.  (Fitted
+  -- to Tables 1, 2 and 5 it comes out at 68 +/- 4,260 GB/s: the data do not
+  -- determine it, so the cited figure stays.)
   cpu_gbps = 17.2,
   -- assumption: effective multi-row GEMM rate of the big cores on 4-bit
   -- weights (Cortex-X4 + A720 NEON/i8mm peak is several hundred GOPS).  Only
@@ -122,16 +124,16 @@ return {
   -- 817 ms beyond the I/O, against 96.6 ms of compute for one row (Table 1).
   -- The same intercept fits Llama-3.1-8B and Qwen3-8B (401 / 405 ms from a
   -- straight line through their two points), and Table 5 selects a cost per
-  -- verification over one per leaf (RMS 4.9% against 16%; README.md).
-  verify_setup_us = 446960, -- +/- 18500 (fit standard error)
+  -- verification over one per leaf (RMS 2.3% against 7.3%; README.md).
+  verify_setup_us = 366803, -- +/- 26400 (fit standard error)
   -- per temporary sequence (leaf) on top of copying the tree rows' KV at
-  -- cpu_gbps: the calibration does not determine it (a per-leaf cost in place
-  -- of the per-verification one fits far worse; fitted together with it, it
-  -- lowers no residual), so none is charged.
+  -- cpu_gbps: the calibration does not select it (a per-leaf cost in place
+  -- of the per-verification one fits far worse; fitted together with it, 7 +/-
+  -- 2.4 ms, it raises AIC by 4), so none is charged.
   kv_seq_us = 0,
   -- what a stand-alone NPU call issued by CPU-side control flow (a draft call,
   -- an on-demand head row) pays beyond its graph's launch and sync: Tables 1,
-  -- 2 and 5 do not determine it (fitted: 1.5 +/- 4.3 ms), so none is charged;
+  -- 2 and 5 do not determine it (fitted: 0.001 +/- 26 ms), so none is charged;
   -- scripts/study_ablations.lua shows how the Lever ablations move with it.
   npu_call_us = 0,
 
@@ -140,7 +142,7 @@ return {
   -- ahead of compute with double buffering plus one layer in flight, and UFS
   -- command queueing (JEDEC UFS 2.x-4.0 keep up to 32 commands outstanding per
   -- logical unit).  It is not what Lever measured: with it the calibration
-  -- cannot fit Table 1 (Flash-AR 20% too fast) nor Table 5 (README.md).
+  -- cannot fit Table 1 (Flash-AR 21-32% too fast; configs/calibration/README.md).
   spec_prefetch_layers = 2,
   spec_queue_depth = 32,
 

@@ -53,10 +53,10 @@ return {
   -- no published figure for the 8 Elite.
   launch_us = 528.3,
   sync_us = 528.3,
-  -- oneplus12.lua's calibrated verification throughput (647.605 +/- 26.9
+  -- oneplus12.lua's calibrated verification throughput (562.243 +/- 25.5
   -- GFLOP/s, fitted to Lever Tables 1, 2 and 5) scaled by the vendor's
-  -- generational claim [SD8E]: 647.605 x 1.45 = 939.0 GFLOP/s.
-  npu_gflops = 939.0,
+  -- generational claim [SD8E]: 562.243 x 1.45 = 815.3 GFLOP/s.
+  npu_gflops = 815.3,
   -- carried over: the same compiled shapes (Lever §2.2 / §4.4 static graphs).
   npu_shapes = { 1, 2, 4, 8, 16, 32, 64, 128, 256 },
 
@@ -76,12 +76,13 @@ return {
   -- carried over: one synchronous request at a time (Lever Table 1 on the
   -- OnePlus 12: total = compute + I/O).
   queue_depth = 1,
-  -- carried over: no minimum verification graph beyond the shapes above.
-  verify_min_rows = 1,
+  -- carried over from oneplus12.lua (the calibration's smallest compiled
+  -- multi-row verification graph: the same runtime on every phone).
+  verify_min_rows = 8,
   -- oneplus12.lua's calibrated fixed cost of a multi-row verification
-  -- (446960 +/- 18500 us) is CPU-side runtime management, scaled by the
-  -- vendor's CPU claim [SD8E]: 446960 / 1.45 = 308248 us.
-  verify_setup_us = 308248,
+  -- (366803 +/- 26400 us) is CPU-side runtime management, scaled by the
+  -- vendor's CPU claim [SD8E]: 366803 / 1.45 = 252968 us.
+  verify_setup_us = 252968,
   -- carried over from oneplus12.lua: not determined by any measurement.
   npu_call_us = 0,
   -- the alternative overlapped runtime (runtime = "speculative"), carried over
