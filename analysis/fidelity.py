@@ -71,21 +71,67 @@ class RefRow:
         self.ops = ops  # the metric compiled (fsresults.compile_metric)
 
 
-def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]]:
+class _Lines:
+    """The lines of a text, '\n' kept, one at a time (csv.reader pulls exactly
+    the lines of one record), with the index of the next one."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.split("\n")
+        self.lines = [ln + "\n" for ln in self.lines[:-1]] + \
+            ([self.lines[-1]] if self.lines[-1] else [])
+        self.i = 0
+
+    def __iter__(self) -> "_Lines":
+        return self
+
+    def __next__(self) -> str:
+        if self.i >= len(self.lines):
+            raise StopIteration
+        self.i += 1
+        return self.lines[self.i - 1]
+
+
+def read_records(path: str) -> list[tuple[int, list[str]]]:
+    """The CSV records of a reference file with the line each starts on, as
+    sim/lua/refcsv.c reads them: a line whose first character other than
+    spaces and tabs is '#' is a comment, skipped before it is parsed (a quote
+    in it opens nothing); blank lines are skipped; quoted cells may span
+    lines, and line numbers stay true."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
+            text = f.read()
     except FileNotFoundError:
         raise fr.AnalysisError(fr.EX_NOINPUT, f"{path}: no such reference file") from None
     except OSError as e:
         raise fr.AnalysisError(fr.EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
-    except (UnicodeDecodeError, csv.Error) as e:
+    except UnicodeDecodeError as e:
         raise fr.AnalysisError(fr.EX_DATAERR, f"{path}: not a CSV file: {e}") from None
-    # comment lines (# ...) and blank lines are allowed; line numbers stay true
-    # (as sim/lua/refcsv.c: cells are trimmed of "C" whitespace, a row whose
-    # first cell then starts with '#' is a comment)
+    src = _Lines(text)
+    rd = csv.reader(src)
+    out = []
+    while src.i < len(src.lines):
+        start = src.i + 1
+        if src.lines[src.i].lstrip(" \t").startswith("#"):
+            src.i += 1
+            continue
+        try:
+            rec = next(rd)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            raise fr.AnalysisError(fr.EX_DATAERR, f"{path}:{start}: not a CSV record: {e}") \
+                from None
+        out.append((start, rec))
+    return out
+
+
+def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]]:
+    records = read_records(path)
+    # blank lines and comments are allowed; line numbers stay true (as
+    # sim/lua/refcsv.c: cells are trimmed of "C" whitespace, and a record whose
+    # first cell then starts with '#' is a comment too)
     sp = fr.C_SPACE
-    numbered = [(i, r) for i, r in enumerate(rows, start=1)
+    numbered = [(i, r) for i, r in records
                 if r and not (len(r) == 1 and not r[0].strip(sp))
                 and not r[0].strip(sp).startswith("#")]
     if not numbered:

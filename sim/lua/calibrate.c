@@ -415,6 +415,15 @@ static void bprintf(buf *b, const char *fmt, ...)
     }
 }
 
+/* A quoted CSV field with its quotes doubled (RFC 4180), then sep. */
+static void bcsv(buf *b, const char *s, const char *sep)
+{
+    bprintf(b, "\"");
+    for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1)
+        bprintf(b, "%.*s\"\"", (int)(q - s), s);
+    bprintf(b, "%s\"%s", s, sep);
+}
+
 static void add_output(cal *c, const char *name, buf *b)
 {
     if (b->oom) {
@@ -564,10 +573,16 @@ int fs_l_calibrate(lua_State *L)
         /* something that exists but is no regular file (a directory, a FIFO) is
          * bad data, for fs_ref_load to name; only a missing file is exit 66 */
         struct stat st;
-        const char *arg = lua_tostring(L, -1);
-        int n = arg[0] == '/' ? snprintf(rpath, sizeof rpath, "%s", arg)
-                              : snprintf(rpath, sizeof rpath, "%s/%s", c->a->script_dir, arg);
-        if (n < 0 || (size_t)n >= sizeof rpath || stat(rpath, &st) != 0)
+        const char *arg = lua_tostring(L, -1), *home = getenv("FLASHSPEC_HOME");
+        /* the places fs_api_find_file looked: the spec's folder, the project */
+        const char *roots[2] = {c->a->script_dir, home && *home ? home : FS_PROJECT_DIR};
+        int found = 0;
+        for (int i = 0; i < (arg[0] == '/' ? 1 : 2) && !found; i++) {
+            int n = arg[0] == '/' ? snprintf(rpath, sizeof rpath, "%s", arg)
+                                  : snprintf(rpath, sizeof rpath, "%s/%s", roots[i], arg);
+            found = n > 0 && (size_t)n < sizeof rpath && stat(rpath, &st) == 0;
+        }
+        if (!found)
             cal_raise(c, FS_EXIT_NOINPUT,
                       "%s:%d: flashspec.calibrate: reference '%s' not found%s", c->chunk,
                       c->line, arg, tried);
@@ -801,12 +816,14 @@ int fs_l_calibrate(lua_State *L)
         bprintf(&md, "|");
         for (int32_t j = 0; j < c->ref.n_keys; j++) {
             bprintf(&md, " %s |", r->keys[j][0] ? r->keys[j] : "*");
-            bprintf(&csv, "\"%s\",", r->keys[j]);
+            bcsv(&csv, r->keys[j], ",");
         }
         bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric, r->value,
                 pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
-        bprintf(&csv, "\"%s\",%.17g,%.17g,%.17g,%.17g,%d,\"%s\"\n", r->metric, r->value, pred[k],
-                resid[k], loo_e[k], c->matches[k], r->source);
+        bcsv(&csv, r->metric, ",");
+        bprintf(&csv, "%.17g,%.17g,%.17g,%.17g,%d,", r->value, pred[k], resid[k], loo_e[k],
+                c->matches[k]);
+        bcsv(&csv, r->source, "\n");
     }
     char fname[CAL_NAME_CAP + 8];
     snprintf(fname, sizeof fname, "%s.md", name);

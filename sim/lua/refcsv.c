@@ -277,7 +277,16 @@ int fs_ref_load(const char *path, fs_ref *out, char *err, size_t errlen)
     int32_t cap = 0;
     while (*p) {
         int32_t at = line;
-        int n = split_record(&p, &line, cells, FS_REF_MAX_COLS + 1);
+        /* a comment line is skipped before it is split: a quote in it opens nothing */
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q == '#') {
+            char *nl = strchr(q, '\n');
+            p = nl ? nl + 1 : (char *)q + strlen(q);
+            line++;
+            continue;
+        }
+        int n = split_record(&p, &line, cells, FS_REF_MAX_COLS);
         if (n < 0) {
             code = fail(err, errlen, FS_REF_E_DATA,
                         "%s:%d: unterminated quote or more than %d fields", path, at,

@@ -8,12 +8,29 @@ Each case runs flashspec on a small study into a fresh temporary directory,
 then the analysis scripts, and checks the files they produce (tables with the
 expected rows, PNG images, the trace-event format of timelines) and their
 documented exit codes on bad input, with no partial output.
+
+Reference metric expressions (analysis/README.md "Reference CSV"):
+  metric_expr      precedence, left associativity, parentheses, unary minus and
+                   numbers (strtod's: exponents, hexadecimal) evaluate row by
+                   row to the values the same double operations give, in
+                   metric_values and in fidelity.csv
+  metric_errors    malformed expressions, unknown or derived columns and values
+                   not finite for a matching row: exit 65, one line naming
+                   FILE:LINE and the problem, nothing written
+  metric_vs_c      the C reader (flashspec calibrate) and Python accept and
+                   reject the same expressions for the same reason and compute
+                   the same values
+  fidelity_table5  policy / draft / trace keys match the right result rows;
+                   Lever Table 5 rows get the draft x policy x trace table
 """
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -309,6 +326,470 @@ def case_fidelity_errors(c: Ctx) -> None:
     check(r.returncode == 66, "missing results: 66")
 
 
+# ------------------------------------------------------- metric expressions
+
+# A hand-made results table: three points whose columns have known values (the
+# expressions' expected values below are computed from them with the same
+# double operations, in the same order).
+EXPR_COLS = ["policy", "policy_params", "target", "draft", "trace", "dram_fraction",
+             "tokens_per_s", "ms_per_token", "npu_ms", "cpu_ms", "flash_ms", "verify_ms",
+             "waste_ms", "draft_ms", "tokens", "cycles"]
+EXPR_ROWS = [
+    ["flash_ar", "", "qwen3-8b-q4_0", "none", "synth-small", "0", "0.95", "1052.5", "96.5", "3.5",
+     "952.5", "1052.5", "0", "0", "16", "16"],
+    ["chain", "k=4,unit=cpu", "qwen3-8b-q4_0", "qwen3-8b-eagle3-q4_0", "synth-small", "0",
+     "1.5", "666.75", "210.25", "416.5", "953.25", "1580.125", "383.5", "33.75", "16", "7"],
+    ["lever", "", "qwen3-8b-q4_0", "qwen3-8b-eagle3-q4_0", "synth-small", "0", "1.75",
+     "571.5", "180.5", "250.75", "953.25", "1400.5", "60.25", "40.5", "24", "9"],
+]
+
+
+def write(path: str, text: str) -> str:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def results_dir(c: Ctx, name: str, cols: list[str], rows: list[list[str]]) -> str:
+    d = os.path.join(c.tmp, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "results.csv"), "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([cols] + rows)
+    return d
+
+
+def analysis_module(c: Ctx, name: str):
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, os.path.join(c.home, "analysis"))
+    return __import__(name)
+
+
+def fidelity_main(c: Ctx, *args: str) -> tuple[int, str]:
+    """analysis/fidelity.py's main() in this process (no interpreter start-up
+    per call): its exit code and what it printed on stderr."""
+    fid = analysis_module(c, "fidelity")
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        try:
+            rc = fid.main(list(args))
+        except Exception as e:  # noqa: BLE001 -- a crash is a failure, not an exit code
+            rc = -1
+            print(f"crashed: {e!r}", file=buf)
+    return rc, buf.getvalue()
+
+
+def expr_cases():
+    """(expression, expected value as a function of one point's columns);
+    unary minus is 0 - x, as refcsv.c compiles it."""
+    return [
+        ("ms_per_token", lambda r: r["ms_per_token"]),
+        ("npu_ms+cpu_ms", lambda r: r["npu_ms"] + r["cpu_ms"]),
+        ("npu_ms+cpu_ms*2", lambda r: r["npu_ms"] + r["cpu_ms"] * 2),      # * before +
+        ("(npu_ms+cpu_ms)*2", lambda r: (r["npu_ms"] + r["cpu_ms"]) * 2),
+        ("verify_ms-flash_ms-npu_ms", lambda r: (r["verify_ms"] - r["flash_ms"]) - r["npu_ms"]),
+        ("verify_ms-(flash_ms-npu_ms)", lambda r: r["verify_ms"] - (r["flash_ms"] - r["npu_ms"])),
+        ("verify_ms/flash_ms/2", lambda r: (r["verify_ms"] / r["flash_ms"]) / 2),  # left assoc.
+        ("verify_ms/(flash_ms/2)", lambda r: r["verify_ms"] / (r["flash_ms"] / 2)),
+        ("npu_ms-cpu_ms/2+1", lambda r: (r["npu_ms"] - r["cpu_ms"] / 2) + 1),
+        ("waste_ms/(verify_ms-flash_ms)",
+         lambda r: r["waste_ms"] / (r["verify_ms"] - r["flash_ms"])),
+        ("1000/ms_per_token", lambda r: 1000 / r["ms_per_token"]),
+        ("-npu_ms", lambda r: 0.0 - r["npu_ms"]),
+        ("--npu_ms", lambda r: 0.0 - (0.0 - r["npu_ms"])),
+        ("-(npu_ms-cpu_ms)", lambda r: 0.0 - (r["npu_ms"] - r["cpu_ms"])),
+        ("-npu_ms*2", lambda r: (0.0 - r["npu_ms"]) * 2),                # unary binds first
+        ("2*-npu_ms", lambda r: 2 * (0.0 - r["npu_ms"])),
+        ("npu_ms--cpu_ms", lambda r: r["npu_ms"] - (0.0 - r["cpu_ms"])),
+        ("-(-(npu_ms))+1-1*1", lambda r: ((0.0 - (0.0 - r["npu_ms"])) + 1) - 1 * 1),
+        (" ( npu_ms + cpu_ms ) / verify_ms ",
+         lambda r: (r["npu_ms"] + r["cpu_ms"]) / r["verify_ms"]),
+        ("tokens/cycles", lambda r: r["tokens"] / r["cycles"]),          # integer columns
+        ("2.5e1*npu_ms", lambda r: 25.0 * r["npu_ms"]),
+        ("1E-3*verify_ms", lambda r: 1e-3 * r["verify_ms"]),
+        (".5*npu_ms", lambda r: 0.5 * r["npu_ms"]),
+        ("1.*npu_ms", lambda r: 1.0 * r["npu_ms"]),
+        ("0x10*npu_ms", lambda r: 16.0 * r["npu_ms"]),                   # strtod reads hex
+        ("0x1.8p1+npu_ms", lambda r: 3.0 + r["npu_ms"]),
+        ("6/4", lambda r: 1.5),                                           # numbers only
+        ("(" * 16 + "npu_ms" + ")" * 16, lambda r: r["npu_ms"]),  # 16 levels: the most
+    ]
+
+
+def case_metric_expr(c: Ctx) -> None:
+    """Expressions parse with precedence, left associativity, parentheses,
+    unary minus and strtod numbers, and evaluate row by row."""
+    res = results_dir(c, "expr", EXPR_COLS, EXPR_ROWS)
+    fr = analysis_module(c, "fsresults")
+    import numpy as np
+    import pandas as pd
+    df, _ = fr.load_results(res)
+    df.index = [10, 20, 30]  # the Series keeps the frame's index
+    points = [{k: float(v) for k, v in zip(EXPR_COLS, row) if k not in
+               ("policy", "policy_params", "target", "draft", "trace")} for row in EXPR_ROWS]
+    for expr, fn in expr_cases():
+        try:
+            got = fr.metric_values(df, expr)
+        except Exception as e:  # noqa: BLE001
+            check(False, f"metric_values({expr!r}) raised {e!r}")
+            continue
+        want = np.array([float(fn(p)) for p in points])
+        check(isinstance(got, pd.Series) and list(got.index) == [10, 20, 30],
+              f"{expr!r}: a Series over the frame's rows")
+        check(np.array_equal(got.to_numpy(dtype=float), want),
+              f"{expr!r} = {want.tolist()} (got {got.tolist()})")
+    # a sub-frame (the rows a reference row matches) evaluates on its rows only
+    sub = fr.metric_values(df[df["policy"] != "flash_ar"], "npu_ms/draft_ms")
+    check(list(sub.index) == [20, 30] and bool(np.isfinite(sub).all()),
+          "a sub-frame's rows only (flash_ar's draft_ms = 0 not involved)")
+    # the derived columns are keys, not metric columns (as in the C reader)
+    for name in ("tree_nodes", "tree_budget", "policy", "no_such_ms"):
+        try:
+            fr.metric_values(df, f"1+{name}")
+            check(False, f"{name} is no metric column")
+        except KeyError as e:
+            check(e.args[0] == name, f"KeyError names {name}")
+
+    # end to end: fidelity.csv's prediction is the expression's value (the mean
+    # of the per-row values when a reference row matches several points)
+    text = "# expressions\npolicy,metric,value,source\n"
+    want = []
+    for expr, fn in expr_cases():
+        text += f"chain,{expr.strip()},1,x\n"
+        want.append(float(fn(points[1])))
+    text += "chain,-npu_ms,1,x\n,npu_ms/cpu_ms,1,x\n"
+    want += [0.0 - points[1]["npu_ms"],
+             sum(p["npu_ms"] / p["cpu_ms"] for p in points) / 3]
+    out = os.path.join(c.tmp, "expr_out")
+    r = c.script(c.tool("fidelity.py"), res, write(os.path.join(c.tmp, "ref.csv"), text),
+                 "-o", out)
+    check(r.returncode == 0, f"fidelity.py on expressions: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    with open(os.path.join(out, "fidelity.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == len(want), f"{len(want)} rows compared (got {len(rows)})")
+    for row, w in zip(rows, want):
+        got = float(row["predicted"])
+        check(abs(got - w) <= 1e-12 * abs(w), f"{row['metric']}: predicted {got}, want {w}")
+    check(rows[-1]["points"] == "3", "the wildcard row averages three points")
+    md = open(os.path.join(out, "fidelity.md"), encoding="utf-8").read()
+    check("## Table 5" not in md, "no Table 5 section without Lever Table 5 rows")
+
+
+def case_metric_errors(c: Ctx) -> None:
+    """Malformed expressions, unknown columns and values that are not finite
+    for a matching row: exit 65, one line naming FILE:LINE and the problem,
+    nothing written."""
+    res = results_dir(c, "expr", EXPR_COLS, EXPR_ROWS)
+    out = os.path.join(c.tmp, "out")
+    head = "# reference\npolicy,metric,value,source\nchain,ms_per_token,600,x\n"  # line 3 is good
+    deep = "(" * 17 + "npu_ms" + ")" * 17
+    long = "+".join(["npu_ms"] * 33)  # 65 compiled steps; 32 terms (63) are fine
+    cases = [
+        ("(npu_ms", "metric '(npu_ms': missing ')' at character 8"),
+        ("((npu_ms)+1", "missing ')'"),
+        ("npu_ms)", "metric 'npu_ms)': unexpected character ')' at character 7"),
+        ("npu_ms)*(cpu_ms", "unexpected character ')'"),
+        ("npu_ms cpu_ms", "unexpected character 'c'"),
+        ("npu_ms+", "unexpected end"),
+        ("npu_ms*(", "unexpected end"),
+        ("*npu_ms", "unexpected character '*'"),
+        ("+npu_ms", "unexpected character '+'"),
+        ("npu_ms**2", "unexpected character '*'"),
+        ("npu_ms^2", "unexpected character '^'"),
+        ("()", "unexpected character ')'"),
+        ("1.2.3*npu_ms", "unexpected character '.'"),
+        ("1e*npu_ms", "unexpected character 'e'"),
+        ("1_000*npu_ms", "unexpected character '_'"),
+        ("0x*npu_ms", "unexpected character 'x'"),
+        (".", "bad number"),
+        ("1e999*npu_ms", "bad number"),
+        ("\u0663*npu_ms", "unexpected character"),  # a non-ASCII digit
+        ("", "empty expression"),
+        ("   ", "empty expression"),
+        (deep, "expression nested too deeply"),
+        (long, "expression too long"),
+        ("npu_ms+no_such_ms", "unknown metric 'npu_ms+no_such_ms' (no numeric result column "
+                              "'no_such_ms')"),
+        ("tree_nodes", "unknown metric 'tree_nodes'"),
+        ("policy*2", "no numeric result column 'policy'"),
+        ("1/0+nope", "no numeric result column 'nope'"),  # parsing comes first
+        ("npu_ms/(cpu_ms-cpu_ms)", "not a finite number"),
+        ("0/0", "not a finite number"),
+        ("1e308*10", "not a finite number"),
+    ]
+    ref = os.path.join(c.tmp, "ref.csv")
+    for expr, what in cases:
+        write(ref, head + f"chain,{expr},1,x\n")
+        rc, err = fidelity_main(c, res, ref, "-o", out)
+        check(rc == 65 and "ref.csv:4:" in err and what in err and err.count("\n") == 1,
+              f"metric {expr!r}: 65 and one line naming ref.csv:4 and {what!r} (rc {rc}: "
+              f"{err.strip()})")
+        check(not os.path.exists(out), f"nothing written for {expr!r}")
+    # the same as a command (a few of them: the exit status and stderr)
+    for expr, what in [x for x in cases if x[0] in ("(npu_ms", "", "npu_ms+no_such_ms", "0/0")]:
+        write(ref, head + f"chain,{expr},1,x\n")
+        r = c.script(c.tool("fidelity.py"), res, ref, "-o", out)
+        check(r.returncode == 65 and r.stderr.count("\n") == 1 and
+              r.stderr.startswith(f"fidelity.py: {ref}:4: ") and what in r.stderr,
+              f"fidelity.py, metric {expr!r}: exit 65, one line ({r.stderr.strip()})")
+        check(not os.path.exists(out), f"fidelity.py wrote nothing for {expr!r}")
+    # the point whose value is not finite is named
+    write(ref, head + ",npu_ms/draft_ms,1,x\n")
+    rc, err = fidelity_main(c, res, ref, "-o", out)
+    check(rc == 65 and "variant=flash_ar" in err and err.count("\n") == 1,
+          f"names the point with draft_ms = 0 ({err.strip()})")
+    check(not os.path.exists(out), "nothing written (not finite)")
+    # ... but only matching rows count: flash_ar's draft_ms = 0 is not chain's
+    write(ref, head + "chain,npu_ms/draft_ms,1,x\n")
+    rc, err = fidelity_main(c, res, ref, "-o", out)
+    check(rc == 0, f"a non-finite value in a row no reference matches is fine ({err.strip()})")
+    shutil.rmtree(out, ignore_errors=True)
+    # the longest and deepest expressions the C reader takes are fine
+    for expr in ("+".join(["npu_ms"] * 32), "(" * 16 + "npu_ms" + ")" * 16,
+                 "-" * 15 + "npu_ms" + "+0"):
+        write(ref, head + f"chain,{expr},1,x\n")
+        rc, err = fidelity_main(c, res, ref, "-o", out)
+        check(rc == 0, f"{expr[:20]}... at the limit ({err.strip()})")
+        shutil.rmtree(out, ignore_errors=True)
+    # comments (a quote in one opens nothing), indented header, blank lines and
+    # a cell spanning two lines: the error names the true line
+    write(ref, '# c\n  #,"an open quote\n\tpolicy,metric,value,source,note\n\n'
+          'chain,ms_per_token,600,x,"two\nlines"\n"#x",npu_ms,1,x,\nchain,(npu_ms,1,x,\n')
+    rc, err = fidelity_main(c, res, ref, "-o", out)
+    check(rc == 65 and "ref.csv:8: metric '(npu_ms'" in err,
+          f"line numbers past comments and a two-line cell ({err.strip()})")
+    # value and numeric key cells are read as strtod reads them
+    for value, code in (("0x1p9", 0), ("1_000", 65), ("\u0661", 65), ("inf", 65), ("-1", 65)):
+        write(ref, "policy,dram_fraction,metric,value,source\nchain,0x0,ms_per_token,"
+              f"{value},x\n")
+        rc, err = fidelity_main(c, res, ref, "-o", out)
+        check(rc == code and (code == 0 or "ref.csv:2" in err),
+              f"value {value!r}: exit {code} (rc {rc}: {err.strip()})")
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# The C reader, through flashspec calibrate: one parameter (the NPU's
+# throughput) over two points.  --arg mode=run writes the points for a given
+# npu_gflops; --arg mode=fit fits it to --arg ref and prints each reference row's
+# prediction at the fitted value.
+CAL_SPEC = """local fs = flashspec
+local A = fs.args
+local function points(p)
+  return { device = fs.device("oneplus12", { npu_gflops = p.npu_gflops }),
+           target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0",
+           trace = fs.trace "HOME/traces/data/synth-small.h5", max_new_tokens = 8,
+           points = { { policy = fs.policy.flash_ar {} }, { policy = fs.policy.chain { k = 4 } } } }
+end
+if A.mode == "run" then
+  fs.sweep(points { npu_gflops = tonumber(A.gflops) })
+  return
+end
+local fit = fs.calibrate { reference = A.ref, params = { npu_gflops = { 900, 100, 5000 } },
+                           points = points, loo = "none" }
+print(string.format("param %.17g", fit.params.npu_gflops.value))
+for _, r in ipairs(fit.rows) do print(string.format("row %d %.17g", r.line, r.predicted)) end
+"""
+
+
+def case_metric_vs_c(c: Ctx) -> None:
+    """Python and the C reader (flashspec calibrate) accept the same metric
+    expressions, reject the same ones for the same reason, and compute the same
+    values."""
+    spec = write(os.path.join(c.tmp, "cal.lua"), CAL_SPEC.replace("HOME", c.home))
+    fr = analysis_module(c, "fsresults")
+    import numpy as np
+
+    def run_points(gflops: str) -> str:
+        d = os.path.join(c.tmp, f"pts{len(os.listdir(c.tmp))}")
+        r = c.flashspec("run", spec, "-q", "-o", d, "--arg", "mode=run", "--arg",
+                        f"gflops={gflops}")
+        check(r.returncode == 0, f"points at {gflops}: {r.stderr.strip()}")
+        os.remove(os.path.join(d, "results.csv"))  # results.h5: the exact doubles
+        return d
+
+    def calibrate(text: str) -> subprocess.CompletedProcess:
+        ref = write(os.path.join(c.tmp, "cref.csv"), text)
+        return c.flashspec("calibrate", spec, "-q", "--arg", "mode=fit", "--arg", f"ref={ref}")
+
+    df, _ = fr.load_results(run_points("1000"))
+    chain = df[df["policy"] == "chain"]
+    num = "ms_per_token"
+    exprs = [e for e, _ in expr_cases() if e.strip() == e] + [
+        # valid
+        "-ms_per_token", "ms_per_token*-1+0", "1e3/ms_per_token", "0x1p3*ms_per_token",
+        "2.5E-1*ms_per_token", "tokens/cycles", "npu_ms/(npu_ms+cpu_ms+1)",
+        "+".join([num] * 32), "(" * 16 + num + ")" * 16,
+        # not finite for the point
+        "1/0", "0/0", "1e308*10", "ms_per_token/(draft_ms-draft_ms)",
+        # malformed
+        "(ms_per_token", "ms_per_token)", "((ms_per_token)", "ms_per_token ms_per_token",
+        "ms_per_token+", "*ms_per_token", "+ms_per_token", "ms_per_token**2", "ms_per_token^2",
+        "1.2.3", ".", ".e1", "1e999", "0x", "1e*ms_per_token", "1_000*ms_per_token", "()",
+        "-", "(-)", "1 2", "ms_per_token(2)", "2(ms_per_token)", "ms_per_token $",
+        "\u0663*ms_per_token", "ms_per_t\u00f6ken", "(" * 17 + num + ")" * 17,
+        "-" * 17 + num, "+".join([num] * 33), "-" * 16 + "+".join([num] * 31), "   ",
+        # unknown columns
+        "no_such_ms", "tree_nodes", "tree_budget", "policy", "trace_checksum",
+        "ms_per_token+no_such", "1/0+no_such", "(no_such",
+    ]
+
+    def py_class(expr: str) -> str:
+        try:
+            v = fr.metric_values(chain, expr)
+        except KeyError as e:
+            return f"unknown {e.args[0]}"
+        except fr.MetricSyntaxError as e:
+            what = getattr(e, "what", str(e))  # refcsv.c's words; "empty": "unexpected end"
+            if what.startswith("unexpected character"):
+                what = "unexpected character"  # Python adds which one
+            return "syntax " + ("unexpected end" if what == "empty expression" else what)
+        return "ok" if np.isfinite(v.to_numpy()).all() else "not finite"
+
+    def c_class(expr: str, r: subprocess.CompletedProcess) -> str:
+        err = r.stderr.strip()
+        m = re.search(r"cref\.csv:2: unknown metric '.*' \(no numeric result column '(\w*)'\)$",
+                      err)
+        if m:
+            return f"unknown {m.group(1)}"
+        m = re.search(r"cref\.csv:2: metric '.*': ([^:]*)$", err)
+        if m:
+            return "syntax " + m.group(1)
+        if "is not a finite number" in err:
+            return "not finite"
+        if r.returncode == 0 or "did not converge" in err:
+            return "ok"
+        return f"other: rc {r.returncode} {err}"
+
+    valid = []
+    for expr in exprs:
+        r = calibrate(f"policy,metric,value,source\nchain,{expr},1,x\n")
+        want, got = py_class(expr), c_class(expr, r)
+        check(want == got, f"{expr!r}: Python says {want}, C says {got}")
+        if want == "ok" and float(fr.metric_values(chain, expr).iloc[0]) > 0:
+            valid.append(expr)
+    check(len(valid) >= 25, f"{len(valid)} valid positive expressions")
+
+    # values: measurements made from Python's values at npu_gflops = 1000 are
+    # fitted back by C from 900; then C's predictions at the fitted value equal
+    # Python's on the points simulated at that value
+    text = "policy,metric,value,source\n" + "".join(
+        f"chain,{e},{float(fr.metric_values(chain, e).iloc[0])!r},x\n" for e in valid)
+    r = calibrate(text)
+    check(r.returncode == 0, f"the fit converges: {r.stderr.strip()}")
+    m = re.search(r"^param (\S+)$", r.stdout, re.M)
+    c_rows = [float(x) for x in re.findall(r"^row \d+ (\S+)$", r.stdout, re.M)]
+    if not m or len(c_rows) != len(valid):
+        check(False, f"calibrate printed the fit: {r.stdout[:200]}")
+        return
+    df, _ = fr.load_results(run_points(m.group(1)))
+    chain = df[df["policy"] == "chain"]
+    for expr, cv in zip(valid, c_rows):
+        pv = float(fr.metric_values(chain, expr).iloc[0])
+        check(abs(pv - cv) <= 1e-12 * abs(cv), f"{expr!r}: Python {pv!r}, C {cv!r}")
+
+
+# ---------------------------------------------------------------- Table 5
+
+def case_fidelity_table5(c: Ctx) -> None:
+    """Reference rows keyed by policy, draft and trace match the right result
+    rows, and Lever Table 5 rows get their draft x policy x trace table."""
+    cols = ["policy", "policy_params", "target", "draft", "trace", "dram_fraction",
+            "tokens_per_s", "ms_per_token"]
+    rows, tps = [], {}
+    i = 0
+    for target in ("qwen3-8b-q4_0", "llama3.1-8b-q4_0"):  # the second a decoy
+        for strength, draft in (("strong", "qwen3-8b-eagle3-q4_0"), ("weak", "qwen3-0.6b-q4_0")):
+            for bench in ("code", "math"):
+                trace = f"workload-{bench}-{strength}"
+                for pol in ("chain", "lever"):
+                    for frac in ("0", "0.5"):  # 0.5: decoys too
+                        i += 1
+                        v = 1.0 + i / 64
+                        rows.append([pol, "k=8" if pol == "chain" else "", target, draft, trace,
+                                     frac, repr(v), repr(1000 / v)])
+                        if target == "qwen3-8b-q4_0" and frac == "0":
+                            tps[(draft, pol, trace)] = v
+    res = results_dir(c, "t5", cols, rows)
+    bench = {"code": "MBPP", "math": "GSM8K"}
+    ref = "target,policy,draft,trace,dram_fraction,metric,value,source,note\n"
+    keys = list(tps)
+    for draft, pol, trace in keys:
+        ref += (f"qwen3-8b-q4_0,{pol},{draft},{trace},0,tokens_per_s,1.25,Lever Table 5,"
+                f"{bench[trace.split('-')[1]]}\n")
+    ref += "qwen3-8b-q4_0,flash_ar,none,workload-code-strong,0,tokens_per_s,1,Lever Table 5,MBPP\n"
+    ref += "qwen3-8b-q4_0,lever,,,0,1000/ms_per_token,2,Table 1,\n"  # not Table 5
+    out = os.path.join(c.tmp, "t5_out")
+    r = c.script(c.tool("fidelity.py"), res, write(os.path.join(c.tmp, "ref.csv"), ref), "-o",
+                 out)
+    check(r.returncode == 0, f"fidelity.py on Table 5 rows: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    with open(os.path.join(out, "fidelity.csv"), newline="") as f:
+        got = list(csv.DictReader(f))
+    check(len(got) == len(keys) + 1, f"{len(keys) + 1} rows compared")
+    for row in got[:len(keys)]:
+        want = tps[(row["draft"], row["policy"], row["trace"])]
+        check(row["points"] == "1" and float(row["predicted"]) == want,
+              f"{row['draft']} {row['policy']} {row['trace']}: the one matching point "
+              f"({row['predicted']} vs {want}, {row['points']} points)")
+    lever = [tps[k] for k in keys if k[1] == "lever"]
+    check(got[-1]["points"] == str(len(lever)) and
+          abs(float(got[-1]["predicted"]) - sum(1000 / (1000 / v) for v in lever) / len(lever))
+          < 1e-12, "empty draft/trace keys match every lever point")
+    md = open(os.path.join(out, "fidelity.md"), encoding="utf-8").read()
+    t5 = table_rows(md, "Table 5")
+    check("| draft | policy | MBPP | GSM8K |" in md, "columns: the benchmarks the notes name")
+    check(len(t5) == 5, f"rows draft x policy: 2 drafts x 2 policies + flash_ar (got {len(t5)})")
+    v = tps[("qwen3-0.6b-q4_0", "lever", "workload-math-weak")]
+    cell = f"{fsnum(v)} / 1.250 ({100 * (v - 1.25) / 1.25:+.1f}%)"
+    check(any(ln.startswith("| qwen3-0.6b-q4_0 | lever |") and ln.endswith(f"| {cell} |")
+              for ln in t5), f"cell predicted / measured (error): {cell}")
+    check(any(ln.startswith("| none | flash_ar | — / 1 (not simulated) | — |") for ln in t5),
+          "an unmatched Table 5 row shows as not simulated")
+    check("MBPP: workload-code-strong, workload-code-weak" in md, "each column's traces")
+    check("source: Lever Table 5" in md and "source: Table 1" in md, "summary per source")
+
+    # without notes the columns are the traces
+    ref2 = "policy,draft,trace,metric,value,source\n" + "".join(
+        f"{pol},{draft},{trace},tokens_per_s,1.25,Lever Table 5 (Qwen3-8B)\n"
+        for draft, pol, trace in keys)
+    r = c.script(c.tool("fidelity.py"), res, write(os.path.join(c.tmp, "ref2.csv"), ref2), "-o",
+                 out)
+    check(r.returncode == 0, f"Table 5 without notes: {r.stderr.strip()}")
+    md = open(os.path.join(out, "fidelity.md"), encoding="utf-8").read()
+    check("| draft | policy | workload-code-strong | workload-math-strong | workload-code-weak "
+          "| workload-math-weak |" in md, "one column per trace")
+    check(len(table_rows(md, "Table 5")) == 4, "four draft x policy rows")
+
+    # the simulator's own Table 5 points (scripts/study_tables.lua) against the
+    # calibration reference: every Table 5 row matches exactly its point
+    st = c.study()
+    cal = os.path.join(c.home, "configs", "calibration", "lever-oneplus12.csv")
+    r = c.script(c.tool("fidelity.py"), st, cal, "-o", out)
+    check(r.returncode == 0, f"fidelity.py on study_tables: {r.stderr.strip()}")
+    with open(os.path.join(st, "results.csv"), newline="") as f:
+        sim = list(csv.DictReader(f))
+    with open(os.path.join(out, "fidelity.csv"), newline="") as f:
+        got = [x for x in csv.DictReader(f) if x["source"].startswith("Lever Table 5")]
+    check(len(got) == 18, f"18 Table 5 rows compared (got {len(got)})")
+    for row in got:
+        m = [s for s in sim if (s["policy"], s["draft"], s["trace"], s["target"]) ==
+             (row["policy"], row["draft"], row["trace"], row["target"])]
+        check(row["points"] == "1" and len(m) == 1 and
+              abs(float(row["predicted"]) - float(m[0]["tokens_per_s"])) <= 1e-9 *
+              float(m[0]["tokens_per_s"]),
+              f"Table 5 {row['draft']} {row['policy']} {row['trace']}: its point")
+    md = open(os.path.join(out, "fidelity.md"), encoding="utf-8").read()
+    check("| draft | policy | MBPP | GSM8K | MT-Bench |" in md and
+          len(table_rows(md, "Table 5")) == 6, "Lever's Table 5: 2 drafts x 3 policies")
+
+
+def fsnum(v: float) -> str:
+    """analysis/fsresults.fmt_num for a number in [1, 100)."""
+    return str(int(v)) if v == int(v) else f"{v:.3f}"
+
+
 # ----------------------------------------------------------------- timeline
 
 def validate_trace(path: str) -> dict:
@@ -430,6 +911,10 @@ CASES = {
     "report_errors": case_report_errors,
     "fidelity": case_fidelity,
     "fidelity_errors": case_fidelity_errors,
+    "fidelity_table5": case_fidelity_table5,
+    "metric_expr": case_metric_expr,
+    "metric_errors": case_metric_errors,
+    "metric_vs_c": case_metric_vs_c,
     "timeline": case_timeline,
 }
 

@@ -1,0 +1,42 @@
+-- tests/calibrate: a small valid calibration spec (launch_us of the phone from its
+-- Flash-AR latency) and, with --arg bad=WHAT, one mistake in it:
+--   bounds  a start outside its bounds        lohi   bounds with lo >= hi
+--   key     an unknown spec key (a typo)      nofn   points that is not a function
+--   many    three parameters (for a reference of two rows)
+--   raise   a points function that raises     after  an error after a good fit
+--   none    no mistake (the control)
+-- --arg ref=PATH names the reference (required); max_iter, s_launch as usual.
+local fs = flashspec
+local A = fs.args
+
+local function points(p)
+  if A.bad == "raise" then error("points failed on purpose") end -- RAISE
+  local dev = fs.device("oneplus12", { name = "oneplus12", launch_us = p.launch_us,
+                                       npu_gflops = p.npu_gflops,
+                                       verify_setup_us = p.verify_setup_us })
+  local pts = {}
+  for _, m in ipairs { "qwen3-4b", "qwen3-8b" } do
+    pts[#pts + 1] = { target = fs.model(m .. "-q4_0"), policy = fs.policy.flash_ar {} }
+  end
+  return { device = dev, trace = fs.trace "traces/data/synth-small.h5", max_new_tokens = 16,
+           points = pts }
+end
+
+local spec = {
+  name = "bad", reference = A.ref, points = points,
+  params = { launch_us = { tonumber(A.s_launch or "300"), 1, 1e4 } },
+  profile = { base = "oneplus12", name = "cal-bad-fit" },
+  max_iter = tonumber(A.max_iter or "100"),
+}
+if A.bad == "bounds" then spec.params.launch_us = { 2e4, 1, 1e4 } end
+if A.bad == "lohi" then spec.params.launch_us = { 400, 1e4, 1 } end
+if A.bad == "key" then spec.max_iters = 5 end
+if A.bad == "nofn" then spec.points = "points" end
+if A.bad == "many" then
+  spec.params.npu_gflops = { 600, 50, 5000 }
+  spec.params.verify_setup_us = { 1e5, 1, 3e6 }
+end
+local fit = fs.calibrate(spec) -- CALIBRATE
+print(string.format("param launch_us %.17g %.17g", fit.params.launch_us.value,
+                    fit.params.launch_us.se))
+if A.bad == "after" then error("failed after a good fit") end -- AFTER
