@@ -346,6 +346,13 @@ static void read_params(cal *c, int idx)
             cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params.%s: start %g violates "
                       "its bounds (it must lie strictly inside (%g, %g))", c->chunk, c->line,
                       name, p->start, p->lo, p->hi);
+        /* the logistic map is flat near a bound: a start there could not move
+         * within the difference step, and the fit would report it unmoved */
+        double u = (p->start - p->lo) / (p->hi - p->lo);
+        if (u < 1e-4 || u > 1.0 - 1e-4)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params.%s: start %g is too "
+                      "close to a bound of (%g, %g) for the fit to move it; widen the bounds",
+                      c->chunk, c->line, name, p->start, p->lo, p->hi);
         p->device_key = device_double_key(name);
         lua_pop(L, 1);
     }

@@ -487,6 +487,8 @@ def case_control() -> None:
 def case_bad_start() -> None:
     spec_case("bounds", REF_FLASH, 78, "CALIBRATE", "params.launch_us: start 20000 violates "
               "its bounds")
+    spec_case("edge", REF_FLASH, 78, "CALIBRATE", "params.launch_us: start 1.0001 is too "
+              "close to a bound")
     print("bad_start: ok")
 
 

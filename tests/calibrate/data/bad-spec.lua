@@ -1,6 +1,7 @@
 -- tests/calibrate: a small valid calibration spec (launch_us of the phone from its
 -- Flash-AR latency) and, with --arg bad=WHAT, one mistake in it:
 --   bounds  a start outside its bounds        lohi   bounds with lo >= hi
+--   edge    a start a hair inside a bound
 --   key     an unknown spec key (a typo)      nofn   points that is not a function
 --   many    three parameters (for a reference of two rows)
 --   raise   a points function that raises     after  an error after a good fit
@@ -30,6 +31,7 @@ local spec = {
 }
 if A.bad == "bounds" then spec.params.launch_us = { 2e4, 1, 1e4 } end
 if A.bad == "lohi" then spec.params.launch_us = { 400, 1e4, 1 } end
+if A.bad == "edge" then spec.params.launch_us = { 1.0001, 1, 1e4 } end
 if A.bad == "key" then spec.max_iters = 5 end
 if A.bad == "nofn" then spec.points = "points" end
 if A.bad == "many" then
