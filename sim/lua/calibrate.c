@@ -474,6 +474,25 @@ static int cal_gc(lua_State *L)
     return 0;
 }
 
+/* Fields of the table on top of the stack. */
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
 int fs_l_calibrate(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -717,8 +736,7 @@ int fs_l_calibrate(lua_State *L)
 
     /* ---- the Lua result ---- */
     lua_createtable(L, 0, 16);
-    lua_pushstring(L, name);
-    lua_setfield(L, -2, "name");
+    set_str(L, "name", name);
     lua_createtable(L, p, 0); /* order */
     lua_createtable(L, 0, p); /* params */
     for (int32_t i = 0; i < p; i++) {
@@ -726,16 +744,11 @@ int fs_l_calibrate(lua_State *L)
         lua_pushstring(L, q->name);
         lua_rawseti(L, -3, i + 1);
         lua_createtable(L, 0, 5);
-        lua_pushnumber(L, q->value);
-        lua_setfield(L, -2, "value");
-        lua_pushnumber(L, q->se);
-        lua_setfield(L, -2, "se");
-        lua_pushnumber(L, q->start);
-        lua_setfield(L, -2, "start");
-        lua_pushnumber(L, q->lo);
-        lua_setfield(L, -2, "lo");
-        lua_pushnumber(L, q->hi);
-        lua_setfield(L, -2, "hi");
+        set_num(L, "value", q->value);
+        set_num(L, "se", q->se);
+        set_num(L, "start", q->start);
+        set_num(L, "lo", q->lo);
+        set_num(L, "hi", q->hi);
         lua_setfield(L, -2, q->name);
     }
     lua_setfield(L, -3, "params");
@@ -744,24 +757,15 @@ int fs_l_calibrate(lua_State *L)
     for (int32_t k = 0; k < n; k++) {
         const fs_ref_row *r = &c->ref.rows[k];
         lua_createtable(L, 0, 10);
-        lua_pushinteger(L, r->line);
-        lua_setfield(L, -2, "line");
-        lua_pushstring(L, r->metric);
-        lua_setfield(L, -2, "metric");
-        lua_pushnumber(L, r->value);
-        lua_setfield(L, -2, "measured");
-        lua_pushnumber(L, pred[k]);
-        lua_setfield(L, -2, "predicted");
-        lua_pushnumber(L, resid[k]);
-        lua_setfield(L, -2, "error");
-        lua_pushnumber(L, loo_e[k]);
-        lua_setfield(L, -2, "loo_error");
-        lua_pushinteger(L, c->matches[k]);
-        lua_setfield(L, -2, "points");
-        lua_pushstring(L, r->source);
-        lua_setfield(L, -2, "source");
-        lua_pushstring(L, r->note);
-        lua_setfield(L, -2, "note");
+        set_int(L, "line", r->line);
+        set_str(L, "metric", r->metric);
+        set_num(L, "measured", r->value);
+        set_num(L, "predicted", pred[k]);
+        set_num(L, "error", resid[k]);
+        set_num(L, "loo_error", loo_e[k]);
+        set_int(L, "points", c->matches[k]);
+        set_str(L, "source", r->source);
+        set_str(L, "note", r->note);
         for (int32_t j = 0; j < c->ref.n_keys; j++) {
             lua_pushstring(L, r->keys[j]);
             lua_setfield(L, -2, c->ref.key_names[j]);
@@ -769,26 +773,18 @@ int fs_l_calibrate(lua_State *L)
         lua_rawseti(L, -2, k + 1);
     }
     lua_setfield(L, -2, "rows");
-    lua_pushnumber(L, rms);
-    lua_setfield(L, -2, "rms");
-    lua_pushnumber(L, loo_rms);
-    lua_setfield(L, -2, "loo_rms");
-    lua_pushnumber(L, sqrt(rss0 / n));
-    lua_setfield(L, -2, "start_rms");
-    lua_pushnumber(L, aic);
-    lua_setfield(L, -2, "aic");
-    lua_pushnumber(L, bic);
-    lua_setfield(L, -2, "bic");
-    lua_pushinteger(L, n);
-    lua_setfield(L, -2, "n");
-    lua_pushinteger(L, p);
-    lua_setfield(L, -2, "p");
-    lua_pushinteger(L, (lua_Integer)iters);
-    lua_setfield(L, -2, "iterations");
-    lua_pushinteger(L, (lua_Integer)c->evals);
-    lua_setfield(L, -2, "evaluations");
-    lua_pushstring(L, status == GSL_SUCCESS ? "converged" : "converged (no further progress at the step resolution)");
-    lua_setfield(L, -2, "status");
+    set_num(L, "rms", rms);
+    set_num(L, "loo_rms", loo_rms);
+    set_num(L, "start_rms", sqrt(rss0 / n));
+    set_num(L, "aic", aic);
+    set_num(L, "bic", bic);
+    set_int(L, "n", n);
+    set_int(L, "p", p);
+    set_int(L, "iterations", (lua_Integer)iters);
+    set_int(L, "evaluations", (lua_Integer)c->evals);
+    set_str(L, "status", status == GSL_SUCCESS
+                             ? "converged"
+                             : "converged (no further progress at the step resolution)");
 
     /* ---- outputs ---- */
     buf md = {0}, csv = {0}, pf = {0};
