@@ -396,6 +396,27 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
     for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
     fs_sweep_expand(L, idx, keys, nk, check_known_keys, chunk, line);
     fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, n);
+    /* the whole point list is valid before any point runs: one mistake, one
+     * line (the first invalid point's message and how many share it) */
+    int64_t bad = 0, same = 0, first = -1;
+    for (int64_t i = 0; i < *n; i++) {
+        if (!sp[i].code) continue;
+        bad++;
+        if (first < 0) first = i;
+        same += strcmp(sp[i].err, sp[first].err) == 0;
+    }
+    if (bad) {
+        char more[96] = "";
+        if (bad == 1 && *n > 1)
+            snprintf(more, sizeof more, " (point %lld of %lld)", (long long)first + 1,
+                     (long long)*n);
+        else if (bad > 1 && same == bad)
+            snprintf(more, sizeof more, " (%lld of %lld points)", (long long)bad, (long long)*n);
+        else if (bad > 1)
+            snprintf(more, sizeof more, " (point %lld of %lld; %lld points invalid)",
+                     (long long)first + 1, (long long)*n, (long long)bad);
+        fs_exec_raise(L, sp[first].code, "%s%s; no point ran", sp[first].err, more);
+    }
     if (record) {
         fs_exec_run(L, &a->ex, sp, *n, 0, chunk, line);
     } else {

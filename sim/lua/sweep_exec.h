@@ -16,13 +16,16 @@
  *   return   api.c appends the good rows to the script's results and returns
  *            one Lua table per point (a row, or {error=, code=, point=}).
  *
- * Error policy of a sweep: a point that fails (invalid combination, does not
- * fit the DRAM budget, replay error) is reported on stderr as one line and the
- * other points still run; the script goes on; at its end the results files hold
- * the good points and flashspec exits with the failed points' code (70 if any
- * was an internal error, else the first one's, normally 78).  Errors in the
- * sweep table itself (unknown key, empty list, malformed `points`) are script
- * errors as before.  An interruption (SIGINT/SIGTERM) raises exit code 130.
+ * Error policy of a sweep: the whole list is staged before anything runs, and
+ * a point that fails validation (an invalid combination, a value out of range)
+ * makes the sweep one script error -- its message and how many points share it
+ * (api.c fs_api_sweep).  A point that fails when it runs (does not fit the DRAM
+ * budget, replay error) is reported on stderr as one line and the other points
+ * still run; the script goes on; at its end the results files hold the good
+ * points and flashspec exits with the failed points' code (70 if any was an
+ * internal error, else the first one's, normally 78).  Errors in the sweep
+ * table itself (unknown key, empty list, malformed `points`) are script errors
+ * as before.  An interruption (SIGINT/SIGTERM) raises exit code 130.
  */
 #ifndef FS_LUA_SWEEP_EXEC_H
 #define FS_LUA_SWEEP_EXEC_H

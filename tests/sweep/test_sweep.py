@@ -146,7 +146,7 @@ def case_mpi_identical():
         d = os.path.join(t, "bad")
         rc, out, err = mpi_run(2, "sweep", script("bad_points.lua"), "-o", d)
         expect(rc == 78 and "bad points ok" in out, f"MPI bad points: {rc} {err}")
-        expect(len(re.findall(r"point \d of 5 failed", err)) == 2, err)
+        expect(len(re.findall(r"point \d of 4 failed", err)) == 1, err)
 
 
 # ----------------------------------------------------------------- resume
@@ -247,16 +247,33 @@ def case_bad_points():
         rc, out, err = run("sweep", script("bad_points.lua"), "-o", d)
         expect(rc == 78, f"exit {rc}, wanted 78: {err}")
         expect("bad points ok" in out, f"script did not continue: {out!r} {err!r}")
-        failed = [l for l in err.splitlines() if re.match(r"flashspec: point \d of 5 failed", l)]
-        expect(len(failed) == 2, f"per-point error lines: {failed}")
-        expect("point 2 of 5" in failed[0] and "does not fit" in failed[0], failed[0])
-        expect("point 3 of 5" in failed[1] and "needs a draft model" in failed[1], failed[1])
-        expect(err.splitlines()[-1].startswith("flashspec: 2 points failed"), err)
+        failed = [l for l in err.splitlines() if re.match(r"flashspec: point \d of 4 failed", l)]
+        expect(len(failed) == 1, f"per-point error lines: {failed}")
+        expect("point 2 of 4" in failed[0] and "does not fit" in failed[0], failed[0])
+        expect(err.splitlines()[-1].startswith("flashspec: 1 point failed"), err)
         got = rows(d)
         expect([r["dram_fraction"] for r in got] == ["0", "0.1", "0.2"], f"rows {got}")
         # quiet: the error lines stay
         rc, _, err = run("sweep", "-q", script("bad_points.lua"), "-o", d)
-        expect(rc == 78 and len(err.strip().splitlines()) == 3, f"-q: {err!r}")
+        expect(rc == 78 and len(err.strip().splitlines()) == 2, f"-q: {err!r}")
+
+
+def case_bad_points_invalid():
+    # an invalid point anywhere in the list: one line before anything runs
+    for which, needles in (("combination", ("needs a draft model", r"point 2 of 3")),
+                           ("range", (r"key 'dram_fraction' = 1.5 is out of range",
+                                      r"3 of 12 points", "no point ran"))):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "o")
+            rc, stdout, err = run("sweep", script("bad_points_invalid.lua"), "--arg",
+                                  f"which={which}", "-o", out)
+            one_line(err, 78, rc, "bad_points_invalid.lua:")
+            for n in needles:
+                expect(re.search(n, err), f"{which}: {err!r} lacks {n!r}")
+            expect("not reached" not in stdout, f"{which}: the script went on")
+            no_results(out)
+            expect(not os.path.exists(os.path.join(out, "points")) or
+                   not os.listdir(os.path.join(out, "points")), f"{which}: a point ran")
 
 
 def case_bad_points_key():
