@@ -29,6 +29,7 @@
 #include "sim/hw/sim_hw.h"
 #include "sim/lua/lparams.h"
 #include "sim/lua/profile.h"
+#include "sim/lua/refcsv.h"
 #include "sim/lua/rows.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
@@ -241,6 +242,25 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     slp_check_table(L, tmp, point_keys, &po, what, chunk, line);
     lua_pop(L, 1);
 
+    /* a point asking for more tokens than the trace's references hold
+     * generates what they hold: said once per trace and value */
+    int32_t longest = 0;
+    const int32_t *tok;
+    const trc_trace *tt = fs_trace_get(L, tr, chunk, line);
+    for (int32_t p = 0; p < trc_get_meta(tt)->n_prompts; p++) {
+        int32_t len = trc_ref(tt, p, &tok);
+        if (len > longest) longest = len;
+    }
+    if (po.max_new_tokens > longest &&
+        fs_api_warn_once(a, trc_checksum(tt) ^ ((uint64_t)po.max_new_tokens << 1) ^
+                                0x5bd1e995ull) &&
+        a->ex.rank == 0)
+        fprintf(stderr,
+                "flashspec: warning: %s:%d: max_new_tokens = %d but trace '%s' holds at most %d "
+                "reference tokens per prompt; its points generate %d (result column "
+                "effective_new_tokens)\n",
+                chunk, line, (int)po.max_new_tokens, tr->entry->name, (int)longest, (int)longest);
+
     fs_row *r = row_new(L, a);
     snprintf(r->policy, sizeof r->policy, "%s", pol->desc->name);
     snprintf(r->policy_params, sizeof r->policy_params, "%s", pol->label);
@@ -326,6 +346,9 @@ static void push_point(lua_State *L, fs_api *a, const fs_staged *s)
     lua_setfield(L, -2, "point_id");
 }
 
+static void warn_unbound_caps(const fs_api *a, const fs_staged *sp, int64_t n, const char *chunk,
+                              int line);
+
 /* Runs the point described by the table at idx and pushes its result row. */
 static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
 {
@@ -334,6 +357,7 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
     stage_point(L, idx, what, chunk, line, s);
     fs_exec_run(L, &a->ex, s, 1, 1, chunk, line);
     if (s->code) return fs_raise(L, s->code, 0, "%s", s->err);
+    warn_unbound_caps(a, s, 1, chunk, line);
     if (!a->quiet && a->ex.rank == 0)
         fprintf(stderr,
                 "flashspec: %s %s dram=%.2f: %.3f tokens/s (%.2f s simulated in %.3f s%s)\n",
@@ -342,6 +366,48 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
                 s->state == SIM_SWEEP_RESUMED ? ", resumed" : "");
     push_point(L, a, s);
     return 1;
+}
+
+int fs_api_warn_once(fs_api *a, uint64_t key)
+{
+    for (int32_t i = 0; i < a->n_warned; i++)
+        if (a->warned[i] == key) return 0;
+    if (a->n_warned == a->cap_warned) {
+        int32_t cap = a->cap_warned ? 2 * a->cap_warned : 16;
+        uint64_t *n = realloc(a->warned, sizeof *n * (size_t)cap);
+        if (!n) return 1; /* cannot remember it: print it again */
+        a->warned = n;
+        a->cap_warned = cap;
+    }
+    a->warned[a->n_warned++] = key;
+    return 1;
+}
+
+/* Points whose tree-size cap never bound (the policy sized its trees itself,
+ * below the cap): one warning line per sweep, not silence. */
+static void warn_unbound_caps(const fs_api *a, const fs_staged *sp, int64_t n, const char *chunk,
+                              int line)
+{
+    int64_t count = 0, ran = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (sp[i].code) continue;
+        double cap = fs_ref_tree_cap(sp[i].row.policy, sp[i].row.policy_params);
+        if (isnan(cap)) continue;
+        ran++;
+        if ((double)sp[i].row.st.verify_rows_max < cap) {
+            count++;
+            if (first < 0) first = i;
+        }
+    }
+    if (!count || a->ex.rank != 0) return;
+    const fs_staged *f = &sp[first];
+    fprintf(stderr,
+            "flashspec: warning: %s:%d: in %lld of %lld point%s the tree-size cap never bound "
+            "(e.g. %s: a cap of %.0f nodes, at most %lld verified); the policy sized its "
+            "trees below it (result column verify_rows_max)\n",
+            chunk, line, (long long)count, (long long)ran, ran == 1 ? "" : "s", f->row.policy,
+            fs_ref_tree_cap(f->row.policy, f->row.policy_params),
+            (long long)f->row.st.verify_rows_max);
 }
 
 int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)
@@ -419,6 +485,7 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
     }
     if (record) {
         fs_exec_run(L, &a->ex, sp, *n, 0, chunk, line);
+        warn_unbound_caps(a, sp, *n, chunk, line);
     } else {
         /* no results rows, no resume store, no progress, no timeline */
         fs_exec ex = a->ex;
@@ -815,6 +882,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     free(a.rows);
     for (int32_t i = 0; i < a.n_outputs; i++) free(a.outputs[i].data);
     free(a.outputs);
+    free(a.warned);
     sim_timeline_destroy(a.ex.tl);
     return code;
 }

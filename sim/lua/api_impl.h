@@ -55,7 +55,12 @@ typedef struct fs_api {
     fs_output *outputs;
     int32_t n_outputs, cap_outputs;
     int64_t generation; /* flashspec.calibrate evaluations so far */
+    uint64_t *warned;   /* keys of the warnings already printed (one each) */
+    int32_t n_warned, cap_warned;
 } fs_api;
+
+/* 1 the first time `key` is seen by this run (print the warning), else 0. */
+int fs_api_warn_once(fs_api *a, uint64_t key);
 
 /* Queues a file for the output directory (copied; a later one of the same
  * name replaces it).  Returns 0, or -1 when out of memory. */

@@ -74,6 +74,7 @@ static const col_desc columns[] = {
     {"penalised_expansions", COL_I64, R(st.penalised_expansions)},
     {"accepted_hist", COL_HIST, R(st.accepted_hist)},
     {"verify_rows_max", COL_I64, R(st.verify_rows_max)},
+    {"effective_new_tokens", COL_REAL, R(st.effective_new_tokens)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

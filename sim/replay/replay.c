@@ -545,6 +545,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         out->tokens_per_s = out->total_ms > 0 ? (double)out->tokens / (out->total_ms / 1000.0) : 0;
         out->ms_per_token = out->tokens ? out->total_ms / (double)out->tokens : 0;
         out->tokens_per_cycle = (double)out->tokens / c;
+        out->effective_new_tokens = out->prompts ? (double)out->tokens / out->prompts : 0.0;
         out->mean_accepted = (double)out->accepted / c;
         out->rows_per_cycle = (double)out->verify_rows / c;
         out->rows_kept = out->verify_rows ? (double)out->rows_after_exit / (double)out->verify_rows

@@ -138,6 +138,8 @@ typedef struct sim_point_stats {
     double cycle_ms, draft_ms, verify_ms, flash_ms, npu_ms, cpu_ms, kv_ms, idle_ms;
     double rows_per_cycle;
     int64_t verify_rows_max;   /* most rows one verification sent through the layers */
+    double effective_new_tokens; /* new tokens generated per prompt, mean: max_new_tokens
+                                    unless a prompt's reference is shorter */
     double coverage;           /* recorded / all expansions; 1 when nothing was expanded */
     int64_t dram_bytes;        /* DRAM the point occupies */
     int32_t resident_layers;

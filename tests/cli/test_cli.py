@@ -39,7 +39,7 @@ def expect(cond, what):
 
 def one_line_error(stderr, code, rc, *needles):
     expect(rc == code, f"exit code {rc}, wanted {code}; stderr: {stderr!r}")
-    lines = [l for l in stderr.splitlines() if l.strip()]
+    lines = [l for l in stderr.splitlines() if l.strip() and not l.startswith("flashspec: warning:")]
     expect(len(lines) == 1, f"stderr is not one line: {lines!r}")
     expect(lines[0].startswith("flashspec: "), f"error line lacks prefix: {lines[0]!r}")
     for n in needles:
@@ -516,6 +516,16 @@ def case_early_output_errors():
         rc, out, err = run("run", script("good.lua"), "-q", "-o", os.path.join(d, "a", "b", "c"))
         expect(rc == 0 and os.path.isfile(os.path.join(d, "a", "b", "c", "results.csv")),
                f"a missing directory chain is created: {rc} {err}")
+
+
+def case_silent_clamps():
+    rc, out, err = run("run", script("clamps.lua"), "-q")
+    expect(rc == 0 and "clamps ok" in out, f"clamps.lua: {rc} {err}")
+    warns = [l for l in err.splitlines() if l.startswith("flashspec: warning:")]
+    expect(len(warns) == 2, f"one warning per kind, said once: {warns!r}")
+    expect("max_new_tokens = 1024" in warns[0] and "effective_new_tokens" in warns[0], warns[0])
+    expect("in 2 of 4 points the tree-size cap never bound" in warns[1] and
+           "verify_rows_max" in warns[1], warns[1])
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}

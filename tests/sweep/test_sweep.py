@@ -344,7 +344,7 @@ def one_line(stderr, code, rc, needle):
     expect(rc == code, f"exit {rc}, wanted {code}: {stderr!r}")
     expect(lines and lines[-1].startswith("flashspec: ") and re.search(needle, lines[-1]),
            f"last stderr line lacks {needle!r}: {lines!r}")
-    errors = [l for l in lines if not re.match(r"flashspec: (sweep of|wrote) ", l)]
+    errors = [l for l in lines if not re.match(r"flashspec: (sweep of|wrote|warning:) ", l)]
     expect(len(errors) == 1, f"more than one error line: {errors!r}")
 
 
