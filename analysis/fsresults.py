@@ -132,6 +132,78 @@ def _read_h5(path: str) -> pd.DataFrame:
         return pd.DataFrame(data)
 
 
+def load(path: str) -> pd.DataFrame:
+    """The results of a run as a DataFrame, from a results directory, its
+    results.csv or its results.h5 (a directory: results.csv, else results.h5).
+
+    Whichever file it reads, the frame equals pandas.read_csv(DIR/results.csv):
+    the columns in the files' order, text columns as str (dtype object), int64
+    columns as int64 and double columns as float64 (the CSV writes a whole
+    double as "2.0", and both files hold the same 10 significant digits).  The
+    text columns are read as text even where every value looks like a number
+    (a trace named "2024"), which plain read_csv would turn into integers.
+    Raises AnalysisError on a missing or malformed file."""
+    if os.path.isdir(path):
+        csv_path = os.path.join(path, "results.csv")
+        h5_path = os.path.join(path, "results.h5")
+        if os.path.exists(csv_path):
+            path = csv_path
+        elif os.path.exists(h5_path):
+            path = h5_path
+        else:
+            raise AnalysisError(EX_NOINPUT, f"{path}: holds neither results.csv nor results.h5")
+    elif not os.path.exists(path):
+        raise AnalysisError(EX_NOINPUT, f"{path}: no such file")
+    if path.endswith(".h5"):
+        return _load_h5(path)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            header = next(csv.reader(f), [])
+        return pd.read_csv(path, dtype={c: str for c in header if c in STRING_COLUMNS},
+                           keep_default_na=False,
+                           na_values={c: ["nan", "NaN"] for c in header
+                                      if c not in STRING_COLUMNS})
+    except OSError as e:
+        raise AnalysisError(EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
+    except (UnicodeDecodeError, csv.Error, ValueError, pd.errors.ParserError) as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AnalysisError(EX_DATAERR, f"{path}: not a results CSV file: {msg}") from None
+
+
+def _load_h5(path: str) -> pd.DataFrame:
+    import h5py
+
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise AnalysisError(EX_DATAERR, f"{path}: not a results HDF5 file: {e}") from None
+    with f:
+        g = f.get("results")
+        if not isinstance(g, h5py.Group) or "columns" not in g.attrs:
+            raise AnalysisError(EX_DATAERR, f"{path}: no group /results with a 'columns' "
+                                "attribute")
+        order = [c.decode() if isinstance(c, bytes) else str(c) for c in g.attrs["columns"]]
+        data = {}
+        for c in order:
+            d = g.get(c)
+            if not isinstance(d, h5py.Dataset) or d.ndim != 1:
+                raise AnalysisError(EX_DATAERR, f"{path}: /results/{c} listed but not a 1-D "
+                                    "dataset")
+            kind = d.dtype.kind
+            if h5py.check_string_dtype(d.dtype) is not None:
+                data[c] = pd.Series(list(d.asstr()[()]), dtype=object)
+            elif kind in "iu":
+                data[c] = pd.Series(d[()].astype(np.int64))
+            elif kind == "f":
+                data[c] = pd.Series(d[()].astype(np.float64))
+            else:
+                raise AnalysisError(EX_DATAERR, f"{path}: /results/{c}: unsupported type "
+                                    f"{d.dtype}")
+        if len({len(v) for v in data.values()}) > 1:
+            raise AnalysisError(EX_DATAERR, f"{path}: /results columns differ in length")
+        return pd.DataFrame(data, columns=order)
+
+
 def load_results(results_dir: str) -> tuple[pd.DataFrame, str]:
     """DataFrame of RESULTS_DIR/results.csv (or results.h5) and its path."""
     if not os.path.isdir(results_dir):

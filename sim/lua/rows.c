@@ -87,7 +87,8 @@ static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char 
     *s = NULL;
     switch (columns[c].type) {
     case COL_STR:
-        *s = f;
+        /* a policy without parameters says so (an empty field reads as missing) */
+        *s = *f || strcmp(columns[c].name, "policy_params") ? f : "none";
         break;
     case COL_I32: {
         int32_t x;
@@ -120,11 +121,12 @@ static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char 
     case COL_SCRIPT:
         *s = a->script_hash;
         break;
-    case COL_HIST: { /* "c0;c1;...", trailing empty bins trimmed */
+    case COL_HIST: { /* "c0;c1;...", trailing empty bins trimmed, at least two
+                        (a single count would read back as a number) */
         int64_t h[RP_HIST_BINS];
         memcpy(h, f, sizeof h);
         int last = RP_HIST_BINS - 1;
-        while (last > 0 && h[last] == 0) last--;
+        while (last > 1 && h[last] == 0) last--;
         size_t at = 0;
         buf[0] = '\0';
         for (int k = 0; k <= last && at < n; k++)

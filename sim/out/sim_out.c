@@ -15,6 +15,7 @@
 #include "sim/out/sim_out.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,12 @@ int sim_out_set_double(sim_out_table *t, int64_t row, int32_t col, double v)
 {
     res_col *c = cell_col(t, row, col, SIM_OUT_DOUBLE);
     if (!c) return SIM_OUT_E_ARG;
+    if (isfinite(v)) {
+        /* the CSV's precision, so both files hold the same number */
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.10g", v);
+        v = strtod(buf, NULL);
+    }
     ((double *)c->cells)[row] = v;
     return SIM_OUT_OK;
 }

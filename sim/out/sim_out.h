@@ -10,6 +10,8 @@
  * sim_out_set_*)* -> sim_out_write -> sim_out_destroy.  Columns can be added
  * only while the table has no rows, so every row has every column.  A fresh row
  * holds "" in string cells, 0 in int64 cells and NaN in double cells.
+ * sim_out_set_double keeps 10 significant digits (the CSV's precision), so the
+ * CSV and the HDF5 file hold the same number in every double cell.
  *
  * Ownership: the table owns copies of every name, string cell and attribute;
  * callers' strings are borrowed only for the duration of the call.  Pointers
@@ -19,7 +21,9 @@
  *   CSV: header row of column names, then one line per row, "\n" line ends;
  *        fields quoted per RFC 4180 when they hold a comma, quote, CR or LF
  *        (quotes doubled); int64 as decimal integers; doubles as "%.10g" in the
- *        C locale, NaN as `nan`, infinities as `inf`/`-inf`.
+ *        C locale with ".0" appended where that prints no decimal point or
+ *        exponent (so a reader infers a double column as floating point even
+ *        when every value is whole), NaN as `nan`, infinities as `inf`/`-inf`.
  *   HDF5: group /results holding one 1-D dataset per column (H5T_STD_I64LE,
  *        H5T_IEEE_F64LE or variable-length UTF-8 strings), created in column
  *        order; the group attribute `columns` (1-D variable-length UTF-8

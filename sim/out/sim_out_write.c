@@ -73,6 +73,8 @@ static void csv_double(FILE *f, double v)
     for (char *p = buf; *p; p++)
         if (*p == ',') *p = '.';
     fputs(buf, f);
+    /* "0" -> "0.0": a double column reads back as floating point */
+    if (!strpbrk(buf, ".e")) fputs(".0", f);
 }
 
 int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len)

@@ -252,7 +252,7 @@ def case_bad_points():
         expect("point 2 of 4" in failed[0] and "does not fit" in failed[0], failed[0])
         expect(err.splitlines()[-1].startswith("flashspec: 1 point failed"), err)
         got = rows(d)
-        expect([r["dram_fraction"] for r in got] == ["0", "0.1", "0.2"], f"rows {got}")
+        expect([r["dram_fraction"] for r in got] == ["0.0", "0.1", "0.2"], f"rows {got}")
         # quiet: the error lines stay
         rc, _, err = run("sweep", "-q", script("bad_points.lua"), "-o", d)
         expect(rc == 78 and len(err.strip().splitlines()) == 2, f"-q: {err!r}")

@@ -221,13 +221,16 @@ static void test_quoting(void)
     CHECK(sim_out_csv_format(t, &csv, &n) == SIM_OUT_OK);
     static const char want[] = "plain,\"with,comma\",\"q\"\"uote\"\n"
                                "a b,x,0.1\n"
-                               ",\"\"\"\"\"\",-0\n"
+                               ",\"\"\"\"\"\",-0.0\n"
                                "\"cr\rhere\",\"lf\nhere\",1e+21\n"
                                " lead,trail ,1.23456789e+11\n"
                                "semi;colon,',2.5e-07\n"
                                "\"\"\"\",\"a,\"\"b\"\",c\",nan\n";
     CHECK(csv && n == strlen(want) && memcmp(csv, want, n) == 0);
     if (csv && strcmp(csv, want) != 0) fprintf(stderr, "got:\n%s\nwant:\n%s\n", csv, want);
+    /* a cell keeps what the CSV shows: 10 significant digits */
+    const double *cell = sim_out_col_data(t, 2);
+    CHECK(cell[3] == 123456789000.0 && cell[0] == 0.1 && signbit(cell[1]) && isnan(cell[5]));
     free(csv);
     sim_out_destroy(t);
 }
