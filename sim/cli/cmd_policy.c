@@ -1,0 +1,177 @@
+/*
+ * cmd_policy.c -- `flashspec policy [NAME] [--markdown]`.
+ *
+ * Without NAME: one line per registered policy (name, whether it drafts, its
+ * one-line description).  With NAME: the policy's parameters as the Lua
+ * constructor flashspec.policy.NAME{...} takes them -- key, default, accepted
+ * values and meaning -- straight from the engine's eng_param_desc table, so
+ * the listing cannot drift from what a script is checked against.
+ * --markdown prints the same as a markdown table (the tables of
+ * docs/policies.md are this output; a test keeps them equal).
+ */
+#include "cmd_policy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eng_param.h"
+#include "eng_policy.h"
+
+static const char usage[] =
+    "usage: flashspec policy [NAME] [--markdown]\n"
+    "\n"
+    "Lists the policies of this build, or the parameters of policy NAME as\n"
+    "flashspec.policy.NAME{...} accepts them: key, default, accepted values and\n"
+    "meaning.\n"
+    "\n"
+    "  --markdown    print a markdown table\n"
+    "  -h, --help    this help\n";
+
+static void fmt_num(char *buf, size_t n, double v, int integer)
+{
+    if (isinf(v)) snprintf(buf, n, "%sinf", v < 0 ? "-" : "");
+    else if (integer) snprintf(buf, n, "%.0f", v);
+    else snprintf(buf, n, "%g", v);
+}
+
+/* The default as a script would write it. */
+static void fmt_default(const eng_param_desc *d, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    switch (d->type) {
+    case ENG_PARAM_INT:
+    case ENG_PARAM_DOUBLE:
+        if (isnan(d->def)) snprintf(buf, n, "(required)");
+        else fmt_num(buf, n, d->def, d->type == ENG_PARAM_INT);
+        break;
+    case ENG_PARAM_BOOL:
+        snprintf(buf, n, "%s", d->def != 0 ? "true" : "false");
+        break;
+    case ENG_PARAM_ENUM:
+        snprintf(buf, n, "%s", d->choices[(int)d->def]);
+        break;
+    case ENG_PARAM_STRING:
+        snprintf(buf, n, "%s", d->def_str ? d->def_str : "(required)");
+        break;
+    case ENG_PARAM_DOUBLE_LIST:
+    case ENG_PARAM_INT_LIST:
+        /* a Lua list, as a script writes it */
+        at = (size_t)snprintf(buf, n, "{");
+        for (int32_t k = 0; k < d->def_count && at + 1 < n; k++) {
+            char v[32];
+            fmt_num(v, sizeof v, d->def_list[k], d->type == ENG_PARAM_INT_LIST);
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", k ? ", " : "", v);
+        }
+        if (at + 1 < n) snprintf(buf + at, n - at, "}");
+        break;
+    }
+}
+
+/* What values the key accepts. */
+static void fmt_range(const eng_param_desc *d, char *buf, size_t n)
+{
+    char lo[32], hi[32];
+    int integer = d->type == ENG_PARAM_INT || d->type == ENG_PARAM_INT_LIST;
+    fmt_num(lo, sizeof lo, d->min, integer);
+    fmt_num(hi, sizeof hi, d->max, integer);
+    size_t at = 0;
+    switch (d->type) {
+    case ENG_PARAM_INT:
+        snprintf(buf, n, "integer %s..%s", lo, hi);
+        break;
+    case ENG_PARAM_DOUBLE:
+        snprintf(buf, n, "number %s..%s", lo, hi);
+        break;
+    case ENG_PARAM_BOOL:
+        snprintf(buf, n, "true, false");
+        break;
+    case ENG_PARAM_ENUM:
+        buf[0] = '\0';
+        for (int k = 0; d->choices[k] && at + 1 < n; k++)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", k ? ", " : "", d->choices[k]);
+        break;
+    case ENG_PARAM_STRING:
+        snprintf(buf, n, "text, under %d bytes", (int)d->cap);
+        break;
+    case ENG_PARAM_DOUBLE_LIST:
+    case ENG_PARAM_INT_LIST:
+        snprintf(buf, n, "list of 1..%d %s in %s..%s", (int)d->cap,
+                 integer ? "integers" : "numbers", lo, hi);
+        break;
+    }
+}
+
+static int print_policy(const eng_policy_desc *p, int markdown)
+{
+    char def[512], range[512];
+    int wk = 3, wd = 7, wr = 6; /* column widths of the plain listing */
+    for (const eng_param_desc *d = p->params; d && d->name; d++) {
+        fmt_default(d, def, sizeof def);
+        fmt_range(d, range, sizeof range);
+        int a = (int)strlen(d->name), b = (int)strlen(def), c = (int)strlen(range);
+        wk = a > wk ? a : wk;
+        wd = b > wd ? b : wd;
+        wr = c > wr ? c : wr;
+    }
+    if (markdown) {
+        printf("| key | default | values | meaning |\n|---|---|---|---|\n");
+        if (!p->params || !p->params[0].name) printf("| — | — | — | no parameters |\n");
+    } else {
+        printf("%s: %s\n", p->name, p->doc ? p->doc : "");
+        if (!p->params || !p->params[0].name) printf("  (no parameters)\n");
+        else printf("  %-*s  %-*s  %-*s  %s\n", wk, "key", wd, "default", wr, "values", "meaning");
+    }
+    for (const eng_param_desc *d = p->params; d && d->name; d++) {
+        fmt_default(d, def, sizeof def);
+        fmt_range(d, range, sizeof range);
+        if (markdown)
+            printf("| `%s` | `%s` | %s | %s |\n", d->name, def, range, d->doc ? d->doc : "");
+        else
+            printf("  %-*s  %-*s  %-*s  %s\n", wk, d->name, wd, def, wr, range, d->doc ? d->doc : "");
+    }
+    return 0;
+}
+
+int cli_policy_main(int argc, char **argv)
+{
+    const char *name = NULL;
+    int markdown = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--markdown")) {
+            markdown = 1;
+        } else if (argv[i][0] == '-' || name) {
+            fprintf(stderr, "flashspec: policy: unexpected argument '%s' (see flashspec policy "
+                            "--help)\n", argv[i]);
+            return 64;
+        } else {
+            name = argv[i];
+        }
+    }
+    int32_t count = 0;
+    const eng_policy_desc *reg = eng_policy_registry(&count);
+    if (name) {
+        const eng_policy_desc *p = eng_policy_lookup(name);
+        if (!p) {
+            fprintf(stderr, "flashspec: policy: no policy '%s' in this build (flashspec policy "
+                            "lists them)\n", name);
+            return 64;
+        }
+        return print_policy(p, markdown);
+    }
+    if (markdown) printf("| policy | drafts | description |\n|---|---|---|\n");
+    for (int32_t i = 0; i < count; i++) {
+        if (markdown)
+            printf("| `%s` | %s | %s |\n", reg[i].name, reg[i].needs_draft ? "yes" : "no",
+                   reg[i].doc ? reg[i].doc : "");
+        else
+            printf("%-16s %-6s %s\n", reg[i].name, reg[i].needs_draft ? "drafts" : "",
+                   reg[i].doc ? reg[i].doc : "");
+    }
+    return 0;
+}

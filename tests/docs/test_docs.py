@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Docs that live in the repository and agree with the build.
+
+  test_docs.py policies FLASHSPEC HOME
+      docs/policies.md documents every registered policy and its tables equal
+      `flashspec policy NAME --markdown`; scripts/policy_docs.py --check fails
+      on a changed default, a missing section or a missing block, and --write
+      repairs a stale table
+  test_docs.py links FLASHSPEC HOME
+      README.md and the docs it links stay inside the repository: no link or
+      path leaves the project directory, and every relative link resolves
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FAILS: list[str] = []
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        FAILS.append(what)
+        print(f"FAIL: {what}", file=sys.stderr)
+
+
+def case_policies(exe: str, home: str, tmp: str) -> None:
+    tool = os.path.join(home, "scripts", "policy_docs.py")
+    doc = os.path.join(home, "docs", "policies.md")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, tool, "--bin", exe, *args], capture_output=True,
+                              text=True, timeout=120)
+
+    r = run("--check", "--doc", doc)
+    check(r.returncode == 0, f"docs/policies.md matches the build: {r.stderr.strip()}")
+    names = re.findall(r"^(\w+)\s", subprocess.run([exe, "policy"], capture_output=True,
+                                                   text=True).stdout, re.M)
+    check(len(names) >= 10 and "lever" in names and "flash_ar" in names,
+          f"flashspec policy lists the policies: {names}")
+    text = open(doc, encoding="utf-8").read()
+    for args, words in ((["nope"], "no policy 'nope' in this build"),
+                        (["lever", "--bogus"], "unexpected argument '--bogus'"),
+                        (["lever", "chain"], "unexpected argument 'chain'")):
+        r = subprocess.run([exe, "policy", *args], capture_output=True, text=True)
+        check(r.returncode == 64 and r.stdout == "" and words in r.stderr and
+              r.stderr.count("\n") == 1, f"flashspec policy {' '.join(args)}: "
+              f"{r.returncode} {r.stderr!r}")
+    r = subprocess.run([exe, "policy", "lever"], capture_output=True, text=True)
+    check(r.returncode == 0 and all(k in r.stdout for k in ("theta", "n_max", "projection")),
+          "flashspec policy lever lists its keys")
+
+    # a stale default is caught, with the line, and --write repairs it
+    stale = os.path.join(tmp, "stale.md")
+    with open(stale, "w", encoding="utf-8") as f:
+        f.write(text.replace("| `theta` | `0.1` |", "| `theta` | `0.2` |"))
+    r = run("--check", "--doc", stale)
+    check(r.returncode == 1 and re.search(r"stale\.md:\d+: the lever table differs", r.stderr),
+          f"a changed default fails the check: {r.returncode} {r.stderr.strip()}")
+    r = run("--write", "--doc", stale)
+    check(r.returncode == 0 and open(stale, encoding="utf-8").read() == text,
+          f"--write restores the table: {r.stderr.strip()}")
+
+    # a policy without its section or block
+    cut = os.path.join(tmp, "cut.md")
+    start = text.index("## `opt_tree`")
+    with open(cut, "w", encoding="utf-8") as f:
+        f.write(text[:start] + text[text.index("## `sequoia`"):])
+    r = run("--check", "--doc", cut)
+    check(r.returncode == 1 and "no section '## `opt_tree`'" in r.stderr and
+          "no parameter block for registered policy opt_tree" in r.stderr,
+          f"a missing section fails the check: {r.stderr.strip()}")
+
+
+def case_links(exe: str, home: str, tmp: str) -> None:
+    del exe, tmp
+    docs = [os.path.join(home, "README.md")]
+    docs += [os.path.join(home, "docs", f) for f in sorted(os.listdir(os.path.join(home, "docs")))
+             if f.endswith(".md")]
+    check(any(d.endswith("policies.md") for d in docs), "docs/policies.md exists")
+    readme = open(docs[0], encoding="utf-8").read()
+    check("docs/policies.md" in readme, "README.md points to docs/policies.md")
+    for d in docs:
+        text = open(d, encoding="utf-8").read()
+        for m in re.finditer(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            target = m.group(1)
+            if re.match(r"[a-z]+://", target):
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            path = os.path.normpath(os.path.join(os.path.dirname(d), target))
+            inside = os.path.commonpath([path, home]) == home
+            check(inside, f"{d}:{line}: link {target} leaves the project")
+            check(not inside or os.path.exists(path), f"{d}:{line}: link {target} is broken")
+        for m in re.finditer(r"\.\./shared\b", text):
+            check(False, f"{d}:{text.count(chr(10), 0, m.start()) + 1}: refers to ../shared")
+
+
+CASES = {"policies": case_policies, "links": case_links}
+
+
+def main() -> int:
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
+        print(f"usage: test_docs.py {{{'|'.join(CASES)}}} FLASHSPEC HOME", file=sys.stderr)
+        return 2
+    tmp = tempfile.mkdtemp(prefix="fs-docs-")
+    try:
+        CASES[sys.argv[1]](os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3]), tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILS:
+        print(f"{sys.argv[1]}: {len(FAILS)} check(s) failed", file=sys.stderr)
+        return 1
+    print(f"{sys.argv[1]}: ok", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
