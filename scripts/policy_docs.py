@@ -3,8 +3,8 @@
 
 Each policy section of docs/policies.md holds a block
 
-    <!-- flashspec policy NAME --markdown -->
-    ...the output of `flashspec policy NAME --markdown`...
+    <!-- flashspec policies NAME --markdown -->
+    ...the output of `flashspec policies NAME --markdown`...
     <!-- end -->
 
   scripts/policy_docs.py --check [--bin FLASHSPEC] [--doc FILE]
@@ -23,11 +23,11 @@ import subprocess
 import sys
 
 HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BLOCK = re.compile(r"(<!-- flashspec policy (\w+) --markdown -->\n)(.*?)(<!-- end -->)", re.S)
+BLOCK = re.compile(r"(<!-- flashspec policies (\w+) --markdown -->\n)(.*?)(<!-- end -->)", re.S)
 
 
 def policy_out(exe: str, *args: str) -> str:
-    r = subprocess.run([exe, "policy", *args], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([exe, "policies", *args], capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         sys.exit(f"policy_docs: {exe} policy {' '.join(args)}: exit {r.returncode}: "
                  f"{r.stderr.strip()}")
@@ -71,7 +71,7 @@ def main() -> int:
         if m.group(3) != want:
             line = text.count("\n", 0, m.start()) + 1
             problems.append(f"{a.doc}:{line}: the {name} table differs from "
-                            f"`flashspec policy {name} --markdown`")
+                            f"`flashspec policies {name} --markdown`")
         return m.group(1) + want + m.group(4)
 
     new = BLOCK.sub(fresh, text)

@@ -1,5 +1,5 @@
 /*
- * cmd_policy.c -- `flashspec policy [NAME] [--markdown]`.
+ * cmd_policy.c -- `flashspec policies [NAME] [--markdown]` (also `policy`).
  *
  * Without NAME: one line per registered policy (name, whether it drafts, its
  * one-line description).  With NAME: the policy's parameters as the Lua
@@ -19,7 +19,7 @@
 #include "eng_policy.h"
 
 static const char usage[] =
-    "usage: flashspec policy [NAME] [--markdown]\n"
+    "usage: flashspec policies [NAME] [--markdown]\n"
     "\n"
     "Lists the policies of this build, or the parameters of policy NAME as\n"
     "flashspec.policy.NAME{...} accepts them: key, default, accepted values and\n"
@@ -146,7 +146,7 @@ int cli_policy_main(int argc, char **argv)
         if (!strcmp(argv[i], "--markdown")) {
             markdown = 1;
         } else if (argv[i][0] == '-' || name) {
-            fprintf(stderr, "flashspec: policy: unexpected argument '%s' (see flashspec policy "
+            fprintf(stderr, "flashspec: policies: unexpected argument '%s' (see flashspec policies "
                             "--help)\n", argv[i]);
             return 64;
         } else {
@@ -158,8 +158,19 @@ int cli_policy_main(int argc, char **argv)
     if (name) {
         const eng_policy_desc *p = eng_policy_lookup(name);
         if (!p) {
-            fprintf(stderr, "flashspec: policy: no policy '%s' in this build (flashspec policy "
-                            "lists them)\n", name);
+            const char *best = NULL;
+            int32_t bd = 0;
+            for (int32_t i = 0; i < count; i++) {
+                int32_t d = eng_params_distance(name, reg[i].name);
+                if (!best || d < bd) best = reg[i].name, bd = d;
+            }
+            int32_t near = (int32_t)strlen(name) / 2 > 2 ? (int32_t)strlen(name) / 2 : 2;
+            if (best && bd <= near)
+                fprintf(stderr, "flashspec: policies: no policy '%s' in this build (did you mean "
+                                "'%s'?)\n", name, best);
+            else
+                fprintf(stderr, "flashspec: policies: no policy '%s' in this build (flashspec "
+                                "policies lists them)\n", name);
             return 64;
         }
         return print_policy(p, markdown);

@@ -534,6 +534,32 @@ static void new_meta(lua_State *L, const char *name, int with_index)
     lua_pop(L, 1);
 }
 
+/* flashspec.policy.NAME for a NAME the build does not register: one line with
+ * the nearest names, instead of "attempt to call a nil value" later (a script
+ * that probes for a policy uses rawget(flashspec.policy, NAME)). */
+static int policy_index(lua_State *L)
+{
+    const char *k = lua_tostring(L, 2);
+    if (!k || lua_type(L, 2) != LUA_TSTRING) return fs_raise(L, FS_EXIT_CONFIG, 1,
+                                                             "flashspec.policy: key is not a name");
+    int32_t n;
+    const eng_policy_desc *reg = eng_policy_registry(&n);
+    const char *best = NULL;
+    int32_t bd = 0;
+    char all[512] = "";
+    size_t at = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t d = eng_params_distance(k, reg[i].name);
+        if (!best || d < bd) best = reg[i].name, bd = d;
+        if (at < sizeof all)
+            at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", i ? ", " : "", reg[i].name);
+    }
+    int32_t near = (int32_t)strlen(k) / 2 > 2 ? (int32_t)strlen(k) / 2 : 2;
+    if (best && bd <= near)
+        return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown policy '%s' (did you mean '%s'?)", k, best);
+    return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown policy '%s' (policies: %s)", k, all);
+}
+
 static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
 {
     lua_pushlightuserdata(L, a);
@@ -578,6 +604,10 @@ static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
         lua_pushcclosure(L, fs_l_policy_make, 1);
         lua_setfield(L, -2, reg[i].name);
     }
+    lua_newtable(L);
+    lua_pushcfunction(L, policy_index);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
     lua_setfield(L, -2, "policy");
     /* flashspec.args: the --arg key=value pairs, values as strings */
     lua_newtable(L);

@@ -262,6 +262,15 @@ def case_lua_unknown_policy_key():
                    "did you mean 'k'")
 
 
+def case_lua_unknown_policy():
+    """A policy name the build lacks: one line with the nearest name, or the
+    list when none is near; rawget probes without an error."""
+    run_bad_script(script("unknown_policy.lua"), 78, r"unknown_policy\.lua:2:",
+                   "unknown policy 'eagle_2'", "did you mean 'eagle2'")
+    run_bad_script(script("unknown_policy_far.lua"), 78, r"unknown_policy_far\.lua:3:",
+                   "unknown policy 'qqqqqqqqqqqq'", "policies: flash_ar, chain", "lever")
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")

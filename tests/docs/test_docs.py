@@ -3,7 +3,7 @@
 
   test_docs.py policies FLASHSPEC HOME
       docs/policies.md documents every registered policy and its tables equal
-      `flashspec policy NAME --markdown`; scripts/policy_docs.py --check fails
+      `flashspec policies NAME --markdown`; scripts/policy_docs.py --check fails
       on a changed default, a missing section or a missing block, and --write
       repairs a stale table
   test_docs.py links FLASHSPEC HOME
@@ -38,21 +38,22 @@ def case_policies(exe: str, home: str, tmp: str) -> None:
 
     r = run("--check", "--doc", doc)
     check(r.returncode == 0, f"docs/policies.md matches the build: {r.stderr.strip()}")
-    names = re.findall(r"^(\w+)\s", subprocess.run([exe, "policy"], capture_output=True,
+    names = re.findall(r"^(\w+)\s", subprocess.run([exe, "policies"], capture_output=True,
                                                    text=True).stdout, re.M)
     check(len(names) >= 10 and "lever" in names and "flash_ar" in names,
-          f"flashspec policy lists the policies: {names}")
+          f"flashspec policies lists the policies: {names}")
     text = open(doc, encoding="utf-8").read()
     for args, words in ((["nope"], "no policy 'nope' in this build"),
+                        (["eagle_2"], "no policy 'eagle_2' in this build (did you mean 'eagle2'?)"),
                         (["lever", "--bogus"], "unexpected argument '--bogus'"),
                         (["lever", "chain"], "unexpected argument 'chain'")):
-        r = subprocess.run([exe, "policy", *args], capture_output=True, text=True)
+        r = subprocess.run([exe, "policies", *args], capture_output=True, text=True)
         check(r.returncode == 64 and r.stdout == "" and words in r.stderr and
-              r.stderr.count("\n") == 1, f"flashspec policy {' '.join(args)}: "
+              r.stderr.count("\n") == 1, f"flashspec policies {' '.join(args)}: "
               f"{r.returncode} {r.stderr!r}")
-    r = subprocess.run([exe, "policy", "lever"], capture_output=True, text=True)
+    r = subprocess.run([exe, "policies", "lever"], capture_output=True, text=True)
     check(r.returncode == 0 and all(k in r.stdout for k in ("theta", "n_max", "projection")),
-          "flashspec policy lever lists its keys")
+          "flashspec policies lever lists its keys")
 
     # a stale default is caught, with the line, and --write repairs it
     stale = os.path.join(tmp, "stale.md")

@@ -1,0 +1,3 @@
+local fs = flashspec
+assert(rawget(fs.policy, "nope") == nil)
+local p = fs.policy.qqqqqqqqqqqq {}
