@@ -26,6 +26,14 @@
  * in-memory type (narrower integers are accepted, wider ones rejected; any float
  * width is accepted and converted to float32, with overflow caught as a
  * non-finite value by validation).
+ *
+ * Untrusted files: a trace comes from another lab, so it must not make the
+ * reader touch anything but itself.  Only a regular file is opened (opened
+ * non-blocking first, so a FIFO cannot hang the check); every link the reader
+ * follows must be a hard link (no external or soft links); every dataset must
+ * store its bytes in the file (no external raw-data files, no virtual
+ * datasets); HDF5 filter plugins are never loaded.  Each refusal is one line
+ * and TRC_E_SCHEMA / TRC_E_FORMAT (exit 65).
  */
 #include "trc_impl.h"
 
@@ -356,20 +364,73 @@ static const dspec specs[D_COUNT] = {
     {"/nodes/exit_score", H5T_FLOAT, 4, 1, 3, "float32"},
 };
 
-static int link_exists(hid_t f, const char *name)
+/* A link the reader may follow: a hard link inside this file.  Soft, external
+ * and user-defined links are refused before anything traverses them, so a
+ * trace can never make the reader open another file. */
+static int hard_link(rd *r, const char *name)
+{
+    H5L_info_t li;
+    if (H5Lget_info(r->f, name, &li, H5P_DEFAULT) < 0)
+        return trci_err(r->err, TRC_E_FORMAT, "%s: %s: cannot read the link (corrupt file)",
+                        r->path, name);
+    if (li.type != H5L_TYPE_HARD)
+        return trci_err(r->err, TRC_E_SCHEMA,
+                        "%s: %s: is a%s link; a trace must hold its data itself",
+                        r->path, name,
+                        li.type == H5L_TYPE_EXTERNAL ? "n external (other-file)"
+                        : li.type == H5L_TYPE_SOFT   ? " soft"
+                                                     : " user-defined");
+    return TRC_OK;
+}
+
+/* 1 when group and dataset both exist as hard links, 0 when either is missing,
+ * -1 (error set) for a link of another kind.  The group's link is inspected
+ * before the dataset's path is resolved through it. */
+static int link_exists(rd *r, const char *name)
 {
     char grp[64];
     const char *slash = strchr(name + 1, '/');
     size_t n = (size_t)(slash - name);
     memcpy(grp, name, n);
     grp[n] = '\0';
-    return H5Lexists(f, grp, H5P_DEFAULT) > 0 && H5Lexists(f, name, H5P_DEFAULT) > 0;
+    if (H5Lexists(r->f, grp, H5P_DEFAULT) <= 0) return 0;
+    if (hard_link(r, grp)) return -1;
+    if (H5Lexists(r->f, name, H5P_DEFAULT) <= 0) return 0;
+    return hard_link(r, name) ? -1 : 1;
+}
+
+/* Storage the reader may read: the dataset's own bytes in this file.  External
+ * raw-data files and virtual datasets (which map other files) are refused
+ * before any data is read. */
+static int own_storage(rd *r, const dspec *s, hid_t d)
+{
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0)
+        return trci_err(r->err, TRC_E_FORMAT, "%s: %s: cannot read its layout (corrupt file)",
+                        r->path, s->name);
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int ext = H5Pget_external_count(dcpl);
+    H5Pclose(dcpl);
+    if (lay == H5D_VIRTUAL)
+        return trci_err(r->err, TRC_E_SCHEMA,
+                        "%s: %s: is a virtual dataset (data in other files); a trace must hold "
+                        "its data itself", r->path, s->name);
+    if (ext != 0)
+        return trci_err(r->err, TRC_E_SCHEMA,
+                        "%s: %s: stores its data in external files; a trace must hold its data "
+                        "itself", r->path, s->name);
+    if (lay != H5D_CONTIGUOUS && lay != H5D_CHUNKED && lay != H5D_COMPACT)
+        return trci_err(r->err, TRC_E_FORMAT, "%s: %s: unknown storage layout (corrupt file)",
+                        r->path, s->name);
+    return TRC_OK;
 }
 
 /* Opens dataset s and checks type and rank; dims receives its shape. */
 static hid_t open_ds(rd *r, const dspec *s, hsize_t dims[3])
 {
-    if (!link_exists(r->f, s->name)) {
+    int there = link_exists(r, s->name);
+    if (there < 0) return -1;
+    if (!there) {
         trci_err(r->err, TRC_E_SCHEMA, "%s: %s: missing dataset", r->path, s->name);
         return -1;
     }
@@ -381,6 +442,10 @@ static hid_t open_ds(rd *r, const dspec *s, hsize_t dims[3])
     if (H5Iget_type(d) != H5I_DATASET) {
         H5Oclose(d);
         trci_err(r->err, TRC_E_SCHEMA, "%s: %s: not a dataset", r->path, s->name);
+        return -1;
+    }
+    if (own_storage(r, s, d)) {
+        H5Dclose(d);
         return -1;
     }
     hid_t ty = H5Dget_type(d), sp = H5Dget_space(d);
@@ -613,14 +678,19 @@ static hid_t make_fapl(int core)
 
 static int load(const char *path, trc_trace **out, trc_err *err)
 {
+    /* O_NONBLOCK: a FIFO or device must not block the open; only a regular
+     * file is read */
     struct stat st;
-    if (stat(path, &st) != 0)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
+    int st_rc = fstat(fd, &st);
+    close(fd);
+    if (st_rc != 0)
         return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
         return trci_err(err, TRC_E_MISSING, "%s: cannot open: is a directory", path);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return trci_err(err, TRC_E_MISSING, "%s: cannot open: %s", path, strerror(errno));
-    fclose(fp);
+    if (!S_ISREG(st.st_mode))
+        return trci_err(err, TRC_E_FORMAT, "%s: not a regular file", path);
     if (H5Fis_hdf5(path) <= 0) return trci_err(err, TRC_E_FORMAT, "%s: not an HDF5 file", path);
     hid_t fapl = make_fapl(0);
     if (fapl < 0) return trci_err(err, TRC_E_NOMEM, "%s: cannot set up HDF5", path);
@@ -673,6 +743,10 @@ static void quiet_begin(H5E_auto2_t *fn, void **data)
     H5dont_atexit();
     H5Eget_auto2(H5E_DEFAULT, fn, data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* A dataset naming an unknown filter would make HDF5 search its plugin
+     * directories and load a shared object: the reader needs only the
+     * built-in deflate and shuffle filters, so plugin loading stays off. */
+    H5PLset_loading_state(0);
 }
 
 static void reset(trc_trace **out, trc_err **err, trc_err *scratch)
