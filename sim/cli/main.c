@@ -91,6 +91,8 @@ static const char usage_run[] =
     "      --max-instructions N  stop the script after N Lua VM instructions\n"
     "                     (default 1e9; none with --unsafe unless given)\n"
     "      --max-memory-mb N     cap the script's Lua heap at N MiB (default 4096)\n"
+    "      --max-seconds S       stop after S seconds of wall time (Lua code and\n"
+    "                     sweeps; finished points are kept for resuming; exit 78)\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
     "      --arg KEY=VALUE  hand the script flashspec.args.KEY = \"VALUE\" (a string;\n"
     "                     repeatable, each KEY once), e.g. --arg grid=quick\n"
@@ -156,6 +158,7 @@ static int script_cmd(int argc, char **argv, int kind)
         {"help", no_argument, NULL, 'h'},
         {"max-instructions", required_argument, NULL, 'I'},
         {"max-memory-mb", required_argument, NULL, 'M'},
+        {"max-seconds", required_argument, NULL, 'S'},
         {"timeline", required_argument, NULL, 'T'},
         {"timeline-point", required_argument, NULL, 'P'},
         {"timeline-prompt", required_argument, NULL, 'p'},
@@ -199,6 +202,18 @@ static int script_cmd(int argc, char **argv, int kind)
                 o.max_instructions = v;
             else
                 o.max_memory_mb = v;
+            break;
+        }
+        case 'S': {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (demo || errno || *end || end == optarg || !(v > 0 && v <= 1e7)) {
+                fprintf(stderr, "flashspec: %s: --max-seconds needs a number of seconds in "
+                                "(0, 1e7] (see --help)\n", argv[0]);
+                return FS_EXIT_USAGE;
+            }
+            o.max_seconds = v;
             break;
         }
         case 'T':

@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -824,6 +825,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                          .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
     if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
     if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
+    lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         sim_timeline_destroy(a.ex.tl);
@@ -837,10 +839,24 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     }
     int code = FS_EXIT_OK;
     sim_sweep_signals_install();
+    sim_sweep_deadline_set(o->max_seconds);
     lua_pushcfunction(L, msgh);
     int rc = luaL_loadfilex(L, o->script, "t");
     if (rc == LUA_OK) rc = lua_pcall(L, 0, 0, -2);
-    if (sim_sweep_interrupted()) {
+    if (sim_sweep_interrupted() == SIGALRM) {
+        /* the time limit: like an interrupt, nothing partial is written */
+        code = FS_EXIT_CONFIG;
+        if (a.ex.store_dir[0])
+            snprintf(err, errlen,
+                     "%s: time limit of %g s exceeded (--max-seconds): %lld point%s computed in "
+                     "this run %s saved in %s; run again to resume",
+                     o->script, o->max_seconds, (long long)a.ex.computed,
+                     a.ex.computed == 1 ? "" : "s", a.ex.computed == 1 ? "is" : "are",
+                     a.ex.store_dir);
+        else
+            snprintf(err, errlen, "%s: time limit of %g s exceeded (--max-seconds)", o->script,
+                     o->max_seconds);
+    } else if (sim_sweep_interrupted()) {
         /* whatever the script did with the error: nothing partial is written */
         code = FS_EXIT_INTERRUPTED;
         if (a.ex.store_dir[0])
@@ -902,6 +918,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                      a.n_rows == 1 ? "" : "s");
         }
     }
+    sim_sweep_deadline_clear();
     sim_sweep_signals_restore();
     lua_close(L);
     for (int32_t i = 0; i < a.n_traces; i++) {

@@ -40,6 +40,8 @@ typedef struct fs_script_opts {
     long long max_instructions; /* Lua VM instruction limit; 0 = the default
                                    (1e9, none with unsafe) */
     long long max_memory_mb;    /* Lua heap limit in MiB; 0 = the default (4096) */
+    double max_seconds;         /* wall-clock limit of the whole run (Lua code and
+                                   the sweeps it starts); 0 = none */
     /* script arguments, "key=value" each (--arg): flashspec.args[key] = "value";
      * keys are non-empty and unique (the CLI checks) */
     const char *const *args;

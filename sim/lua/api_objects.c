@@ -376,8 +376,15 @@ int fs_l_trace(lua_State *L)
     const char *path = luaL_checkstring(L, 2);
     fs_api *a = fs_api_get(L);
     char cand[PATH_MAX] = "", tried[2 * PATH_MAX + 16] = "";
-    if (fs_api_find_file(a, path, cand, sizeof cand, tried, sizeof tried) != 0)
-        return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
+    if (fs_api_find_file(a, path, cand, sizeof cand, tried, sizeof tried) != 0) {
+        struct stat st;
+        /* present but not a regular file (FIFO, device, directory): the
+         * reader refuses it in its own words, without opening it blocking */
+        if (path[0] == '/' && stat(path, &st) == 0)
+            snprintf(cand, sizeof cand, "%s", path);
+        else
+            return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
+    }
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
     fs_trace_entry *e = trace_find(a, real);

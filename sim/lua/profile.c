@@ -23,6 +23,7 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef FS_CONFIG_DIR
 #define FS_CONFIG_DIR "configs"
@@ -37,6 +39,7 @@
 
 #define PROFILE_MEM_CAP ((size_t)64 << 20)
 #define PROFILE_STEPS_CAP 50000000LL
+#define PROFILE_SECONDS_CAP 10.0 /* wall clock: a profile is data, read in well under 1 s */
 
 /* Lua names a file chunk by its path shortened to LUA_IDSIZE ("...tail").
  * Rewrites such a "...tail:LINE: msg" into "path:LINE: msg" in out. */
@@ -153,14 +156,22 @@ static void base_name(const char *path, char *out, size_t n)
 static int load_file(job *j, char *err, size_t errlen)
 {
     const char *path = j->path;
-    FILE *f = fopen(path, "r");
-    if (!f) {
+    /* non-blocking, regular files only: a FIFO must not hang the load */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: cannot open %s: %s", path, j->what, strerror(errno));
         return SIM_PROFILE_E_MISSING;
     }
-    fclose(f);
+    struct stat fst;
+    int regular = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
+    close(fd);
+    if (!regular) {
+        snprintf(err, errlen, "%s: cannot open %s: not a regular file", path, j->what);
+        return SIM_PROFILE_E_MISSING;
+    }
 
-    fs_lua_limits lim = {.mem_limit_bytes = PROFILE_MEM_CAP, .step_limit = PROFILE_STEPS_CAP};
+    fs_lua_limits lim = {.mem_limit_bytes = PROFILE_MEM_CAP, .step_limit = PROFILE_STEPS_CAP,
+                         .max_seconds = PROFILE_SECONDS_CAP};
     lua_State *L = fs_sandbox_new(FS_SANDBOX_PROFILE, &lim);
     if (!L) {
         snprintf(err, errlen, "%s: out of memory", path);

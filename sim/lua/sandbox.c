@@ -9,6 +9,7 @@
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define HOOK_EVERY 10000
 #define LIMITS_KEY "flashspec.limits"
@@ -19,6 +20,31 @@
 #define BYTES_PER_STEP 64
 
 static void step_hook(lua_State *L, lua_Debug *ar);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Charges n instructions of library work; past the limit the hook fires at
+ * the very next instruction (lua_sethook may be called at any time). */
+static void charge(fs_lua_limits *lim, long long n)
+{
+    lim->steps += n;
+    if (!lim->L || lim->hook_now) return;
+    /* a large charge is also the moment to look at the clock and the stop
+     * flag: a loop of few instructions around one long library call would
+     * otherwise reach the count hook only every few seconds */
+    int fire = lim->step_limit && lim->steps > lim->step_limit;
+    if (!fire && n >= 64)
+        fire = (lim->max_seconds > 0 && now_s() > lim->deadline) || (lim->stop && lim->stop());
+    if (fire) {
+        lim->hook_now = 1;
+        lua_sethook(lim->L, step_hook, LUA_MASKCOUNT, 1);
+    }
+}
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -36,15 +62,7 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     void *p = realloc(ptr, nsize);
     if (p) {
         lim->mem_used = lim->mem_used - old + nsize;
-        if (nsize > old) {
-            lim->steps += (long long)((nsize - old) / BYTES_PER_STEP);
-            /* over the limit: the hook fires at the very next instruction
-             * (lua_sethook may be called at any time) */
-            if (lim->step_limit && lim->steps > lim->step_limit && lim->L && !lim->hook_now) {
-                lim->hook_now = 1;
-                lua_sethook(lim->L, step_hook, LUA_MASKCOUNT, 1);
-            }
-        }
+        if (nsize > old) charge(lim, (long long)((nsize - old) / BYTES_PER_STEP));
     }
     return p;
 }
@@ -55,14 +73,82 @@ static void step_hook(lua_State *L, lua_Debug *ar)
     fs_lua_limits *lim = lua_touserdata(L, -1);
     lua_pop(L, 1);
     if (!lim) return;
-    lim->steps += HOOK_EVERY;
-    if (lim->step_limit && lim->steps > lim->step_limit) {
-        lua_getinfo(L, "Sl", ar);
-        lua_pushfstring(L, "%s:%d: instruction limit of %I exceeded (endless loop?)",
-                        ar->short_src, ar->currentline > 0 ? ar->currentline : 1,
-                        (lua_Integer)lim->step_limit);
-        lua_error(L);
+    lim->steps += lim->hook_now ? 1 : HOOK_EVERY;
+    const char *why = NULL;
+    if (lim->step_limit && lim->steps > lim->step_limit) why = "instruction";
+    else if (lim->max_seconds > 0 && now_s() > lim->deadline) why = "time";
+    else if (lim->stop && lim->stop()) why = "stop";
+    if (!why) return;
+    if (!lim->hook_now) { /* from now on at every instruction: pcall cannot hide it */
+        lim->hook_now = 1;
+        lua_sethook(L, step_hook, LUA_MASKCOUNT, 1);
     }
+    lua_getinfo(L, "Sl", ar);
+    int line = ar->currentline > 0 ? ar->currentline : 1;
+    if (why[0] == 'i')
+        lua_pushfstring(L, "%s:%d: instruction limit of %I exceeded (endless loop?)",
+                        ar->short_src, line, (lua_Integer)lim->step_limit);
+    else if (why[0] == 't')
+        lua_pushfstring(L, "%s:%d: time limit of %f s exceeded", ar->short_src, line,
+                        (lua_Number)lim->max_seconds);
+    else
+        lua_pushfstring(L, "%s:%d: interrupted", ar->short_src, line);
+    lua_error(L);
+}
+
+/* setmetatable without finalizers: a __gc metamethod runs outside the count
+ * hook, where no limit can stop it. */
+static int safe_setmetatable(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "setmetatable: __gc metamethods are not allowed in the sandbox");
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* string.find / match / gmatch / gsub charged by the bytes they are given
+ * (subject and pattern), then the library's own function: a pattern match
+ * may try every start position, so one instruction per byte; a plain find
+ * (fourth argument true) is a memory scan, one per BYTES_PER_STEP bytes. */
+static int charged_string_fn(lua_State *L)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
+    fs_lua_limits *lim = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (lim) {
+        size_t a = 0, b = 0;
+        if (lua_type(L, 1) == LUA_TSTRING) lua_tolstring(L, 1, &a);
+        if (lua_type(L, 2) == LUA_TSTRING) lua_tolstring(L, 2, &b);
+        int plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
+        charge(lim, (long long)(plain ? (a + b) / BYTES_PER_STEP : a + b));
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* Installs the wrappers above over the opened libraries. */
+static void wrap_libs(lua_State *L)
+{
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, safe_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
+    lua_getglobal(L, "string");
+    static const char *const fns[] = {"find", "match", "gmatch", "gsub", NULL};
+    for (int i = 0; fns[i]; i++) {
+        lua_getfield(L, -1, fns[i]);
+        lua_pushboolean(L, i == 0); /* only find has a plain mode */
+        lua_pushcclosure(L, charged_string_fn, 2);
+        lua_setfield(L, -2, fns[i]);
+    }
+    lua_pop(L, 1);
 }
 
 /* load(chunk [, chunkname [, mode [, env]]]) restricted to text chunks. */
@@ -124,6 +210,16 @@ static int open_kind(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, -2, "dump");
         lua_pop(L, 1);
+        wrap_libs(L);
+        /* profiles are data: no pattern matching, whose backtracking runs
+         * inside one C call that no hook can stop */
+        lua_getglobal(L, "string");
+        static const char *const pat[] = {"find", "match", "gmatch", "gsub", NULL};
+        for (int i = 0; pat[i]; i++) {
+            lua_pushnil(L);
+            lua_setfield(L, -2, pat[i]);
+        }
+        lua_pop(L, 1);
         return 0;
     }
     open_lib(L, LUA_COLIBNAME, luaopen_coroutine);
@@ -141,6 +237,7 @@ static int open_kind(lua_State *L)
     }
     lua_setglobal(L, "os");
     lua_pop(L, 1);
+    wrap_libs(L);
     return 0;
 }
 
@@ -151,6 +248,7 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
     lim->mem_refused = 0;
     lim->L = NULL;
     lim->hook_now = 0;
+    lim->deadline = now_s() + lim->max_seconds;
     lua_State *L = lua_newstate(limited_alloc, lim);
     if (!L) return NULL;
     lua_pushcfunction(L, open_kind);
@@ -161,7 +259,8 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
     }
     lua_pushlightuserdata(L, lim);
     lua_setfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
-    if (lim->step_limit) lua_sethook(L, step_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    if (lim->step_limit || lim->max_seconds > 0 || lim->stop)
+        lua_sethook(L, step_hook, LUA_MASKCOUNT, HOOK_EVERY);
     lim->L = L;
     return L;
 }

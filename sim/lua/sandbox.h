@@ -10,7 +10,9 @@
  *                       happens solely through the flashspec API.
  *   FS_SANDBOX_PROFILE  device/model profiles: pure data, so base (without
  *                       load, dofile, loadfile, require, collectgarbage, print),
- *                       string (without dump), table, math and utf8.
+ *                       string (without dump and the pattern functions find,
+ *                       match, gmatch, gsub), table, math and utf8; at most
+ *                       10 s of wall time (profile.c).
  *   FS_SANDBOX_UNSAFE   the full standard library (`flashspec run --unsafe`).
  *
  * Limits (every kind): the allocator refuses to grow past mem_limit_bytes, so a
@@ -18,8 +20,22 @@
  * count hook raises "CHUNK:LINE: instruction limit exceeded" after step_limit
  * VM instructions (0 = unlimited), so an endless loop ends with a clear error.
  * Work done inside library functions counts too: every BYTES_PER_STEP bytes
- * the allocator hands out count as one instruction, so a short loop around
- * string.rep or table.concat cannot run for hours within the limit.
+ * the allocator hands out count as one instruction, and so does every
+ * BYTES_PER_STEP bytes of subject and pattern that string.find, match, gmatch
+ * and gsub are given, so a short loop around string.rep, table.concat or a
+ * pattern search cannot run for hours within the limit.
+ *
+ * Finalizers: a __gc metamethod runs with hooks off (Lua runs finalizers
+ * outside the count hook), so no limit could stop one; setmetatable therefore
+ * refuses a metatable with a __gc field in the SCRIPT and PROFILE kinds.
+ *
+ * Wall clock and stop requests: max_seconds > 0 ends the state's Lua code with
+ * "CHUNK:LINE: time limit of N s exceeded" once that long has passed since
+ * fs_sandbox_new; stop, when set, is asked at every hook call and a nonzero
+ * answer ends the Lua code with "CHUNK:LINE: interrupted" (a signal handler's
+ * flag).  Both are checked every HOOK_EVERY instructions; once any limit has
+ * fired the hook runs at every instruction and raises again, so a script that
+ * catches the error with pcall cannot keep running.
  */
 #ifndef FS_SANDBOX_H
 #define FS_SANDBOX_H
@@ -41,7 +57,10 @@ typedef struct fs_lua_limits {
     int mem_refused;        /* set by the allocator when it refused a request
                                because of mem_limit_bytes (not a host OOM) */
     lua_State *L;           /* the state (set by fs_sandbox_new), for the hook */
-    int hook_now;           /* allocations passed step_limit: hook every step */
+    int hook_now;           /* a limit fired: the hook runs at every instruction */
+    double max_seconds;     /* wall-clock limit, 0 = none */
+    double deadline;        /* CLOCK_MONOTONIC seconds (set by fs_sandbox_new) */
+    int (*stop)(void);      /* optional: nonzero ends the Lua code ("interrupted") */
 } fs_lua_limits;
 
 /* Creates a state of the given kind; lim is borrowed and must outlive it.

@@ -100,6 +100,16 @@ void sim_sweep_signals_install(void);
 void sim_sweep_signals_restore(void);
 int sim_sweep_interrupted(void);
 
+/* A wall-clock limit for the whole run: after `seconds` SIGALRM sets the same
+ * flag (interrupted() then returns SIGALRM), so sweeps finish the points in
+ * flight and stop as on SIGINT, and a script's Lua code stops at its next
+ * hook.  Should the run still be going DEADLINE_GRACE_S (10) seconds later
+ * (Lua code stuck inside one long library call), the process ends at once:
+ * one line on stderr, exit 78.  clear: timer off, previous SIGALRM handler
+ * back.  seconds <= 0: no limit. */
+void sim_sweep_deadline_set(double seconds);
+void sim_sweep_deadline_clear(void);
+
 /* Default worker count: SLURM_CPUS_PER_TASK if set, else the online CPUs
  * divided by the MPI ranks on this node; at least 1. */
 int32_t sim_sweep_default_workers(void);

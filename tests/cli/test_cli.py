@@ -10,9 +10,11 @@ was left behind.
 import csv
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
@@ -383,6 +385,132 @@ print("unsafe ok")
         rc, _, err, _ = run_src(d, "u2.lua", "for i = 1, 2e5 do end\n", "--unsafe",
                                 "--max-instructions", "50000")
         one_line_error(err, 78, rc, "instruction limit of 50000")
+
+
+def case_sandbox_finalizers():
+    """A __gc metamethod, which would run outside every limit, is refused in
+    scripts and profiles; profiles have no pattern functions."""
+    with tempfile.TemporaryDirectory() as d:
+        gc = "setmetatable({}, {__gc = function() while true do end end})\n"
+        rc, _, err, out = run_src(d, "gc.lua", gc, "--max-instructions", "1000")
+        one_line_error(err, 78, rc, r"gc\.lua:1:", "__gc metamethods are not allowed")
+        no_results(out)
+        # a metatable without __gc still works, and __gc added later is inert
+        ok = ("local mt = {__index = function() return 7 end}\n"
+              "local t = setmetatable({}, mt)\nmt.__gc = function() while true do end end\n"
+              "t = nil\ncollectgarbage()\nassert(setmetatable({}, mt) == nil or true)\n")
+        rc, _, err, _ = run_src(d, "ok.lua", ok.replace("assert(setmetatable({}, mt) == nil or "
+                                                       "true)", "print('fine')"))
+        expect(rc == 0, f"metatable without __gc refused ({rc}): {err}")
+        cfg = os.path.join(d, "cfg")
+        os.makedirs(os.path.join(cfg, "devices"))
+        os.makedirs(os.path.join(cfg, "models"))
+        with open(os.path.join(HOME, "configs", "models", "qwen3-8b-q4_0.lua")) as f:
+            model = f.read()
+        with open(os.path.join(cfg, "models", "qwen3-8b-q4_0.lua"), "w") as f:
+            f.write(model)
+        with open(os.path.join(cfg, "devices", "gc.lua"), "w") as f:
+            f.write(gc + "return {}\n")
+        with open(os.path.join(cfg, "devices", "pat.lua"), "w") as f:
+            f.write("local s = ('a'):rep(30)\nreturn { name = s:match('a*') }\n")
+        env = {"FLASHSPEC_CONFIG_DIR": cfg}
+        rc, _, err = run("profile", "gc", "qwen3-8b-q4_0", env=env)
+        one_line_error(err, 78, rc, r"gc\.lua:1:", "__gc metamethods are not allowed")
+        rc, _, err = run("profile", "pat", "qwen3-8b-q4_0", env=env)
+        one_line_error(err, 78, rc, r"pat\.lua:2:", "nil value")
+
+
+def case_library_work_charged():
+    """Pattern searches count against the instruction limit by the bytes they
+    scan: a short loop over a 1 MiB string stops within the default limit."""
+    with tempfile.TemporaryDirectory() as d:
+        src = ('local s = string.rep("a", 1 << 20)\n'
+               'for i = 1, 1e9 do local _ = s:find("b", 1, true) end\n')
+        t0 = time.monotonic()
+        rc, _, err, out = run_src(d, "scan.lua", src)
+        one_line_error(err, 78, rc, r"scan\.lua:2:", "instruction limit of 1000000000")
+        expect(time.monotonic() - t0 < 60, "the scan loop stopped in time")
+        for fn, args in (("match", '"b"'), ("gmatch", '"b"'), ("gsub", '"b", "c"')):
+            rc, _, err, _ = run_src(d, fn + ".lua", 'local s = string.rep("a", 1 << 20)\n'
+                                    f'for i = 1, 1e9 do local _ = s:{fn}({args}) end\n',
+                                    "--max-instructions", "100000000")
+            one_line_error(err, 78, rc, "instruction limit of 100000000 ")
+        expect(time.monotonic() - t0 < 90, "the pattern loops stopped in time")
+
+
+def case_time_limit():
+    """--max-seconds ends a script's Lua code (one line, exit 78, no results);
+    Lua code stuck inside one library call is ended 10 s later; a pcall cannot
+    swallow the stop."""
+    with tempfile.TemporaryDirectory() as d:
+        loop = "local n = 0\nwhile true do n = n + 1 end\n"
+        t0 = time.monotonic()
+        rc, _, err, out = run_src(d, "loop.lua", loop, "--unsafe", "--max-seconds", "0.5")
+        dt = time.monotonic() - t0
+        one_line_error(err, 78, rc, r"loop\.lua: time limit of 0\.5 s exceeded")
+        expect(dt < 5, f"--max-seconds 0.5 took {dt:.1f} s")
+        no_results(out)
+        catch = "while true do pcall(function() while true do end end) end\n"
+        rc, _, err, out = run_src(d, "catch.lua", catch, "--unsafe", "--max-seconds", "0.5")
+        one_line_error(err, 78, rc, "time limit of 0.5 s exceeded")
+        # exponential backtracking inside one string.find call
+        expo = ('local s = string.rep("a", 40)\n'
+                'print(s:find(string.rep("a?", 40) .. string.rep("a", 40) .. "b"))\n')
+        t0 = time.monotonic()
+        rc, _, err, out = run_src(d, "expo.lua", expo, "--max-seconds", "0.5")
+        dt = time.monotonic() - t0
+        expect(rc == 78 and "still running 10 s after the time limit" in err,
+               f"stuck library call: rc {rc} {err!r}")
+        expect(dt < 30, f"stuck library call ended after {dt:.1f} s")
+        no_results(out)
+        # a sweep in progress stops too, keeping its finished points
+        sweep = ('local fs = flashspec\nfs.sweep{ device = fs.device "oneplus12", '
+                 'target = fs.model "qwen3-8b-q4_0", trace = fs.trace "' + SMALL + '", '
+                 'policy = fs.policy.flash_ar{}, max_new_tokens = 8, '
+                 'seed = {' + ",".join(str(i) for i in range(1, 20001)) + '} }\n')
+        rc, _, err, out = run_src(d, "sweep.lua", sweep, "--max-seconds", "1")
+        one_line_error(err, 78, rc, "time limit of 1 s exceeded", "saved in .*points")
+        no_results(out)
+        for val in ("0", "-1", "x", "1e9"):
+            rc, _, err, _ = run_src(d, "loop.lua", loop, "--max-seconds", val)
+            one_line_error(err, 64, rc, "--max-seconds")
+
+
+def case_signal_in_lua():
+    """SIGTERM stops a script busy in Lua code (not only in sweeps): exit 130
+    within a second or two."""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "busy.lua")
+        with open(p, "w") as f:
+            f.write('local s = string.rep("ab", 1000)\nwhile true do local _ = s:gsub("a", "b") end\n')
+        proc = subprocess.Popen([BIN, "run", p, "-q", "--unsafe", "-o", os.path.join(d, "o")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError("SIGTERM did not stop a script running Lua code")
+        expect(proc.returncode == 130, f"exit {proc.returncode}, wanted 130: {err!r}")
+        expect(time.monotonic() - t0 < 5, "stopped within a few seconds")
+        expect("interrupted" in err, f"says it was interrupted: {err!r}")
+
+
+def case_fifo_inputs():
+    """A FIFO given as a trace or a profile is refused at once, never waited on."""
+    with tempfile.TemporaryDirectory() as d:
+        fifo = os.path.join(d, "fifo.h5")
+        os.mkfifo(fifo)
+        rc, _, err, out = run_src(d, "t.lua", f'local t = flashspec.trace "{fifo}"\n')
+        one_line_error(err, 65, rc, "not a regular file")
+        cfg = os.path.join(d, "cfg")
+        os.makedirs(os.path.join(cfg, "devices"))
+        os.makedirs(os.path.join(cfg, "models"))
+        os.mkfifo(os.path.join(cfg, "devices", "x.lua"))
+        rc, _, err = run("profile", "x", "qwen3-8b-q4_0", env={"FLASHSPEC_CONFIG_DIR": cfg})
+        one_line_error(err, 66, rc, "not a regular file")
 
 
 def case_script_args():
