@@ -189,8 +189,32 @@ static void drop_globals(lua_State *L, const char *const *names)
     }
 }
 
+/* Lua 5.4 seeds math.random from the clock and an address, differently in
+ * every process: MPI ranks running one script would expand different point
+ * lists.  Every state starts from the same seed; a script that wants fresh
+ * randomness calls math.randomseed() itself. */
+#define FS_RANDOM_SEED 0x666c617368LL /* "flash" */
+
+static void seed_random(lua_State *L)
+{
+    lua_getglobal(L, LUA_MATHLIBNAME);
+    lua_getfield(L, -1, "randomseed");
+    lua_pushinteger(L, FS_RANDOM_SEED);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+}
+
+static int open_kind_libs(lua_State *L);
+
 /* lua_CFunction: [1] = kind as integer. */
 static int open_kind(lua_State *L)
+{
+    open_kind_libs(L);
+    seed_random(L);
+    return 0;
+}
+
+static int open_kind_libs(lua_State *L)
 {
     fs_sandbox_kind kind = (fs_sandbox_kind)lua_tointeger(L, 1);
     if (kind == FS_SANDBOX_UNSAFE) {

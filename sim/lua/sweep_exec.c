@@ -380,6 +380,8 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     if (rc == SIM_SWEEP_E_INTERRUPTED)
         fs_exec_raise(L, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", chunk, line);
     if (rc == SIM_SWEEP_E_STORE) fs_exec_raise(L, FS_EXIT_CANTCREAT, "%s", err);
+    if (rc == SIM_SWEEP_E_MISMATCH)
+        fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: %s", chunk, line, err);
     if (rc != SIM_SWEEP_OK) fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s", err);
     if (single) return;
 

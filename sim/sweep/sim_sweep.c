@@ -368,6 +368,52 @@ out:
 
 /* ----------------------------------------------------------------- run */
 
+/* FNV-1a over the point count and every point's id and trace checksum, in
+ * order: equal on every rank exactly when the ranks expanded the same list. */
+static uint64_t list_digest(const sim_sweep_job *jobs, int64_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const uint64_t prime = 0x100000001b3ULL;
+    uint64_t words[3] = {(uint64_t)n, 0, 0};
+    for (int64_t i = -1; i < n; i++) {
+        int nw = 1;
+        if (i >= 0) {
+            words[0] = jobs[i].id.hi;
+            words[1] = jobs[i].id.lo;
+            words[2] = jobs[i].trace_checksum;
+            nw = 3;
+        }
+        for (int w = 0; w < nw; w++)
+            for (int b = 0; b < 8; b++) {
+                h ^= (words[w] >> (8 * b)) & 0xff;
+                h *= prime;
+            }
+    }
+    return h;
+}
+
+/* Collective: every rank learns rank 0's point count and list digest and
+ * compares it with its own (a fixed-size broadcast, whatever the lists).
+ * Returns 1 when any rank disagrees; such a rank names itself on stderr. */
+static int lists_disagree(const sim_sweep_job *jobs, int64_t n, int rank, char *err,
+                          size_t errlen)
+{
+    uint64_t mine[2] = {(uint64_t)n, list_digest(jobs, n)}, root[2] = {mine[0], mine[1]};
+    if (sim_mpi_bcast(root, sizeof root) != 0) return 1;
+    int differ = root[0] != mine[0] || root[1] != mine[1];
+    if (differ && rank != 0)
+        fprintf(stderr, "flashspec: MPI rank %d expanded %lld point%s, rank 0 %lld%s; no point "
+                        "ran\n",
+                rank, (long long)n, n == 1 ? "" : "s", (long long)root[0],
+                root[0] == mine[0] ? " with other parameters" : "");
+    if (!sim_mpi_max_int(differ)) return 0;
+    snprintf(err, errlen, "the MPI ranks expanded different point lists (rank 0: %lld point%s); "
+                          "a script must build the same points in every process (math.random "
+                          "starts from the same seed unless the script reseeds it); no point ran",
+             (long long)root[0], root[0] == 1 ? "" : "s");
+    return 1;
+}
+
 int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
                   sim_sweep_summary *sum, char *err, size_t errlen)
 {
@@ -378,6 +424,12 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
         jobs[i].state = SIM_SWEEP_PENDING;
         jobs[i].replay_rc = SIM_REPLAY_OK;
         jobs[i].err[0] = 0;
+    }
+
+    /* the same point list on every rank, before any other collective */
+    if (size > 1 && lists_disagree(jobs, n, rank, err, errlen)) {
+        sum->pending = n;
+        return SIM_SWEEP_E_MISMATCH;
     }
 
     /* agree on local conditions before any other collective */

@@ -50,7 +50,8 @@ enum {
     SIM_SWEEP_OK = 0,
     SIM_SWEEP_E_STORE = 1,       /* the store directory cannot be created (exit 73) */
     SIM_SWEEP_E_NOMEM = 2,       /* allocation or MPI failure (exit 70) */
-    SIM_SWEEP_E_INTERRUPTED = 3  /* SIGINT/SIGTERM: finished jobs are persisted */
+    SIM_SWEEP_E_INTERRUPTED = 3, /* SIGINT/SIGTERM: finished jobs are persisted */
+    SIM_SWEEP_E_MISMATCH = 4     /* MPI ranks expanded different point lists (exit 78) */
 };
 
 #define SIM_SWEEP_ERR_CAP 384

@@ -149,6 +149,36 @@ def case_mpi_identical():
         expect(len(re.findall(r"point \d of 4 failed", err)) == 1, err)
 
 
+def case_mpi_random():
+    """math.random starts from the same seed in every process, so a script
+    drawing point values gives the same results locally and under MPI; a
+    script that reseeds from the clock makes the ranks disagree on the point
+    list, caught before any point runs (exit 78 on every rank, no results)."""
+    with tempfile.TemporaryDirectory() as t:
+        a, b = os.path.join(t, "a"), os.path.join(t, "b")
+        rc1, out1, err1 = run("run", script("random.lua"), "-o", a)
+        rc2, out2, err2 = run("run", script("random.lua"), "-o", b)
+        expect(rc1 == 0 and rc2 == 0, f"{err1} {err2}")
+        expect(out1 == out2, f"math.random differs between processes: {out1!r} {out2!r}")
+        same_results(a, b, "two local runs of a math.random script")
+        if not MPI:
+            print("MPI not built or mpirun not found: MPI part skipped")
+            return
+        d = os.path.join(t, "mpi")
+        rc, out, err = mpi_run(2, "sweep", script("random.lua"), "-o", d)
+        expect(rc == 0, f"mpirun -n 2 of a math.random script: exit {rc}: {err}")
+        same_results(a, d, "local vs mpirun -n 2 with math.random values")
+        for extra in (("--arg", "reseed=1"), ("--arg", "reseed=1", "--arg", "random_len=1")):
+            d = os.path.join(t, "bad" + str(len(extra)))
+            rc, out, err = mpi_run(2, "sweep", script("random.lua"), "-o", d, *extra)
+            expect(rc == 78, f"ranks with different point lists: exit {rc}: {err}")
+            expect("expanded different point lists" in err, f"names the mismatch: {err!r}")
+            expect(re.search(r"random\.lua:\d+:", err), f"names the script line: {err!r}")
+            expect("MPI rank 1 expanded" in err, f"rank 1 says so too: {err!r}")
+            expect(not os.path.exists(os.path.join(d, "results.csv")), "no results written")
+            expect(not records(d), "no point ran")
+
+
 # ----------------------------------------------------------------- resume
 
 def start_long(d, *extra):
