@@ -86,6 +86,8 @@ static const char usage_run[] =
     "  -j, --jobs N       worker threads per process (default: run 1, sweep all CPUs)\n"
     "  -o, --output DIR   results directory (default: results/<script name>)\n"
     "      --no-resume    recompute points already saved in DIR/points\n"
+    "      --resume=force reuse saved points even if another build of flashspec\n"
+    "                     computed them (default --resume=build: only this build's)\n"
     "      --unsafe       lift the sandbox (io, os, require, debug) and the\n"
     "                     instruction limit (1e9 Lua VM instructions)\n"
     "      --max-instructions N  stop the script after N Lua VM instructions\n"
@@ -151,6 +153,7 @@ static int script_cmd(int argc, char **argv, int kind)
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
         {"no-resume", no_argument, NULL, 'R'},
+        {"resume", required_argument, NULL, 'F'},
         {"output", required_argument, NULL, 'o'},
         {"unsafe", no_argument, NULL, 'u'},
         {"quiet", no_argument, NULL, 'q'},
@@ -270,6 +273,17 @@ static int script_cmd(int argc, char **argv, int kind)
             if (demo) goto bad;
             o.no_resume = 1;
             break;
+        case 'F':
+            if (demo) goto bad;
+            if (strcmp(optarg, "force") == 0) {
+                o.resume_any_build = 1;
+            } else if (strcmp(optarg, "build") != 0) {
+                fprintf(stderr, "flashspec: %s: --resume takes 'build' (the default: only "
+                                "points this build saved) or 'force' (points any build "
+                                "saved), not '%s'\n", argv[0], optarg);
+                return FS_EXIT_USAGE;
+            }
+            break;
         case 'o':
             o.out_dir = optarg;
             break;
@@ -293,6 +307,11 @@ static int script_cmd(int argc, char **argv, int kind)
                     argv[0], argv[optind - 1]);
             return FS_EXIT_USAGE;
         }
+    }
+    if (o.no_resume && o.resume_any_build) {
+        fprintf(stderr, "flashspec: %s: --no-resume and --resume=force contradict each other\n",
+                argv[0]);
+        return FS_EXIT_USAGE;
     }
     if (tl_index_given && !tl.path) {
         fprintf(stderr, "flashspec: %s: --timeline-point and --timeline-prompt need "

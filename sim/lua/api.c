@@ -769,7 +769,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     a.quiet = o->quiet || a.ex.rank != 0; /* under MPI only rank 0 talks */
     a.ex.quiet = a.quiet;
     a.ex.workers = o->jobs > 0 ? o->jobs : 1;
-    a.ex.resume = !o->no_resume;
+    a.ex.resume = o->no_resume ? 0 : o->resume_any_build ? SIM_SWEEP_RESUME_ANY_BUILD : 1;
+    sim_sweep_build_key(FS_VERSION, a.ex.build_key);
     if (o->out_dir &&
         (size_t)snprintf(a.ex.store_dir, sizeof a.ex.store_dir, "%s/points", o->out_dir) >=
             sizeof a.ex.store_dir) {

@@ -37,6 +37,7 @@ typedef struct fs_script_opts {
     int quiet;            /* no progress/summary lines on stderr */
     int jobs;             /* local worker threads per process, >= 1 (0 = 1) */
     int no_resume;        /* recompute points already saved in DIR/points */
+    int resume_any_build; /* --resume=force: reuse records another build saved */
     long long max_instructions; /* Lua VM instruction limit; 0 = the default
                                    (1e9, none with unsafe) */
     long long max_memory_mb;    /* Lua heap limit in MiB; 0 = the default (4096) */

@@ -331,7 +331,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     p.resume = ex->resume;
     p.progress = !ex->quiet && !single;
     p.what = "sweep";
-    p.version = FS_VERSION;
+    p.version = ex->build_key;
     sim_sweep_summary sum;
     char err[512] = "";
     int rc = sim_sweep_run(&p, jobs, nj, &sum, err, sizeof err);
@@ -344,11 +344,13 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
             s->row.st = j->st;
         } else if (j->state == SIM_SWEEP_FAILED) {
             s->code = code_of(j->replay_rc);
-            snprintf(s->err, sizeof s->err,
+            /* a longer line is cut: the return value says so, and is enough */
+            int w = snprintf(s->err, sizeof s->err,
                      "%s:%d: flashspec.%s (%s%s%s on %s, %s, trace %s, dram_fraction=%g): %s",
                      chunk, line, single ? "run" : "sweep", s->row.policy,
                      s->row.policy_params[0] ? " " : "", s->row.policy_params, s->row.device,
                      s->row.target, s->row.trace, s->row.dram_fraction, j->err);
+            (void)w;
         }
     }
     if (tl_i >= 0) {

@@ -67,7 +67,9 @@ typedef struct fs_timeline_opts {
 typedef struct fs_exec {
     int32_t workers;        /* local worker threads, >= 1 */
     char store_dir[PATH_MAX]; /* DIR/points, "" = no resume store */
-    int32_t resume;         /* reuse finished points found in the store */
+    int32_t resume;         /* reuse finished points found in the store (1: of this
+                               build, SIM_SWEEP_RESUME_ANY_BUILD: of any build) */
+    char build_key[SIM_SWEEP_BUILD_KEY_CAP]; /* this binary's, for the records */
     int32_t quiet;          /* no progress or summaries (errors still print) */
     int32_t rank;           /* MPI rank; only rank 0 prints */
     int64_t computed, resumed, failed; /* over the whole script */

@@ -464,7 +464,8 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
     if (rank == 0 && p->store_dir && p->resume)
         for (int64_t i = 0; i < n; i++)
             if (sim_sweep_store_get(p->store_dir, jobs[i].id, jobs[i].trace_checksum,
-                                    p->version, &jobs[i].st)) {
+                                    p->resume == SIM_SWEEP_RESUME_ANY_BUILD ? NULL : p->version,
+                                    &jobs[i].st)) {
                 jobs[i].state = SIM_SWEEP_RESUMED;
                 flag[i] = 1;
             }

@@ -68,13 +68,18 @@ typedef struct sim_sweep_job {
     char err[SIM_SWEEP_ERR_CAP]; /* one line when FAILED */
 } sim_sweep_job;
 
+#define SIM_SWEEP_RESUME_ANY_BUILD 2
+
 typedef struct sim_sweep_params {
     int32_t workers;        /* local threads, >= 1 (capped by this rank's share) */
     const char *store_dir;  /* resume store (DIR/points); NULL = none */
-    int32_t resume;         /* 1: reuse valid records; 0: recompute and overwrite */
+    int32_t resume;         /* 1: reuse valid records of this build;
+                               SIM_SWEEP_RESUME_ANY_BUILD: of any build;
+                               0: recompute and overwrite */
     int32_t progress;       /* 1: progress on stderr (ignored on ranks other than 0) */
     const char *what;       /* label of progress lines, e.g. "sweep" */
-    const char *version;    /* flashspec version, stored in and checked against records */
+    const char *version;    /* build key (sim_sweep_build_key), stored in and checked
+                               against records */
 } sim_sweep_params;
 
 void sim_sweep_default_params(sim_sweep_params *p);

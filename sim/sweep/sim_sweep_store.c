@@ -13,7 +13,10 @@
  * kept); any other failed put is reported to the caller, which warns and
  * goes on -- the results are still in memory, only resuming them is lost.
  */
+#define _GNU_SOURCE
 #include "sim_sweep_store.h"
+#include <elf.h>
+#include <link.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,8 +33,8 @@
 #define LANE_B_OFFSET 0x6a09e667f3bcc909ull /* any constant != FNV_OFFSET */
 #define SEED_SALT 0x5eed5eed5eed5eedull
 
-#define REC_MAGIC "FSPOINT1"
-#define REC_VERSION_CAP 16
+#define REC_MAGIC "FSPOINT2"
+#define REC_VERSION_CAP SIM_SWEEP_BUILD_KEY_CAP
 
 typedef struct rec_header {
     char magic[8];
@@ -202,6 +205,86 @@ int sim_sweep_store_open(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+/* ---------------------------------------------------------- build key */
+
+typedef struct build_walk {
+    sim_sweep_hasher h;
+    int found;
+} build_walk;
+
+/* Feeds the NT_GNU_BUILD_ID note of one loaded object, if it has one. */
+static int feed_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    build_walk *w = data;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    /* the executable (empty name, first) and the project's own libraries */
+    if (name[0] && strncmp(base, "libflashspec", 12) != 0) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE) continue;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        size_t left = ph->p_memsz;
+        while (left >= sizeof(ElfW(Nhdr))) {
+            ElfW(Nhdr) nh;
+            memcpy(&nh, p, sizeof nh);
+            size_t namesz = (nh.n_namesz + 3u) & ~(size_t)3, descsz = (nh.n_descsz + 3u) & ~(size_t)3;
+            size_t need = sizeof nh + namesz + descsz;
+            if (need > left) break;
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                memcmp(p + sizeof nh, "GNU", 4) == 0) {
+                char hex[2 * 64 + 1];
+                size_t nd = nh.n_descsz < 64 ? nh.n_descsz : 64;
+                for (size_t k = 0; k < nd; k++)
+                    snprintf(hex + 2 * k, 3, "%02x", p[sizeof nh + namesz + k]);
+                hex[2 * nd] = 0;
+                sim_sweep_hasher_str(&w->h, base[0] ? base : "exe", hex);
+                w->found++;
+            }
+            p += need;
+            left -= need;
+        }
+    }
+    return 0;
+}
+
+/* Without build-id notes: the executable's bytes (at most 1 GiB). */
+static int feed_exe_bytes(sim_sweep_hasher *h)
+{
+    int fd = open("/proc/self/exe", O_RDONLY);
+    if (fd < 0) return -1;
+    unsigned char buf[65536];
+    char hex[17];
+    uint64_t sum = FNV_OFFSET, total = 0;
+    ssize_t r;
+    while (total < (1ull << 30) && ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0) {
+            sum = fnv(sum, buf, (size_t)r);
+            total += (uint64_t)r;
+        }
+    close(fd);
+    snprintf(hex, sizeof hex, "%016" PRIx64, sum);
+    sim_sweep_hasher_str(h, "exe-bytes", hex);
+    return total > 0 ? 0 : -1;
+}
+
+int sim_sweep_build_key(const char *version, char out[SIM_SWEEP_BUILD_KEY_CAP])
+{
+    build_walk w = {.found = 0};
+    sim_sweep_hasher_init(&w.h);
+    dl_iterate_phdr(feed_build_id, &w);
+    if (!w.found && feed_exe_bytes(&w.h) != 0) {
+        snprintf(out, SIM_SWEEP_BUILD_KEY_CAP, "%.20s+unknown", version);
+        return -1;
+    }
+    char hex[33];
+    sim_sweep_id_hex(sim_sweep_hasher_final(&w.h), hex);
+    snprintf(out, SIM_SWEEP_BUILD_KEY_CAP, "%.20s+%s", version, hex);
+    return 0;
+}
+
 static int rec_path(char *out, size_t n, const char *dir, sim_sweep_id id)
 {
     char hex[33];
@@ -215,8 +298,15 @@ int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksu
 {
     char path[4096];
     if (rec_path(path, sizeof path, dir, id) != 0) return 0;
-    int fd = open(path, O_RDONLY);
+    /* non-blocking, regular files only: a FIFO planted as a record must not
+     * hang the resume */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) return 0;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return 0;
+    }
     unsigned char buf[REC_SIZE + 1];
     size_t got = 0;
     while (got < sizeof buf) {
@@ -232,11 +322,11 @@ int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksu
     uint64_t check;
     memcpy(&check, buf + REC_SIZE - sizeof check, sizeof check);
     char ver[REC_VERSION_CAP] = {0};
-    snprintf(ver, sizeof ver, "%s", version);
+    if (version) snprintf(ver, sizeof ver, "%s", version);
     if (memcmp(hd.magic, REC_MAGIC, sizeof hd.magic) != 0 ||
         hd.stats_size != (uint32_t)sizeof(sim_point_stats) || hd.zero != 0 ||
         hd.id_hi != id.hi || hd.id_lo != id.lo || hd.trace_checksum != trace_checksum ||
-        memcmp(hd.version, ver, sizeof ver) != 0 ||
+        (version && memcmp(hd.version, ver, sizeof ver) != 0) ||
         fnv(FNV_OFFSET, buf, REC_SIZE - sizeof check) != check)
         return 0;
     memcpy(st, buf + sizeof hd, sizeof *st);

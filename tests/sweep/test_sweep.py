@@ -181,6 +181,59 @@ def case_mpi_random():
 
 # ----------------------------------------------------------------- resume
 
+def build_variant(t, old, new, where="sim/hw/sim_hw.c"):
+    """Builds flashspec from a copy of the source tree with one constant
+    changed; returns the binary's path."""
+    src = os.path.join(t, "src")
+    shutil.copytree(HOME, src, symlinks=True,
+                    ignore=lambda d, names: [n for n in names
+                                             if (d == HOME and (n.startswith("build")
+                                                                or n in ("results", "out")))
+                                             or n in (".git", "__pycache__")])
+    path = os.path.join(src, where)
+    code = open(path).read()
+    expect(old in code, f"{where} no longer contains {old!r}: update the test")
+    open(path, "w").write(code.replace(old, new, 1))
+    b = os.path.join(t, "build")
+    for cmd in (["meson", "setup", b, src, "-Dmpi=disabled", "-Dfuzz=disabled"],
+                ["ninja", "-C", b, "sim/cli/flashspec"]):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        expect(p.returncode == 0, f"{' '.join(cmd)} failed:\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    return os.path.join(b, "sim", "cli", "flashspec")
+
+
+def case_resume_build():
+    """Records are keyed on the build: a binary rebuilt with one changed
+    constant recomputes every point instead of reusing the other build's
+    numbers; --resume=force reuses them on purpose."""
+    with tempfile.TemporaryDirectory() as t:
+        other = build_variant(t, "hw->dev.verify_setup_us * 1e-3", "hw->dev.verify_setup_us * 2e-3")
+        d, ref = os.path.join(t, "out"), os.path.join(t, "ref")
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (51, 0), f"first run: {rc} {err}")
+        shutil.copytree(d, ref)
+        p = subprocess.run([other, "run", script("grid.lua"), "-o", d], capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, FLASHSPEC_HOME=HOME))
+        expect(p.returncode == 0, f"rebuilt binary: {p.returncode} {p.stderr}")
+        expect(counts(p.stderr) == (51, 0),
+               f"a rebuilt binary reused the old build's points: {counts(p.stderr)}")
+        a, b = files_of(ref), files_of(d)
+        expect(a["results.csv"] != b["results.csv"], "the changed constant changed no result")
+        changed = dict(b)
+        rc, _, err = run("run", "--resume=force", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 51), f"--resume=force: {rc} {err}")
+        expect(files_of(d) == changed, "--resume=force did not reuse the other build's points")
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (51, 0), f"back to this build: {rc} {err}")
+        same_results(ref, d, "this build's results after the other build's")
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 51), f"same build resumes: {rc} {err}")
+        for bad in (["--resume=later"], ["--resume=force", "--no-resume"]):
+            rc, _, err = run("run", *bad, script("grid.lua"), "-o", d)
+            expect(rc == 64 and err.count("\n") == 1 and "--resume" in err,
+                   f"{bad}: {rc} {err!r}")
+
+
 def start_long(d, *extra):
     return subprocess.Popen([BIN, "sweep", "-j", "1", *extra, script("long.lua"), "-o", d],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -83,7 +83,23 @@ static void test_store(const char *dir)
     CHECK(memcmp(&st, &back, sizeof st) == 0);
     CHECK(sim_sweep_store_get(dir, id, 43, "1.0", &back) == 0); /* other trace */
     CHECK(sim_sweep_store_get(dir, id, 42, "1.1", &back) == 0); /* other version */
+    CHECK(sim_sweep_store_get(dir, id, 42, NULL, &back) == 1);  /* any version */
+    CHECK(sim_sweep_store_get(dir, id, 43, NULL, &back) == 0);  /* but this trace */
     CHECK(sim_sweep_store_get(dir, other, 42, "1.0", &back) == 0);
+    /* the build key names the version and a 128-bit build hash */
+    char key[SIM_SWEEP_BUILD_KEY_CAP], key2[SIM_SWEEP_BUILD_KEY_CAP];
+    CHECK(sim_sweep_build_key("9.9", key) == 0);
+    CHECK(strncmp(key, "9.9+", 4) == 0 && strlen(key) == 4 + 32);
+    CHECK(sim_sweep_build_key("9.9", key2) == 0 && strcmp(key, key2) == 0);
+    /* a FIFO planted as another point's record is passed over, not waited on */
+    {
+        char fifo[1100], h[33];
+        sim_sweep_id_hex(other, h);
+        snprintf(fifo, sizeof fifo, "%s/%s.pt", dir, h);
+        CHECK(mkfifo(fifo, 0600) == 0);
+        CHECK(sim_sweep_store_get(dir, other, 42, "1.0", &back) == 0);
+        CHECK(unlink(fifo) == 0);
+    }
     /* a record copied under another id's name is refused */
     char a[1024], b[1100], hex[33];
     sim_sweep_id_hex(id, hex);
