@@ -202,11 +202,15 @@ int trc_save(const trc_trace *t, const char *path, trc_err *err)
     H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const char *what = "";
+    errno = 0;
     int rc = write_all(t, tmp, &what);
+    int e = errno; /* the system's reason, when HDF5's write(2) failed */
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     if (rc) {
         unlink(tmp);
         free(tmp);
+        if (e == EFBIG || e == ENOSPC || e == EDQUOT || e == EIO)
+            return trci_err(err, TRC_E_WRITE, "%s: %s: %s", path, what, strerror(e));
         return trci_err(err, TRC_E_WRITE, "%s: %s", path, what);
     }
     fd = open(tmp, O_RDONLY);

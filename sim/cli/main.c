@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <hdf5.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,9 @@ int main(int argc, char **argv)
     /* Before any other HDF5 call: no library clean-up at exit, which can loop
      * after HDF5 has read a damaged file. */
     H5dont_atexit();
+    /* a file size limit (ulimit -f) must fail the write (EFBIG: exit 73, the
+     * temporaries removed), not kill the process mid-file */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(usage_main, stderr);
         return FS_EXIT_USAGE;

@@ -36,6 +36,7 @@
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
 #include "sim/out/sim_timeline.h"
+#include "sim/out/sim_tmp.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
@@ -784,6 +785,15 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
             snprintf(err, errlen, "cannot write output '%s': %s", o->out_dir,
                      *o->out_dir ? strerror(e) : "empty directory name");
             return FS_EXIT_CANTCREAT;
+        }
+        /* temporaries a killed run left in DIR and DIR/points (their writer
+         * gone, or a day old): removed before this run adds its own */
+        if (a.ex.rank == 0) {
+            int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a.ex.store_dir);
+            if (gone && !a.quiet)
+                fprintf(stderr, "flashspec: removed %d temporary file%s left in %s by an "
+                                "interrupted run\n",
+                        gone, gone == 1 ? "" : "s", o->out_dir);
         }
     }
     struct stat st;

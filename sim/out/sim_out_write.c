@@ -4,15 +4,15 @@
  *
  * Commit protocol (sim_out_write):
  *   1. mkdir -p DIR;
- *   2. write DIR/.results.csv.XXXXXX and DIR/.results.h5.XXXXXX (mkstemp, so
- *      concurrent writers never share a temporary), fsync each;
+ *   2. write DIR/.results.csv.fstmp-* and DIR/.results.h5.fstmp-* (sim_tmp.h;
+ *      mkstemp, so concurrent writers never share a temporary), fsync each;
  *   3. rename the HDF5 file, then the CSV, over their final names; fsync DIR.
  * A failure in 1-2 removes the temporaries and touches no results file.  A
  * failure in 3 also removes whichever new results file was already renamed, so
  * a reader never sees a new results.h5 next to a missing or stale results.csv.
  * Because rename(2) is atomic, a crash leaves either the old file or the new
- * one under each name, never a partial file; stray ".results.*" temporaries can
- * only survive a crash.  Files are created with mode 0644.
+ * one under each name, never a partial file; stray temporaries can only
+ * survive a crash, and the next run into DIR removes them (sim_tmp_clean).  Files are created with mode 0644.
  *
  * Determinism: the CSV bytes depend only on the table (C-locale number
  * formatting is enforced for the decimal point).  The HDF5 file stores no
@@ -23,6 +23,7 @@
  * line in err and SIM_OUT_E_CREATE.
  */
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_tmp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,6 +287,19 @@ static char *join(const char *dir, const char *name)
     return s;
 }
 
+/* "DIR/.NAME.fstmp-PID-HOST-XXXXXX" (sim_tmp.h), malloc'ed; NULL when out
+ * of memory. */
+static char *temp_template(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 64;
+    char *s = malloc(n);
+    if (s && sim_tmp_name(s, n, dir, name, "XXXXXX") != 0) {
+        free(s);
+        s = NULL;
+    }
+    return s;
+}
+
 /* Creates a unique temporary from template tmpl (modified in place) with mode
  * 0644.  Returns the fd or -1 with errno set. */
 static int make_temp(char *tmpl)
@@ -339,8 +353,8 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
     int have_csv = 0, have_h5 = 0, fd = -1;
     size_t csv_len = 0;
 
-    tmp_csv = join(dir, ".results.csv.XXXXXX");
-    tmp_h5 = join(dir, ".results.h5.XXXXXX");
+    tmp_csv = temp_template(dir, SIM_OUT_CSV_NAME);
+    tmp_h5 = temp_template(dir, SIM_OUT_H5_NAME);
     fin_csv = join(dir, SIM_OUT_CSV_NAME);
     fin_h5 = join(dir, SIM_OUT_H5_NAME);
     if (!tmp_csv || !tmp_h5 || !fin_csv || !fin_h5) {
@@ -359,24 +373,24 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
 
     /* CSV temporary */
     if ((fd = make_temp(tmp_csv)) < 0) {
-        set_err(err, errlen, "cannot create output", tmp_csv, strerror(errno));
+        set_err(err, errlen, "cannot create output", fin_csv, strerror(errno));
         goto done;
     }
     have_csv = 1;
     if (write_all(fd, csv, csv_len) != 0 || fsync(fd) != 0) {
-        set_err(err, errlen, "cannot write output", tmp_csv, strerror(errno));
+        set_err(err, errlen, "cannot write output", fin_csv, strerror(errno));
         goto done;
     }
     if (close(fd) != 0) {
         fd = -1;
-        set_err(err, errlen, "cannot write output", tmp_csv, strerror(errno));
+        set_err(err, errlen, "cannot write output", fin_csv, strerror(errno));
         goto done;
     }
     fd = -1;
 
     /* HDF5 temporary: mkstemp reserves the name, HDF5 truncates and fills it */
     if ((fd = make_temp(tmp_h5)) < 0) {
-        set_err(err, errlen, "cannot create output", tmp_h5, strerror(errno));
+        set_err(err, errlen, "cannot create output", fin_h5, strerror(errno));
         goto done;
     }
     have_h5 = 1;
@@ -384,12 +398,12 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
     fd = -1;
     errno = 0;
     if (h5_write(t, tmp_h5) != 0) {
-        set_err(err, errlen, "cannot write output", tmp_h5,
+        set_err(err, errlen, "cannot write output", fin_h5,
                 errno ? strerror(errno) : "HDF5 library error");
         goto done;
     }
     if (fsync_path(tmp_h5, O_RDONLY) != 0) {
-        set_err(err, errlen, "cannot write output", tmp_h5, strerror(errno));
+        set_err(err, errlen, "cannot write output", fin_h5, strerror(errno));
         goto done;
     }
 
@@ -439,15 +453,13 @@ int sim_out_write_file(const char *dir, const char *name, const void *data, size
         return SIM_OUT_E_CREATE;
     }
     fin = join(dir, name);
-    size_t n = strlen(dir) + strlen(name) + 16;
-    tmp = malloc(n);
+    tmp = temp_template(dir, name);
     if (!fin || !tmp) {
         free(fin);
         free(tmp);
         if (err && errlen) snprintf(err, errlen, "out of memory");
         return SIM_OUT_E_NOMEM;
     }
-    snprintf(tmp, n, "%s/.%s.XXXXXX", dir, name);
     int fd = make_temp(tmp);
     int e = fd < 0 ? errno : 0;
     const char *p = data;

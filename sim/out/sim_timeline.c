@@ -21,6 +21,7 @@
  * recording sequence, so ties never depend on qsort's stability).
  */
 #include "sim/out/sim_timeline.h"
+#include "sim/out/sim_tmp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -557,18 +558,24 @@ int sim_timeline_write(const sim_timeline *tl, const char *path, char *err, size
         set_err(err, errlen, "%s: out of memory formatting the timeline", path);
         return rc;
     }
-    /* temporary next to the target: DIR/.NAME.XXXXXX */
+    /* temporary next to the target: DIR/.NAME.fstmp-PID-HOST-XXXXXX */
     const char *slash = strrchr(path, '/');
-    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    size_t dlen = slash ? (size_t)(slash - path) : 0;
     const char *base = slash ? slash + 1 : path;
-    size_t tlen = dlen + strlen(base) + 16;
+    size_t tlen = dlen + strlen(base) + 64;
     char *tmp = malloc(tlen);
-    if (!tmp) {
+    char *tdir = malloc(dlen + 2); /* "" (cwd), "/" (root) or the directory */
+    if (tmp && tdir) {
+        snprintf(tdir, dlen + 2, "%.*s", (int)dlen, dlen ? path : slash ? "/" : "");
+        if (sim_tmp_name(tmp, tlen, tdir, base, "XXXXXX") != 0) tmp[0] = 0;
+    }
+    free(tdir);
+    if (!tmp || !tmp[0]) {
+        free(tmp);
         free(text);
         set_err(err, errlen, "%s: out of memory", path);
         return SIM_TIMELINE_E_NOMEM;
     }
-    snprintf(tmp, tlen, "%.*s.%s.XXXXXX", (int)dlen, path, base);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         set_err(err, errlen, "cannot write output '%s': %s", path, strerror(errno));

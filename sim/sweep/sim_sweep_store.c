@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "sim_sweep_store.h"
+#include "sim/out/sim_tmp.h"
 #include <elf.h>
 #include <link.h>
 
@@ -358,8 +359,13 @@ int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksu
     }
     char hex[33];
     sim_sweep_id_hex(id, hex);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld.%" PRIuFAST64, dir, hex, (long)getpid(),
+    char serial_s[24];
+    snprintf(serial_s, sizeof serial_s, "%" PRIuFAST64,
              (uint_fast64_t)atomic_fetch_add(&serial, 1));
+    if (sim_tmp_name(tmp, sizeof tmp, dir, hex, serial_s) != 0) {
+        snprintf(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
     unsigned char buf[REC_SIZE];
     memset(buf, 0, sizeof buf);
     rec_header hd;

@@ -431,13 +431,20 @@ def one_line(stderr, code, rc, needle):
     expect(len(errors) == 1, f"more than one error line: {errors!r}")
 
 
-def limited_file_size(limit):
+def limited_file_size(limit, ignore=True):
     """preexec_fn: files may not grow past `limit` bytes; write(2) then fails with
-    EFBIG (SIGXFSZ ignored, which exec keeps) -- a full disk without a mount."""
+    EFBIG (SIGXFSZ ignored, which exec keeps) -- a full disk without a mount.
+    ignore=False leaves SIGXFSZ at its default (kill), as `ulimit -f` in a
+    shell does: flashspec must ignore it itself."""
     def apply():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN if ignore else signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     return apply
+
+
+def temporaries(d):
+    """Hidden temporaries in d and d/points."""
+    return sorted(glob.glob(os.path.join(d, ".*")) + glob.glob(os.path.join(d, "points", ".*")))
 
 
 def case_fault_full_disk():
@@ -452,8 +459,22 @@ def case_fault_full_disk():
         no_results(d)
         saved = len(records(d))
         expect(saved == 51, f"{saved} of 51 finished points saved")
+        expect(temporaries(d) == [], f"temporaries left: {temporaries(d)}")
         rc, _, err = run("sweep", "-j", "2", script("grid.lua"), "-o", d)
         expect(rc == 0 and counts(err) == (0, 51), f"resume after a full disk: {rc} {err}")
+        # `ulimit -f` as a shell sets it: SIGXFSZ not ignored by the caller
+        for name, cmd in (("sweep", ["sweep", "-j", "2", script("grid.lua"), "-o",
+                                     os.path.join(t, "xfsz"), "-q"]),
+                          ("trace synth", ["trace", "synth", "-o", os.path.join(t, "x.h5"),
+                                           "--prompts", "64", "--output-len", "256"])):
+            p = subprocess.run([BIN, *cmd], capture_output=True, text=True, timeout=300,
+                               preexec_fn=limited_file_size(4096, ignore=False))
+            expect(p.returncode == 73, f"{name} under ulimit -f: exit {p.returncode} "
+                                       f"(SIGXFSZ kills with 153/-25): {p.stderr!r}")
+            one_line(p.stderr, 73, p.returncode, r"File too large")
+        expect(temporaries(os.path.join(t, "xfsz")) == [], "sweep temporaries left")
+        left = [n for n in os.listdir(t) if n.startswith("x.h5") or n.startswith(".x.h5")]
+        expect(left == [], f"trace temporaries left: {left}")
         # records that cannot be written either: a warning, and the results still come
         d2 = os.path.join(t, "tiny")
         os.makedirs(os.path.join(d2, "points"))
@@ -465,6 +486,39 @@ def case_fault_full_disk():
         expect(sum(map(int, lost)) == 51, f"store warnings: {p.stderr!r}")
         expect(records(d2) == [], "a record was written past the size limit")
         no_results(d2)
+
+
+def case_stale_temporaries():
+    """Temporaries a killed run left behind (its process gone) are removed by
+    the next run into that directory; a live writer's are kept."""
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "out")
+        rc, _, err = run("run", script("grid.lua"), "-o", d, "-q")
+        expect(rc == 0, err)
+        dead = subprocess.Popen(["true"])  # a process id that is now free
+        dead.wait()
+        # this host's tag in temporary names: FNV-1a 32 of the host name
+        h = 2166136261
+        for c in os.uname().nodename.encode():
+            h = ((h ^ c) * 16777619) & 0xffffffff
+        host = f"{h:08x}"
+        stale = [os.path.join(d, f".results.csv.fstmp-{dead.pid}-{host}-abcdef"),
+                 os.path.join(d, "points", f".{'0' * 32}.fstmp-{dead.pid}-{host}-7")]
+        old = os.path.join(d, f".results.h5.fstmp-{os.getpid()}-0badf00d-uvwxyz")
+        live = [os.path.join(d, f".results.h5.fstmp-{os.getpid()}-{host}-ghijkl"),
+                os.path.join(d, "points", f".{'1' * 32}.fstmp-{os.getpid()}-{host}-8"),
+                os.path.join(d, ".notes.fstmp-x")]
+        for f in stale + live + [old]:
+            open(f, "w").write("partial")
+        day_ago = time.time() - 2 * 86400
+        os.utime(old, (day_ago, day_ago))
+        rc, _, err = run("run", script("grid.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 51), f"rerun: {rc} {err}")
+        expect("removed 3 temporary files" in err, f"says what it removed: {err!r}")
+        for f in stale + [old]:
+            expect(not os.path.exists(f), f"stale temporary kept: {f}")
+        for f in live:
+            expect(os.path.exists(f), f"a live writer's temporary was removed: {f}")
 
 
 def case_fault_unwritable():
