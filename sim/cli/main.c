@@ -21,6 +21,7 @@
  * launcher (mpirun, srun), either one initialises MPI and deals the points
  * across ranks; only rank 0 prints and writes results.
  */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <getopt.h>
 #include <hdf5.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/cli/cmd_policy.h"
 #include "sim/cli/cmd_profile.h"
@@ -362,8 +364,42 @@ static int script_cmd_mpi(int argc, char **argv, int kind)
     return rc;
 }
 
+/* stderr through a filter: messages quote scripts, file names and profile
+ * values written by others, and a raw ESC or BEL byte in them would reach the
+ * terminal.  Control characters other than newline, tab and carriage return
+ * are written as \xHH; everything else passes unchanged. */
+static ssize_t escaped_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    char out[4096];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if (k + 4 > sizeof out) {
+            if (write(STDERR_FILENO, out, k) < 0) return -1;
+            k = 0;
+        }
+        if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f)
+            k += (size_t)snprintf(out + k, 5, "\\x%02x", c);
+        else
+            out[k++] = (char)c;
+    }
+    if (k && write(STDERR_FILENO, out, k) < 0) return -1;
+    return (ssize_t)n;
+}
+
+static void escape_stderr(void)
+{
+    cookie_io_functions_t io = {.write = escaped_write};
+    FILE *f = fopencookie(NULL, "w", io);
+    if (!f) return; /* the plain stream still works */
+    setvbuf(f, NULL, _IONBF, 0);
+    stderr = f;
+}
+
 int main(int argc, char **argv)
 {
+    escape_stderr();
     /* Before any other HDF5 call: no library clean-up at exit, which can loop
      * after HDF5 has read a damaged file. */
     H5dont_atexit();

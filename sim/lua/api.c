@@ -652,8 +652,33 @@ static int msgh(lua_State *L)
         lua_settop(L, 1);
         return 1;
     }
+    /* where the error was raised: the innermost Lua function with a line */
+    char where[256] = "";
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+            break;
+        }
+    }
     const char *m = lua_tostring(L, 1);
-    lua_pushstring(L, m ? m : "error object is not a string");
+    if (!m) {
+        lua_pushfstring(L, "%serror raised with a %s value, not a message", where,
+                        luaL_typename(L, 1));
+        return 1;
+    }
+    /* a message without a position ("C stack overflow" raised inside a
+     * library call) gets the script's */
+    const char *colon = strchr(m, ':');
+    int placed = colon && colon != m && colon[1] >= '0' && colon[1] <= '9';
+    /* the same position repeated by every level of a wrapped error
+     * (coroutine.wrap adds its caller's each time): once is enough */
+    if (placed) {
+        const char *sp = strstr(m, ": ");
+        size_t plen = sp ? (size_t)(sp - m) + 2 : 0;
+        while (plen && strncmp(m, m + plen, plen) == 0) m += plen;
+    }
+    lua_pushfstring(L, "%s%s", placed ? "" : where, m);
     return 1;
 }
 

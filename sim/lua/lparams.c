@@ -308,6 +308,17 @@ static void check_value(checker *c, const eng_param_desc *d, int idx, char *para
                          c->what, d->name, (int)d->cap - 1);
             break;
         }
+        /* names reach terminals and result files: no control characters */
+        size_t bad = 0;
+        while (bad < n && (unsigned char)s[bad] >= 0x20 && s[bad] != 0x7f) bad++;
+        if (bad < n) {
+            problem *p = add(c, d->name, 0);
+            if (p)
+                snprintf(p->tail, TAIL_CAP,
+                         "%s: key '%s' holds a control character (byte 0x%02x at offset %zu)",
+                         c->what, d->name, (unsigned char)s[bad], bad);
+            break;
+        }
         memcpy(params + d->offset, s, n + 1);
         break;
     }

@@ -190,16 +190,18 @@ static void progress_tick(progress *g, int64_t done, int final)
     double t = now_s();
     char line[256];
     if (g->tty) {
+        /* straight to the descriptor: the command line tool escapes control
+         * characters on stderr, and this line's erase sequence is ours */
+        fflush(stderr);
         if (final) {
-            if (g->line_open) fputs("\r\033[K", stderr);
+            if (g->line_open) dprintf(STDERR_FILENO, "\r\033[K");
             g->line_open = 0;
         } else if (t - g->last >= 0.2) {
             progress_text(g, done, t, line, sizeof line);
-            fprintf(stderr, "\r\033[K%s", line);
+            dprintf(STDERR_FILENO, "\r\033[K%s", line);
             g->line_open = 1;
             g->last = t;
         }
-        fflush(stderr);
         return;
     }
     if (final) return;

@@ -10,6 +10,7 @@ was left behind.
 import csv
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -511,6 +512,40 @@ def case_fifo_inputs():
         os.mkfifo(os.path.join(cfg, "devices", "x.lua"))
         rc, _, err = run("profile", "x", "qwen3-8b-q4_0", env={"FLASHSPEC_CONFIG_DIR": cfg})
         one_line_error(err, 66, rc, "not a regular file")
+
+
+def case_error_messages():
+    """Every script error is one line with file:line -- error(nil), error({}),
+    a C stack overflow inside a library call, an error repeated by nested
+    coroutine.wrap -- and control characters never reach the terminal raw."""
+    with tempfile.TemporaryDirectory() as d:
+        cases = (
+            ("nil.lua", "local x = 1\nerror(nil)\n", r"nil\.lua:2: error raised with a nil value"),
+            ("tbl.lua", "error({})\n", r"tbl\.lua:1: error raised with a table value"),
+            ("cb.lua", 'string.rep("x", 3):gsub(".", function() error() end)\n',
+             r"cb\.lua:1: error raised with a nil value"),
+            ("cstack.lua", 'local function f() return string.gsub("a", "a", f) end\nf()\n',
+             r"cstack\.lua:1: C stack overflow"),
+            ("wrap.lua", "local function f() return coroutine.wrap(f)() end\nf()\n",
+             r"^flashspec: \S*wrap\.lua:1: C stack overflow$"),
+            ("esc.lua", 'error("bad \\27[31mred\\27[0m \\7")\n',
+             r"esc\.lua:1: bad \\x1b\[31mred\\x1b\[0m \\x07$"),
+        )
+        for name, src, needle in cases:
+            rc, _, err, out = run_src(d, name, src)
+            one_line_error(err, 78, rc, needle)
+            expect("\x1b" not in err and "\x07" not in err, f"raw control bytes: {err!r}")
+            no_results(out)
+        # a profile name with a control character is refused where it is written
+        cfg = os.path.join(d, "cfg")
+        shutil.copytree(os.path.join(HOME, "configs"), cfg)
+        path = os.path.join(cfg, "devices", "evil.lua")
+        text = open(os.path.join(cfg, "devices", "oneplus12.lua")).read()
+        expect('name = "oneplus12"' in text, "oneplus12.lua names itself")
+        open(path, "w").write(text.replace('name = "oneplus12"', 'name = "evil\\27[2J"'))
+        rc, so, err = run("profile", "evil", "qwen3-8b-q4_0", env={"FLASHSPEC_CONFIG_DIR": cfg})
+        one_line_error(err, 78, rc, r"evil\.lua:\d+: .*'name' holds a control character")
+        expect("\x1b" not in so + err, "raw ESC printed")
 
 
 def case_script_args():
