@@ -519,8 +519,41 @@ static int shape_err(rd *r, const dspec *s, const hsize_t *dims, const hsize_t *
 #define STORAGE_RATIO 2048
 #define STORAGE_SLACK ((uint64_t)1 << 20)
 
+/* 2 when every element of dataset d has storage in the file, 1 when only
+ * some has (chunks missing), 0 when none has (or it cannot be told).  For a
+ * chunked dataset the chunks are counted: HDF5's own allocation status
+ * compares compressed bytes with the full size and so calls every
+ * compressed dataset partly allocated. */
+static int written_status(hid_t d, int rank, const hsize_t *dims)
+{
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0) return 0;
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int st = 0;
+    if (lay == H5D_CHUNKED) {
+        hsize_t chunk[3] = {1, 1, 1}, want = 1, have = 0;
+        if (H5Pget_chunk(dcpl, 3, chunk) == rank) {
+            for (int j = 0; j < rank; j++)
+                want *= chunk[j] ? (dims[j] + chunk[j] - 1) / chunk[j] : 0;
+            hid_t sp = H5Dget_space(d);
+            if (sp >= 0 && H5Dget_num_chunks(d, sp, &have) >= 0)
+                st = have >= want ? 2 : have > 0 ? 1 : 0;
+            if (sp >= 0) H5Sclose(sp);
+        }
+    } else {
+        H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+        if (H5Dget_space_status(d, &status) >= 0)
+            st = status == H5D_SPACE_STATUS_ALLOCATED        ? 2
+                 : status == H5D_SPACE_STATUS_PART_ALLOCATED ? 1
+                                                             : 0;
+    }
+    H5Pclose(dcpl);
+    return st;
+}
+
 static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
 {
+    uint64_t all_declared = 0, all_stored = 0;
     for (int i = 0; i < D_COUNT; i++) {
         hid_t ty = H5Dget_type(ds[i]);
         uint64_t width = ty >= 0 ? (uint64_t)H5Tget_size(ty) : 0;
@@ -529,6 +562,15 @@ static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
         for (int j = 0; j < specs[i].rank; j++)
             declared = dims[i][j] && declared > UINT64_MAX / dims[i][j] ? UINT64_MAX
                                                                         : declared * dims[i][j];
+        /* every byte must have been written: a dataset never (or partly)
+         * written would be read as its fill value, silently */
+        int written = declared == 0 ? 2 : written_status(ds[i], specs[i].rank, dims[i]);
+        if (written < 2)
+            return trci_err(r->err, TRC_E_FORMAT,
+                            "%s: %s: %s; every value of a trace must be stored (a reader would "
+                            "see fill values)",
+                            r->path, specs[i].name,
+                            written == 1 ? "only partly written" : "never written");
         uint64_t stored = (uint64_t)H5Dget_storage_size(ds[i]);
         if (stored > r->file_bytes)
             return trci_err(r->err, TRC_E_FORMAT,
@@ -541,7 +583,17 @@ static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
                             "or truncated file)",
                             r->path, specs[i].name, (unsigned long long)declared,
                             (unsigned long long)stored);
+        all_declared = all_declared > UINT64_MAX - declared ? UINT64_MAX : all_declared + declared;
+        all_stored += stored;
     }
+    /* the same bound over the whole file: one slack in all, not one per
+     * dataset, so many datasets each just under it cannot add up */
+    if (all_declared / STORAGE_RATIO > all_stored + STORAGE_SLACK)
+        return trci_err(r->err, TRC_E_FORMAT,
+                        "%s: its shapes need %llu bytes but only %llu are stored (corrupt or "
+                        "truncated file)",
+                        r->path, (unsigned long long)all_declared,
+                        (unsigned long long)all_stored);
     return TRC_OK;
 }
 

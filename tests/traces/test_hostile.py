@@ -13,6 +13,7 @@ usage: test_hostile.py FLASHSPEC GOOD_TRACE.h5
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,57 @@ def main() -> int:
                   lines[0].startswith(f"flashspec: {path}:") and r.stdout == "",
                   f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
             check(dt < 10, f"{what}: {dt:.1f} s")
+        # memory bombs: datasets whose declared shapes the file never stored
+        def unwritten(name, n=None, chunked=True):
+            def edit(f):
+                d = f["nodes"][name]
+                shape = ((n,) if n else d.shape[:1]) + d.shape[1:]
+                dt = d.dtype
+                del f["nodes"][name]
+                kw = {"chunks": (64,) + shape[1:]} if chunked else {}
+                f["nodes"].create_dataset(name, shape=shape, dtype=dt, **kw)
+            return edit
+
+        def huge(f):
+            # k = 1 and no exit layers keep each dataset under the per-dataset
+            # bound: only the file-wide bound (or the missing chunks) stop it
+            f.attrs["k"] = np.int32(1)
+            f.attrs["exit_layers"] = np.zeros(0, dtype=np.int32)
+            n = 1 << 28
+            for name in ("parent", "token", "depth", "draft_tok", "draft_logp", "target_tok",
+                         "target_logp", "exit_score"):
+                d = f["nodes"][name]
+                tail = {"exit_score": (0, 1)}.get(name, (1,) if d.ndim == 2 else ())
+                del f["nodes"][name]
+                nd = f["nodes"].create_dataset(name, shape=(n,) + tail, dtype=d.dtype,
+                                               chunks=(1 << 20,) + tail if tail != (0, 1)
+                                               else None)
+                if nd.size:
+                    nd[:16] = 0  # one chunk written, the rest never
+
+        bombs = [
+            ("a never-written chunked dataset", unwritten("draft_logp"), "never written"),
+            ("a never-written contiguous dataset", unwritten("exit_score", chunked=False),
+             "never written"),
+            ("2^28 nodes declared, one chunk written", huge, "partly written"),
+        ]
+        for i, (what, edit, words) in enumerate(bombs):
+            path = os.path.join(tmp, f"bomb{i}.h5")
+            rewrite(good, path, edit)
+            t0 = time.monotonic()
+            r = subprocess.run([exe, "trace", "check", path], capture_output=True, text=True,
+                               timeout=60)
+            dt = time.monotonic() - t0
+            rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 65 and len(lines) == 1 and words in lines[0] and
+                  lines[0].startswith(f"flashspec: {path}:"),
+                  f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
+            check(dt < 5, f"{what}: {dt:.1f} s")
+            check(rss_mb < 600, f"{what}: the reader grew to {rss_mb:.0f} MB")
+            print(f"{what}: {os.path.getsize(path)} bytes, refused in {dt:.2f} s, "
+                  f"max RSS {rss_mb:.0f} MB", file=sys.stderr)
+
         # sanity: the unmodified copy passes, so the refusals above are the rewiring's
         plain = os.path.join(tmp, "plain.h5")
         rewrite(good, plain, lambda f: None)
