@@ -195,10 +195,36 @@ static void *get_object(lua_State *L, int idx, const char *key, const char *mt, 
     return NULL;
 }
 
+void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
+                   const char *what)
+{
+    const fs_lua_limits *lim = a->lim;
+    if (lim && lim->mem_limit_bytes &&
+        (bytes > lim->mem_limit_bytes ||
+         lim->mem_used + a->held_bytes > lim->mem_limit_bytes - bytes))
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: needs %.1f MiB more, and with the %.1f MiB the script already holds "
+                 "(Lua heap, traces, result rows) that passes its memory limit of %zu MiB (see "
+                 "--max-memory-mb)",
+                 chunk, line, what, (double)bytes / 1048576.0,
+                 (double)(lim->mem_used + a->held_bytes) / 1048576.0, lim->mem_limit_bytes >> 20);
+    a->held_bytes += bytes;
+}
+
+void fs_api_release(fs_api *a, size_t bytes)
+{
+    a->held_bytes -= bytes < a->held_bytes ? bytes : a->held_bytes;
+}
+
 static fs_row *row_new(lua_State *L, fs_api *a)
 {
     if (a->n_rows == a->cap_rows) {
         int32_t cap = a->cap_rows ? 2 * a->cap_rows : 16;
+        char chunk[PATH_MAX];
+        int line;
+        fs_caller_src(L, chunk, sizeof chunk, &line);
+        fs_api_charge(L, a, sizeof(fs_row) * (size_t)(cap - a->cap_rows), chunk, line,
+                      "result rows");
         fs_row *n = realloc(a->rows, sizeof *n * (size_t)cap);
         if (!n) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
         a->rows = n;
@@ -862,6 +888,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
     if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
     lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
+    a.lim = &lim;
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         sim_timeline_destroy(a.ex.tl);

@@ -16,6 +16,7 @@
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
 #include "sim/lua/rows.h"
+#include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "traces/trc.h"
 
@@ -57,7 +58,18 @@ typedef struct fs_api {
     int64_t generation; /* flashspec.calibrate evaluations so far */
     uint64_t *warned;   /* keys of the warnings already printed (one each) */
     int32_t n_warned, cap_warned;
+    /* memory the API holds for the script (traces, result rows), counted
+     * with the Lua heap against the script's memory limit */
+    const fs_lua_limits *lim;
+    size_t held_bytes;
 } fs_api;
+
+/* Counts `bytes` more that the API is about to hold for the script; raises
+ * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass
+ * the memory limit (--max-memory-mb).  fs_api_release gives bytes back. */
+void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
+                   const char *what);
+void fs_api_release(fs_api *a, size_t bytes);
 
 /* 1 the first time `key` is seen by this run (print the warning), else 0. */
 int fs_api_warn_once(fs_api *a, uint64_t key);

@@ -288,7 +288,8 @@ static fs_trace_entry *trace_find(fs_api *a, const char *key)
 void fs_api_release_traces(fs_api *a, int32_t from, int64_t before)
 {
     for (int32_t i = from < 0 ? 0 : from; i < a->n_traces; i++) {
-        if (a->traces[i]->used_at >= before) continue;
+        if (a->traces[i]->used_at >= before || !a->traces[i]->trace) continue;
+        fs_api_release(a, trc_bytes(a->traces[i]->trace));
         trc_free(a->traces[i]->trace);
         a->traces[i]->trace = NULL;
     }
@@ -328,6 +329,22 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
     e->trace = t;
     e->used_at = a->generation;
     return e;
+}
+
+/* Charges a trace's memory to the script (fs_api_charge); on a refusal the
+ * trace is freed before the error unwinds. */
+static void check_held(lua_State *L, fs_api *a, trc_trace *t, const char *what)
+{
+    char chunk[PATH_MAX];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    size_t need = trc_bytes(t);
+    const fs_lua_limits *lim = a->lim;
+    if (lim && lim->mem_limit_bytes &&
+        (need > lim->mem_limit_bytes ||
+         lim->mem_used + a->held_bytes > lim->mem_limit_bytes - need))
+        trc_free(t);
+    fs_api_charge(L, a, need, chunk, line, what);
 }
 
 static void push_trace(lua_State *L, const fs_trace_entry *e)
@@ -399,6 +416,7 @@ int fs_l_trace(lua_State *L)
                                            : FS_EXIT_DATA;
             return fs_raise(L, code, 0, "%s", terr.msg);
         }
+        check_held(L, a, t, "flashspec.trace");
         const char *base = strrchr(real, '/');
         base = base ? base + 1 : real;
         char name[128];
@@ -523,11 +541,29 @@ int fs_l_trace_synth(lua_State *L)
     p.coverage_share = s.coverage_share;
     snprintf(p.target, sizeof p.target, "%s", s.target);
     snprintf(p.draft, sizeof p.draft, "%s", s.draft);
+    /* before generating: the most the trace can take (every tree full) */
+    {
+        double P = s.prompts, T = P * s.output_len, N = T * s.nodes, NK = N * s.k;
+        double most = 2 * (P + 1) * 8 + P * s.prompt_len * 4.0 + T * 12 + 8 + N * 17 + NK * 16 +
+                      NK * s.n_exit * 4;
+        const fs_lua_limits *lim = a->lim;
+        if (lim && lim->mem_limit_bytes &&
+            most > (double)lim->mem_limit_bytes - (double)(lim->mem_used + a->held_bytes))
+            return fs_raise(L, FS_EXIT_CONFIG, 0,
+                            "%s:%d: flashspec.trace.synth: a trace of %d prompts x %d tokens x "
+                            "%d nodes may need %.1f MiB, more than the %.1f MiB left of the "
+                            "script's memory limit of %zu MiB (see --max-memory-mb)",
+                            chunk, line, s.prompts, s.output_len, s.nodes, most / 1048576.0,
+                            (double)lim->mem_limit_bytes / 1048576.0 -
+                                (double)(lim->mem_used + a->held_bytes) / 1048576.0,
+                            lim->mem_limit_bytes >> 20);
+    }
     trc_trace *t = NULL;
     trc_err terr;
     if (trc_synth(&p, &t, &terr) != TRC_OK)
         return fs_raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
                      terr.msg);
+    check_held(L, a, t, "flashspec.trace.synth");
     char name[128];
     if (s.name[0])
         snprintf(name, sizeof name, "%s", s.name);

@@ -10,6 +10,7 @@ was left behind.
 import csv
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -546,6 +547,36 @@ def case_error_messages():
         rc, so, err = run("profile", "evil", "qwen3-8b-q4_0", env={"FLASHSPEC_CONFIG_DIR": cfg})
         one_line_error(err, 78, rc, r"evil\.lua:\d+: .*'name' holds a control character")
         expect("\x1b" not in so + err, "raw ESC printed")
+
+
+def case_memory_counted():
+    """--max-memory-mb counts what the API holds for the script (synthetic and
+    loaded traces, result rows), not only the Lua heap: a synth loop stops at
+    the limit instead of growing to gigabytes."""
+    with tempfile.TemporaryDirectory() as d:
+        loop = ("for i = 1, 1000 do\n"
+                "  local t = flashspec.trace.synth { prompts = 8, output_len = 256, seed = i }\n"
+                "end\n")
+        open(os.path.join(d, "loop.lua"), "w").write(loop)
+        t0 = time.monotonic()
+        p = subprocess.Popen([BIN, "run", os.path.join(d, "loop.lua"), "-q", "-o",
+                              os.path.join(d, "o1"), "--max-memory-mb", "64"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, err = p.communicate(timeout=120)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        one_line_error(err, 78, p.returncode, r"loop\.lua:2: flashspec\.trace\.synth: .*"
+                       r"memory limit of 64 MiB")
+        expect(usage.ru_maxrss < 400 * 1024, f"grew to {usage.ru_maxrss // 1024} MB")
+        expect(time.monotonic() - t0 < 60, "stopped quickly")
+        no_results(os.path.join(d, "o1"))
+        # one request far past the limit is refused before anything is generated
+        rc, _, err, out = run_src(d, "big.lua", "local t = flashspec.trace.synth "
+                                  "{ prompts = 100000, output_len = 100000, nodes = 4096 }\n")
+        one_line_error(err, 78, rc, r"big\.lua:1: .*may need .* MiB")
+        # a loaded trace is counted too
+        rc, _, err, out = run_src(d, "load.lua", "local t\nfor i = 1, 3 do t = flashspec.trace "
+                                  f'"{SMALL}" end\nprint(t.name)\n', "--max-memory-mb", "64")
+        expect(rc == 0, f"a small trace fits: {rc} {err!r}")
 
 
 def case_script_args():
