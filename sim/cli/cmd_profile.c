@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/hw/sim_hw.h"
 #include "sim/lua/profile.h"
@@ -38,6 +39,14 @@ static int load(const char *kind, const char *name, void *out)
     if (sim_profile_path(kind, name, path, sizeof path) != SIM_PROFILE_OK) {
         fprintf(stderr, "flashspec: invalid %s profile name '%s'\n", kind, name);
         return 78;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        char hint[1024];
+        sim_profile_suggest(kind, name, hint, sizeof hint);
+        fprintf(stderr, "flashspec: unknown %s '%s'%s (no %s)\n",
+                strcmp(kind, "devices") == 0 ? "device" : "model", name, hint, path);
+        return 66;
     }
     int rc = strcmp(kind, "devices") == 0 ? sim_profile_load_device(path, out, err, sizeof err)
                                           : sim_profile_load_model(path, out, err, sizeof err);
@@ -158,4 +167,146 @@ int cli_profile_main(int argc, char **argv)
     print_costs(hw, (int32_t)ctx);
     sim_hw_destroy(hw);
     return 0;
+}
+
+/* ------------------------------------------------------------- profiles */
+
+static const char usage_list[] =
+    "usage: flashspec profiles [devices|models] [--markdown]\n"
+    "\n"
+    "Lists the device and model profiles (configs/devices, configs/models, or\n"
+    "$FLASHSPEC_CONFIG_DIR) with their key figures, each loaded and validated as\n"
+    "a script would load it.  A profile that does not load is listed with its\n"
+    "error, and the exit code is then 78.\n"
+    "\n"
+    "  --markdown     print Markdown tables\n"
+    "  -h, --help     this help\n";
+
+static void row_out(int md, const char *const *cells, const int *width, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (md)
+            printf("| %s ", cells[i]);
+        else
+            printf(i ? "  %*s" : "%-*s", width[i], cells[i]);
+    }
+    printf(md ? "|\n" : "\n");
+}
+
+static void rule_out(int md, const int *width, int n)
+{
+    if (!md) return;
+    for (int i = 0; i < n; i++)
+        printf("|%s", i ? "---:" : "---");
+    printf("|\n");
+    (void)width;
+}
+
+static int list_kind(const char *kind, int md)
+{
+    char (*names)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *names);
+    if (!names) {
+        fprintf(stderr, "flashspec: out of memory\n");
+        return 70;
+    }
+    int n = sim_profile_names(kind, names, SIM_PROFILE_LIST_MAX);
+    if (n < 0) {
+        char path[4096];
+        sim_profile_path(kind, "x", path, sizeof path);
+        char *slash = strrchr(path, '/');
+        if (slash) *slash = 0;
+        fprintf(stderr, "flashspec: cannot list %s: cannot read %s\n", kind, path);
+        free(names);
+        return 66;
+    }
+    int dev = strcmp(kind, "devices") == 0, bad = 0;
+    static const char *const dh[] = {"device",      "DRAM GB",      "flash GB/s", "NPU GFLOP/s",
+                                     "NPU GB/s",    "CPU GFLOP/s",  "NPU shapes"};
+    static const char *const mh[] = {"model",   "kind",    "layers", "hidden",
+                                     "vocab", "bits/w", "weights GB"};
+    static const int dw[] = {16, 8, 10, 11, 8, 11, 10}, mw[] = {24, 7, 6, 6, 6, 6, 10};
+    const char *const *head = dev ? dh : mh;
+    const int *w = dev ? dw : mw;
+    if (md) printf("%s:\n\n", dev ? "Devices" : "Models");
+    row_out(md, head, w, 7);
+    rule_out(md, w, 7);
+    for (int i = 0; i < n; i++) {
+        char path[4096], err[1024], c[7][64];
+        const char *cells[7];
+        for (int j = 0; j < 7; j++) {
+            c[j][0] = 0;
+            cells[j] = c[j];
+        }
+        snprintf(c[0], sizeof c[0], "%s", names[i]);
+        sim_profile_path(kind, names[i], path, sizeof path);
+        int rc;
+        if (dev) {
+            sim_device d;
+            rc = sim_profile_load_device(path, &d, err, sizeof err);
+            if (rc == SIM_PROFILE_OK) {
+                snprintf(c[1], 64, "%.2f", d.dram_budget_gb);
+                snprintf(c[2], 64, "%.2f", d.read_gbps);
+                snprintf(c[3], 64, "%.0f", d.npu_gflops);
+                snprintf(c[4], 64, "%.1f", d.npu_gbps);
+                snprintf(c[5], 64, "%.0f", d.cpu_gflops);
+                size_t at = 0;
+                for (int k = 0; k < d.n_npu_shapes && at < 64; k++)
+                    at += (size_t)snprintf(c[6] + at, 64 - at, "%s%d", k ? "," : "",
+                                           d.npu_shapes[k]);
+            }
+        } else {
+            sim_model m;
+            rc = sim_profile_load_model(path, &m, err, sizeof err);
+            if (rc == SIM_PROFILE_OK) {
+                snprintf(c[1], 64, "%s", m.kind == SIM_MODEL_EAGLE3 ? "eagle3" : "decoder");
+                snprintf(c[2], 64, "%d", m.layers);
+                snprintf(c[3], 64, "%d", m.hidden);
+                snprintf(c[4], 64, "%d", m.vocab);
+                snprintf(c[5], 64, "%.2f", m.weight_bits);
+                snprintf(c[6], 64, "%.3f", sim_model_weight_bytes(&m) / 1e9);
+            }
+        }
+        if (rc != SIM_PROFILE_OK) {
+            fprintf(stderr, "flashspec: %s\n", err);
+            snprintf(c[1], 64, "(does not load)");
+            bad = 1;
+        }
+        row_out(md, cells, w, 7);
+    }
+    if (md) printf("\n");
+    free(names);
+    return bad ? 78 : 0;
+}
+
+int cli_profiles_main(int argc, char **argv)
+{
+    int md = 0, want_dev = 1, want_mod = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(usage_list, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--markdown")) {
+            md = 1;
+        } else if (!strcmp(argv[i], "devices")) {
+            want_mod = 0;
+        } else if (!strcmp(argv[i], "models")) {
+            want_dev = 0;
+        } else {
+            fprintf(stderr, "flashspec: profiles: unknown argument '%s' (see --help)\n", argv[i]);
+            return 64;
+        }
+    }
+    if (!want_dev && !want_mod) {
+        fprintf(stderr, "flashspec: profiles: give 'devices' or 'models', not both\n");
+        return 64;
+    }
+    int rc = 0;
+    if (want_dev) rc = list_kind("devices", md);
+    if (want_dev && want_mod && !md) printf("\n");
+    if (want_mod) {
+        int r2 = list_kind("models", md);
+        if (!rc || (r2 && r2 != 78)) rc = r2;
+    }
+    return rc;
 }

@@ -8,4 +8,7 @@
 /* argv[0] is "profile".  Returns a sysexits code. */
 int cli_profile_main(int argc, char **argv);
 
+/* argv[0] is "profiles": every device and model profile with its key figures. */
+int cli_profiles_main(int argc, char **argv);
+
 #endif

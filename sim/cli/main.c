@@ -59,6 +59,7 @@ static const char usage_main[] =
     "  trace info|check|stats|synth\n"
     "                            inspect, validate, summarise or generate traces\n"
     "  profile DEVICE MODEL      print the costs the phone model derives\n"
+    "  profiles [devices|models] list the device and model profiles\n"
     "  policies [NAME]           list the policies, or one policy's parameters\n"
     "\n"
     "options:\n"
@@ -426,6 +427,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "calibrate")) return script_cmd_mpi(argc - 1, argv + 1, 3);
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profiles")) return cli_profiles_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
         return cli_policy_main(argc - 1, argv + 1);
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);

@@ -41,8 +41,12 @@ static void profile_check(lua_State *L, int rc, const char *what, const char *na
                           const char *path, const char *err)
 {
     struct stat st;
-    if (rc == SIM_PROFILE_E_MISSING && stat(path, &st) != 0)
-        fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s' (no %s)", what, name, path);
+    if (rc == SIM_PROFILE_E_MISSING && stat(path, &st) != 0) {
+        char hint[1024];
+        sim_profile_suggest(strcmp(what, "device") == 0 ? "devices" : "models", name, hint,
+                            sizeof hint);
+        fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s'%s (no %s)", what, name, hint, path);
+    }
     if (rc == SIM_PROFILE_E_MISSING) fs_raise(L, FS_EXIT_NOINPUT, 0, "%s", err);
     if (rc == SIM_PROFILE_E_NOMEM) fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s", err);
     if (rc != SIM_PROFILE_OK) fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -412,14 +413,19 @@ static int name_ok(const char *name)
     return 1;
 }
 
+static const char *config_dir(void)
+{
+    const char *dir = getenv("FLASHSPEC_CONFIG_DIR");
+    return dir && dir[0] ? dir : FS_CONFIG_DIR;
+}
+
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n)
 {
     if (n) out[0] = '\0';
     if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0))
         return SIM_PROFILE_E_NAME;
     if (!name_ok(name)) return SIM_PROFILE_E_NAME;
-    const char *dir = getenv("FLASHSPEC_CONFIG_DIR");
-    if (!dir || !dir[0]) dir = FS_CONFIG_DIR;
+    const char *dir = config_dir();
     int len = snprintf(out, n, "%s/%s/%s.lua", dir, kind, name);
     if (len < 0 || (size_t)len >= n) {
         if (n) out[0] = '\0';
@@ -441,4 +447,61 @@ int sim_profile_exit_code(int status)
     default:
         return 70;
     }
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int cap)
+{
+    if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0)) return -1;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", config_dir(), kind) >= (int)sizeof path) return -1;
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < cap) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || len - 4 >= SIM_PROFILE_NAME_CAP || strcmp(e->d_name + len - 4, ".lua"))
+            continue;
+        char name[SIM_PROFILE_NAME_CAP];
+        memcpy(name, e->d_name, len - 4);
+        name[len - 4] = 0;
+        char full[4096];
+        struct stat st;
+        if (!name_ok(name) || sim_profile_path(kind, name, full, sizeof full) != SIM_PROFILE_OK ||
+            stat(full, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        memcpy(names[n++], name, len - 3);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_names);
+    return n;
+}
+
+void sim_profile_suggest(const char *kind, const char *name, char *out, size_t n)
+{
+    char (*list)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *list);
+    if (n) out[0] = 0;
+    if (!list) return;
+    int k = sim_profile_names(kind, list, SIM_PROFILE_LIST_MAX);
+    const char *best = NULL;
+    int32_t bd = 0;
+    for (int i = 0; i < k; i++) {
+        int32_t d = eng_params_distance(name, list[i]);
+        if (!best || d < bd) best = list[i], bd = d;
+    }
+    int32_t near = (int32_t)strlen(name) / 2 > 2 ? (int32_t)strlen(name) / 2 : 2;
+    if (best && bd <= near) {
+        snprintf(out, n, " (did you mean '%s'?)", best);
+    } else if (k > 0) {
+        size_t at = (size_t)snprintf(out, n, " (%s: ", kind);
+        for (int i = 0; i < k && at < n; i++)
+            at += (size_t)snprintf(out + at, n - at, "%s%s", i ? ", " : "", list[i]);
+        if (at < n) snprintf(out + at, n - at, ")");
+    }
+    free(list);
 }

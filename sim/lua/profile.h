@@ -87,4 +87,17 @@ int sim_profile_load_kind(const char *path, const char *kind, const eng_param_de
  * Returns SIM_PROFILE_OK or SIM_PROFILE_E_NAME (also when out is too small). */
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n);
 
+#define SIM_PROFILE_NAME_CAP 64 /* longest listed name + 1 */
+#define SIM_PROFILE_LIST_MAX 1024
+
+/* The profile names of kind ("devices" or "models") in the directory
+ * sim_profile_path resolves to: valid names of regular files NAME.lua,
+ * sorted, at most cap.  Returns how many, or -1 when the directory cannot be
+ * read. */
+int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int cap);
+
+/* For an unknown profile name: " (did you mean 'NEAREST'?)" when one name is
+ * close, else " (KIND: a, b, c)" listing them, else "" (nothing to list). */
+void sim_profile_suggest(const char *kind, const char *name, char *out, size_t n);
+
 #endif

@@ -275,6 +275,44 @@ def case_lua_unknown_policy():
                    "unknown policy 'qqqqqqqqqqqq'", "policies: flash_ar, chain", "lever")
 
 
+def case_profiles():
+    """`flashspec profiles` lists every device and model profile with its key
+    figures (loaded as a script would); an unknown profile name, on the
+    command line or in a script, names the nearest one or lists them all."""
+    rc, so, err = run("profiles")
+    expect(rc == 0 and err == "", f"profiles: {rc} {err!r}")
+    for name in os.listdir(os.path.join(HOME, "configs", "devices")) + \
+            os.listdir(os.path.join(HOME, "configs", "models")):
+        if name.endswith(".lua"):
+            expect(re.search(rf"^{re.escape(name[:-4])}\s", so, re.M), f"{name} not listed")
+    row = re.search(r"^oneplus12\s+([\d.]+)\s+([\d.]+)", so, re.M)
+    expect(row and float(row.group(1)) > 0 and float(row.group(2)) > 0, f"figures: {so!r}")
+    rc, so, err = run("profiles", "models", "--markdown")
+    expect(rc == 0 and "| qwen3-8b-q4_0 | decoder | 36 |" in so and "oneplus12" not in so,
+           f"markdown models: {so!r}")
+    for bad in (["--nope"], ["devices", "models"]):
+        rc, so, err = run("profiles", *bad)
+        expect(rc == 64 and err.count("\n") == 1, f"profiles {bad}: {rc} {err!r}")
+    # a profile that does not load: listed, its error on stderr, exit 78
+    with tempfile.TemporaryDirectory() as d:
+        cfg = os.path.join(d, "cfg")
+        shutil.copytree(os.path.join(HOME, "configs"), cfg)
+        open(os.path.join(cfg, "devices", "broken.lua"), "w").write("return { read_gbps = -1 }\n")
+        rc, so, err = run("profiles", "devices", env={"FLASHSPEC_CONFIG_DIR": cfg})
+        expect(rc == 78 and "broken" in so and "does not load" in so and "broken.lua" in err,
+               f"broken profile: {rc} {so!r} {err!r}")
+        # nearest names
+        rc, so, err = run("profile", "oneplus13", "qwen3-8b-q4_0")
+        one_line_error(err, 66, rc, "unknown device 'oneplus13'", "did you mean 'oneplus12'")
+        rc, so, err = run("profile", "oneplus12", "zzzzzz")
+        one_line_error(err, 66, rc, "unknown model 'zzzzzz'", r"\(models: .*qwen3-8b-q4_0")
+        rc, _, err, out = run_src(d, "dev.lua", 'local d = flashspec.device "oneplus13"\n')
+        one_line_error(err, 78, rc, r"dev\.lua:1: unknown device 'oneplus13'",
+                       "did you mean 'oneplus12'")
+        rc, _, err, out = run_src(d, "mod.lua", 'local m = flashspec.model "qwen3-8b-q40"\n')
+        one_line_error(err, 78, rc, r"mod\.lua:1: unknown model", "did you mean 'qwen3-8b-q4_0'")
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")
