@@ -55,6 +55,9 @@ static const char usage_main[] =
     "                            fit phone-model and workload parameters to reference\n"
     "                            measurements (flashspec.calibrate), write the report\n"
     "                            and the fitted profile to DIR\n"
+    "  tune SCRIPT.lua [-j N] [-o DIR]\n"
+    "                            as sweep, for scripts that choose policy knobs per\n"
+    "                            point with flashspec.tune\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
     "  trace info|check|stats|synth\n"
     "                            inspect, validate, summarise or generate traces\n"
@@ -423,6 +426,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run")) return script_cmd_mpi(argc - 1, argv + 1, 0);
     if (!strcmp(cmd, "sweep")) return script_cmd_mpi(argc - 1, argv + 1, 2);
+    /* a tuning study is a sweep script that calls flashspec.tune */
+    if (!strcmp(cmd, "tune")) return script_cmd_mpi(argc - 1, argv + 1, 2);
     if (!strcmp(cmd, "demo")) return script_cmd_mpi(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "calibrate")) return script_cmd_mpi(argc - 1, argv + 1, 3);
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);

@@ -131,6 +131,21 @@ static const eng_param_desc point_keys[] = {
 };
 #undef PO
 
+/* Point keys that enter the point id only when they differ from their
+ * default, so that adding one leaves every earlier point's id -- and so its
+ * replay seed and resume record -- as it was. */
+typedef struct point_ext {
+    int32_t prompt_offset;
+} point_ext;
+
+#define PX(f) offsetof(point_ext, f)
+static const eng_param_desc point_keys_ext[] = {
+    {"prompt_offset", ENG_PARAM_INT, PX(prompt_offset), 0, 1 << 24, 0, NULL, 0, 0, NULL, NULL, 0,
+     "first trace prompt replayed (0-based): prompts prompt_offset .. prompt_offset + prompts - 1"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef PX
+
 /* Object-valued keys of fs.run / fs.sweep, in canonical (sweep) order. */
 static const char *const object_keys[] = {"device", "target", "draft", "trace", "policy", NULL};
 static int is_object_key(const char *k)
@@ -145,6 +160,11 @@ static const char *nearest_point_key(const char *k)
 {
     const char *best = eng_params_nearest(point_keys, k);
     int32_t best_d = best ? eng_params_distance(k, best) : INT32_MAX;
+    const char *ext = eng_params_nearest(point_keys_ext, k);
+    if (ext && eng_params_distance(k, ext) < best_d) {
+        best = ext;
+        best_d = eng_params_distance(k, ext);
+    }
     for (int i = 0; object_keys[i]; i++) {
         int32_t d = eng_params_distance(k, object_keys[i]);
         int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
@@ -167,7 +187,8 @@ static void check_known_keys(lua_State *L, int idx, const char *what, const char
             fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: keys must be names", chunk, line, what);
         }
         const char *k = lua_tostring(L, -1);
-        if (!is_object_key(k) && !eng_params_find(point_keys, k)) {
+        if (!is_object_key(k) && !eng_params_find(point_keys, k) &&
+            !eng_params_find(point_keys_ext, k)) {
             const char *near = nearest_point_key(k);
             int kl = slp_key_line(chunk, line, k);
             if (near)
@@ -239,7 +260,7 @@ static fs_row *row_new(lua_State *L, fs_api *a)
 
 static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
-                                   const point_opts *po);
+                                   const point_opts *po, const point_ext *px);
 
 /* Validates the point described by the table at idx and fills the next result
  * row (parameters), *pt (what the replay needs; it borrows from the Lua
@@ -268,6 +289,15 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     }
     point_opts po;
     slp_check_table(L, tmp, point_keys, &po, what, chunk, line);
+    lua_pop(L, 1);
+    lua_newtable(L);
+    tmp = lua_gettop(L);
+    for (const eng_param_desc *d = point_keys_ext; d->name; d++) {
+        lua_getfield(L, idx, d->name);
+        lua_setfield(L, tmp, d->name);
+    }
+    point_ext px;
+    slp_check_table(L, tmp, point_keys_ext, &px, what, chunk, line);
     lua_pop(L, 1);
 
     /* a point asking for more tokens than the trace's references hold
@@ -300,6 +330,8 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->dram_fraction = po.dram_fraction;
     r->max_new_tokens = po.max_new_tokens;
     r->prompts = po.prompts;
+    r->prompt_offset = px.prompt_offset;
+    r->tune_train = NAN; /* set by flashspec.tune on its rows */
     r->seed = (uint64_t)po.seed;
     const trc_trace *trace = fs_trace_get(L, tr, chunk, line);
     r->trace_checksum = trc_checksum(trace);
@@ -314,6 +346,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .dram_fraction = po.dram_fraction,
         .max_new_tokens = po.max_new_tokens,
         .prompts = po.prompts,
+        .prompt_offset = px.prompt_offset,
         .seed = (uint64_t)po.seed,
         .accept = po.accept,
         .top_p = po.top_p,
@@ -324,7 +357,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->top_p = po.top_p;
     r->temperature = po.temperature;
     snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
-    *id = point_identity(pol, dev, tgt, drf, r, &po);
+    *id = point_identity(pol, dev, tgt, drf, r, &po, &px);
     return r;
 }
 
@@ -333,7 +366,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
  * values, so a key added to point_keys enters the id by itself. */
 static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
-                                   const point_opts *po)
+                                   const point_opts *po, const point_ext *px)
 {
     sim_sweep_hasher h;
     sim_sweep_hasher_init(&h);
@@ -348,6 +381,7 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
         sim_sweep_hasher_params(&h, "draft", sim_model_keys(), &drf->model);
     sim_sweep_hasher_u64(&h, "trace_checksum", r->trace_checksum);
     sim_sweep_hasher_params(&h, "point", point_keys, po);
+    if (px->prompt_offset) sim_sweep_hasher_u64(&h, "point.prompt_offset", (uint64_t)px->prompt_offset);
     return sim_sweep_hasher_final(&h);
 }
 
@@ -488,6 +522,7 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
     int nk = 0;
     for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
     for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
+    for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
     fs_sweep_expand(L, idx, keys, nk, check_known_keys, chunk, line);
     fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, n);
     /* the whole point list is valid before any point runs: one mistake, one
@@ -526,17 +561,19 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
     return sp;
 }
 
-/* Expands (sweep_exec.c), stages every point (a point that fails validation
- * keeps its error), runs them all at once, returns one table per point. */
-static int l_sweep(lua_State *L)
+void fs_api_expand(lua_State *L, int idx, const char *chunk, int line)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    char chunk[PATH_MAX];
-    int line;
-    fs_caller_src(L, chunk, sizeof chunk, &line);
+    const char *keys[64];
+    int nk = 0;
+    for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
+    for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
+    for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
+    fs_sweep_expand(L, lua_absindex(L, idx), keys, nk, check_known_keys, chunk, line);
+}
+
+void fs_api_push_rows(lua_State *L, fs_staged *sp, int64_t n)
+{
     fs_api *a = fs_api_get(L);
-    int64_t n;
-    fs_staged *sp = fs_api_sweep(L, 1, chunk, line, 1, &n);
     lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
     for (int64_t i = 0; i < n; i++) {
         if (sp[i].code == 0)
@@ -545,6 +582,19 @@ static int l_sweep(lua_State *L)
             fs_sweep_push_failed(L, &sp[i], i);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
+}
+
+/* Expands (sweep_exec.c), stages every point (a point that fails validation
+ * keeps its error), runs them all at once, returns one table per point. */
+static int l_sweep(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    char chunk[PATH_MAX];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    int64_t n;
+    fs_staged *sp = fs_api_sweep(L, 1, chunk, line, 1, &n);
+    fs_api_push_rows(L, sp, n);
     return 1;
 }
 
@@ -612,6 +662,8 @@ static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
     lua_setfield(L, -2, "sweep");
     lua_pushcfunction(L, fs_l_calibrate);
     lua_setfield(L, -2, "calibrate");
+    lua_pushcfunction(L, fs_l_tune);
+    lua_setfield(L, -2, "tune");
     lua_pushstring(L, FS_VERSION);
     lua_setfield(L, -2, "version");
     /* flashspec.trace: callable table with .synth */

@@ -126,6 +126,21 @@ void fs_caller_src(lua_State *L, char *chunk, size_t n, int *line);
 fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
                         int64_t *n);
 
+/* Pushes the array of point tables the sweep table at idx expands to
+ * (flashspec.sweep's expansion and key checks), without running them. */
+void fs_api_expand(lua_State *L, int idx, const char *chunk, int line);
+
+/* Commits the run points of sp[0..n) to the script's results (in order) and
+ * pushes the array flashspec.sweep returns: one row table per point, a
+ * failure table for a failed one. */
+void fs_api_push_rows(lua_State *L, fs_staged *sp, int64_t n);
+
+/* Pushes a policy object of desc with the given (validated) params. */
+void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params);
+
+/* flashspec.tune (tune.c). */
+int fs_l_tune(lua_State *L);
+
 /* Finds a file named by a script: an absolute path as is, else relative to
  * the script's directory, then to the project ($FLASHSPEC_HOME or the source
  * tree).  0 and out, or -1 (tried: " (looked in A and B)"). */

@@ -641,6 +641,16 @@ static void params_label(const eng_param_desc *d, const void *params, char *out,
     }
 }
 
+void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params)
+{
+    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
+    memset(u, 0, sizeof *u + desc->params_size);
+    u->desc = desc;
+    memcpy(u->params, params, desc->params_size);
+    params_label(desc->params, u->params, u->label, sizeof u->label);
+    luaL_setmetatable(L, MT_POLICY);
+}
+
 int fs_l_policy_make(lua_State *L)
 {
     const eng_policy_desc *desc = lua_touserdata(L, lua_upvalueindex(1));

@@ -75,6 +75,9 @@ static const col_desc columns[] = {
     {"accepted_hist", COL_HIST, R(st.accepted_hist)},
     {"verify_rows_max", COL_I64, R(st.verify_rows_max)},
     {"effective_new_tokens", COL_REAL, R(st.effective_new_tokens)},
+    {"prompt_offset", COL_I32, R(prompt_offset)},
+    {"tune_evals", COL_I64, R(tune_evals)},
+    {"tune_train", COL_REAL, R(tune_train)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

@@ -27,6 +27,9 @@ typedef struct fs_row {
     sim_point_stats st;
     char accept[16], runtime[16]; /* point keys, as written in the script */
     double top_p, temperature;
+    int32_t prompt_offset; /* point key */
+    int64_t tune_evals;    /* flashspec.tune: evaluations its search made (0 otherwise) */
+    double tune_train;     /* flashspec.tune: objective on the tuning prompts (NaN otherwise) */
 } fs_row;
 
 /* Values shared by every row of one script run. */

@@ -114,8 +114,8 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
     double ctx_sum = 0.0;
     for (int32_t p = 0; p < n_prompts; p++) {
         const int32_t *tok;
-        int32_t pl = trc_prompt(pt->trace, p, &tok);
-        int32_t L = trc_ref(pt->trace, p, &tok);
+        int32_t pl = trc_prompt(pt->trace, pt->prompt_offset + p, &tok);
+        int32_t L = trc_ref(pt->trace, pt->prompt_offset + p, &tok);
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
         ctx_sum += pl + gen / 2.0;
     }
@@ -246,11 +246,16 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     const trc_meta *meta = trc_get_meta(pt->trace);
     if (pt->max_new_tokens < 1)
         return fail(err, errlen, SIM_REPLAY_E_CONFIG, "max_new_tokens must be >= 1");
-    if (pt->prompts < 0 || pt->prompts > meta->n_prompts)
+    if (pt->prompt_offset < 0 || pt->prompt_offset >= meta->n_prompts)
         return fail(err, errlen, SIM_REPLAY_E_CONFIG,
-                    "prompts = %d is out of range [0, %d] for this trace", pt->prompts,
-                    meta->n_prompts);
-    int32_t n_prompts = pt->prompts ? pt->prompts : meta->n_prompts;
+                    "prompt_offset = %d is out of range [0, %d] for this trace",
+                    pt->prompt_offset, meta->n_prompts - 1);
+    int32_t avail = meta->n_prompts - pt->prompt_offset;
+    if (pt->prompts < 0 || pt->prompts > avail)
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG,
+                    "prompts = %d is out of range [0, %d] for this trace%s", pt->prompts, avail,
+                    pt->prompt_offset ? " from prompt_offset" : "");
+    int32_t n_prompts = pt->prompts ? pt->prompts : avail;
     if (pt->runtime < SIM_POINT_RUNTIME_AUTO || pt->runtime > SIM_POINT_RUNTIME_SPEC)
         return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown runtime %d", pt->runtime);
     /* one runtime per phone, the same for every policy (replay.h "Runtimes") */
@@ -269,8 +274,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     int32_t max_ctx = 0;
     for (int32_t p = 0; p < n_prompts; p++) {
         const int32_t *tok;
-        int32_t pl = trc_prompt(pt->trace, p, &tok);
-        int32_t L = trc_ref(pt->trace, p, &tok);
+        int32_t pl = trc_prompt(pt->trace, pt->prompt_offset + p, &tok);
+        int32_t L = trc_ref(pt->trace, pt->prompt_offset + p, &tok);
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
         if (pl + gen + RP_TREE_CAP > max_ctx) max_ctx = pl + gen + RP_TREE_CAP;
     }
@@ -344,8 +349,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
 
     for (int32_t p = 0; p < n_prompts && rc == SIM_REPLAY_OK; p++) {
         const int32_t *prompt, *ref;
-        int32_t plen = trc_prompt(pt->trace, p, &prompt);
-        int32_t L = trc_ref(pt->trace, p, &ref);
+        int32_t tp = pt->prompt_offset + p; /* the trace's prompt index */
+        int32_t plen = trc_prompt(pt->trace, tp, &prompt);
+        int32_t L = trc_ref(pt->trace, tp, &ref);
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
         if (pol.i->reset) pol.i->reset(pol.self);
         sim_hw_generation_start(hw);
@@ -355,13 +361,13 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         while (pos < gen) {
             eng_token root = pos > 0 ? ref[pos - 1] : (plen > 0 ? prompt[plen - 1] : 0);
             eng_tree_reset(&s.tree, root);
-            rp_oracle_begin(&orc, p, pos);
+            rp_oracle_begin(&orc, tp, pos);
             eng_build_limits lim = {RP_TREE_CAP, RP_TREE_CAP - 1, gen - pos};
             int brc = pol.i->build(pol.self, &s.tree, &orc.draft, &lim);
             if (brc != ENG_OK) {
                 rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
                           "policy %s failed to build a tree (code %d) at prompt %d position %d",
-                          pol.i->name, brc, p, pos);
+                          pol.i->name, brc, tp, pos);
                 break;
             }
             uint8_t *keep = NULL;
@@ -389,7 +395,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 if (pol.i->provisional(pol.self, &s.tree, &orc.draft, &plim) != ENG_OK) {
                     rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
                               "policy %s failed to draft provisionally at prompt %d position %d",
-                              pol.i->name, p, pos);
+                              pol.i->name, tp, pos);
                     break;
                 }
                 n_prov = orc.n_calls - n_build;
@@ -419,7 +425,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             }
             if (oc.emitted < 1) {
                 rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
-                          "policy %s emitted no token at prompt %d position %d", pol.i->name, p,
+                          "policy %s emitted no token at prompt %d position %d", pol.i->name, tp,
                           pos);
                 break;
             }
@@ -431,7 +437,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                     rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
                               "policy %s emitted token %d at prompt %d position %d where the "
                               "reference has %d",
-                              pol.i->name, s.emit[j], p, pos + j, ref[pos + j]);
+                              pol.i->name, s.emit[j], tp, pos + j, ref[pos + j]);
                     break;
                 }
             }
@@ -449,7 +455,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                         rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
                                   "policy %s: pruning changed emitted token %d at prompt %d "
                                   "position %d",
-                                  pol.i->name, j, p, pos);
+                                  pol.i->name, j, tp, pos);
                 if (rc != SIM_REPLAY_OK) break;
             }
 
@@ -477,7 +483,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
                           "policy %s produced a cycle the phone model rejects (%d draft calls, "
                           "%d rows, %d leaves) at prompt %d position %d",
-                          pol.i->name, orc.n_calls, plan.rows, plan.leaves, p, pos);
+                          pol.i->name, orc.n_calls, plan.rows, plan.leaves, tp, pos);
                 break;
             }
 

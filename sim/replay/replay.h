@@ -79,7 +79,8 @@ typedef struct sim_point {
     const void *policy_params;     /* borrowed, validated */
     double dram_fraction;          /* [0, 1]: first x of target layers pinned */
     int32_t max_new_tokens;        /* per prompt; capped by the reference length */
-    int32_t prompts;               /* 0 = all prompts of the trace */
+    int32_t prompts;               /* 0 = all prompts of the trace (from prompt_offset) */
+    int32_t prompt_offset;         /* first trace prompt replayed (0-based) */
     uint64_t seed;
     /* acceptance rule (zero-initialised = greedy, the lossless default) */
     int32_t accept;                /* sim_accept_rule */

@@ -313,6 +313,83 @@ def case_profiles():
         one_line_error(err, 78, rc, r"mod\.lua:1: unknown model", "did you mean 'qwen3-8b-q4_0'")
 
 
+TUNE_HEAD = """local fs = flashspec
+local tr = fs.trace.synth { prompts = 8, output_len = 64, seed = 3 }
+local base = { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+               draft = fs.model "qwen3-8b-eagle3-q4_0", trace = tr, max_new_tokens = 64 }
+local function with(t) local o = {} for k, v in pairs(base) do o[k] = v end
+  for k, v in pairs(t) do o[k] = v end return o end
+"""
+
+
+def case_tune():
+    """flashspec.tune recovers the optimum brute force finds on the tuning
+    prompts, reports the chosen knobs on the held-out prompts, is identical at
+    -j 1 and -j 2, and refuses a bad search space in one line."""
+    with tempfile.TemporaryDirectory() as d:
+        src = TUNE_HEAD + """
+local rows = fs.tune(with { dram_fraction = { 0, 0.5 }, policy = fs.policy.chain { k = 4 },
+                            knobs = { k = { 1, 16 } }, holdout = 0.5 })
+assert(#rows == 2)
+for _, r in ipairs(rows) do
+  -- brute force over the same space on the tuning prompts (the first half)
+  local best, arg = -1, nil
+  for k = 1, 16 do
+    local b = fs.run(with { dram_fraction = r.dram_fraction, policy = fs.policy.chain { k = k },
+                            prompts = 4 })
+    if b.tokens_per_s > best then best, arg = b.tokens_per_s, k end
+  end
+  assert(r.tuned.k == arg, ("tuned k %d, brute force %d"):format(r.tuned.k, arg))
+  assert(r.tune_train == best, ("train %.17g vs %.17g"):format(r.tune_train, best))
+  assert(r.tune_evals == 16 and r.prompt_offset == 4 and r.prompts == 4)
+  assert(r.policy_params == ("k=%d,unit=cpu"):format(arg))
+  -- the reported row is the held-out half, run with the chosen knob
+  local h = fs.run(with { dram_fraction = r.dram_fraction, policy = fs.policy.chain { k = arg },
+                          prompt_offset = 4, prompts = 4 })
+  assert(h.tokens_per_s == r.tokens_per_s)
+end
+-- continuous and mixed: a simplex per combination, never worse than the start
+local c = fs.tune(with { dram_fraction = 0, policy = fs.policy.edgellm {},
+                         knobs = { alpha0 = { 1e-4, 0.5 }, navigation = { values = { true, false } } },
+                         max_evals = 60 })[1]
+local start = fs.run(with { dram_fraction = 0, policy = fs.policy.edgellm {}, prompts = 4 })
+assert(c.tune_train >= start.tokens_per_s)
+assert(c.tuned.alpha0 >= 1e-4 and c.tuned.alpha0 <= 0.5 and c.tune_evals <= 60)
+assert(type(c.tuned.navigation) == "boolean")
+print(rows[1].tuned.k, rows[2].tuned.k, c.tuned.alpha0, c.tuned.navigation)
+"""
+        outs = []
+        for j in ("1", "2"):
+            rc, so, err, out = run_src(d, f"tune{j}.lua", src, "-j", j)
+            expect(rc == 0, f"tune -j {j}: {rc} {err!r}")
+            outs.append((so, open(os.path.join(out, "results.csv"), "rb").read()))
+        expect(outs[0] == outs[1], "tune differs between -j 1 and -j 2")
+        header = outs[0][1].split(b"\n")[0].decode()
+        for col in ("prompt_offset", "tune_evals", "tune_train"):
+            expect(col in header.split(","), f"results lack {col}")
+        bad = (
+            ("knobs = { kk = { 1, 4 } }", r"policy chain has no knob 'kk' \(did you mean 'k'\?\)"),
+            ("knobs = { k = { 4, 4 } }", r"knob 'k': empty range \[4, 4\]"),
+            ("knobs = { k = { 0, 8 } }", r"knob 'k': 0 is outside the parameter's range"),
+            ("knobs = { unit = { values = { 'cpu', 'gpu' } } }", r"'gpu' is not one of its choices"),
+            ("knobs = { k = { 1, 8 } }, objective = 'tokens_per_sec'", r"objective 'tokens_per_sec'"),
+            ("knobs = { k = { 1, 8 } }, objective = 'policy'", r"not a numeric result column"),
+            ("knobs = { k = { 1, 8 } }, holdout = 1.5", r"holdout must be a number in \[0, 1\)"),
+            ("knobs = { k = { 1, 8 } }, max_evals = 4", r"8 combinations but max_evals = 4"),
+            ("knobs = { k = { 1.5, 8 } }", r"1\.5 is not a whole number"),
+            ("knobs = {}", r"knobs is empty"),
+        )
+        for i, (knobs, needle) in enumerate(bad):
+            src = TUNE_HEAD + ("local r = fs.tune(with { policy = fs.policy.chain {},\n"
+                               f"  {knobs} }})\n")
+            rc, _, err, out = run_src(d, f"bad{i}.lua", src)
+            one_line_error(err, 78, rc, rf"bad{i}\.lua:7: flashspec\.tune: ", needle)
+            no_results(out)
+        rc, _, err, out = run_src(d, "few.lua", TUNE_HEAD.replace("prompts = 8", "prompts = 1") +
+                                  "fs.tune(with { policy = fs.policy.chain {}, knobs = { k = { 1, 4 } } })\n")
+        one_line_error(err, 78, rc, "leaves none on one side")
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")

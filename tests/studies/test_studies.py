@@ -152,6 +152,26 @@ def check_ablations(outdir):
           "10 statements agree")
 
 
+def check_tuned(outdir):
+    """Tuned knobs per DRAM budget on the quick grid: 3 policies x 2 shares,
+    each tuned row (held-out prompts, tune_evals > 0) next to the default
+    knobs on the same prompts, and the geomean gain summary."""
+    out, body = run_study("tuned", "quick", outdir)
+    cols = result_columns()
+    ix = {c: cols.index(c) for c in ("tune_evals", "prompt_offset", "prompts", "tune_train")}
+    tuned = [r for r in body if int(r[ix["tune_evals"]]) > 0]
+    plain = [r for r in body if int(r[ix["tune_evals"]]) == 0]
+    expect(len(tuned) == 6 and len(plain) == 6, f"tuned: {len(tuned)} tuned, {len(plain)} default")
+    for r in tuned:
+        expect(int(r[ix["prompt_offset"]]) > 0, "a tuned row is not on held-out prompts")
+        expect(r[ix["tune_train"]] != "nan", "a tuned row lacks tune_train")
+    for r in plain:
+        expect(r[ix["tune_train"]] == "nan", "an untuned row has tune_train")
+    expect(len([l for l in out if CI_ROW.search(l)]) == 6, "tuned: 6 table rows with a CI")
+    expect(any(l.startswith("geomean gain") for l in out), "tuned: no geomean gain summary")
+    print("tuned (quick grid): 6 tuned points on held-out prompts")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: test_studies.py CASE OUTDIR")
@@ -160,6 +180,8 @@ def main():
         check_table5(outdir)
     elif case == "ablations":
         check_ablations(outdir)
+    elif case == "tuned":
+        check_tuned(outdir)
     elif case.endswith("_full"):
         check(case[:-len("_full")], "full", outdir)
     else:
