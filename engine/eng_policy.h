@@ -115,6 +115,10 @@ typedef struct eng_policy_i {
      * including them (the runtime's memory upper bound).  Returns ENG_OK. */
     int (*provisional)(void *self, eng_tree *t, eng_draft_oracle *draft,
                        const eng_build_limits *lim);
+    /* optional: one line describing why the last hook failed (or why plan,
+     * observe or reset, which return nothing, went wrong), NULL if nothing
+     * did; read by the runtime after the cycle's hooks */
+    const char *(*error)(void *self);
 } eng_policy_i;
 
 typedef struct eng_policy {

@@ -29,6 +29,7 @@
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
 #include "sim/lua/lparams.h"
+#include "sim/lua/lpolicy.h"
 #include "sim/lua/profile.h"
 #include "sim/lua/refcsv.h"
 #include "sim/lua/rows.h"
@@ -684,6 +685,8 @@ static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
         lua_pushcclosure(L, fs_l_policy_make, 1);
         lua_setfield(L, -2, reg[i].name);
     }
+    lua_pushcfunction(L, fs_l_policy_lua);
+    lua_setfield(L, -2, "lua");
     lua_newtable(L);
     lua_pushcfunction(L, policy_index);
     lua_setfield(L, -2, "__index");

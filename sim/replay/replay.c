@@ -239,6 +239,17 @@ static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64
     gsl_rng_free(r);
 }
 
+/* A policy that explains its failures (eng_policy_i.error, e.g. a Lua
+ * policy's error in a hook): 1 with err = "MESSAGE (prompt P, position N)". */
+static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t prompt,
+                        int32_t pos)
+{
+    const char *m = pol->i->error ? pol->i->error(pol->self) : NULL;
+    if (!m) return 0;
+    fail(err, errlen, SIM_REPLAY_E_CONFIG, "%s (prompt %d, position %d)", m, prompt, pos);
+    return 1;
+}
+
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
     double t_start = wall_s();
@@ -333,8 +344,10 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     oracle_ok = 1;
 
     if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts, runtime) != 0) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be calibrated",
-                  pt->policy->name);
+        rc = policy_error(&pol, err, errlen, pt->prompt_offset, 0)
+                 ? SIM_REPLAY_E_CONFIG
+                 : fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be calibrated",
+                        pt->policy->name);
         goto done;
     }
 
@@ -365,17 +378,20 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             eng_build_limits lim = {RP_TREE_CAP, RP_TREE_CAP - 1, gen - pos};
             int brc = pol.i->build(pol.self, &s.tree, &orc.draft, &lim);
             if (brc != ENG_OK) {
-                rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
-                          "policy %s failed to build a tree (code %d) at prompt %d position %d",
-                          pol.i->name, brc, tp, pos);
+                rc = policy_error(&pol, err, errlen, tp, pos) ? SIM_REPLAY_E_CONFIG
+                     : fail(err, errlen, SIM_REPLAY_E_INTERNAL,
+                            "policy %s failed to build a tree (code %d) at prompt %d position %d",
+                            pol.i->name, brc, tp, pos);
                 break;
             }
             uint8_t *keep = NULL;
             if (pol.i->prune) {
                 memset(s.keep, 1, (size_t)s.tree.n_nodes);
                 if (pol.i->prune(pol.self, &s.tree, &orc.target, s.keep) != ENG_OK) {
-                    rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s failed to prune",
-                              pol.i->name);
+                    rc = policy_error(&pol, err, errlen, tp, pos)
+                             ? SIM_REPLAY_E_CONFIG
+                             : fail(err, errlen, SIM_REPLAY_E_INTERNAL,
+                                    "policy %s failed to prune", pol.i->name);
                     break;
                 }
                 keep = s.keep;
@@ -385,6 +401,10 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 pol.i->plan(pol.self, &s.tree, keep, &plan);
             else
                 eng_plan_default(&s.tree, keep, &plan);
+            if (policy_error(&pol, err, errlen, tp, pos)) { /* plan or an earlier reset */
+                rc = SIM_REPLAY_E_CONFIG;
+                break;
+            }
             /* provisional drafting: nodes it appends are not verified now */
             int32_t n_verified = s.tree.n_nodes, n_build = orc.n_calls, n_prov = 0;
             uint8_t *keep_full = NULL;
@@ -393,6 +413,10 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 eng_build_limits plim = {room < RP_TREE_CAP ? (int32_t)room : RP_TREE_CAP,
                                          RP_TREE_CAP - 1, gen - pos};
                 if (pol.i->provisional(pol.self, &s.tree, &orc.draft, &plim) != ENG_OK) {
+                    if (policy_error(&pol, err, errlen, tp, pos)) {
+                        rc = SIM_REPLAY_E_CONFIG;
+                        break;
+                    }
                     rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
                               "policy %s failed to draft provisionally at prompt %d position %d",
                               pol.i->name, tp, pos);
@@ -496,6 +520,10 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                     .provisional_done = ct.overlap_calls,
                 };
                 pol.i->observe(pol.self, &fb);
+                if (policy_error(&pol, err, errlen, tp, pos)) {
+                    rc = SIM_REPLAY_E_CONFIG;
+                    break;
+                }
             }
             if (n_prov > 0) {
                 out->provisional_calls += ct.overlap_calls;

@@ -1,0 +1,855 @@
+/*
+ * lpolicy.c -- policies written in Lua: flashspec.policy.lua(FILE [, params]).
+ *
+ * A policy file is an ordinary Lua chunk run in the script sandbox.  It gets
+ * the params table as its argument (`local p = ...`) and returns a table of
+ * hooks -- the same hooks as eng_policy_i:
+ *
+ *   name         string, what result rows call the policy (default: the
+ *                file name without .lua)
+ *   needs_draft  boolean, default true (false: the policy drafts nothing)
+ *   build(tree, draft, lim)        required; lim = { max_nodes, max_depth,
+ *                                  remaining }
+ *   reset()                        a new prompt starts
+ *   prune(tree, target) -> keep    keep[id] == false drops node id from the
+ *                                  rows past the exit layer (nil: keep all)
+ *   plan(tree, keep) -> plan       { rows, leaves, exit_layer, rows_after_exit,
+ *                                  proj = "eager_npu" | "cpu_on_demand" |
+ *                                  "npu_on_demand", overlap_gate } (nil: the
+ *                                  default plan)
+ *   observe(fb)                    fb = { accepted, emitted, last_node, bonus,
+ *                                  draft_ms, verify_ms, draft_calls, rows,
+ *                                  leaves, verified_nodes }
+ *   calibrate(prof)                prof = { accept_pos = {...}, verify_ms =
+ *                                  {...}, draft_cpu_ms = {...}, draft_npu_ms =
+ *                                  {...}, exit_layers = {...} }
+ *   provisional(tree, draft, lim)  drafting while the target verifies
+ *
+ * Objects (valid only during the hook call that received them; node ids are
+ * the engine's, 0 = the root; candidates are numbered from 1):
+ *   tree:size()  tree:token(id)  tree:parent(id) (nil for the root)
+ *   tree:depth(id)  tree:logq(id)  tree:cum_logq(id)  tree:leaves()
+ *   tree:ncands(id)  tree:cand(id, j) -> token, logp  tree:child(id, token)
+ *   tree:add(parent, token, logq) -> id (nil when the tree is full)
+ *   draft:expand(ids, unit)  ids a node id or a list; unit "cpu" or "npu"
+ *   draft:k()  target:exit_scores(exit_index) -> scores, scores[u * K + j]
+ *   (j from 1) the predictor score of candidate j of node u, NaN if none
+ *
+ * Threads and determinism: every point creates its own Lua state from the
+ * file (policies are created per point on the worker that runs it), so
+ * workers share nothing and results are the same at any -j or rank count.
+ * The point id holds the file's content hash and the params, so an edited
+ * policy file is never resumed from an older record.
+ *
+ * Limits: each state runs in the script sandbox with the script's
+ * instruction limit (per point) and memory limit.  A Lua error in a hook
+ * fails that point with one line naming the file, line and hook.
+ */
+#include "sim/lua/lpolicy.h"
+
+#include <lauxlib.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/eng_policy.h"
+#include "sim/lua/api.h"
+#include "sim/lua/api_impl.h"
+#include "sim/lua/sandbox.h"
+#include "sim/sweep/sim_sweep.h"
+
+#define LP_TREE "flashspec.lua_tree"
+#define LP_DRAFT "flashspec.lua_draft"
+#define LP_TARGET "flashspec.lua_target"
+#define LP_ERR_CAP 512
+#define LP_MAX_IDS 4096
+
+/* ------------------------------------------------------------ params */
+
+typedef struct lp_params {
+    char file[1024];       /* resolved path */
+    char args[1024];       /* the params table as a Lua constructor, keys sorted */
+    char source_hash[40];  /* of the file's bytes */
+    /* not in the table (so not in the point id): the sandbox limits */
+    long long step_limit;
+    size_t mem_limit;
+} lp_params;
+
+#define LPO(f) offsetof(lp_params, f)
+static const eng_param_desc lp_table[] = {
+    {"file", ENG_PARAM_STRING, LPO(file), 0, 0, NAN, NULL, 1024, 0, "", NULL, 0,
+     "the policy file"},
+    {"args", ENG_PARAM_STRING, LPO(args), 0, 0, NAN, NULL, 1024, 0, "{}", NULL, 0,
+     "the params table handed to the file"},
+    {"source_hash", ENG_PARAM_STRING, LPO(source_hash), 0, 0, NAN, NULL, 40, 0, "", NULL, 0,
+     "hash of the file's contents"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef LPO
+
+/* ------------------------------------------------------------- state */
+
+typedef struct lp_obj {
+    void *p; /* eng_tree *, eng_draft_oracle * or eng_target_oracle *; NULL outside a hook */
+} lp_obj;
+
+enum { H_RESET, H_BUILD, H_PRUNE, H_PLAN, H_OBSERVE, H_CALIBRATE, H_PROVISIONAL, H_N };
+static const char *const hook_names[H_N] = {"reset",   "build",     "prune",      "plan",
+                                            "observe", "calibrate", "provisional"};
+
+typedef struct lp_state {
+    lua_State *L;
+    fs_lua_limits lim;
+    int ref[H_N]; /* LUA_NOREF when the file does not define the hook */
+    lp_obj *tree, *draft, *target;
+    int tree_ref, draft_ref, target_ref;
+    char name[64];
+    int named, needs_draft;
+    char err[LP_ERR_CAP];
+    eng_policy_i iface;
+} lp_state;
+
+static lp_obj *check_obj(lua_State *L, int idx, const char *mt)
+{
+    lp_obj *o = luaL_checkudata(L, idx, mt);
+    if (!o->p) luaL_error(L, "%s used outside the hook that received it", mt + 10);
+    return o;
+}
+
+static eng_tree *tree_of(lua_State *L)
+{
+    return check_obj(L, 1, LP_TREE)->p;
+}
+
+static int32_t node_arg(lua_State *L, const eng_tree *t, int idx)
+{
+    lua_Integer id = luaL_checkinteger(L, idx);
+    if (id < 0 || id >= t->n_nodes)
+        luaL_error(L, "node %d is not in the tree (size %d)", (int)id, (int)t->n_nodes);
+    return (int32_t)id;
+}
+
+static int t_size(lua_State *L)
+{
+    lua_pushinteger(L, tree_of(L)->n_nodes);
+    return 1;
+}
+
+static int t_token(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    lua_pushinteger(L, t->nodes[node_arg(L, t, 2)].tok);
+    return 1;
+}
+
+static int t_parent(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    int32_t p = t->nodes[node_arg(L, t, 2)].parent;
+    if (p < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, p);
+    return 1;
+}
+
+static int t_depth(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    lua_pushinteger(L, t->nodes[node_arg(L, t, 2)].depth);
+    return 1;
+}
+
+static int t_logq(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    lua_pushnumber(L, t->nodes[node_arg(L, t, 2)].logq);
+    return 1;
+}
+
+static int t_cum_logq(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    lua_pushnumber(L, t->nodes[node_arg(L, t, 2)].cum_logq);
+    return 1;
+}
+
+static int t_leaves(lua_State *L)
+{
+    lua_pushinteger(L, eng_tree_leaves(tree_of(L)));
+    return 1;
+}
+
+static int t_ncands(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    int32_t n = 0;
+    eng_tree_cands(t, node_arg(L, t, 2), &n);
+    lua_pushinteger(L, n);
+    return 1;
+}
+
+static int t_cand(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    int32_t n = 0;
+    const eng_cand *c = eng_tree_cands(t, node_arg(L, t, 2), &n);
+    lua_Integer j = luaL_checkinteger(L, 3);
+    if (j < 1 || j > n) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushinteger(L, c[j - 1].tok);
+    lua_pushnumber(L, c[j - 1].logp);
+    return 2;
+}
+
+static int t_child(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    int32_t id = eng_tree_child(t, node_arg(L, t, 2), (eng_token)luaL_checkinteger(L, 3));
+    if (id < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, id);
+    return 1;
+}
+
+static int t_add(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    int32_t parent = node_arg(L, t, 2);
+    eng_token tok = (eng_token)luaL_checkinteger(L, 3);
+    float logq = (float)luaL_checknumber(L, 4);
+    int32_t id = eng_tree_add(t, parent, tok, logq);
+    if (id == ENG_E_FULL) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (id < 0) return luaL_error(L, "tree:add failed (code %d)", (int)id);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+static eng_unit unit_arg(lua_State *L, int idx)
+{
+    static const char *const units[] = {"cpu", "npu", NULL};
+    return (eng_unit)luaL_checkoption(L, idx, "cpu", units);
+}
+
+static int d_expand(lua_State *L)
+{
+    eng_draft_oracle *d = check_obj(L, 1, LP_DRAFT)->p;
+    lp_obj *to = lua_touserdata(L, lua_upvalueindex(1));
+    eng_tree *t = to->p;
+    if (!t) return luaL_error(L, "draft:expand used outside a hook");
+    int32_t ids[LP_MAX_IDS], n = 0;
+    if (lua_istable(L, 2)) {
+        lua_Integer len = (lua_Integer)lua_rawlen(L, 2);
+        if (len > LP_MAX_IDS) return luaL_error(L, "draft:expand: more than %d nodes", LP_MAX_IDS);
+        for (lua_Integer i = 1; i <= len; i++) {
+            lua_rawgeti(L, 2, i);
+            ids[n++] = node_arg(L, t, -1);
+            lua_pop(L, 1);
+        }
+    } else {
+        ids[n++] = node_arg(L, t, 2);
+    }
+    eng_unit unit = unit_arg(L, 3);
+    if (n == 0) return 0;
+    int rc = d->expand(d->ctx, t, ids, n, unit);
+    if (rc != ENG_OK) return luaL_error(L, "draft:expand failed (code %d)", rc);
+    return 0;
+}
+
+static int d_k(lua_State *L)
+{
+    eng_draft_oracle *d = check_obj(L, 1, LP_DRAFT)->p;
+    lua_pushinteger(L, d->k);
+    return 1;
+}
+
+static int g_exit_scores(lua_State *L)
+{
+    eng_target_oracle *g = check_obj(L, 1, LP_TARGET)->p;
+    lp_obj *to = lua_touserdata(L, lua_upvalueindex(1));
+    eng_tree *t = to->p;
+    lua_Integer e = luaL_checkinteger(L, 2);
+    if (!g->exit_scores) return luaL_error(L, "target:exit_scores: this trace has no exit scores");
+    int32_t k = g->k > 0 ? g->k : 1;
+    size_t n = (size_t)t->n_nodes * (size_t)k;
+    float *s = malloc(sizeof *s * (n ? n : 1));
+    if (!s) return luaL_error(L, "out of memory");
+    int rc = g->exit_scores(g->ctx, t, (int32_t)e, s);
+    if (rc != ENG_OK) {
+        free(s);
+        return luaL_error(L, "target:exit_scores(%d) failed (code %d)", (int)e, rc);
+    }
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushnumber(L, s[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    free(s);
+    return 1;
+}
+
+static int g_k(lua_State *L)
+{
+    eng_target_oracle *g = check_obj(L, 1, LP_TARGET)->p;
+    lua_pushinteger(L, g->k);
+    return 1;
+}
+
+/* Makes the three objects of a state (one each, re-pointed at every hook). */
+static void make_objects(lp_state *s)
+{
+    lua_State *L = s->L;
+    static const luaL_Reg tree_fns[] = {
+        {"size", t_size},   {"token", t_token},   {"parent", t_parent}, {"depth", t_depth},
+        {"logq", t_logq},   {"cum_logq", t_cum_logq}, {"leaves", t_leaves},
+        {"ncands", t_ncands}, {"cand", t_cand},   {"child", t_child},   {"add", t_add},
+        {NULL, NULL}};
+    s->tree = lua_newuserdatauv(L, sizeof *s->tree, 0);
+    s->tree->p = NULL;
+    luaL_newmetatable(L, LP_TREE);
+    luaL_newlib(L, tree_fns);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    s->tree_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    s->draft = lua_newuserdatauv(L, sizeof *s->draft, 0);
+    s->draft->p = NULL;
+    luaL_newmetatable(L, LP_DRAFT);
+    lua_createtable(L, 0, 2);
+    lua_pushlightuserdata(L, s->tree);
+    lua_pushcclosure(L, d_expand, 1);
+    lua_setfield(L, -2, "expand");
+    lua_pushcfunction(L, d_k);
+    lua_setfield(L, -2, "k");
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    s->draft_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    s->target = lua_newuserdatauv(L, sizeof *s->target, 0);
+    s->target->p = NULL;
+    luaL_newmetatable(L, LP_TARGET);
+    lua_createtable(L, 0, 2);
+    lua_pushlightuserdata(L, s->tree);
+    lua_pushcclosure(L, g_exit_scores, 1);
+    lua_setfield(L, -2, "exit_scores");
+    lua_pushcfunction(L, g_k);
+    lua_setfield(L, -2, "k");
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    s->target_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* Message handler: the error with the innermost Lua position it lacks. */
+static int lp_msgh(lua_State *L)
+{
+    const char *m = lua_tostring(L, 1);
+    if (m) return 1;
+    lua_Debug ar;
+    char where[256] = "";
+    for (int level = 1; lua_getstack(L, level, &ar); level++)
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+            break;
+        }
+    lua_pushfstring(L, "%serror raised with a %s value", where, luaL_typename(L, 1));
+    return 1;
+}
+
+/* Calls hook h with nargs arguments already pushed above the function;
+ * nres results.  0, or -1 with s->err set ("hook: message"). */
+static int call_hook(lp_state *s, int h, int nargs, int nres)
+{
+    lua_State *L = s->L;
+    int base = lua_gettop(L) - nargs; /* the function's index */
+    lua_pushcfunction(L, lp_msgh);
+    lua_insert(L, base);
+    int rc = lua_pcall(L, nargs, nres, base);
+    lua_remove(L, base);
+    if (rc == LUA_OK) return 0;
+    const char *m = lua_tostring(L, -1);
+    snprintf(s->err, sizeof s->err, "%s: %s", hook_names[h], m ? m : "error");
+    for (char *c = s->err; *c; c++)
+        if (*c == '\n') *c = ' ';
+    lua_pop(L, 1);
+    return -1;
+}
+
+static void push_hook(lp_state *s, int h)
+{
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->ref[h]);
+}
+
+static void bind(lp_state *s, eng_tree *t, void *draft, void *target)
+{
+    s->tree->p = t;
+    s->draft->p = draft;
+    s->target->p = target;
+}
+
+static void push_lim(lua_State *L, const eng_build_limits *lim)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, lim->max_nodes);
+    lua_setfield(L, -2, "max_nodes");
+    lua_pushinteger(L, lim->max_depth);
+    lua_setfield(L, -2, "max_depth");
+    lua_pushinteger(L, lim->remaining);
+    lua_setfield(L, -2, "remaining");
+}
+
+static int draft_hook(lp_state *s, int h, eng_tree *t, eng_draft_oracle *draft,
+                      const eng_build_limits *lim)
+{
+    push_hook(s, h);
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->tree_ref);
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->draft_ref);
+    push_lim(s->L, lim);
+    bind(s, t, draft, NULL);
+    int rc = call_hook(s, h, 3, 0);
+    bind(s, NULL, NULL, NULL);
+    return rc ? ENG_E_ORACLE : ENG_OK;
+}
+
+static int lp_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
+{
+    return draft_hook(self, H_BUILD, t, draft, lim);
+}
+
+static int lp_provisional(void *self, eng_tree *t, eng_draft_oracle *draft,
+                          const eng_build_limits *lim)
+{
+    return draft_hook(self, H_PROVISIONAL, t, draft, lim);
+}
+
+static void lp_reset(void *self)
+{
+    lp_state *s = self;
+    if (s->err[0]) return; /* an earlier hook failed: the point is failing */
+    push_hook(s, H_RESET);
+    call_hook(s, H_RESET, 0, 0);
+}
+
+static int lp_prune(void *self, const eng_tree *t, eng_target_oracle *target, uint8_t *keep)
+{
+    lp_state *s = self;
+    lua_State *L = s->L;
+    push_hook(s, H_PRUNE);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->tree_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->target_ref);
+    bind(s, (eng_tree *)t, NULL, target);
+    int rc = call_hook(s, H_PRUNE, 2, 1);
+    bind(s, NULL, NULL, NULL);
+    if (rc) return ENG_E_ORACLE;
+    if (lua_istable(L, -1))
+        for (int32_t u = 1; u < t->n_nodes; u++) { /* the root is always verified */
+            lua_rawgeti(L, -1, u);
+            if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) keep[u] = 0;
+            lua_pop(L, 1);
+        }
+    else if (!lua_isnil(L, -1)) {
+        snprintf(s->err, sizeof s->err, "prune: must return a table of node id -> false (or "
+                 "nil), not a %s", luaL_typename(L, -1));
+        lua_pop(L, 1);
+        return ENG_E_ORACLE;
+    }
+    lua_pop(L, 1);
+    return ENG_OK;
+}
+
+static int int_field(lua_State *L, int idx, const char *k, int32_t *out)
+{
+    lua_getfield(L, idx, k);
+    int ok = 1;
+    if (!lua_isnil(L, -1)) {
+        int isnum;
+        lua_Integer v = lua_tointegerx(L, -1, &isnum);
+        if (isnum && v >= INT32_MIN && v <= INT32_MAX)
+            *out = (int32_t)v;
+        else
+            ok = 0;
+    }
+    lua_pop(L, 1);
+    return ok;
+}
+
+static void lp_plan(void *self, const eng_tree *t, const uint8_t *keep, eng_verify_plan *plan)
+{
+    lp_state *s = self;
+    lua_State *L = s->L;
+    eng_plan_default(t, keep, plan);
+    if (s->err[0]) return;
+    push_hook(s, H_PLAN);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->tree_ref);
+    lua_createtable(L, 0, 0);
+    if (keep)
+        for (int32_t u = 0; u < t->n_nodes; u++) {
+            lua_pushboolean(L, keep[u] != 0);
+            lua_rawseti(L, -2, u);
+        }
+    bind(s, (eng_tree *)t, NULL, NULL);
+    int rc = call_hook(s, H_PLAN, 2, 1);
+    bind(s, NULL, NULL, NULL);
+    if (rc) return; /* the replay asks error() after the cycle's hooks */
+    if (lua_istable(L, -1)) {
+        int idx = lua_gettop(L);
+        int ok = int_field(L, idx, "rows", &plan->rows) &&
+                 int_field(L, idx, "leaves", &plan->leaves) &&
+                 int_field(L, idx, "exit_layer", &plan->exit_layer) &&
+                 int_field(L, idx, "rows_after_exit", &plan->rows_after_exit) &&
+                 int_field(L, idx, "overlap_gate", &plan->overlap_gate);
+        lua_getfield(L, idx, "proj");
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            const char *p = lua_tostring(L, -1);
+            if (!strcmp(p, "eager_npu")) plan->proj = ENG_PROJ_EAGER_NPU;
+            else if (!strcmp(p, "cpu_on_demand")) plan->proj = ENG_PROJ_ONDEMAND_CPU;
+            else if (!strcmp(p, "npu_on_demand")) plan->proj = ENG_PROJ_ONDEMAND_NPU;
+            else ok = 0;
+        } else if (!lua_isnil(L, -1)) {
+            ok = 0;
+        }
+        lua_pop(L, 1);
+        if (!ok)
+            snprintf(s->err, sizeof s->err, "plan: a field has the wrong type or value (rows, "
+                     "leaves, exit_layer, rows_after_exit, overlap_gate: integers; proj: "
+                     "eager_npu, cpu_on_demand or npu_on_demand)");
+    }
+    lua_pop(L, 1);
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void lp_observe(void *self, const eng_feedback *fb)
+{
+    lp_state *s = self;
+    lua_State *L = s->L;
+    if (s->err[0]) return;
+    push_hook(s, H_OBSERVE);
+    lua_createtable(L, 0, 10);
+    set_int(L, "accepted", fb->outcome.accepted);
+    set_int(L, "emitted", fb->outcome.emitted);
+    set_int(L, "last_node", fb->outcome.last_node);
+    set_int(L, "bonus", fb->outcome.bonus);
+    set_num(L, "draft_ms", fb->draft_ms);
+    set_num(L, "verify_ms", fb->verify_ms);
+    set_int(L, "draft_calls", fb->draft_calls);
+    set_int(L, "rows", fb->plan.rows);
+    set_int(L, "leaves", fb->plan.leaves);
+    set_int(L, "verified_nodes", fb->verified_nodes);
+    call_hook(s, H_OBSERVE, 1, 0);
+}
+
+static void push_list(lua_State *L, const char *k, const double *v, int32_t n)
+{
+    lua_createtable(L, n > 0 ? n : 0, 0);
+    for (int32_t i = 0; v && i < n; i++) {
+        lua_pushnumber(L, v[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, k);
+}
+
+static int lp_calibrate(void *self, const eng_cost_profile *prof)
+{
+    lp_state *s = self;
+    lua_State *L = s->L;
+    push_hook(s, H_CALIBRATE);
+    lua_createtable(L, 0, 5);
+    push_list(L, "accept_pos", prof->accept_pos, prof->n_pos);
+    push_list(L, "verify_ms", prof->verify_ms, prof->n_verify);
+    push_list(L, "draft_cpu_ms", prof->draft_cpu_ms, prof->n_draft);
+    push_list(L, "draft_npu_ms", prof->draft_npu_ms, prof->n_draft);
+    lua_createtable(L, prof->n_exit > 0 ? prof->n_exit : 0, 0);
+    for (int32_t i = 0; prof->exit_layers && i < prof->n_exit; i++) {
+        lua_pushinteger(L, prof->exit_layers[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "exit_layers");
+    return call_hook(s, H_CALIBRATE, 1, 0) ? ENG_E_ORACLE : ENG_OK;
+}
+
+static const char *lp_error(void *self)
+{
+    lp_state *s = self;
+    return s->err[0] ? s->err : NULL;
+}
+
+static void lp_destroy(void *self)
+{
+    lp_state *s = self;
+    if (!s) return;
+    if (s->L) lua_close(s->L);
+    free(s);
+}
+
+/* lua_CFunction: [1] = lp_params *.  Loads the file with its params and
+ * leaves the hooks table on the stack. */
+static int load_policy(lua_State *L)
+{
+    const lp_params *p = lua_touserdata(L, 1);
+    if (luaL_loadfilex(L, p->file, "t") != LUA_OK) return lua_error(L);
+    int fn = lua_gettop(L);
+    char src[1100];
+    snprintf(src, sizeof src, "return %s", p->args);
+    if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") != LUA_OK) return lua_error(L);
+    lua_call(L, 0, 1);
+    lua_call(L, 1, 1);
+    if (!lua_istable(L, fn))
+        return luaL_error(L, "%s: must return a table of hooks (got %s)", p->file,
+                          luaL_typename(L, fn));
+    lua_getfield(L, fn, "build");
+    if (!lua_isfunction(L, -1))
+        return luaL_error(L, "%s: the hooks table has no build function", p->file);
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* Creates the state of one policy instance.  NULL with err set on failure. */
+static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
+{
+    lp_state *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->lim.mem_limit_bytes = p->mem_limit;
+    s->lim.step_limit = p->step_limit;
+    s->lim.stop = sim_sweep_interrupted;
+    s->L = fs_sandbox_new(FS_SANDBOX_SCRIPT, &s->lim);
+    if (!s->L) {
+        free(s);
+        snprintf(err, errlen, "cannot create a Lua state");
+        return NULL;
+    }
+    lua_State *L = s->L;
+    lua_pushcfunction(L, lp_msgh);
+    lua_pushcfunction(L, load_policy);
+    lua_pushlightuserdata(L, (void *)p);
+    if (lua_pcall(L, 1, 1, 1) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+        lp_destroy(s);
+        return NULL;
+    }
+    int hooks = lua_gettop(L);
+    for (int h = 0; h < H_N; h++) {
+        lua_getfield(L, hooks, hook_names[h]);
+        if (lua_isfunction(L, -1)) {
+            s->ref[h] = luaL_ref(L, LUA_REGISTRYINDEX);
+        } else {
+            int bad = !lua_isnil(L, -1);
+            lua_pop(L, 1);
+            s->ref[h] = LUA_NOREF;
+            if (bad) {
+                snprintf(err, errlen, "%.300s: hook '%s' must be a function", p->file, hook_names[h]);
+                lp_destroy(s);
+                return NULL;
+            }
+        }
+    }
+    lua_getfield(L, hooks, "name");
+    const char *nm = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    snprintf(s->name, sizeof s->name, "%s", nm ? nm : "lua");
+    s->named = nm != NULL;
+    lua_getfield(L, hooks, "needs_draft");
+    s->needs_draft = lua_isnil(L, -1) || lua_toboolean(L, -1);
+    lua_settop(L, 0);
+    make_objects(s);
+    s->iface = (eng_policy_i){
+        .name = s->name,
+        .reset = s->ref[H_RESET] != LUA_NOREF ? lp_reset : NULL,
+        .build = lp_build,
+        .prune = s->ref[H_PRUNE] != LUA_NOREF ? lp_prune : NULL,
+        .plan = s->ref[H_PLAN] != LUA_NOREF ? lp_plan : NULL,
+        .observe = s->ref[H_OBSERVE] != LUA_NOREF ? lp_observe : NULL,
+        .destroy = lp_destroy,
+        .calibrate = s->ref[H_CALIBRATE] != LUA_NOREF ? lp_calibrate : NULL,
+        .provisional = s->ref[H_PROVISIONAL] != LUA_NOREF ? lp_provisional : NULL,
+        .error = lp_error,
+    };
+    return s;
+}
+
+static int lp_create(const void *params, eng_policy *out)
+{
+    char err[LP_ERR_CAP];
+    lp_state *s = lp_open(params, err, sizeof err);
+    if (!s) return ENG_E_ARG;
+    out->i = &s->iface;
+    out->self = s;
+    return ENG_OK;
+}
+
+/* ------------------------------------------------------ script side */
+
+typedef struct lp_desc {
+    eng_policy_desc desc;
+    char name[64];
+    char doc[160];
+} lp_desc;
+
+/* Appends the value at idx as Lua source (numbers exactly, strings quoted). */
+static int append_value(lua_State *L, int idx, char *out, size_t n, size_t *at)
+{
+    int t = lua_type(L, idx);
+    int k;
+    if (t == LUA_TBOOLEAN) {
+        k = snprintf(out + *at, n - *at, "%s", lua_toboolean(L, idx) ? "true" : "false");
+    } else if (t == LUA_TNUMBER && lua_isinteger(L, idx)) {
+        k = snprintf(out + *at, n - *at, "%lld", (long long)lua_tointeger(L, idx));
+    } else if (t == LUA_TNUMBER) {
+        double v = lua_tonumber(L, idx);
+        if (!isfinite(v)) return -1;
+        k = snprintf(out + *at, n - *at, "%a", v);
+    } else if (t == LUA_TSTRING) {
+        size_t len;
+        const char *s = lua_tolstring(L, idx, &len);
+        k = snprintf(out + *at, n - *at, "\"");
+        for (size_t i = 0; i < len && k > 0 && *at + (size_t)k < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == '"' || c == '\\')
+                k += snprintf(out + *at + k, n - *at - (size_t)k, "\\%c", c);
+            else if (c < 0x20 || c >= 0x7f)
+                k += snprintf(out + *at + k, n - *at - (size_t)k, "\\%03u", c);
+            else
+                k += snprintf(out + *at + k, n - *at - (size_t)k, "%c", c);
+        }
+        if (k > 0 && *at + (size_t)k < n) k += snprintf(out + *at + k, n - *at - (size_t)k, "\"");
+    } else {
+        return -1;
+    }
+    if (k < 0 || *at + (size_t)k >= n) return -2;
+    *at += (size_t)k;
+    return 0;
+}
+
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int fs_l_policy_lua(lua_State *L)
+{
+    char chunk[PATH_MAX];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    const char *path = luaL_checkstring(L, 1);
+    fs_api *a = fs_api_get(L);
+    lp_params p;
+    memset(&p, 0, sizeof p);
+    char tried[2 * PATH_MAX + 16] = "", found[PATH_MAX];
+    if (fs_api_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
+        return fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: policy file '%s' "
+                        "not found%s", chunk, line, path, tried);
+    if (strlen(found) >= sizeof p.file)
+        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long",
+                        chunk, line);
+    snprintf(p.file, sizeof p.file, "%s", found);
+    /* the params table, canonical: keys sorted, values exact */
+    size_t at = 0;
+    p.args[at++] = '{';
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        const char *keys[128];
+        int nk = 0;
+        lua_pushnil(L);
+        while (lua_next(L, 2)) {
+            lua_pop(L, 1);
+            const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+            int ident = k && (k[0] == '_' || ((k[0] | 32) >= 'a' && (k[0] | 32) <= 'z'));
+            for (const char *c = k; ident && *c; c++)
+                ident = *c == '_' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z');
+            if (!ident || nk == 128)
+                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: params keys "
+                                "must be names (at most 128)", chunk, line);
+            keys[nk++] = k;
+        }
+        qsort(keys, (size_t)nk, sizeof keys[0], cmp_keys);
+        for (int i = 0; i < nk; i++) {
+            lua_getfield(L, 2, keys[i]);
+            int k = snprintf(p.args + at, sizeof p.args - at, "%s%s=", i ? "," : "", keys[i]);
+            if (k < 0 || at + (size_t)k >= sizeof p.args) k = -1;
+            int rc = k < 0 ? -2 : (at += (size_t)k, append_value(L, -1, p.args, sizeof p.args, &at));
+            if (rc == -1)
+                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: param '%s' "
+                                "must be a finite number, a string or a boolean", chunk, line,
+                                keys[i]);
+            if (rc == -2)
+                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: params too "
+                                "long (at most %zu bytes written out)", chunk, line,
+                                sizeof p.args - 2);
+            lua_pop(L, 1);
+        }
+    }
+    if (at + 2 > sizeof p.args)
+        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: params too long",
+                        chunk, line);
+    p.args[at++] = '}';
+    p.args[at] = 0;
+    /* the file's contents enter the point id */
+    FILE *f = fopen(p.file, "rb");
+    if (!f)
+        return fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: cannot read '%s'",
+                        chunk, line, p.file);
+    uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x6a09e667f3bcc909ULL;
+    int c;
+    size_t bytes = 0;
+    while ((c = fgetc(f)) != EOF && bytes < ((size_t)1 << 26)) {
+        h1 = (h1 ^ (uint64_t)c) * 0x100000001b3ULL;
+        h2 = (h2 ^ (uint64_t)c) * 0x100000001b3ULL;
+        bytes++;
+    }
+    fclose(f);
+    snprintf(p.source_hash, sizeof p.source_hash, "%016llx%016llx", (unsigned long long)h1,
+             (unsigned long long)h2);
+    const fs_lua_limits *lim = a->lim;
+    p.step_limit = lim ? lim->step_limit : 0;
+    p.mem_limit = lim ? lim->mem_limit_bytes : 0;
+
+    /* load it once here: a broken file is the script's error, at this line */
+    char err[LP_ERR_CAP];
+    lp_state *s = lp_open(&p, err, sizeof err);
+    if (!s)
+        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line,
+                        err);
+    lp_desc *d = lua_newuserdatauv(L, sizeof *d, 0);
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", s->name);
+    if (!s->named) { /* the file name without .lua */
+        const char *base = strrchr(p.file, '/');
+        base = base ? base + 1 : p.file;
+        size_t bl = strlen(base);
+        if (bl > 4 && !strcmp(base + bl - 4, ".lua")) bl -= 4;
+        snprintf(d->name, sizeof d->name, "%.*s", (int)(bl < 63 ? bl : 63), base);
+    }
+    int needs_draft = s->needs_draft;
+    lp_destroy(s);
+    snprintf(d->doc, sizeof d->doc, "Lua policy %.140s", p.file);
+    d->desc = (eng_policy_desc){.name = d->name, .doc = d->doc, .params_size = sizeof p,
+                                .params = lp_table, .create = lp_create,
+                                .needs_draft = needs_draft};
+    /* anchored for the whole run: policy objects and points point at it */
+    luaL_ref(L, LUA_REGISTRYINDEX);
+    fs_policy_push(L, &d->desc, &p);
+    ud_policy *u = lua_touserdata(L, -1);
+    /* the label: the params without the braces ("k=8,unit=\"cpu\"") */
+    size_t n = strlen(p.args);
+    snprintf(u->label, sizeof u->label, "%.*s", (int)(n - 2), p.args + 1);
+    return 1;
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""Policies written in Lua (flashspec.policy.lua).
+
+usage: test_lua_policies.py CASE    (FLASHSPEC_BIN, FLASHSPEC_HOME from the environment)
+
+  differential  the Lua ports in examples/policies (Chain-SD, SpecInfer) give
+                the same result rows as the built-in C policies -- every
+                column but the policy's name and parameters -- on the bundled
+                workload traces, at -j 1 and -j 2 alike
+  errors        a Lua error in a hook fails the point with one line naming the
+                file, line and hook; a broken policy file is one line at the
+                script line that loads it; limits hold inside hooks
+"""
+import csv
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
+EX = os.path.join(HOME, "examples", "policies")
+
+HEAD = """local fs = flashspec
+local traces = {}
+for _, w in ipairs { "code-strong", "code-weak", "math-strong", "math-weak",
+                     "dialogue-strong", "dialogue-weak" } do
+  traces[#traces + 1] = fs.trace("traces/data/workload-" .. w .. ".h5")
+end
+local base = { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+               draft = fs.model "qwen3-8b-eagle3-q4_0", trace = traces,
+               max_new_tokens = 128, dram_fraction = { 0, 0.5 } }
+local function with(p) local t = {} for k, v in pairs(base) do t[k] = v end
+  t.policy = p return t end
+"""
+
+
+ONE = HEAD.replace("trace = traces", "trace = traces[1]").replace(
+    "dram_fraction = { 0, 0.5 }", "dram_fraction = 0")
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def run(script_text, d, name, *args):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(script_text)
+    out = os.path.join(d, "out-" + name)
+    p = subprocess.run([BIN, "run", path, "-q", "-o", out, *args], cwd=HOME,
+                       capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr, out
+
+
+def rows(out):
+    with open(os.path.join(out, "results.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def case_differential():
+    pairs = [
+        ("fs.policy.chain { k = 8 }", f'fs.policy.lua("{EX}/chain.lua", {{ k = 8 }})'),
+        ("fs.policy.chain { k = 16 }", f'fs.policy.lua("{EX}/chain.lua", {{ k = 16 }})'),
+        ('fs.policy.chain { k = 3, unit = "npu" }',
+         f'fs.policy.lua("{EX}/chain.lua", {{ k = 3, unit = "npu" }})'),
+        ("fs.policy.specinfer {}", f'fs.policy.lua("{EX}/specinfer.lua")'),
+        ('fs.policy.specinfer { widths = { 2, 2, 2, 1 }, unit = "cpu" }',
+         f'fs.policy.lua("{EX}/specinfer.lua", {{ widths = "2,2,2,1", unit = "cpu" }})'),
+    ]
+    src = HEAD + "fs.sweep(with { " + ", ".join(c for c, _ in pairs) + " })\n" + \
+        "fs.sweep(with { " + ", ".join(l for _, l in pairs) + " })\n"
+    with tempfile.TemporaryDirectory() as d:
+        outs = []
+        for j in ("1", "2"):
+            rc, _, err, out = run(src, d, f"diff{j}.lua", "-j", j)
+            expect(rc == 0, f"-j {j}: exit {rc}: {err}")
+            outs.append(open(os.path.join(out, "results.csv"), "rb").read())
+        expect(outs[0] == outs[1], "Lua policies: results differ between -j 1 and -j 2")
+        rs = rows(out)
+        half = len(rs) // 2
+        expect(half == len(pairs) * 6 * 2, f"{len(rs)} rows")
+        # the bootstrap interval resamples prompts with a stream seeded by the
+        # point id, which names the policy: the one pair of columns a port
+        # cannot share (the per-prompt figures it resamples are equal)
+        skip = {"policy", "policy_params", "tokens_per_s_lo", "tokens_per_s_hi"}
+        for a, b in zip(rs[:half], rs[half:]):
+            expect(b["policy"] in ("chain_lua", "specinfer_lua"), b["policy"])
+            for k in a:
+                if k not in skip:
+                    expect(a[k] == b[k], f"{a['policy']} {a['policy_params']} vs {b['policy']} "
+                                         f"{b['policy_params']} on {a['trace']}: column {k}: "
+                                         f"{a[k]} != {b[k]}")
+        print(f"lua policies: {half} point pairs identical in every column, -j 1 == -j 2")
+
+
+def one_line(err, rc, code, *needles):
+    lines = [l for l in err.splitlines() if l.strip() and "warning:" not in l]
+    expect(rc == code, f"exit {rc}, wanted {code}: {err!r}")
+    expect(len(lines) == 1, f"not one line: {lines!r}")
+    for n in needles:
+        expect(re.search(n, lines[0]), f"{lines[0]!r} lacks {n!r}")
+
+
+def case_errors():
+    with tempfile.TemporaryDirectory() as d:
+        def pol(name, text):
+            p = os.path.join(d, name)
+            open(p, "w").write(text)
+            return p
+        boom = pol("boom.lua", 'local P = {}\nfunction P.build(tree, draft, lim)\n'
+                               '  draft:expand(0, "cpu")\n  error("no tree today")\nend\nreturn P\n')
+        src = ONE + \
+            f'local r = fs.run(with(fs.policy.lua("{boom}")))\n'
+        rc, _, err, out = run(src, d, "s1.lua")
+        one_line(err, rc, 78, r"boom\.lua:4: no tree today", r"build", r"prompt 0, position 0")
+        expect(not os.path.exists(os.path.join(out, "results.csv")), "results written")
+        # a failing point in a sweep fails alone, with its own line
+        src = ONE + \
+            f'local r = fs.sweep(with {{ fs.policy.chain {{}}, fs.policy.lua("{boom}") }})\n' + \
+            'assert(r[1].tokens_per_s > 0 and r[2].error:find("no tree today"))\n'
+        rc, _, err, out = run(src, d, "s2.lua")
+        expect(rc == 78 and len(re.findall(r"point 2 of 2 failed: .*: build: .*boom\.lua:4: "
+                                          r"no tree today", err)) == 1, f"sweep: {rc} {err!r}")
+        expect(len(rows(out)) == 1, "the good point's row is written")
+        # broken files: one line at the loading script's line
+        for name, text, needle in (
+                ("syntax.lua", "local P = {\nreturn P\n", r"syntax\.lua:2:"),
+                ("nobuild.lua", "return { name = 'x' }\n", "has no build function"),
+                ("notable.lua", "return 42\n", "must return a table of hooks"),
+                ("badhook.lua", "return { build = function() end, prune = 3 }\n",
+                 "hook 'prune' must be a function"),
+                ("badparam.lua", "local p = ...\nassert(p.k == nil, 'k not allowed')\n"
+                                 "return { build = function() end }\n", "k not allowed")):
+            p = pol(name, text)
+            src = HEAD + f'local pol = fs.policy.lua("{p}", {{ k = 1 }})\n'
+            rc, _, err, out = run(src, d, "load-" + name)
+            one_line(err, rc, 78, r"load-" + re.escape(name) + r":12: flashspec\.policy\.lua: ",
+                     needle)
+        rc, _, err, out = run(HEAD + 'local p = fs.policy.lua("nope.lua")\n', d, "missing.lua")
+        one_line(err, rc, 66, r"missing\.lua:12: .*'nope\.lua' not found")
+        rc, _, err, out = run(HEAD + f'local p = fs.policy.lua("{boom}", {{ t = {{}} }})\n', d,
+                              "tblparam.lua")
+        one_line(err, rc, 78, "param 't' must be a finite number, a string or a boolean")
+        # the instruction limit holds inside a hook
+        spin = pol("spin.lua", "return { build = function() while true do end end }\n")
+        src = ONE + \
+            f'local r = fs.run(with(fs.policy.lua("{spin}")))\n'
+        rc, _, err, out = run(src, d, "s3.lua", "--max-instructions", "2000000")
+        one_line(err, rc, 78, r"spin\.lua:1: instruction limit", "build")
+        # an edited policy file is a new point (its hash is in the id)
+        ok = pol("ok.lua", open(os.path.join(EX, "chain.lua")).read())
+        src = ONE + \
+            f'local r = fs.run(with(fs.policy.lua("{ok}", {{ k = 4 }})))\nprint(r.point_id)\n'
+        rc, id1, err, _ = run(src, d, "s4.lua")
+        expect(rc == 0, err)
+        open(ok, "a").write("-- edited\n")
+        rc, id2, err, _ = run(src, d, "s4.lua")
+        expect(rc == 0 and id1 != id2, f"an edited file kept its point id: {id1} {id2}")
+        print("lua policy errors: one line each, file:line and hook named")
+
+
+if __name__ == "__main__":
+    {"differential": case_differential, "errors": case_errors}[sys.argv[1]]()
