@@ -7,10 +7,16 @@
 local params = ...
 local k = params.k or 8
 local unit = params.unit or "cpu"
-assert(math.type(k) == "integer" and k >= 1 and k <= 64, "k must be an integer in [1, 64]")
-assert(unit == "cpu" or unit == "npu", "unit must be 'cpu' or 'npu'")
+-- (k and unit are checked against P.params below before any point runs)
 
-local P = { name = "chain_lua" }
+local P = {
+  name = "chain_lua",
+  params = {
+    k = { default = 8, min = 1, max = 64, integer = true,
+          doc = "draft tokens per cycle (chain length)" },
+    unit = { default = "cpu", choices = { "cpu", "npu" }, doc = "processor the draft runs on" },
+  },
+}
 
 function P.build(tree, draft, lim)
   -- never longer than the tokens still to generate, the depth or the

@@ -14,11 +14,17 @@ for w in string.gmatch(params.widths or "1,1,3,1,1,1,1,1", "[^,]+") do
   widths[#widths + 1] = v
 end
 assert(#widths >= 1 and #widths <= 32, "widths: 1 to 32 entries")
-assert(unit == "cpu" or unit == "npu", "unit must be 'cpu' or 'npu'")
 
 local MAX_NODES = 1024 -- the engine's largest policy tree
 
-local P = { name = "specinfer_lua" }
+local P = {
+  name = "specinfer_lua",
+  params = {
+    widths = { default = "1,1,3,1,1,1,1,1",
+               doc = "children per node at each depth, comma-separated" },
+    unit = { default = "npu", choices = { "cpu", "npu" }, doc = "processor the draft runs on" },
+  },
+}
 
 function P.build(tree, draft, lim)
   local depth = #widths

@@ -17,6 +17,7 @@
 
 #include "eng_param.h"
 #include "eng_policy.h"
+#include "sim/lua/lpolicy.h"
 
 static const char usage[] =
     "usage: flashspec policies [NAME] [--markdown]\n"
@@ -155,6 +156,15 @@ int cli_policy_main(int argc, char **argv)
     }
     int32_t count = 0;
     const eng_policy_desc *reg = eng_policy_registry(&count);
+    size_t nl = name ? strlen(name) : 0;
+    if (name && nl > 4 && strcmp(name + nl - 4, ".lua") == 0) {
+        char err[1024];
+        if (fs_lua_policy_describe(name, markdown, err, sizeof err) != 0) {
+            fprintf(stderr, "flashspec: policies: %s\n", err);
+            return 78;
+        }
+        return 0;
+    }
     if (name) {
         const eng_policy_desc *p = eng_policy_lookup(name);
         if (!p) {

@@ -621,6 +621,66 @@ static int load_policy(lua_State *L)
     return 1;
 }
 
+/* lua_CFunction in a policy's state: [1] = the hooks table, [2] = the
+ * params table.  When the hooks table declares `params = { NAME = { default,
+ * min, max, integer, choices, doc }, ... }`, every given param must be
+ * declared and within its declaration. */
+static int check_declared(lua_State *L)
+{
+    lua_getfield(L, 1, "params");
+    if (lua_isnil(L, -1)) return 0;
+    if (!lua_istable(L, -1)) return luaL_error(L, "the hooks table's params must be a table");
+    int decl = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        const char *k = lua_tostring(L, -2);
+        lua_getfield(L, decl, k);
+        if (!lua_istable(L, -1)) {
+            const char *best = NULL;
+            int32_t bd = 0;
+            lua_pushnil(L);
+            while (lua_next(L, decl)) {
+                lua_pop(L, 1);
+                if (lua_type(L, -1) != LUA_TSTRING) continue;
+                int32_t dd = eng_params_distance(k, lua_tostring(L, -1));
+                if (!best || dd < bd) best = lua_tostring(L, -1), bd = dd;
+            }
+            int32_t near = (int32_t)strlen(k) / 2 > 2 ? (int32_t)strlen(k) / 2 : 2;
+            if (best && bd <= near)
+                return luaL_error(L, "unknown param '%s' (did you mean '%s'?)", k, best);
+            return luaL_error(L, "unknown param '%s'", k);
+        }
+        int spec = lua_gettop(L), val = spec - 1;
+        lua_getfield(L, spec, "choices");
+        if (lua_istable(L, -1)) {
+            int found = 0;
+            for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1) && !found; i++) {
+                lua_rawgeti(L, -1, i);
+                found = lua_rawequal(L, -1, val);
+                lua_pop(L, 1);
+            }
+            if (!found) return luaL_error(L, "param '%s' is not one of its choices", k);
+        }
+        lua_pop(L, 1);
+        if (lua_type(L, val) == LUA_TNUMBER) {
+            lua_Number v = lua_tonumber(L, val);
+            lua_getfield(L, spec, "min");
+            lua_getfield(L, spec, "max");
+            lua_Number lo = lua_isnumber(L, -2) ? lua_tonumber(L, -2) : -HUGE_VAL;
+            lua_Number hi = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : HUGE_VAL;
+            if (v < lo || v > hi)
+                return luaL_error(L, "param '%s' = %f is out of range [%f, %f]", k, v, lo, hi);
+            lua_pop(L, 2);
+            lua_getfield(L, spec, "integer");
+            if (lua_toboolean(L, -1) && !lua_isinteger(L, val))
+                return luaL_error(L, "param '%s' must be an integer", k);
+            lua_pop(L, 1);
+        }
+        lua_settop(L, spec - 2); /* the key stays for lua_next */
+    }
+    return 0;
+}
+
 /* Creates the state of one policy instance.  NULL with err set on failure. */
 static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
 {
@@ -648,6 +708,20 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
         return NULL;
     }
     int hooks = lua_gettop(L);
+    {
+        char src[1100];
+        snprintf(src, sizeof src, "return %s", p->args);
+        lua_pushcfunction(L, lp_msgh);
+        lua_pushcfunction(L, check_declared);
+        lua_pushvalue(L, hooks);
+        if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") != LUA_OK ||
+            lua_pcall(L, 0, 1, 0) != LUA_OK || lua_pcall(L, 2, 0, hooks + 1) != LUA_OK) {
+            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+            lp_destroy(s);
+            return NULL;
+        }
+        lua_settop(L, hooks);
+    }
     for (int h = 0; h < H_N; h++) {
         lua_getfield(L, hooks, hook_names[h]);
         if (lua_isfunction(L, -1)) {
@@ -852,4 +926,94 @@ int fs_l_policy_lua(lua_State *L)
     size_t n = strlen(p.args);
     snprintf(u->label, sizeof u->label, "%.*s", (int)(n - 2), p.args + 1);
     return 1;
+}
+
+/* ------------------------------------------------------------ listing */
+
+/* Cell text of field k of the spec at idx ("" when absent). */
+static void spec_cell(lua_State *L, int idx, const char *k, char *out, size_t n)
+{
+    lua_getfield(L, idx, k);
+    out[0] = 0;
+    if (lua_istable(L, -1)) {
+        size_t at = 0;
+        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1) && at < n; i++) {
+            lua_rawgeti(L, -1, i);
+            at += (size_t)snprintf(out + at, n - at, "%s%s", i > 1 ? ", " : "",
+                                   luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 2);
+        }
+    } else if (!lua_isnil(L, -1)) {
+        snprintf(out, n, "%s", luaL_tolstring(L, -1, NULL));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+}
+
+int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t errlen)
+{
+    lp_params p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.file, sizeof p.file, "%s", path);
+    snprintf(p.args, sizeof p.args, "{}");
+    p.step_limit = 100000000LL;
+    p.mem_limit = (size_t)256 << 20;
+    lp_state *s = lp_open(&p, err, errlen);
+    if (!s) return -1;
+    lua_State *L = s->L;
+    printf("%s: Lua policy %s%s\n", s->named ? s->name : "(unnamed)", path,
+           s->needs_draft ? "" : " (drafts nothing)");
+    printf("  hooks:");
+    for (int h = 0; h < H_N; h++)
+        if (s->ref[h] != LUA_NOREF) printf(" %s", hook_names[h]);
+    printf("\n");
+    /* the hooks table again, for its params declaration */
+    lua_pushcfunction(L, load_policy);
+    lua_pushlightuserdata(L, &p);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+        lua_getfield(L, -1, "params");
+        if (lua_istable(L, -1)) {
+            int decl = lua_gettop(L);
+            const char *keys[128];
+            int nk = 0;
+            lua_pushnil(L);
+            while (lua_next(L, decl) && nk < 128) {
+                lua_pop(L, 1);
+                if (lua_type(L, -1) == LUA_TSTRING) keys[nk++] = lua_tostring(L, -1);
+            }
+            qsort(keys, (size_t)nk, sizeof keys[0], cmp_keys);
+            if (markdown)
+                printf("\n| key | default | values | meaning |\n|---|---|---|---|\n");
+            else
+                printf("  %-16s %-14s %-24s %s\n", "key", "default", "values", "meaning");
+            for (int i = 0; i < nk; i++) {
+                lua_getfield(L, decl, keys[i]);
+                int spec = lua_gettop(L);
+                char def[64], lo[32], hi[32], ch[128], doc[256], vals[160];
+                spec_cell(L, spec, "default", def, sizeof def);
+                spec_cell(L, spec, "min", lo, sizeof lo);
+                spec_cell(L, spec, "max", hi, sizeof hi);
+                spec_cell(L, spec, "choices", ch, sizeof ch);
+                spec_cell(L, spec, "doc", doc, sizeof doc);
+                lua_getfield(L, spec, "integer");
+                int integer = lua_toboolean(L, -1);
+                lua_pop(L, 2);
+                if (ch[0])
+                    snprintf(vals, sizeof vals, "%s", ch);
+                else if (lo[0] || hi[0])
+                    snprintf(vals, sizeof vals, "%s%s..%s", integer ? "integer " : "",
+                             lo[0] ? lo : "", hi[0] ? hi : "");
+                else
+                    snprintf(vals, sizeof vals, "any");
+                if (markdown)
+                    printf("| `%s` | %s | %s | %s |\n", keys[i], def, vals, doc);
+                else
+                    printf("  %-16s %-14s %-24s %s\n", keys[i], def, vals, doc);
+            }
+        } else {
+            printf("  (no params declared: the file reads its params table itself)\n");
+        }
+    }
+    lp_destroy(s);
+    return 0;
 }

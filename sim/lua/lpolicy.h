@@ -10,4 +10,8 @@
 /* flashspec.policy.lua(FILE [, params]): a policy object running FILE's hooks. */
 int fs_l_policy_lua(lua_State *L);
 
+/* `flashspec policies FILE.lua`: prints the file's policy name, hooks and
+ * declared params on stdout.  0, or -1 with one line in err. */
+int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t errlen);
+
 #endif

@@ -159,6 +159,22 @@ def case_errors():
         open(ok, "a").write("-- edited\n")
         rc, id2, err, _ = run(src, d, "s4.lua")
         expect(rc == 0 and id1 != id2, f"an edited file kept its point id: {id1} {id2}")
+        # declared params: checked before any point runs; listed by `policies FILE`
+        for args, needle in (("{ kk = 3 }", r"unknown param 'kk' \(did you mean 'k'\?\)"),
+                             ("{ k = 300 }", r"param 'k' = 300\.0 is out of range"),
+                             ("{ k = 2.5 }", r"param 'k' must be an integer"),
+                             ('{ unit = "gpu" }', r"param 'unit' is not one of its choices")):
+            rc, _, err, out = run(HEAD + f'local p = fs.policy.lua("{EX}/chain.lua", {args})\n',
+                                  d, "decl.lua")
+            one_line(err, rc, 78, r"decl\.lua:12: flashspec\.policy\.lua: " + needle)
+        p = subprocess.run([BIN, "policies", os.path.join(EX, "chain.lua")], capture_output=True,
+                           text=True, timeout=60)
+        expect(p.returncode == 0 and p.stdout.startswith("chain_lua: Lua policy") and
+               re.search(r"^\s+k\s+8\s+integer 1\.\.64\s+draft tokens", p.stdout, re.M),
+               f"policies FILE: {p.returncode} {p.stdout!r} {p.stderr!r}")
+        p = subprocess.run([BIN, "policies", os.path.join(d, "nobuild.lua")], capture_output=True,
+                           text=True, timeout=60)
+        expect(p.returncode == 78 and "has no build function" in p.stderr, p.stderr)
         print("lua policy errors: one line each, file:line and hook named")
 
 
