@@ -12,6 +12,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,9 +108,80 @@ static double rng_uniform(void *ctx)
     return gsl_rng_uniform(ctx);
 }
 
+/* ------------------------------------------------- profile cache */
+
+/* The measured part of the offline profile (verification and draft
+ * latencies by shape) depends only on the phone model built for the point
+ * -- device, target, draft, pinned share, KV context -- the mean context
+ * and the runtime; every point of a sweep over one phone and trace asks for
+ * the same tables.  They are kept, process-wide, for the last
+ * PROF_CACHE_SIZE keys: a hit copies the very numbers a miss computes, so
+ * results are the same bytes either way. */
+#define PROF_CACHE_SIZE 32
+#define PROFILE_BYTES \
+    (sizeof(double) * (3 * (size_t)RP_PROFILE_ROWS + \
+                       (size_t)RP_PROFILE_NL_ROWS * (size_t)RP_PROFILE_NL_LEAVES))
+
+typedef struct prof_key {
+    sim_device device;
+    sim_model target, draft;
+    double dram_fraction;
+    int32_t has_draft, max_ctx, ctx, runtime;
+} prof_key;
+
+typedef struct prof_entry {
+    prof_key key;
+    double *buf; /* PROFILE_BYTES; NULL = empty slot */
+} prof_entry;
+
+static pthread_mutex_t g_prof_mu = PTHREAD_MUTEX_INITIALIZER;
+static prof_entry g_prof[PROF_CACHE_SIZE];
+static int g_prof_next;
+
+static void make_prof_key(prof_key *k, const sim_point *pt, int32_t max_ctx, int32_t ctx,
+                          int32_t runtime)
+{
+    memset(k, 0, sizeof *k); /* padding included: keys compare as bytes */
+    memcpy(&k->device, pt->device, sizeof k->device);
+    memcpy(&k->target, pt->target, sizeof k->target);
+    k->has_draft = pt->policy->needs_draft && pt->draft;
+    if (k->has_draft) memcpy(&k->draft, pt->draft, sizeof k->draft);
+    k->dram_fraction = pt->dram_fraction;
+    k->max_ctx = max_ctx;
+    k->ctx = ctx;
+    k->runtime = runtime;
+}
+
+static int prof_cache_get(const prof_key *k, double *out)
+{
+    int hit = 0;
+    pthread_mutex_lock(&g_prof_mu);
+    for (int i = 0; i < PROF_CACHE_SIZE && !hit; i++)
+        if (g_prof[i].buf && memcmp(&g_prof[i].key, k, sizeof *k) == 0) {
+            memcpy(out, g_prof[i].buf, PROFILE_BYTES);
+            hit = 1;
+        }
+    pthread_mutex_unlock(&g_prof_mu);
+    return hit;
+}
+
+static void prof_cache_put(const prof_key *k, const double *buf)
+{
+    double *copy = malloc(PROFILE_BYTES);
+    if (!copy) return; /* no cache: the next point measures again */
+    memcpy(copy, buf, PROFILE_BYTES);
+    pthread_mutex_lock(&g_prof_mu);
+    prof_entry *e = &g_prof[g_prof_next];
+    g_prof_next = (g_prof_next + 1) % PROF_CACHE_SIZE;
+    free(e->buf);
+    e->key = *k;
+    e->buf = copy;
+    pthread_mutex_unlock(&g_prof_mu);
+}
+
 /* The offline profile of eng_cost_profile (replay.h "Calibration"). */
 static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
-                     int32_t n_prompts, int32_t runtime)
+                     int32_t n_prompts, int32_t runtime, int32_t max_ctx)
 {
     double ctx_sum = 0.0;
     for (int32_t p = 0; p < n_prompts; p++) {
@@ -121,13 +193,16 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
     }
     int32_t ctx = n_prompts ? (int32_t)(ctx_sum / n_prompts + 0.5) : 0;
     const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
-    double *buf = malloc(sizeof(double) * (3 * (size_t)n + (size_t)nr * (size_t)nl));
+    double *buf = malloc(PROFILE_BYTES);
     if (!buf) return -1;
     double *ver = buf, *dc = buf + n, *dn = buf + 2 * n, *vnl = buf + 3 * n;
+    prof_key key;
+    make_prof_key(&key, pt, max_ctx, ctx, runtime);
+    int cached = prof_cache_get(&key, buf);
     /* verification by (rows, leaves): on-demand CPU projection of one row, so
      * the table holds the shape-dependent part (the projection of the visited
      * path does not depend on the shape) */
-    for (int32_t r = 1; r <= nr; r++) {
+    for (int32_t r = 1; r <= nr && !cached; r++) {
         for (int32_t l = 1; l <= nl; l++) {
             double *at = &vnl[(size_t)(r - 1) * (size_t)nl + (size_t)(l - 1)];
             *at = NAN;
@@ -153,7 +228,7 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
         exits[i] = le - 1 > L - 2 ? L - 2 : le - 1;
         if (exits[i] < 0) exits[i] = 0;
     }
-    for (int32_t m = 1; m <= n; m++) {
+    for (int32_t m = 1; m <= n && !cached; m++) {
         sim_verify_shape v = {.rows = m, .leaves = m > 1 ? (m + 1) / 2 : 1, .ctx_len = ctx,
                               .exit_layer = -1, .rows_after_exit = m,
                               .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1,
@@ -165,6 +240,7 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
         dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
         dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
     }
+    if (!cached) prof_cache_put(&key, buf);
     eng_cost_profile prof = {.accept_pos = st->accept_pos, .n_pos = st->k,
                              .verify_ms = ver, .n_verify = n,
                              .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = n,
@@ -343,7 +419,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     }
     oracle_ok = 1;
 
-    if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts, runtime) != 0) {
+    if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts, runtime, max_ctx) != 0) {
         rc = policy_error(&pol, err, errlen, pt->prompt_offset, 0)
                  ? SIM_REPLAY_E_CONFIG
                  : fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be calibrated",

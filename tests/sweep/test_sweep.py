@@ -179,6 +179,47 @@ def case_mpi_random():
             expect(not records(d), "no point ran")
 
 
+def case_setup_cache():
+    """The per-phone calibration tables are measured once per process and
+    reused by later points: a point computed after others (warm tables) gives
+    the same bytes as the same point alone in a fresh process (cold)."""
+    src = """local fs = flashspec
+local pols = { fs.policy.lever {}, fs.policy.sequoia {}, fs.policy.lever { n_max = 16 } }
+local want = tonumber(fs.args.only or "0")
+local pts = {}
+for i, p in ipairs(pols) do
+  for _, f in ipairs { 0, 0.3 } do
+    if want == 0 or want == #pts + 1 then
+      pts[#pts + 1] = { policy = p, dram_fraction = f }
+    else
+      pts[#pts + 1] = false
+    end
+  end
+end
+local keep = {}
+for _, p in ipairs(pts) do if p then keep[#keep + 1] = p end end
+fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  draft = fs.model "qwen3-8b-eagle3-q4_0", trace = fs.trace "traces/data/synth-small.h5",
+  max_new_tokens = 16, points = keep }
+"""
+    with tempfile.TemporaryDirectory() as t:
+        path = os.path.join(t, "cache.lua")
+        open(path, "w").write(src)
+        rc, _, err = run("run", path, "-o", os.path.join(t, "all"), "-q")
+        expect(rc == 0, err)
+        with open(os.path.join(t, "all", "results.csv")) as f:
+            warm = f.read().splitlines()
+        expect(len(warm) == 7, f"{len(warm)} lines")
+        for i in range(1, 7):
+            d = os.path.join(t, f"one{i}")
+            rc, _, err = run("run", path, "--arg", f"only={i}", "-o", d, "-q")
+            expect(rc == 0, err)
+            with open(os.path.join(d, "results.csv")) as f:
+                cold = f.read().splitlines()
+            expect(cold[0] == warm[0] and cold[1] == warm[i],
+                   f"point {i}: warm tables gave another row than cold ones")
+
+
 # ----------------------------------------------------------------- resume
 
 def build_variant(t, old, new, where="sim/hw/sim_hw.c"):
