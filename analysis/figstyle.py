@@ -102,7 +102,8 @@ def panels(n: int, ncols: int = 3, w: float = 4.6, h: float = 3.6, sharex: bool 
     """A figure with n panels, up to ncols a row (one column when heights is
     given: the panels' relative heights); the unused cells are removed."""
     if heights is not None:
-        fig, axes = plt.subplots(n, 1, figsize=(w, sum(heights)), squeeze=False,
+        # an inch more for the title above and the axis label below
+        fig, axes = plt.subplots(n, 1, figsize=(w, sum(heights) + 1.0), squeeze=False,
                                  sharex=sharex, gridspec_kw={"height_ratios": heights})
         return fig, list(axes[:, 0])
     cols = max(1, min(ncols, n))

@@ -6,8 +6,11 @@
 Reads RESULTS_DIR/results.csv (or results.h5) and writes OUT/report.md
 (default OUT: RESULTS_DIR/report) with the PNG figures next to it:
 
-    throughput_vs_dram.png   tokens/s against dram_fraction, one line per series
-    latency_breakdown.png    per-cycle draft / flash / NPU / CPU / KV / idle, stacked
+    speedup.png              speed-up over Flash-AR, grouped bars per target, workload, phone
+    throughput.png           every point's tokens/s, grouped bars
+    throughput_vs_dram.png   tokens/s against dram_fraction, a line per policy
+    throughput_vs_length.png tokens/s against max_new_tokens
+    latency_breakdown.png    per-cycle busy times stacked, wall time and overlap marked
     throughput_vs_tree.png   tokens/s against the tree budget
     pruning_tradeoff.png     rows kept against retention and tokens/s
     accepted_length.png      distribution of accepted draft tokens per cycle
@@ -499,6 +502,8 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
                     label="overlap (busy beyond the wall time: resources working at once)")
             ax.plot(wall, ys, linestyle="none", marker="|", markersize=16,
                     markeredgewidth=2.2, color="black", label="cycle wall time")
+        ax.set_xlim(0, 1.04 * float(np.nanmax(np.concatenate(
+            [left, sub["cycle_ms"].to_numpy(dtype=float) if "cycle_ms" in sub else left]))))
         ax.set_yticks(ys)
         ax.set_yticklabels([disp_of(r, within) if within else "all"
                             for _, r in sub.iterrows()])
