@@ -167,7 +167,9 @@ def split_facets(df: pd.DataFrame, cols: list[str], max_series: int = MAX_LINES,
     # first every column but the policy, while the panels stay few: a line per
     # policy, in the same style in every panel
     for c in [c for c in order if c in rest and c not in ("variant", "policy")]:
-        if n_combos(df, facet + [c]) <= min(6, MAX_PANELS) and len(rest) > 1:
+        if facet and n_combos(df, facet + [c]) == n_combos(df, facet):
+            rest.remove(c)  # decided by the panel (the prompts of a trace): no title
+        elif n_combos(df, facet + [c]) <= min(6, MAX_PANELS) and len(rest) > 1:
             facet.append(c)
             rest.remove(c)
     while n_combos(df, rest) > max_series:
