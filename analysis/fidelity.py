@@ -54,6 +54,7 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import figstyle as fs  # noqa: E402
 import fsresults as fr  # noqa: E402
 import matplotlib.pyplot as plt
 import numpy as np
@@ -373,7 +374,8 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
     for met in dict.fromkeys(r.metric for r, _ in pos):
         xs = [r.value for r, p in pos if r.metric == met]
         ys = [p for r, p in pos if r.metric == met]
-        ax.scatter(xs, ys, label=met, s=30, zorder=3)
+        st = fs.style(len(ax.collections))
+        ax.scatter(xs, ys, label=met, s=30, zorder=3, color=st["color"], marker=st["marker"])
     vals = [r.value for r, _ in pos] + [p for _, p in pos]
     if vals:
         lo, hi = min(vals) / 1.5, max(vals) * 1.5
@@ -382,11 +384,14 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
         ax.set_ylim(lo, hi)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("measured (reference)")
-    ax.set_ylabel("predicted (flashspec)")
+    ax.set_xlabel("measured (reference; the metric's unit, log scale)")
+    ax.set_ylabel("predicted by flashspec (same unit, log scale)")
     ax.set_title(f"geometric-mean relative error {apct(geo)}")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=fs.LEGEND_SIZE, title="metric")
+    fig.suptitle("Predicted against measured, one marker per reference row",
+                 fontsize=fs.TITLE_SIZE, fontweight="bold")
+    fig.tight_layout()
     if len(pos) < len(recs):
         md.append(f"\n{len(recs) - len(pos)} point(s) with a prediction <= 0 are not drawn "
                   "(log scale).\n")

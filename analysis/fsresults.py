@@ -614,13 +614,41 @@ def md_table(header: list[str], rows: list[list]) -> str:
     return "\n".join(out) + "\n"
 
 
+# When a list, fig_bytes appends every figure it renders to it and leaves them
+# open (see capture_figures), so that a test can inspect the Figure objects.
+_CAPTURED: list | None = None
+
+
+class capture_figures:
+    """`with fsresults.capture_figures() as figs:` collects the matplotlib
+    Figures that fig_bytes renders inside the block, in order, instead of
+    closing them; they are closed when the block ends."""
+
+    def __enter__(self) -> list:
+        global _CAPTURED
+        self.figs: list = []
+        _CAPTURED = self.figs
+        return self.figs
+
+    def __exit__(self, *exc) -> None:
+        global _CAPTURED
+        import matplotlib.pyplot as plt
+
+        _CAPTURED = None
+        for f in self.figs:
+            plt.close(f)
+
+
 def fig_bytes(fig) -> bytes:
     import matplotlib.pyplot as plt
 
     b = io.BytesIO()
     fig.savefig(b, format="png", dpi=110, bbox_inches="tight",
                 metadata={"Software": None})
-    plt.close(fig)
+    if _CAPTURED is not None:
+        _CAPTURED.append(fig)
+    else:
+        plt.close(fig)
     return b.getvalue()
 
 

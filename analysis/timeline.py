@@ -20,15 +20,23 @@ import json
 import os
 import re
 import sys
+import textwrap
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import figstyle as fs  # noqa: E402
 import fsresults as fr  # noqa: E402
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-COLORS = {"cycle": "#bbbbbb", "draft": "#1f77b4", "verify": "#ff7f0e", "read": "#2ca02c",
-          "read_head": "#98df8a", "layer": "#d62728", "head": "#9467bd", "kv": "#8c564b",
-          "provisional": "#e377c2"}
+# Okabe-Ito colours (analysis/figstyle.py), a hatch where two kinds share one
+COLORS = {"cycle": "#cccccc", "draft": fs.OKABE_ITO["reddish purple"],
+          "verify": fs.OKABE_ITO["orange"], "read": fs.OKABE_ITO["blue"],
+          "read_head": fs.OKABE_ITO["sky blue"], "layer": fs.OKABE_ITO["vermillion"],
+          "head": fs.OKABE_ITO["bluish green"], "kv": fs.OKABE_ITO["yellow"],
+          "provisional": fs.OKABE_ITO["black"]}
+OTHER = "#888888"
+WIDTH_IN = 11.0
 
 
 def load(path: str) -> dict:
@@ -82,9 +90,12 @@ def render(doc: dict, cycles: tuple[int, int] | None) -> bytes:
         counters = [e for e in counters if t_lo <= e["ts"] <= t_hi]
     tids = sorted({e.get("tid", 0) for e in spans} | set(names))
     lane = {t: k for k, t in enumerate(tids)}
-    fig, (ax, axc) = plt.subplots(2, 1, figsize=(13, 1.0 + 0.55 * len(tids) + 1.6),
+    t_all = [e["ts"] for e in spans] + [e["ts"] + e["dur"] for e in spans]
+    secs = bool(t_all) and max(t_all) - min(t_all) > 20e6  # more than 20 s: seconds
+    unit = 1e6 if secs else 1e3
+    fig, (ax, axc) = plt.subplots(2, 1, figsize=(WIDTH_IN, 1.6 + 0.5 * len(tids) + 1.4),
                                   sharex=True,
-                                  gridspec_kw={"height_ratios": [max(1, len(tids)), 1.6]})
+                                  gridspec_kw={"height_ratios": [max(1, len(tids)), 1.4]})
     used = {}
     for e in spans:
         k = kind_of(e.get("name", ""))
@@ -92,25 +103,46 @@ def render(doc: dict, cycles: tuple[int, int] | None) -> bytes:
             y, h = lane[e["tid"]] + 0.05, 0.35  # phases: lower half of the cycles lane
         else:
             y, h = lane[e.get("tid", 0)] - 0.4, 0.8 if e.get("tid") != 1 else 0.45
-        c = COLORS.get(k, "#7f7f7f")
+        c = COLORS.get(k, OTHER)
         used[k] = c
-        ax.broken_barh([(e["ts"] / 1000.0, max(e["dur"], 0) / 1000.0)], (y, h), facecolors=c,
-                       edgecolors="none")
+        ax.broken_barh([(e["ts"] / unit, max(e["dur"], 0) / unit)], (y, h), facecolors=c,
+                       edgecolors="white" if k == "cycle" else "none", linewidth=0.6)
     ax.set_yticks(range(len(tids)))
     ax.set_yticklabels([names.get(t, f"track {t}") for t in tids])
     ax.invert_yaxis()
-    ax.set_title(title, fontsize=9)
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in used.items()], fontsize=7,
-              loc="upper right", ncol=min(len(used), 5))
+    ax.set_ylabel("track")
+    ax.grid(alpha=0.3, axis="x")
+    order = [k for k in COLORS if k in used] + [k for k in used if k not in COLORS]
     if counters:
-        xs = [e["ts"] / 1000.0 for e in counters]
+        xs = [e["ts"] / unit for e in counters]
         ys = [e["args"].get("used_MB", 0) for e in counters]
         axc.step(xs, ys, where="post", color="black")
-        axc.set_ylabel("DRAM used (MB)", fontsize=8)
     else:
         axc.text(0.5, 0.5, "no DRAM counter", transform=axc.transAxes, ha="center")
-    axc.set_xlabel("simulated time (ms)")
+    axc.set_ylabel("DRAM used (MB)")
+    axc.set_xlabel("simulated time (s)" if secs else "simulated time (ms)")
     axc.grid(alpha=0.3)
+    other = doc.get("otherData") if isinstance(doc.get("otherData"), dict) else {}
+    if other.get("policy"):
+        head = (f"Timeline of {other.get('policy')}: {other.get('target', '?')} on "
+                f"{other.get('device', '?')}, trace {other.get('trace', '?')}, DRAM "
+                f"{100 * float(other.get('dram_fraction') or 0):g}% (point "
+                f"{other.get('point', '?')}, prompt {other.get('prompt', '?')})")
+        params = other.get("policy_params", "")
+        sub = textwrap.fill(params.replace(",", ", "), 120) if params and params != "none" \
+            else ""
+    else:
+        head, sub = "Timeline: " + textwrap.shorten(title, 110), ""
+    if cycles:
+        head += f", cycles {cycles[0]}..{cycles[1] - 1}"
+    fig.suptitle(head, fontsize=fs.TITLE_SIZE, fontweight="bold", x=0.02, ha="left")
+    if sub:
+        ax.set_title(sub, fontsize=7, loc="left", color="#444444")
+    fig.tight_layout()
+    handles = [Patch(color=used[k], label=k) for k in order]
+    handles.append(Line2D([], [], color="black", label="DRAM in use"))
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.9),
+               title="span kind", frameon=False)
     return fr.fig_bytes(fig)
 
 

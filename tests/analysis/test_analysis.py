@@ -24,6 +24,10 @@ Reference metric expressions (analysis/README.md "Reference CSV"):
                    Lever Table 5 rows get the draft x policy x trace table
   load             pandas.read_csv and analysis.fsresults.load (directory, CSV
                    or HDF5) give the same DataFrame; bad files raise one error
+  figures          every figure of report.py, fidelity.py and timeline.py has a
+                   title, axis labels and a legend, and series stay distinct
+                   (the Figure objects inspected); the checker flags a figure
+                   without a title
 """
 from __future__ import annotations
 
@@ -117,8 +121,9 @@ def case_report(c: Ctx) -> None:
     check(r.returncode == 0, f"report.py ran: {r.stderr.strip()}")
     out = os.path.join(res, "report")
     md = open(os.path.join(out, "report.md"), encoding="utf-8").read()
-    for png in ("throughput_vs_dram.png", "latency_breakdown.png", "throughput_vs_tree.png",
-                "pruning_tradeoff.png", "accepted_length.png"):
+    for png in ("speedup.png", "throughput.png", "throughput_vs_dram.png",
+                "latency_breakdown.png", "throughput_vs_tree.png", "pruning_tradeoff.png",
+                "accepted_length.png"):
         check(is_png(os.path.join(out, png)), f"{png} is a PNG")
         check(f"]({png})" in md, f"report.md links {png}")
     check(len(table_rows(md, "Points")) == 12, "12 points listed")
@@ -180,7 +185,7 @@ def case_report_skips(c: Ctx) -> None:
     check(r.returncode == 0, f"report.py on one point: {r.stderr.strip()}")
     rep = os.path.join(out, "report")
     md = open(os.path.join(rep, "report.md"), encoding="utf-8").read()
-    check(md.count("Skipped:") == 4, "four figures skipped with a note")
+    check(md.count("Skipped:") == 7, "seven figures skipped with a note")
     check(is_png(os.path.join(rep, "latency_breakdown.png")), "breakdown drawn")
     check(not os.path.exists(os.path.join(rep, "throughput_vs_dram.png")), "no DRAM figure")
 
@@ -908,6 +913,159 @@ def case_timeline(c: Ctx) -> None:
     r = c.script(c.tool("timeline.py"), os.path.join(c.tmp, "none.json"))
     check(r.returncode == 66, "timeline.py on a missing file: 66")
 
+# ------------------------------------------------------------------ figures
+
+ALL_FIGURES = {"speedup.png", "throughput.png", "throughput_vs_dram.png",
+               "throughput_vs_length.png", "latency_breakdown.png", "throughput_vs_tree.png",
+               "pruning_tradeoff.png", "accepted_length.png"}
+
+
+def widened(src: str, dst: str) -> str:
+    """The mini study's rows repeated for 3 targets x 3 workloads x 2 output
+    lengths (throughput scaled): more series than one legend holds and more
+    points than the latency breakdown draws one by one."""
+    with open(os.path.join(src, "results.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    head, body = rows[0], rows[1:]
+    ix = {c: head.index(c) for c in ("target", "trace", "max_new_tokens", "tokens_per_s")}
+    out = []
+    for t, target in enumerate(["t-4b", "t-8b", "t-14b"]):
+        for w, trace in enumerate(["workload-code", "workload-math", "workload-dialogue"]):
+            for n in ("32", "64"):
+                for r in body:
+                    r = list(r)
+                    r[ix["target"]], r[ix["trace"]], r[ix["max_new_tokens"]] = target, trace, n
+                    r[ix["tokens_per_s"]] = repr(float(r[ix["tokens_per_s"]]) *
+                                                 (1 + 0.1 * t + 0.05 * w + 0.01 * int(n)))
+                    out.append(r)
+    return results_dir_rows(dst, head, out)
+
+
+def results_dir_rows(d: str, head: list[str], rows: list[list[str]]) -> str:
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "results.csv"), "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows([head] + rows)
+    return d
+
+
+def series_clashes(fig) -> list[str]:
+    """Labelled lines of one panel that share colour, marker and line style."""
+    out = []
+    for k, ax in enumerate(fig.axes):
+        seen: dict[tuple, str] = {}
+        for ln in ax.get_lines():
+            lab = ln.get_label()
+            if lab.startswith("_"):
+                continue
+            key = (str(ln.get_color()), str(ln.get_marker()), str(ln.get_linestyle()))
+            if key in seen and seen[key] != lab:
+                out.append(f"panel {k}: '{lab}' looks like '{seen[key]}'")
+            seen[key] = lab
+    return out
+
+
+def case_figures(c: Ctx) -> None:
+    """Every figure of report.py, fidelity.py and timeline.py, built in this
+    process from small results, has a title, labelled axes and a legend (the
+    matplotlib Figure objects are inspected), and no two series of a panel look
+    alike; the checker itself flags a figure without them."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    report = analysis_module(c, "report")
+    fs = analysis_module(c, "figstyle")
+    fr = analysis_module(c, "fsresults")
+    timeline = analysis_module(c, "timeline")
+    fidelity = analysis_module(c, "fidelity")
+
+    res = c.mini()
+    wide = widened(res, os.path.join(c.tmp, "wide"))
+    made: set[str] = set()
+    for d in (res, wide):
+        with fr.capture_figures() as caught:
+            _, figs = report.build(d)
+            check(len(caught) == len(figs), f"{d}: one Figure per PNG ({len(caught)})")
+            by = dict(zip(figs, caught))
+            for name, fig in by.items():
+                made.add(name)
+                for p in fs.figure_problems(fig, f"{os.path.basename(d)}/{name}"):
+                    check(False, p)
+                for p in series_clashes(fig):
+                    check(False, f"{os.path.basename(d)}/{name}: {p}")
+            if d != wide:
+                continue
+            # the wide results: many series go to panels, not to a dropped legend
+            sp = by.get("speedup.png")
+            check(sp is not None and len(sp.axes) == 3, "speed-up: a panel per target")
+            if sp is not None:
+                labels = [t.get_text() for t in sp.legends[0].get_texts()] if sp.legends else []
+                check({"chain", "lever[pruning=none]", "Flash-AR (1×)"} <= set(labels),
+                      f"speed-up legend names the policies and the baseline ({labels})")
+            lb = by.get("latency_breakdown.png")
+            if lb is not None:
+                labels = [t.get_text() for lg in lb.legends for t in lg.get_texts()]
+                check(any(lab.startswith("overlap") for lab in labels) and
+                      "cycle wall time" in labels,
+                      f"breakdown legend: overlap and wall time {labels}")
+    check(made == ALL_FIGURES, f"every report figure built (missing {ALL_FIGURES - made})")
+
+    # fidelity.py and timeline.py
+    ref = write(os.path.join(c.tmp, "ref.csv"),
+                "policy,dram_fraction,metric,value,source\n"
+                "flash_ar,0,tokens_per_s,1.0,a test\nchain,0,ms_per_token,500,a test\n")
+    with fr.capture_figures() as caught:
+        fidelity.build(res, ref, False)
+        check(len(caught) == 1, f"fidelity: one figure ({len(caught)})")
+        for fig in caught:
+            for p in fs.figure_problems(fig, "fidelity.png"):
+                check(False, p)
+    tl = os.path.join(c.tmp, "tl.json")
+    r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
+                    os.path.join(c.tmp, "tlrun"), "--timeline", tl, "--timeline-point", "8")
+    check(r.returncode == 0, f"timeline run: {r.stderr.strip()}")
+    with fr.capture_figures() as caught:
+        timeline.render(timeline.load(tl), None)
+        timeline.render(timeline.load(tl), (0, 2))
+        for fig in caught:
+            for p in fs.figure_problems(fig, "timeline.png"):
+                check(False, p)
+            w, _ = fig.get_size_inches()
+            check(w <= 12, f"timeline.png at most 12 in wide ({w})")
+            check(bool(fig.legends) and not any(a.get_legend() for a in fig.axes),
+                  "timeline legend outside the lanes")
+
+    # negative checks: the checker catches what a figure lacks
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="a")
+    ax.set_title("t")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.legend()
+    check(fs.figure_problems(fig) == [], "complete figure passes")
+    ax.set_title("")
+    probs = fs.figure_problems(fig, "untitled")
+    check(probs == ["untitled: no title"], f"a figure without a title is caught ({probs})")
+    ax.set_title("t")
+    ax.set_xlabel("")
+    ax.get_legend().remove()
+    probs = fs.figure_problems(fig, "bare")
+    check("bare: panel 0 has no x-axis label" in probs and "bare: no legend" in probs,
+          f"missing x label and legend caught ({probs})")
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2)
+    for a in axes:
+        a.plot([0, 1], [0, 1], label="a")
+        a.set_title("panel")
+    fig.legend()
+    fig.supylabel("y")
+    probs = fs.figure_problems(fig, "panels")
+    check("panels: no title" in probs, "panel titles alone are no figure title")
+    check("panels: panel 1 has no x-axis label" in probs, "each panel needs an x label")
+    plt.close(fig)
+    check(len({(s["color"], s["marker"]) for s in (fs.style(k) for k in range(42))}) == 42,
+          "42 series styles differ in colour or marker")
+
+
 # ----------------------------------------------------------------- loading
 
 def case_load(c: Ctx) -> None:
@@ -1006,6 +1164,7 @@ CASES = {
     "metric_vs_c": case_metric_vs_c,
     "timeline": case_timeline,
     "load": case_load,
+    "figures": case_figures,
 }
 
 
