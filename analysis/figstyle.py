@@ -140,7 +140,9 @@ def finish(fig, title: str, xlabel: str | None = None, ylabel: str | None = None
     # room for the shared labels, which tight_layout does not see
     supx = len(axes) > 1 and bool(xlabel)
     supy = len(axes) > 1 and bool(ylabel)
-    fig.tight_layout(rect=(0.3 / w if supy else 0, 0.3 / h if supx else 0, 1, 1))
+    # and room above the panels for every line of the title
+    top = 1 - min(0.4, (0.22 * (title.count("\n") + 1) + 0.1) / h)
+    fig.tight_layout(rect=(0.3 / w if supy else 0, 0.3 / h if supx else 0, 1, top))
     if handles:
         if below:
             ncol = max(1, min(len(handles), 4))
