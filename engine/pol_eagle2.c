@@ -24,6 +24,7 @@
  * State: one malloc in create (pool sized from the params), nothing after.
  */
 #include "eng_policy.h"
+#include "eng_select.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -78,17 +79,23 @@ static int e2_cmp(const void *x, const void *y)
     return e2_before(a, b) ? -1 : (e2_before(b, a) ? 1 : 0);
 }
 
-/* pool indices idx[0..n) sorted by e2_before (insertion sort: n <= k^2) */
-static void e2_sort_idx(const e2_entry *pool, int32_t *idx, int32_t n)
+/* the best k of pool indices idx[0..n) by e2_before into idx[0..min(n, k)),
+ * in order (a partial insertion sort: the rest is not ordered); returns how
+ * many were placed */
+static int32_t e2_top_idx(const e2_entry *pool, int32_t *idx, int32_t n, int32_t k)
 {
-    for (int32_t i = 1; i < n; i++) {
-        int32_t x = idx[i], j = i;
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t x = idx[i];
+        if (m == k && !e2_before(&pool[x], &pool[idx[m - 1]])) continue;
+        int32_t j = m < k ? m++ : m - 1;
         while (j > 0 && e2_before(&pool[x], &pool[idx[j - 1]])) {
             idx[j] = idx[j - 1];
             j--;
         }
         idx[j] = x;
     }
+    return m;
 }
 
 static int32_t materialise(eng_tree *t, e2_entry *e)
@@ -137,7 +144,7 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int rc = draft->expand(draft->ctx, t, &root, 1, s->p.unit);
     if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
     int32_t nf = e2_propose(s, t, 0, 0.0, &n_pool, s->level, 0);
-    e2_sort_idx(s->pool, s->level, nf);
+    nf = e2_top_idx(s->pool, s->level, nf, k);
     for (int32_t step = 1; step < max_d && nf > 0; step++) {
         /* materialise the frontier (the best k of the last step) and expand it */
         int32_t n = nf < k ? nf : k, front[64];
@@ -155,12 +162,13 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
             const e2_entry *f = &s->pool[front[i]];
             nf = e2_propose(s, t, f->node, f->score, &n_pool, s->level, nf);
         }
-        e2_sort_idx(s->pool, s->level, nf);
+        nf = e2_top_idx(s->pool, s->level, nf, k);
     }
 
-    /* global top-total: sort a copy of the pool (orders stay the pool indices) */
-    qsort(s->pool, (size_t)n_pool, sizeof *s->pool, e2_cmp);
+    /* global top-total: the best `total` of the pool, in order (orders stay
+     * the pool indices) */
     int32_t keep_n = n_pool < total ? n_pool : total;
+    eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)keep_n, e2_cmp);
     /* after sorting, pool[i].order is the original index; parents are tree nodes,
      * so materialising in sorted order is safe: a parent ranks before its child
      * and was materialised as a frontier node */

@@ -70,6 +70,7 @@
  * State: one malloc in create (pool sized from the params), nothing after.
  */
 #include "eng_policy.h"
+#include "eng_select.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -161,16 +162,22 @@ static int ly_cmp(const void *x, const void *y)
     return ly_before(a, b) ? -1 : (ly_before(b, a) ? 1 : 0);
 }
 
-static void ly_sort_idx(const ly_entry *pool, int32_t *idx, int32_t n)
+/* the best k of pool indices idx[0..n) by ly_before into idx[0..min(n, k)),
+ * in order (a partial insertion sort); returns how many */
+static int32_t ly_top_idx(const ly_entry *pool, int32_t *idx, int32_t n, int32_t k)
 {
-    for (int32_t i = 1; i < n; i++) {
-        int32_t x = idx[i], j = i;
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t x = idx[i];
+        if (m == k && !ly_before(&pool[x], &pool[idx[m - 1]])) continue;
+        int32_t j = m < k ? m++ : m - 1;
         while (j > 0 && ly_before(&pool[x], &pool[idx[j - 1]])) {
             idx[j] = idx[j - 1];
             j--;
         }
         idx[j] = x;
     }
+    return m;
 }
 
 /* Tree node of an entry: the parent's existing child with the same token
@@ -263,7 +270,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         }
         if (i == steps) break;
         /* the k best children of this step become the next frontier */
-        ly_sort_idx(s->pool, s->step, ns);
+        ns = ly_top_idx(s->pool, s->step, ns, k); /* the loop takes at most k */
         nf = 0;
         for (int32_t q = 0; q < ns && nf < k; q++) {
             ly_entry *e = &s->pool[s->step[q]];
@@ -277,8 +284,8 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
     *out_steps = done;
     /* budget: the global top-B of the pool; parents were materialised as
      * frontier nodes and rank before their children */
-    qsort(s->pool, (size_t)n_pool, sizeof *s->pool, ly_cmp);
     int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
+    eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
     for (int32_t q = 0; q < sel; q++) {
         int32_t id = ly_materialise(t, &s->pool[q], cap);
         if (id == ENG_E_FULL) break;

@@ -27,6 +27,7 @@
  * the N <= n L materialised nodes.  State: one malloc in create.
  */
 #include "eng_policy.h"
+#include "eng_select.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -137,8 +138,9 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
                 x->order = nc++;
             }
         }
-        qsort(s->cands, (size_t)nc, sizeof *s->cands, cand_cmp);
+        /* the beam: the best n candidates, in order (the rest unsorted) */
         int32_t beam = nc < n ? nc : n;
+        eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
         if (L >= 2) {
             /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
             int32_t m = top_nodes(t, n, s->rank_buf);

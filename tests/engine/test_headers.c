@@ -13,12 +13,13 @@ int hdr_eng_accept(void);
 int hdr_eng_policy(void);
 int hdr_eng_costmodel(void);
 int hdr_eng_prune(void);
+int hdr_eng_select(void);
 
 int main(void)
 {
     int fails =
         hdr_eng_param() + hdr_eng_tree() + hdr_eng_oracle() + hdr_eng_accept() + hdr_eng_policy() +
-                hdr_eng_costmodel() + hdr_eng_prune();
-    fprintf(stderr, "test_headers: 7 headers, %d failed\n", fails);
+                hdr_eng_costmodel() + hdr_eng_prune() + hdr_eng_select();
+    fprintf(stderr, "test_headers: 8 headers, %d failed\n", fails);
     return fails != 0;
 }

@@ -179,6 +179,34 @@ def case_mpi_random():
             expect(not records(d), "no point ran")
 
 
+def case_speed_reference():
+    """Results equal, value for value, those the same points gave before the
+    speed work (tests/data/speed_reference.csv.gz): every policy, trees up to
+    64 rows, greedy and sampled acceptance.  Columns added since are not in
+    the reference and are not compared; the script's hash and the version
+    name the run, not its results."""
+    import gzip
+    ref_path = os.path.join(HOME, "tests", "data", "speed_reference.csv.gz")
+    with gzip.open(ref_path, "rt", newline="") as f:
+        ref = list(csv.DictReader(f))
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "now")
+        rc, _, err = run("sweep", "-j", "2", "-q", script("speed_reference.lua"), "-o", d)
+        expect(rc == 0, f"exit {rc}: {err}")
+        with open(os.path.join(d, "results.csv"), newline="") as f:
+            now = list(csv.DictReader(f))
+    expect(len(now) == len(ref), f"{len(now)} rows, the reference has {len(ref)}")
+    skip = {"script_hash", "version"}
+    for i, (a, b) in enumerate(zip(ref, now)):
+        for k, v in a.items():
+            if k in skip:
+                continue
+            expect(k in b, f"column {k} is gone")
+            expect(b[k] == v, f"row {i + 1} ({a['policy']} {a['policy_params']}, {a['trace']}, "
+                              f"{a['device']}, {a['accept']}): {k} = {b[k]}, reference {v}")
+    print(f"speed_reference: {len(ref)} rows equal to the reference")
+
+
 def case_setup_cache():
     """The per-phone calibration tables are measured once per process and
     reused by later points: a point computed after others (warm tables) gives

@@ -1,0 +1,13 @@
+-- Every policy, small and 64-row trees, greedy and sampled acceptance, two
+-- phones and three traces: the points whose results tests/data/speed_reference.csv.gz
+-- holds as computed before the tree policies selected their best candidates
+-- instead of sorting them all (test sweep/speed_reference).
+local fs = flashspec
+local traces = { fs.trace "traces/data/workload-code-strong.h5", fs.trace "traces/data/workload-dialogue-weak.h5", fs.trace "traces/data/synth-default.h5" }
+local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_chain {}, fs.policy.specinfer {},
+  fs.policy.sequoia {}, fs.policy.eagle2 {}, fs.policy.eagle2 { total_tokens = 63, top_k = 12, depth = 8 }, fs.policy.eagle2 { top_k = 3, total_tokens = 8 },
+  fs.policy.opt_tree {}, fs.policy.opt_tree { nodes = 63, delta = 0.1 }, fs.policy.opt_tree { nodes = 5 },
+  fs.policy.edgellm {}, fs.policy.lyanna {}, fs.policy.lyanna { k = 4, b = 63 }, fs.policy.lyanna { k = 1, b = 2 }, fs.policy.lever {} }
+fs.sweep { device = { fs.device "oneplus12", fs.device "sd8elite_ufs31" }, target = fs.model "qwen3-8b-q4_0",
+  draft = fs.model "qwen3-8b-eagle3-q4_0", trace = traces, max_new_tokens = 64, prompts = 4,
+  dram_fraction = { 0, 0.3 }, policy = pols, accept = { "greedy", "sampling" } }
