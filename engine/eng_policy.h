@@ -20,6 +20,26 @@
  *                      given once before the first cycle by the runtime (the
  *                      replay measures it from the trace and the phone model)
  *   provisional optional drafting while the target verifies (EdgeLLM)
+ *   error    optional  one line on why the last hook failed
+ *
+ * One cycle.  A runtime calls the hooks in this order (sim/replay does,
+ * and examples/engine/driver.c is a minimal runtime that does):
+ *   create                      once per policy instance (the descriptor's)
+ *   calibrate                   once, before the first cycle, if present
+ *   reset                       at the start of every prompt, if present
+ *   per cycle:
+ *     eng_tree_reset(t, last emitted token)
+ *     build(t, draft, lim)      the tree; the draft oracle runs inside
+ *     prune(t, target, keep)    if present: keep[] starts all 1; the target
+ *                               oracle's exit scores are available here
+ *     plan(t, keep, plan)       if present, else eng_plan_default
+ *     provisional(t, draft, lim) if present: nodes appended now are not
+ *                               verified this cycle
+ *     (the target verifies the kept rows; acceptance walks the tree)
+ *     observe(fb)               if present: outcome and measured latencies
+ *   destroy                     once, at the end
+ * A hook that returns an error ends the generation; `error`, when present,
+ * says why.
  */
 #ifndef ENG_POLICY_H
 #define ENG_POLICY_H

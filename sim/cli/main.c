@@ -36,6 +36,7 @@
 #include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
+#include "sim/lua/home.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
@@ -333,8 +334,7 @@ static int script_cmd(int argc, char **argv, int kind)
             fprintf(stderr, "flashspec: demo takes no arguments (see --help)\n");
             return FS_EXIT_USAGE;
         }
-        const char *dir = getenv("FLASHSPEC_CONFIG_DIR");
-        snprintf(script, sizeof script, "%s/default.lua", dir && *dir ? dir : FS_CONFIG_DIR);
+        snprintf(script, sizeof script, "%s/default.lua", fs_config_dir());
     } else {
         if (optind != argc - 1) {
             fprintf(stderr, "flashspec: %s needs exactly one SCRIPT.lua (see --help)\n",

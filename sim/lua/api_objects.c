@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "sim/lua/api.h"
+#include "sim/lua/home.h"
 #include "sim/lua/lparams.h"
 #include "sim/lua/profile.h"
 
@@ -366,8 +367,7 @@ static int file_exists(const char *p)
 
 static const char *project_dir(void)
 {
-    const char *e = getenv("FLASHSPEC_HOME");
-    return (e && *e) ? e : FS_PROJECT_DIR;
+    return fs_home_dir();
 }
 
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,

@@ -62,6 +62,7 @@
 #include "sim/hw/sim_device.h"
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
+#include "sim/lua/home.h"
 #include "sim/lua/lparams.h"
 #include "sim/lua/profile.h"
 #include "sim/lua/refcsv.h"
@@ -599,9 +600,9 @@ int fs_l_calibrate(lua_State *L)
         /* something that exists but is no regular file (a directory, a FIFO) is
          * bad data, for fs_ref_load to name; only a missing file is exit 66 */
         struct stat st;
-        const char *arg = lua_tostring(L, -1), *home = getenv("FLASHSPEC_HOME");
+        const char *arg = lua_tostring(L, -1);
         /* the places fs_api_find_file looked: the spec's folder, the project */
-        const char *roots[2] = {c->a->script_dir, home && *home ? home : FS_PROJECT_DIR};
+        const char *roots[2] = {c->a->script_dir, fs_home_dir()};
         int found = 0;
         for (int i = 0; i < (arg[0] == '/' ? 1 : 2) && !found; i++) {
             int n = arg[0] == '/' ? snprintf(rpath, sizeof rpath, "%s", arg)

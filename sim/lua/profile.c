@@ -18,6 +18,7 @@
  * base names resolve only through sim_profile_path.
  */
 #include "profile.h"
+#include "home.h"
 
 #include "lparams.h"
 #include "sandbox.h"
@@ -34,9 +35,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef FS_CONFIG_DIR
-#define FS_CONFIG_DIR "configs"
-#endif
 
 #define PROFILE_MEM_CAP ((size_t)64 << 20)
 #define PROFILE_STEPS_CAP 50000000LL
@@ -415,8 +413,7 @@ static int name_ok(const char *name)
 
 static const char *config_dir(void)
 {
-    const char *dir = getenv("FLASHSPEC_CONFIG_DIR");
-    return dir && dir[0] ? dir : FS_CONFIG_DIR;
+    return fs_config_dir();
 }
 
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n)

@@ -81,8 +81,8 @@ int sim_profile_load_kind(const char *path, const char *kind, const eng_param_de
                           const char *what, char *err, size_t errlen);
 
 /* Resolves a profile name: <dir>/<kind>/<name>.lua with dir =
- * $FLASHSPEC_CONFIG_DIR when set and non-empty, else the compiled-in
- * FS_CONFIG_DIR.  kind is "devices" or "models"; name is non-empty, made of
+ * $FLASHSPEC_CONFIG_DIR when set and non-empty, else
+ * the configs directory of home.h.  kind is "devices" or "models"; name is non-empty, made of
  * [A-Za-z0-9._+-], does not start with '.', and contains neither '/' nor "..".
  * Returns SIM_PROFILE_OK or SIM_PROFILE_E_NAME (also when out is too small). */
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n);
