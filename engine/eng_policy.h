@@ -146,6 +146,20 @@ typedef struct eng_policy {
     void *self; /* owned; freed by i->destroy */
 } eng_policy;
 
+/* Native plug-ins.  A shared object is a policy plug-in when it exports
+ *   const int32_t flashspec_policy_abi = ENG_POLICY_ABI;
+ *   const eng_policy_desc flashspec_policy = { "name", ... };
+ * (ENG_PLUGIN_DECLARE below writes both).  A runtime loads it only when the
+ * ABI numbers are equal: the number changes whenever eng_policy_i,
+ * eng_policy_desc, eng_tree, the oracles or the feedback structs change
+ * layout or meaning. */
+#define ENG_POLICY_ABI 1
+#define ENG_PLUGIN_ABI_SYMBOL "flashspec_policy_abi"
+#define ENG_PLUGIN_DESC_SYMBOL "flashspec_policy"
+#define ENG_PLUGIN_DECLARE(...)                                                                    \
+    const int32_t flashspec_policy_abi = ENG_POLICY_ABI;                                          \
+    const eng_policy_desc flashspec_policy = __VA_ARGS__
+
 /* One registry row per policy. */
 typedef struct eng_policy_desc {
     const char *name;

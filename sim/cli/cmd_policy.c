@@ -18,14 +18,16 @@
 #include "eng_param.h"
 #include "eng_policy.h"
 #include "sim/lua/lpolicy.h"
+#include "sim/lua/plugin.h"
 
 static const char usage[] =
-    "usage: flashspec policies [NAME] [--markdown]\n"
+    "usage: flashspec policies [NAME | FILE.lua] [--plugin FILE.so ...] [--markdown]\n"
     "\n"
-    "Lists the policies of this build, or the parameters of policy NAME as\n"
-    "flashspec.policy.NAME{...} accepts them: key, default, accepted values and\n"
-    "meaning.\n"
+    "Lists the policies of this build (and of the plug-ins given), or the\n"
+    "parameters of policy NAME as flashspec.policy.NAME{...} accepts them: key,\n"
+    "default, accepted values and meaning; FILE.lua describes a Lua policy.\n"
     "\n"
+    "  --plugin FILE.so  also a native policy plug-in (repeatable)\n"
     "  --markdown    print a markdown table\n"
     "  -h, --help    this help\n";
 
@@ -139,6 +141,8 @@ int cli_policy_main(int argc, char **argv)
 {
     const char *name = NULL;
     int markdown = 0;
+    static fs_plugin plugins[FS_MAX_PLUGINS];
+    int n_plugins = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage, stdout);
@@ -146,6 +150,21 @@ int cli_policy_main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--markdown")) {
             markdown = 1;
+        } else if (!strcmp(argv[i], "--plugin") || !strncmp(argv[i], "--plugin=", 9)) {
+            const char *path = argv[i][8] == '=' ? argv[i] + 9 : i + 1 < argc ? argv[++i] : NULL;
+            if (!path || n_plugins == FS_MAX_PLUGINS) {
+                fprintf(stderr, "flashspec: policies: --plugin needs a FILE.so (at most %d)\n",
+                        FS_MAX_PLUGINS);
+                return 64;
+            }
+            char perr[1024];
+            int prc = fs_plugin_load(path, &plugins[n_plugins], plugins, n_plugins, perr,
+                                     sizeof perr);
+            if (prc) {
+                fprintf(stderr, "flashspec: %s\n", perr);
+                return prc;
+            }
+            n_plugins++;
         } else if (argv[i][0] == '-' || name) {
             fprintf(stderr, "flashspec: policies: unexpected argument '%s' (see flashspec policies "
                             "--help)\n", argv[i]);
@@ -167,6 +186,8 @@ int cli_policy_main(int argc, char **argv)
     }
     if (name) {
         const eng_policy_desc *p = eng_policy_lookup(name);
+        for (int i = 0; i < n_plugins && !p; i++)
+            if (!strcmp(plugins[i].desc->name, name)) p = plugins[i].desc;
         if (!p) {
             const char *best = NULL;
             int32_t bd = 0;
@@ -193,6 +214,15 @@ int cli_policy_main(int argc, char **argv)
         else
             printf("%-16s %-6s %s\n", reg[i].name, reg[i].needs_draft ? "drafts" : "",
                    reg[i].doc ? reg[i].doc : "");
+    }
+    for (int i = 0; i < n_plugins; i++) {
+        const eng_policy_desc *d = plugins[i].desc;
+        if (markdown)
+            printf("| `%s` | %s | %s (plug-in %s) |\n", d->name, d->needs_draft ? "yes" : "no",
+                   d->doc ? d->doc : "", plugins[i].path);
+        else
+            printf("%-16s %-6s %s (plug-in %s)\n", d->name, d->needs_draft ? "drafts" : "",
+                   d->doc ? d->doc : "", plugins[i].path);
     }
     return 0;
 }

@@ -37,6 +37,7 @@
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
 #include "sim/lua/home.h"
+#include "sim/lua/plugin.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
@@ -94,6 +95,8 @@ static const char usage_run[] =
     "  -j, --jobs N       worker threads per process (default: run 1, sweep all CPUs)\n"
     "  -o, --output DIR   results directory (default: results/<script name>)\n"
     "      --no-resume    recompute points already saved in DIR/points\n"
+    "      --plugin FILE.so  load a native policy plug-in (repeatable): its policy\n"
+    "                     is flashspec.policy.NAME in the script\n"
     "      --resume=force reuse saved points even if another build of flashspec\n"
     "                     computed them (default --resume=build: only this build's)\n"
     "      --unsafe       lift the sandbox (io, os, require, debug) and the\n"
@@ -175,9 +178,13 @@ static int script_cmd(int argc, char **argv, int kind)
         {"timeline-point", required_argument, NULL, 'P'},
         {"timeline-prompt", required_argument, NULL, 'p'},
         {"arg", required_argument, NULL, 'A'},
+        {"plugin", required_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
     static const char *args[FS_MAX_ARGS];
+    static fs_plugin plugins[FS_MAX_PLUGINS];
+    const char *plugin_paths[FS_MAX_PLUGINS];
+    int n_plugin_paths = 0;
     fs_script_opts o = {0};
     fs_timeline_opts tl = {0};
     int tl_index_given = 0;
@@ -282,6 +289,15 @@ static int script_cmd(int argc, char **argv, int kind)
             if (demo) goto bad;
             o.no_resume = 1;
             break;
+        case 'L':
+            if (demo) goto bad;
+            if (n_plugin_paths == FS_MAX_PLUGINS) {
+                fprintf(stderr, "flashspec: %s: more than %d --plugin options\n", argv[0],
+                        FS_MAX_PLUGINS);
+                return FS_EXIT_USAGE;
+            }
+            plugin_paths[n_plugin_paths++] = optarg;
+            break;
         case 'F':
             if (demo) goto bad;
             if (strcmp(optarg, "force") == 0) {
@@ -317,6 +333,18 @@ static int script_cmd(int argc, char **argv, int kind)
             return FS_EXIT_USAGE;
         }
     }
+    /* native plug-ins: loaded here, by the command line only, before the
+     * script (which cannot load code) runs */
+    for (int i = 0; i < n_plugin_paths; i++) {
+        char perr[1024];
+        int prc = fs_plugin_load(plugin_paths[i], &plugins[i], plugins, i, perr, sizeof perr);
+        if (prc) {
+            fprintf(stderr, "flashspec: %s\n", perr);
+            return prc;
+        }
+    }
+    o.plugins = plugins;
+    o.n_plugins = n_plugin_paths;
     if (o.no_resume && o.resume_any_build) {
         fprintf(stderr, "flashspec: %s: --no-resume and --resume=force contradict each other\n",
                 argv[0]);

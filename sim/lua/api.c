@@ -30,6 +30,7 @@
 #include "sim/hw/sim_hw.h"
 #include "sim/lua/lparams.h"
 #include "sim/lua/lpolicy.h"
+#include "sim/lua/plugin.h"
 #include "sim/lua/profile.h"
 #include "sim/lua/refcsv.h"
 #include "sim/lua/rows.h"
@@ -261,7 +262,7 @@ static fs_row *row_new(lua_State *L, fs_api *a)
 
 static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
-                                   const point_opts *po, const point_ext *px);
+                                   const point_opts *po, const point_ext *px, const fs_api *a);
 
 /* Validates the point described by the table at idx and fills the next result
  * row (parameters), *pt (what the replay needs; it borrows from the Lua
@@ -358,7 +359,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->top_p = po.top_p;
     r->temperature = po.temperature;
     snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
-    *id = point_identity(pol, dev, tgt, drf, r, &po, &px);
+    *id = point_identity(pol, dev, tgt, drf, r, &po, &px, a);
     return r;
 }
 
@@ -367,12 +368,16 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
  * values, so a key added to point_keys enters the id by itself. */
 static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
-                                   const point_opts *po, const point_ext *px)
+                                   const point_opts *po, const point_ext *px, const fs_api *a)
 {
     sim_sweep_hasher h;
     sim_sweep_hasher_init(&h);
     sim_sweep_hasher_str(&h, "policy", pol->desc->name);
     sim_sweep_hasher_params(&h, "policy", pol->desc->params, pol->params);
+    /* a plug-in's code is not in the build key: its file's digest is here */
+    for (int i = 0; i < a->n_plugins; i++)
+        if (a->plugins[i].desc == pol->desc)
+            sim_sweep_hasher_str(&h, "policy.plugin", a->plugins[i].digest);
     sim_sweep_hasher_str(&h, "device", dev->name);
     sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
     sim_sweep_hasher_str(&h, "target", tgt->name);
@@ -687,6 +692,11 @@ static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
     }
     lua_pushcfunction(L, fs_l_policy_lua);
     lua_setfield(L, -2, "lua");
+    for (int i = 0; i < o->n_plugins; i++) { /* --plugin: names checked unique */
+        lua_pushlightuserdata(L, (void *)o->plugins[i].desc);
+        lua_pushcclosure(L, fs_l_policy_make, 1);
+        lua_setfield(L, -2, o->plugins[i].desc->name);
+    }
     lua_newtable(L);
     lua_pushcfunction(L, policy_index);
     lua_setfield(L, -2, "__index");
@@ -944,6 +954,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
     lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
     a.lim = &lim;
+    a.plugins = o->plugins;
+    a.n_plugins = o->n_plugins;
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         sim_timeline_destroy(a.ex.tl);

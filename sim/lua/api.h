@@ -47,6 +47,10 @@ typedef struct fs_script_opts {
      * keys are non-empty and unique (the CLI checks) */
     const char *const *args;
     int n_args;
+    /* native policy plug-ins loaded by the command line (plugin.h): each is
+     * flashspec.policy.NAME, its file digest in the points' ids */
+    const struct fs_plugin *plugins;
+    int n_plugins;
 } fs_script_opts;
 
 /* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */

@@ -62,6 +62,8 @@ typedef struct fs_api {
      * with the Lua heap against the script's memory limit */
     const fs_lua_limits *lim;
     size_t held_bytes;
+    const struct fs_plugin *plugins; /* borrowed from the options */
+    int n_plugins;
 } fs_api;
 
 /* Counts `bytes` more that the API is about to hold for the script; raises

@@ -67,9 +67,75 @@ def main():
             else:
                 expect(re.search(r"libflashspec-engine\.so\.0 => " + re.escape(libdir), ldd),
                        f"shared driver does not load the staged library: {ldd}")
-        # the staged flashspec finds its own data, from anywhere
+        # native plug-ins: the example built against the staged engine, then
+        # run by the staged flashspec; broken plug-ins are one line and 78
         exe = glob.glob(os.path.join(stage, "**", "bin", "flashspec"), recursive=True)
         expect(len(exe) == 1, f"flashspec binary: {exe}")
+        pdir = os.path.join(t, "plugin")
+        shutil.copytree(os.path.join(src, "examples", "plugin"), pdir)
+        p = subprocess.run(["make", "-C", pdir], capture_output=True, text=True, env=penv,
+                           timeout=300)
+        expect(p.returncode == 0, f"plug-in build: {p.stdout} {p.stderr}")
+        plugin = os.path.join(pdir, "libconfidence_chain.so")
+        renv = dict(env, LD_LIBRARY_PATH=libdir)
+        script = os.path.join(t, "plug.lua")
+        open(script, "w").write(
+            'local fs = flashspec\n'
+            'local rows = fs.sweep { device = fs.device "oneplus12", '
+            'target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0", '
+            'trace = fs.trace "traces/data/workload-code-strong.h5", max_new_tokens = 32, '
+            'policy = { fs.policy.chain {}, fs.policy.confidence_chain { threshold = 0.2 } } }\n'
+            'print(rows[2].policy, rows[2].policy_params, rows[2].tokens_per_s > 0)\n')
+        outs = []
+        for j in ("1", "2"):
+            p = subprocess.run([exe[0], "run", "--plugin", plugin, script, "-q", "-j", j,
+                                "-o", os.path.join(t, "plug" + j)], cwd="/",
+                               capture_output=True, text=True, env=renv, timeout=300)
+            expect(p.returncode == 0 and
+                   p.stdout.strip() == "confidence_chain\tthreshold=0.2,max_k=12,unit=cpu\ttrue",
+                   f"plug-in run: {p.returncode} {p.stdout!r} {p.stderr!r}")
+            outs.append(open(os.path.join(t, "plug" + j, "results.csv"), "rb").read())
+        expect(outs[0] == outs[1], "a plug-in's results differ between -j 1 and -j 2")
+        p = subprocess.run([exe[0], "policies", "--plugin", plugin, "confidence_chain"],
+                           capture_output=True, text=True, env=renv, timeout=60)
+        expect(p.returncode == 0 and re.search(r"threshold\s+0\.3\s+number 0\.\.1", p.stdout),
+               f"policies --plugin: {p.stdout!r} {p.stderr!r}")
+        cflags = subprocess.run(["pkg-config", "--cflags", "flashspec-engine"],
+                                capture_output=True, text=True, env=penv).stdout.split()
+        bad = {}
+        for name, extra in (("nosym", []), ("badabi", []), ("clash", ['-DPLUGIN_NAME="chain"']),
+                            ("badname", ['-DPLUGIN_NAME="bad-name"'])):
+            out = os.path.join(t, f"lib{name}.so")
+            srcf = os.path.join(src, "tests", "engine", "plugins",
+                                "clash.c" if name == "badname" else name + ".c")
+            p = subprocess.run(["cc", "-shared", "-fPIC", *cflags, *extra, srcf, "-o", out],
+                               capture_output=True, text=True, env=penv, timeout=120)
+            expect(p.returncode == 0, f"{name}: {p.stderr}")
+            bad[name] = out
+        for name, code, needle in (
+                ("nosym", 78, "not a flashspec policy plug-in (no symbol flashspec_policy_abi)"),
+                ("badabi", 78, "built for policy ABI 999, this flashspec has ABI 1"),
+                ("clash", 78, "policy 'chain' is already built in"),
+                ("badname", 78, "needs a name of letters, digits and '_'")):
+            p = subprocess.run([exe[0], "run", "--plugin", bad[name], script, "-q", "-o",
+                                os.path.join(t, "bad-" + name)], cwd="/", capture_output=True,
+                               text=True, env=renv, timeout=60)
+            lines = p.stderr.strip().splitlines()
+            expect(p.returncode == code and len(lines) == 1 and needle in lines[0],
+                   f"{name}: {p.returncode} {p.stderr!r}")
+            expect(not os.path.exists(os.path.join(t, "bad-" + name, "results.csv")),
+                   f"{name}: results written")
+        p = subprocess.run([exe[0], "run", "--plugin", plugin, "--plugin", plugin, script, "-q"],
+                           cwd="/", capture_output=True, text=True, env=renv, timeout=60)
+        expect(p.returncode == 78 and "already given by --plugin" in p.stderr, p.stderr)
+        p = subprocess.run([exe[0], "run", "--plugin", "/nonexistent.so", script, "-q"],
+                           cwd="/", capture_output=True, text=True, env=renv, timeout=60)
+        expect(p.returncode == 66 and p.stderr.count("\n") == 1, p.stderr)
+        p = subprocess.run([exe[0], "demo", "--plugin", plugin], cwd="/", capture_output=True,
+                           text=True, env=renv, timeout=60)
+        expect(p.returncode == 64, f"demo takes no --plugin: {p.returncode} {p.stderr!r}")
+
+        # the staged flashspec finds its own data, from anywhere
         share = os.path.realpath(os.path.join(os.path.dirname(exe[0]), "..", "share",
                                               "flashspec"))
         p = subprocess.run([exe[0], "profile", "no-such-phone", "qwen3-8b-q4_0"], cwd="/",
@@ -85,7 +151,8 @@ def main():
                            cwd="/", capture_output=True, text=True, env=env, timeout=60)
         expect(p.returncode == 0 and "chain_lua" in p.stdout, p.stderr)
     print("installed: engine example built and run against the staged libraries (shared and "
-          "static); the staged flashspec found its data beside it")
+          "static); a plug-in built, loaded and run, four broken ones refused; the staged "
+          "flashspec found its data beside it")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,32 @@
+/*
+ * plugin.h -- native policy plug-ins (`--plugin FILE.so`): a shared object
+ * exporting one eng_policy_desc and the ABI number it was built for
+ * (engine/eng_policy.h, "Native plug-ins").  Loaded by the command line
+ * only -- a script cannot load code -- before the script runs; its policy is
+ * then flashspec.policy.NAME like a built-in one.
+ */
+#ifndef FS_LUA_PLUGIN_H
+#define FS_LUA_PLUGIN_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "engine/eng_policy.h"
+
+#define FS_MAX_PLUGINS 16
+
+typedef struct fs_plugin {
+    const eng_policy_desc *desc; /* in the loaded object, valid until exit */
+    char digest[33];             /* of the file's bytes: enters the point id */
+    char path[PATH_MAX];
+} fs_plugin;
+
+/* Loads path as plug-in number n_loaded (loaded[0..n_loaded) are the earlier
+ * ones, for name clashes).  Returns 0, or an exit code (66 missing file, 78
+ * anything else: not loadable, missing symbol, other ABI, malformed
+ * descriptor, a name already taken) with one line in err.  The object stays
+ * loaded for the life of the process. */
+int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, int n_loaded,
+                   char *err, size_t errlen);
+
+#endif
