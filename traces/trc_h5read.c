@@ -47,6 +47,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct rd {
@@ -223,6 +224,75 @@ static int read_attr_int(rd *r, const char *name, int32_t *out)
     return TRC_OK;
 }
 
+static int write_full(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_full(int fd, void *p, size_t n)
+{
+    char *b = p;
+    while (n > 0) {
+        ssize_t r = read(fd, b, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* A variable-length string lives in a global heap, and HDF5 1.10 trusts the
+ * heap index a file gives it: an index past the collection's object table
+ * makes H5Aread copy from a garbage size (check_global_heaps cannot see
+ * indices, only collections).  The read therefore runs in a child process:
+ * whatever the file does to it, the parent gets the string through a pipe or
+ * learns that the read failed.  Only files written by others take this path
+ * (our writer stores fixed-length strings).  0 and dst / *len, or -1. */
+static int read_vlen_isolated(hid_t a, hid_t mty, char *dst, size_t cap, size_t *len)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) { /* the child: read, report, leave without clean-up */
+        close(fds[0]);
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, STDERR_FILENO); /* a crash here is not news */
+        char *s = NULL;
+        uint64_t n = UINT64_MAX;
+        if (H5Aread(a, mty, &s) >= 0) n = s ? strlen(s) : 0;
+        int bad = write_full(fds[1], &n, sizeof n) != 0;
+        if (!bad && n != UINT64_MAX && n < cap) bad = write_full(fds[1], s ? s : "", n) != 0;
+        _exit(bad ? 1 : 0);
+    }
+    close(fds[1]);
+    uint64_t n = UINT64_MAX;
+    int rc = read_full(fds[0], &n, sizeof n) == 0 && n != UINT64_MAX ? 0 : -1;
+    if (!rc && n < cap) {
+        rc = read_full(fds[0], dst, (size_t)n);
+        dst[rc ? 0 : n] = 0;
+    }
+    close(fds[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) rc = -1;
+    if (!rc) *len = (size_t)n; /* >= cap: the caller reports the length */
+    return rc;
+}
+
 static int read_attr_str(rd *r, const char *name, char *dst, size_t cap)
 {
     hid_t a = open_attr(r, name, H5T_STRING, NULL);
@@ -234,16 +304,11 @@ static int read_attr_str(rd *r, const char *name, char *dst, size_t cap)
     if (mty < 0) {
         rc = trci_err(r->err, TRC_E_FORMAT, "%s: @%s: unreadable string type", r->path, name);
     } else if (H5Tis_variable_str(mty) > 0) {
-        char *s = NULL;
         if ((rc = check_global_heaps(r))) {
             /* the file cannot be read safely; rc and the message are set */
-        } else if (H5Aread(a, mty, &s) < 0) {
+        } else if (read_vlen_isolated(a, mty, dst, cap, &len) != 0) {
             rc = trci_err(r->err, TRC_E_FORMAT, "%s: @%s: cannot read string (corrupt file)",
                           r->path, name);
-        } else {
-            len = s ? strlen(s) : 0;
-            if (len < cap) trci_strcpy(dst, cap, s ? s : "");
-            if (s) H5free_memory(s);
         }
     } else {
         size_t sz = H5Tget_size(mty);
