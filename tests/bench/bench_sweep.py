@@ -8,9 +8,15 @@ start to exit, including the synthetic trace generation); the -j 2 / -j 1 and
 MPI / -j 1 ratios; and the replay rate (speculative cycles/s and tokens/s on
 one core) of Flash-AR and Chain-SD (k = 8).  Every run writes into a fresh
 directory, so nothing is resumed.
+
+The configurations run interleaved (-j 1, -j 2, MPI, -j 1, -j 2, MPI, ...)
+REPEAT times, so machine noise falls on all of them alike; each rate is the
+median of its runs with the min and max beside it, and each ratio the median
+of the per-round ratios with their min and max.
 """
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,7 +26,7 @@ BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 MPI = os.environ.get("FLASHSPEC_MPI", "0") == "1"
 MPIRUN = os.environ.get("FLASHSPEC_MPIRUN", "mpirun")
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
-REPEAT = 3
+REPEAT = 5
 
 
 def timed(cmd):
@@ -32,40 +38,47 @@ def timed(cmd):
     return p, wall
 
 
-def sweep_rate(prefix, args, tmp, tag):
-    """Best of REPEAT: (points, sweep-only points/s, end-to-end points/s)."""
-    best = None
-    for i in range(REPEAT):
-        out = os.path.join(tmp, f"{tag}-{i}")
-        p, wall = timed([*prefix, BIN, "sweep", *args, os.path.join(HERE, "throughput.lua"),
-                         "-o", out])
-        m = re.search(r"sweep of (\d+) points: (\d+) computed, \d+ resumed, \d+ failed in "
-                      r"([0-9.]+) s", p.stderr)
-        if not m or m.group(1) != m.group(2):
-            sys.exit(f"bench: unexpected sweep summary: {p.stderr}")
-        n, s = int(m.group(1)), float(m.group(3))
-        r = (n, n / s, n / wall)
-        best = r if best is None or r[1] > best[1] else best
-    return best
+def sweep_once(prefix, args, tmp, tag):
+    """(points, sweep-only points/s, end-to-end points/s) of one run."""
+    out = os.path.join(tmp, tag)
+    p, wall = timed([*prefix, BIN, "sweep", *args, os.path.join(HERE, "throughput.lua"),
+                     "-o", out])
+    m = re.search(r"sweep of (\d+) points: (\d+) computed, \d+ resumed, \d+ failed in "
+                  r"([0-9.]+) s", p.stderr)
+    if not m or m.group(1) != m.group(2):
+        sys.exit(f"bench: unexpected sweep summary: {p.stderr}")
+    n, s = int(m.group(1)), float(m.group(3))
+    return n, n / s, n / wall
+
+
+def spread(v):
+    return f"{statistics.median(v):9.1f} [{min(v):.1f}, {max(v):.1f}]"
 
 
 def main():
+    configs = [("-j 1", [], ["-j", "1"]), ("-j 2", [], ["-j", "2"])]
+    if MPI:
+        mpi = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", "--mca", "btl",
+               "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none"]
+        configs.append(("mpirun -n 2, -j 1", mpi, ["-j", "1"]))
     with tempfile.TemporaryDirectory() as tmp:
-        rates = {}
-        rates["-j 1"] = sweep_rate([], ["-j", "1"], tmp, "j1")
-        rates["-j 2"] = sweep_rate([], ["-j", "2"], tmp, "j2")
-        if MPI:
-            mpi = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-n", "2", "--mca", "btl",
-                   "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none"]
-            rates["mpirun -n 2, -j 1"] = sweep_rate(mpi, ["-j", "1"], tmp, "mpi2")
-        print(f"sweep throughput ({rates['-j 1'][0]} points, best of {REPEAT}, "
-              f"{os.cpu_count()} CPUs):")
-        for k, (n, s, e) in rates.items():
-            print(f"  {k:<20} {s:9.1f} points/s (sweep)  {e:8.1f} points/s (end to end)")
-        base = rates["-j 1"]
-        for k in list(rates)[1:]:
-            print(f"  ratio {k} / -j 1:  {rates[k][1] / base[1]:.2f}x (sweep)  "
-                  f"{rates[k][2] / base[2]:.2f}x (end to end)")
+        runs = {name: [] for name, _, _ in configs}
+        for i in range(REPEAT):
+            for name, prefix, args in configs:
+                runs[name].append(sweep_once(prefix, args, tmp, f"{len(runs[name])}-{i}-"
+                                             + name.replace(" ", "_").replace(",", "")))
+        n = runs["-j 1"][0][0]
+        print(f"sweep throughput ({n} points, {REPEAT} interleaved rounds, {os.cpu_count()} "
+              "CPUs; median [min, max]):")
+        for name, r in runs.items():
+            print(f"  {name:<20} {spread([x[1] for x in r])} points/s (sweep)  "
+                  f"{spread([x[2] for x in r])} points/s (end to end)")
+        for name in list(runs)[1:]:
+            rs = [a[1] / b[1] for a, b in zip(runs[name], runs["-j 1"])]
+            re_ = [a[2] / b[2] for a, b in zip(runs[name], runs["-j 1"])]
+            print(f"  ratio {name} / -j 1:  {statistics.median(rs):.2f}x [{min(rs):.2f}, "
+                  f"{max(rs):.2f}] (sweep)  {statistics.median(re_):.2f}x [{min(re_):.2f}, "
+                  f"{max(re_):.2f}] (end to end)")
         if not MPI:
             print("  (MPI: not built or mpirun not found; skipped)")
 

@@ -24,12 +24,16 @@ end
 point(fs.policy.flash_ar {}, 1, tr, 4) -- fits the per-trace statistics
 for _, p in ipairs { { "lever", fs.policy.lever { n_max = 64 } },
                      { "lever-np", fs.policy.lever { n_max = 64, pruning = "none" } } } do
-  local cycles, tokens, wall = 0, 0, 0
+  local cycles, tokens, wall, rows, rmax = 0, 0, 0, 0, 0
   for seed = 1, 3 do
     local r = point(p[2], seed, tr)
     cycles, tokens, wall = cycles + r.cycles, tokens + r.tokens, wall + r.sim_wall_s
+    rows = rows + r.verify_rows * r.cycles
+    if r.verify_rows_max > rmax then rmax = r.verify_rows_max end
   end
-  print(string.format("replay %s %d %d %.6f", p[1], cycles, tokens, wall))
+  print(string.format("replay %s %d %d %.6f %.2f %d", p[1], cycles, tokens, wall,
+                      rows / cycles, rmax))
 end
 local r = point(fs.policy.lever { n_max = 64 }, 1, trace())
-print(string.format("replay lever-cold %d %d %.6f", r.cycles, r.tokens, r.sim_wall_s))
+print(string.format("replay lever-cold %d %d %.6f %.2f %d", r.cycles, r.tokens, r.sim_wall_s,
+                    r.verify_rows, r.verify_rows_max))
