@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     }
     struct stat st;
     stat(path, &st);
-    double file_mb = (double)st.st_size / 1e6, mem_mb = 0, best = 1e30;
+    double file_mb = (double)st.st_size / 1e6, mem_mb = 0, best = 1e30, nodes = 0;
     int ok = 1;
     for (int i = 0; i <= REPEAT && ok; i++) { /* i = 0 warms the page cache */
         t0 = now_s();
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
             break;
         }
         mem_mb = (double)trc_bytes(t) / 1e6;
+        nodes = (double)trc_get_meta(t)->n_nodes;
         if (trc_checksum(t) != sum_ref) {
             fprintf(stderr, "bench_trace_load: checksum changed across save and load\n");
             ok = 0;
@@ -90,5 +91,8 @@ int main(int argc, char **argv)
     printf("trace load (best of %d): %.1f MB file, %.1f MB in memory\n", REPEAT, file_mb, mem_mb);
     printf("  trc_load       %7.3f s  %8.1f MB/s of file  %8.1f MB/s in memory\n", best,
            file_mb / best, mem_mb / best);
+    if (nodes > 0)
+        printf("  memory per node %.1f bytes (%.0f nodes; file %.1f bytes per node)\n",
+               mem_mb * 1e6 / nodes, nodes, file_mb * 1e6 / nodes);
     return 0;
 }
