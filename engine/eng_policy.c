@@ -10,31 +10,17 @@
 
 #include <string.h>
 
-static const eng_policy_desc registry[] = {
-    {"flash_ar", "no drafting: one target invocation per token", sizeof(eng_flash_ar_params),
-     eng_flash_ar_param_table, eng_flash_ar_create, 0},
-    {"chain", "Chain-SD: k draft top-1 tokens verified in one pass", sizeof(eng_chain_params),
-     eng_chain_param_table, eng_chain_create, 1},
-    {"adaptive_chain", "adaptive-k chain: k steered by a window of acceptance rates",
-     sizeof(eng_adaptive_chain_params), eng_adaptive_chain_param_table, eng_adaptive_chain_create,
-     1},
-    {"specinfer", "SpecInfer static tree: top-k_d children at every depth d",
-     sizeof(eng_specinfer_params), eng_specinfer_param_table, eng_specinfer_create, 1},
-    {"eagle2", "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank",
-     sizeof(eng_eagle2_params), eng_eagle2_param_table, eng_eagle2_create, 1},
-    {"opt_tree", "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
-     sizeof(eng_opt_tree_params), eng_opt_tree_param_table, eng_opt_tree_create, 1},
-    {"sequoia", "Sequoia: static tree from a DP over positional acceptance and verify cost",
-     sizeof(eng_sequoia_params), eng_sequoia_param_table, eng_sequoia_create, 1},
-    {"lever", "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid",
-     sizeof(eng_lever_params), eng_lever_param_table, eng_lever_create, 1},
-    {"lyanna", "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify",
-     sizeof(eng_lyanna_params), eng_lyanna_param_table, eng_lyanna_create, 1},
-    {"edgellm", "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting",
-     sizeof(eng_edgellm_params), eng_edgellm_param_table, eng_edgellm_create, 1},
+#define ENG_POLICY(name) extern const eng_policy_desc eng_policy_##name;
+#include "policies.def"
+#undef ENG_POLICY
+
+static const eng_policy_desc *const registry[] = {
+#define ENG_POLICY(name) &eng_policy_##name,
+#include "policies.def"
+#undef ENG_POLICY
 };
 
-const eng_policy_desc *eng_policy_registry(int32_t *count)
+const eng_policy_desc *const *eng_policy_registry(int32_t *count)
 {
     if (count) *count = (int32_t)(sizeof registry / sizeof registry[0]);
     return registry;
@@ -44,7 +30,7 @@ const eng_policy_desc *eng_policy_lookup(const char *name)
 {
     if (!name) return NULL;
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
-        if (strcmp(registry[i].name, name) == 0) return &registry[i];
+        if (strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
 }
 

@@ -5,8 +5,11 @@
  * which of its nodes to verify past an exit layer (prune) and where the output
  * projection runs (plan), and learns from what happened (observe).  It never sees
  * a clock: latencies reach it only as measured numbers in eng_feedback, exactly as
- * on a phone.  A policy is one file: a params struct, its eng_param_desc table, a
- * create function and an eng_policy_i; registration is one line in eng_policy.c.
+ * on a phone.  A policy is one file engine/pol_NAME.c: a params struct (public
+ * ones live below), its eng_param_desc table, a create function, an
+ * eng_policy_i and its registry row `const eng_policy_desc eng_policy_NAME`;
+ * registering it is one line ENG_POLICY(NAME) in engine/policies.def, which
+ * also adds the file to the build.
  *
  * Hooks (modelled on llama.cpp's llama_sampler_i):
  *   name     required  stable identifier, also the Lua constructor name
@@ -171,8 +174,9 @@ typedef struct eng_policy_desc {
     int32_t needs_draft;             /* 1 when the policy calls the draft oracle */
 } eng_policy_desc;
 
-/* Registered policies, in registration order (never reordered). */
-const eng_policy_desc *eng_policy_registry(int32_t *count);
+/* Registered policies (engine/policies.def), in registration order (never
+ * reordered): an array of *count descriptors. */
+const eng_policy_desc *const *eng_policy_registry(int32_t *count);
 const eng_policy_desc *eng_policy_lookup(const char *name);
 
 /* Default plan for a (possibly pruned) tree: rows = kept nodes + root, eager head. */

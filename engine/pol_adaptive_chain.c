@@ -153,3 +153,7 @@ int32_t eng_adaptive_chain_k(const eng_policy *p, int32_t *autoregressive)
     if (autoregressive) *autoregressive = s->ar;
     return s->k;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_adaptive_chain = {"adaptive_chain", "adaptive-k chain: k steered by a window of acceptance rates", sizeof(eng_adaptive_chain_params),
+                                        eng_adaptive_chain_param_table, eng_adaptive_chain_create, 1};

@@ -99,3 +99,7 @@ int eng_chain_create(const void *params, eng_policy *out)
     out->self = self;
     return ENG_OK;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_chain = {"chain", "Chain-SD: k draft top-1 tokens verified in one pass", sizeof(eng_chain_params),
+                                        eng_chain_param_table, eng_chain_create, 1};

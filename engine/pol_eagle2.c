@@ -221,3 +221,7 @@ int eng_eagle2_create(const void *params, eng_policy *out)
     out->self = s;
     return ENG_OK;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_eagle2 = {"eagle2", "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank", sizeof(eng_eagle2_params),
+                                        eng_eagle2_param_table, eng_eagle2_create, 1};

@@ -489,3 +489,7 @@ int32_t eng_edgellm_carried(const eng_policy *p)
 {
     return p && p->i == &el_i ? ((const el_state *)p->self)->n_carry : 0;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_edgellm = {"edgellm", "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting", sizeof(eng_edgellm_params),
+                                        eng_edgellm_param_table, eng_edgellm_create, 1};

@@ -39,3 +39,7 @@ int eng_flash_ar_create(const void *params, eng_policy *out)
     out->self = NULL;
     return ENG_OK;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_flash_ar = {"flash_ar", "no drafting: one target invocation per token", sizeof(eng_flash_ar_params),
+                                        eng_flash_ar_param_table, eng_flash_ar_create, 0};

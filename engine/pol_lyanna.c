@@ -423,3 +423,7 @@ int eng_lyanna_last(const eng_policy *p, eng_lyanna_cycle *out)
     *out = ((const ly_state *)p->self)->last;
     return ENG_OK;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_lyanna = {"lyanna", "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify", sizeof(eng_lyanna_params),
+                                        eng_lyanna_param_table, eng_lyanna_create, 1};

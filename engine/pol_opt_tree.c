@@ -208,3 +208,7 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
     out->self = s;
     return ENG_OK;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_opt_tree = {"opt_tree", "OPT-Tree: beam drafting until expected acceptance stops growing by delta", sizeof(eng_opt_tree_params),
+                                        eng_opt_tree_param_table, eng_opt_tree_create, 1};

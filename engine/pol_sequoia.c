@@ -341,3 +341,7 @@ int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth)
     if (depth) *depth = s->shape_depth;
     return s->shape_m;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_sequoia = {"sequoia", "Sequoia: static tree from a DP over positional acceptance and verify cost", sizeof(eng_sequoia_params),
+                                        eng_sequoia_param_table, eng_sequoia_create, 1};

@@ -98,3 +98,7 @@ int eng_specinfer_create(const void *params, eng_policy *out)
     out->self = s;
     return ENG_OK;
 }
+
+/* The registry row (engine/policies.def lists it). */
+const eng_policy_desc eng_policy_specinfer = {"specinfer", "SpecInfer static tree: top-k_d children at every depth d", sizeof(eng_specinfer_params),
+                                        eng_specinfer_param_table, eng_specinfer_create, 1};

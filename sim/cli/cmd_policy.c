@@ -174,7 +174,7 @@ int cli_policy_main(int argc, char **argv)
         }
     }
     int32_t count = 0;
-    const eng_policy_desc *reg = eng_policy_registry(&count);
+    const eng_policy_desc *const *reg = eng_policy_registry(&count);
     size_t nl = name ? strlen(name) : 0;
     if (name && nl > 4 && strcmp(name + nl - 4, ".lua") == 0) {
         char err[1024];
@@ -192,8 +192,8 @@ int cli_policy_main(int argc, char **argv)
             const char *best = NULL;
             int32_t bd = 0;
             for (int32_t i = 0; i < count; i++) {
-                int32_t d = eng_params_distance(name, reg[i].name);
-                if (!best || d < bd) best = reg[i].name, bd = d;
+                int32_t d = eng_params_distance(name, reg[i]->name);
+                if (!best || d < bd) best = reg[i]->name, bd = d;
             }
             int32_t near = (int32_t)strlen(name) / 2 > 2 ? (int32_t)strlen(name) / 2 : 2;
             if (best && bd <= near)
@@ -209,11 +209,11 @@ int cli_policy_main(int argc, char **argv)
     if (markdown) printf("| policy | drafts | description |\n|---|---|---|\n");
     for (int32_t i = 0; i < count; i++) {
         if (markdown)
-            printf("| `%s` | %s | %s |\n", reg[i].name, reg[i].needs_draft ? "yes" : "no",
-                   reg[i].doc ? reg[i].doc : "");
+            printf("| `%s` | %s | %s |\n", reg[i]->name, reg[i]->needs_draft ? "yes" : "no",
+                   reg[i]->doc ? reg[i]->doc : "");
         else
-            printf("%-16s %-6s %s\n", reg[i].name, reg[i].needs_draft ? "drafts" : "",
-                   reg[i].doc ? reg[i].doc : "");
+            printf("%-16s %-6s %s\n", reg[i]->name, reg[i]->needs_draft ? "drafts" : "",
+                   reg[i]->doc ? reg[i]->doc : "");
     }
     for (int i = 0; i < n_plugins; i++) {
         const eng_policy_desc *d = plugins[i].desc;

@@ -627,16 +627,16 @@ static int policy_index(lua_State *L)
     if (!k || lua_type(L, 2) != LUA_TSTRING) return fs_raise(L, FS_EXIT_CONFIG, 1,
                                                              "flashspec.policy: key is not a name");
     int32_t n;
-    const eng_policy_desc *reg = eng_policy_registry(&n);
+    const eng_policy_desc *const *reg = eng_policy_registry(&n);
     const char *best = NULL;
     int32_t bd = 0;
     char all[512] = "";
     size_t at = 0;
     for (int32_t i = 0; i < n; i++) {
-        int32_t d = eng_params_distance(k, reg[i].name);
-        if (!best || d < bd) best = reg[i].name, bd = d;
+        int32_t d = eng_params_distance(k, reg[i]->name);
+        if (!best || d < bd) best = reg[i]->name, bd = d;
         if (at < sizeof all)
-            at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", i ? ", " : "", reg[i].name);
+            at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", i ? ", " : "", reg[i]->name);
     }
     int32_t near = (int32_t)strlen(k) / 2 > 2 ? (int32_t)strlen(k) / 2 : 2;
     if (best && bd <= near)
@@ -684,11 +684,11 @@ static void open_api(lua_State *L, fs_api *a, const fs_script_opts *o)
     /* flashspec.policy.<name> from the engine registry */
     lua_newtable(L);
     int32_t n;
-    const eng_policy_desc *reg = eng_policy_registry(&n);
+    const eng_policy_desc *const *reg = eng_policy_registry(&n);
     for (int32_t i = 0; i < n; i++) {
-        lua_pushlightuserdata(L, (void *)&reg[i]);
+        lua_pushlightuserdata(L, (void *)reg[i]);
         lua_pushcclosure(L, fs_l_policy_make, 1);
-        lua_setfield(L, -2, reg[i].name);
+        lua_setfield(L, -2, reg[i]->name);
     }
     lua_pushcfunction(L, fs_l_policy_lua);
     lua_setfield(L, -2, "lua");

@@ -296,7 +296,7 @@ static void test_plan_default(void)
 static void test_registry(void)
 {
     int32_t n = 0;
-    const eng_policy_desc *reg = eng_policy_registry(&n);
+    const eng_policy_desc *const *reg = eng_policy_registry(&n);
     CHECK_EQ_INT(n, 10);
     CHECK(reg != NULL);
     if (!reg || n < 10) return;
@@ -304,20 +304,20 @@ static void test_registry(void)
                                         "eagle2",   "opt_tree", "sequoia",      "lever",
                                         "lyanna",   "edgellm"};
     for (int32_t i = 0; i < 10; i++) {
-        CHECK(strcmp(reg[i].name, order[i]) == 0);
-        CHECK_EQ_INT(reg[i].needs_draft, i > 0);
+        CHECK(strcmp(reg[i]->name, order[i]) == 0);
+        CHECK_EQ_INT(reg[i]->needs_draft, i > 0);
     }
-    CHECK(eng_policy_lookup("flash_ar") == &reg[0]);
-    CHECK(eng_policy_lookup("chain") == &reg[1]);
+    CHECK(eng_policy_lookup("flash_ar") == reg[0]);
+    CHECK(eng_policy_lookup("chain") == reg[1]);
     CHECK(eng_policy_lookup("chain2") == NULL);
     CHECK(eng_policy_lookup("") == NULL);
     CHECK(eng_policy_lookup(NULL) == NULL);
-    CHECK(reg[0].params == eng_flash_ar_param_table);
-    CHECK(reg[1].params == eng_chain_param_table);
-    CHECK_EQ_INT(reg[1].params_size, sizeof(eng_chain_params));
+    CHECK(reg[0]->params == eng_flash_ar_param_table);
+    CHECK(reg[1]->params == eng_chain_param_table);
+    CHECK_EQ_INT(reg[1]->params_size, sizeof(eng_chain_params));
 
     for (int32_t i = 0; i < n; i++) {
-        const eng_policy_desc *d = &reg[i];
+        const eng_policy_desc *d = reg[i];
         CHECK(d->doc && d->doc[0] && !strchr(d->doc, '\n'));
         CHECK(d->create != NULL && d->params != NULL);
         /* every row: documented on one line, default inside its range, unique name */

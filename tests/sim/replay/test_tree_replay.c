@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     load(argv[1]);
     static const char *const files[] = {"synth-default.h5", "synth-small.h5"};
     int32_t n = 0;
-    const eng_policy_desc *reg = eng_policy_registry(&n);
+    const eng_policy_desc *const *reg = eng_policy_registry(&n);
     CHECK(n >= 7);
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         char path[1024];
@@ -68,24 +68,24 @@ int main(int argc, char **argv)
         if (!t) continue;
         for (int32_t i = 0; i < n; i++) {
             sim_point_stats g, tp, s1, s2;
-            CHECK_EQ_INT(run(t, &reg[i], SIM_ACCEPT_GREEDY, 0.9, &g), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_GREEDY, 0.9, &g), SIM_REPLAY_OK);
             CHECK(g.tokens > 0 && g.cycles > 0);
             CHECK_EQ_INT(g.mismatched, 0);
             CHECK(g.token_mismatch == 0.0);
             CHECK(g.waste_ms >= 0 && g.waste_ms < g.verify_ms + 1e-9);
             CHECK(g.waste_frac >= 0 && g.waste_frac < 1);
             CHECK(g.coverage > 0 && g.coverage <= 1);
-            if (!reg[i].needs_draft) CHECK(g.waste_ms == 0.0);
-            CHECK_EQ_INT(run(t, &reg[i], SIM_ACCEPT_TOP_P, 0.9, &tp), SIM_REPLAY_OK);
+            if (!reg[i]->needs_draft) CHECK(g.waste_ms == 0.0);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_TOP_P, 0.9, &tp), SIM_REPLAY_OK);
             CHECK(tp.token_mismatch >= 0 && tp.token_mismatch <= 1);
             CHECK(tp.tokens == g.tokens);
-            CHECK_EQ_INT(run(t, &reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s1), SIM_REPLAY_OK);
-            CHECK_EQ_INT(run(t, &reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s2), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s1), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s2), SIM_REPLAY_OK);
             CHECK(s1.tokens == s2.tokens && s1.cycles == s2.cycles &&
                   s1.mismatched == s2.mismatched);
             printf("%-16s %-18s greedy %.3f tok/s acc %.2f | top_p acc %.2f mismatch %.3f | "
                    "sampling acc %.2f mismatch %.3f\n",
-                   reg[i].name, files[f], g.tokens_per_s, g.mean_accepted, tp.mean_accepted,
+                   reg[i]->name, files[f], g.tokens_per_s, g.mean_accepted, tp.mean_accepted,
                    tp.token_mismatch, s1.mean_accepted, s1.token_mismatch);
         }
         trc_free(t);
