@@ -31,6 +31,8 @@
  *   tree:depth(id)  tree:logq(id)  tree:cum_logq(id)  tree:leaves()
  *   tree:ncands(id)  tree:cand(id, j) -> token, logp  tree:child(id, token)
  *   tree:add(parent, token, logq) -> id (nil when the tree is full)
+ *   tree:remove(drop) -> map  drops the nodes with drop[id] == true and their
+ *                subtrees; map[old id] = new id (nil for dropped nodes)
  *   draft:expand(ids, unit)  ids a node id or a list; unit "cpu" or "npu"
  *   draft:k()  target:exit_scores(exit_index) -> scores, scores[u * K + j]
  *   (j from 1) the predictor score of candidate j of node u, NaN if none
@@ -233,6 +235,31 @@ static int t_add(lua_State *L)
     return 1;
 }
 
+/* tree:remove(drop): drops every node id with drop[id] == true and the
+ * subtrees under them (never the root); ids are renumbered in order, and the
+ * returned table maps each old id to its new one (nil for dropped nodes). */
+static int t_remove(lua_State *L)
+{
+    eng_tree *t = tree_of(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int32_t n = t->n_nodes;
+    uint8_t *keep = lua_newuserdatauv(L, (size_t)n, 0);
+    int32_t *map = lua_newuserdatauv(L, sizeof *map * (size_t)n, 0);
+    for (int32_t u = 0; u < n; u++) {
+        lua_rawgeti(L, 2, u);
+        keep[u] = u == 0 || !lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    eng_tree_compact(t, keep, map);
+    lua_createtable(L, n, 1);
+    for (int32_t u = 0; u < n; u++) {
+        if (map[u] == ENG_NO_NODE) continue;
+        lua_pushinteger(L, map[u]);
+        lua_rawseti(L, -2, u);
+    }
+    return 1;
+}
+
 static eng_unit unit_arg(lua_State *L, int idx)
 {
     static const char *const units[] = {"cpu", "npu", NULL};
@@ -311,7 +338,7 @@ static void make_objects(lp_state *s)
         {"size", t_size},   {"token", t_token},   {"parent", t_parent}, {"depth", t_depth},
         {"logq", t_logq},   {"cum_logq", t_cum_logq}, {"leaves", t_leaves},
         {"ncands", t_ncands}, {"cand", t_cand},   {"child", t_child},   {"add", t_add},
-        {NULL, NULL}};
+        {"remove", t_remove}, {NULL, NULL}};
     s->tree = lua_newuserdatauv(L, sizeof *s->tree, 0);
     s->tree->p = NULL;
     luaL_newmetatable(L, LP_TREE);

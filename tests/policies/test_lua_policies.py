@@ -178,5 +178,37 @@ def case_errors():
         print("lua policy errors: one line each, file:line and hook named")
 
 
+def case_api():
+    """tree:remove drops nodes with their subtrees and renumbers the rest."""
+    pol = """local P = { name = "pool_lua" }
+function P.build(tree, draft, lim)
+  draft:expand(0, "cpu")
+  local kids = {}
+  for j = 1, math.min(3, tree:ncands(0)) do
+    local tok, lp = tree:cand(0, j)
+    kids[#kids + 1] = tree:add(0, tok, lp)
+  end
+  draft:expand(kids, "cpu")
+  for _, u in ipairs(kids) do
+    local tok, lp = tree:cand(u, 1)
+    if tok then tree:add(u, tok, lp) end
+  end
+  local before = tree:size()
+  local map = tree:remove { [kids[2]] = true, [0] = true }
+  assert(tree:size() == before - 2, "a child and its grandchild dropped, never the root")
+  assert(map[kids[2]] == nil and map[0] == 0 and map[kids[3]] == kids[2], "renumbered")
+  assert(tree:parent(map[kids[3]]) == 0 and tree:depth(tree:size() - 1) == 2)
+end
+return P
+"""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "pool.lua")
+        open(p, "w").write(pol)
+        rc, so, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{p}")))\n'
+                               'print(r.verify_rows)\n', d, "api.lua")
+        expect(rc == 0 and float(so.split()[0]) == 5.0, f"{rc} {so!r} {err!r}")
+    print("lua policy api: tree:remove keeps the root, drops subtrees, renumbers")
+
+
 if __name__ == "__main__":
-    {"differential": case_differential, "errors": case_errors}[sys.argv[1]]()
+    {"differential": case_differential, "errors": case_errors, "api": case_api}[sys.argv[1]]()

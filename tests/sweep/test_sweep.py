@@ -168,9 +168,16 @@ def case_mpi_random():
         rc, out, err = mpi_run(2, "sweep", script("random.lua"), "-o", d)
         expect(rc == 0, f"mpirun -n 2 of a math.random script: exit {rc}: {err}")
         same_results(a, d, "local vs mpirun -n 2 with math.random values")
-        for extra in (("--arg", "reseed=1"), ("--arg", "reseed=1", "--arg", "random_len=1")):
-            d = os.path.join(t, "bad" + str(len(extra)))
-            rc, out, err = mpi_run(2, "sweep", script("random.lua"), "-o", d, *extra)
+        # ranks that expand different lists (other values; another count),
+        # started as one MPMD job with different arguments per rank
+        for i, (a, b) in enumerate(((["--arg", "seed=1"], ["--arg", "seed=2"]),
+                                    (["--arg", "n=3"], ["--arg", "n=5"]))):
+            d = os.path.join(t, f"bad{i}")
+            cmd = mpi_cmd(1)
+            cmd = [*cmd, "sweep", script("random.lua"), "-o", d, *a, ":", "-n", "1", BIN,
+                   "sweep", script("random.lua"), "-o", d, *b]
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpi_env())
+            rc, err = p.returncode, p.stderr
             expect(rc == 78, f"ranks with different point lists: exit {rc}: {err}")
             expect("expanded different point lists" in err, f"names the mismatch: {err!r}")
             expect(re.search(r"random\.lua:\d+:", err), f"names the script line: {err!r}")

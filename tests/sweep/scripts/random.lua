@@ -1,9 +1,10 @@
--- Point values drawn with math.random: deterministic in every process unless
--- the script reseeds from the clock (--arg reseed=1), which MPI ranks must
--- then catch as different point lists.
+-- Point values drawn with math.random: the same in every process (the seed is
+-- fixed).  --arg seed=S reseeds with S and --arg n=N draws N values: ranks
+-- started with different values (an MPMD mpirun) expand different point
+-- lists, which the sweep must catch before any point runs.
 local fs = flashspec
-if fs.args.reseed then math.randomseed() end
-local n = fs.args.random_len and math.random(2, 40) or 3
+if fs.args.seed then math.randomseed(tonumber(fs.args.seed)) end
+local n = tonumber(fs.args.n or "3")
 local fr = {}
 for i = 1, n do fr[i] = math.random() end
 local rows = fs.sweep {
