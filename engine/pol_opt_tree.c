@@ -62,7 +62,8 @@ typedef struct ot_state {
     ot_cand *cands; /* [n * OT_MAX_K] children of one layer */
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
-    int32_t rank_buf[ENG_POL_MAX_NODES];
+    int32_t best[2][ENG_POL_MAX_NODES]; /* C: the top-n tree nodes, sorted (ping-pong) */
+    int32_t layer[ENG_POL_MAX_NODES];   /* the newest layer's nodes, sorted */
     uint8_t keep[ENG_POL_MAX_NODES];
 } ot_state;
 
@@ -87,21 +88,32 @@ static int node_before(const eng_tree *t, int32_t a, int32_t b)
     return a < b;
 }
 
-/* ids of the top-n non-root nodes into out (sorted); returns how many.
- * Partial insertion sort: O(N n). */
-static int32_t top_nodes(const eng_tree *t, int32_t n, int32_t *out)
+/* Merges tree nodes [lo, hi) into the top-n list s->best[*cur][0..*m): the
+ * layer is sorted (insertion: a layer is at most a beam) and merged, so C is
+ * kept up to date layer by layer instead of re-ranking every node each time;
+ * node_before is a strict total order, so C equals the top n of all nodes. */
+static void add_layer(ot_state *s, const eng_tree *t, int32_t lo, int32_t hi, int32_t n,
+                      int32_t *cur, int32_t *m)
 {
-    int32_t m = 0;
-    for (int32_t v = 1; v < t->n_nodes; v++) {
-        if (m == n && !node_before(t, v, out[m - 1])) continue;
-        int32_t j = m < n ? m++ : m - 1;
-        while (j > 0 && node_before(t, v, out[j - 1])) {
-            out[j] = out[j - 1];
+    int32_t cnt = 0;
+    for (int32_t v = lo; v < hi; v++) {
+        int32_t j = cnt++;
+        while (j > 0 && node_before(t, v, s->layer[j - 1])) {
+            s->layer[j] = s->layer[j - 1];
             j--;
         }
-        out[j] = v;
+        s->layer[j] = v;
     }
-    return m;
+    const int32_t *a = s->best[*cur];
+    int32_t *out = s->best[1 - *cur], i = 0, j = 0, k = 0;
+    while (k < n && (i < *m || j < cnt)) {
+        if (j >= cnt || (i < *m && node_before(t, a[i], s->layer[j])))
+            out[k++] = a[i++];
+        else
+            out[k++] = s->layer[j++];
+    }
+    *m = k;
+    *cur = 1 - *cur;
 }
 
 static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
@@ -117,6 +129,8 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
 
     int32_t lo = 0, hi = 1; /* the layer to expand next: tree ids [lo, hi) */
     double w_prev = 0.0;
+    int32_t cur = 0, m = 0; /* C: the top n of the tree's non-root nodes, best first */
+    if (t->n_nodes > 1) add_layer(s, t, 1, t->n_nodes, n, &cur, &m);
     for (int32_t L = 1;; L++) {
         /* C_L could not grow past max_d whatever W says: stop before drafting */
         if (L >= 2 && L - 1 >= max_d) break;
@@ -143,10 +157,9 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
         if (L >= 2) {
             /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
-            int32_t m = top_nodes(t, n, s->rank_buf);
             double w = 0.0;
             for (int32_t i = 0; i < m; i++)
-                w += exp((double)t->nodes[s->rank_buf[i]].cum_logq);
+                w += exp((double)t->nodes[s->best[cur][i]].cum_logq);
             int more = w - w_prev > s->p.delta && beam > 0;
             w_prev = w;
             if (!more) break;
@@ -164,13 +177,13 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
             if (id < 0) return id;
         }
         hi = t->n_nodes;
+        add_layer(s, t, lo, hi, n, &cur, &m);
     }
     /* keep C_L: the tree holds exactly layers 1 .. L - 1 here */
     memset(s->keep, 0, (size_t)t->n_nodes);
     s->keep[0] = 1;
-    int32_t m = top_nodes(t, n, s->rank_buf);
     for (int32_t i = 0; i < m; i++)
-        s->keep[s->rank_buf[i]] = 1;
+        s->keep[s->best[cur][i]] = 1;
     eng_tree_compact(t, s->keep, s->map);
     return ENG_OK;
 }
