@@ -140,6 +140,22 @@ void fs_api_push_rows(lua_State *L, fs_staged *sp, int64_t n);
 /* Pushes a policy object of desc with the given (validated) params. */
 void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params);
 
+/* t[k] = v for the table on top of the stack. */
+static inline void fs_set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static inline void fs_set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* Builds the `flashspec` table of a script run in L (api.c). */
+void fs_api_open(lua_State *L, fs_api *a, const struct fs_script_opts *o);
+
 /* flashspec.tune (tune.c). */
 int fs_l_tune(lua_State *L);
 

@@ -476,18 +476,6 @@ static int cal_gc(lua_State *L)
 }
 
 /* Fields of the table on top of the stack. */
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static void set_str(lua_State *L, const char *k, const char *v)
 {
     lua_pushstring(L, v);
@@ -745,11 +733,11 @@ int fs_l_calibrate(lua_State *L)
         lua_pushstring(L, q->name);
         lua_rawseti(L, -3, i + 1);
         lua_createtable(L, 0, 5);
-        set_num(L, "value", q->value);
-        set_num(L, "se", q->se);
-        set_num(L, "start", q->start);
-        set_num(L, "lo", q->lo);
-        set_num(L, "hi", q->hi);
+        fs_set_num(L, "value", q->value);
+        fs_set_num(L, "se", q->se);
+        fs_set_num(L, "start", q->start);
+        fs_set_num(L, "lo", q->lo);
+        fs_set_num(L, "hi", q->hi);
         lua_setfield(L, -2, q->name);
     }
     lua_setfield(L, -3, "params");
@@ -758,13 +746,13 @@ int fs_l_calibrate(lua_State *L)
     for (int32_t k = 0; k < n; k++) {
         const fs_ref_row *r = &c->ref.rows[k];
         lua_createtable(L, 0, 10);
-        set_int(L, "line", r->line);
+        fs_set_int(L, "line", r->line);
         set_str(L, "metric", r->metric);
-        set_num(L, "measured", r->value);
-        set_num(L, "predicted", pred[k]);
-        set_num(L, "error", resid[k]);
-        set_num(L, "loo_error", loo_e[k]);
-        set_int(L, "points", c->matches[k]);
+        fs_set_num(L, "measured", r->value);
+        fs_set_num(L, "predicted", pred[k]);
+        fs_set_num(L, "error", resid[k]);
+        fs_set_num(L, "loo_error", loo_e[k]);
+        fs_set_int(L, "points", c->matches[k]);
         set_str(L, "source", r->source);
         set_str(L, "note", r->note);
         for (int32_t j = 0; j < c->ref.n_keys; j++) {
@@ -774,15 +762,15 @@ int fs_l_calibrate(lua_State *L)
         lua_rawseti(L, -2, k + 1);
     }
     lua_setfield(L, -2, "rows");
-    set_num(L, "rms", rms);
-    set_num(L, "loo_rms", loo_rms);
-    set_num(L, "start_rms", sqrt(rss0 / n));
-    set_num(L, "aic", aic);
-    set_num(L, "bic", bic);
-    set_int(L, "n", n);
-    set_int(L, "p", p);
-    set_int(L, "iterations", (lua_Integer)iters);
-    set_int(L, "evaluations", (lua_Integer)c->evals);
+    fs_set_num(L, "rms", rms);
+    fs_set_num(L, "loo_rms", loo_rms);
+    fs_set_num(L, "start_rms", sqrt(rss0 / n));
+    fs_set_num(L, "aic", aic);
+    fs_set_num(L, "bic", bic);
+    fs_set_int(L, "n", n);
+    fs_set_int(L, "p", p);
+    fs_set_int(L, "iterations", (lua_Integer)iters);
+    fs_set_int(L, "evaluations", (lua_Integer)c->evals);
     set_str(L, "status", status == GSL_SUCCESS
                              ? "converged"
                              : "converged (no further progress at the step resolution)");

@@ -48,6 +48,7 @@
  * fails that point with one line naming the file, line and hook.
  */
 #include "sim/lua/lpolicy.h"
+#include "sim/lua/lpolicy_impl.h"
 
 #include <lauxlib.h>
 #include <limits.h>
@@ -62,11 +63,7 @@
 #include "sim/lua/sandbox.h"
 #include "sim/sweep/sim_sweep.h"
 
-#define LP_TREE "flashspec.lua_tree"
-#define LP_DRAFT "flashspec.lua_draft"
-#define LP_TARGET "flashspec.lua_target"
 #define LP_ERR_CAP 512
-#define LP_MAX_IDS 4096
 
 /* ------------------------------------------------------------ params */
 
@@ -93,10 +90,6 @@ static const eng_param_desc lp_table[] = {
 
 /* ------------------------------------------------------------- state */
 
-typedef struct lp_obj {
-    void *p; /* eng_tree *, eng_draft_oracle * or eng_target_oracle *; NULL outside a hook */
-} lp_obj;
-
 enum { H_RESET, H_BUILD, H_PRUNE, H_PLAN, H_OBSERVE, H_CALIBRATE, H_PROVISIONAL, H_N };
 static const char *const hook_names[H_N] = {"reset",   "build",     "prune",      "plan",
                                             "observe", "calibrate", "provisional"};
@@ -105,274 +98,12 @@ typedef struct lp_state {
     lua_State *L;
     fs_lua_limits lim;
     int ref[H_N]; /* LUA_NOREF when the file does not define the hook */
-    lp_obj *tree, *draft, *target;
-    int tree_ref, draft_ref, target_ref;
+    lp_objects obj; /* the tree, draft and target handed to hooks */
     char name[64];
     int named, needs_draft;
     char err[LP_ERR_CAP];
     eng_policy_i iface;
 } lp_state;
-
-static lp_obj *check_obj(lua_State *L, int idx, const char *mt)
-{
-    lp_obj *o = luaL_checkudata(L, idx, mt);
-    if (!o->p) luaL_error(L, "%s used outside the hook that received it", mt + 10);
-    return o;
-}
-
-static eng_tree *tree_of(lua_State *L)
-{
-    return check_obj(L, 1, LP_TREE)->p;
-}
-
-static int32_t node_arg(lua_State *L, const eng_tree *t, int idx)
-{
-    lua_Integer id = luaL_checkinteger(L, idx);
-    if (id < 0 || id >= t->n_nodes)
-        luaL_error(L, "node %d is not in the tree (size %d)", (int)id, (int)t->n_nodes);
-    return (int32_t)id;
-}
-
-static int t_size(lua_State *L)
-{
-    lua_pushinteger(L, tree_of(L)->n_nodes);
-    return 1;
-}
-
-static int t_token(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    lua_pushinteger(L, t->nodes[node_arg(L, t, 2)].tok);
-    return 1;
-}
-
-static int t_parent(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    int32_t p = t->nodes[node_arg(L, t, 2)].parent;
-    if (p < 0)
-        lua_pushnil(L);
-    else
-        lua_pushinteger(L, p);
-    return 1;
-}
-
-static int t_depth(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    lua_pushinteger(L, t->nodes[node_arg(L, t, 2)].depth);
-    return 1;
-}
-
-static int t_logq(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    lua_pushnumber(L, t->nodes[node_arg(L, t, 2)].logq);
-    return 1;
-}
-
-static int t_cum_logq(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    lua_pushnumber(L, t->nodes[node_arg(L, t, 2)].cum_logq);
-    return 1;
-}
-
-static int t_leaves(lua_State *L)
-{
-    lua_pushinteger(L, eng_tree_leaves(tree_of(L)));
-    return 1;
-}
-
-static int t_ncands(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    int32_t n = 0;
-    eng_tree_cands(t, node_arg(L, t, 2), &n);
-    lua_pushinteger(L, n);
-    return 1;
-}
-
-static int t_cand(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    int32_t n = 0;
-    const eng_cand *c = eng_tree_cands(t, node_arg(L, t, 2), &n);
-    lua_Integer j = luaL_checkinteger(L, 3);
-    if (j < 1 || j > n) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lua_pushinteger(L, c[j - 1].tok);
-    lua_pushnumber(L, c[j - 1].logp);
-    return 2;
-}
-
-static int t_child(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    int32_t id = eng_tree_child(t, node_arg(L, t, 2), (eng_token)luaL_checkinteger(L, 3));
-    if (id < 0)
-        lua_pushnil(L);
-    else
-        lua_pushinteger(L, id);
-    return 1;
-}
-
-static int t_add(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    int32_t parent = node_arg(L, t, 2);
-    eng_token tok = (eng_token)luaL_checkinteger(L, 3);
-    float logq = (float)luaL_checknumber(L, 4);
-    int32_t id = eng_tree_add(t, parent, tok, logq);
-    if (id == ENG_E_FULL) {
-        lua_pushnil(L);
-        return 1;
-    }
-    if (id < 0) return luaL_error(L, "tree:add failed (code %d)", (int)id);
-    lua_pushinteger(L, id);
-    return 1;
-}
-
-/* tree:remove(drop): drops every node id with drop[id] == true and the
- * subtrees under them (never the root); ids are renumbered in order, and the
- * returned table maps each old id to its new one (nil for dropped nodes). */
-static int t_remove(lua_State *L)
-{
-    eng_tree *t = tree_of(L);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    int32_t n = t->n_nodes;
-    uint8_t *keep = lua_newuserdatauv(L, (size_t)n, 0);
-    int32_t *map = lua_newuserdatauv(L, sizeof *map * (size_t)n, 0);
-    for (int32_t u = 0; u < n; u++) {
-        lua_rawgeti(L, 2, u);
-        keep[u] = u == 0 || !lua_toboolean(L, -1);
-        lua_pop(L, 1);
-    }
-    eng_tree_compact(t, keep, map);
-    lua_createtable(L, n, 1);
-    for (int32_t u = 0; u < n; u++) {
-        if (map[u] == ENG_NO_NODE) continue;
-        lua_pushinteger(L, map[u]);
-        lua_rawseti(L, -2, u);
-    }
-    return 1;
-}
-
-static eng_unit unit_arg(lua_State *L, int idx)
-{
-    static const char *const units[] = {"cpu", "npu", NULL};
-    return (eng_unit)luaL_checkoption(L, idx, "cpu", units);
-}
-
-static int d_expand(lua_State *L)
-{
-    eng_draft_oracle *d = check_obj(L, 1, LP_DRAFT)->p;
-    lp_obj *to = lua_touserdata(L, lua_upvalueindex(1));
-    eng_tree *t = to->p;
-    if (!t) return luaL_error(L, "draft:expand used outside a hook");
-    int32_t ids[LP_MAX_IDS], n = 0;
-    if (lua_istable(L, 2)) {
-        lua_Integer len = (lua_Integer)lua_rawlen(L, 2);
-        if (len > LP_MAX_IDS) return luaL_error(L, "draft:expand: more than %d nodes", LP_MAX_IDS);
-        for (lua_Integer i = 1; i <= len; i++) {
-            lua_rawgeti(L, 2, i);
-            ids[n++] = node_arg(L, t, -1);
-            lua_pop(L, 1);
-        }
-    } else {
-        ids[n++] = node_arg(L, t, 2);
-    }
-    eng_unit unit = unit_arg(L, 3);
-    if (n == 0) return 0;
-    int rc = d->expand(d->ctx, t, ids, n, unit);
-    if (rc != ENG_OK) return luaL_error(L, "draft:expand failed (code %d)", rc);
-    return 0;
-}
-
-static int d_k(lua_State *L)
-{
-    eng_draft_oracle *d = check_obj(L, 1, LP_DRAFT)->p;
-    lua_pushinteger(L, d->k);
-    return 1;
-}
-
-static int g_exit_scores(lua_State *L)
-{
-    eng_target_oracle *g = check_obj(L, 1, LP_TARGET)->p;
-    lp_obj *to = lua_touserdata(L, lua_upvalueindex(1));
-    eng_tree *t = to->p;
-    lua_Integer e = luaL_checkinteger(L, 2);
-    if (!g->exit_scores) return luaL_error(L, "target:exit_scores: this trace has no exit scores");
-    int32_t k = g->k > 0 ? g->k : 1;
-    size_t n = (size_t)t->n_nodes * (size_t)k;
-    float *s = malloc(sizeof *s * (n ? n : 1));
-    if (!s) return luaL_error(L, "out of memory");
-    int rc = g->exit_scores(g->ctx, t, (int32_t)e, s);
-    if (rc != ENG_OK) {
-        free(s);
-        return luaL_error(L, "target:exit_scores(%d) failed (code %d)", (int)e, rc);
-    }
-    lua_createtable(L, (int)n, 0);
-    for (size_t i = 0; i < n; i++) {
-        lua_pushnumber(L, s[i]);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-    }
-    free(s);
-    return 1;
-}
-
-static int g_k(lua_State *L)
-{
-    eng_target_oracle *g = check_obj(L, 1, LP_TARGET)->p;
-    lua_pushinteger(L, g->k);
-    return 1;
-}
-
-/* Makes the three objects of a state (one each, re-pointed at every hook). */
-static void make_objects(lp_state *s)
-{
-    lua_State *L = s->L;
-    static const luaL_Reg tree_fns[] = {
-        {"size", t_size},   {"token", t_token},   {"parent", t_parent}, {"depth", t_depth},
-        {"logq", t_logq},   {"cum_logq", t_cum_logq}, {"leaves", t_leaves},
-        {"ncands", t_ncands}, {"cand", t_cand},   {"child", t_child},   {"add", t_add},
-        {"remove", t_remove}, {NULL, NULL}};
-    s->tree = lua_newuserdatauv(L, sizeof *s->tree, 0);
-    s->tree->p = NULL;
-    luaL_newmetatable(L, LP_TREE);
-    luaL_newlib(L, tree_fns);
-    lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, -2);
-    s->tree_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-
-    s->draft = lua_newuserdatauv(L, sizeof *s->draft, 0);
-    s->draft->p = NULL;
-    luaL_newmetatable(L, LP_DRAFT);
-    lua_createtable(L, 0, 2);
-    lua_pushlightuserdata(L, s->tree);
-    lua_pushcclosure(L, d_expand, 1);
-    lua_setfield(L, -2, "expand");
-    lua_pushcfunction(L, d_k);
-    lua_setfield(L, -2, "k");
-    lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, -2);
-    s->draft_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-
-    s->target = lua_newuserdatauv(L, sizeof *s->target, 0);
-    s->target->p = NULL;
-    luaL_newmetatable(L, LP_TARGET);
-    lua_createtable(L, 0, 2);
-    lua_pushlightuserdata(L, s->tree);
-    lua_pushcclosure(L, g_exit_scores, 1);
-    lua_setfield(L, -2, "exit_scores");
-    lua_pushcfunction(L, g_k);
-    lua_setfield(L, -2, "k");
-    lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, -2);
-    s->target_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-}
 
 /* Message handler: the error with the innermost Lua position it lacks. */
 static int lp_msgh(lua_State *L)
@@ -416,9 +147,9 @@ static void push_hook(lp_state *s, int h)
 
 static void bind(lp_state *s, eng_tree *t, void *draft, void *target)
 {
-    s->tree->p = t;
-    s->draft->p = draft;
-    s->target->p = target;
+    s->obj.tree->p = t;
+    s->obj.draft->p = draft;
+    s->obj.target->p = target;
 }
 
 static void push_lim(lua_State *L, const eng_build_limits *lim)
@@ -436,8 +167,8 @@ static int draft_hook(lp_state *s, int h, eng_tree *t, eng_draft_oracle *draft,
                       const eng_build_limits *lim)
 {
     push_hook(s, h);
-    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->tree_ref);
-    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->draft_ref);
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->obj.tree_ref);
+    lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->obj.draft_ref);
     push_lim(s->L, lim);
     bind(s, t, draft, NULL);
     int rc = call_hook(s, h, 3, 0);
@@ -469,8 +200,8 @@ static int lp_prune(void *self, const eng_tree *t, eng_target_oracle *target, ui
     lp_state *s = self;
     lua_State *L = s->L;
     push_hook(s, H_PRUNE);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->tree_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->target_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->obj.tree_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->obj.target_ref);
     bind(s, (eng_tree *)t, NULL, target);
     int rc = call_hook(s, H_PRUNE, 2, 1);
     bind(s, NULL, NULL, NULL);
@@ -514,7 +245,7 @@ static void lp_plan(void *self, const eng_tree *t, const uint8_t *keep, eng_veri
     eng_plan_default(t, keep, plan);
     if (s->err[0]) return;
     push_hook(s, H_PLAN);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->tree_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->obj.tree_ref);
     lua_createtable(L, 0, 0);
     if (keep)
         for (int32_t u = 0; u < t->n_nodes; u++) {
@@ -551,18 +282,6 @@ static void lp_plan(void *self, const eng_tree *t, const uint8_t *keep, eng_veri
     lua_pop(L, 1);
 }
 
-static void set_num(lua_State *L, const char *k, double v)
-{
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, lua_Integer v)
-{
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
 static void lp_observe(void *self, const eng_feedback *fb)
 {
     lp_state *s = self;
@@ -570,16 +289,16 @@ static void lp_observe(void *self, const eng_feedback *fb)
     if (s->err[0]) return;
     push_hook(s, H_OBSERVE);
     lua_createtable(L, 0, 10);
-    set_int(L, "accepted", fb->outcome.accepted);
-    set_int(L, "emitted", fb->outcome.emitted);
-    set_int(L, "last_node", fb->outcome.last_node);
-    set_int(L, "bonus", fb->outcome.bonus);
-    set_num(L, "draft_ms", fb->draft_ms);
-    set_num(L, "verify_ms", fb->verify_ms);
-    set_int(L, "draft_calls", fb->draft_calls);
-    set_int(L, "rows", fb->plan.rows);
-    set_int(L, "leaves", fb->plan.leaves);
-    set_int(L, "verified_nodes", fb->verified_nodes);
+    fs_set_int(L, "accepted", fb->outcome.accepted);
+    fs_set_int(L, "emitted", fb->outcome.emitted);
+    fs_set_int(L, "last_node", fb->outcome.last_node);
+    fs_set_int(L, "bonus", fb->outcome.bonus);
+    fs_set_num(L, "draft_ms", fb->draft_ms);
+    fs_set_num(L, "verify_ms", fb->verify_ms);
+    fs_set_int(L, "draft_calls", fb->draft_calls);
+    fs_set_int(L, "rows", fb->plan.rows);
+    fs_set_int(L, "leaves", fb->plan.leaves);
+    fs_set_int(L, "verified_nodes", fb->verified_nodes);
     call_hook(s, H_OBSERVE, 1, 0);
 }
 
@@ -771,7 +490,7 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
     lua_getfield(L, hooks, "needs_draft");
     s->needs_draft = lua_isnil(L, -1) || lua_toboolean(L, -1);
     lua_settop(L, 0);
-    make_objects(s);
+    lp_make_objects(L, &s->obj);
     s->iface = (eng_policy_i){
         .name = s->name,
         .reset = s->ref[H_RESET] != LUA_NOREF ? lp_reset : NULL,

@@ -1,0 +1,395 @@
+/*
+ * api_run.c -- running a script: its limits and sandbox, the output paths
+ * checked before anything runs, the script itself, and its results (rows,
+ * files, timeline) written only when it succeeds (see api.h).
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "api.h"
+#include "api_impl.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/eng_policy.h"
+#include "sim/hw/sim_hw.h"
+#include "sim/lua/lparams.h"
+#include "sim/lua/lpolicy.h"
+#include "sim/lua/plugin.h"
+#include "sim/lua/profile.h"
+#include "sim/lua/refcsv.h"
+#include "sim/lua/rows.h"
+#include "sim/lua/sandbox.h"
+#include "sim/lua/sweep_exec.h"
+#include "sim/out/sim_out.h"
+#include "sim/out/sim_timeline.h"
+#include "sim/out/sim_tmp.h"
+#include "sim/replay/replay.h"
+#include "sim/sweep/sim_sweep.h"
+#include "sim/sweep/sim_sweep_mpi.h"
+#include "traces/trc.h"
+
+/* Safety limits of sandboxed experiment scripts: far above any real experiment
+ * (a sweep spends its time in C, not in the Lua VM; 1e9 VM instructions are
+ * seconds of pure Lua), low enough to stop runaway code.  --unsafe lifts the
+ * instruction limit; --max-instructions and --max-memory-mb (fs_script_opts)
+ * replace either, with or without --unsafe. */
+#define FS_SCRIPT_MEM_LIMIT ((size_t)4 << 30)
+#define FS_SCRIPT_STEP_LIMIT 1000000000LL
+
+static void hash_file(const char *path, char *out, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        int c;
+        while ((c = fgetc(f)) != EOF) {
+            h ^= (uint64_t)(unsigned char)c;
+            h *= 1099511628211ull;
+        }
+        fclose(f);
+    }
+    snprintf(out, n, "%016llx", (unsigned long long)h);
+}
+
+static int print_nothing(lua_State *L)
+{
+    (void)L;
+    return 0;
+}
+
+static int msgh(lua_State *L)
+{
+    /* keep error objects; make everything else a one-line string */
+    if (luaL_testudata(L, 1, MT_ERROR) || (lua_istable(L, 1) && lua_getmetatable(L, 1))) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    /* where the error was raised: the innermost Lua function with a line */
+    char where[256] = "";
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(where, sizeof where, "%s:%d: ", ar.short_src, ar.currentline);
+            break;
+        }
+    }
+    const char *m = lua_tostring(L, 1);
+    if (!m) {
+        lua_pushfstring(L, "%serror raised with a %s value, not a message", where,
+                        luaL_typename(L, 1));
+        return 1;
+    }
+    /* a message without a position ("C stack overflow" raised inside a
+     * library call) gets the script's */
+    const char *colon = strchr(m, ':');
+    int placed = colon && colon != m && colon[1] >= '0' && colon[1] <= '9';
+    /* the same position repeated by every level of a wrapped error
+     * (coroutine.wrap adds its caller's each time): once is enough */
+    if (placed) {
+        const char *sp = strstr(m, ": ");
+        size_t plen = sp ? (size_t)(sp - m) + 2 : 0;
+        while (plen && strncmp(m, m + plen, plen) == 0) m += plen;
+    }
+    lua_pushfstring(L, "%s%s", placed ? "" : where, m);
+    return 1;
+}
+
+/* Can a file be created next to path?  0, or errno. */
+static int dir_writable(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) != 0) return errno;
+    if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+    return access(dir, W_OK | X_OK) == 0 ? 0 : errno;
+}
+
+/* Can results be written into dir?  It exists as a writable directory, or
+ * its nearest existing ancestor is one (it will be created).  0, or errno. */
+static int out_dir_writable(const char *dir)
+{
+    if (!*dir) return ENOENT;
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return ENAMETOOLONG;
+    for (;;) {
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+            return access(p, W_OK | X_OK) == 0 ? 0 : errno;
+        }
+        if (errno != ENOENT) return errno;
+        char *slash = strrchr(p, '/');
+        while (slash && slash > p && slash[1] == 0) { /* trailing slashes */
+            *slash = 0;
+            slash = strrchr(p, '/');
+        }
+        if (!slash) {
+            snprintf(p, sizeof p, ".");
+        } else if (slash == p) {
+            p[1] = 0;
+        } else {
+            *slash = 0;
+        }
+    }
+}
+
+/* After a successful script: is the timeline's point and prompt there?  Then
+ * the process that recorded it writes it.  Returns an FS_EXIT_* code. */
+static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size_t errlen)
+{
+    fs_exec *ex = &a->ex;
+    if (ex->tl_state == FS_TL_NOT_REACHED) {
+        snprintf(err, errlen,
+                 "--timeline-point %lld: the script ran %lld point%s (indices 0..%lld); no "
+                 "timeline written",
+                 (long long)t->point, (long long)ex->points_seen,
+                 ex->points_seen == 1 ? "" : "s", (long long)ex->points_seen - 1);
+        return FS_EXIT_USAGE;
+    }
+    if (ex->tl_state == FS_TL_FAILED) { /* the failed points' exit code follows */
+        if (ex->rank == 0)
+            fprintf(stderr, "flashspec: --timeline-point %lld: that point failed (error "
+                            "above); no timeline written\n",
+                    (long long)t->point);
+        return FS_EXIT_OK;
+    }
+    if (t->prompt >= ex->tl_prompts) {
+        snprintf(err, errlen,
+                 "--timeline-prompt %d: point %lld replayed %d prompt%s (indices 0..%d); no "
+                 "timeline written",
+                 (int)t->prompt, (long long)t->point, (int)ex->tl_prompts,
+                 ex->tl_prompts == 1 ? "" : "s", (int)ex->tl_prompts - 1);
+        return FS_EXIT_USAGE;
+    }
+    /* the rank that replayed the point holds the recording (collective: every
+     * rank reaches this line, having run the same script) */
+    int mine = sim_timeline_n_cycles(ex->tl) > 0;
+    if (!sim_mpi_max_int(mine)) {
+        snprintf(err, errlen, "%s: the replay reported no cycles for point %lld prompt %d",
+                 t->path, (long long)t->point, (int)t->prompt);
+        return FS_EXIT_SOFTWARE;
+    }
+    if (!mine) return FS_EXIT_OK; /* another MPI rank writes it */
+    if (sim_timeline_write(ex->tl, t->path, err, errlen) != SIM_TIMELINE_OK)
+        return FS_EXIT_CANTCREAT;
+    if (!a->quiet || sim_timeline_truncated(ex->tl))
+        fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
+                        "cycles, %lld spans%s)\n",
+                (long long)t->point, (int)t->prompt, t->path,
+                (long long)sim_timeline_n_cycles(ex->tl), (long long)sim_timeline_n_spans(ex->tl),
+                sim_timeline_truncated(ex->tl) ? "; truncated: event limit reached" : "");
+    return FS_EXIT_OK;
+}
+
+int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
+{
+    return fs_script_run_timeline(o, NULL, err, errlen);
+}
+
+int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                           size_t errlen)
+{
+    if (t && !t->path) t = NULL;
+    if (t && (t->point < 0 || t->prompt < 0)) {
+        snprintf(err, errlen, "--timeline-point and --timeline-prompt must be >= 0");
+        return FS_EXIT_USAGE;
+    }
+    fs_api a;
+    memset(&a, 0, sizeof a);
+    a.ex.rank = sim_mpi_rank();
+    a.quiet = o->quiet || a.ex.rank != 0; /* under MPI only rank 0 talks */
+    a.ex.quiet = a.quiet;
+    a.ex.workers = o->jobs > 0 ? o->jobs : 1;
+    a.ex.resume = o->no_resume ? 0 : o->resume_any_build ? SIM_SWEEP_RESUME_ANY_BUILD : 1;
+    sim_sweep_build_key(FS_VERSION, a.ex.build_key);
+    if (o->out_dir &&
+        (size_t)snprintf(a.ex.store_dir, sizeof a.ex.store_dir, "%s/points", o->out_dir) >=
+            sizeof a.ex.store_dir) {
+        snprintf(err, errlen, "%s: output path too long", o->out_dir);
+        return FS_EXIT_CANTCREAT;
+    }
+    /* every output path is checked before the script runs a single point */
+    if (o->out_dir) {
+        int e = out_dir_writable(o->out_dir);
+        if (e) {
+            snprintf(err, errlen, "cannot write output '%s': %s", o->out_dir,
+                     *o->out_dir ? strerror(e) : "empty directory name");
+            return FS_EXIT_CANTCREAT;
+        }
+        /* temporaries a killed run left in DIR and DIR/points (their writer
+         * gone, or a day old): removed before this run adds its own */
+        if (a.ex.rank == 0) {
+            int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a.ex.store_dir);
+            if (gone && !a.quiet)
+                fprintf(stderr, "flashspec: removed %d temporary file%s left in %s by an "
+                                "interrupted run\n",
+                        gone, gone == 1 ? "" : "s", o->out_dir);
+        }
+    }
+    struct stat st;
+    if (t && stat(t->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "cannot write output '%s': %s", t->path,
+                 S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+        return FS_EXIT_CANTCREAT;
+    }
+    if (stat(o->script, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open script: %s", o->script, strerror(errno));
+        return FS_EXIT_NOINPUT;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open script: %s", o->script,
+                 S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        return FS_EXIT_NOINPUT;
+    }
+    char real[PATH_MAX];
+    if (!realpath(o->script, real)) snprintf(real, sizeof real, "%s", o->script);
+    snprintf(a.script_dir, sizeof a.script_dir, "%s", real);
+    char *slash = strrchr(a.script_dir, '/');
+    if (slash) *slash = 0;
+    hash_file(o->script, a.meta.script_hash, sizeof a.meta.script_hash);
+    if (t) {
+        int e = dir_writable(t->path);
+        if (e) {
+            snprintf(err, errlen, "cannot write output '%s': %s", t->path, strerror(e));
+            return FS_EXIT_CANTCREAT;
+        }
+        a.ex.tl = sim_timeline_create(0);
+        if (!a.ex.tl) {
+            snprintf(err, errlen, "out of memory for the timeline");
+            return FS_EXIT_SOFTWARE;
+        }
+        a.ex.tl_point = t->point;
+        a.ex.tl_prompt = t->prompt;
+    }
+
+    fs_lua_limits lim = {.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
+                         .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
+    if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
+    if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
+    lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
+    a.lim = &lim;
+    a.plugins = o->plugins;
+    a.n_plugins = o->n_plugins;
+    lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
+    if (!L) {
+        sim_timeline_destroy(a.ex.tl);
+        snprintf(err, errlen, "cannot create a Lua state");
+        return FS_EXIT_SOFTWARE;
+    }
+    fs_api_open(L, &a, o);
+    if (a.ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
+        lua_pushcfunction(L, print_nothing);
+        lua_setglobal(L, "print");
+    }
+    int code = FS_EXIT_OK;
+    sim_sweep_signals_install();
+    sim_sweep_deadline_set(o->max_seconds);
+    lua_pushcfunction(L, msgh);
+    int rc = luaL_loadfilex(L, o->script, "t");
+    if (rc == LUA_OK) rc = lua_pcall(L, 0, 0, -2);
+    if (sim_sweep_interrupted() == SIGALRM) {
+        /* the time limit: like an interrupt, nothing partial is written */
+        code = FS_EXIT_CONFIG;
+        if (a.ex.store_dir[0])
+            snprintf(err, errlen,
+                     "%s: time limit of %g s exceeded (--max-seconds): %lld point%s computed in "
+                     "this run %s saved in %s; run again to resume",
+                     o->script, o->max_seconds, (long long)a.ex.computed,
+                     a.ex.computed == 1 ? "" : "s", a.ex.computed == 1 ? "is" : "are",
+                     a.ex.store_dir);
+        else
+            snprintf(err, errlen, "%s: time limit of %g s exceeded (--max-seconds)", o->script,
+                     o->max_seconds);
+    } else if (sim_sweep_interrupted()) {
+        /* whatever the script did with the error: nothing partial is written */
+        code = FS_EXIT_INTERRUPTED;
+        if (a.ex.store_dir[0])
+            snprintf(err, errlen,
+                     "interrupted: %lld point%s computed in this run %s saved in %s; run the "
+                     "same command again to resume",
+                     (long long)a.ex.computed, a.ex.computed == 1 ? "" : "s",
+                     a.ex.computed == 1 ? "is" : "are", a.ex.store_dir);
+        else
+            snprintf(err, errlen, "interrupted (no output directory: nothing saved)");
+    } else if (rc != LUA_OK) {
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "code");
+            lua_getfield(L, -2, "msg");
+            code = (int)lua_tointeger(L, -2);
+            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+            if (code == 0) code = FS_EXIT_CONFIG;
+        } else {
+            const char *m = lua_tostring(L, -1);
+            snprintf(err, errlen, "%s", m ? m : "error");
+            code = rc == LUA_ERRFILE ? FS_EXIT_NOINPUT
+                   : rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE
+                                      : FS_EXIT_CONFIG;
+            if (rc == LUA_ERRMEM && lim.mem_refused) { /* the cap, not the host */
+                snprintf(err, errlen,
+                         "%s: script exceeds the Lua memory limit of %zu MiB (see "
+                         "--max-memory-mb)",
+                         o->script, lim.mem_limit_bytes >> 20);
+                code = FS_EXIT_CONFIG;
+            }
+        }
+        /* one line: cut any traceback or embedded newline */
+        char *nl = strchr(err, '\n');
+        if (nl) *nl = 0;
+    } else {
+        if (t) code = timeline_finish(&a, t, err, errlen);
+        if (code == FS_EXIT_OK && o->out_dir && a.n_rows > 0 && a.ex.rank == 0) {
+            code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
+            if (code == FS_EXIT_OK && !a.quiet)
+                fprintf(stderr,
+                        "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
+                        "%lld resumed)\n",
+                        a.n_rows, a.n_rows == 1 ? "" : "s", o->out_dir,
+                        (long long)a.ex.computed, (long long)a.ex.resumed);
+        }
+        for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a.ex.rank == 0 &&
+                            i < a.n_outputs; i++) {
+            if (sim_out_write_file(o->out_dir, a.outputs[i].name, a.outputs[i].data,
+                                   a.outputs[i].len, err, errlen) != SIM_OUT_OK)
+                code = FS_EXIT_CANTCREAT;
+            else if (!a.quiet)
+                fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a.outputs[i].name);
+        }
+        if (code == FS_EXIT_OK && a.ex.point_code) {
+            code = a.ex.point_code;
+            snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
+                     (long long)a.ex.failed, a.ex.failed == 1 ? "" : "s",
+                     o->out_dir ? "the results hold the" : "the script ran its", a.n_rows,
+                     a.n_rows == 1 ? "" : "s");
+        }
+    }
+    sim_sweep_deadline_clear();
+    sim_sweep_signals_restore();
+    lua_close(L);
+    for (int32_t i = 0; i < a.n_traces; i++) {
+        trc_free(a.traces[i]->trace);
+        free(a.traces[i]);
+    }
+    free(a.traces);
+    free(a.rows);
+    for (int32_t i = 0; i < a.n_outputs; i++) free(a.outputs[i].data);
+    free(a.outputs);
+    free(a.warned);
+    sim_timeline_destroy(a.ex.tl);
+    return code;
+}
