@@ -53,6 +53,7 @@
 #include <lauxlib.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,15 @@ typedef struct tune {
     int err_ref;
 } tune;
 
-static int tune_raise(tune *t, const char *fmt, const char *a1, const char *a2)
+/* One line, exit 78: "CHUNK:LINE: flashspec.tune: " and the message. */
+static int tune_raise(tune *t, const char *fmt, ...)
 {
-    return fs_raise(t->L, FS_EXIT_CONFIG, 0, fmt, t->chunk, t->line, a1, a2);
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return fs_raise(t->L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.tune: %s", t->chunk, t->line, msg);
 }
 
 /* ------------------------------------------------------------- knobs */
@@ -184,7 +191,7 @@ static void read_knobs(tune *t, int idx)
                      t->line, TUNE_MAX_KNOBS);
         names[n++] = lua_tostring(L, -1); /* kept alive by the knobs table */
     }
-    if (n == 0) tune_raise(t, "%s:%d: flashspec.tune: knobs is empty%s%s", "", "");
+    if (n == 0) tune_raise(t, "knobs is empty");
     qsort(names, (size_t)n, sizeof names[0], cmp_str);
     const eng_policy_desc *desc = t->pol->desc;
     int64_t combos = 1;
@@ -202,19 +209,18 @@ static void read_knobs(tune *t, int idx)
         eng_param_type ty = k->d->type;
         if (ty != ENG_PARAM_INT && ty != ENG_PARAM_DOUBLE && ty != ENG_PARAM_BOOL &&
             ty != ENG_PARAM_ENUM)
-            tune_raise(t, "%s:%d: flashspec.tune: knob '%s' is a %s parameter; only numbers, "
+            tune_raise(t, "knob '%s' is a %s parameter; only numbers, "
                           "booleans and choices can be searched", names[i],
                        ty == ENG_PARAM_STRING ? "string" : "list");
         lua_getfield(L, idx, names[i]);
         int spec = lua_gettop(L);
         if (!lua_istable(L, spec))
-            tune_raise(t, "%s:%d: flashspec.tune: knob '%s' needs { lo, hi } or { values = "
-                          "{ ... } }%s", names[i], "");
+            tune_raise(t, "knob '%s' needs { lo, hi } or { values = "
+                          "{ ... } }", names[i]);
         lua_getfield(L, spec, "values");
         if (!lua_isnil(L, -1)) {
             if (!lua_istable(L, -1))
-                tune_raise(t, "%s:%d: flashspec.tune: knob '%s': values must be a list%s",
-                           names[i], "");
+                tune_raise(t, "knob '%s': values must be a list", names[i]);
             int vi = lua_gettop(L);
             lua_Integer nv = (lua_Integer)lua_rawlen(L, vi);
             if (nv < 1 || nv > TUNE_MAX_VALUES)
@@ -228,8 +234,8 @@ static void read_knobs(tune *t, int idx)
             }
         } else {
             if (lua_rawlen(L, spec) != 2)
-                tune_raise(t, "%s:%d: flashspec.tune: knob '%s' needs { lo, hi } or { values = "
-                              "{ ... } }%s", names[i], "");
+                tune_raise(t, "knob '%s' needs { lo, hi } or { values = "
+                              "{ ... } }", names[i]);
             lua_rawgeti(L, spec, 1);
             lua_rawgeti(L, spec, 2);
             double lo = knob_number(t, k, lua_gettop(L) - 1), hi = knob_number(t, k, lua_gettop(L));
@@ -506,14 +512,14 @@ static void read_options(tune *t, int idx)
     } else {
         const char *o = lua_tostring(L, -1);
         if (lua_type(L, -1) != LUA_TSTRING || fs_row_column_kind(o) != FS_COL_NUMBER)
-            tune_raise(t, "%s:%d: flashspec.tune: objective '%s' is not a numeric result "
-                          "column%s", o ? o : luaL_typename(L, -1), "");
+            tune_raise(t, "objective '%s' is not a numeric result column",
+                       o ? o : luaL_typename(L, -1));
         snprintf(t->objective, sizeof t->objective, "%s", o);
     }
     lua_getfield(L, idx, "holdout");
     t->holdout = lua_isnil(L, -1) ? 0.5 : lua_tonumber(L, -1);
     if (!lua_isnil(L, -1) && (!lua_isnumber(L, -1) || !(t->holdout >= 0 && t->holdout < 1)))
-        tune_raise(t, "%s:%d: flashspec.tune: holdout must be a number in [0, 1)%s%s", "", "");
+        tune_raise(t, "holdout must be a number in [0, 1)");
     lua_getfield(L, idx, "max_evals");
     if (lua_isnil(L, -1)) {
         t->max_evals = TUNE_DEFAULT_EVALS;
@@ -521,8 +527,7 @@ static void read_options(tune *t, int idx)
         int ok;
         lua_Integer m = lua_tointegerx(L, -1, &ok);
         if (!ok || m < 1 || m > 1000000)
-            tune_raise(t, "%s:%d: flashspec.tune: max_evals must be an integer in [1, 1e6]%s%s",
-                       "", "");
+            tune_raise(t, "max_evals must be an integer in [1, 1e6]");
         t->max_evals = (int)m;
     }
     lua_pop(L, 3);
@@ -539,7 +544,7 @@ static void split_prompts(tune *t, int32_t *off, int32_t *cnt)
     lua_getfield(L, t->point_idx, "prompt_offset");
     int32_t base = (int32_t)lua_tointeger(L, -1), want = (int32_t)lua_tointeger(L, -2);
     lua_pop(L, 3);
-    if (!tr) tune_raise(t, "%s:%d: flashspec.tune: every point needs a trace%s%s", "", "");
+    if (!tr) tune_raise(t, "every point needs a trace");
     const trc_trace *tt = fs_trace_get(L, tr, t->chunk, t->line);
     int32_t total = trc_get_meta(tt)->n_prompts - base;
     int32_t n = want > 0 && want < total ? want : total;
@@ -639,14 +644,14 @@ int fs_l_tune(lua_State *L)
     lua_getfield(L, 1, "policy");
     t->pol = luaL_testudata(L, -1, MT_POLICY);
     if (!t->pol)
-        tune_raise(t, "%s:%d: flashspec.tune: key 'policy' must be a policy (from "
-                      "flashspec.policy.NAME)%s%s", "", "");
+        tune_raise(t, "key 'policy' must be a policy (from "
+                      "flashspec.policy.NAME)");
     lua_pop(L, 1);
     read_options(t, 1);
     lua_getfield(L, 1, "knobs");
     if (!lua_istable(L, -1))
-        tune_raise(t, "%s:%d: flashspec.tune: key 'knobs' must be a table of knob = { lo, hi } "
-                      "or { values = { ... } }%s%s", "", "");
+        tune_raise(t, "key 'knobs' must be a table of knob = { lo, hi } "
+                      "or { values = { ... } }");
     read_knobs(t, lua_gettop(L));
     lua_pop(L, 1);
 
@@ -666,7 +671,7 @@ int fs_l_tune(lua_State *L)
     fs_api_expand(L, base, t->chunk, t->line);
     int pts = lua_gettop(L);
     lua_Integer np = (lua_Integer)lua_rawlen(L, pts);
-    if (np < 1) tune_raise(t, "%s:%d: flashspec.tune: the sweep has no point%s%s", "", "");
+    if (np < 1) tune_raise(t, "the sweep has no point");
 
     /* tune each point, then run every chosen point on its held-out prompts */
     /* Lua-owned buffers: an error unwinding from any point frees them */
