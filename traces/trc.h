@@ -98,12 +98,67 @@ const trc_meta *trc_get_meta(const trc_trace *t);
 /* 64-bit checksum of the trace content (not of the file bytes): equal for a trace
  * and its saved-then-loaded copy. */
 uint64_t trc_checksum(const trc_trace *t);
-/* Approximate resident bytes of the in-memory form. */
+/* Approximate resident bytes of the in-memory form; for a lazily opened trace
+ * its resident part plus the most its prompt cache may hold. */
 size_t trc_bytes(const trc_trace *t);
+
+/* Opens path for reading prompt by prompt: the header, the offsets and the
+ * prompt and reference tokens are read and validated now; a prompt's trees
+ * are read with HDF5 hyperslab reads and validated when a caller first
+ * acquires it (trc_prompt_acquire), and kept in a cache of at most
+ * cache_bytes (least recently used prompts go first; prompts in use are never
+ * dropped, so a prompt larger than the cache still loads).  Files written by
+ * trc_save carry an index (traces/README.md, "Index": the checksum, one hash
+ * per prompt, the statistics), which is what lets a trace open without reading
+ * its nodes; a prompt whose data does not match its hash fails to load
+ * (TRC_E_DATA).  A file without an index is loaded whole and validated (as
+ * trc_load) when it fits in cache_bytes; a larger one is read once, prompt by
+ * prompt, to validate it and build the index in memory, then served lazily.
+ * Either way the trace answers every accessor as a loaded one does, with the
+ * same checksum and statistics. */
+int trc_open(const char *path, size_t cache_bytes, trc_trace **out, trc_err *err);
+
+/* Makes prompt p's trees readable by trc_tree_get until the matching
+ * trc_prompt_release; loads and validates the prompt on first use.
+ * Acquisitions nest and may come from several threads.  On failure (the
+ * prompt's data is damaged: TRC_E_FORMAT/TRC_E_DATA, or TRC_E_NOMEM) err
+ * names the file, the dataset and the prompt; every later acquisition of the
+ * prompt fails with the same error, and other prompts are unaffected.  For a
+ * loaded or built trace every prompt is always readable (no-ops). */
+int trc_prompt_acquire(const trc_trace *t, int32_t p, trc_err *err);
+void trc_prompt_release(const trc_trace *t, int32_t p);
+/* 1 for a trace opened prompt by prompt, 0 for one held whole. */
+int trc_is_lazy(const trc_trace *t);
+
+typedef struct trc_cache_info {
+    size_t capacity, bytes, peak_bytes; /* prompt cache: limit, now, most held */
+    int64_t loads, hits, evictions;     /* prompt reads, reuses, drops */
+    int64_t failed;                     /* prompts that failed to load */
+} trc_cache_info;
+/* Cache counters of a lazily opened trace (all zero for one held whole). */
+void trc_cache_get(const trc_trace *t, trc_cache_info *out);
+
+/* Statistics of the recorded trees relative to the reference path, summed
+ * over the whole trace in prompt, tree and node order (traces/README.md,
+ * "Statistics"); the replay fits its synthesis of unrecorded nodes on them.
+ * A loaded trace computes them on first use; an opened one reads them from
+ * its index. */
+typedef struct trc_stats {
+    int32_t k, depths;                    /* candidates per node; depth rows in use */
+    int64_t accept_n;                     /* reference-path parents that propose a token */
+    int64_t accept_pos[TRC_MAX_K];        /* ... whose draft rank j holds the reference token */
+    int64_t deep_n, deep_top1, deep_in;   /* the same at depth max_depth - 1 */
+    int64_t off_path_nodes;               /* recorded nodes off the reference path */
+    int64_t depth_nodes[TRC_MAX_DEPTH];   /* ... by depth (depth >= 63 in the last row) */
+    double logp_sum[TRC_MAX_K];           /* their draft log-probs summed by rank */
+    double logp_sum_depth[TRC_MAX_DEPTH][TRC_MAX_K]; /* ... by depth and rank */
+} trc_stats;
+const trc_stats *trc_get_stats(const trc_trace *t); /* NULL only when out of memory */
 
 int32_t trc_prompt(const trc_trace *t, int32_t p, const int32_t **tokens); /* length */
 int32_t trc_ref(const trc_trace *t, int32_t p, const int32_t **tokens);    /* L_p */
-/* Tree at (p, pos), pos in [0, L_p).  Returns TRC_OK or TRC_E_ARG. */
+/* Tree at (p, pos), pos in [0, L_p).  Returns TRC_OK or TRC_E_ARG (also for
+ * a lazily opened trace whose prompt p the caller has not acquired). */
 int trc_tree_get(const trc_trace *t, int32_t p, int32_t pos, trc_tree *out);
 /* Child of node holding token, or -1 when not recorded. */
 int32_t trc_tree_child(const trc_tree *tr, int32_t node, int32_t token);

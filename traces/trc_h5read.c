@@ -40,6 +40,7 @@
 #include <hdf5.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,10 +663,10 @@ static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
     return TRC_OK;
 }
 
-static int read_body(rd *r, trc_meta *m, trc_trace **out)
+/* Opens every dataset of the schema into ds[] (-1 where not opened) and
+ * checks types, shapes and storage; sets the counts in m. */
+static int open_body(rd *r, trc_meta *m, hid_t *ds, hsize_t dims[][3])
 {
-    hid_t ds[D_COUNT];
-    hsize_t dims[D_COUNT][3];
     int rc = TRC_OK, i;
     for (i = 0; i < D_COUNT; i++)
         ds[i] = -1;
@@ -673,7 +674,7 @@ static int read_body(rd *r, trc_meta *m, trc_trace **out)
         ds[i] = open_ds(r, &specs[i], dims[i]);
         if (ds[i] < 0) rc = r->err->code;
     }
-    if (rc) goto done;
+    if (rc) return rc;
 
     /* shapes: every count follows from one dataset and must agree with the others */
     hsize_t P1 = dims[D_POFF][0], T = dims[D_RTOK][0], N = dims[D_PAR][0];
@@ -693,59 +694,63 @@ static int read_body(rd *r, trc_meta *m, trc_trace **out)
         {D_TLP, {N, K, 0}, "nodes x @k"},
         {D_EXIT, {N, E, K}, "nodes x exit layers x @k"},
     };
-    if (P1 < 2) {
-        rc = trci_err(r->err, TRC_E_SCHEMA, "%s: /prompts/offset: %llu entries, need >= 2", r->path,
-                      (unsigned long long)P1);
-        goto done;
-    }
+    if (P1 < 2)
+        return trci_err(r->err, TRC_E_SCHEMA, "%s: /prompts/offset: %llu entries, need >= 2",
+                        r->path, (unsigned long long)P1);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int id = shapes[s].id;
         for (int j = 0; j < specs[id].rank; j++)
-            if (dims[id][j] != shapes[s].want[j]) {
-                rc = shape_err(r, &specs[id], dims[id], shapes[s].want, shapes[s].why);
-                goto done;
-            }
+            if (dims[id][j] != shapes[s].want[j])
+                return shape_err(r, &specs[id], dims[id], shapes[s].want, shapes[s].why);
     }
     if (P1 - 1 > INT32_MAX || N > (hsize_t)INT64_MAX / 64 || T > (hsize_t)INT64_MAX / 64 ||
-        dims[D_PTOK][0] > (hsize_t)INT64_MAX / 64) {
-        rc =
-            trci_err(r->err, TRC_E_SCHEMA, "%s: /prompts/offset: dataset sizes too large", r->path);
-        goto done;
-    }
+        dims[D_PTOK][0] > (hsize_t)INT64_MAX / 64)
+        return trci_err(r->err, TRC_E_SCHEMA, "%s: /prompts/offset: dataset sizes too large",
+                        r->path);
     m->n_prompts = (int32_t)(P1 - 1);
     m->n_trees = (int64_t)T;
     m->n_nodes = (int64_t)N;
-    if (m->k < 1 || m->k > TRC_MAX_K) { /* needed to size the arrays */
-        rc = trci_err(r->err, TRC_E_DATA, "%s: @k: must be in [1, %d] (got %d)", r->path, TRC_MAX_K,
-                      m->k);
-        goto done;
-    }
-    if ((rc = check_storage(r, ds, dims))) goto done;
+    if (m->k < 1 || m->k > TRC_MAX_K) /* needed to size the arrays */
+        return trci_err(r->err, TRC_E_DATA, "%s: @k: must be in [1, %d] (got %d)", r->path,
+                        TRC_MAX_K, m->k);
+    return check_storage(r, ds, dims);
+}
+
+/* Reads dataset i (open as d, shape dims) whole into buf. */
+static int read_whole(rd *r, int i, hid_t d, const hsize_t *dims, void *buf)
+{
+    hsize_t count = 1;
+    for (int j = 0; j < specs[i].rank; j++)
+        count *= dims[j];
+    int fast = count ? trci_read_chunks(d, mem_type(&specs[i]), specs[i].rank, dims, buf,
+                                        r->file_bytes)
+                     : 0;
+    if (fast == TRCI_CHUNK_FALLBACK)
+        fast = H5Dread(d, mem_type(&specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+    if (fast != 0)
+        return trci_err(r->err, TRC_E_FORMAT,
+                        "%s: %s: cannot read data (corrupt or truncated file)", r->path,
+                        specs[i].name);
+    return TRC_OK;
+}
+
+static int read_body(rd *r, trc_meta *m, trc_trace **out)
+{
+    hid_t ds[D_COUNT];
+    hsize_t dims[D_COUNT][3];
+    int rc = open_body(r, m, ds, dims), i;
+    if (rc) goto done;
     trc_trace *t = trci_trace_alloc(m, (int64_t)dims[D_PTOK][0]);
     if (!t) {
         rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for %llu nodes", r->path,
-                      (unsigned long long)N);
+                      (unsigned long long)m->n_nodes);
         goto done;
     }
     void *bufs[D_COUNT] = {t->prompt_off, t->prompt_tok, t->ref_off,   t->ref_tok,   t->node_off,
                            t->parent,     t->token,      t->depth,     t->draft_tok, t->draft_logp,
                            t->tgt_tok,    t->tgt_logp,   t->exit_score};
-    for (i = 0; i < D_COUNT && !rc; i++) {
-        hsize_t count = 1;
-        for (int j = 0; j < specs[i].rank; j++)
-            count *= dims[i][j];
-        int fast = count ? trci_read_chunks(ds[i], mem_type(&specs[i]), specs[i].rank, dims[i],
-                                            bufs[i], r->file_bytes)
-                         : 0;
-        if (fast == TRCI_CHUNK_FALLBACK)
-            fast = H5Dread(ds[i], mem_type(&specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, bufs[i]) < 0
-                       ? -1
-                       : 0;
-        if (fast != 0)
-            rc = trci_err(r->err, TRC_E_FORMAT,
-                          "%s: %s: cannot read data (corrupt or truncated file)", r->path,
-                          specs[i].name);
-    }
+    for (i = 0; i < D_COUNT && !rc; i++)
+        rc = read_whole(r, i, ds[i], dims[i], bufs[i]);
     if (rc)
         trc_free(t);
     else
@@ -756,21 +761,272 @@ done:
     return rc;
 }
 
+/* ----------------------------------------------------------------- index */
+
+/* The optional /index group (traces/README.md, "Index"): what trc_save knows
+ * once it has the whole trace, so that a reader can open it without reading
+ * its nodes. */
+enum { X_HASH, X_SUM, X_COUNTS, X_LOGP, X_COUNT };
+static const dspec xspecs[X_COUNT] = {
+    {"/index/prompt_hash", H5T_INTEGER, 8, 0, 1, "uint64"},
+    {"/index/checksum", H5T_INTEGER, 8, 0, 1, "uint64"},
+    {"/index/counts", H5T_INTEGER, 8, 1, 1, "int64"},
+    {"/index/logp_sum", H5T_FLOAT, 8, 1, 2, "float64"},
+};
+#define X_FIXED 5 /* accept_n, deep_n, deep_top1, deep_in, off_path_nodes */
+
+typedef struct xindex {
+    uint64_t *hash; /* [P], malloc'ed */
+    uint64_t checksum;
+    trc_stats stats;
+} xindex;
+
+/* 1 when the file has an index, 0 when not, -1 (error set) when its link is
+ * not a plain one. */
+static int index_present(rd *r)
+{
+    return link_exists(r, xspecs[X_HASH].name);
+}
+
+static int index_err(rd *r, const char *ds, const char *what)
+{
+    return trci_err(r->err, TRC_E_DATA, "%s: %s: %s (the index does not fit the trace)", r->path,
+                    ds, what);
+}
+
+/* Plausibility of the statistics: counts that fit the trace and one another,
+ * finite sums no larger than their counts allow. */
+static int check_index_stats(rd *r, const trc_trace *t, const trc_stats *st)
+{
+    const trc_meta *m = &t->meta;
+    const char *c = xspecs[X_COUNTS].name, *l = xspecs[X_LOGP].name;
+    if (st->accept_n < 0 || st->accept_n > m->n_nodes) return index_err(r, c, "accept_n out of range");
+    if (st->deep_n < 0 || st->deep_n > m->n_trees || st->deep_in < 0 || st->deep_in > st->deep_n ||
+        st->deep_top1 < 0 || st->deep_top1 > st->deep_in)
+        return index_err(r, c, "deep counts out of range");
+    int64_t sum = 0;
+    for (int j = 0; j < m->k; j++) {
+        if (st->accept_pos[j] < 0 || st->accept_pos[j] > st->accept_n - sum)
+            return index_err(r, c, "accept_pos out of range");
+        sum += st->accept_pos[j];
+    }
+    if (st->off_path_nodes < 0 || st->off_path_nodes > m->n_nodes)
+        return index_err(r, c, "off_path_nodes out of range");
+    sum = 0;
+    for (int d = 0; d < st->depths; d++) {
+        if (st->depth_nodes[d] < 0 || st->depth_nodes[d] > st->off_path_nodes - sum)
+            return index_err(r, c, "depth_nodes out of range");
+        sum += st->depth_nodes[d];
+    }
+    if (sum != st->off_path_nodes) return index_err(r, c, "depth_nodes do not add up");
+    for (int d = -1; d < st->depths; d++) {
+        const double *row = d < 0 ? st->logp_sum : st->logp_sum_depth[d];
+        int64_t n = d < 0 ? st->off_path_nodes : st->depth_nodes[d];
+        for (int j = 0; j < m->k; j++)
+            if (!isfinite(row[j]) || row[j] > (double)TRCI_LOGP_EPS * (double)n ||
+                (n == 0 && row[j] != 0.0))
+                return index_err(r, l, "a sum out of range");
+    }
+    return TRC_OK;
+}
+
+/* Reads and checks the index of the trace t (resident part read). */
+static int read_index(rd *r, const trc_trace *t, xindex *x)
+{
+    const trc_meta *m = &t->meta;
+    memset(x, 0, sizeof *x);
+    trci_stats_begin(t, &x->stats);
+    int nd = x->stats.depths;
+    hsize_t want[X_COUNT][2] = {{(hsize_t)m->n_prompts, 0},
+                                {1, 0},
+                                {(hsize_t)(X_FIXED + m->k + nd), 0},
+                                {(hsize_t)(1 + nd), (hsize_t)m->k}};
+    const hid_t mt[X_COUNT] = {H5T_NATIVE_UINT64, H5T_NATIVE_UINT64, H5T_NATIVE_INT64,
+                               H5T_NATIVE_DOUBLE};
+    int64_t counts[X_FIXED + TRC_MAX_K + TRC_MAX_DEPTH];
+    double logp[(1 + TRC_MAX_DEPTH) * TRC_MAX_K];
+    x->hash = malloc(sizeof *x->hash * (size_t)m->n_prompts);
+    if (!x->hash) return trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
+    void *buf[X_COUNT] = {x->hash, &x->checksum, counts, logp};
+    int rc = TRC_OK;
+    for (int i = 0; i < X_COUNT && !rc; i++) {
+        hsize_t dims[3] = {0, 0, 0};
+        hid_t d = open_ds(r, &xspecs[i], dims);
+        if (d < 0) {
+            rc = r->err->code;
+            break;
+        }
+        hid_t ty = H5Dget_type(d);
+        size_t width = ty >= 0 ? H5Tget_size(ty) : 0;
+        if (ty >= 0) H5Tclose(ty);
+        for (int j = 0; j < xspecs[i].rank && !rc; j++)
+            if (dims[j] != want[i][j]) rc = shape_err(r, &xspecs[i], dims, want[i], "see the schema");
+        if (!rc && width != 8)
+            rc = trci_err(r->err, TRC_E_SCHEMA, "%s: %s: stored with %zu bytes, expected 8",
+                          r->path, xspecs[i].name, width);
+        if (!rc && written_status(d, xspecs[i].rank, dims) < 2)
+            rc = trci_err(r->err, TRC_E_FORMAT, "%s: %s: not (fully) written", r->path,
+                          xspecs[i].name);
+        if (!rc && H5Dread(d, mt[i], H5S_ALL, H5S_ALL, H5P_DEFAULT, buf[i]) < 0)
+            rc = trci_err(r->err, TRC_E_FORMAT, "%s: %s: cannot read data (corrupt file)", r->path,
+                          xspecs[i].name);
+        H5Dclose(d);
+    }
+    if (!rc) {
+        trc_stats *st = &x->stats;
+        st->accept_n = counts[0];
+        st->deep_n = counts[1];
+        st->deep_top1 = counts[2];
+        st->deep_in = counts[3];
+        st->off_path_nodes = counts[4];
+        for (int j = 0; j < m->k; j++) {
+            st->accept_pos[j] = counts[X_FIXED + j];
+            st->logp_sum[j] = logp[j];
+        }
+        for (int d = 0; d < nd; d++) {
+            st->depth_nodes[d] = counts[X_FIXED + m->k + d];
+            for (int j = 0; j < m->k; j++)
+                st->logp_sum_depth[d][j] = logp[(size_t)(1 + d) * (size_t)m->k + (size_t)j];
+        }
+        rc = check_index_stats(r, t, st);
+    }
+    if (rc) {
+        free(x->hash);
+        x->hash = NULL;
+    }
+    return rc;
+}
+
+/* A trace held whole and its index must say the same. */
+static int verify_index(rd *r, trc_trace *t)
+{
+    int there = index_present(r);
+    if (there <= 0) return there < 0 ? r->err->code : TRC_OK;
+    xindex x;
+    int rc = read_index(r, t, &x);
+    if (rc) return rc;
+    const char *what = NULL, *ds = NULL;
+    trci_nodes all;
+    trci_nodes_all(t, &all);
+    const trc_meta *m = &t->meta;
+    int32_t bad = -1;
+    for (int32_t p = 0; p < m->n_prompts && !what; p++) {
+        int64_t row0 = t->node_off[t->ref_off[p]];
+        int64_t K = m->k, E = m->n_exit;
+        trci_nodes w = {.base = row0,
+                        .n = t->node_off[t->ref_off[p + 1]] - row0,
+                        .parent = all.parent + row0,
+                        .token = all.token + row0,
+                        .depth = all.depth + row0,
+                        .first_child = all.first_child + row0,
+                        .next_sibling = all.next_sibling + row0,
+                        .draft_tok = all.draft_tok + row0 * K,
+                        .draft_logp = all.draft_logp + row0 * K,
+                        .tgt_tok = all.tgt_tok + row0 * K,
+                        .tgt_logp = all.tgt_logp + row0 * K,
+                        .exit_score = E ? all.exit_score + row0 * K * E : NULL};
+        if (trci_prompt_hash(t, &w, p) != x.hash[p]) bad = p;
+        if (bad >= 0) {
+            ds = xspecs[X_HASH].name;
+            what = "differs from the hash of the prompt's data";
+        }
+    }
+    if (!what && x.checksum != t->checksum) {
+        ds = xspecs[X_SUM].name;
+        what = "differs from the checksum of the data";
+    }
+    const trc_stats *st = what ? NULL : trc_get_stats(t);
+    if (!what && (!st || memcmp(st, &x.stats, sizeof *st) != 0)) {
+        ds = xspecs[X_COUNTS].name;
+        what = "the statistics differ from those of the data";
+    }
+    free(x.hash);
+    if (!what) return TRC_OK;
+    if (bad >= 0)
+        return trci_err(r->err, TRC_E_DATA,
+                        "%s: %s: prompt %d: %s (the file changed after it was written)", r->path,
+                        ds, bad, what);
+    return trci_err(r->err, TRC_E_DATA, "%s: %s: %s (the file changed after it was written)",
+                    r->path, ds, what);
+}
+
+/* trc_open: the resident part now, nodes later.  indexed = 0: the file has
+ * no index; when it fits in cap it is left to load whole (OPEN_WHOLE), else
+ * it is read once prompt by prompt to make the index (trci_lazy_index). */
+#define OPEN_WHOLE (-1)
+static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, trc_trace **out)
+{
+    hid_t ds[D_COUNT];
+    hsize_t dims[D_COUNT][3];
+    trc_trace *t = NULL;
+    int rc = open_body(r, m, ds, dims);
+    if (!rc && !indexed) {
+        uint64_t N = dims[D_PAR][0], nk = N * (uint64_t)m->k;
+        uint64_t whole = N * 25 + nk * 16 + nk * (uint64_t)m->n_exit * 4;
+        if (whole <= cap) rc = OPEN_WHOLE;
+    }
+    if (!rc && !(t = trci_trace_alloc_resident(m, (int64_t)dims[D_PTOK][0])))
+        rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for %d prompts", r->path,
+                      m->n_prompts);
+    if (!rc) {
+        void *bufs[D_PAR] = {t->prompt_off, t->prompt_tok, t->ref_off, t->ref_tok, t->node_off};
+        for (int i = 0; i < D_PAR && !rc; i++)
+            rc = read_whole(r, i, ds[i], dims[i], bufs[i]);
+    }
+    if (!rc) rc = trci_validate_resident(t, r->path, r->err);
+    xindex x = {0};
+    if (!rc && indexed) rc = read_index(r, t, &x);
+    if (!rc && !indexed && !(x.hash = calloc((size_t)m->n_prompts, sizeof *x.hash)))
+        rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
+    if (!rc) {
+        t->checksum = x.checksum;
+        t->stats = x.stats;
+        t->stats_ok = indexed;
+        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, x.hash, cap, r->err);
+        if (rc) free(x.hash);
+    }
+    int attached = !rc;
+    for (int i = 0; i < D_COUNT; i++)
+        if (ds[i] >= 0 && (!attached || i < D_PAR)) H5Dclose(ds[i]);
+    if (!rc && !indexed) rc = trci_lazy_index(t, r->err);
+    if (rc) {
+        if (attached) r->f = -1; /* closed with t */
+        trc_free(t);
+        return rc;
+    }
+    *out = t;
+    return TRC_OK;
+}
+
 /* ------------------------------------------------------------------ load */
 
-/* Reads and validates the open file f (closed here); name labels errors. */
+/* Reads and validates the open file f; name labels errors.  lazy != 0: a
+ * file with an index is opened prompt by prompt with a cache of cap bytes
+ * (and keeps f); otherwise the file is read whole and f closed. */
 static int load_open(hid_t f, const char *path, const void *img, size_t img_n, uint64_t file_bytes,
-                     trc_trace **out, trc_err *err)
+                     int lazy, size_t cap, trc_trace **out, trc_err *err)
 {
     rd r = {f, path, err, img, img_n, file_bytes, 0};
     trc_meta m;
     memset(&m, 0, sizeof m);
     trc_trace *t = NULL;
     int rc = read_header(&r, &m);
+    if (!rc && lazy) {
+        int there = index_present(&r);
+        if (there < 0) rc = err->code;
+        if (there >= 0) {
+            rc = open_lazy(&r, &m, cap, there, out);
+            if (rc != OPEN_WHOLE) {
+                if (rc && r.f >= 0) H5Fclose(f);
+                return rc;
+            }
+            rc = TRC_OK;
+        }
+    }
     if (!rc) rc = read_body(&r, &m, &t);
+    if (!rc) rc = trci_validate(t, path, err);
+    if (!rc) rc = verify_index(&r, t);
     H5Fclose(f);
-    if (rc) return rc;
-    rc = trci_validate(t, path, err);
     if (rc) {
         trc_free(t);
         return rc;
@@ -793,7 +1049,7 @@ static hid_t make_fapl(int core)
     return fapl;
 }
 
-static int load(const char *path, trc_trace **out, trc_err *err)
+static int load(const char *path, int lazy, size_t cap, trc_trace **out, trc_err *err)
 {
     /* O_NONBLOCK: a FIFO or device must not block the open; only a regular
      * file is read */
@@ -816,7 +1072,7 @@ static int load(const char *path, trc_trace **out, trc_err *err)
     if (f < 0)
         return trci_err(err, TRC_E_FORMAT, "%s: cannot open as HDF5 (truncated or corrupt file)",
                         path);
-    return load_open(f, path, NULL, 0, (uint64_t)st.st_size, out, err);
+    return load_open(f, path, NULL, 0, (uint64_t)st.st_size, lazy, cap, out, err);
 }
 
 /* HDF5 looks for its signature at offset 0, 512, 1024, 2048, ... */
@@ -846,7 +1102,7 @@ static int load_image(const void *buf, size_t n, const char *name, trc_trace **o
     if (f < 0)
         return trci_err(err, TRC_E_FORMAT, "%s: cannot open as HDF5 (truncated or corrupt file)",
                         name);
-    return load_open(f, name, buf, n, n, out, err);
+    return load_open(f, name, buf, n, n, 0, 0, out, err);
 }
 
 /* Switches HDF5's error printing off (see the file comment); the caller
@@ -882,7 +1138,20 @@ int trc_load(const char *path, trc_trace **out, trc_err *err)
     H5E_auto2_t old_fn;
     void *old_data;
     quiet_begin(&old_fn, &old_data);
-    int rc = load(path, out, err);
+    int rc = load(path, 0, 0, out, err);
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    return rc;
+}
+
+int trc_open(const char *path, size_t cache_bytes, trc_trace **out, trc_err *err)
+{
+    trc_err scratch;
+    reset(out, &err, &scratch);
+    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
+    H5E_auto2_t old_fn;
+    void *old_data;
+    quiet_begin(&old_fn, &old_data);
+    int rc = load(path, 1, cache_bytes, out, err);
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return rc;
 }

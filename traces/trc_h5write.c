@@ -36,6 +36,7 @@
 #define CHUNK_BYTES (1u << 20)
 #define CHUNK_MIN_BYTES 4096
 #define DEFLATE_LEVEL 4
+#define CHUNK_MIN_ROWS 1024 /* fewest rows per chunk of a per-node dataset */
 
 static int write_attr_int(hid_t loc, const char *name, int32_t v)
 {
@@ -73,8 +74,10 @@ static int write_attr_str(hid_t loc, const char *name, const char *s)
     return ok ? 0 : -1;
 }
 
-static int write_ds(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
-                    const hsize_t *dims, const void *buf)
+/* rows_hint > 0: rows per chunk for per-node datasets (one prompt's worth,
+ * capped at CHUNK_BYTES). */
+static int write_ds_rows(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
+                         const hsize_t *dims, const void *buf, hsize_t rows_hint)
 {
     size_t esz = H5Tget_size(mtype);
     hsize_t count = 1, row = esz;
@@ -90,6 +93,7 @@ static int write_ds(hid_t file, const char *path, hid_t ftype, hid_t mtype, int 
         for (int i = 0; i < rank; i++)
             chunk[i] = dims[i];
         hsize_t rows = CHUNK_BYTES / row;
+        if (rows_hint > 0 && rows_hint < rows) rows = rows_hint;
         chunk[0] = rows < 1 ? 1 : rows < dims[0] ? rows : dims[0];
         ok = H5Pset_chunk(dcpl, rank, chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
              H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
@@ -102,6 +106,12 @@ static int write_ds(hid_t file, const char *path, hid_t ftype, hid_t mtype, int 
     return ok ? 0 : -1;
 }
 
+static int write_ds(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
+                    const hsize_t *dims, const void *buf)
+{
+    return write_ds_rows(file, path, ftype, mtype, rank, dims, buf, 0);
+}
+
 static int write_group(hid_t file, const char *name)
 {
     hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
@@ -111,6 +121,63 @@ static int write_group(hid_t file, const char *name)
     if (g >= 0) H5Gclose(g);
     if (gcpl >= 0) H5Pclose(gcpl);
     return ok ? 0 : -1;
+}
+
+/* /index (traces/README.md, "Index"): the checksum, every prompt's hash and
+ * the statistics, so that a reader can open the trace without its nodes. */
+static int write_index(hid_t f, const trc_trace *t)
+{
+    const trc_meta *m = &t->meta;
+    const trc_stats *st = trc_get_stats(t);
+    uint64_t *hash = malloc(sizeof *hash * (size_t)m->n_prompts);
+    int nd = st ? st->depths : 0, K = m->k;
+    size_t nc = 5 + (size_t)K + (size_t)nd;
+    int64_t *counts = malloc(sizeof *counts * nc);
+    double *logp = malloc(sizeof *logp * (size_t)(1 + nd) * (size_t)K);
+    int rc = !st || !hash || !counts || !logp || write_group(f, "index");
+    if (!rc) {
+        trci_nodes all;
+        trci_nodes_all(t, &all);
+        for (int32_t p = 0; p < m->n_prompts; p++) {
+            int64_t row0 = t->node_off[t->ref_off[p]], E = m->n_exit;
+            trci_nodes w = {.base = row0,
+                            .n = t->node_off[t->ref_off[p + 1]] - row0,
+                            .parent = all.parent + row0,
+                            .token = all.token + row0,
+                            .depth = all.depth + row0,
+                            .draft_tok = all.draft_tok + row0 * K,
+                            .draft_logp = all.draft_logp + row0 * K,
+                            .tgt_tok = all.tgt_tok + row0 * K,
+                            .tgt_logp = all.tgt_logp + row0 * K,
+                            .exit_score = E ? all.exit_score + row0 * K * E : NULL};
+            hash[p] = trci_prompt_hash(t, &w, p);
+        }
+        counts[0] = st->accept_n;
+        counts[1] = st->deep_n;
+        counts[2] = st->deep_top1;
+        counts[3] = st->deep_in;
+        counts[4] = st->off_path_nodes;
+        for (int j = 0; j < K; j++) {
+            counts[5 + j] = st->accept_pos[j];
+            logp[j] = st->logp_sum[j];
+        }
+        for (int d = 0; d < nd; d++) {
+            counts[5 + K + d] = st->depth_nodes[d];
+            for (int j = 0; j < K; j++)
+                logp[(size_t)(1 + d) * (size_t)K + (size_t)j] = st->logp_sum_depth[d][j];
+        }
+        hsize_t P = (hsize_t)m->n_prompts, one = 1, C = (hsize_t)nc;
+        hsize_t L2[2] = {(hsize_t)(1 + nd), (hsize_t)K};
+        uint64_t sum = t->checksum;
+        rc |= write_ds(f, "/index/prompt_hash", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &P, hash);
+        rc |= write_ds(f, "/index/checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &one, &sum);
+        rc |= write_ds(f, "/index/counts", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &C, counts);
+        rc |= write_ds(f, "/index/logp_sum", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, L2, logp);
+    }
+    free(hash);
+    free(counts);
+    free(logp);
+    return rc ? -1 : 0;
 }
 
 /* Everything but the atomic rename.  Returns 0 or -1 with *what naming the step. */
@@ -153,6 +220,10 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
         hsize_t P1 = (hsize_t)m->n_prompts + 1, T = (hsize_t)m->n_trees, N = (hsize_t)m->n_nodes;
         hsize_t PT = (hsize_t)t->n_prompt_tok, T1 = T + 1;
         hsize_t nk[2] = {N, (hsize_t)m->k}, nek[3] = {N, (hsize_t)m->n_exit, (hsize_t)m->k};
+        /* node datasets chunked by prompt: about one prompt's rows per
+         * chunk, so reading a prompt inflates little beyond it */
+        hsize_t rows = (N + (hsize_t)m->n_prompts - 1) / (hsize_t)m->n_prompts;
+        if (rows < CHUNK_MIN_ROWS) rows = CHUNK_MIN_ROWS;
         rc |=
             write_ds(f, "/prompts/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->prompt_off);
         rc |=
@@ -161,17 +232,21 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
         rc |= write_ds(f, "/reference/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &T, t->ref_tok);
         rc |=
             write_ds(f, "/trees/node_offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &T1, t->node_off);
-        rc |= write_ds(f, "/nodes/parent", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->parent);
-        rc |= write_ds(f, "/nodes/token", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->token);
-        rc |= write_ds(f, "/nodes/depth", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &N, t->depth);
-        rc |= write_ds(f, "/nodes/draft_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->draft_tok);
-        rc |= write_ds(f, "/nodes/draft_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
-                       t->draft_logp);
-        rc |= write_ds(f, "/nodes/target_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->tgt_tok);
+        rc |= write_ds_rows(f, "/nodes/parent", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->parent, rows);
+        rc |= write_ds_rows(f, "/nodes/token", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->token, rows);
+        rc |= write_ds_rows(f, "/nodes/depth", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &N, t->depth, rows);
+        rc |= write_ds_rows(f, "/nodes/draft_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->draft_tok, rows);
+        rc |= write_ds_rows(f, "/nodes/draft_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
+                       t->draft_logp, rows);
+        rc |= write_ds_rows(f, "/nodes/target_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->tgt_tok, rows);
         rc |=
-            write_ds(f, "/nodes/target_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk, t->tgt_logp);
-        rc |= write_ds(f, "/nodes/exit_score", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 3, nek,
-                       t->exit_score);
+            write_ds_rows(f, "/nodes/target_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk, t->tgt_logp, rows);
+        rc |= write_ds_rows(f, "/nodes/exit_score", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 3, nek,
+                       t->exit_score, rows);
+    }
+    if (!rc) {
+        *what = "cannot write the index";
+        rc |= write_index(f, t);
     }
     if (!rc) *what = "cannot flush the HDF5 file";
     if (H5Fclose(f) < 0) rc = -1;
@@ -180,6 +255,10 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
 
 int trc_save(const trc_trace *t, const char *path, trc_err *err)
 {
+    if (t->lazy)
+        return trci_err(err, TRC_E_ARG,
+                        "%s: a trace opened prompt by prompt cannot be saved; load it whole",
+                        path);
     size_t n = strlen(path);
     char *tmp = malloc(n + 48);
     if (!tmp) return trci_err(err, TRC_E_NOMEM, "%s: out of memory", path);

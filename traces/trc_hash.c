@@ -33,10 +33,7 @@
 
 /* Word n of the stream goes to lane n % LANES: four independent multiply chains
  * instead of one, so the hash runs at memory speed. */
-typedef struct hasher {
-    uint64_t h[LANES];
-    unsigned next; /* lane of the next word */
-} hasher;
+typedef trci_hasher hasher;
 
 static inline void mix(hasher *s, uint32_t w)
 {
@@ -113,41 +110,13 @@ static void mix_i64(hasher *s, const int64_t *v, int64_t n)
         mix64(s, v[i]);
 }
 
-uint64_t trci_hash(const trc_trace *t)
+static uint64_t finish(const hasher *s)
 {
-    const trc_meta *m = &t->meta;
-    int64_t P = m->n_prompts, T = m->n_trees, N = m->n_nodes, nk = N * m->k;
-    hasher s = {{FNV_BASIS, FNV_BASIS ^ 1, FNV_BASIS ^ 2, FNV_BASIS ^ 3}, 0};
-    const int32_t head[] = {m->version, m->vocab, m->k, m->max_depth, m->max_nodes, m->n_exit};
-    mix_i32(&s, head, 6);
-    mix_i32(&s, m->exit_layers, m->n_exit);
-    mix(&s, (uint32_t)m->target_layers);
-    mix(&s, (uint32_t)m->n_prompts);
-    mix64(&s, T);
-    mix64(&s, N);
-    mix64(&s, t->n_prompt_tok);
-    mix_str(&s, m->target);
-    mix_str(&s, m->draft);
-    mix_str(&s, m->tokenizer);
-    mix_str(&s, m->source);
-    mix_i64(&s, t->prompt_off, P + 1);
-    mix_i32(&s, t->prompt_tok, t->n_prompt_tok);
-    mix_i64(&s, t->ref_off, P + 1);
-    mix_i32(&s, t->ref_tok, T);
-    mix_i64(&s, t->node_off, T + 1);
-    mix_i32(&s, t->parent, N);
-    mix_i32(&s, t->token, N);
-    mix_u8(&s, t->depth, N);
-    mix_i32(&s, t->draft_tok, nk);
-    mix_f32(&s, t->draft_logp, nk);
-    mix_i32(&s, t->tgt_tok, nk);
-    mix_f32(&s, t->tgt_logp, nk);
-    if (m->n_exit) mix_f32(&s, t->exit_score, nk * m->n_exit);
     /* fold the lanes, low word then high word of each, then splitmix64 */
     uint64_t h = FNV_BASIS;
     for (int l = 0; l < LANES; l++) {
-        h = (h ^ (uint32_t)s.h[l]) * FNV_PRIME;
-        h = (h ^ (uint32_t)(s.h[l] >> 32)) * FNV_PRIME;
+        h = (h ^ (uint32_t)s->h[l]) * FNV_PRIME;
+        h = (h ^ (uint32_t)(s->h[l] >> 32)) * FNV_PRIME;
     }
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ULL;
@@ -155,4 +124,90 @@ uint64_t trci_hash(const trc_trace *t)
     h *= 0x94d049bb133111ebULL;
     h ^= h >> 31;
     return h;
+}
+
+/* Prompt p's hash (traces/README.md, "Index"): the same lanes over p, the
+ * prompt tokens, the reference tokens and the node count of each tree (each
+ * list after its length), then the prompt's rows of the node datasets in
+ * table order. */
+uint64_t trci_prompt_hash(const trc_trace *t, const trci_nodes *w, int32_t p)
+{
+    const trc_meta *m = &t->meta;
+    hasher s = {{FNV_BASIS, FNV_BASIS ^ 1, FNV_BASIS ^ 2, FNV_BASIS ^ 3}, 0};
+    int64_t pl = t->prompt_off[p + 1] - t->prompt_off[p];
+    int64_t L = t->ref_off[p + 1] - t->ref_off[p], tr0 = t->ref_off[p];
+    mix(&s, (uint32_t)p);
+    mix64(&s, pl);
+    mix_i32(&s, t->prompt_tok + t->prompt_off[p], pl);
+    mix64(&s, L);
+    mix_i32(&s, t->ref_tok + tr0, L);
+    for (int64_t i = 0; i < L; i++)
+        mix(&s, (uint32_t)(t->node_off[tr0 + i + 1] - t->node_off[tr0 + i]));
+    int64_t n = w->n, nk = n * m->k;
+    mix_i32(&s, w->parent, n);
+    mix_i32(&s, w->token, n);
+    mix_u8(&s, w->depth, n);
+    mix_i32(&s, w->draft_tok, nk);
+    mix_f32(&s, w->draft_logp, nk);
+    mix_i32(&s, w->tgt_tok, nk);
+    mix_f32(&s, w->tgt_logp, nk);
+    if (m->n_exit) mix_f32(&s, w->exit_score, nk * m->n_exit);
+    return finish(&s);
+}
+
+void trci_hash_resident(const trc_trace *t, trci_hasher *s)
+{
+    const trc_meta *m = &t->meta;
+    int64_t P = m->n_prompts, T = m->n_trees, N = m->n_nodes;
+    *s = (trci_hasher){{FNV_BASIS, FNV_BASIS ^ 1, FNV_BASIS ^ 2, FNV_BASIS ^ 3}, 0};
+    const int32_t head[] = {m->version, m->vocab, m->k, m->max_depth, m->max_nodes, m->n_exit};
+    mix_i32(s, head, 6);
+    mix_i32(s, m->exit_layers, m->n_exit);
+    mix(s, (uint32_t)m->target_layers);
+    mix(s, (uint32_t)m->n_prompts);
+    mix64(s, T);
+    mix64(s, N);
+    mix64(s, t->n_prompt_tok);
+    mix_str(s, m->target);
+    mix_str(s, m->draft);
+    mix_str(s, m->tokenizer);
+    mix_str(s, m->source);
+    mix_i64(s, t->prompt_off, P + 1);
+    mix_i32(s, t->prompt_tok, t->n_prompt_tok);
+    mix_i64(s, t->ref_off, P + 1);
+    mix_i32(s, t->ref_tok, T);
+    mix_i64(s, t->node_off, T + 1);
+}
+
+void trci_hash_rows(trci_hasher *s, int ds, const void *v, int64_t n)
+{
+    switch (ds) {
+    case TRCI_DS_DEPTH: mix_u8(s, v, n); break;
+    case TRCI_DS_DRAFT_LOGP:
+    case TRCI_DS_TGT_LOGP:
+    case TRCI_DS_EXIT: mix_f32(s, v, n); break;
+    default: mix_i32(s, v, n); break;
+    }
+}
+
+uint64_t trci_hash_finish(const trci_hasher *s)
+{
+    return finish(s);
+}
+
+uint64_t trci_hash(const trc_trace *t)
+{
+    const trc_meta *m = &t->meta;
+    int64_t N = m->n_nodes, nk = N * m->k;
+    trci_hasher s;
+    trci_hash_resident(t, &s);
+    trci_hash_rows(&s, TRCI_DS_PARENT, t->parent, N);
+    trci_hash_rows(&s, TRCI_DS_TOKEN, t->token, N);
+    trci_hash_rows(&s, TRCI_DS_DEPTH, t->depth, N);
+    trci_hash_rows(&s, TRCI_DS_DRAFT_TOK, t->draft_tok, nk);
+    trci_hash_rows(&s, TRCI_DS_DRAFT_LOGP, t->draft_logp, nk);
+    trci_hash_rows(&s, TRCI_DS_TGT_TOK, t->tgt_tok, nk);
+    trci_hash_rows(&s, TRCI_DS_TGT_LOGP, t->tgt_logp, nk);
+    if (m->n_exit) trci_hash_rows(&s, TRCI_DS_EXIT, t->exit_score, nk * m->n_exit);
+    return finish(&s);
 }

@@ -24,6 +24,23 @@
 /* Log-probs may exceed 0 by this much (rounding in the recorder's softmax). */
 #define TRCI_LOGP_EPS 1e-4f
 
+/* A window of node rows [base, base + n) in global numbering: the whole node
+ * arrays of a trace held whole (base 0), or one prompt's rows read by
+ * trc_lazy.c.  Row i of the trace is element i - base of every array. */
+typedef struct trci_nodes {
+    int64_t base, n;
+    int32_t *parent, *token;
+    uint8_t *depth;
+    int32_t *first_child, *next_sibling;
+    int32_t *draft_tok;
+    float *draft_logp;
+    int32_t *tgt_tok;
+    float *tgt_logp;
+    float *exit_score; /* NULL when E = 0 */
+} trci_nodes;
+
+struct trci_lazy; /* trc_lazy.c: the file, the prompt cache */
+
 struct trc_trace {
     trc_meta meta;         /* n_prompts, n_trees, n_nodes are the array sizes */
     int64_t n_prompt_tok;  /* length of prompt_tok */
@@ -42,7 +59,14 @@ struct trc_trace {
     int32_t *tgt_tok;      /* [N*K] */
     float *tgt_logp;       /* [N*K] */
     float *exit_score;     /* [N*E*K]; NULL when E = 0 */
-    uint64_t checksum;     /* set by trci_validate */
+    uint64_t checksum;     /* set by trci_validate (or from the index) */
+    /* lazily opened traces: the node arrays above are NULL and prompts come
+     * from the cache (trc_lazy.c); NULL for a trace held whole */
+    struct trci_lazy *lazy;
+    /* trc_get_stats: computed on first use (under memo_lock) or read from the
+     * index; stats_ok says which of the two has happened */
+    trc_stats stats;
+    int stats_ok;
     /* trc_memo: derived data, the only mutable part of a shared trace; every
      * access under memo_lock (initialised by trci_memo_init) */
     int memo_ok; /* memo_lock initialised */
@@ -63,6 +87,8 @@ int trci_memo_init(trc_trace *t);
  * n_nodes, k, n_exit) and n_prompt_tok; contents zeroed.  NULL on out of memory or
  * counts that do not fit in size_t.  Caller owns it (trc_free). */
 trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok);
+/* The same without the node arrays (a lazily opened trace). */
+trc_trace *trci_trace_alloc_resident(const trc_meta *meta, int64_t n_prompt_tok);
 
 /* The single validation routine behind trc_load and trc_builder_finish: checks the
  * header values, offsets, tree structure, reference paths, token ranges, log-probs
@@ -72,6 +98,61 @@ int trci_validate(trc_trace *t, const char *name, trc_err *err);
 
 /* Computes the content checksum (traces/README.md, "Checksum"). */
 uint64_t trci_hash(const trc_trace *t);
+/* The same in pieces, for a trace read in slabs: the header and resident
+ * arrays, then the node datasets in table order (TRCI_DS_*), each fed whole
+ * in one or more consecutive calls of n entries, then the fold. */
+typedef struct trci_hasher {
+    uint64_t h[4];
+    unsigned next; /* lane of the next word */
+} trci_hasher;
+enum {
+    TRCI_DS_PARENT,
+    TRCI_DS_TOKEN,
+    TRCI_DS_DEPTH,
+    TRCI_DS_DRAFT_TOK,
+    TRCI_DS_DRAFT_LOGP,
+    TRCI_DS_TGT_TOK,
+    TRCI_DS_TGT_LOGP,
+    TRCI_DS_EXIT,
+    TRCI_DS_COUNT
+};
+void trci_hash_resident(const trc_trace *t, trci_hasher *s);
+void trci_hash_rows(trci_hasher *s, int ds, const void *v, int64_t n);
+uint64_t trci_hash_finish(const trci_hasher *s);
+/* The hash of prompt p (traces/README.md, "Index"): its tokens, reference,
+ * tree sizes and node rows, read from w (which holds the prompt's rows). */
+uint64_t trci_prompt_hash(const trc_trace *t, const trci_nodes *w, int32_t p);
+
+/* The window over the node arrays of a trace held whole. */
+void trci_nodes_all(const trc_trace *t, trci_nodes *w);
+
+/* Validation of a lazily opened trace, in two parts with the same rules and
+ * messages as trci_validate: the resident part (header, offsets, prompt and
+ * reference tokens; does not compute the checksum), and the nodes of prompt p
+ * held in w (fills w's tree links).  Returns TRC_OK or the error code. */
+int trci_validate_resident(const trc_trace *t, const char *name, trc_err *err);
+int trci_validate_prompt(const trc_trace *t, const trci_nodes *w, int32_t p, const char *name,
+                         trc_err *err);
+
+/* Adds prompt p (rows in w, tree links filled) to the statistics st, in the
+ * order trc_get_stats defines; trci_stats_begin sets st up for t. */
+void trci_stats_begin(const trc_trace *t, trc_stats *st);
+void trci_stats_add(const trc_trace *t, const trci_nodes *w, int32_t p, trc_stats *st);
+
+/* trc_lazy.c.  trci_lazy_attach makes t lazy: it takes the open file f, the
+ * node datasets ds[8] (table order, /nodes/parent to /nodes/exit_score) and
+ * the per-prompt hashes (malloc'ed, [P]) -- on success only; on failure the
+ * caller still owns them.  trci_lazy_free closes and frees it all (trc_free). */
+int trci_lazy_attach(trc_trace *t, const char *path, hid_t f, const hid_t *ds, uint64_t *hash,
+                     size_t cap, trc_err *err);
+void trci_lazy_free(trc_trace *t);
+/* For a lazily attached trace without an index (hash zeroed): reads every
+ * prompt once (validated, hashed, its statistics summed) and the node
+ * datasets once more in slabs for the checksum, filling the index in memory.
+ * On failure the first damaged prompt's error. */
+int trci_lazy_index(trc_trace *t, trc_err *err);
+const trci_nodes *trci_lazy_window(const trc_trace *t, int32_t p); /* acquired prompt */
+size_t trci_lazy_bytes(const trc_trace *t);
 
 /* Fills err (may be NULL) with code and a printf-formatted message; control
  * characters are replaced so the message stays on one line.  Returns code. */

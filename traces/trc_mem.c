@@ -56,7 +56,7 @@ static void *xmalloc(size_t n, size_t esz)
     return calloc(n, esz);
 }
 
-trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
+static trc_trace *trace_alloc(const trc_meta *meta, int64_t n_prompt_tok, int nodes)
 {
     int64_t P = meta->n_prompts, T = meta->n_trees, N = meta->n_nodes;
     int64_t K = meta->k, E = meta->n_exit;
@@ -76,6 +76,13 @@ trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
     t->ref_off = xmalloc((size_t)P + 1, sizeof(int64_t));
     t->ref_tok = xmalloc((size_t)T, sizeof(int32_t));
     t->node_off = xmalloc((size_t)T + 1, sizeof(int64_t));
+    if (!nodes) {
+        if (!t->prompt_off || !t->prompt_tok || !t->ref_off || !t->ref_tok || !t->node_off) {
+            trc_free(t);
+            return NULL;
+        }
+        return t;
+    }
     t->parent = xmalloc((size_t)N, sizeof(int32_t));
     t->token = xmalloc((size_t)N, sizeof(int32_t));
     t->depth = xmalloc((size_t)N, sizeof(uint8_t));
@@ -93,6 +100,16 @@ trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
         return NULL;
     }
     return t;
+}
+
+trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok)
+{
+    return trace_alloc(meta, n_prompt_tok, 1);
+}
+
+trc_trace *trci_trace_alloc_resident(const trc_meta *meta, int64_t n_prompt_tok)
+{
+    return trace_alloc(meta, n_prompt_tok, 0);
 }
 
 int trci_memo_init(trc_trace *t)
@@ -131,6 +148,7 @@ void trc_free(trc_trace *t)
     for (int i = 0; i < t->n_memo; i++)
         if (t->memo[i].free_fn) t->memo[i].free_fn(t->memo[i].obj);
     if (t->memo_ok) pthread_mutex_destroy(&t->memo_lock);
+    trci_lazy_free(t);
     free(t->prompt_off);
     free(t->prompt_tok);
     free(t->ref_off);
@@ -166,8 +184,10 @@ size_t trc_bytes(const trc_trace *t)
     const trc_meta *m = &t->meta;
     size_t P = (size_t)m->n_prompts, T = (size_t)m->n_trees, N = (size_t)m->n_nodes;
     size_t nk = N * (size_t)m->k;
-    return sizeof *t + 2 * (P + 1) * 8 + (size_t)t->n_prompt_tok * 4 + T * 4 + (T + 1) * 8 +
-           N * (4 * 4 + 1) + nk * 16 + nk * (size_t)m->n_exit * 4;
+    size_t resident = sizeof *t + 2 * (P + 1) * 8 + (size_t)t->n_prompt_tok * 4 + T * 4 +
+                      (T + 1) * 8;
+    if (t->lazy) return resident + trci_lazy_bytes(t);
+    return resident + N * (4 * 4 + 1) + nk * 16 + nk * (size_t)m->n_exit * 4;
 }
 
 int32_t trc_prompt(const trc_trace *t, int32_t p, const int32_t **tokens)
@@ -199,6 +219,22 @@ int trc_tree_get(const trc_trace *t, int32_t p, int32_t pos, trc_tree *out)
     out->n = (int32_t)(t->node_off[tr + 1] - b);
     out->k = (int32_t)K;
     out->n_exit = (int32_t)E;
+    if (t->lazy) { /* the prompt's block, which the caller holds */
+        const trci_nodes *w = trci_lazy_window(t, p);
+        if (!w) return TRC_E_ARG;
+        b -= w->base;
+        out->parent = w->parent + b;
+        out->token = w->token + b;
+        out->depth = w->depth + b;
+        out->first_child = w->first_child + b;
+        out->next_sibling = w->next_sibling + b;
+        out->draft_tok = w->draft_tok + b * K;
+        out->draft_logp = w->draft_logp + b * K;
+        out->tgt_tok = w->tgt_tok + b * K;
+        out->tgt_logp = w->tgt_logp + b * K;
+        out->exit_score = E ? w->exit_score + b * E * K : NULL;
+        return TRC_OK;
+    }
     out->parent = t->parent + b;
     out->token = t->token + b;
     out->depth = t->depth + b;

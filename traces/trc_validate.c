@@ -148,8 +148,8 @@ static int check_offsets(const int64_t *off, int64_t n, int64_t total, int min_l
 
 /* Token range check; stride 0 for per-prompt data, else entries per node (1 for
  * /nodes/token, K for candidate lists). */
-static int check_tokens(const trc_trace *t, const int32_t *tok, int64_t n, const char *name,
-                        const char *ds, int stride, trc_err *err)
+static int check_tokens(const trc_trace *t, const int32_t *tok, int64_t n, int64_t base,
+                        const char *name, const char *ds, int stride, trc_err *err)
 {
     int32_t V = t->meta.vocab;
     int64_t i = 0;
@@ -172,7 +172,7 @@ static int check_tokens(const trc_trace *t, const int32_t *tok, int64_t n, const
         else
             snprintf(what, sizeof what, "token %d out of range [0, %d) at candidate %d", tok[i], V,
                      (int)(i % stride));
-        return node_err(t, err, TRC_E_DATA, name, ds, i / stride, what);
+        return node_err(t, err, TRC_E_DATA, name, ds, base + i / stride, what);
     }
     return TRC_OK;
 }
@@ -188,8 +188,8 @@ static inline int logp_row_bad(const float *row, int K)
     return bad;
 }
 
-/* Rows [i0, i1) of a log-prob array. */
-static int check_logp(const trc_trace *t, const float *lp, int64_t i0, int64_t i1,
+/* Rows [i0, i1) of a log-prob array whose row 0 is the trace's row base. */
+static int check_logp(const trc_trace *t, const float *lp, int64_t i0, int64_t i1, int64_t base,
                       const char *name, const char *ds, trc_err *err)
 {
     int K = t->meta.k;
@@ -209,17 +209,17 @@ static int check_logp(const trc_trace *t, const float *lp, int64_t i0, int64_t i
             if (!isfinite(v)) {
                 snprintf(what, sizeof what, "log-prob %s at candidate %d",
                          isnan(v) ? "NaN" : "infinite", j);
-                return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+                return node_err(t, err, TRC_E_DATA, name, ds, base + i, what);
             }
             if (v > TRCI_LOGP_EPS) {
                 snprintf(what, sizeof what, "log-prob %g > 0 at candidate %d", (double)v, j);
-                return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+                return node_err(t, err, TRC_E_DATA, name, ds, base + i, what);
             }
             if (j > 0 && v > row[j - 1]) {
                 snprintf(what, sizeof what,
                          "log-probs not sorted: candidate %d (%g) above candidate %d (%g)", j,
                          (double)v, j - 1, (double)row[j - 1]);
-                return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+                return node_err(t, err, TRC_E_DATA, name, ds, base + i, what);
             }
         }
     }
@@ -263,7 +263,8 @@ static int32_t find_dup(const int32_t *v, int n, int32_t *scratch)
 }
 
 static int check_candidates(const trc_trace *t, const int32_t *tok, int64_t i0, int64_t i1,
-                            const char *name, const char *ds, int32_t *scratch, trc_err *err)
+                            int64_t base, const char *name, const char *ds, int32_t *scratch,
+                            trc_err *err)
 {
     int K = t->meta.k;
     for (int64_t i = i0; i < i1; i++) {
@@ -271,22 +272,24 @@ static int check_candidates(const trc_trace *t, const int32_t *tok, int64_t i0, 
         if (d >= 0) {
             char what[96];
             snprintf(what, sizeof what, "token %d listed twice among the top-%d", d, K);
-            return node_err(t, err, TRC_E_DATA, name, ds, i, what);
+            return node_err(t, err, TRC_E_DATA, name, ds, base + i, what);
         }
     }
     return TRC_OK;
 }
 
-/* Structure, links, duplicates and the reference path of one tree. */
-static int check_tree(trc_trace *t, int32_t p, int64_t pos, int64_t tr, int32_t *scratch,
-                      const char *name, trc_err *err)
+/* Structure, links, duplicates and the reference path of one tree, whose
+ * rows w holds. */
+static int check_tree(const trc_trace *t, const trci_nodes *w, int32_t p, int64_t pos, int64_t tr,
+                      int32_t *scratch, const char *name, trc_err *err)
 {
     const trc_meta *m = &t->meta;
-    int64_t b = t->node_off[tr];
+    int64_t b = t->node_off[tr], bl = b - w->base;
     int32_t n = (int32_t)(t->node_off[tr + 1] - b);
-    int32_t *par = t->parent + b, *tok = t->token + b;
-    uint8_t *dep = t->depth + b;
-    int32_t *fc = t->first_child + b, *ns = t->next_sibling + b;
+    int32_t *par = w->parent + bl, *tok = w->token + bl;
+    uint8_t *dep = w->depth + bl;
+    int32_t *fc = w->first_child + bl, *ns = w->next_sibling + bl;
+    const int32_t *top = w->tgt_tok + bl * m->k; /* target candidates of the tree's rows */
     const int32_t *ref = t->ref_tok + t->ref_off[p];
     int64_t L = t->ref_off[p + 1] - t->ref_off[p];
     int K = m->k;
@@ -344,11 +347,11 @@ static int check_tree(trc_trace *t, int32_t p, int64_t pos, int64_t tr, int32_t 
     int32_t depth_ref = (int32_t)(L - pos < m->max_depth ? L - pos : m->max_depth);
     int32_t u = 0;
     for (int32_t d = 0;; d++) {
-        if (pos + d < L && t->tgt_tok[(b + u) * K] != ref[pos + d]) {
+        if (pos + d < L && top[u * K] != ref[pos + d]) {
             snprintf(what, sizeof what,
                      "target top-1 %d on the reference path (depth %d) differs from the "
                      "reference token %d",
-                     t->tgt_tok[(b + u) * K], d, ref[pos + d]);
+                     top[u * K], d, ref[pos + d]);
             return node_err(t, err, TRC_E_DATA, name, "/nodes/target_tok", b + u, what);
         }
         if (d == depth_ref) break;
@@ -393,6 +396,7 @@ typedef struct vtask {
 
 typedef struct vpool {
     trc_trace *t;
+    trci_nodes w; /* the whole node arrays */
     const char *name;
     vtask *tasks;
     size_t n;
@@ -401,10 +405,11 @@ typedef struct vpool {
     atomic_int nomem;
 } vpool;
 
-/* Exit scores [i0, i1) (flat indices) must be finite. */
-static int check_exit(const trc_trace *t, int64_t i0, int64_t i1, const char *name, trc_err *err)
+/* Exit scores [i0, i1) (flat indices into x, whose row 0 is the trace's row
+ * base) must be finite. */
+static int check_exit(const trc_trace *t, const float *x, int64_t i0, int64_t i1, int64_t base,
+                      const char *name, trc_err *err)
 {
-    const float *x = t->exit_score;
     int64_t i = i0;
     for (; i + VAL_BLOCK <= i1; i += VAL_BLOCK) {
         int bad = 0;
@@ -419,14 +424,14 @@ static int check_exit(const trc_trace *t, int64_t i0, int64_t i1, const char *na
             int64_t per = (int64_t)m->n_exit * m->k;
             snprintf(what, sizeof what, "%s score at exit %d, candidate %d",
                      isnan(x[i]) ? "NaN" : "infinite", (int)(i % per / m->k), (int)(i % m->k));
-            return node_err(t, err, TRC_E_DATA, name, "/nodes/exit_score", i / per, what);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/exit_score", base + i / per, what);
         }
     return TRC_OK;
 }
 
-/* Trees [tr0, tr1) in global order. */
-static int check_trees(trc_trace *t, int64_t tr0, int64_t tr1, int32_t *scratch, const char *name,
-                       trc_err *err)
+/* Trees [tr0, tr1) in global order; w holds their rows. */
+static int check_trees(const trc_trace *t, const trci_nodes *w, int64_t tr0, int64_t tr1,
+                       int32_t *scratch, const char *name, trc_err *err)
 {
     if (tr0 >= tr1) return TRC_OK;
     int32_t p;
@@ -435,7 +440,7 @@ static int check_trees(trc_trace *t, int64_t tr0, int64_t tr1, int32_t *scratch,
     for (int64_t tr = tr0; tr < tr1; tr++) {
         while (tr >= t->ref_off[p + 1]) /* prompts hold >= 1 tree (offsets checked) */
             p++;
-        int rc = check_tree(t, p, tr - t->ref_off[p], tr, scratch, name, err);
+        int rc = check_tree(t, w, p, tr - t->ref_off[p], tr, scratch, name, err);
         if (rc) return rc;
     }
     return TRC_OK;
@@ -444,23 +449,24 @@ static int check_trees(trc_trace *t, int64_t tr0, int64_t tr1, int32_t *scratch,
 static void run_task(vpool *vp, vtask *k, int32_t *scratch)
 {
     trc_trace *t = vp->t;
+    const trci_nodes *w = &vp->w;
     const trc_meta *m = &t->meta;
     const char *name = vp->name;
     trc_err *e = &k->err;
     switch (k->kind) {
     case VT_TOK_PROMPT:
-        k->rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, name, "/prompts/tokens", 0, e);
+        k->rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, 0, name, "/prompts/tokens", 0, e);
         break;
     case VT_TOK_REF:
-        k->rc = check_tokens(t, t->ref_tok, m->n_trees, name, "/reference/tokens", 0, e);
+        k->rc = check_tokens(t, t->ref_tok, m->n_trees, 0, name, "/reference/tokens", 0, e);
         break;
     case VT_TOK_NODE:
-        k->rc = check_tokens(t, t->token, m->n_nodes, name, "/nodes/token", 1, e);
+        k->rc = check_tokens(t, w->token, m->n_nodes, 0, name, "/nodes/token", 1, e);
         break;
     case VT_TOK_DRAFT:
     case VT_TOK_TGT: {
         /* a range of nodes; check_tokens counts from the array start */
-        const int32_t *a = k->kind == VT_TOK_DRAFT ? t->draft_tok : t->tgt_tok;
+        const int32_t *a = k->kind == VT_TOK_DRAFT ? w->draft_tok : w->tgt_tok;
         const char *ds = k->kind == VT_TOK_DRAFT ? "/nodes/draft_tok" : "/nodes/target_tok";
         int64_t K = m->k;
         k->rc = TRC_OK;
@@ -468,30 +474,30 @@ static void run_task(vpool *vp, vtask *k, int32_t *scratch)
         int32_t V = m->vocab;
         for (int64_t i = k->i0 * K; i < k->i1 * K; i++)
             if ((uint32_t)a[i] >= (uint32_t)V) {
-                k->rc = check_tokens(t, a, i + 1, name, ds, m->k, e);
+                k->rc = check_tokens(t, a, i + 1, 0, name, ds, m->k, e);
                 break;
             }
         break;
     }
     case VT_LOGP_DRAFT:
-        k->rc = check_logp(t, t->draft_logp, k->i0, k->i1, name, "/nodes/draft_logp", e);
+        k->rc = check_logp(t, w->draft_logp, k->i0, k->i1, 0, name, "/nodes/draft_logp", e);
         break;
     case VT_LOGP_TGT:
-        k->rc = check_logp(t, t->tgt_logp, k->i0, k->i1, name, "/nodes/target_logp", e);
+        k->rc = check_logp(t, w->tgt_logp, k->i0, k->i1, 0, name, "/nodes/target_logp", e);
         break;
     case VT_EXIT:
-        k->rc = check_exit(t, k->i0, k->i1, name, e);
+        k->rc = check_exit(t, w->exit_score, k->i0, k->i1, 0, name, e);
         break;
     case VT_CAND_DRAFT:
-        k->rc = check_candidates(t, t->draft_tok, k->i0, k->i1, name, "/nodes/draft_tok", scratch,
-                                 e);
+        k->rc = check_candidates(t, w->draft_tok, k->i0, k->i1, 0, name, "/nodes/draft_tok",
+                                 scratch, e);
         break;
     case VT_CAND_TGT:
-        k->rc = check_candidates(t, t->tgt_tok, k->i0, k->i1, name, "/nodes/target_tok", scratch,
-                                 e);
+        k->rc = check_candidates(t, w->tgt_tok, k->i0, k->i1, 0, name, "/nodes/target_tok",
+                                 scratch, e);
         break;
     case VT_TREES:
-        k->rc = check_trees(t, k->i0, k->i1, scratch, name, e);
+        k->rc = check_trees(t, w, k->i0, k->i1, scratch, name, e);
         break;
     case VT_HASH:
         t->checksum = trci_hash(t);
@@ -540,7 +546,9 @@ static size_t add_ranges(vtask *tk, size_t at, int kind, int64_t n, int64_t min_
     return at;
 }
 
-int trci_validate(trc_trace *t, const char *name, trc_err *err)
+/* Header and offsets: checked first, every other check indexes through the
+ * offsets. */
+static int check_frame(const trc_trace *t, const char *name, trc_err *err)
 {
     const trc_meta *m = &t->meta;
     int rc = check_header(m, name, err);
@@ -553,6 +561,67 @@ int trci_validate(trc_trace *t, const char *name, trc_err *err)
     if (!rc)
         rc = check_offsets(t->node_off, m->n_trees, m->n_nodes, 1, m->max_nodes, name,
                            "/trees/node_offset", "nodes", err);
+    return rc;
+}
+
+void trci_nodes_all(const trc_trace *t, trci_nodes *w)
+{
+    *w = (trci_nodes){.base = 0,
+                      .n = t->meta.n_nodes,
+                      .parent = t->parent,
+                      .token = t->token,
+                      .depth = t->depth,
+                      .first_child = t->first_child,
+                      .next_sibling = t->next_sibling,
+                      .draft_tok = t->draft_tok,
+                      .draft_logp = t->draft_logp,
+                      .tgt_tok = t->tgt_tok,
+                      .tgt_logp = t->tgt_logp,
+                      .exit_score = t->exit_score};
+}
+
+int trci_validate_resident(const trc_trace *t, const char *name, trc_err *err)
+{
+    int rc = check_frame(t, name, err);
+    if (!rc) rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, 0, name, "/prompts/tokens", 0, err);
+    if (!rc) rc = check_tokens(t, t->ref_tok, t->meta.n_trees, 0, name, "/reference/tokens", 0, err);
+    return rc;
+}
+
+/* The node checks of trci_validate over one prompt's rows, in the same
+ * order, on the calling thread. */
+int trci_validate_prompt(const trc_trace *t, const trci_nodes *w, int32_t p, const char *name,
+                         trc_err *err)
+{
+    const trc_meta *m = &t->meta;
+    int64_t tr0 = t->ref_off[p], tr1 = t->ref_off[p + 1], n = w->n, b = w->base;
+    int K = m->k;
+    int32_t scratch_buf[2 * (TRC_MAX_K > 256 ? TRC_MAX_K : 256)];
+    int32_t *scratch = scratch_buf, *heap = NULL;
+    size_t need = 2 * (size_t)(m->max_nodes > K ? m->max_nodes : K);
+    if (need > sizeof scratch_buf / sizeof *scratch_buf) {
+        heap = malloc(need * sizeof *heap);
+        if (!heap) return trci_err(err, TRC_E_NOMEM, "%s: out of memory while validating", name);
+        scratch = heap;
+    }
+    int rc = check_tokens(t, w->token, n, b, name, "/nodes/token", 1, err);
+    if (!rc) rc = check_tokens(t, w->draft_tok, n * K, b, name, "/nodes/draft_tok", K, err);
+    if (!rc) rc = check_tokens(t, w->tgt_tok, n * K, b, name, "/nodes/target_tok", K, err);
+    if (!rc) rc = check_logp(t, w->draft_logp, 0, n, b, name, "/nodes/draft_logp", err);
+    if (!rc) rc = check_logp(t, w->tgt_logp, 0, n, b, name, "/nodes/target_logp", err);
+    if (!rc && m->n_exit)
+        rc = check_exit(t, w->exit_score, 0, n * m->n_exit * K, b, name, err);
+    if (!rc) rc = check_candidates(t, w->draft_tok, 0, n, b, name, "/nodes/draft_tok", scratch, err);
+    if (!rc) rc = check_candidates(t, w->tgt_tok, 0, n, b, name, "/nodes/target_tok", scratch, err);
+    if (!rc) rc = check_trees(t, w, tr0, tr1, scratch, name, err);
+    free(heap);
+    return rc;
+}
+
+int trci_validate(trc_trace *t, const char *name, trc_err *err)
+{
+    const trc_meta *m = &t->meta;
+    int rc = check_frame(t, name, err);
     if (rc) return rc;
 
     int32_t max_n = 1;
@@ -580,6 +649,7 @@ int trci_validate(trc_trace *t, const char *name, trc_err *err)
                 .tasks = tk,
                 .n = n,
                 .scratch_n = 2 * (size_t)(max_n > m->k ? max_n : m->k)};
+    trci_nodes_all(t, &vp.w);
     atomic_init(&vp.next, 0);
     atomic_init(&vp.nomem, 0);
     int nt = val_threads(nk);

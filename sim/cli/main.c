@@ -2,7 +2,8 @@
  * main.c -- the flashspec command line.
  *
  *   flashspec run SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
- *                 [--max-instructions N] [--max-memory-mb N] [--arg KEY=VALUE ...]
+ *                 [--max-instructions N] [--max-memory-mb N] [--trace-cache-mb N]
+ *                 [--arg KEY=VALUE ...]
  *                 [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]
  *                 (sweep: the same)
  *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
@@ -90,7 +91,8 @@ static const char usage_run[] =
     "`run` uses 1 worker thread by default, `sweep` every CPU; under mpirun or\n"
     "srun both deal the points across the MPI ranks (rank 0 prints and writes).\n"
     "A failed sweep point is reported and skipped: the results hold the others and\n"
-    "the exit code is the failed points' (78, or 70 for an internal error).\n"
+    "the exit code is the failed points' (78; 65 if one read a damaged trace\n"
+    "prompt; 70 for an internal error).\n"
     "\n"
     "  -j, --jobs N       worker threads per process (default: run 1, sweep all CPUs)\n"
     "  -o, --output DIR   results directory (default: results/<script name>)\n"
@@ -107,6 +109,8 @@ static const char usage_run[] =
     "                     rows) at N MiB (default 4096)\n"
     "      --max-seconds S       stop after S seconds of wall time (Lua code and\n"
     "                     sweeps; finished points are kept for resuming; exit 78)\n"
+    "      --trace-cache-mb N    prompts kept in memory per trace file read prompt by\n"
+    "                     prompt (files with an index), in MiB (default 512)\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
     "      --arg KEY=VALUE  hand the script flashspec.args.KEY = \"VALUE\" (a string;\n"
     "                     repeatable, each KEY once), e.g. --arg grid=quick\n"
@@ -174,6 +178,7 @@ static int script_cmd(int argc, char **argv, int kind)
         {"max-instructions", required_argument, NULL, 'I'},
         {"max-memory-mb", required_argument, NULL, 'M'},
         {"max-seconds", required_argument, NULL, 'S'},
+        {"trace-cache-mb", required_argument, NULL, 'C'},
         {"timeline", required_argument, NULL, 'T'},
         {"timeline-point", required_argument, NULL, 'P'},
         {"timeline-prompt", required_argument, NULL, 'p'},
@@ -207,20 +212,26 @@ static int script_cmd(int argc, char **argv, int kind)
             break;
         }
         case 'I':
-        case 'M': {
+        case 'M':
+        case 'C': {
             char *end;
             errno = 0;
             long long v = strtoll(optarg, &end, 10);
             long long cap = c == 'I' ? (long long)1e15 : (long long)1 << 30;
             if (demo || errno || *end || end == optarg || v < 1 || v > cap) {
                 fprintf(stderr, "flashspec: %s: --%s needs a positive integer (see --help)\n",
-                        argv[0], c == 'I' ? "max-instructions" : "max-memory-mb");
+                        argv[0],
+                        c == 'I'   ? "max-instructions"
+                        : c == 'M' ? "max-memory-mb"
+                                   : "trace-cache-mb");
                 return FS_EXIT_USAGE;
             }
             if (c == 'I')
                 o.max_instructions = v;
-            else
+            else if (c == 'M')
                 o.max_memory_mb = v;
+            else
+                o.trace_cache_mb = v;
             break;
         }
         case 'S': {

@@ -30,6 +30,9 @@ enum {
     FS_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: finished points saved for resuming */
 };
 
+/* Default prompt cache per trace (--trace-cache-mb). */
+#define FS_TRACE_CACHE_MB 512
+
 typedef struct fs_script_opts {
     const char *script;   /* path of the Lua script */
     const char *out_dir;  /* results directory; NULL = write no files */
@@ -43,6 +46,8 @@ typedef struct fs_script_opts {
     long long max_memory_mb;    /* Lua heap limit in MiB; 0 = the default (4096) */
     double max_seconds;         /* wall-clock limit of the whole run (Lua code and
                                    the sweeps it starts); 0 = none */
+    long long trace_cache_mb;   /* prompt cache of each trace read prompt by
+                                   prompt, MiB; 0 = the default (FS_TRACE_CACHE_MB) */
     /* script arguments, "key=value" each (--arg): flashspec.args[key] = "value";
      * keys are non-empty and unique (the CLI checks) */
     const char *const *args;

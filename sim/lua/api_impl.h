@@ -64,6 +64,7 @@ typedef struct fs_api {
     size_t held_bytes;
     const struct fs_plugin *plugins; /* borrowed from the options */
     int n_plugins;
+    size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
 } fs_api;
 
 /* Counts `bytes` more that the API is about to hold for the script; raises

@@ -413,7 +413,7 @@ int fs_l_trace(lua_State *L)
     if (!e) {
         trc_trace *t = NULL;
         trc_err terr;
-        int rc = trc_load(real, &t, &terr);
+        int rc = trc_open(real, a->trace_cache_bytes, &t, &terr);
         if (rc != TRC_OK) {
             int code = rc == TRC_E_MISSING ? FS_EXIT_NOINPUT
                        : rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE

@@ -232,6 +232,7 @@ void fs_sweep_push_failed(lua_State *L, const fs_staged *s, int64_t i)
 
 static int code_of(int replay_rc)
 {
+    if (replay_rc == SIM_REPLAY_E_DATA) return FS_EXIT_DATA;
     return replay_rc == SIM_REPLAY_E_CONFIG || replay_rc == SIM_REPLAY_E_NOFIT ? FS_EXIT_CONFIG
                                                                                : FS_EXIT_SOFTWARE;
 }
@@ -295,7 +296,10 @@ static void timeline_describe(fs_exec *ex, const fs_staged *s)
 
 static void note_point_code(fs_exec *ex, int code)
 {
-    if (code == FS_EXIT_SOFTWARE || ex->point_code == 0) ex->point_code = code;
+    /* 70 over 65 over 78: the most serious kind of failure names the run */
+    if (code == FS_EXIT_SOFTWARE || ex->point_code == 0 ||
+        (code == FS_EXIT_DATA && ex->point_code == FS_EXIT_CONFIG))
+        ex->point_code = code;
 }
 
 void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single,

@@ -93,16 +93,6 @@ static int run_state_init(run_state *s, int32_t k)
     return eng_tree_init(&s->tree, s->tree_mem, bytes, RP_TREE_CAP, RP_TREE_CAP * k);
 }
 
-/* The synthesis statistics are a pure function of the trace, and fitting them
- * walks the whole trace: computed once per trace (trc_memo), not per point. */
-static void *make_synth_stats(const trc_trace *t, void *arg)
-{
-    (void)arg;
-    rp_synth_stats *st = malloc(sizeof *st);
-    if (st) rp_synth_fit(t, st);
-    return st;
-}
-
 static double rng_uniform(void *ctx)
 {
     return gsl_rng_uniform(ctx);
@@ -407,12 +397,11 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         goto done;
     }
     gsl_rng_set(acc_rng, (unsigned long)(pt->seed ^ 0x9e3779b97f4a7c15ULL));
-    const rp_synth_stats *fitted =
-        trc_memo(pt->trace, "replay.synth_stats", make_synth_stats, NULL, free);
-    if (fitted)
-        stats = *fitted;
-    else
-        rp_synth_fit(pt->trace, &stats);
+    /* the trace keeps its statistics (computed once, or read from its index) */
+    if (rp_synth_fit(pt->trace, &stats) != 0) {
+        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the trace statistics");
+        goto done;
+    }
     if (rp_oracle_init(&orc, pt->trace, &stats, rng, RP_TREE_CAP) != 0) {
         rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
         goto done;
@@ -442,6 +431,15 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         int32_t plen = trc_prompt(pt->trace, tp, &prompt);
         int32_t L = trc_ref(pt->trace, tp, &ref);
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        /* a trace opened prompt by prompt reads (and validates) the prompt
+         * now; damaged data fails this point only */
+        trc_err terr;
+        if (trc_prompt_acquire(pt->trace, tp, &terr) != TRC_OK) {
+            rc = fail(err, errlen,
+                      terr.code == TRC_E_NOMEM ? SIM_REPLAY_E_INTERNAL : SIM_REPLAY_E_DATA, "%s",
+                      terr.msg);
+            break;
+        }
         if (pol.i->reset) pol.i->reset(pol.self);
         sim_hw_generation_start(hw);
         int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
@@ -645,6 +643,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             pos += emitted;
         }
         if (traced && pt->span_fn) sim_hw_set_span_fn(hw, NULL, NULL);
+        trc_prompt_release(pt->trace, tp);
         out->prompts++;
     }
     if (rc == SIM_REPLAY_OK && out->cycles > 0) {

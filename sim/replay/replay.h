@@ -63,7 +63,8 @@ enum {
     SIM_REPLAY_E_CONFIG = 1,   /* the point cannot run as configured (exit 78) */
     SIM_REPLAY_E_NOFIT = 2,    /* does not fit the DRAM budget (exit 78) */
     SIM_REPLAY_E_MISMATCH = 3, /* emitted token differs from the reference (exit 70) */
-    SIM_REPLAY_E_INTERNAL = 4  /* allocation or engine failure (exit 70) */
+    SIM_REPLAY_E_INTERNAL = 4, /* allocation or engine failure (exit 70) */
+    SIM_REPLAY_E_DATA = 5      /* a prompt of the trace is damaged (exit 65) */
 };
 
 struct sim_cycle_info;

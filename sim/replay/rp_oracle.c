@@ -10,79 +10,24 @@
 
 static void bind(rp_oracle *o);
 
-void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
+int rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
 {
-    const trc_meta *m = trc_get_meta(t);
     memset(st, 0, sizeof *st);
-    st->k = m->k;
-    int64_t deep_n = 0, deep_top1 = 0, deep_in = 0;
-    int32_t deep_parent_depth = m->max_depth - 1; /* parents at this depth propose depth D */
-    for (int32_t p = 0; p < m->n_prompts; p++) {
-        const int32_t *ref;
-        int32_t L = trc_ref(t, p, &ref);
-        for (int32_t pos = 0; pos < L; pos++) {
-            trc_tree tr;
-            if (trc_tree_get(t, p, pos, &tr) != TRC_OK) continue;
-            /* walk the reference path to find on-path nodes */
-            int32_t node = 0, d = 0;
-            int32_t onpath_max = 0;
-            int32_t path[TRC_MAX_DEPTH + 1];
-            path[0] = 0;
-            while (d < m->max_depth && pos + d < L) {
-                int32_t c = trc_tree_child(&tr, node, ref[pos + d]);
-                if (c < 0) break;
-                path[++d] = c;
-                node = c;
-            }
-            onpath_max = d;
-            /* positional acceptance along the recorded reference path: the
-             * parent path[q] proposes ref[pos + q] */
-            for (int32_t q = 0; q < d || (q == d && q < m->max_depth && pos + q < L); q++) {
-                int32_t u = path[q];
-                int32_t want = ref[pos + q];
-                st->accept_n++;
-                for (int32_t j = 0; j < tr.k; j++) {
-                    if (tr.draft_tok[(size_t)u * tr.k + j] == want) {
-                        st->accept_pos[j] += 1.0;
-                        break;
-                    }
-                }
-            }
-            /* acceptance statistics at the deepest proposing depth */
-            if (onpath_max >= deep_parent_depth && deep_parent_depth >= 0 &&
-                pos + deep_parent_depth < L) {
-                int32_t u = path[deep_parent_depth];
-                int32_t want = ref[pos + deep_parent_depth];
-                deep_n++;
-                for (int32_t j = 0; j < tr.k; j++) {
-                    if (tr.draft_tok[(size_t)u * tr.k + j] == want) {
-                        deep_in++;
-                        if (j == 0) deep_top1++;
-                        break;
-                    }
-                }
-            }
-            /* log-prob profile over off-path nodes; the path's ids ascend
-             * (parent < child), so one cursor skips its nodes */
-            int32_t qp = 0;
-            double *restrict pooled = st->mean_logp;
-            for (int32_t i = 0; i < tr.n; i++) {
-                if (qp <= onpath_max && path[qp] == i) {
-                    qp++;
-                    continue;
-                }
-                int32_t dep = tr.depth[i] < TRC_MAX_DEPTH ? tr.depth[i] : TRC_MAX_DEPTH - 1;
-                double *restrict by_depth = st->mean_logp_depth[dep];
-                const float *lp = tr.draft_logp + (size_t)i * tr.k;
-                for (int32_t j = 0; j < tr.k; j++) {
-                    pooled[j] += lp[j];
-                    by_depth[j] += lp[j];
-                }
-                st->depth_nodes[dep]++;
-                st->off_path_nodes++;
-            }
-        }
+    const trc_stats *ts = trc_get_stats(t); /* sums over the whole trace */
+    if (!ts) return -1;
+    st->k = ts->k;
+    for (int32_t j = 0; j < ts->k; j++) {
+        st->mean_logp[j] = ts->logp_sum[j];
+        st->accept_pos[j] = (double)ts->accept_pos[j];
     }
+    for (int32_t d = 0; d < TRC_MAX_DEPTH; d++) {
+        st->depth_nodes[d] = ts->depth_nodes[d];
+        for (int32_t j = 0; j < ts->k; j++)
+            st->mean_logp_depth[d][j] = ts->logp_sum_depth[d][j];
+    }
+    st->accept_n = ts->accept_n;
+    st->off_path_nodes = ts->off_path_nodes;
+    int64_t deep_n = ts->deep_n, deep_top1 = ts->deep_top1, deep_in = ts->deep_in;
     for (int32_t j = 0; j < st->k; j++) {
         if (st->off_path_nodes > 0) {
             st->mean_logp[j] /= (double)st->off_path_nodes;
@@ -101,6 +46,7 @@ void rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
         st->accept_pos[j] /= (double)st->accept_n;
     st->deep_top1 = deep_n ? (double)deep_top1 / (double)deep_n : 0.0;
     st->deep_inset = deep_n ? (double)deep_in / (double)deep_n : 0.0;
+    return 0;
 }
 
 int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, gsl_rng *rng,

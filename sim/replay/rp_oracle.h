@@ -72,7 +72,9 @@ typedef struct rp_synth_stats {
     int64_t off_path_nodes;      /* nodes the profile was fitted on */
 } rp_synth_stats;
 
-void rp_synth_fit(const trc_trace *t, rp_synth_stats *st);
+/* Derives the synthesis statistics from the trace's statistics
+ * (trc_get_stats).  0, or -1 when they cannot be had (out of memory). */
+int rp_synth_fit(const trc_trace *t, rp_synth_stats *st);
 
 typedef struct rp_call {
     eng_unit unit;

@@ -684,6 +684,115 @@ fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
         expect(rows(d) == second, "a failed run changed the previous results")
 
 
+LAZY_SCRIPT = """local fs = flashspec
+local first = tonumber(fs.args.first or 0)
+local last = tonumber(fs.args.last or 5)
+local pts = {}
+for p = first, last do
+  for _, pol in ipairs{ fs.policy.chain { k = 4 }, fs.policy.eagle2 {} } do
+    pts[#pts + 1] = { prompt_offset = p, policy = pol }
+  end
+end
+fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  draft = fs.model "qwen3-8b-eagle3-q4_0", trace = fs.trace "t.h5", prompts = 1,
+  max_new_tokens = 32, points = pts }
+"""
+
+
+def lazy_setup(t):
+    """Directory a: a trace with its index; b: the same trace without one."""
+    import h5py
+    a, b = os.path.join(t, "a"), os.path.join(t, "b")
+    os.makedirs(a)
+    os.makedirs(b)
+    tr = os.path.join(a, "t.h5")
+    rc, _, err = run("trace", "synth", "-o", tr, "--prompts", "6", "--output-len", "48",
+                     "--nodes", "24")
+    expect(rc == 0, err)
+    with h5py.File(tr, "r") as f, h5py.File(os.path.join(b, "t.h5"), "w") as g:
+        expect("index" in f, "trace synth wrote no /index")
+        for k, v in f.attrs.items():
+            g.attrs[k] = v
+        for name in ("prompts", "reference", "trees", "nodes"):
+            for ds in f[name]:
+                g.create_dataset(f"{name}/{ds}", data=f[f"{name}/{ds}"][()])
+    for d in (a, b):
+        open(os.path.join(d, "s.lua"), "w").write(LAZY_SCRIPT)
+    return a, b
+
+
+def damaged_copy(src_dir, dst_dir, prompt, how):
+    """A copy of src_dir/t.h5 with one value of `prompt` changed: 'nan' (invalid)
+    or 'lower' (valid, but not what the index recorded)."""
+    import h5py
+    os.makedirs(dst_dir)
+    shutil.copy(os.path.join(src_dir, "t.h5"), dst_dir)
+    shutil.copy(os.path.join(src_dir, "s.lua"), dst_dir)
+    with h5py.File(os.path.join(dst_dir, "t.h5"), "r+") as f:
+        row = f["trees/node_offset"][f["reference/offset"][prompt]] + 3
+        v = f["nodes/draft_logp"][row]
+        if how == "nan":
+            v[1] = float("nan")
+        else:
+            v[-1] -= 1.0
+        f["nodes/draft_logp"][row] = v
+
+
+def case_lazy_trace():
+    """Traces read prompt by prompt: results identical to a trace loaded whole
+    (whatever the cache size and worker count); a damaged prompt fails only the
+    points that use it (exit 65, its own line each), the others are written;
+    `trace check` catches it; under MPI a rank never reads prompts its points
+    do not use (a damaged prompt nobody uses goes unnoticed)."""
+    with tempfile.TemporaryDirectory() as t:
+        a, b = lazy_setup(t)
+        outs = []
+        for i, (d, extra) in enumerate(((a, []), (a, ["-j", "2", "--trace-cache-mb", "1"]),
+                                        (b, []), (b, ["-j", "2", "--trace-cache-mb", "1"]))):
+            o = os.path.join(t, f"out{i}")
+            rc, _, err = run("sweep", os.path.join(d, "s.lua"), "-q", "-o", o, *extra)
+            expect(rc == 0, f"{d} {extra}: exit {rc}: {err}")
+            outs.append(o)
+        for o in outs[1:]:
+            same_results(outs[0], o, f"lazy vs {o}")
+        expect(len(rows(outs[0])) == 12, "row count")
+        rc, _, err = run("sweep", os.path.join(a, "s.lua"), "-q", "-o", outs[0],
+                         "--trace-cache-mb", "0")
+        one_line(err, 64, rc, "--trace-cache-mb")
+
+        for how, prompt, needle in (("nan", 3, "/nodes/draft_logp: node .*prompt 3,"),
+                                    ("lower", 1, "/index/prompt_hash: prompt 1")):
+            c = os.path.join(t, f"bad-{how}")
+            damaged_copy(a, c, prompt, how)
+            o = os.path.join(t, f"out-{how}")
+            rc, _, err = run("sweep", os.path.join(c, "s.lua"), "-q", "-o", o)
+            expect(rc == 65, f"{how}: exit {rc}, wanted 65: {err}")
+            failed = [l for l in err.splitlines() if re.match(r"flashspec: point \d+ of 12 failed", l)]
+            expect(len(failed) == 2 and all(re.search(needle, l) for l in failed),
+                   f"{how}: failed points {failed}")
+            got = rows(o)
+            expect(len(got) == 10, f"{how}: {len(got)} rows written")
+            good = [r for r in rows(outs[0]) if r["prompt_offset"] != str(prompt)]
+            expect([r["tokens_per_s"] for r in got] == [r["tokens_per_s"] for r in good],
+                   f"{how}: the good points changed")
+            rc, _, err = run("trace", "check", os.path.join(c, "t.h5"))
+            expect(rc == 65 and re.search(needle.split(":")[0], err), f"trace check: {rc} {err}")
+            # points that do not use the damaged prompt run clean
+            rc, _, err = run("sweep", os.path.join(c, "s.lua"), "-q", "-o", o + "-first",
+                             "--arg", "first=0", "--arg", f"last={prompt - 1}")
+            expect(rc == 0, f"{how}: prompts before the damage: exit {rc}: {err}")
+            if MPI:
+                m = o + "-mpi"
+                rc, _, err = mpi_run(2, "sweep", "-j", "1", os.path.join(c, "s.lua"), "-q",
+                                     "-o", m, "--arg", "first=0", "--arg", f"last={prompt - 1}")
+                expect(rc == 0, f"{how}: MPI ranks read the damaged prompt: exit {rc}: {err}")
+                same_results(o + "-first", m, f"{how}: MPI vs local")
+                rc, _, err = mpi_run(2, "sweep", "-j", "1", os.path.join(c, "s.lua"), "-q",
+                                     "-o", m + "2")
+                expect(rc == 65 and len(re.findall(r"point \d+ of 12 failed", err)) == 2,
+                       f"{how}: MPI: {rc} {err}")
+
+
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
