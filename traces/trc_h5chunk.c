@@ -308,3 +308,107 @@ done:
     if (dcpl >= 0) H5Pclose(dcpl);
     return rc;
 }
+
+/* The layout trci_read_rows can read itself: as trci_read_chunks requires.
+ * Fills *shuffle, chunk[0] (rows per chunk) and *row (bytes per row). */
+static int rows_layout(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, int *shuffle,
+                       uint64_t *chunk_rows, uint64_t *row)
+{
+    int ok = 0;
+    hid_t dcpl = H5Dget_create_plist(d), fty = H5Dget_type(d);
+    if (dcpl < 0 || fty < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Tequal(fty, mem_type) <= 0)
+        goto done;
+    int nf = H5Pget_nfilters(dcpl);
+    unsigned flags;
+    size_t nel = 0;
+    if (nf == 2) {
+        if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_SHUFFLE)
+            goto done;
+        nel = 0;
+        if (H5Pget_filter2(dcpl, 1, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
+            goto done;
+        *shuffle = 1;
+    } else if (nf == 1) {
+        if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
+            goto done;
+        *shuffle = 0;
+    } else {
+        goto done;
+    }
+    hsize_t chunk[3];
+    if (rank < 1 || rank > 3 || H5Pget_chunk(dcpl, rank, chunk) != rank || chunk[0] == 0) goto done;
+    uint64_t r = H5Tget_size(mem_type);
+    for (int i = 1; i < rank; i++) {
+        if (chunk[i] != dims[i]) goto done;
+        r *= dims[i];
+    }
+    if (r == 0 || chunk[0] > UINT64_MAX / r || chunk[0] * r > ((uint64_t)1 << 31)) goto done;
+    *chunk_rows = chunk[0];
+    *row = r;
+    ok = 1;
+done:
+    if (fty >= 0) H5Tclose(fty);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return ok;
+}
+
+int trci_read_rows(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, uint64_t row0,
+                   uint64_t n, void *buf, uint64_t file_bytes)
+{
+    int shuffle;
+    uint64_t crows, row;
+    if (n == 0) return 0;
+    if (row0 > dims[0] || n > dims[0] - row0 ||
+        !rows_layout(d, mem_type, rank, dims, &shuffle, &crows, &row))
+        return TRCI_CHUNK_FALLBACK;
+    size_t elem = H5Tget_size(mem_type), raw_n = (size_t)(crows * row);
+    shuffle = shuffle && elem > 1;
+    unsigned char *raw = malloc(raw_n), *plain = shuffle ? malloc(raw_n) : NULL;
+    unsigned char *packed = NULL;
+    size_t packed_cap = 0;
+    int rc = raw && (!shuffle || plain) ? 0 : TRCI_CHUNK_FALLBACK;
+    for (uint64_t k = row0 / crows; !rc && k * crows < row0 + n; k++) {
+        hsize_t off[3] = {k * crows, 0, 0}, bytes = 0;
+        uint32_t mask = 0;
+        if (H5Dget_chunk_storage_size(d, off, &bytes) < 0 || bytes == 0 || bytes > file_bytes) {
+            rc = -1;
+            break;
+        }
+        if (bytes > packed_cap) {
+            unsigned char *q = realloc(packed, (size_t)bytes);
+            if (!q) {
+                rc = TRCI_CHUNK_FALLBACK;
+                break;
+            }
+            packed = q;
+            packed_cap = (size_t)bytes;
+        }
+        if (H5Dread_chunk(d, H5P_DEFAULT, off, &mask, packed) < 0) {
+            rc = -1;
+            break;
+        }
+        if (mask != 0) { /* a filter was skipped for this chunk */
+            rc = TRCI_CHUNK_FALLBACK;
+            break;
+        }
+        /* HDF5 is not entered below: other threads fetch meanwhile */
+        uint64_t have = dims[0] - k * crows < crows ? dims[0] - k * crows : crows;
+        if (inflate_to(packed, (size_t)bytes, raw, raw_n) != 0) {
+            rc = -1;
+            break;
+        }
+        const unsigned char *rows = raw;
+        if (shuffle) {
+            unshuffle(plain, raw, raw_n / elem, (size_t)(have * row) / elem, elem);
+            rows = plain;
+        }
+        uint64_t a = k * crows > row0 ? k * crows : row0;            /* first row wanted here */
+        uint64_t b = k * crows + have < row0 + n ? k * crows + have : row0 + n; /* end */
+        memcpy((unsigned char *)buf + (a - row0) * row, rows + (a - k * crows) * row,
+               (size_t)((b - a) * row));
+    }
+    free(packed);
+    free(raw);
+    free(plain);
+    return rc;
+}

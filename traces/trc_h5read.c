@@ -982,7 +982,7 @@ static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, trc_trace **ou
         t->checksum = x.checksum;
         t->stats = x.stats;
         t->stats_ok = indexed;
-        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, x.hash, cap, r->err);
+        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, x.hash, cap, r->file_bytes, r->err);
         if (rc) free(x.hash);
     }
     int attached = !rc;

@@ -220,9 +220,9 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
         hsize_t P1 = (hsize_t)m->n_prompts + 1, T = (hsize_t)m->n_trees, N = (hsize_t)m->n_nodes;
         hsize_t PT = (hsize_t)t->n_prompt_tok, T1 = T + 1;
         hsize_t nk[2] = {N, (hsize_t)m->k}, nek[3] = {N, (hsize_t)m->n_exit, (hsize_t)m->k};
-        /* node datasets chunked by prompt: about one prompt's rows per
-         * chunk, so reading a prompt inflates little beyond it */
-        hsize_t rows = (N + (hsize_t)m->n_prompts - 1) / (hsize_t)m->n_prompts;
+        /* node datasets chunked by prompt: a quarter of a prompt's rows per
+         * chunk (on average), so reading a prompt inflates little beyond it */
+        hsize_t rows = (N + 4 * (hsize_t)m->n_prompts - 1) / (4 * (hsize_t)m->n_prompts);
         if (rows < CHUNK_MIN_ROWS) rows = CHUNK_MIN_ROWS;
         rc |=
             write_ds(f, "/prompts/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->prompt_off);

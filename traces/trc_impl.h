@@ -144,7 +144,7 @@ void trci_stats_add(const trc_trace *t, const trci_nodes *w, int32_t p, trc_stat
  * the per-prompt hashes (malloc'ed, [P]) -- on success only; on failure the
  * caller still owns them.  trci_lazy_free closes and frees it all (trc_free). */
 int trci_lazy_attach(trc_trace *t, const char *path, hid_t f, const hid_t *ds, uint64_t *hash,
-                     size_t cap, trc_err *err);
+                     size_t cap, uint64_t file_bytes, trc_err *err);
 void trci_lazy_free(trc_trace *t);
 /* For a lazily attached trace without an index (hash zeroed): reads every
  * prompt once (validated, hashed, its statistics summed) and the node
@@ -173,5 +173,11 @@ void trci_strcpy(char *dst, size_t cap, const char *src);
 #define TRCI_CHUNK_FALLBACK 1
 int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, void *buf,
                      uint64_t file_bytes);
+/* The same for rows [row0, row0 + n) of the first dimension, on the calling
+ * thread: the chunks holding them are fetched (H5Dread_chunk) and inflated
+ * outside HDF5, so several threads reading prompts at once inflate in
+ * parallel.  Same return values; a last partial chunk holds fewer rows. */
+int trci_read_rows(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, uint64_t row0,
+                   uint64_t n, void *buf, uint64_t file_bytes);
 
 #endif

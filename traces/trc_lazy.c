@@ -59,6 +59,7 @@ struct trci_lazy {
     uint64_t clock;
     trc_cache_info info;
     int indexing; /* trci_lazy_index: hashes are being made, not checked */
+    uint64_t file_bytes; /* bounds the compressed bytes of a chunk */
 };
 
 static const char *const ds_name[LZ_NDS] = {
@@ -106,7 +107,7 @@ void trci_lazy_free(trc_trace *t)
 }
 
 int trci_lazy_attach(trc_trace *t, const char *path, hid_t f, const hid_t *ds, uint64_t *hash,
-                     size_t cap, trc_err *err)
+                     size_t cap, uint64_t file_bytes, trc_err *err)
 {
     struct trci_lazy *z = calloc(1, sizeof *z);
     size_t n = strlen(path);
@@ -126,6 +127,7 @@ int trci_lazy_attach(trc_trace *t, const char *path, hid_t f, const hid_t *ds, u
     z->hash = hash;
     z->blk = blk;
     z->info.capacity = cap;
+    z->file_bytes = file_bytes;
     int mu_ok = pthread_mutex_init(&z->mu, NULL) == 0;
     if (!mu_ok || pthread_cond_init(&z->cv, NULL) != 0) {
         if (mu_ok) pthread_mutex_destroy(&z->mu);
@@ -163,6 +165,10 @@ static int read_rows(const trc_trace *t, int i, int64_t row0, int64_t n, void *b
         count[2] = (hsize_t)m->k;
     }
     hid_t d = t->lazy->ds[i];
+    hsize_t dims[3] = {(hsize_t)m->n_nodes, count[1], count[2]};
+    int fast = trci_read_rows(d, mem_types()[i], rank[i], dims, (uint64_t)row0, (uint64_t)n, buf,
+                              t->lazy->file_bytes);
+    if (fast != TRCI_CHUNK_FALLBACK) return fast;
     hid_t fs = H5Dget_space(d);
     hid_t ms = H5Screate_simple(rank[i], count, NULL);
     int ok = fs >= 0 && ms >= 0 &&

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+BIN = os.path.abspath(os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec"))
 PROMPTS = int(os.environ.get("FLASHSPEC_BENCH_PROMPTS", "64"))
 SKIP_WHOLE = os.environ.get("FLASHSPEC_BENCH_SKIP_WHOLE", "0") == "1"
 REPEAT = 5
