@@ -118,6 +118,13 @@ size_t trc_bytes(const trc_trace *t);
  * same checksum and statistics. */
 int trc_open(const char *path, size_t cache_bytes, trc_trace **out, trc_err *err);
 
+/* Validates path completely -- every prompt, and the index against the
+ * data -- using about mem_bytes at most: a trace that fits is loaded whole
+ * (as trc_load); a larger one is read prompt by prompt (as trc_open of a file
+ * without an index: the first damaged prompt is the error) and its index made
+ * again and compared with the stored one.  On success *out is the trace. */
+int trc_check(const char *path, size_t mem_bytes, trc_trace **out, trc_err *err);
+
 /* Makes prompt p's trees readable by trc_tree_get until the matching
  * trc_prompt_release; loads and validates the prompt on first use.
  * Acquisitions nest and may come from several threads.  On failure (the
@@ -144,13 +151,13 @@ void trc_cache_get(const trc_trace *t, trc_cache_info *out);
  * A loaded trace computes them on first use; an opened one reads them from
  * its index. */
 typedef struct trc_stats {
-    int32_t k, depths;                    /* candidates per node; depth rows in use */
-    int64_t accept_n;                     /* reference-path parents that propose a token */
-    int64_t accept_pos[TRC_MAX_K];        /* ... whose draft rank j holds the reference token */
-    int64_t deep_n, deep_top1, deep_in;   /* the same at depth max_depth - 1 */
-    int64_t off_path_nodes;               /* recorded nodes off the reference path */
-    int64_t depth_nodes[TRC_MAX_DEPTH];   /* ... by depth (depth >= 63 in the last row) */
-    double logp_sum[TRC_MAX_K];           /* their draft log-probs summed by rank */
+    int32_t k, depths;                  /* candidates per node; depth rows in use */
+    int64_t accept_n;                   /* reference-path parents that propose a token */
+    int64_t accept_pos[TRC_MAX_K];      /* ... whose draft rank j holds the reference token */
+    int64_t deep_n, deep_top1, deep_in; /* the same at depth max_depth - 1 */
+    int64_t off_path_nodes;             /* recorded nodes off the reference path */
+    int64_t depth_nodes[TRC_MAX_DEPTH]; /* ... by depth (depth >= 63 in the last row) */
+    double logp_sum[TRC_MAX_K];         /* their draft log-probs summed by rank */
     double logp_sum_depth[TRC_MAX_DEPTH][TRC_MAX_K]; /* ... by depth and rank */
 } trc_stats;
 const trc_stats *trc_get_stats(const trc_trace *t); /* NULL only when out of memory */

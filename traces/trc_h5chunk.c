@@ -402,7 +402,7 @@ int trci_read_rows(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, uint6
             unshuffle(plain, raw, raw_n / elem, (size_t)(have * row) / elem, elem);
             rows = plain;
         }
-        uint64_t a = k * crows > row0 ? k * crows : row0;            /* first row wanted here */
+        uint64_t a = k * crows > row0 ? k * crows : row0; /* first row wanted here */
         uint64_t b = k * crows + have < row0 + n ? k * crows + have : row0 + n; /* end */
         memcpy((unsigned char *)buf + (a - row0) * row, rows + (a - k * crows) * row,
                (size_t)((b - a) * row));

@@ -722,9 +722,9 @@ static int read_whole(rd *r, int i, hid_t d, const hsize_t *dims, void *buf)
     hsize_t count = 1;
     for (int j = 0; j < specs[i].rank; j++)
         count *= dims[j];
-    int fast = count ? trci_read_chunks(d, mem_type(&specs[i]), specs[i].rank, dims, buf,
-                                        r->file_bytes)
-                     : 0;
+    int fast =
+        count ? trci_read_chunks(d, mem_type(&specs[i]), specs[i].rank, dims, buf, r->file_bytes)
+              : 0;
     if (fast == TRCI_CHUNK_FALLBACK)
         fast = H5Dread(d, mem_type(&specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
     if (fast != 0)
@@ -800,7 +800,8 @@ static int check_index_stats(rd *r, const trc_trace *t, const trc_stats *st)
 {
     const trc_meta *m = &t->meta;
     const char *c = xspecs[X_COUNTS].name, *l = xspecs[X_LOGP].name;
-    if (st->accept_n < 0 || st->accept_n > m->n_nodes) return index_err(r, c, "accept_n out of range");
+    if (st->accept_n < 0 || st->accept_n > m->n_nodes)
+        return index_err(r, c, "accept_n out of range");
     if (st->deep_n < 0 || st->deep_n > m->n_trees || st->deep_in < 0 || st->deep_in > st->deep_n ||
         st->deep_top1 < 0 || st->deep_top1 > st->deep_in)
         return index_err(r, c, "deep counts out of range");
@@ -860,7 +861,8 @@ static int read_index(rd *r, const trc_trace *t, xindex *x)
         size_t width = ty >= 0 ? H5Tget_size(ty) : 0;
         if (ty >= 0) H5Tclose(ty);
         for (int j = 0; j < xspecs[i].rank && !rc; j++)
-            if (dims[j] != want[i][j]) rc = shape_err(r, &xspecs[i], dims, want[i], "see the schema");
+            if (dims[j] != want[i][j])
+                rc = shape_err(r, &xspecs[i], dims, want[i], "see the schema");
         if (!rc && width != 8)
             rc = trci_err(r->err, TRC_E_SCHEMA, "%s: %s: stored with %zu bytes, expected 8",
                           r->path, xspecs[i].name, width);
@@ -897,6 +899,30 @@ static int read_index(rd *r, const trc_trace *t, xindex *x)
     return rc;
 }
 
+/* The stored index x against the one made from the data: the first prompt
+ * whose hash differs, else the checksum, else the statistics. */
+static int compare_index(rd *r, const xindex *x, const uint64_t *hash, uint64_t checksum,
+                         const trc_stats *st, int32_t P)
+{
+    for (int32_t p = 0; p < P; p++)
+        if (hash[p] != x->hash[p])
+            return trci_err(r->err, TRC_E_DATA,
+                            "%s: %s: prompt %d: differs from the hash of the prompt's data (the "
+                            "file changed after it was written)",
+                            r->path, xspecs[X_HASH].name, p);
+    if (checksum != x->checksum)
+        return trci_err(r->err, TRC_E_DATA,
+                        "%s: %s: differs from the checksum of the data (the file changed after "
+                        "it was written)",
+                        r->path, xspecs[X_SUM].name);
+    if (!st || memcmp(st, &x->stats, sizeof *st) != 0)
+        return trci_err(r->err, TRC_E_DATA,
+                        "%s: %s: the statistics differ from those of the data (the file changed "
+                        "after it was written)",
+                        r->path, xspecs[X_COUNTS].name);
+    return TRC_OK;
+}
+
 /* A trace held whole and its index must say the same. */
 static int verify_index(rd *r, trc_trace *t)
 {
@@ -905,12 +931,15 @@ static int verify_index(rd *r, trc_trace *t)
     xindex x;
     int rc = read_index(r, t, &x);
     if (rc) return rc;
-    const char *what = NULL, *ds = NULL;
+    const trc_meta *m = &t->meta;
+    uint64_t *hash = malloc(sizeof *hash * (size_t)m->n_prompts);
+    if (!hash) {
+        free(x.hash);
+        return trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
+    }
     trci_nodes all;
     trci_nodes_all(t, &all);
-    const trc_meta *m = &t->meta;
-    int32_t bad = -1;
-    for (int32_t p = 0; p < m->n_prompts && !what; p++) {
+    for (int32_t p = 0; p < m->n_prompts; p++) {
         int64_t row0 = t->node_off[t->ref_off[p]];
         int64_t K = m->k, E = m->n_exit;
         trci_nodes w = {.base = row0,
@@ -925,42 +954,25 @@ static int verify_index(rd *r, trc_trace *t)
                         .tgt_tok = all.tgt_tok + row0 * K,
                         .tgt_logp = all.tgt_logp + row0 * K,
                         .exit_score = E ? all.exit_score + row0 * K * E : NULL};
-        if (trci_prompt_hash(t, &w, p) != x.hash[p]) bad = p;
-        if (bad >= 0) {
-            ds = xspecs[X_HASH].name;
-            what = "differs from the hash of the prompt's data";
-        }
+        hash[p] = trci_prompt_hash(t, &w, p);
     }
-    if (!what && x.checksum != t->checksum) {
-        ds = xspecs[X_SUM].name;
-        what = "differs from the checksum of the data";
-    }
-    const trc_stats *st = what ? NULL : trc_get_stats(t);
-    if (!what && (!st || memcmp(st, &x.stats, sizeof *st) != 0)) {
-        ds = xspecs[X_COUNTS].name;
-        what = "the statistics differ from those of the data";
-    }
+    rc = compare_index(r, &x, hash, t->checksum, trc_get_stats(t), m->n_prompts);
+    free(hash);
     free(x.hash);
-    if (!what) return TRC_OK;
-    if (bad >= 0)
-        return trci_err(r->err, TRC_E_DATA,
-                        "%s: %s: prompt %d: %s (the file changed after it was written)", r->path,
-                        ds, bad, what);
-    return trci_err(r->err, TRC_E_DATA, "%s: %s: %s (the file changed after it was written)",
-                    r->path, ds, what);
+    return rc;
 }
 
 /* trc_open: the resident part now, nodes later.  indexed = 0: the file has
  * no index; when it fits in cap it is left to load whole (OPEN_WHOLE), else
  * it is read once prompt by prompt to make the index (trci_lazy_index). */
 #define OPEN_WHOLE (-1)
-static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, trc_trace **out)
+static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, int check, trc_trace **out)
 {
     hid_t ds[D_COUNT];
     hsize_t dims[D_COUNT][3];
     trc_trace *t = NULL;
     int rc = open_body(r, m, ds, dims);
-    if (!rc && !indexed) {
+    if (!rc && (!indexed || check)) {
         uint64_t N = dims[D_PAR][0], nk = N * (uint64_t)m->k;
         uint64_t whole = N * 25 + nk * 16 + nk * (uint64_t)m->n_exit * 4;
         if (whole <= cap) rc = OPEN_WHOLE;
@@ -976,19 +988,28 @@ static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, trc_trace **ou
     if (!rc) rc = trci_validate_resident(t, r->path, r->err);
     xindex x = {0};
     if (!rc && indexed) rc = read_index(r, t, &x);
-    if (!rc && !indexed && !(x.hash = calloc((size_t)m->n_prompts, sizeof *x.hash)))
+    /* check: the index is made again from the data and compared */
+    int make = !indexed || check;
+    uint64_t *hash = x.hash;
+    if (!rc && make && !(hash = calloc((size_t)m->n_prompts, sizeof *hash)))
         rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
     if (!rc) {
         t->checksum = x.checksum;
         t->stats = x.stats;
-        t->stats_ok = indexed;
-        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, x.hash, cap, r->file_bytes, r->err);
-        if (rc) free(x.hash);
+        t->stats_ok = !make;
+        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, hash, cap, r->file_bytes, r->err);
+        if (rc && hash != x.hash) free(hash);
+        if (!rc && hash == x.hash) x.hash = NULL; /* t owns it */
     }
     int attached = !rc;
     for (int i = 0; i < D_COUNT; i++)
         if (ds[i] >= 0 && (!attached || i < D_PAR)) H5Dclose(ds[i]);
-    if (!rc && !indexed) rc = trci_lazy_index(t, r->err);
+    if (!rc && make) rc = trci_lazy_index(t, r->err);
+    if (!rc && indexed && check) {
+        const uint64_t *made = trci_lazy_hashes(t);
+        rc = compare_index(r, &x, made, t->checksum, &t->stats, m->n_prompts);
+    }
+    free(x.hash);
     if (rc) {
         if (attached) r->f = -1; /* closed with t */
         trc_free(t);
@@ -1015,7 +1036,7 @@ static int load_open(hid_t f, const char *path, const void *img, size_t img_n, u
         int there = index_present(&r);
         if (there < 0) rc = err->code;
         if (there >= 0) {
-            rc = open_lazy(&r, &m, cap, there, out);
+            rc = open_lazy(&r, &m, cap, there, lazy == 2, out);
             if (rc != OPEN_WHOLE) {
                 if (rc && r.f >= 0) H5Fclose(f);
                 return rc;
@@ -1139,6 +1160,19 @@ int trc_load(const char *path, trc_trace **out, trc_err *err)
     void *old_data;
     quiet_begin(&old_fn, &old_data);
     int rc = load(path, 0, 0, out, err);
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    return rc;
+}
+
+int trc_check(const char *path, size_t mem_bytes, trc_trace **out, trc_err *err)
+{
+    trc_err scratch;
+    reset(out, &err, &scratch);
+    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
+    H5E_auto2_t old_fn;
+    void *old_data;
+    quiet_begin(&old_fn, &old_data);
+    int rc = load(path, 2, mem_bytes, out, err);
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return rc;
 }

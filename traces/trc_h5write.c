@@ -232,17 +232,22 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
         rc |= write_ds(f, "/reference/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &T, t->ref_tok);
         rc |=
             write_ds(f, "/trees/node_offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &T1, t->node_off);
-        rc |= write_ds_rows(f, "/nodes/parent", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->parent, rows);
-        rc |= write_ds_rows(f, "/nodes/token", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->token, rows);
-        rc |= write_ds_rows(f, "/nodes/depth", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &N, t->depth, rows);
-        rc |= write_ds_rows(f, "/nodes/draft_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->draft_tok, rows);
-        rc |= write_ds_rows(f, "/nodes/draft_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
-                       t->draft_logp, rows);
-        rc |= write_ds_rows(f, "/nodes/target_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk, t->tgt_tok, rows);
+        rc |= write_ds_rows(f, "/nodes/parent", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->parent,
+                            rows);
+        rc |= write_ds_rows(f, "/nodes/token", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->token,
+                            rows);
         rc |=
-            write_ds_rows(f, "/nodes/target_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk, t->tgt_logp, rows);
+            write_ds_rows(f, "/nodes/depth", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &N, t->depth, rows);
+        rc |= write_ds_rows(f, "/nodes/draft_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk,
+                            t->draft_tok, rows);
+        rc |= write_ds_rows(f, "/nodes/draft_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
+                            t->draft_logp, rows);
+        rc |= write_ds_rows(f, "/nodes/target_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk,
+                            t->tgt_tok, rows);
+        rc |= write_ds_rows(f, "/nodes/target_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
+                            t->tgt_logp, rows);
         rc |= write_ds_rows(f, "/nodes/exit_score", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 3, nek,
-                       t->exit_score, rows);
+                            t->exit_score, rows);
     }
     if (!rc) {
         *what = "cannot write the index";
@@ -257,8 +262,7 @@ int trc_save(const trc_trace *t, const char *path, trc_err *err)
 {
     if (t->lazy)
         return trci_err(err, TRC_E_ARG,
-                        "%s: a trace opened prompt by prompt cannot be saved; load it whole",
-                        path);
+                        "%s: a trace opened prompt by prompt cannot be saved; load it whole", path);
     size_t n = strlen(path);
     char *tmp = malloc(n + 48);
     if (!tmp) return trci_err(err, TRC_E_NOMEM, "%s: out of memory", path);

@@ -182,11 +182,17 @@ void trci_hash_resident(const trc_trace *t, trci_hasher *s)
 void trci_hash_rows(trci_hasher *s, int ds, const void *v, int64_t n)
 {
     switch (ds) {
-    case TRCI_DS_DEPTH: mix_u8(s, v, n); break;
+    case TRCI_DS_DEPTH:
+        mix_u8(s, v, n);
+        break;
     case TRCI_DS_DRAFT_LOGP:
     case TRCI_DS_TGT_LOGP:
-    case TRCI_DS_EXIT: mix_f32(s, v, n); break;
-    default: mix_i32(s, v, n); break;
+    case TRCI_DS_EXIT:
+        mix_f32(s, v, n);
+        break;
+    default:
+        mix_i32(s, v, n);
+        break;
     }
 }
 

@@ -151,6 +151,7 @@ void trci_lazy_free(trc_trace *t);
  * datasets once more in slabs for the checksum, filling the index in memory.
  * On failure the first damaged prompt's error. */
 int trci_lazy_index(trc_trace *t, trc_err *err);
+const uint64_t *trci_lazy_hashes(const trc_trace *t); /* [P] */
 const trci_nodes *trci_lazy_window(const trc_trace *t, int32_t p); /* acquired prompt */
 size_t trci_lazy_bytes(const trc_trace *t);
 

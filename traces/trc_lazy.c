@@ -37,8 +37,8 @@ enum { LZ_ABSENT, LZ_LOADING, LZ_READY, LZ_FAILED };
 #define LZ_NDS 8 /* /nodes/parent ... /nodes/exit_score, in table order */
 
 typedef struct lz_block {
-    trci_nodes w;   /* LZ_READY */
-    void *mem;      /* the block's one allocation */
+    trci_nodes w; /* LZ_READY */
+    void *mem;    /* the block's one allocation */
     size_t bytes;
     int32_t pins;
     int32_t state;
@@ -58,7 +58,7 @@ struct trci_lazy {
     lz_block *blk; /* [P] */
     uint64_t clock;
     trc_cache_info info;
-    int indexing; /* trci_lazy_index: hashes are being made, not checked */
+    int indexing;        /* trci_lazy_index: hashes are being made, not checked */
     uint64_t file_bytes; /* bounds the compressed bytes of a chunk */
 };
 
@@ -186,8 +186,8 @@ static int read_block(const trc_trace *t, int32_t p, int64_t row0, int64_t n, lz
     struct trci_lazy *z = t->lazy;
     const trc_meta *m = &t->meta;
     size_t N = (size_t)n, K = (size_t)m->k, E = (size_t)m->n_exit, nk = N * K;
-    size_t sizes[LZ_NDS + 2] = {N * 4, N * 4, N, nk * 4, nk * 4, nk * 4, nk * 4, nk * E * 4,
-                                N * 4, N * 4};
+    size_t sizes[LZ_NDS + 2] = {N * 4,  N * 4,  N,          nk * 4, nk * 4,
+                                nk * 4, nk * 4, nk * E * 4, N * 4,  N * 4};
     size_t off[LZ_NDS + 2], total = 0;
     for (int i = 0; i < LZ_NDS + 2; i++) {
         off[i] = total;
@@ -366,6 +366,11 @@ const trci_nodes *trci_lazy_window(const trc_trace *t, int32_t p)
 {
     const lz_block *b = &t->lazy->blk[p];
     return b->mem ? &b->w : NULL;
+}
+
+const uint64_t *trci_lazy_hashes(const trc_trace *t)
+{
+    return t->lazy->hash;
 }
 
 size_t trci_lazy_bytes(const trc_trace *t)

@@ -493,8 +493,8 @@ static void run_task(vpool *vp, vtask *k, int32_t *scratch)
                                  scratch, e);
         break;
     case VT_CAND_TGT:
-        k->rc = check_candidates(t, w->tgt_tok, k->i0, k->i1, 0, name, "/nodes/target_tok",
-                                 scratch, e);
+        k->rc =
+            check_candidates(t, w->tgt_tok, k->i0, k->i1, 0, name, "/nodes/target_tok", scratch, e);
         break;
     case VT_TREES:
         k->rc = check_trees(t, w, k->i0, k->i1, scratch, name, e);
@@ -583,8 +583,10 @@ void trci_nodes_all(const trc_trace *t, trci_nodes *w)
 int trci_validate_resident(const trc_trace *t, const char *name, trc_err *err)
 {
     int rc = check_frame(t, name, err);
-    if (!rc) rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, 0, name, "/prompts/tokens", 0, err);
-    if (!rc) rc = check_tokens(t, t->ref_tok, t->meta.n_trees, 0, name, "/reference/tokens", 0, err);
+    if (!rc)
+        rc = check_tokens(t, t->prompt_tok, t->n_prompt_tok, 0, name, "/prompts/tokens", 0, err);
+    if (!rc)
+        rc = check_tokens(t, t->ref_tok, t->meta.n_trees, 0, name, "/reference/tokens", 0, err);
     return rc;
 }
 
@@ -609,9 +611,9 @@ int trci_validate_prompt(const trc_trace *t, const trci_nodes *w, int32_t p, con
     if (!rc) rc = check_tokens(t, w->tgt_tok, n * K, b, name, "/nodes/target_tok", K, err);
     if (!rc) rc = check_logp(t, w->draft_logp, 0, n, b, name, "/nodes/draft_logp", err);
     if (!rc) rc = check_logp(t, w->tgt_logp, 0, n, b, name, "/nodes/target_logp", err);
-    if (!rc && m->n_exit)
-        rc = check_exit(t, w->exit_score, 0, n * m->n_exit * K, b, name, err);
-    if (!rc) rc = check_candidates(t, w->draft_tok, 0, n, b, name, "/nodes/draft_tok", scratch, err);
+    if (!rc && m->n_exit) rc = check_exit(t, w->exit_score, 0, n * m->n_exit * K, b, name, err);
+    if (!rc)
+        rc = check_candidates(t, w->draft_tok, 0, n, b, name, "/nodes/draft_tok", scratch, err);
     if (!rc) rc = check_candidates(t, w->tgt_tok, 0, n, b, name, "/nodes/target_tok", scratch, err);
     if (!rc) rc = check_trees(t, w, tr0, tr1, scratch, name, err);
     free(heap);

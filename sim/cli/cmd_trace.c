@@ -52,9 +52,11 @@ static const char usage_info[] =
 
 static const char usage_check[] =
     "usage: flashspec trace check FILE\n"
-    "Validates FILE completely (schema v1, traces/README.md).  Prints\n"
+    "Validates FILE completely (schema v1, traces/README.md), its index\n"
+    "included (recomputed from the data and compared).  Prints\n"
     "\"FILE: ok (P prompts, T trees, N nodes, checksum 0x...)\" and exits 0, or\n"
-    "prints the first problem on stderr and exits 65 (bad data) or 66 (missing).\n";
+    "prints the first problem on stderr and exits 65 (bad data) or 66 (missing).\n"
+    "A trace that needs more than 1 GiB in memory is checked prompt by prompt.\n";
 
 static const char usage_stats[] =
     "usage: flashspec trace stats FILE\n"
@@ -379,13 +381,17 @@ static int cmd_stats(int argc, char **argv)
     return EX_OK_;
 }
 
+#define CHECK_MEM_BYTES ((size_t)1 << 30)
+
 static int cmd_check(int argc, char **argv)
 {
     const char *file;
     int rc = parse_file_cmd(argc, argv, usage_check, &file);
     if (rc) return rc < 0 ? EX_OK_ : rc;
     trc_trace *t;
-    if ((rc = load_or_fail(file, &t))) return rc;
+    trc_err err;
+    /* a trace larger than CHECK_MEM_BYTES is checked prompt by prompt */
+    if ((rc = trc_check(file, CHECK_MEM_BYTES, &t, &err))) return fail(exit_code(rc), "%s", err.msg);
     const trc_meta *m = trc_get_meta(t);
     printf("%s: ok (%d prompts, %lld trees, %lld nodes, checksum 0x%016llx)\n", file, m->n_prompts,
            (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));

@@ -7,9 +7,11 @@ which flashspec loads whole.  Then, interleaved (indexed, whole, indexed,
 whole, ...) REPEAT times:
 
   - a one-prompt, 8-token point (`flashspec run`): process wall time and peak
-    RSS (the time a point takes to start on a large trace);
+    RSS (the time a point takes to start on a large trace), beside the same
+    point on the smallest bundled trace (what a process costs anyway);
   - a sweep of one point per prompt over every prompt (chain k=4, 16 tokens,
-    -j 2) with the default prompt cache: wall time and peak RSS.
+    -j 2): wall time and peak RSS, with the default prompt cache (512 MiB)
+    and with --trace-cache-mb 64.
 
 Prints medians with min and max, and the whole/indexed ratios (median of the
 per-round ratios).  Sizes: FLASHSPEC_BENCH_PROMPTS prompts of 1,000 reference
@@ -28,6 +30,7 @@ import tempfile
 import time
 
 BIN = os.path.abspath(os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec"))
+HOME = os.environ.get("FLASHSPEC_HOME", ".")
 PROMPTS = int(os.environ.get("FLASHSPEC_BENCH_PROMPTS", "64"))
 SKIP_WHOLE = os.environ.get("FLASHSPEC_BENCH_SKIP_WHOLE", "0") == "1"
 REPEAT = 5
@@ -47,18 +50,37 @@ fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
 """
 
 
+def hwm_mib(pid):
+    """The process's peak resident set so far (VmHWM), MiB; None once gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        return None
+    return None
+
+
 def run(cmd, cwd):
-    """(wall seconds, peak RSS in MiB) of one process."""
+    """(wall seconds, peak RSS in MiB) of one process.  The peak is the
+    process's own high-water mark, sampled every 2 ms until it exits (the
+    rusage of a child started from this Python process would carry the
+    parent's peak across exec)."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
+    peak = 0.0
+    while p.poll() is None:
+        h = hwm_mib(p.pid)
+        if h is not None:
+            peak = max(peak, h)
+        time.sleep(0.002)
     wall = time.perf_counter() - t0
     err = p.stderr.read().decode()
     p.stderr.close()
-    p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} in {cwd} failed ({p.returncode}): {err}")
-    return wall, ru.ru_maxrss / 1024.0
+    return wall, peak
 
 
 def med(xs):
@@ -94,33 +116,47 @@ def main():
                         g.create_dataset(f"{grp}/{ds}", data=src[()], chunks=src.chunks,
                                          compression="gzip", compression_opts=4, shuffle=True)
             dirs.append(("whole", whole))
+        tiny = os.path.join(tmp, "tiny")
+        os.makedirs(tiny)
+        shutil.copy(os.path.join(HOME, "traces", "data", "synth-small.h5"),
+                    os.path.join(tiny, "t.h5"))
+        open(os.path.join(tiny, "one.lua"), "w").write(ONE % 0)
         for _, d in dirs:
             open(os.path.join(d, "one.lua"), "w").write(ONE % (PROMPTS // 2))
             open(os.path.join(d, "all.lua"), "w").write(ALL % (PROMPTS - 1))
-        res = {(tag, what): [] for tag, _ in dirs for what in ("one_s", "one_mb", "all_s",
-                                                                 "all_mb")}
-        for i in range(REPEAT + 1):  # round 0 warms the page cache
-            for tag, d in dirs:
-                w1, r1 = run([BIN, "run", "one.lua", "-q"], d)
-                w2, r2 = run([BIN, "sweep", "all.lua", "-q", "-j", "2", "--no-resume", "-o",
-                              os.path.join(d, "out")], d)
-                if i == 0:
-                    continue
-                res[(tag, "one_s")].append(w1)
-                res[(tag, "one_mb")].append(r1)
-                res[(tag, "all_s")].append(w2)
-                res[(tag, "all_mb")].append(r2)
-        print(f"median [min, max] of {REPEAT} interleaved rounds")
-        for tag, _ in dirs:
-            print(f"{tag:8s} one-prompt point: {med(res[(tag, 'one_s')])} s, "
-                  f"peak RSS {med(res[(tag, 'one_mb')])} MiB")
-            print(f"{tag:8s} sweep of {PROMPTS} points (every prompt, -j 2): "
-                  f"{med(res[(tag, 'all_s')])} s, peak RSS {med(res[(tag, 'all_mb')])} MiB")
+        # (label, directory, extra options of the sweep)
+        sweeps = [("indexed", lazy, []), ("indexed, cache 64 MiB", lazy,
+                                          ["--trace-cache-mb", "64"])]
         if not SKIP_WHOLE:
-            for what, label in (("one_s", "one-prompt point time"), ("one_mb", "its RSS"),
-                                ("all_s", "sweep time"), ("all_mb", "sweep RSS")):
-                r = [w / l for w, l in zip(res[("whole", what)], res[("indexed", what)])]
-                print(f"whole / indexed, {label}: {med(r)}")
+            sweeps.append(("whole", whole, []))
+        ones = [("small bundled trace", tiny)] + [(tag, d) for tag, d in dirs]
+        res = {}
+        for i in range(REPEAT + 1):  # round 0 warms the page cache
+            for tag, d in ones:
+                w, r = run([BIN, "run", "one.lua", "-q"], d)
+                if i:
+                    res.setdefault(("one", tag), []).append((w, r))
+            for tag, d, extra in sweeps:
+                w, r = run([BIN, "sweep", "all.lua", "-q", "-j", "2", "--no-resume", "-o",
+                            os.path.join(d, "out"), *extra], d)
+                if i:
+                    res.setdefault(("all", tag), []).append((w, r))
+        print(f"median [min, max] of {REPEAT} interleaved rounds")
+        for tag, _ in ones:
+            x = res[("one", tag)]
+            print(f"one-prompt 8-token point, {tag}: {med([a for a, _ in x])} s, "
+                  f"peak RSS {med([b for _, b in x])} MiB")
+        for tag, _, _ in sweeps:
+            x = res[("all", tag)]
+            print(f"sweep of {PROMPTS} one-prompt points (-j 2), {tag}: "
+                  f"{med([a for a, _ in x])} s, peak RSS {med([b for _, b in x])} MiB")
+        if not SKIP_WHOLE:
+            for kind, tag, label in (("one", "indexed", "one-prompt point"),
+                                     ("all", "indexed", "sweep")):
+                a, b = res[(kind, "whole")], res[(kind, tag)]
+                print(f"whole / indexed, {label} time: "
+                      f"{med([x[0] / y[0] for x, y in zip(a, b)])}, peak RSS: "
+                      f"{med([x[1] / y[1] for x, y in zip(a, b)])}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

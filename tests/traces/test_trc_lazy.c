@@ -47,8 +47,8 @@ static int same_prompt(const trc_trace *whole, const trc_trace *lazy, int32_t p)
     int32_t L = trc_ref(whole, p, NULL);
     for (int32_t pos = 0; pos < L && ok; pos++) {
         trc_tree a, b;
-        ok = trc_tree_get(whole, p, pos, &a) == TRC_OK && trc_tree_get(lazy, p, pos, &b) == TRC_OK &&
-             same_tree(&a, &b);
+        ok = trc_tree_get(whole, p, pos, &a) == TRC_OK &&
+             trc_tree_get(lazy, p, pos, &b) == TRC_OK && same_tree(&a, &b);
     }
     trc_prompt_release(lazy, p);
     return ok;
@@ -187,6 +187,18 @@ static void test_equal(const char *path)
     char out[1100];
     fmt(out, sizeof out, "%s/lazy-save.h5", scratch);
     CHECK_EQ_INT(trc_save(lazy, out, &err), TRC_E_ARG);
+    /* checked prompt by prompt (0 bytes: nothing fits) and whole */
+    trc_trace *c1 = NULL, *c2 = NULL;
+    CHECK_EQ_INT(trc_check(path, 0, &c1, &err), TRC_OK);
+    CHECK_EQ_INT(trc_check(path, (size_t)1 << 30, &c2, &err), TRC_OK);
+    CHECK(c1 && c2 && trc_is_lazy(c1) && !trc_is_lazy(c2));
+    if (c1 && c2) {
+        CHECK(trc_checksum(c1) == trc_checksum(whole) && trc_checksum(c2) == trc_checksum(whole));
+        CHECK(!memcmp(trc_get_stats(c1), trc_get_stats(whole), sizeof(trc_stats)));
+        CHECK(same_prompt(whole, c1, P - 1));
+    }
+    trc_free(c1);
+    trc_free(c2);
 out:
     trc_free(whole);
     trc_free(lazy);
@@ -226,6 +238,10 @@ static void test_damage(const char *src)
     CHECK_ERR(err, TRC_E_DATA, "/nodes/draft_logp", "prompt 1");
     trc_free(tw);
     tw = NULL;
+    CHECK_EQ_INT(trc_check(bad, 0, &tw, &err), TRC_E_DATA); /* prompt by prompt */
+    CHECK_ERR(err, TRC_E_DATA, "/nodes/draft_logp", "prompt 1");
+    trc_free(tw);
+    tw = NULL;
 
     /* valid values that are not the ones the index recorded, in prompt 2 */
     CHECK_EQ_INT(copy_file(src, bad), 0);
@@ -241,6 +257,10 @@ static void test_damage(const char *src)
         t = NULL;
     }
     CHECK_EQ_INT(trc_load(bad, &tw, &err), TRC_E_DATA);
+    CHECK_ERR(err, TRC_E_DATA, "/index/prompt_hash", "prompt 2");
+    trc_free(tw);
+    tw = NULL;
+    CHECK_EQ_INT(trc_check(bad, 0, &tw, &err), TRC_E_DATA);
     CHECK_ERR(err, TRC_E_DATA, "/index/prompt_hash", "prompt 2");
     trc_free(tw);
     tw = NULL;
@@ -262,6 +282,21 @@ static void test_damage(const char *src)
     CHECK_EQ_INT(poke(bad, "/index/logp_sum", 0, 0, -1e3), 0); /* plausible, but not the data's */
     CHECK_EQ_INT(trc_load(bad, &tw, &err), TRC_E_DATA);
     CHECK_ERR(err, TRC_E_DATA, bad, "statistics differ");
+    trc_free(tw);
+    tw = NULL;
+    CHECK_EQ_INT(trc_check(bad, 0, &tw, &err), TRC_E_DATA);
+    CHECK_ERR(err, TRC_E_DATA, bad, "statistics differ");
+    trc_free(tw);
+    tw = NULL;
+    /* the checksum alone */
+    CHECK_EQ_INT(copy_file(src, bad), 0);
+    CHECK_EQ_INT(poke(bad, "/index/checksum", 0, 0, 12345), 0);
+    CHECK_EQ_INT(trc_check(bad, 0, &tw, &err), TRC_E_DATA);
+    CHECK_ERR(err, TRC_E_DATA, bad, "/index/checksum");
+    trc_free(tw);
+    tw = NULL;
+    CHECK_EQ_INT(trc_load(bad, &tw, &err), TRC_E_DATA);
+    CHECK_ERR(err, TRC_E_DATA, bad, "/index/checksum");
     trc_free(tw);
     unlink(bad);
     trc_free(whole);
