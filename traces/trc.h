@@ -122,7 +122,8 @@ int trc_open(const char *path, size_t cache_bytes, trc_trace **out, trc_err *err
  * data -- using about mem_bytes at most: a trace that fits is loaded whole
  * (as trc_load); a larger one is read prompt by prompt (as trc_open of a file
  * without an index: the first damaged prompt is the error) and its index made
- * again and compared with the stored one.  On success *out is the trace. */
+ * again and compared with the stored one.  On success *out is the trace (one
+ * read prompt by prompt keeps no prompt cached). */
 int trc_check(const char *path, size_t mem_bytes, trc_trace **out, trc_err *err);
 
 /* Makes prompt p's trees readable by trc_tree_get until the matching

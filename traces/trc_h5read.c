@@ -997,7 +997,9 @@ static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, int check, trc
         t->checksum = x.checksum;
         t->stats = x.stats;
         t->stats_ok = !make;
-        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, hash, cap, r->file_bytes, r->err);
+        /* checking reads each prompt once: nothing worth keeping */
+        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, hash, check ? 0 : cap, r->file_bytes,
+                              r->err);
         if (rc && hash != x.hash) free(hash);
         if (!rc && hash == x.hash) x.hash = NULL; /* t owns it */
     }

@@ -163,10 +163,14 @@ static int parse_file_cmd(int argc, char **argv, const char *usage, const char *
     return EX_OK_;
 }
 
+/* info and stats read a large trace prompt by prompt (trc_open, each
+ * prompt validated as it is read); check validates everything (trc_check). */
+#define CHECK_MEM_BYTES ((size_t)1 << 30)
+
 static int load_or_fail(const char *file, trc_trace **t)
 {
     trc_err err;
-    int rc = trc_load(file, t, &err);
+    int rc = trc_open(file, CHECK_MEM_BYTES / 4, t, &err);
     if (rc) return fail(exit_code(rc), "%s", err.msg);
     return EX_OK_;
 }
@@ -200,13 +204,15 @@ static int rank_of(const int32_t *v, int k, int32_t x)
     return -1;
 }
 
-static void measure(const trc_trace *t, ref_stats *s)
+static int measure(const trc_trace *t, ref_stats *s, trc_err *err)
 {
     const trc_meta *m = trc_get_meta(t);
     memset(s, 0, sizeof *s);
     for (int32_t p = 0; p < m->n_prompts; p++) {
         const int32_t *ref;
         int32_t L = trc_ref(t, p, &ref);
+        int rc = trc_prompt_acquire(t, p, err);
+        if (rc) return rc;
         for (int32_t pos = 0; pos < L; pos++) {
             trc_tree tr;
             trc_tree_get(t, p, pos, &tr);
@@ -254,7 +260,9 @@ static void measure(const trc_trace *t, ref_stats *s)
                 }
             }
         }
+        trc_prompt_release(t, p);
     }
+    return TRC_OK;
 }
 
 static double ratio(int64_t a, int64_t b)
@@ -292,7 +300,11 @@ static int cmd_info(int argc, char **argv)
     for (int e = 0, w = 0; e < m->n_exit; e++)
         w += snprintf(exits + w, sizeof exits - (size_t)w, "%s%d", e ? "," : "", m->exit_layers[e]);
     ref_stats s;
-    measure(t, &s);
+    trc_err err;
+    if ((rc = measure(t, &s, &err))) {
+        trc_free(t);
+        return fail(exit_code(rc), "%s", err.msg);
+    }
 
     printf("file            %s\n", file);
     printf("format          %s v%d\n", TRC_FORMAT, m->version);
@@ -341,7 +353,11 @@ static int cmd_stats(int argc, char **argv)
     if ((rc = load_or_fail(file, &t))) return rc;
     const trc_meta *m = trc_get_meta(t);
     ref_stats s;
-    measure(t, &s);
+    trc_err err;
+    if ((rc = measure(t, &s, &err))) {
+        trc_free(t);
+        return fail(exit_code(rc), "%s", err.msg);
+    }
     printf("depth\tpositions\ttop1\ttop1_given_prefix\tin_top_k\trecorded_nodes\n");
     for (int d = 1; d <= m->max_depth; d++)
         printf("%d\t%lld\t%.6f\t%.6f\t%.6f\t%lld\n", d, (long long)s.pos_at[d],
@@ -381,8 +397,6 @@ static int cmd_stats(int argc, char **argv)
     return EX_OK_;
 }
 
-#define CHECK_MEM_BYTES ((size_t)1 << 30)
-
 static int cmd_check(int argc, char **argv)
 {
     const char *file;
@@ -391,7 +405,8 @@ static int cmd_check(int argc, char **argv)
     trc_trace *t;
     trc_err err;
     /* a trace larger than CHECK_MEM_BYTES is checked prompt by prompt */
-    if ((rc = trc_check(file, CHECK_MEM_BYTES, &t, &err))) return fail(exit_code(rc), "%s", err.msg);
+    if ((rc = trc_check(file, CHECK_MEM_BYTES, &t, &err)))
+        return fail(exit_code(rc), "%s", err.msg);
     const trc_meta *m = trc_get_meta(t);
     printf("%s: ok (%d prompts, %lld trees, %lld nodes, checksum 0x%016llx)\n", file, m->n_prompts,
            (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));

@@ -420,7 +420,10 @@ int fs_l_trace(lua_State *L)
                                            : FS_EXIT_DATA;
             return fs_raise(L, code, 0, "%s", terr.msg);
         }
-        check_held(L, a, t, "flashspec.trace");
+        check_held(L, a, t,
+                   trc_is_lazy(t) ? "flashspec.trace (read prompt by prompt, with its prompt "
+                                    "cache of --trace-cache-mb)"
+                                  : "flashspec.trace");
         const char *base = strrchr(real, '/');
         base = base ? base + 1 : real;
         char name[128];
