@@ -205,43 +205,61 @@ static int finish_pool(zpool *p, pthread_t *th, int started, int fetch_failed)
     return atomic_load(&p->bad) ? -1 : 0;
 }
 
-int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, void *buf,
-                     uint64_t file_bytes)
+/* Whether this file reads dataset d itself (see the file comment): chunked
+ * along its first dimension only, shuffle+deflate or deflate, stored type
+ * equal to mem_type.  Fills *shuffle, *chunk_rows and *row (bytes per row). */
+static int rows_layout(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, int *shuffle,
+                       uint64_t *chunk_rows, uint64_t *row)
 {
-    int rc = TRCI_CHUNK_FALLBACK;
+    int ok = 0;
     hid_t dcpl = H5Dget_create_plist(d), fty = H5Dget_type(d);
-    unsigned char *packed = NULL;
-    zjob *jobs = NULL;
     if (dcpl < 0 || fty < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Tequal(fty, mem_type) <= 0)
         goto done;
     int nf = H5Pget_nfilters(dcpl);
-    int shuffle = 0;
+    unsigned flags;
+    size_t nel = 0;
     if (nf == 2) {
-        unsigned flags;
-        size_t nel = 0;
         if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_SHUFFLE)
             goto done;
         nel = 0;
         if (H5Pget_filter2(dcpl, 1, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
             goto done;
-        shuffle = 1;
+        *shuffle = 1;
     } else if (nf == 1) {
-        unsigned flags;
-        size_t nel = 0;
         if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
             goto done;
+        *shuffle = 0;
     } else {
         goto done;
     }
     hsize_t chunk[3];
     if (rank < 1 || rank > 3 || H5Pget_chunk(dcpl, rank, chunk) != rank || chunk[0] == 0) goto done;
-    size_t elem = H5Tget_size(mem_type);
-    uint64_t row = elem; /* bytes per first-dimension index */
+    uint64_t r = H5Tget_size(mem_type);
     for (int i = 1; i < rank; i++) {
-        if (chunk[i] != dims[i]) goto done; /* rows must be whole */
-        row *= dims[i];
+        if (chunk[i] != dims[i]) goto done;
+        r *= dims[i];
     }
-    if (dims[0] == 0 || row == 0 || chunk[0] > UINT64_MAX / row) goto done;
+    if (r == 0 || chunk[0] > UINT64_MAX / r || chunk[0] * r > ((uint64_t)1 << 31)) goto done;
+    *chunk_rows = chunk[0];
+    *row = r;
+    ok = 1;
+done:
+    if (fty >= 0) H5Tclose(fty);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return ok;
+}
+
+int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, void *buf,
+                     uint64_t file_bytes)
+{
+    int rc = TRCI_CHUNK_FALLBACK, shuffle;
+    unsigned char *packed = NULL;
+    zjob *jobs = NULL;
+    uint64_t crows, row;
+    if (!rows_layout(d, mem_type, rank, dims, &shuffle, &crows, &row) || dims[0] == 0)
+        return TRCI_CHUNK_FALLBACK;
+    hsize_t chunk[1] = {crows};
+    size_t elem = H5Tget_size(mem_type);
     uint64_t raw_n = chunk[0] * row;
     uint64_t n = (dims[0] + chunk[0] - 1) / chunk[0];
     if (raw_n > ((uint64_t)1 << 31) || n > ((uint64_t)1 << 24)) goto done;
@@ -304,52 +322,7 @@ int trci_read_chunks(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, voi
 done:
     free(packed);
     free(jobs);
-    if (fty >= 0) H5Tclose(fty);
-    if (dcpl >= 0) H5Pclose(dcpl);
     return rc;
-}
-
-/* The layout trci_read_rows can read itself: as trci_read_chunks requires.
- * Fills *shuffle, chunk[0] (rows per chunk) and *row (bytes per row). */
-static int rows_layout(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, int *shuffle,
-                       uint64_t *chunk_rows, uint64_t *row)
-{
-    int ok = 0;
-    hid_t dcpl = H5Dget_create_plist(d), fty = H5Dget_type(d);
-    if (dcpl < 0 || fty < 0 || H5Pget_layout(dcpl) != H5D_CHUNKED || H5Tequal(fty, mem_type) <= 0)
-        goto done;
-    int nf = H5Pget_nfilters(dcpl);
-    unsigned flags;
-    size_t nel = 0;
-    if (nf == 2) {
-        if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_SHUFFLE)
-            goto done;
-        nel = 0;
-        if (H5Pget_filter2(dcpl, 1, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
-            goto done;
-        *shuffle = 1;
-    } else if (nf == 1) {
-        if (H5Pget_filter2(dcpl, 0, &flags, &nel, NULL, 0, NULL, NULL) != H5Z_FILTER_DEFLATE)
-            goto done;
-        *shuffle = 0;
-    } else {
-        goto done;
-    }
-    hsize_t chunk[3];
-    if (rank < 1 || rank > 3 || H5Pget_chunk(dcpl, rank, chunk) != rank || chunk[0] == 0) goto done;
-    uint64_t r = H5Tget_size(mem_type);
-    for (int i = 1; i < rank; i++) {
-        if (chunk[i] != dims[i]) goto done;
-        r *= dims[i];
-    }
-    if (r == 0 || chunk[0] > UINT64_MAX / r || chunk[0] * r > ((uint64_t)1 << 31)) goto done;
-    *chunk_rows = chunk[0];
-    *row = r;
-    ok = 1;
-done:
-    if (fty >= 0) H5Tclose(fty);
-    if (dcpl >= 0) H5Pclose(dcpl);
-    return ok;
 }
 
 int trci_read_rows(hid_t d, hid_t mem_type, int rank, const hsize_t *dims, uint64_t row0,

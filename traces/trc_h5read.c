@@ -937,23 +937,9 @@ static int verify_index(rd *r, trc_trace *t)
         free(x.hash);
         return trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
     }
-    trci_nodes all;
-    trci_nodes_all(t, &all);
     for (int32_t p = 0; p < m->n_prompts; p++) {
-        int64_t row0 = t->node_off[t->ref_off[p]];
-        int64_t K = m->k, E = m->n_exit;
-        trci_nodes w = {.base = row0,
-                        .n = t->node_off[t->ref_off[p + 1]] - row0,
-                        .parent = all.parent + row0,
-                        .token = all.token + row0,
-                        .depth = all.depth + row0,
-                        .first_child = all.first_child + row0,
-                        .next_sibling = all.next_sibling + row0,
-                        .draft_tok = all.draft_tok + row0 * K,
-                        .draft_logp = all.draft_logp + row0 * K,
-                        .tgt_tok = all.tgt_tok + row0 * K,
-                        .tgt_logp = all.tgt_logp + row0 * K,
-                        .exit_score = E ? all.exit_score + row0 * K * E : NULL};
+        trci_nodes w;
+        trci_nodes_prompt(t, p, &w);
         hash[p] = trci_prompt_hash(t, &w, p);
     }
     rc = compare_index(r, &x, hash, t->checksum, trc_get_stats(t), m->n_prompts);
@@ -1023,6 +1009,11 @@ static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, int check, trc
 
 /* ------------------------------------------------------------------ load */
 
+/* The three ways to read a file: LOAD_WHOLE (trc_load), LOAD_OPEN (trc_open:
+ * prompt by prompt when indexed or larger than cap) and LOAD_CHECK
+ * (trc_check). */
+enum { LOAD_WHOLE, LOAD_OPEN, LOAD_CHECK };
+
 /* Reads and validates the open file f; name labels errors.  lazy != 0: a
  * file with an index is opened prompt by prompt with a cache of cap bytes
  * (and keeps f); otherwise the file is read whole and f closed. */
@@ -1038,7 +1029,7 @@ static int load_open(hid_t f, const char *path, const void *img, size_t img_n, u
         int there = index_present(&r);
         if (there < 0) rc = err->code;
         if (there >= 0) {
-            rc = open_lazy(&r, &m, cap, there, lazy == 2, out);
+            rc = open_lazy(&r, &m, cap, there, lazy == LOAD_CHECK, out);
             if (rc != OPEN_WHOLE) {
                 if (rc && r.f >= 0) H5Fclose(f);
                 return rc;
@@ -1125,7 +1116,7 @@ static int load_image(const void *buf, size_t n, const char *name, trc_trace **o
     if (f < 0)
         return trci_err(err, TRC_E_FORMAT, "%s: cannot open as HDF5 (truncated or corrupt file)",
                         name);
-    return load_open(f, name, buf, n, n, 0, 0, out, err);
+    return load_open(f, name, buf, n, n, LOAD_WHOLE, 0, out, err);
 }
 
 /* Switches HDF5's error printing off (see the file comment); the caller
@@ -1153,7 +1144,7 @@ static void reset(trc_trace **out, trc_err **err, trc_err *scratch)
     *out = NULL;
 }
 
-int trc_load(const char *path, trc_trace **out, trc_err *err)
+static int load_quietly(const char *path, int mode, size_t cap, trc_trace **out, trc_err *err)
 {
     trc_err scratch;
     reset(out, &err, &scratch);
@@ -1161,35 +1152,24 @@ int trc_load(const char *path, trc_trace **out, trc_err *err)
     H5E_auto2_t old_fn;
     void *old_data;
     quiet_begin(&old_fn, &old_data);
-    int rc = load(path, 0, 0, out, err);
+    int rc = load(path, mode, cap, out, err);
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return rc;
+}
+
+int trc_load(const char *path, trc_trace **out, trc_err *err)
+{
+    return load_quietly(path, LOAD_WHOLE, 0, out, err);
 }
 
 int trc_check(const char *path, size_t mem_bytes, trc_trace **out, trc_err *err)
 {
-    trc_err scratch;
-    reset(out, &err, &scratch);
-    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
-    H5E_auto2_t old_fn;
-    void *old_data;
-    quiet_begin(&old_fn, &old_data);
-    int rc = load(path, 2, mem_bytes, out, err);
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-    return rc;
+    return load_quietly(path, LOAD_CHECK, mem_bytes, out, err);
 }
 
 int trc_open(const char *path, size_t cache_bytes, trc_trace **out, trc_err *err)
 {
-    trc_err scratch;
-    reset(out, &err, &scratch);
-    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
-    H5E_auto2_t old_fn;
-    void *old_data;
-    quiet_begin(&old_fn, &old_data);
-    int rc = load(path, 1, cache_bytes, out, err);
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-    return rc;
+    return load_quietly(path, LOAD_OPEN, cache_bytes, out, err);
 }
 
 int trc_load_image(const void *buf, size_t n, const char *name, trc_trace **out, trc_err *err)

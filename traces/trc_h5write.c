@@ -136,20 +136,9 @@ static int write_index(hid_t f, const trc_trace *t)
     double *logp = malloc(sizeof *logp * (size_t)(1 + nd) * (size_t)K);
     int rc = !st || !hash || !counts || !logp || write_group(f, "index");
     if (!rc) {
-        trci_nodes all;
-        trci_nodes_all(t, &all);
         for (int32_t p = 0; p < m->n_prompts; p++) {
-            int64_t row0 = t->node_off[t->ref_off[p]], E = m->n_exit;
-            trci_nodes w = {.base = row0,
-                            .n = t->node_off[t->ref_off[p + 1]] - row0,
-                            .parent = all.parent + row0,
-                            .token = all.token + row0,
-                            .depth = all.depth + row0,
-                            .draft_tok = all.draft_tok + row0 * K,
-                            .draft_logp = all.draft_logp + row0 * K,
-                            .tgt_tok = all.tgt_tok + row0 * K,
-                            .tgt_logp = all.tgt_logp + row0 * K,
-                            .exit_score = E ? all.exit_score + row0 * K * E : NULL};
+            trci_nodes w;
+            trci_nodes_prompt(t, p, &w);
             hash[p] = trci_prompt_hash(t, &w, p);
         }
         counts[0] = st->accept_n;

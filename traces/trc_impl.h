@@ -123,8 +123,10 @@ uint64_t trci_hash_finish(const trci_hasher *s);
  * tree sizes and node rows, read from w (which holds the prompt's rows). */
 uint64_t trci_prompt_hash(const trc_trace *t, const trci_nodes *w, int32_t p);
 
-/* The window over the node arrays of a trace held whole. */
+/* The window over the node arrays of a trace held whole, and over prompt
+ * p's rows of them. */
 void trci_nodes_all(const trc_trace *t, trci_nodes *w);
+void trci_nodes_prompt(const trc_trace *t, int32_t p, trci_nodes *w);
 
 /* Validation of a lazily opened trace, in two parts with the same rules and
  * messages as trci_validate: the resident part (header, offsets, prompt and
@@ -151,7 +153,7 @@ void trci_lazy_free(trc_trace *t);
  * datasets once more in slabs for the checksum, filling the index in memory.
  * On failure the first damaged prompt's error. */
 int trci_lazy_index(trc_trace *t, trc_err *err);
-const uint64_t *trci_lazy_hashes(const trc_trace *t); /* [P] */
+const uint64_t *trci_lazy_hashes(const trc_trace *t);              /* [P] */
 const trci_nodes *trci_lazy_window(const trc_trace *t, int32_t p); /* acquired prompt */
 size_t trci_lazy_bytes(const trc_trace *t);
 

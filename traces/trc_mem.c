@@ -219,32 +219,26 @@ int trc_tree_get(const trc_trace *t, int32_t p, int32_t pos, trc_tree *out)
     out->n = (int32_t)(t->node_off[tr + 1] - b);
     out->k = (int32_t)K;
     out->n_exit = (int32_t)E;
-    if (t->lazy) { /* the prompt's block, which the caller holds */
-        const trci_nodes *w = trci_lazy_window(t, p);
-        if (!w) return TRC_E_ARG;
-        b -= w->base;
-        out->parent = w->parent + b;
-        out->token = w->token + b;
-        out->depth = w->depth + b;
-        out->first_child = w->first_child + b;
-        out->next_sibling = w->next_sibling + b;
-        out->draft_tok = w->draft_tok + b * K;
-        out->draft_logp = w->draft_logp + b * K;
-        out->tgt_tok = w->tgt_tok + b * K;
-        out->tgt_logp = w->tgt_logp + b * K;
-        out->exit_score = E ? w->exit_score + b * E * K : NULL;
-        return TRC_OK;
+    /* the rows: the prompt's block of a lazy trace (which the caller
+     * holds), else the whole arrays */
+    trci_nodes all;
+    const trci_nodes *w = t->lazy ? trci_lazy_window(t, p) : NULL;
+    if (!t->lazy) {
+        trci_nodes_all(t, &all);
+        w = &all;
     }
-    out->parent = t->parent + b;
-    out->token = t->token + b;
-    out->depth = t->depth + b;
-    out->first_child = t->first_child + b;
-    out->next_sibling = t->next_sibling + b;
-    out->draft_tok = t->draft_tok + b * K;
-    out->draft_logp = t->draft_logp + b * K;
-    out->tgt_tok = t->tgt_tok + b * K;
-    out->tgt_logp = t->tgt_logp + b * K;
-    out->exit_score = E ? t->exit_score + b * E * K : NULL;
+    if (!w) return TRC_E_ARG;
+    b -= w->base;
+    out->parent = w->parent + b;
+    out->token = w->token + b;
+    out->depth = w->depth + b;
+    out->first_child = w->first_child + b;
+    out->next_sibling = w->next_sibling + b;
+    out->draft_tok = w->draft_tok + b * K;
+    out->draft_logp = w->draft_logp + b * K;
+    out->tgt_tok = w->tgt_tok + b * K;
+    out->tgt_logp = w->tgt_logp + b * K;
+    out->exit_score = E ? w->exit_score + b * E * K : NULL;
     return TRC_OK;
 }
 

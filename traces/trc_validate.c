@@ -580,6 +580,23 @@ void trci_nodes_all(const trc_trace *t, trci_nodes *w)
                       .exit_score = t->exit_score};
 }
 
+void trci_nodes_prompt(const trc_trace *t, int32_t p, trci_nodes *w)
+{
+    int64_t row0 = t->node_off[t->ref_off[p]], K = t->meta.k, E = t->meta.n_exit;
+    *w = (trci_nodes){.base = row0,
+                      .n = t->node_off[t->ref_off[p + 1]] - row0,
+                      .parent = t->parent + row0,
+                      .token = t->token + row0,
+                      .depth = t->depth + row0,
+                      .first_child = t->first_child + row0,
+                      .next_sibling = t->next_sibling + row0,
+                      .draft_tok = t->draft_tok + row0 * K,
+                      .draft_logp = t->draft_logp + row0 * K,
+                      .tgt_tok = t->tgt_tok + row0 * K,
+                      .tgt_logp = t->tgt_logp + row0 * K,
+                      .exit_score = E ? t->exit_score + row0 * K * E : NULL};
+}
+
 int trci_validate_resident(const trc_trace *t, const char *name, trc_err *err)
 {
     int rc = check_frame(t, name, err);
