@@ -144,13 +144,20 @@ int trci_lazy_attach(trc_trace *t, const char *path, hid_t f, const hid_t *ds, u
     return TRC_OK;
 }
 
-static const hid_t *mem_types(void)
+/* The in-memory type of node dataset i (HDF5's native type ids are set at
+ * run time, so no static table). */
+static hid_t mem_type(int i)
 {
-    static hid_t mt[LZ_NDS];
-    mt[0] = mt[1] = mt[3] = mt[5] = H5T_NATIVE_INT32;
-    mt[2] = H5T_NATIVE_UINT8;
-    mt[4] = mt[6] = mt[7] = H5T_NATIVE_FLOAT;
-    return mt;
+    switch (i) {
+    case TRCI_DS_DEPTH:
+        return H5T_NATIVE_UINT8;
+    case TRCI_DS_DRAFT_LOGP:
+    case TRCI_DS_TGT_LOGP:
+    case TRCI_DS_EXIT:
+        return H5T_NATIVE_FLOAT;
+    default:
+        return H5T_NATIVE_INT32;
+    }
 }
 
 /* Reads rows [row0, row0 + n) of node dataset i into buf; 0 or -1. */
@@ -166,14 +173,14 @@ static int read_rows(const trc_trace *t, int i, int64_t row0, int64_t n, void *b
     }
     hid_t d = t->lazy->ds[i];
     hsize_t dims[3] = {(hsize_t)m->n_nodes, count[1], count[2]};
-    int fast = trci_read_rows(d, mem_types()[i], rank[i], dims, (uint64_t)row0, (uint64_t)n, buf,
+    int fast = trci_read_rows(d, mem_type(i), rank[i], dims, (uint64_t)row0, (uint64_t)n, buf,
                               t->lazy->file_bytes);
     if (fast != TRCI_CHUNK_FALLBACK) return fast;
     hid_t fs = H5Dget_space(d);
     hid_t ms = H5Screate_simple(rank[i], count, NULL);
     int ok = fs >= 0 && ms >= 0 &&
              H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
-             H5Dread(d, mem_types()[i], ms, fs, H5P_DEFAULT, buf) >= 0;
+             H5Dread(d, mem_type(i), ms, fs, H5P_DEFAULT, buf) >= 0;
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     return ok ? 0 : -1;
