@@ -194,6 +194,15 @@ const void *trc_memo(const trc_trace *t, const char *key,
  * rename): on failure nothing is left at path. */
 int trc_save(const trc_trace *t, const char *path, trc_err *err);
 
+/* Adds the index (traces/README.md, "Index") to a trace file that has none,
+ * such as one written by the Python recorder, so that trc_open reads it
+ * prompt by prompt from then on.  The file is checked completely first
+ * (trc_check, in little memory); the index is written under a temporary name
+ * and renamed last.  A file that already has an index is only checked.
+ * *added (may be NULL) says whether an index was written.  TRC_E_WRITE when
+ * the file cannot be written. */
+int trc_add_index(const char *path, int *added, trc_err *err);
+
 typedef struct trc_builder trc_builder;
 /* meta: vocab, k, max_depth, max_nodes, n_exit, exit_layers, target_layers and the
  * names are taken; counts are computed.  Returns NULL when meta is NULL, k is not

@@ -123,24 +123,18 @@ static int write_group(hid_t file, const char *name)
     return ok ? 0 : -1;
 }
 
-/* /index (traces/README.md, "Index"): the checksum, every prompt's hash and
- * the statistics, so that a reader can open the trace without its nodes. */
-static int write_index(hid_t f, const trc_trace *t)
+/* The index (traces/README.md, "Index") into group grp of f: the checksum,
+ * every prompt's hash and the statistics, so that a reader can open the trace
+ * without its nodes. */
+static int write_index_data(hid_t f, const char *grp, const trc_meta *m, const uint64_t *hash,
+                            uint64_t checksum, const trc_stats *st)
 {
-    const trc_meta *m = &t->meta;
-    const trc_stats *st = trc_get_stats(t);
-    uint64_t *hash = malloc(sizeof *hash * (size_t)m->n_prompts);
-    int nd = st ? st->depths : 0, K = m->k;
+    int nd = st->depths, K = m->k;
     size_t nc = 5 + (size_t)K + (size_t)nd;
     int64_t *counts = malloc(sizeof *counts * nc);
     double *logp = malloc(sizeof *logp * (size_t)(1 + nd) * (size_t)K);
-    int rc = !st || !hash || !counts || !logp || write_group(f, "index");
+    int rc = !counts || !logp || write_group(f, grp);
     if (!rc) {
-        for (int32_t p = 0; p < m->n_prompts; p++) {
-            trci_nodes w;
-            trci_nodes_prompt(t, p, &w);
-            hash[p] = trci_prompt_hash(t, &w, p);
-        }
         counts[0] = st->accept_n;
         counts[1] = st->deep_n;
         counts[2] = st->deep_top1;
@@ -157,15 +151,35 @@ static int write_index(hid_t f, const trc_trace *t)
         }
         hsize_t P = (hsize_t)m->n_prompts, one = 1, C = (hsize_t)nc;
         hsize_t L2[2] = {(hsize_t)(1 + nd), (hsize_t)K};
-        uint64_t sum = t->checksum;
-        rc |= write_ds(f, "/index/prompt_hash", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &P, hash);
-        rc |= write_ds(f, "/index/checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &one, &sum);
-        rc |= write_ds(f, "/index/counts", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &C, counts);
-        rc |= write_ds(f, "/index/logp_sum", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, L2, logp);
+        char path[4][64];
+        snprintf(path[0], sizeof path[0], "/%s/prompt_hash", grp);
+        snprintf(path[1], sizeof path[1], "/%s/checksum", grp);
+        snprintf(path[2], sizeof path[2], "/%s/counts", grp);
+        snprintf(path[3], sizeof path[3], "/%s/logp_sum", grp);
+        rc |= write_ds(f, path[0], H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &P, hash);
+        rc |= write_ds(f, path[1], H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, &one, &checksum);
+        rc |= write_ds(f, path[2], H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &C, counts);
+        rc |= write_ds(f, path[3], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, L2, logp);
     }
-    free(hash);
     free(counts);
     free(logp);
+    return rc ? -1 : 0;
+}
+
+/* The index of a trace held whole. */
+static int write_index(hid_t f, const trc_trace *t)
+{
+    const trc_meta *m = &t->meta;
+    const trc_stats *st = trc_get_stats(t);
+    uint64_t *hash = malloc(sizeof *hash * (size_t)m->n_prompts);
+    int rc = !st || !hash;
+    for (int32_t p = 0; !rc && p < m->n_prompts; p++) {
+        trci_nodes w;
+        trci_nodes_prompt(t, p, &w);
+        hash[p] = trci_prompt_hash(t, &w, p);
+    }
+    if (!rc) rc = write_index_data(f, "index", m, hash, t->checksum, st);
+    free(hash);
     return rc ? -1 : 0;
 }
 
@@ -302,4 +316,64 @@ int trc_save(const trc_trace *t, const char *path, trc_err *err)
     }
     free(tmp);
     return TRC_OK;
+}
+
+/* ------------------------------------------------------------ add index */
+
+int trc_add_index(const char *path, int *added, trc_err *err)
+{
+    trc_err scratch;
+    if (!err) err = &scratch;
+    if (added) *added = 0;
+    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
+    /* read and check everything, prompt by prompt (nothing fits in 0
+     * bytes); a file with an index has it compared with the data */
+    trc_trace *t = NULL;
+    int rc = trc_check(path, 0, &t, err);
+    if (rc) return rc;
+    if (!trc_is_lazy(t)) {
+        trc_free(t);
+        return trci_err(err, TRC_E_ARG, "%s: an empty trace needs no index", path);
+    }
+    /* what the index holds; then the trace, and its read-only handle, go */
+    trc_meta meta = *trc_get_meta(t);
+    trc_stats *st = malloc(sizeof *st);
+    uint64_t *hash = malloc(sizeof *hash * (size_t)meta.n_prompts);
+    uint64_t checksum = trc_checksum(t);
+    const trc_stats *ts = trc_get_stats(t);
+    if (!st || !hash || !ts) {
+        rc = trci_err(err, TRC_E_NOMEM, "%s: out of memory for the index", path);
+    } else {
+        *st = *ts;
+        memcpy(hash, trci_lazy_hashes(t), sizeof *hash * (size_t)meta.n_prompts);
+    }
+    trc_free(t);
+    H5E_auto2_t old_fn;
+    void *old_data;
+    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* a file that had an index (trc_check found it right) stays untouched */
+    hid_t probe = rc ? -1 : H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int had = probe >= 0 && H5Lexists(probe, "index", H5P_DEFAULT) > 0;
+    if (probe >= 0) H5Fclose(probe);
+    hid_t f = rc || had ? -1 : H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (!rc && !had && f < 0) rc = trci_err(err, TRC_E_WRITE, "%s: cannot open for writing", path);
+    if (!rc && !had) {
+        /* written under another name and renamed last, so a failure leaves
+         * no /index a reader would take for a whole one */
+        if (H5Lexists(f, "index-partial", H5P_DEFAULT) > 0)
+            H5Ldelete(f, "index-partial", H5P_DEFAULT);
+        int bad = write_index_data(f, "index-partial", &meta, hash, checksum, st) != 0 ||
+                  H5Lmove(f, "index-partial", f, "index", H5P_DEFAULT, H5P_DEFAULT) < 0;
+        if (bad) H5Ldelete(f, "index-partial", H5P_DEFAULT);
+        if (bad) rc = trci_err(err, TRC_E_WRITE, "%s: cannot write the index", path);
+        if (!bad && added) *added = 1;
+    }
+    if (f >= 0 && H5Fclose(f) < 0 && !rc)
+        rc = trci_err(err, TRC_E_WRITE, "%s: cannot write the index", path);
+    if (rc && added) *added = 0;
+    free(st);
+    free(hash);
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
+    return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * cmd_trace.c -- `flashspec trace info|check|stats|synth`.
+ * cmd_trace.c -- `flashspec trace info|check|stats|synth|index`.
  *
  * Thin front end over traces/trc.h: every check lives in the library (trc_load
  * validates fully, trc_synth range-checks its parameters), so this file only
@@ -38,11 +38,23 @@ static const char usage_top[] =
     "  info FILE     header, counts, sizes, checksum and acceptance summary\n"
     "  check FILE    full validation; exit 0 when the trace is valid\n"
     "  stats FILE    per-depth acceptance and predictor accuracy table (TSV)\n"
+    "  index FILE    add the index that lets a large trace open prompt by prompt\n"
     "  synth -o FILE [options]   generate a synthetic trace\n"
     "\n"
     "`flashspec trace COMMAND --help` describes each command.\n"
     "exit codes: 0 ok, 64 usage, 65 bad trace data, 66 missing input,\n"
     "            70 internal error, 73 cannot create output\n";
+
+static const char usage_index[] =
+    "usage: flashspec trace index FILE\n"
+    "Checks FILE completely, prompt by prompt, and adds to it the index\n"
+    "(traces/README.md, \"Index\") that flashspec writes into every trace it\n"
+    "saves: with it, a run opens the trace without reading its trees and reads\n"
+    "each prompt when a point needs it.  For files written by other tools (the\n"
+    "Python recorder); a file that has an index is only checked.  The index is\n"
+    "written under another name and renamed last.  Prints \"FILE: index added\"\n"
+    "or \"FILE: has an index (checked)\"; exit 65 on bad data (nothing written),\n"
+    "66 missing, 73 when FILE cannot be written.\n";
 
 static const char usage_info[] =
     "usage: flashspec trace info FILE\n"
@@ -397,6 +409,18 @@ static int cmd_stats(int argc, char **argv)
     return EX_OK_;
 }
 
+static int cmd_index(int argc, char **argv)
+{
+    const char *file;
+    int rc = parse_file_cmd(argc, argv, usage_index, &file);
+    if (rc) return rc < 0 ? EX_OK_ : rc;
+    trc_err err;
+    int added = 0;
+    if ((rc = trc_add_index(file, &added, &err))) return fail(exit_code(rc), "%s", err.msg);
+    printf("%s: %s\n", file, added ? "index added" : "has an index (checked)");
+    return EX_OK_;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     const char *file;
@@ -624,7 +648,8 @@ static int cmd_synth(int argc, char **argv)
 int cli_trace_main(int argc, char **argv)
 {
     if (argc < 2)
-        return fail(EX_USAGE_, "trace: missing command (info, check, stats, synth; see --help)");
+        return fail(EX_USAGE_,
+                    "trace: missing command (info, check, stats, synth, index; see --help)");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(usage_top, stdout);
@@ -634,5 +659,6 @@ int cli_trace_main(int argc, char **argv)
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
-    return fail(EX_USAGE_, "trace: unknown command \"%s\" (info, check, stats, synth)", cmd);
+    if (!strcmp(cmd, "index")) return cmd_index(argc - 1, argv + 1);
+    return fail(EX_USAGE_, "trace: unknown command \"%s\" (info, check, stats, synth, index)", cmd);
 }

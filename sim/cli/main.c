@@ -9,7 +9,7 @@
  *   flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]
  *   flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q]   (run with sweep defaults)
  *   flashspec demo [-o DIR] [-q]
- *   flashspec trace info|check|stats|synth ...
+ *   flashspec trace info|check|stats|synth|index ...
  *   flashspec --help | --version
  *
  * Exit codes follow <sysexits.h>: 0 ok, 64 usage, 65 bad trace data, 66 missing
@@ -62,7 +62,7 @@ static const char usage_main[] =
     "                            as sweep, for scripts that choose policy knobs per\n"
     "                            point with flashspec.tune\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
-    "  trace info|check|stats|synth\n"
+    "  trace info|check|stats|synth|index\n"
     "                            inspect, validate, summarise or generate traces\n"
     "  profile DEVICE MODEL      print the costs the phone model derives\n"
     "  profiles [devices|models] list the device and model profiles\n"

@@ -743,7 +743,8 @@ def case_lazy_trace():
     (whatever the cache size and worker count); a damaged prompt fails only the
     points that use it (exit 65, its own line each), the others are written;
     `trace check` catches it; under MPI a rank never reads prompts its points
-    do not use (a damaged prompt nobody uses goes unnoticed)."""
+    do not use (a damaged prompt nobody uses goes unnoticed); `trace index`
+    gives a file without an index one, with the same results."""
     with tempfile.TemporaryDirectory() as t:
         a, b = lazy_setup(t)
         outs = []
@@ -753,6 +754,15 @@ def case_lazy_trace():
             rc, _, err = run("sweep", os.path.join(d, "s.lua"), "-q", "-o", o, *extra)
             expect(rc == 0, f"{d} {extra}: exit {rc}: {err}")
             outs.append(o)
+        # the index added to the file without one: opened prompt by prompt now
+        rc, out, err = run("trace", "index", os.path.join(b, "t.h5"))
+        expect(rc == 0 and out.strip().endswith("index added"), f"trace index: {rc} {out} {err}")
+        rc, out, err = run("trace", "index", os.path.join(b, "t.h5"))
+        expect(rc == 0 and "has an index (checked)" in out, f"trace index again: {rc} {out}")
+        o = os.path.join(t, "out-indexed")
+        rc, _, err = run("sweep", os.path.join(b, "s.lua"), "-q", "-o", o)
+        expect(rc == 0, f"after trace index: exit {rc}: {err}")
+        outs.append(o)
         for o in outs[1:]:
             same_results(outs[0], o, f"lazy vs {o}")
         expect(len(rows(outs[0])) == 12, "row count")

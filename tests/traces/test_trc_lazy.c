@@ -350,6 +350,41 @@ int main(int argc, char **argv)
     }
     trc_free(t);
     trc_free(w);
+    /* an index added to a file written by others: then opened prompt by
+     * prompt, with the checksum, statistics and trees of the original */
+    char added_path[1100];
+    fmt(added_path, sizeof added_path, "%s/lazy-added.h5", scratch);
+    CHECK_EQ_INT(copy_file(noidx, added_path), 0);
+    int added = -1;
+    CHECK_EQ_INT(trc_add_index(added_path, &added, &err), TRC_OK);
+    CHECK_EQ_INT(added, 1);
+    CHECK_EQ_INT(trc_add_index(added_path, &added, &err), TRC_OK);
+    CHECK_EQ_INT(added, 0);
+    trc_trace *orig = NULL, *ix = NULL;
+    CHECK_EQ_INT(trc_load(noidx, &orig, &err), TRC_OK);
+    CHECK_EQ_INT(trc_open(added_path, 1 << 20, &ix, &err), TRC_OK);
+    if (orig && ix) {
+        CHECK(trc_is_lazy(ix) && trc_checksum(ix) == trc_checksum(orig));
+        CHECK(!memcmp(trc_get_stats(ix), trc_get_stats(orig), sizeof(trc_stats)));
+        for (int32_t p = 0; p < trc_get_meta(orig)->n_prompts; p++)
+            CHECK(same_prompt(orig, ix, p));
+        trc_cache_info ci;
+        trc_cache_get(ix, &ci);
+        CHECK(ci.loads == trc_get_meta(orig)->n_prompts); /* no pass at open */
+    }
+    trc_free(orig);
+    trc_free(ix);
+    /* damaged data: nothing written */
+    CHECK_EQ_INT(copy_file(noidx, added_path), 0);
+    CHECK_EQ_INT(poke(added_path, "/nodes/draft_logp", 7, 0, NAN), 0);
+    CHECK_EQ_INT(trc_add_index(added_path, &added, &err), TRC_E_DATA);
+    CHECK(added == 0);
+    hid_t hf = H5Fopen(added_path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(hf >= 0 && H5Lexists(hf, "index", H5P_DEFAULT) == 0 &&
+          H5Lexists(hf, "index-partial", H5P_DEFAULT) == 0);
+    if (hf >= 0) H5Fclose(hf);
+    unlink(added_path);
+
     /* the bad-input corpus (files without an index): a streamed open fails
      * as a whole load does -- same code, one line naming the file */
     DIR *d = opendir(argv[2]);
