@@ -63,7 +63,7 @@ static const char usage_main[] =
     "                            point with flashspec.tune\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
     "  trace info|check|stats|synth|index\n"
-    "                            inspect, validate, summarise or generate traces\n"
+    "                            inspect, validate, summarise, generate or index traces\n"
     "  profile DEVICE MODEL      print the costs the phone model derives\n"
     "  profiles [devices|models] list the device and model profiles\n"
     "  policies [NAME]           list the policies, or one policy's parameters\n"

@@ -83,6 +83,19 @@ def main() -> int:
             del f[DS]
             f[DS] = h5py.SoftLink("/prompts/tokens")
 
+        def virtual_index(path):
+            def edit(f):
+                n = f["/index/prompt_hash"].shape
+                del f["/index/prompt_hash"]
+                lay = h5py.VirtualLayout(shape=n, dtype="<u8")
+                lay[:] = h5py.VirtualSource(path, "tokens", shape=n)
+                f.create_virtual_dataset("/index/prompt_hash", lay)
+            return edit
+
+        def soft_index(f):
+            del f["/index/checksum"]
+            f["/index/checksum"] = h5py.SoftLink("/index/prompt_hash")
+
         cases = [
             ("external storage", external(raw), "stores its data in external files"),
             ("external storage on a FIFO", external(fifo), "stores its data in external files"),
@@ -93,23 +106,31 @@ def main() -> int:
             ("external link to a group", ext_link("/nodes", other, "/nodes"),
              "/nodes: is an external (other-file) link"),
             ("soft link", soft_link, "is a soft link"),
+            # the index a trace opens by (traces/README.md, "Index")
+            ("external link to the index", ext_link("/index", other, "/nodes"),
+             "/index: is an external (other-file) link"),
+            ("index hash as a virtual dataset", virtual_index(other), "is a virtual dataset"),
+            ("index hash as a soft link", soft_index, "is a soft link"),
         ]
         for i, (what, edit, words) in enumerate(cases):
             path = os.path.join(tmp, f"hostile{i}.h5")
             rewrite(good, path, edit)
-            t0 = time.monotonic()
-            try:
-                r = subprocess.run([exe, "trace", "check", path], capture_output=True, text=True,
-                                   timeout=30)
-            except subprocess.TimeoutExpired:
-                check(False, f"{what}: trace check hung (followed the link to a FIFO?)")
-                continue
-            dt = time.monotonic() - t0
-            lines = r.stderr.strip().splitlines()
-            check(r.returncode == 65 and len(lines) == 1 and words in lines[0] and
-                  lines[0].startswith(f"flashspec: {path}:") and r.stdout == "",
-                  f"{what}: rc {r.returncode}, stderr {r.stderr!r}")
-            check(dt < 10, f"{what}: {dt:.1f} s")
+            # check reads it whole; info opens it prompt by prompt (the
+            # index, the resident part), as a run does
+            for verb in ("check", "info"):
+                t0 = time.monotonic()
+                try:
+                    r = subprocess.run([exe, "trace", verb, path], capture_output=True,
+                                       text=True, timeout=30)
+                except subprocess.TimeoutExpired:
+                    check(False, f"{what}: trace {verb} hung (followed the link to a FIFO?)")
+                    continue
+                dt = time.monotonic() - t0
+                lines = r.stderr.strip().splitlines()
+                check(r.returncode == 65 and len(lines) == 1 and words in lines[0] and
+                      lines[0].startswith(f"flashspec: {path}:") and r.stdout == "",
+                      f"{what}: trace {verb}: rc {r.returncode}, stderr {r.stderr!r}")
+                check(dt < 10, f"{what}: trace {verb}: {dt:.1f} s")
         # memory bombs: datasets whose declared shapes the file never stored
         def unwritten(name, n=None, chunked=True):
             def edit(f):
