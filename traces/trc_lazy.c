@@ -4,8 +4,10 @@
  *
  * A lazily opened trace holds its resident part (header, offsets, prompt and
  * reference tokens, the index) and an open HDF5 file.  Prompt p's node rows
- * [node_off[ref_off[p]], node_off[ref_off[p + 1]]) are read with one hyperslab
- * read per node dataset into a block of their own, validated with the rules
+ * [node_off[ref_off[p]], node_off[ref_off[p + 1]]) of every node dataset are
+ * read into a block of their own -- by trci_read_rows (the chunks holding the
+ * rows fetched raw, inflated on the calling thread) or, for layouts it does
+ * not read, one HDF5 hyperslab read -- validated with the rules
  * trc_load applies (trci_validate_prompt, same messages) and compared with the
  * prompt's hash from the index; then the block serves trc_tree_get until it
  * is dropped.
@@ -18,7 +20,8 @@
  * never holds more than capacity + the blocks in use.
  *
  * Threads.  One mutex guards the block states; the read itself runs outside
- * it (HDF5, built thread-safe, serialises its own calls), and a thread that
+ * it (HDF5, built thread-safe, serialises its own calls; the inflating runs
+ * outside HDF5, so workers reading different prompts overlap), and a thread that
  * wants a block another thread is reading waits on a condition variable.
  * trc_tree_get reads an acquired block without the lock: while it is held
  * nothing writes its window.
@@ -34,7 +37,7 @@
 
 enum { LZ_ABSENT, LZ_LOADING, LZ_READY, LZ_FAILED };
 
-#define LZ_NDS 8 /* /nodes/parent ... /nodes/exit_score, in table order */
+#define LZ_NDS TRCI_DS_COUNT /* /nodes/parent ... /nodes/exit_score, in table order */
 
 typedef struct lz_block {
     trci_nodes w; /* LZ_READY */
