@@ -40,14 +40,35 @@ static const char *const unit_choices[] = {"cpu", "npu", NULL};
 
 #define P(f) offsetof(eng_opt_tree_params, f)
 const eng_param_desc eng_opt_tree_param_table[] = {
-    {.name = "nodes", .type = ENG_PARAM_INT, .offset = P(nodes), .min = 1, .max = 256, .def = 60,
+    {.name = "nodes",
+     .type = ENG_PARAM_INT,
+     .offset = P(nodes),
+     .min = 1,
+     .max = 256,
+     .def = 60,
      .doc = "node budget n: beam width and verified draft nodes (root excluded)"},
-    {.name = "delta", .type = ENG_PARAM_DOUBLE, .offset = P(delta), .min = 0, .max = 1000,
-     .def = 0.5, .doc = "draft another layer while the expected acceptance grows by more"},
-    {.name = "max_depth", .type = ENG_PARAM_INT, .offset = P(max_depth), .min = 1, .max = 64,
-     .def = 10, .doc = "deepest level of the verified tree"},
-    {.name = "unit", .type = ENG_PARAM_ENUM, .offset = P(unit), .min = 0, .max = 1, .def = 1,
-     .choices = unit_choices, .doc = "processor the draft runs on: cpu or npu"},
+    {.name = "delta",
+     .type = ENG_PARAM_DOUBLE,
+     .offset = P(delta),
+     .min = 0,
+     .max = 1000,
+     .def = 0.5,
+     .doc = "draft another layer while the expected acceptance grows by more"},
+    {.name = "max_depth",
+     .type = ENG_PARAM_INT,
+     .offset = P(max_depth),
+     .min = 1,
+     .max = 64,
+     .def = 10,
+     .doc = "deepest level of the verified tree"},
+    {.name = "unit",
+     .type = ENG_PARAM_ENUM,
+     .offset = P(unit),
+     .min = 0,
+     .max = 1,
+     .def = 1,
+     .choices = unit_choices,
+     .doc = "processor the draft runs on: cpu or npu"},
     {.name = NULL},
 };
 #undef P
@@ -64,6 +85,11 @@ typedef struct ot_state {
     int32_t map[ENG_POL_MAX_NODES];
     int32_t best[2][ENG_POL_MAX_NODES]; /* C: the top-n tree nodes, sorted (ping-pong) */
     int32_t layer[ENG_POL_MAX_NODES];   /* the newest layer's nodes, sorted */
+    int32_t
+        first[ENG_POL_MAX_NODES + 1]; /* a layer's candidates of parent i: [first[i], first[i+1]) */
+    int32_t heap[ENG_POL_MAX_NODES];  /* merge: parents by their next candidate */
+    int32_t next[ENG_POL_MAX_NODES];  /* merge: each parent's next candidate */
+    ot_cand top[ENG_POL_MAX_NODES];   /* merge: the beam, best first */
     uint8_t keep[ENG_POL_MAX_NODES];
 } ot_state;
 
@@ -77,6 +103,54 @@ static int cand_cmp(const void *x, const void *y)
 {
     const ot_cand *a = x, *b = y;
     return cand_before(a, b) ? -1 : (cand_before(b, a) ? 1 : 0);
+}
+
+/* The best `beam` of the nc candidates into cands[0..beam), best first, the
+ * rest in any order -- what eng_select_sorted gives.  Each parent's
+ * candidates come in rank order with non-increasing scores (draft
+ * candidates are sorted by log-prob) and increasing order, so the best ones
+ * are a merge of the parents' lists: a heap of the parents by their next
+ * candidate, popped beam times -- O(beam log parents) instead of a selection
+ * over every candidate.  An oracle whose lists are not sorted gets the
+ * selection.  Both give the same candidates in the same order
+ * (cand_before is a strict total order). */
+static void pick_beam(ot_state *s, int32_t parents, int32_t nc, int32_t beam)
+{
+    ot_cand *c = s->cands;
+    for (int32_t i = 0; i < parents; i++)
+        for (int32_t j = s->first[i] + 1; j < s->first[i + 1]; j++)
+            if (c[j].score > c[j - 1].score) {
+                eng_select_sorted(c, (size_t)nc, sizeof *c, (size_t)beam, cand_cmp);
+                return;
+            }
+    int32_t h = 0; /* min-heap on "before": the best next candidate on top */
+    for (int32_t i = 0; i < parents; i++) {
+        if (s->first[i] == s->first[i + 1]) continue;
+        s->next[i] = s->first[i];
+        int32_t j = h++;
+        while (j > 0 && cand_before(&c[s->next[i]], &c[s->next[s->heap[(j - 1) / 2]]])) {
+            s->heap[j] = s->heap[(j - 1) / 2];
+            j = (j - 1) / 2;
+        }
+        s->heap[j] = i;
+    }
+    for (int32_t k = 0; k < beam && h > 0; k++) {
+        int32_t i = s->heap[0];
+        s->top[k] = c[s->next[i]];
+        if (++s->next[i] == s->first[i + 1]) i = s->heap[--h]; /* list done: last goes on top */
+        int32_t j = 0;                                         /* sift i down from the top */
+        for (;;) {
+            int32_t ch = 2 * j + 1;
+            if (ch >= h) break;
+            if (ch + 1 < h && cand_before(&c[s->next[s->heap[ch + 1]]], &c[s->next[s->heap[ch]]]))
+                ch++;
+            if (!cand_before(&c[s->next[s->heap[ch]]], &c[s->next[i]])) break;
+            s->heap[j] = s->heap[ch];
+            j = ch;
+        }
+        if (h > 0) s->heap[j] = i;
+    }
+    memcpy(c, s->top, sizeof *c * (size_t)beam);
 }
 
 /* nodes: cum_logq desc, depth asc, id asc (insertion sort reading the tree) */
@@ -144,6 +218,7 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         for (int32_t u = lo; u < hi; u++) {
             int32_t cn = 0;
             const eng_cand *c = eng_tree_cands(t, u, &cn);
+            s->first[u - lo] = nc;
             for (int32_t j = 0; j < cn && j < OT_MAX_K; j++) {
                 ot_cand *x = &s->cands[nc];
                 x->score = (double)t->nodes[u].cum_logq + (double)c[j].logp;
@@ -152,9 +227,10 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
                 x->order = nc++;
             }
         }
+        s->first[cnt] = nc;
         /* the beam: the best n candidates, in order (the rest unsorted) */
         int32_t beam = nc < n ? nc : n;
-        eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
+        pick_beam(s, cnt, nc, beam);
         if (L >= 2) {
             /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
             double w = 0.0;
@@ -223,5 +299,10 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_opt_tree = {"opt_tree", "OPT-Tree: beam drafting until expected acceptance stops growing by delta", sizeof(eng_opt_tree_params),
-                                        eng_opt_tree_param_table, eng_opt_tree_create, 1};
+const eng_policy_desc eng_policy_opt_tree = {
+    "opt_tree",
+    "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
+    sizeof(eng_opt_tree_params),
+    eng_opt_tree_param_table,
+    eng_opt_tree_create,
+    1};

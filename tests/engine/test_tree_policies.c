@@ -326,6 +326,87 @@ static void test_opt_tree(void)
     CHECK(d.nodes == 60 && d.delta == 0.5 && d.max_depth == 10);
 }
 
+/* OPT-Tree picks each layer's beam by merging the parents' candidate lists
+ * when they are sorted, and by a selection over all candidates when they are
+ * not: an oracle serving the same candidates in rotated order (so unsorted)
+ * must give the same tree.  The log-probs get a small per-token offset (less
+ * than their step, so sorted lists stay sorted) to make scores tie-free. */
+static int g_rotate;
+
+static float cand_logp_distinct(eng_token tok, int32_t j)
+{
+    return cand_logp(tok, j) - 1e-4f * (float)(((uint32_t)tok * 2654435761u >> 8) % 997u);
+}
+
+static int expand_rotated(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    (void)unit;
+    orc *o = ctx;
+    o->calls++;
+    for (int32_t i = 0; i < count; i++) {
+        const eng_node *u = &t->nodes[ids[i]];
+        eng_cand *c = eng_tree_cands_alloc(t, ids[i], KC);
+        if (!c) return ENG_E_FULL;
+        for (int32_t j = 0; j < KC; j++) {
+            int32_t jj = (j + g_rotate) % KC;
+            eng_token tok = cand_tok(u->tok, u->depth, jj);
+            c[j].tok = tok;
+            c[j].logp = cand_logp_distinct(tok, jj);
+        }
+    }
+    return ENG_OK;
+}
+
+static int node_key_cmp(const void *x, const void *y)
+{
+    const vnode *a = x, *b = y;
+    if (a->depth != b->depth) return a->depth < b->depth ? -1 : 1;
+    if (a->tok != b->tok) return a->tok < b->tok ? -1 : 1;
+    return a->score < b->score ? -1 : (a->score > b->score);
+}
+
+static void test_opt_tree_unsorted_oracle(void)
+{
+    static vnode ref[MAXN], got[MAXN];
+    static _Alignas(8) unsigned char mem2[sizeof mem];
+    eng_tree t;
+    orc o;
+    const eng_policy_desc *d = eng_policy_lookup("opt_tree");
+    CHECK(d != NULL);
+    if (!d) return;
+    int32_t sizes[] = {60, 16, 5};
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        int32_t nref = -1;
+        for (g_rotate = 0; g_rotate < 3; g_rotate++) {
+            eng_opt_tree_params p = {sizes[c], 0.05, 8, ENG_UNIT_NPU};
+            eng_policy pol = {NULL, NULL};
+            CHECK_EQ_INT(d->create(&p, &pol), ENG_OK);
+            memset(&o, 0, sizeof o);
+            eng_tree_init(&t, mem2, sizeof mem2, MAXN, MAXN * KC);
+            eng_tree_reset(&t, 5);
+            eng_draft_oracle dr = {.expand = expand_rotated, .ctx = &o, .k = KC};
+            CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
+            eng_policy_destroy(&pol);
+            vnode *out = g_rotate == 0 ? ref : got;
+            int32_t n = 0;
+            for (int32_t v = 1; v < t.n_nodes; v++)
+                out[n++] = (vnode){t.nodes[v].cum_logq, t.nodes[v].depth, 0, 0, t.nodes[v].tok};
+            qsort(out, (size_t)n, sizeof *out, node_key_cmp);
+            if (g_rotate == 0) {
+                nref = n;
+                CHECK(n > 0);
+                continue;
+            }
+            CHECK_EQ_INT(n, nref);
+            int same = n == nref;
+            for (int32_t i = 0; same && i < n; i++)
+                same = got[i].tok == ref[i].tok && got[i].depth == ref[i].depth &&
+                       got[i].score == ref[i].score;
+            CHECK(same);
+        }
+    }
+}
+
 /* ---- Sequoia ---- */
 
 /* exhaustive: every tree of m nodes as a parent array (parent[v] < v), children
@@ -560,6 +641,7 @@ int main(void)
     test_specinfer();
     test_eagle2();
     test_opt_tree();
+    test_opt_tree_unsorted_oracle();
     test_sequoia();
     test_adaptive_chain();
     return check_done("engine/tree_policies");
