@@ -1,7 +1,7 @@
 /*
  * eng_select.c -- partial selection (eng_select.h): quickselect with a
  * median-of-three pivot down to the k-th position, then a sort of the k
- * elements before it.
+ * elements before it; and the merge of runs already in order.
  */
 #include "eng_select.h"
 
@@ -36,7 +36,8 @@ void eng_select_sorted(void *base, size_t n, size_t size, size_t k,
         if (cmp(b + mid * size, b + last * size) < 0) swap(b + mid * size, b + last * size, size);
         size_t store = lo;
         for (size_t i = lo; i < last; i++)
-            if (cmp(b + i * size, b + last * size) < 0) swap(b + i * size, b + store++ * size, size);
+            if (cmp(b + i * size, b + last * size) < 0)
+                swap(b + i * size, b + store++ * size, size);
         swap(b + store * size, b + last * size, size);
         /* b[store] is in its sorted place */
         if (store == k || store + 1 == k) break;
@@ -46,4 +47,42 @@ void eng_select_sorted(void *base, size_t n, size_t size, size_t k,
             lo = store + 1;
     }
     qsort(base, k, size, cmp);
+}
+
+int eng_select_runs(const int *start, int runs, int k, int (*before)(const void *ctx, int a, int b),
+                    const void *ctx, int *heap, int *next, int *out)
+{
+    for (int r = 0; r < runs; r++)
+        for (int i = start[r] + 1; i < start[r + 1]; i++)
+            if (before(ctx, i, i - 1)) return -1;
+    /* a heap of the non-empty runs by their next element, the best on top */
+    int h = 0;
+    for (int r = 0; r < runs; r++) {
+        if (start[r] >= start[r + 1]) continue;
+        next[r] = start[r];
+        int j = h++;
+        while (j > 0 && before(ctx, next[r], next[heap[(j - 1) / 2]])) {
+            heap[j] = heap[(j - 1) / 2];
+            j = (j - 1) / 2;
+        }
+        heap[j] = r;
+    }
+    int m = 0;
+    while (m < k && h > 0) {
+        int r = heap[0];
+        out[m++] = next[r];
+        if (++next[r] == start[r + 1]) r = heap[--h]; /* run done: the last one sinks */
+        if (h == 0) break;
+        int j = 0;
+        for (;;) {
+            int c = 2 * j + 1;
+            if (c >= h) break;
+            if (c + 1 < h && before(ctx, next[heap[c + 1]], next[heap[c]])) c++;
+            if (!before(ctx, next[heap[c]], next[r])) break;
+            heap[j] = heap[c];
+            j = c;
+        }
+        heap[j] = r;
+    }
+    return m;
 }

@@ -4,7 +4,9 @@
  *
  * Tree policies rank a pool of candidates by a total order and keep the
  * best few; sorting the whole pool every cycle cost more than the rest of
- * their work.  Pure C11, no allocation, no I/O.
+ * their work.  When the pool is made of runs already in order (each
+ * parent's candidates come ranked), merging the runs is cheaper still.
+ * Pure C11, no allocation, no I/O.
  */
 #ifndef ENG_SELECT_H
 #define ENG_SELECT_H
@@ -20,5 +22,18 @@
 #define ENG_SELECT_MAX_SIZE 128
 void eng_select_sorted(void *base, size_t n, size_t size, size_t k,
                        int (*cmp)(const void *, const void *));
+
+/* The best k of n elements that arrive as runs, each already in order: run r
+ * is elements [start[r], start[r + 1]) (start has runs + 1 entries,
+ * non-decreasing), and within a run no element comes before its predecessor
+ * (the candidates of one parent, ranked).  before(ctx, a, b) is a strict
+ * total order on element indices.  Writes the indices of the best
+ * min(k, n) elements, best first, to out and returns how many: the same
+ * elements in the same order as a full sort would put first.  A heap of
+ * runs, so O(runs + k log runs) calls of before.  heap and next are scratch
+ * of runs entries each.  Returns -1, writing nothing, when a run is not in
+ * order (checked in O(n)): the caller then selects over all elements. */
+int eng_select_runs(const int *start, int runs, int k, int (*before)(const void *ctx, int a, int b),
+                    const void *ctx, int *heap, int *next, int *out);
 
 #endif

@@ -137,6 +137,10 @@ typedef struct ly_state {
     int32_t cap_pool;
     ly_entry *pool;       /* [cap_pool] */
     int32_t step[LY_MAX_K * LY_MAX_K]; /* pool indices of one step's candidates */
+    /* the pool as runs, one per expanded node (its candidates in rank
+     * order): pool[run[r] .. run[r + 1]); eng_select_runs scratch */
+    int run[LY_MAX_N * LY_MAX_K + 2], heap[LY_MAX_N * LY_MAX_K + 1], next[LY_MAX_N * LY_MAX_K + 1];
+    int pick[LY_MAX_B];                /* the budget's pool indices, best first */
     int32_t front[LY_MAX_K];           /* frontier: tree node ids */
     double front_score[LY_MAX_K];
     int32_t ids[LY_MAX_K];
@@ -160,6 +164,12 @@ static int ly_cmp(const void *x, const void *y)
 {
     const ly_entry *a = x, *b = y;
     return ly_before(a, b) ? -1 : (ly_before(b, a) ? 1 : 0);
+}
+
+static int ly_before_idx(const void *ctx, int a, int b)
+{
+    const ly_entry *pool = ctx;
+    return ly_before(&pool[a], &pool[b]);
 }
 
 /* the best k of pool indices idx[0..n) by ly_before into idx[0..min(n, k)),
@@ -237,7 +247,7 @@ static int ly_fill(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t nf, in
 static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t steps, int mode,
                       int32_t cap, int32_t *out_steps, int32_t *out_sel)
 {
-    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0;
+    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0;
     *out_steps = 0;
     *out_sel = 0;
     s->front[0] = 0;
@@ -250,6 +260,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         for (int32_t f = 0; f < nf; f++) {
             int32_t u = s->front[f], cn = 0;
             const eng_cand *c = eng_tree_cands(t, u, &cn);
+            s->run[runs++] = n_pool;
             for (int32_t j = 0; j < cn && j < k && n_pool < s->cap_pool; j++) {
                 ly_entry *e = &s->pool[n_pool];
                 double lq = c[j].logp < 0.0f ? (double)c[j].logp : 0.0;
@@ -283,11 +294,19 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
     }
     *out_steps = done;
     /* budget: the global top-B of the pool; parents were materialised as
-     * frontier nodes and rank before their children */
+     * frontier nodes and rank before their children.  Each expanded node's
+     * candidates are a run in rank order, so the top-B is a merge of the
+     * runs; re-sampled sets with a penalty are not in order, and get a
+     * selection over the whole pool (the same entries in the same order) */
     int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
-    eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
+    s->run[runs] = n_pool;
+    if (eng_select_runs(s->run, runs, sel, ly_before_idx, s->pool, s->heap, s->next, s->pick) < 0) {
+        eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
+        for (int32_t q = 0; q < sel; q++)
+            s->pick[q] = q;
+    }
     for (int32_t q = 0; q < sel; q++) {
-        int32_t id = ly_materialise(t, &s->pool[q], cap);
+        int32_t id = ly_materialise(t, &s->pool[s->pick[q]], cap);
         if (id == ENG_E_FULL) break;
         if (id < 0) return id;
         s->keep[id] = 1;

@@ -85,11 +85,11 @@ typedef struct ot_state {
     int32_t map[ENG_POL_MAX_NODES];
     int32_t best[2][ENG_POL_MAX_NODES]; /* C: the top-n tree nodes, sorted (ping-pong) */
     int32_t layer[ENG_POL_MAX_NODES];   /* the newest layer's nodes, sorted */
-    int32_t
-        first[ENG_POL_MAX_NODES + 1]; /* a layer's candidates of parent i: [first[i], first[i+1]) */
-    int32_t heap[ENG_POL_MAX_NODES];  /* merge: parents by their next candidate */
-    int32_t next[ENG_POL_MAX_NODES];  /* merge: each parent's next candidate */
-    ot_cand top[ENG_POL_MAX_NODES];   /* merge: the beam, best first */
+    /* one layer's candidates of parent i are cands[first[i] .. first[i+1]) */
+    int first[ENG_POL_MAX_NODES + 1];
+    int heap[ENG_POL_MAX_NODES], next[ENG_POL_MAX_NODES]; /* eng_select_runs scratch */
+    int pick[ENG_POL_MAX_NODES];                          /* the beam's candidates, best first */
+    ot_cand top[ENG_POL_MAX_NODES];                       /* the beam, copied out */
     uint8_t keep[ENG_POL_MAX_NODES];
 } ot_state;
 
@@ -105,52 +105,31 @@ static int cand_cmp(const void *x, const void *y)
     return cand_before(a, b) ? -1 : (cand_before(b, a) ? 1 : 0);
 }
 
+static int cand_before_idx(const void *ctx, int a, int b)
+{
+    const ot_cand *c = ctx;
+    return cand_before(&c[a], &c[b]);
+}
+
 /* The best `beam` of the nc candidates into cands[0..beam), best first, the
  * rest in any order -- what eng_select_sorted gives.  Each parent's
- * candidates come in rank order with non-increasing scores (draft
- * candidates are sorted by log-prob) and increasing order, so the best ones
- * are a merge of the parents' lists: a heap of the parents by their next
- * candidate, popped beam times -- O(beam log parents) instead of a selection
- * over every candidate.  An oracle whose lists are not sorted gets the
- * selection.  Both give the same candidates in the same order
+ * candidates come in rank order with non-increasing scores (draft candidates
+ * are sorted by log-prob) and increasing order, so the best are a merge of
+ * the parents' lists (eng_select_runs: O(beam log parents) instead of a
+ * selection over every candidate); an oracle whose lists are not sorted gets
+ * the selection.  Both give the same candidates in the same order
  * (cand_before is a strict total order). */
 static void pick_beam(ot_state *s, int32_t parents, int32_t nc, int32_t beam)
 {
-    ot_cand *c = s->cands;
-    for (int32_t i = 0; i < parents; i++)
-        for (int32_t j = s->first[i] + 1; j < s->first[i + 1]; j++)
-            if (c[j].score > c[j - 1].score) {
-                eng_select_sorted(c, (size_t)nc, sizeof *c, (size_t)beam, cand_cmp);
-                return;
-            }
-    int32_t h = 0; /* min-heap on "before": the best next candidate on top */
-    for (int32_t i = 0; i < parents; i++) {
-        if (s->first[i] == s->first[i + 1]) continue;
-        s->next[i] = s->first[i];
-        int32_t j = h++;
-        while (j > 0 && cand_before(&c[s->next[i]], &c[s->next[s->heap[(j - 1) / 2]]])) {
-            s->heap[j] = s->heap[(j - 1) / 2];
-            j = (j - 1) / 2;
-        }
-        s->heap[j] = i;
+    int m = eng_select_runs(s->first, parents, beam, cand_before_idx, s->cands, s->heap, s->next,
+                            s->pick);
+    if (m < 0) {
+        eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
+        return;
     }
-    for (int32_t k = 0; k < beam && h > 0; k++) {
-        int32_t i = s->heap[0];
-        s->top[k] = c[s->next[i]];
-        if (++s->next[i] == s->first[i + 1]) i = s->heap[--h]; /* list done: last goes on top */
-        int32_t j = 0;                                         /* sift i down from the top */
-        for (;;) {
-            int32_t ch = 2 * j + 1;
-            if (ch >= h) break;
-            if (ch + 1 < h && cand_before(&c[s->next[s->heap[ch + 1]]], &c[s->next[s->heap[ch]]]))
-                ch++;
-            if (!cand_before(&c[s->next[s->heap[ch]]], &c[s->next[i]])) break;
-            s->heap[j] = s->heap[ch];
-            j = ch;
-        }
-        if (h > 0) s->heap[j] = i;
-    }
-    memcpy(c, s->top, sizeof *c * (size_t)beam);
+    for (int i = 0; i < m; i++)
+        s->top[i] = s->cands[s->pick[i]];
+    memcpy(s->cands, s->top, sizeof *s->cands * (size_t)m);
 }
 
 /* nodes: cum_logq desc, depth asc, id asc (insertion sort reading the tree) */

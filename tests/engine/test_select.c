@@ -2,7 +2,9 @@
  * test_select.c -- eng_select_sorted against a full sort: for random arrays
  * (with repeated keys broken by a unique order field, as the policies' pools
  * are), every k, and element sizes of the policies' pools, the first k
- * elements equal the first k of qsort, and the array stays a permutation.
+ * elements equal the first k of qsort, and the array stays a permutation;
+ * eng_select_runs over random ordered runs (empty ones and ties included)
+ * picks the same first k, and refuses a run out of order.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +31,12 @@ static int cmp(const void *x, const void *y)
 {
     const item *a = x, *b = y;
     return before(a, b) ? -1 : (before(b, a) ? 1 : 0);
+}
+
+static int before_idx(const void *ctx, int x, int y)
+{
+    const item *v = ctx;
+    return before(&v[x], &v[y]);
 }
 
 static uint64_t rng = 88172645463325252ULL;
@@ -77,6 +85,53 @@ int main(void)
             cases++;
         }
     }
+    /* runs already in order (a parent's ranked candidates): eng_select_runs
+     * gives the indices of the same first k as a full sort; a run out of
+     * order is refused with -1 */
+    int runs_cases = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int runs = (int)(next() % 40), start[42], heap[41], nxt[41], out[N];
+        int n = 0;
+        int distinct = 1 + (int)(next() % 30);
+        for (int r = 0; r < runs; r++) {
+            start[r] = n;
+            int len = (int)(next() % 12); /* empty runs too */
+            double base = -(double)(next() % (uint32_t)distinct) / 4.0;
+            for (int i = 0; i < len && n < N; i++, n++) {
+                memset(&a[n], 0, sizeof a[n]);
+                base -= (double)(next() % 3) / 4.0; /* non-increasing: ties in a run */
+                a[n].score = base;
+                a[n].depth = 1;
+                a[n].order = n;
+            }
+        }
+        start[runs] = n;
+        int ks[] = {0, 1, 7, n / 2, n, n + 3, 63};
+        for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+            int k = ks[j];
+            int m = eng_select_runs(start, runs, k, before_idx, a, heap, nxt, out);
+            memcpy(b, a, (size_t)n * sizeof *a);
+            qsort(b, (size_t)n, sizeof *b, cmp);
+            int kk = k < n ? k : n;
+            CHECK_EQ_INT(m, kk);
+            int same = m == kk;
+            for (int i = 0; same && i < kk; i++)
+                same = out[i] == b[i].order;
+            CHECK(same);
+            runs_cases++;
+        }
+        /* a run out of order */
+        if (runs > 0 && start[runs - 1] + 1 < start[runs]) {
+            int r0 = start[runs - 1];
+            item tmp = a[r0];
+            a[r0] = a[r0 + 1];
+            a[r0 + 1] = tmp;
+            if (before(&a[r0 + 1], &a[r0]))
+                CHECK_EQ_INT(eng_select_runs(start, runs, 5, before_idx, a, heap, nxt, out), -1);
+        }
+    }
+    fprintf(stderr, "test_select: %d run cases\n", runs_cases);
+
     /* degenerate arguments are no-ops */
     int one = 5;
     eng_select_sorted(NULL, 3, sizeof(int), 1, cmp);
