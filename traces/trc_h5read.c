@@ -35,7 +35,7 @@
  * datasets); HDF5 filter plugins are never loaded.  Each refusal is one line
  * and TRC_E_SCHEMA / TRC_E_FORMAT (exit 65).
  */
-#include "trc_impl.h"
+#include "trc_h5.h"
 
 #include <hdf5.h>
 
@@ -50,16 +50,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-typedef struct rd {
-    hid_t f;
-    const char *path;
-    trc_err *err;
-    const unsigned char *img; /* trc_load_image: the caller's image, else NULL */
-    size_t img_n;
-    uint64_t file_bytes; /* size of the file or image */
-    int heap_checked;    /* global heaps verified (check_global_heaps) */
-} rd;
 
 /* --------------------------------------------------------- global heaps */
 
@@ -388,33 +378,7 @@ static int read_header(rd *r, trc_meta *m)
 
 /* -------------------------------------------------------------- datasets */
 
-typedef struct dspec {
-    const char *name;
-    H5T_class_t cls;
-    size_t size;   /* in-memory width, bytes */
-    int is_signed; /* in-memory signedness (integers) */
-    int rank;
-    const char *type_name;
-} dspec;
-
-enum {
-    D_POFF,
-    D_PTOK,
-    D_ROFF,
-    D_RTOK,
-    D_NOFF,
-    D_PAR,
-    D_TOK,
-    D_DEP,
-    D_DTOK,
-    D_DLP,
-    D_TTOK,
-    D_TLP,
-    D_EXIT,
-    D_COUNT
-};
-
-static const dspec specs[D_COUNT] = {
+const dspec trci_h5_specs[D_COUNT] = {
     {"/prompts/offset", H5T_INTEGER, 8, 1, 1, "int64"},
     {"/prompts/tokens", H5T_INTEGER, 4, 1, 1, "int32"},
     {"/reference/offset", H5T_INTEGER, 8, 1, 1, "int64"},
@@ -452,7 +416,7 @@ static int hard_link(rd *r, const char *name)
 /* 1 when group and dataset both exist as hard links, 0 when either is missing,
  * -1 (error set) for a link of another kind.  The group's link is inspected
  * before the dataset's path is resolved through it. */
-static int link_exists(rd *r, const char *name)
+int trci_h5_link_exists(rd *r, const char *name)
 {
     char grp[64];
     const char *slash = strchr(name + 1, '/');
@@ -492,9 +456,9 @@ static int own_storage(rd *r, const dspec *s, hid_t d)
 }
 
 /* Opens dataset s and checks type and rank; dims receives its shape. */
-static hid_t open_ds(rd *r, const dspec *s, hsize_t dims[3])
+hid_t trci_h5_open_ds(rd *r, const dspec *s, hsize_t dims[3])
 {
-    int there = link_exists(r, s->name);
+    int there = trci_h5_link_exists(r, s->name);
     if (there < 0) return -1;
     if (!there) {
         trci_err(r->err, TRC_E_SCHEMA, "%s: %s: missing dataset", r->path, s->name);
@@ -561,8 +525,8 @@ static hid_t mem_type(const dspec *s)
     return H5T_NATIVE_UINT8;
 }
 
-static int shape_err(rd *r, const dspec *s, const hsize_t *dims, const hsize_t *want,
-                     const char *why)
+int trci_h5_shape_err(rd *r, const dspec *s, const hsize_t *dims, const hsize_t *want,
+                      const char *why)
 {
     char got[96], exp[96];
     int a = 0, b = 0;
@@ -590,7 +554,7 @@ static int shape_err(rd *r, const dspec *s, const hsize_t *dims, const hsize_t *
  * chunked dataset the chunks are counted: HDF5's own allocation status
  * compares compressed bytes with the full size and so calls every
  * compressed dataset partly allocated. */
-static int written_status(hid_t d, int rank, const hsize_t *dims)
+int trci_h5_written_status(hid_t d, int rank, const hsize_t *dims)
 {
     hid_t dcpl = H5Dget_create_plist(d);
     if (dcpl < 0) return 0;
@@ -625,29 +589,30 @@ static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
         uint64_t width = ty >= 0 ? (uint64_t)H5Tget_size(ty) : 0;
         if (ty >= 0) H5Tclose(ty);
         uint64_t declared = width; /* saturating product: shapes are not checked yet */
-        for (int j = 0; j < specs[i].rank; j++)
+        for (int j = 0; j < trci_h5_specs[i].rank; j++)
             declared = dims[i][j] && declared > UINT64_MAX / dims[i][j] ? UINT64_MAX
                                                                         : declared * dims[i][j];
         /* every byte must have been written: a dataset never (or partly)
          * written would be read as its fill value, silently */
-        int written = declared == 0 ? 2 : written_status(ds[i], specs[i].rank, dims[i]);
+        int written =
+            declared == 0 ? 2 : trci_h5_written_status(ds[i], trci_h5_specs[i].rank, dims[i]);
         if (written < 2)
             return trci_err(r->err, TRC_E_FORMAT,
                             "%s: %s: %s; every value of a trace must be stored (a reader would "
                             "see fill values)",
-                            r->path, specs[i].name,
+                            r->path, trci_h5_specs[i].name,
                             written == 1 ? "only partly written" : "never written");
         uint64_t stored = (uint64_t)H5Dget_storage_size(ds[i]);
         if (stored > r->file_bytes)
             return trci_err(r->err, TRC_E_FORMAT,
                             "%s: %s: claims %llu stored bytes, the file has %llu (corrupt file)",
-                            r->path, specs[i].name, (unsigned long long)stored,
+                            r->path, trci_h5_specs[i].name, (unsigned long long)stored,
                             (unsigned long long)r->file_bytes);
         if (declared / STORAGE_RATIO > stored + STORAGE_SLACK)
             return trci_err(r->err, TRC_E_FORMAT,
                             "%s: %s: shape needs %llu bytes but only %llu are stored (corrupt "
                             "or truncated file)",
-                            r->path, specs[i].name, (unsigned long long)declared,
+                            r->path, trci_h5_specs[i].name, (unsigned long long)declared,
                             (unsigned long long)stored);
         all_declared = all_declared > UINT64_MAX - declared ? UINT64_MAX : all_declared + declared;
         all_stored += stored;
@@ -665,13 +630,13 @@ static int check_storage(rd *r, const hid_t *ds, hsize_t dims[][3])
 
 /* Opens every dataset of the schema into ds[] (-1 where not opened) and
  * checks types, shapes and storage; sets the counts in m. */
-static int open_body(rd *r, trc_meta *m, hid_t *ds, hsize_t dims[][3])
+int trci_h5_open_body(rd *r, trc_meta *m, hid_t *ds, hsize_t dims[][3])
 {
     int rc = TRC_OK, i;
     for (i = 0; i < D_COUNT; i++)
         ds[i] = -1;
     for (i = 0; i < D_COUNT && !rc; i++) {
-        ds[i] = open_ds(r, &specs[i], dims[i]);
+        ds[i] = trci_h5_open_ds(r, &trci_h5_specs[i], dims[i]);
         if (ds[i] < 0) rc = r->err->code;
     }
     if (rc) return rc;
@@ -699,9 +664,10 @@ static int open_body(rd *r, trc_meta *m, hid_t *ds, hsize_t dims[][3])
                         r->path, (unsigned long long)P1);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int id = shapes[s].id;
-        for (int j = 0; j < specs[id].rank; j++)
+        for (int j = 0; j < trci_h5_specs[id].rank; j++)
             if (dims[id][j] != shapes[s].want[j])
-                return shape_err(r, &specs[id], dims[id], shapes[s].want, shapes[s].why);
+                return trci_h5_shape_err(r, &trci_h5_specs[id], dims[id], shapes[s].want,
+                                         shapes[s].why);
     }
     if (P1 - 1 > INT32_MAX || N > (hsize_t)INT64_MAX / 64 || T > (hsize_t)INT64_MAX / 64 ||
         dims[D_PTOK][0] > (hsize_t)INT64_MAX / 64)
@@ -717,20 +683,21 @@ static int open_body(rd *r, trc_meta *m, hid_t *ds, hsize_t dims[][3])
 }
 
 /* Reads dataset i (open as d, shape dims) whole into buf. */
-static int read_whole(rd *r, int i, hid_t d, const hsize_t *dims, void *buf)
+int trci_h5_read_whole(rd *r, int i, hid_t d, const hsize_t *dims, void *buf)
 {
     hsize_t count = 1;
-    for (int j = 0; j < specs[i].rank; j++)
+    for (int j = 0; j < trci_h5_specs[i].rank; j++)
         count *= dims[j];
-    int fast =
-        count ? trci_read_chunks(d, mem_type(&specs[i]), specs[i].rank, dims, buf, r->file_bytes)
-              : 0;
+    int fast = count ? trci_read_chunks(d, mem_type(&trci_h5_specs[i]), trci_h5_specs[i].rank, dims,
+                                        buf, r->file_bytes)
+                     : 0;
     if (fast == TRCI_CHUNK_FALLBACK)
-        fast = H5Dread(d, mem_type(&specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+        fast = H5Dread(d, mem_type(&trci_h5_specs[i]), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0 ? -1
+                                                                                               : 0;
     if (fast != 0)
         return trci_err(r->err, TRC_E_FORMAT,
                         "%s: %s: cannot read data (corrupt or truncated file)", r->path,
-                        specs[i].name);
+                        trci_h5_specs[i].name);
     return TRC_OK;
 }
 
@@ -738,7 +705,7 @@ static int read_body(rd *r, trc_meta *m, trc_trace **out)
 {
     hid_t ds[D_COUNT];
     hsize_t dims[D_COUNT][3];
-    int rc = open_body(r, m, ds, dims), i;
+    int rc = trci_h5_open_body(r, m, ds, dims), i;
     if (rc) goto done;
     trc_trace *t = trci_trace_alloc(m, (int64_t)dims[D_PTOK][0]);
     if (!t) {
@@ -750,7 +717,7 @@ static int read_body(rd *r, trc_meta *m, trc_trace **out)
                            t->parent,     t->token,      t->depth,     t->draft_tok, t->draft_logp,
                            t->tgt_tok,    t->tgt_logp,   t->exit_score};
     for (i = 0; i < D_COUNT && !rc; i++)
-        rc = read_whole(r, i, ds[i], dims[i], bufs[i]);
+        rc = trci_h5_read_whole(r, i, ds[i], dims[i], bufs[i]);
     if (rc)
         trc_free(t);
     else
@@ -759,252 +726,6 @@ done:
     for (i = 0; i < D_COUNT; i++)
         if (ds[i] >= 0) H5Dclose(ds[i]);
     return rc;
-}
-
-/* ----------------------------------------------------------------- index */
-
-/* The optional /index group (traces/README.md, "Index"): what trc_save knows
- * once it has the whole trace, so that a reader can open it without reading
- * its nodes. */
-enum { X_HASH, X_SUM, X_COUNTS, X_LOGP, X_COUNT };
-static const dspec xspecs[X_COUNT] = {
-    {"/index/prompt_hash", H5T_INTEGER, 8, 0, 1, "uint64"},
-    {"/index/checksum", H5T_INTEGER, 8, 0, 1, "uint64"},
-    {"/index/counts", H5T_INTEGER, 8, 1, 1, "int64"},
-    {"/index/logp_sum", H5T_FLOAT, 8, 1, 2, "float64"},
-};
-#define X_FIXED 5 /* accept_n, deep_n, deep_top1, deep_in, off_path_nodes */
-
-typedef struct xindex {
-    uint64_t *hash; /* [P], malloc'ed */
-    uint64_t checksum;
-    trc_stats stats;
-} xindex;
-
-/* 1 when the file has an index, 0 when not, -1 (error set) when its link is
- * not a plain one. */
-static int index_present(rd *r)
-{
-    return link_exists(r, xspecs[X_HASH].name);
-}
-
-static int index_err(rd *r, const char *ds, const char *what)
-{
-    return trci_err(r->err, TRC_E_DATA, "%s: %s: %s (the index does not fit the trace)", r->path,
-                    ds, what);
-}
-
-/* Plausibility of the statistics: counts that fit the trace and one another,
- * finite sums no larger than their counts allow. */
-static int check_index_stats(rd *r, const trc_trace *t, const trc_stats *st)
-{
-    const trc_meta *m = &t->meta;
-    const char *c = xspecs[X_COUNTS].name, *l = xspecs[X_LOGP].name;
-    if (st->accept_n < 0 || st->accept_n > m->n_nodes)
-        return index_err(r, c, "accept_n out of range");
-    if (st->deep_n < 0 || st->deep_n > m->n_trees || st->deep_in < 0 || st->deep_in > st->deep_n ||
-        st->deep_top1 < 0 || st->deep_top1 > st->deep_in)
-        return index_err(r, c, "deep counts out of range");
-    int64_t sum = 0;
-    for (int j = 0; j < m->k; j++) {
-        if (st->accept_pos[j] < 0 || st->accept_pos[j] > st->accept_n - sum)
-            return index_err(r, c, "accept_pos out of range");
-        sum += st->accept_pos[j];
-    }
-    if (st->off_path_nodes < 0 || st->off_path_nodes > m->n_nodes)
-        return index_err(r, c, "off_path_nodes out of range");
-    sum = 0;
-    for (int d = 0; d < st->depths; d++) {
-        if (st->depth_nodes[d] < 0 || st->depth_nodes[d] > st->off_path_nodes - sum)
-            return index_err(r, c, "depth_nodes out of range");
-        sum += st->depth_nodes[d];
-    }
-    if (sum != st->off_path_nodes) return index_err(r, c, "depth_nodes do not add up");
-    for (int d = -1; d < st->depths; d++) {
-        const double *row = d < 0 ? st->logp_sum : st->logp_sum_depth[d];
-        int64_t n = d < 0 ? st->off_path_nodes : st->depth_nodes[d];
-        for (int j = 0; j < m->k; j++)
-            if (!isfinite(row[j]) || row[j] > (double)TRCI_LOGP_EPS * (double)n ||
-                (n == 0 && row[j] != 0.0))
-                return index_err(r, l, "a sum out of range");
-    }
-    return TRC_OK;
-}
-
-/* Reads and checks the index of the trace t (resident part read). */
-static int read_index(rd *r, const trc_trace *t, xindex *x)
-{
-    const trc_meta *m = &t->meta;
-    memset(x, 0, sizeof *x);
-    trci_stats_begin(t, &x->stats);
-    int nd = x->stats.depths;
-    hsize_t want[X_COUNT][2] = {{(hsize_t)m->n_prompts, 0},
-                                {1, 0},
-                                {(hsize_t)(X_FIXED + m->k + nd), 0},
-                                {(hsize_t)(1 + nd), (hsize_t)m->k}};
-    const hid_t mt[X_COUNT] = {H5T_NATIVE_UINT64, H5T_NATIVE_UINT64, H5T_NATIVE_INT64,
-                               H5T_NATIVE_DOUBLE};
-    int64_t counts[X_FIXED + TRC_MAX_K + TRC_MAX_DEPTH];
-    double logp[(1 + TRC_MAX_DEPTH) * TRC_MAX_K];
-    x->hash = malloc(sizeof *x->hash * (size_t)m->n_prompts);
-    if (!x->hash) return trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
-    void *buf[X_COUNT] = {x->hash, &x->checksum, counts, logp};
-    int rc = TRC_OK;
-    for (int i = 0; i < X_COUNT && !rc; i++) {
-        hsize_t dims[3] = {0, 0, 0};
-        hid_t d = open_ds(r, &xspecs[i], dims);
-        if (d < 0) {
-            rc = r->err->code;
-            break;
-        }
-        hid_t ty = H5Dget_type(d);
-        size_t width = ty >= 0 ? H5Tget_size(ty) : 0;
-        if (ty >= 0) H5Tclose(ty);
-        for (int j = 0; j < xspecs[i].rank && !rc; j++)
-            if (dims[j] != want[i][j])
-                rc = shape_err(r, &xspecs[i], dims, want[i], "see the schema");
-        if (!rc && width != 8)
-            rc = trci_err(r->err, TRC_E_SCHEMA, "%s: %s: stored with %zu bytes, expected 8",
-                          r->path, xspecs[i].name, width);
-        if (!rc && written_status(d, xspecs[i].rank, dims) < 2)
-            rc = trci_err(r->err, TRC_E_FORMAT, "%s: %s: not (fully) written", r->path,
-                          xspecs[i].name);
-        if (!rc && H5Dread(d, mt[i], H5S_ALL, H5S_ALL, H5P_DEFAULT, buf[i]) < 0)
-            rc = trci_err(r->err, TRC_E_FORMAT, "%s: %s: cannot read data (corrupt file)", r->path,
-                          xspecs[i].name);
-        H5Dclose(d);
-    }
-    if (!rc) {
-        trc_stats *st = &x->stats;
-        st->accept_n = counts[0];
-        st->deep_n = counts[1];
-        st->deep_top1 = counts[2];
-        st->deep_in = counts[3];
-        st->off_path_nodes = counts[4];
-        for (int j = 0; j < m->k; j++) {
-            st->accept_pos[j] = counts[X_FIXED + j];
-            st->logp_sum[j] = logp[j];
-        }
-        for (int d = 0; d < nd; d++) {
-            st->depth_nodes[d] = counts[X_FIXED + m->k + d];
-            for (int j = 0; j < m->k; j++)
-                st->logp_sum_depth[d][j] = logp[(size_t)(1 + d) * (size_t)m->k + (size_t)j];
-        }
-        rc = check_index_stats(r, t, st);
-    }
-    if (rc) {
-        free(x->hash);
-        x->hash = NULL;
-    }
-    return rc;
-}
-
-/* The stored index x against the one made from the data: the first prompt
- * whose hash differs, else the checksum, else the statistics. */
-static int compare_index(rd *r, const xindex *x, const uint64_t *hash, uint64_t checksum,
-                         const trc_stats *st, int32_t P)
-{
-    for (int32_t p = 0; p < P; p++)
-        if (hash[p] != x->hash[p])
-            return trci_err(r->err, TRC_E_DATA,
-                            "%s: %s: prompt %d: differs from the hash of the prompt's data (the "
-                            "file changed after it was written)",
-                            r->path, xspecs[X_HASH].name, p);
-    if (checksum != x->checksum)
-        return trci_err(r->err, TRC_E_DATA,
-                        "%s: %s: differs from the checksum of the data (the file changed after "
-                        "it was written)",
-                        r->path, xspecs[X_SUM].name);
-    if (!st || memcmp(st, &x->stats, sizeof *st) != 0)
-        return trci_err(r->err, TRC_E_DATA,
-                        "%s: %s: the statistics differ from those of the data (the file changed "
-                        "after it was written)",
-                        r->path, xspecs[X_COUNTS].name);
-    return TRC_OK;
-}
-
-/* A trace held whole and its index must say the same. */
-static int verify_index(rd *r, trc_trace *t)
-{
-    int there = index_present(r);
-    if (there <= 0) return there < 0 ? r->err->code : TRC_OK;
-    xindex x;
-    int rc = read_index(r, t, &x);
-    if (rc) return rc;
-    const trc_meta *m = &t->meta;
-    uint64_t *hash = malloc(sizeof *hash * (size_t)m->n_prompts);
-    if (!hash) {
-        free(x.hash);
-        return trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
-    }
-    for (int32_t p = 0; p < m->n_prompts; p++) {
-        trci_nodes w;
-        trci_nodes_prompt(t, p, &w);
-        hash[p] = trci_prompt_hash(t, &w, p);
-    }
-    rc = compare_index(r, &x, hash, t->checksum, trc_get_stats(t), m->n_prompts);
-    free(hash);
-    free(x.hash);
-    return rc;
-}
-
-/* trc_open: the resident part now, nodes later.  indexed = 0: the file has
- * no index; when it fits in cap it is left to load whole (OPEN_WHOLE), else
- * it is read once prompt by prompt to make the index (trci_lazy_index). */
-#define OPEN_WHOLE (-1)
-static int open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, int check, trc_trace **out)
-{
-    hid_t ds[D_COUNT];
-    hsize_t dims[D_COUNT][3];
-    trc_trace *t = NULL;
-    int rc = open_body(r, m, ds, dims);
-    if (!rc && (!indexed || check)) {
-        uint64_t N = dims[D_PAR][0], nk = N * (uint64_t)m->k;
-        uint64_t whole = N * 25 + nk * 16 + nk * (uint64_t)m->n_exit * 4;
-        if (whole <= cap) rc = OPEN_WHOLE;
-    }
-    if (!rc && !(t = trci_trace_alloc_resident(m, (int64_t)dims[D_PTOK][0])))
-        rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for %d prompts", r->path,
-                      m->n_prompts);
-    if (!rc) {
-        void *bufs[D_PAR] = {t->prompt_off, t->prompt_tok, t->ref_off, t->ref_tok, t->node_off};
-        for (int i = 0; i < D_PAR && !rc; i++)
-            rc = read_whole(r, i, ds[i], dims[i], bufs[i]);
-    }
-    if (!rc) rc = trci_validate_resident(t, r->path, r->err);
-    xindex x = {0};
-    if (!rc && indexed) rc = read_index(r, t, &x);
-    /* check: the index is made again from the data and compared */
-    int make = !indexed || check;
-    uint64_t *hash = x.hash;
-    if (!rc && make && !(hash = calloc((size_t)m->n_prompts, sizeof *hash)))
-        rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for the index", r->path);
-    if (!rc) {
-        t->checksum = x.checksum;
-        t->stats = x.stats;
-        t->stats_ok = !make;
-        /* checking reads each prompt once: nothing worth keeping */
-        rc = trci_lazy_attach(t, r->path, r->f, ds + D_PAR, hash, check ? 0 : cap, r->file_bytes,
-                              r->err);
-        if (rc && hash != x.hash) free(hash);
-        if (!rc && hash == x.hash) x.hash = NULL; /* t owns it */
-    }
-    int attached = !rc;
-    for (int i = 0; i < D_COUNT; i++)
-        if (ds[i] >= 0 && (!attached || i < D_PAR)) H5Dclose(ds[i]);
-    if (!rc && make) rc = trci_lazy_index(t, r->err);
-    if (!rc && indexed && check) {
-        const uint64_t *made = trci_lazy_hashes(t);
-        rc = compare_index(r, &x, made, t->checksum, &t->stats, m->n_prompts);
-    }
-    free(x.hash);
-    if (rc) {
-        if (attached) r->f = -1; /* closed with t */
-        trc_free(t);
-        return rc;
-    }
-    *out = t;
-    return TRC_OK;
 }
 
 /* ------------------------------------------------------------------ load */
@@ -1026,11 +747,11 @@ static int load_open(hid_t f, const char *path, const void *img, size_t img_n, u
     trc_trace *t = NULL;
     int rc = read_header(&r, &m);
     if (!rc && lazy) {
-        int there = index_present(&r);
+        int there = trci_h5_index_present(&r);
         if (there < 0) rc = err->code;
         if (there >= 0) {
-            rc = open_lazy(&r, &m, cap, there, lazy == LOAD_CHECK, out);
-            if (rc != OPEN_WHOLE) {
+            rc = trci_h5_open_lazy(&r, &m, cap, there, lazy == LOAD_CHECK, out);
+            if (rc != TRCI_OPEN_WHOLE) {
                 if (rc && r.f >= 0) H5Fclose(f);
                 return rc;
             }
@@ -1039,7 +760,7 @@ static int load_open(hid_t f, const char *path, const void *img, size_t img_n, u
     }
     if (!rc) rc = read_body(&r, &m, &t);
     if (!rc) rc = trci_validate(t, path, err);
-    if (!rc) rc = verify_index(&r, t);
+    if (!rc) rc = trci_h5_verify_index(&r, t);
     H5Fclose(f);
     if (rc) {
         trc_free(t);
