@@ -438,6 +438,19 @@ static void simplex_free(simplex_mem *m)
     memset(m, 0, sizeof *m);
 }
 
+/* A zeroed userdata of size bytes on the stack whose finaliser gc frees what
+ * it holds, so that an error unwinding through the caller leaks nothing. */
+static void *new_owned(lua_State *L, size_t size, lua_CFunction gc)
+{
+    void *p = lua_newuserdatauv(L, size, 0);
+    memset(p, 0, size);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    return p;
+}
+
 static int simplex_gc(lua_State *L)
 {
     simplex_free(lua_touserdata(L, 1));
@@ -449,12 +462,7 @@ static int simplex_gc(lua_State *L)
 static void run_simplex(tune *t, int64_t budget, double *best, double *best_x)
 {
     lua_State *L = t->L;
-    simplex_mem *m = lua_newuserdatauv(L, sizeof *m, 0);
-    memset(m, 0, sizeof *m);
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, simplex_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
+    simplex_mem *m = new_owned(L, sizeof *m, simplex_gc);
     m->s = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)t->nc);
     m->z = gsl_vector_alloc((size_t)t->nc);
     m->step = gsl_vector_alloc((size_t)t->nc);
@@ -629,12 +637,7 @@ static int tune_gc(lua_State *L)
 int fs_l_tune(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    tune *t = lua_newuserdatauv(L, sizeof *t, 0);
-    memset(t, 0, sizeof *t);
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, tune_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
+    tune *t = new_owned(L, sizeof *t, tune_gc);
     t->L = L;
     t->a = fs_api_get(L);
     t->err_ref = LUA_NOREF;
