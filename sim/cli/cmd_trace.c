@@ -175,14 +175,17 @@ static int parse_file_cmd(int argc, char **argv, const char *usage, const char *
     return EX_OK_;
 }
 
-/* info and stats read a large trace prompt by prompt (trc_open, each
- * prompt validated as it is read); check validates everything (trc_check). */
+/* info and stats read a trace prompt by prompt (trc_open, each prompt
+ * validated as it is read, once: the cache only decides that a file without
+ * an index up to INFO_CACHE_BYTES is loaded whole); check validates
+ * everything (trc_check) in about CHECK_MEM_BYTES. */
+#define INFO_CACHE_BYTES ((size_t)256 << 20)
 #define CHECK_MEM_BYTES ((size_t)1 << 30)
 
 static int load_or_fail(const char *file, trc_trace **t)
 {
     trc_err err;
-    int rc = trc_open(file, CHECK_MEM_BYTES / 4, t, &err);
+    int rc = trc_open(file, INFO_CACHE_BYTES, t, &err);
     if (rc) return fail(exit_code(rc), "%s", err.msg);
     return EX_OK_;
 }
