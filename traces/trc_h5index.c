@@ -207,9 +207,7 @@ int trci_h5_open_lazy(rd *r, trc_meta *m, size_t cap, int indexed, int check, tr
     trc_trace *t = NULL;
     int rc = trci_h5_open_body(r, m, ds, dims);
     if (!rc && (!indexed || check)) {
-        uint64_t N = dims[D_PAR][0], nk = N * (uint64_t)m->k;
-        uint64_t whole = N * 25 + nk * 16 + nk * (uint64_t)m->n_exit * 4;
-        if (whole <= cap) rc = TRCI_OPEN_WHOLE;
+        if (trci_node_bytes(m, (int64_t)dims[D_PAR][0]) <= cap) rc = TRCI_OPEN_WHOLE;
     }
     if (!rc && !(t = trci_trace_alloc_resident(m, (int64_t)dims[D_PTOK][0])))
         rc = trci_err(r->err, TRC_E_NOMEM, "%s: out of memory for %d prompts", r->path,

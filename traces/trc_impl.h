@@ -87,6 +87,9 @@ int trci_memo_init(trc_trace *t);
  * n_nodes, k, n_exit) and n_prompt_tok; contents zeroed.  NULL on out of memory or
  * counts that do not fit in size_t.  Caller owns it (trc_free). */
 trc_trace *trci_trace_alloc(const trc_meta *meta, int64_t n_prompt_tok);
+/* Bytes of n node rows in memory: the node arrays and the tree links. */
+size_t trci_node_bytes(const trc_meta *m, int64_t n);
+
 /* The same without the node arrays (a lazily opened trace). */
 trc_trace *trci_trace_alloc_resident(const trc_meta *meta, int64_t n_prompt_tok);
 

@@ -69,11 +69,10 @@ static const char *const ds_name[LZ_NDS] = {
     "/nodes/parent",     "/nodes/token",      "/nodes/depth",       "/nodes/draft_tok",
     "/nodes/draft_logp", "/nodes/target_tok", "/nodes/target_logp", "/nodes/exit_score"};
 
-/* Bytes of a block of n rows: the node arrays and the tree links. */
+/* Bytes of a block of n rows (and its allocation's alignment slack). */
 static size_t block_bytes(const trc_meta *m, int64_t n)
 {
-    size_t N = (size_t)n, nk = N * (size_t)m->k;
-    return N * (4 * 4 + 1) + nk * 16 + nk * (size_t)m->n_exit * 4 + 64;
+    return trci_node_bytes(m, n) + 64;
 }
 
 static int64_t prompt_rows(const trc_trace *t, int32_t p, int64_t *row0)

@@ -179,15 +179,20 @@ uint64_t trc_checksum(const trc_trace *t)
     return t->checksum;
 }
 
+size_t trci_node_bytes(const trc_meta *m, int64_t n)
+{
+    size_t N = (size_t)n, nk = N * (size_t)m->k;
+    return N * (4 * 4 + 1) + nk * 16 + nk * (size_t)m->n_exit * 4;
+}
+
 size_t trc_bytes(const trc_trace *t)
 {
     const trc_meta *m = &t->meta;
-    size_t P = (size_t)m->n_prompts, T = (size_t)m->n_trees, N = (size_t)m->n_nodes;
-    size_t nk = N * (size_t)m->k;
+    size_t P = (size_t)m->n_prompts, T = (size_t)m->n_trees;
     size_t resident =
         sizeof *t + 2 * (P + 1) * 8 + (size_t)t->n_prompt_tok * 4 + T * 4 + (T + 1) * 8;
     if (t->lazy) return resident + trci_lazy_bytes(t);
-    return resident + N * (4 * 4 + 1) + nk * 16 + nk * (size_t)m->n_exit * 4;
+    return resident + trci_node_bytes(m, m->n_nodes);
 }
 
 int32_t trc_prompt(const trc_trace *t, int32_t p, const int32_t **tokens)
