@@ -89,6 +89,7 @@ struct sim_hw {
     int64_t gen_t0_ns; /* main clock at the start of the current generation (thermal) */
     sim_hw_span_fn span_fn;
     void *span_ctx;
+    int events_always; /* sim_hw_set_events_always */
 };
 
 static const char *const mem_names[SIM_MEM_NCAT] = {"draft",     "pinned",   "head",
@@ -708,6 +709,155 @@ static double cycle_energy_mj(const sim_device *d, const sim_cycle_time *o)
            d->dram_j_per_gb * o->dram_bytes * 1e-6;
 }
 
+/* ---- the cycle without events ---- */
+
+/* What a verification walked without events adds to its cycle. */
+typedef struct walk {
+    int64_t flash_ns, npu_ns, cpu_ns, kv_ns;
+    int64_t events;
+    double flash_bytes;
+} walk;
+
+enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) */
+
+/* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
+ * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
+ * ends; reads are FIFO on the flash channel; op i computes after its weights
+ * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
+ * are rounded exactly as the event-driven cycle rounds them, and each service
+ * the event simulation would run is counted in *w (one event each).  Returns
+ * the end of the last op, or -1 when the prefetch depth exceeds the ring. */
+static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
+                           walk *w)
+{
+    int spec = v->runtime == SIM_RUNTIME_SPEC;
+    int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
+    if (p < 0 || p >= WALK_RING) return -1;
+    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    int64_t lay_a = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * slow);
+    int64_t lay_b = v->exit_layer >= 0
+                        ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * slow)
+                        : lay_a;
+    int64_t head = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
+    int64_t kv = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * slow);
+    int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
+    int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
+    int64_t end[WALK_RING], flash_free = t0, prev = t0, kv_end = t0 + kv;
+    int32_t n = hw->L + 1;
+    for (int32_t i = 0; i < n; i++) {
+        int is_head = i == n - 1;
+        int64_t issue = i <= p ? t0 : end[(i - 1 - p) % WALK_RING];
+        int resident = is_head ? hw->mem.head_resident : i < hw->pinned;
+        int64_t ready = issue;
+        if (!resident) {
+            int64_t rd = is_head ? hr : lr;
+            flash_free = (flash_free > issue ? flash_free : issue) + rd;
+            ready = flash_free;
+            w->flash_ns += rd;
+            w->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes; /* in op order */
+            w->events++;
+        }
+        int64_t start = ready > prev ? ready : prev;
+        if (kv_end > start) start = kv_end;
+        int64_t dur = is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a;
+        if (is_head && v->proj == ENG_PROJ_ONDEMAND_CPU)
+            w->cpu_ns += dur;
+        else
+            w->npu_ns += dur;
+        prev = start + dur;
+        end[i % WALK_RING] = prev;
+    }
+    w->cpu_ns += kv;
+    w->kv_ns = kv;
+    w->events += n + (kv > 0);
+    return prev;
+}
+
+/* What a finished cycle measured, however it was run. */
+typedef struct cyc_sum {
+    int64_t t0, t_draft_end, t_verify_end, t1;
+    int64_t flash_ns, npu_ns, cpu_ns, idle_ns, kv_ns, events;
+    double flash_bytes, slow;
+    int32_t ov_done;
+    int64_t ov_busy_ns;
+} cyc_sum;
+
+static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                         const sim_verify_shape *v, const sim_overlap *ov, const cyc_sum *m,
+                         sim_cycle_time *out)
+{
+    sim_cycle_time o;
+    memset(&o, 0, sizeof o);
+    o.t0_ns = m->t0;
+    o.t1_ns = m->t1;
+    o.cycle_ms = (double)(m->t1 - m->t0) * 1e-6;
+    o.draft_ms = (double)(m->t_draft_end - m->t0) * 1e-6;
+    o.verify_ms = (double)(m->t1 - m->t_draft_end) * 1e-6;
+    o.flash_ms = (double)m->flash_ns * 1e-6;
+    o.npu_ms = (double)m->npu_ns * 1e-6;
+    o.cpu_ms = (double)m->cpu_ns * 1e-6;
+    o.kv_ms = v ? (double)m->kv_ns * 1e-6 : 0.0;
+    o.idle_ms = (double)m->idle_ns * 1e-6;
+    o.overlap_ms =
+        (double)(m->flash_ns + m->npu_ns + m->cpu_ns - ((m->t1 - m->t0) - m->idle_ns)) * 1e-6;
+    o.flash_bytes = m->flash_bytes;
+    o.events = m->events;
+    o.dram_bytes = cycle_dram_bytes(hw, calls, n_calls, v) + m->flash_bytes;
+    if (ov) {
+        o.dram_bytes += cycle_dram_bytes(hw, ov->calls, m->ov_done, NULL);
+        o.verify_ms = (double)(m->t_verify_end - m->t_draft_end) * 1e-6;
+    }
+    o.overlap_calls = m->ov_done;
+    o.overlap_draft_ms = (double)m->ov_busy_ns * 1e-6;
+    o.energy_mj = cycle_energy_mj(&hw->dev, &o);
+    o.throttled = m->slow > 1.0;
+    if (out) *out = o;
+}
+
+/* A cycle without overlapping calls, walked without events: the draft calls
+ * back to back, then verify_walk.  Every number equals the event-driven
+ * cycle's (tests/sim/hw compares them field by field): no resource ever
+ * waits for another's queue but the flash channel's, which the walk models;
+ * and no instant of such a cycle has every resource idle -- the draft calls
+ * abut, the KV work covers the start of the verification, and a layer that
+ * waits for its weights waits on a read that is running or on reads queued
+ * back to back before it -- so idle_ms is 0.  The clock then jumps to the
+ * cycle's end.  Returns 0, or -1 (nothing done) when the walk cannot run. */
+static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int32_t n_calls,
+                        const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+{
+    cyc_sum m = {.t0 = sim_des_now(s->des),
+                 .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
+    walk w = {0};
+    int64_t t = m.t0;
+    for (int32_t i = 0; i < n_calls; i++) {
+        const sim_draft_call *k = &calls[i];
+        int64_t d =
+            ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m.slow);
+        if (call_ms) call_ms[i] = (double)d * 1e-6;
+        if (k->unit == ENG_UNIT_NPU)
+            w.npu_ns += d;
+        else
+            w.cpu_ns += d;
+        w.events++;
+        t += d;
+    }
+    m.t_draft_end = m.t_verify_end = m.t1 = t;
+    if (v) {
+        m.t1 = m.t_verify_end = verify_walk(hw, v, m.slow, t, &w);
+        if (m.t1 < 0) return -1;
+    }
+    m.flash_ns = w.flash_ns;
+    m.npu_ns = w.npu_ns;
+    m.cpu_ns = w.cpu_ns;
+    m.kv_ns = w.kv_ns;
+    m.events = w.events;
+    m.flash_bytes = w.flash_bytes;
+    sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
+    finish_cycle(hw, calls, n_calls, v, NULL, &m, out);
+    return 0;
+}
+
 static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
                      int32_t n_calls, const sim_verify_shape *v, const sim_overlap *ov,
                      sim_cycle_time *out, double *call_ms)
@@ -719,12 +869,16 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     } else {
         ov = NULL;
     }
+    spans = spans && hw->span_fn != NULL;
+    if (!ov && !spans && !hw->events_always &&
+        direct_cycle(hw, s, calls, n_calls, v, out, call_ms) == 0)
+        return SIM_HW_OK;
     cyc c = {.hw = hw,
              .des = s->des,
              .flash = s->flash,
              .npu = s->npu,
              .cpu = s->cpu,
-             .spans = spans && hw->span_fn != NULL,
+             .spans = spans,
              .calls = calls,
              .n_calls = n_calls,
              .call_ms = call_ms,
@@ -748,35 +902,27 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
         hw->broken = 1; /* events of the aborted cycle may remain queued */
         return SIM_HW_E_NOMEM;
     }
-    int64_t t1 = sim_des_now(s->des);
-    sim_cycle_time o;
-    memset(&o, 0, sizeof o);
-    o.t0_ns = t0;
-    o.t1_ns = t1;
-    o.cycle_ms = (double)(t1 - t0) * 1e-6;
-    o.draft_ms = (double)(c.t_draft_end - t0) * 1e-6;
-    o.verify_ms = (double)(t1 - c.t_draft_end) * 1e-6;
-    int64_t fb = sim_res_busy_ns(s->flash) - f0, nb = sim_res_busy_ns(s->npu) - n0,
-            pb = sim_res_busy_ns(s->cpu) - p0, idle = sim_des_idle_ns(s->des) - idle0;
-    o.flash_ms = (double)fb * 1e-6;
-    o.npu_ms = (double)nb * 1e-6;
-    o.cpu_ms = (double)pb * 1e-6;
-    o.kv_ms = v ? (double)c.kv_ns * 1e-6 : 0.0;
-    o.idle_ms = (double)idle * 1e-6;
-    o.overlap_ms = (double)(fb + nb + pb - ((t1 - t0) - idle)) * 1e-6;
-    o.flash_bytes = c.flash_bytes;
-    o.events = (int64_t)(sim_des_fired(s->des) - e0);
-    o.dram_bytes = cycle_dram_bytes(hw, calls, n_calls, v) + c.flash_bytes;
-    if (ov) {
-        o.dram_bytes += cycle_dram_bytes(hw, ov->calls, c.ov_done, NULL);
-        o.verify_ms = (double)(c.t_end - c.t_draft_end) * 1e-6;
-    }
-    o.overlap_calls = c.ov_done;
-    o.overlap_draft_ms = (double)c.ov_busy_ns * 1e-6;
-    o.energy_mj = cycle_energy_mj(&hw->dev, &o);
-    o.throttled = c.slow > 1.0;
-    if (out) *out = o;
+    cyc_sum m = {.t0 = t0,
+                 .t_draft_end = c.t_draft_end,
+                 .t_verify_end = c.t_end,
+                 .t1 = sim_des_now(s->des),
+                 .flash_ns = sim_res_busy_ns(s->flash) - f0,
+                 .npu_ns = sim_res_busy_ns(s->npu) - n0,
+                 .cpu_ns = sim_res_busy_ns(s->cpu) - p0,
+                 .idle_ns = sim_des_idle_ns(s->des) - idle0,
+                 .kv_ns = c.kv_ns,
+                 .events = (int64_t)(sim_des_fired(s->des) - e0),
+                 .flash_bytes = c.flash_bytes,
+                 .slow = c.slow,
+                 .ov_done = c.ov_done,
+                 .ov_busy_ns = c.ov_busy_ns};
+    finish_cycle(hw, calls, n_calls, v, ov, &m, out);
     return SIM_HW_OK;
+}
+
+void sim_hw_set_events_always(sim_hw *hw, int on)
+{
+    hw->events_always = on != 0;
 }
 
 int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
@@ -809,45 +955,13 @@ int32_t sim_hw_overlap_cap(const sim_hw *hw)
     return n > 1e6 ? 1000000 : (int32_t)n;
 }
 
-/* The verification alone as a recurrence over ops 0..L (no events): op i's
- * read is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's
- * compute ends; reads are FIFO on the flash channel; op i computes after its
- * weights are in, after op i - 1, and after the temporary-sequence KV work.
- * Durations are rounded exactly as the event-driven cycle rounds them. */
 int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
 {
-    enum { RING = 16 }; /* > the largest prefetch depth (8) */
     if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
     double slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0;
-    int spec = v->runtime == SIM_RUNTIME_SPEC;
-    int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
-    if (p < 0 || p >= RING) return SIM_HW_E_INVALID;
-    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    int64_t lay_a = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * slow);
-    int64_t lay_b = v->exit_layer >= 0
-                        ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * slow)
-                        : lay_a;
-    int64_t head = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
-    int64_t kv = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * slow);
-    int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
-    int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
-    int64_t end[RING], flash_free = 0, prev = 0;
-    int32_t n = hw->L + 1;
-    for (int32_t i = 0; i < n; i++) {
-        int is_head = i == n - 1;
-        int64_t issue = i <= p ? 0 : end[(i - 1 - p) % RING];
-        int resident = is_head ? hw->mem.head_resident : i < hw->pinned;
-        int64_t ready = issue;
-        if (!resident) {
-            flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? hr : lr);
-            ready = flash_free;
-        }
-        int64_t start = ready > prev ? ready : prev;
-        if (kv > start) start = kv;
-        int64_t dur = is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a;
-        prev = start + dur;
-        end[i % RING] = prev;
-    }
-    *verify_ms = (double)prev * 1e-6;
+    walk w = {0};
+    int64_t end = verify_walk(hw, v, slow, 0, &w);
+    if (end < 0) return SIM_HW_E_INVALID;
+    *verify_ms = (double)end * 1e-6;
     return SIM_HW_OK;
 }

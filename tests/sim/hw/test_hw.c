@@ -643,6 +643,106 @@ static void test_energy_anchor(void)
     sim_hw_destroy(hw);
 }
 
+/* Exactly equal, field by field (bitwise for the doubles: same operations). */
+static int same_cycle(const sim_cycle_time *a, const sim_cycle_time *b)
+{
+    return a->cycle_ms == b->cycle_ms && a->draft_ms == b->draft_ms &&
+           a->verify_ms == b->verify_ms && a->flash_ms == b->flash_ms && a->npu_ms == b->npu_ms &&
+           a->cpu_ms == b->cpu_ms && a->kv_ms == b->kv_ms && a->idle_ms == b->idle_ms &&
+           a->overlap_ms == b->overlap_ms && a->flash_bytes == b->flash_bytes &&
+           a->t0_ns == b->t0_ns && a->t1_ns == b->t1_ns && a->events == b->events &&
+           a->dram_bytes == b->dram_bytes && a->energy_mj == b->energy_mj &&
+           a->throttled == b->throttled && a->overlap_calls == b->overlap_calls &&
+           a->overlap_draft_ms == b->overlap_draft_ms;
+}
+
+/* A cycle without overlapping calls is walked without events by default; the
+ * walk must give every number the event simulation gives: random phones
+ * (prefetch depths, queue depths, power states, thermal onset within the run),
+ * residency, draft calls of every part and unit, shapes with exit layers,
+ * every projection mode and both runtimes, draft-only cycles, and a sequence of
+ * cycles on one clock (so the thermal decision and t0/t1 are compared too). */
+static void test_walk_equals_events(void)
+{
+    sim_model ms[3] = {q8(), q4(), q14()};
+    sim_model e = eagle(4096, 12288);
+    uint64_t seed = 7;
+    int cycles = 0, throttled = 0, with_idle = 0;
+    for (int trial = 0; trial < 150; trial++) {
+        sim_device d = powered();
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 9);
+        d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 9);
+        d.queue_depth = 1 + (int32_t)(next_rand(&seed) % 8);
+        d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
+        d.verify_min_rows = 1 + (int32_t)(next_rand(&seed) % 16);
+        d.verify_setup_us = (double)(next_rand(&seed) % 3) * 150.0;
+        d.kv_seq_us = (double)(next_rand(&seed) % 3) * 80.0;
+        d.thermal = (int32_t)(next_rand(&seed) % 2);
+        d.thermal_onset_s = (double)(next_rand(&seed) % 4) * 0.5;
+        d.thermal_throttle = 0.3;
+        sim_model *m = &ms[next_rand(&seed) % 3];
+        double x = (double)(next_rand(&seed) % 5) / 4.0;
+        sim_hw *ev = NULL, *wk = NULL;
+        char err[512];
+        if (sim_hw_create(&d, m, &e, x, 8192, &ev, err, sizeof err) != SIM_HW_OK) continue;
+        CHECK(sim_hw_create(&d, m, &e, x, 8192, &wk, err, sizeof err) == SIM_HW_OK);
+        sim_hw_set_events_always(ev, 1);
+        for (int k = 0; k < 20; k++) {
+            sim_draft_call calls[6];
+            int32_t n_calls = (int32_t)(next_rand(&seed) % 7);
+            for (int32_t i = 0; i < n_calls; i++) {
+                calls[i].unit = next_rand(&seed) % 2 ? ENG_UNIT_NPU : ENG_UNIT_CPU;
+                calls[i].rows = 1 + (int32_t)(next_rand(&seed) % 64);
+                calls[i].ctx_len = (int32_t)(next_rand(&seed) % 4000);
+                calls[i].part = (int32_t)(next_rand(&seed) % 3);
+            }
+            sim_verify_shape v = shape(1 + (int32_t)(next_rand(&seed) % 128), 1);
+            v.leaves = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
+            v.ctx_len = (int32_t)(next_rand(&seed) % 4000);
+            if (next_rand(&seed) % 2) {
+                v.exit_layer = (int32_t)(next_rand(&seed) % (uint64_t)m->layers);
+                v.rows_after_exit = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
+            }
+            v.proj = (eng_proj_mode)(next_rand(&seed) % 3);
+            v.proj_rows = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
+            v.runtime = (int32_t)(next_rand(&seed) % 2);
+            const sim_verify_shape *vp = next_rand(&seed) % 8 ? &v : NULL;
+            if (next_rand(&seed) % 10 == 0) {
+                sim_hw_generation_start(ev);
+                sim_hw_generation_start(wk);
+            }
+            sim_cycle_time a, b;
+            double ca[6], cb[6];
+            int ra = sim_hw_cycle(ev, calls, n_calls, vp, &a, ca);
+            int rb = sim_hw_cycle(wk, calls, n_calls, vp, &b, cb);
+            CHECK(ra == SIM_HW_OK && rb == SIM_HW_OK);
+            CHECK(same_cycle(&a, &b));
+            for (int32_t i = 0; i < n_calls; i++)
+                CHECK(ca[i] == cb[i]);
+            CHECK(sim_hw_now(ev) == sim_hw_now(wk));
+            if (vp) {
+                double da = -1, db = -2;
+                CHECK(sim_hw_verify_direct(ev, vp, &da) == SIM_HW_OK);
+                CHECK(sim_hw_verify_direct(wk, vp, &db) == SIM_HW_OK);
+                CHECK(da == db);
+            }
+            cycles++;
+            throttled += a.throttled;
+            with_idle += a.idle_ms != 0.0;
+        }
+        /* the estimate (scratch simulation) walks too */
+        sim_verify_shape v = shape(9, 3);
+        sim_cycle_time a, b;
+        CHECK(sim_hw_estimate(ev, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_estimate(wk, NULL, 0, &v, &b, NULL) == SIM_HW_OK);
+        CHECK(same_cycle(&a, &b));
+        sim_hw_destroy(ev);
+        sim_hw_destroy(wk);
+    }
+    CHECK(cycles > 1000 && throttled > 100);
+    CHECK(with_idle == 0); /* such a cycle never leaves every resource idle */
+}
+
 static void test_thermal(void)
 {
     sim_model m = q8();
@@ -968,6 +1068,7 @@ int main(void)
     test_draft_calls();
     test_spans_and_determinism();
     test_schedule_differential();
+    test_walk_equals_events();
     test_speed();
     test_energy();
     test_energy_anchor();
