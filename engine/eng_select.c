@@ -1,7 +1,8 @@
 /*
  * eng_select.c -- partial selection (eng_select.h): quickselect with a
  * median-of-three pivot down to the k-th position, then a sort of the k
- * elements before it; and the merge of runs already in order.
+ * elements before it; and the merge of runs already in order, through a
+ * comparator callback or with rank keys compared inline.
  */
 #include "eng_select.h"
 
@@ -49,12 +50,22 @@ void eng_select_sorted(void *base, size_t n, size_t size, size_t k,
     qsort(base, k, size, cmp);
 }
 
-int eng_select_runs(const int *start, int runs, int k, int (*before)(const void *ctx, int a, int b),
-                    const void *ctx, int *heap, int *next, int *out)
+typedef int (*before_fn)(const void *ctx, int a, int b);
+
+/* 1 when no element of a run comes before its predecessor. */
+static inline int runs_in_order(const int *start, int runs, before_fn before, const void *ctx)
 {
     for (int r = 0; r < runs; r++)
         for (int i = start[r] + 1; i < start[r + 1]; i++)
-            if (before(ctx, i, i - 1)) return -1;
+            if (before(ctx, i, i - 1)) return 0;
+    return 1;
+}
+
+/* The merge itself (runs in order).  Static and called with constant
+ * comparators, so the compiler can specialise it for each. */
+static inline int merge_runs(const int *start, int runs, int k, before_fn before, const void *ctx,
+                             int *heap, int *next, int *out)
+{
     /* a heap of the non-empty runs by their next element, the best on top */
     int h = 0;
     for (int r = 0; r < runs; r++) {
@@ -85,4 +96,24 @@ int eng_select_runs(const int *start, int runs, int k, int (*before)(const void 
         heap[j] = r;
     }
     return m;
+}
+
+int eng_select_runs(const int *start, int runs, int k, int (*before)(const void *ctx, int a, int b),
+                    const void *ctx, int *heap, int *next, int *out)
+{
+    if (!runs_in_order(start, runs, before, ctx)) return -1;
+    return merge_runs(start, runs, k, before, ctx, heap, next, out);
+}
+
+static int ranked_before(const void *ctx, int a, int b)
+{
+    const eng_rank *x = (const eng_rank *)ctx + a, *y = (const eng_rank *)ctx + b;
+    return x->score != y->score ? x->score > y->score : x->tie < y->tie;
+}
+
+int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, int check, int *heap,
+                      int *next, int *out)
+{
+    if (check && !runs_in_order(start, runs, ranked_before, key)) return -1;
+    return merge_runs(start, runs, k, ranked_before, key, heap, next, out);
 }

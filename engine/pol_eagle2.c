@@ -20,8 +20,13 @@
  * handed to verification is exactly the selection.  Levels are capped by
  * lim->max_depth and lim->remaining - 1, nodes by lim->max_nodes.
  *
- * Cost: O(depth * k^2 log k^2 + P log P), P = pool size <= k + depth * k^2.
- * State: one malloc in create (pool sized from the params), nothing after.
+ * Selection: every expanded node's candidates enter the pool ranked, so a
+ * level's best k and the pool's best total_tokens are merges of these runs
+ * (eng_select_ranked, keys score then (depth, order); a selection over the
+ * whole pool when an oracle's lists are not sorted).
+ * Cost: O(P) to fill the pool, P <= k + depth * k^2, plus O((R + total) log R)
+ * to select, R = runs <= 1 + depth * k.
+ * State: mallocs in create (sized from the params), nothing after.
  */
 #include "eng_policy.h"
 #include "eng_select.h"
@@ -59,7 +64,12 @@ typedef struct e2_state {
     eng_eagle2_params p;
     int32_t cap_pool;
     e2_entry *pool;  /* [cap_pool] */
+    eng_rank *key;   /* [cap_pool] each entry's rank: score, then (depth, order) */
     int32_t *level;  /* [k * k] pool indices of one step's candidates */
+    /* the pool as runs: each expanded node's candidates, ranked, are pool
+     * indices run[r] .. run[r + 1); cap_runs = 1 + depth * k */
+    int32_t cap_runs;
+    int *run, *heap, *next, *pick; /* [cap_runs + 1], eng_select_runs scratch, [cap_pool] */
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
     uint8_t keep[ENG_POL_MAX_NODES];
@@ -123,9 +133,28 @@ static int32_t e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base
         e->parent = u;
         e->rank = j;
         e->node = ENG_NO_NODE;
+        s->key[*n_pool] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
         out[n_out++] = (*n_pool)++;
     }
     return n_out;
+}
+
+/* The best k of the runs run[r0 .. r1) (their pool indices contiguous) into
+ * s->level, best first; returns how many.  Each expanded node's candidates
+ * enter the pool in rank order with non-increasing scores and increasing
+ * order, so the best are a merge of the runs (eng_select_ranked); when an
+ * oracle's lists are not sorted, a partial insertion over every index.  Both
+ * give the same indices in the same order (e2_before is a strict total
+ * order). */
+static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int *sorted)
+{
+    int m = eng_select_ranked(s->run + r0, r1 - r0, k, s->key, 1, s->heap, s->next, s->level);
+    if (m >= 0) return m;
+    *sorted = 0;
+    int32_t n = 0;
+    for (int32_t i = s->run[r0]; i < s->run[r1]; i++)
+        s->level[n++] = i;
+    return e2_top_idx(s->pool, s->level, n, k);
 }
 
 static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
@@ -138,13 +167,16 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int32_t cap = lim->max_nodes < ENG_POL_MAX_NODES ? lim->max_nodes : ENG_POL_MAX_NODES;
     int32_t total = s->p.total_tokens < cap - 1 ? s->p.total_tokens : cap - 1;
     if (max_d < 1 || total < 1) return ENG_OK;
-    int32_t k = s->p.top_k, n_pool = 0;
+    int32_t k = s->p.top_k, n_pool = 0, runs = 0;
+    int sorted = 1; /* every run tested in order by its level's pick */
 
     int32_t root = 0;
     int rc = draft->expand(draft->ctx, t, &root, 1, s->p.unit);
     if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
-    int32_t nf = e2_propose(s, t, 0, 0.0, &n_pool, s->level, 0);
-    nf = e2_top_idx(s->pool, s->level, nf, k);
+    s->run[runs++] = 0;
+    e2_propose(s, t, 0, 0.0, &n_pool, s->level, 0);
+    s->run[runs] = n_pool;
+    int32_t nf = e2_pick(s, 0, runs, k, &sorted);
     for (int32_t step = 1; step < max_d && nf > 0; step++) {
         /* materialise the frontier (the best k of the last step) and expand it */
         int32_t n = nf < k ? nf : k, front[64];
@@ -157,26 +189,34 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         }
         rc = draft->expand(draft->ctx, t, s->ids, n, s->p.unit);
         if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
-        nf = 0;
+        int32_t r0 = runs;
         for (int32_t i = 0; i < n; i++) {
             const e2_entry *f = &s->pool[front[i]];
-            nf = e2_propose(s, t, f->node, f->score, &n_pool, s->level, nf);
+            e2_propose(s, t, f->node, f->score, &n_pool, s->level, 0);
+            s->run[++runs] = n_pool;
         }
-        nf = e2_top_idx(s->pool, s->level, nf, k);
+        nf = e2_pick(s, r0, runs, k, &sorted);
     }
 
-    /* global top-total: the best `total` of the pool, in order (orders stay
-     * the pool indices) */
+    /* global top-total: the best `total` of the pool, best first.  Parents are
+     * tree nodes, so materialising in rank order is safe: a parent ranks
+     * before its child and was materialised as a frontier node. */
     int32_t keep_n = n_pool < total ? n_pool : total;
-    eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)keep_n, e2_cmp);
-    /* after sorting, pool[i].order is the original index; parents are tree nodes,
-     * so materialising in sorted order is safe: a parent ranks before its child
-     * and was materialised as a frontier node */
+    const int *pick = s->pick;
+    if (!sorted ||
+        eng_select_ranked(s->run, runs, keep_n, s->key, 0, s->heap, s->next, s->pick) < 0) {
+        /* unsorted lists: select over the pool itself (orders stay the pool
+         * indices, so the ranking is the same) */
+        eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)keep_n, e2_cmp);
+        for (int32_t i = 0; i < keep_n; i++)
+            s->pick[i] = i;
+    }
     memset(s->keep, 0, (size_t)cap);
     s->keep[0] = 1;
     for (int32_t i = 0; i < keep_n; i++) {
-        if (s->pool[i].node == ENG_NO_NODE && t->n_nodes >= cap) break;
-        int32_t id = materialise(t, &s->pool[i]);
+        e2_entry *e = &s->pool[pick[i]];
+        if (e->node == ENG_NO_NODE && t->n_nodes >= cap) break;
+        int32_t id = materialise(t, e);
         if (id < 0) return id;
         s->keep[id] = 1;
     }
@@ -189,7 +229,12 @@ static void e2_destroy(void *self)
     e2_state *s = self;
     if (!s) return;
     free(s->pool);
+    free(s->key);
     free(s->level);
+    free(s->run);
+    free(s->heap);
+    free(s->next);
+    free(s->pick);
     free(s);
 }
 
@@ -212,8 +257,14 @@ int eng_eagle2_create(const void *params, eng_policy *out)
     s->p = *in;
     s->cap_pool = in->top_k + in->depth * in->top_k * in->top_k;
     s->pool = malloc(sizeof *s->pool * (size_t)s->cap_pool);
+    s->key = malloc(sizeof *s->key * (size_t)s->cap_pool);
     s->level = malloc(sizeof *s->level * (size_t)(in->top_k * in->top_k));
-    if (!s->pool || !s->level) {
+    s->cap_runs = 1 + in->depth * in->top_k;
+    s->run = malloc(sizeof *s->run * (size_t)(s->cap_runs + 1));
+    s->heap = malloc(sizeof *s->heap * (size_t)s->cap_runs);
+    s->next = malloc(sizeof *s->next * (size_t)s->cap_runs);
+    s->pick = malloc(sizeof *s->pick * (size_t)s->cap_pool);
+    if (!s->pool || !s->key || !s->level || !s->run || !s->heap || !s->next || !s->pick) {
         e2_destroy(s);
         return ENG_E_NOMEM;
     }

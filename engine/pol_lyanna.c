@@ -66,8 +66,10 @@
  *
  * Limits: levels <= min(N, lim->max_depth, lim->remaining - 1); nodes <=
  * min(lim->max_nodes, ENG_POL_MAX_NODES), extra candidates past the cap are
- * dropped.  Cost: O(N k^2 log k + P log P), P = pool size <= k + (N - 1) k^2.
- * State: one malloc in create (pool sized from the params), nothing after.
+ * dropped.  Cost: O(P) to fill the pool, P <= k + (N - 1) k^2, plus merges of
+ * its ranked runs (eng_select_ranked) for each step's k best and the budget;
+ * re-sampled sets out of order fall back to selections over the entries.
+ * State: mallocs in create (sized from the params), nothing after.
  */
 #include "eng_policy.h"
 #include "eng_select.h"
@@ -136,9 +138,10 @@ typedef struct ly_state {
     eng_lyanna_params p;
     int32_t cap_pool;
     ly_entry *pool;       /* [cap_pool] */
+    eng_rank *key;        /* [cap_pool] each entry's rank: score, then (depth, order) */
     int32_t step[LY_MAX_K * LY_MAX_K]; /* pool indices of one step's candidates */
     /* the pool as runs, one per expanded node (its candidates in rank
-     * order): pool[run[r] .. run[r + 1]); eng_select_runs scratch */
+     * order): pool[run[r] .. run[r + 1]); eng_select_ranked scratch */
     int run[LY_MAX_N * LY_MAX_K + 2], heap[LY_MAX_N * LY_MAX_K + 1], next[LY_MAX_N * LY_MAX_K + 1];
     int pick[LY_MAX_B];                /* the budget's pool indices, best first */
     int32_t front[LY_MAX_K];           /* frontier: tree node ids */
@@ -164,12 +167,6 @@ static int ly_cmp(const void *x, const void *y)
 {
     const ly_entry *a = x, *b = y;
     return ly_before(a, b) ? -1 : (ly_before(b, a) ? 1 : 0);
-}
-
-static int ly_before_idx(const void *ctx, int a, int b)
-{
-    const ly_entry *pool = ctx;
-    return ly_before(&pool[a], &pool[b]);
 }
 
 /* the best k of pool indices idx[0..n) by ly_before into idx[0..min(n, k)),
@@ -247,7 +244,7 @@ static int ly_fill(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t nf, in
 static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t steps, int mode,
                       int32_t cap, int32_t *out_steps, int32_t *out_sel)
 {
-    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0;
+    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0, r0 = 0;
     *out_steps = 0;
     *out_sel = 0;
     s->front[0] = 0;
@@ -257,6 +254,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         if (rc != ENG_OK) return rc;
         done = i;
         int32_t ns = 0;
+        r0 = runs;
         for (int32_t f = 0; f < nf; f++) {
             int32_t u = s->front[f], cn = 0;
             const eng_cand *c = eng_tree_cands(t, u, &cn);
@@ -271,6 +269,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
                 e->tok = c[j].tok;
                 e->logp = c[j].logp;
                 e->node = ENG_NO_NODE;
+                s->key[n_pool] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
                 s->step[ns++] = n_pool++;
             }
             /* a node that had a set before keeps it */
@@ -280,8 +279,12 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
             }
         }
         if (i == steps) break;
-        /* the k best children of this step become the next frontier */
-        ns = ly_top_idx(s->pool, s->step, ns, k); /* the loop takes at most k */
+        /* the k best children of this step become the next frontier: a merge
+         * of the step's runs, or (re-sampled sets out of order) a partial
+         * insertion over them -- the same entries in the same order */
+        s->run[runs] = n_pool;
+        int m = eng_select_ranked(s->run + r0, runs - r0, k, s->key, 1, s->heap, s->next, s->step);
+        ns = m >= 0 ? m : ly_top_idx(s->pool, s->step, ns, k); /* the loop takes at most k */
         nf = 0;
         for (int32_t q = 0; q < ns && nf < k; q++) {
             ly_entry *e = &s->pool[s->step[q]];
@@ -300,7 +303,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
      * selection over the whole pool (the same entries in the same order) */
     int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
     s->run[runs] = n_pool;
-    if (eng_select_runs(s->run, runs, sel, ly_before_idx, s->pool, s->heap, s->next, s->pick) < 0) {
+    if (eng_select_ranked(s->run, runs, sel, s->key, 1, s->heap, s->next, s->pick) < 0) {
         eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
         for (int32_t q = 0; q < sel; q++)
             s->pick[q] = q;
@@ -400,6 +403,7 @@ static void ly_destroy(void *self)
     ly_state *s = self;
     if (!s) return;
     free(s->pool);
+    free(s->key);
     free(s);
 }
 
@@ -427,7 +431,8 @@ int eng_lyanna_create(const void *params, eng_policy *out)
     s->p = *in;
     s->cap_pool = in->k + (in->n - 1) * in->k * in->k;
     s->pool = malloc(sizeof *s->pool * (size_t)s->cap_pool);
-    if (!s->pool) {
+    s->key = malloc(sizeof *s->key * (size_t)s->cap_pool);
+    if (!s->pool || !s->key) {
         ly_destroy(s);
         return ENG_E_NOMEM;
     }

@@ -81,6 +81,7 @@ typedef struct ot_cand {
 typedef struct ot_state {
     eng_opt_tree_params p;
     ot_cand *cands; /* [n * OT_MAX_K] children of one layer */
+    eng_rank *key;  /* [n * OT_MAX_K] their ranks: score, then order */
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
     int32_t best[2][ENG_POL_MAX_NODES]; /* C: the top-n tree nodes, sorted (ping-pong) */
@@ -105,24 +106,17 @@ static int cand_cmp(const void *x, const void *y)
     return cand_before(a, b) ? -1 : (cand_before(b, a) ? 1 : 0);
 }
 
-static int cand_before_idx(const void *ctx, int a, int b)
-{
-    const ot_cand *c = ctx;
-    return cand_before(&c[a], &c[b]);
-}
-
 /* The best `beam` of the nc candidates into cands[0..beam), best first, the
  * rest in any order -- what eng_select_sorted gives.  Each parent's
  * candidates come in rank order with non-increasing scores (draft candidates
  * are sorted by log-prob) and increasing order, so the best are a merge of
- * the parents' lists (eng_select_runs: O(beam log parents) instead of a
+ * the parents' lists (eng_select_ranked: O(beam log parents) instead of a
  * selection over every candidate); an oracle whose lists are not sorted gets
  * the selection.  Both give the same candidates in the same order
  * (cand_before is a strict total order). */
 static void pick_beam(ot_state *s, int32_t parents, int32_t nc, int32_t beam)
 {
-    int m = eng_select_runs(s->first, parents, beam, cand_before_idx, s->cands, s->heap, s->next,
-                            s->pick);
+    int m = eng_select_ranked(s->first, parents, beam, s->key, 1, s->heap, s->next, s->pick);
     if (m < 0) {
         eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
         return;
@@ -203,7 +197,8 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
                 x->score = (double)t->nodes[u].cum_logq + (double)c[j].logp;
                 x->parent = u;
                 x->rank = j;
-                x->order = nc++;
+                x->order = nc;
+                s->key[nc++] = (eng_rank){x->score, x->order};
             }
         }
         s->first[cnt] = nc;
@@ -248,6 +243,7 @@ static void ot_destroy(void *self)
     ot_state *s = self;
     if (!s) return;
     free(s->cands);
+    free(s->key);
     free(s);
 }
 
@@ -268,8 +264,9 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
     s->cands = malloc(sizeof *s->cands * (size_t)(in->nodes + 1) * OT_MAX_K);
-    if (!s->cands) {
-        free(s);
+    s->key = malloc(sizeof *s->key * (size_t)(in->nodes + 1) * OT_MAX_K);
+    if (!s->cands || !s->key) {
+        ot_destroy(s);
         return ENG_E_NOMEM;
     }
     out->i = &ot_i;

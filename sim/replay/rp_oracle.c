@@ -64,8 +64,10 @@ int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, g
     o->cap_calls = cap + 8;
     o->tnode = malloc(sizeof(int32_t) * (size_t)cap);
     o->on_ref = malloc((size_t)cap);
+    o->m_parent = malloc(sizeof(int32_t) * (size_t)cap);
+    o->m_tok = malloc(sizeof(eng_token) * (size_t)cap);
     o->calls = malloc(sizeof(rp_call) * (size_t)o->cap_calls);
-    if (!o->tnode || !o->on_ref || !o->calls) {
+    if (!o->tnode || !o->on_ref || !o->m_parent || !o->m_tok || !o->calls) {
         rp_oracle_free(o);
         return -1;
     }
@@ -78,9 +80,13 @@ void rp_oracle_free(rp_oracle *o)
     if (!o) return;
     free(o->tnode);
     free(o->on_ref);
+    free(o->m_parent);
+    free(o->m_tok);
     free(o->calls);
     o->tnode = NULL;
     o->on_ref = NULL;
+    o->m_parent = NULL;
+    o->m_tok = NULL;
     o->calls = NULL;
 }
 
@@ -99,6 +105,8 @@ void rp_oracle_map(rp_oracle *o, const eng_tree *t)
 {
     for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++) {
         const eng_node *n = &t->nodes[i];
+        o->m_parent[i] = n->parent;
+        o->m_tok[i] = n->tok;
         if (i == 0) {
             o->tnode[0] = 0;
             o->on_ref[0] = 1;
@@ -248,10 +256,15 @@ static int draft_resample(void *ctx, eng_tree *t, const int32_t *ids, int32_t co
 }
 
 /* Verification may see a tree that a policy compacted after drafting (ids
- * renumbered): the mapping is a pure function of the tree, so it is rebuilt. */
+ * renumbered).  A node's mapping is a function of its parent's mapping and its
+ * token, so the mapping stands up to the first node whose parent or token
+ * differs from what it was mapped with; from there on it is rebuilt. */
 static void remap(rp_oracle *o, const eng_tree *t)
 {
-    o->mapped = 0;
+    int32_t n = t->n_nodes < o->mapped ? t->n_nodes : o->mapped, i = n > 0 ? 1 : 0;
+    while (i < n && t->nodes[i].parent == o->m_parent[i] && t->nodes[i].tok == o->m_tok[i])
+        i++;
+    o->mapped = i;
     rp_oracle_map(o, t);
 }
 

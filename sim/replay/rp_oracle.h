@@ -96,6 +96,8 @@ typedef struct rp_oracle {
     int32_t cap;      /* capacity of the per-node arrays */
     int32_t *tnode;   /* [cap] recorded node index or -1 */
     uint8_t *on_ref;  /* [cap] node lies on the reference path */
+    int32_t *m_parent; /* [cap] parent and token each node was mapped with */
+    eng_token *m_tok;
     rp_call *calls;   /* [cap_calls] draft calls of the cycle */
     int32_t n_calls, cap_calls;
     /* totals over the oracle's life */

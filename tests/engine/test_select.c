@@ -4,7 +4,8 @@
  * are), every k, and element sizes of the policies' pools, the first k
  * elements equal the first k of qsort, and the array stays a permutation;
  * eng_select_runs over random ordered runs (empty ones and ties included)
- * picks the same first k, and refuses a run out of order.
+ * picks the same first k, and refuses a run out of order; so does
+ * eng_select_ranked with the same order as keys (checked or not).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ int main(void)
 {
     enum { N = 700 };
     static item a[N], b[N];
+    static eng_rank key[N];
     int cases = 0;
     for (int trial = 0; trial < 200; trial++) {
         size_t n = 1 + next() % N;
@@ -101,8 +103,9 @@ int main(void)
                 memset(&a[n], 0, sizeof a[n]);
                 base -= (double)(next() % 3) / 4.0; /* non-increasing: ties in a run */
                 a[n].score = base;
-                a[n].depth = 1;
+                a[n].depth = 1 + r % 3; /* equal scores across runs: depth decides */
                 a[n].order = n;
+                key[n] = (eng_rank){a[n].score, (long long)a[n].depth << 32 | a[n].order};
             }
         }
         start[runs] = n;
@@ -118,6 +121,14 @@ int main(void)
             for (int i = 0; same && i < kk; i++)
                 same = out[i] == b[i].order;
             CHECK(same);
+            for (int check = 0; check < 2; check++) {
+                int mr = eng_select_ranked(start, runs, k, key, check, heap, nxt, out);
+                CHECK_EQ_INT(mr, kk);
+                same = mr == kk;
+                for (int i = 0; same && i < kk; i++)
+                    same = out[i] == b[i].order;
+                CHECK(same);
+            }
             runs_cases++;
         }
         /* a run out of order */
@@ -126,8 +137,13 @@ int main(void)
             item tmp = a[r0];
             a[r0] = a[r0 + 1];
             a[r0 + 1] = tmp;
-            if (before(&a[r0 + 1], &a[r0]))
+            eng_rank kt = key[r0];
+            key[r0] = key[r0 + 1];
+            key[r0 + 1] = kt;
+            if (before(&a[r0 + 1], &a[r0])) {
                 CHECK_EQ_INT(eng_select_runs(start, runs, 5, before_idx, a, heap, nxt, out), -1);
+                CHECK_EQ_INT(eng_select_ranked(start, runs, 5, key, 1, heap, nxt, out), -1);
+            }
         }
     }
     fprintf(stderr, "test_select: %d run cases\n", runs_cases);

@@ -365,46 +365,73 @@ static int node_key_cmp(const void *x, const void *y)
     return a->score < b->score ? -1 : (a->score > b->score);
 }
 
-static void test_opt_tree_unsorted_oracle(void)
+/* Builds a tree with policy d (params p) under the rotated oracle and writes
+ * its nodes, sorted by key, to out; returns how many. */
+static int32_t build_rotated(const eng_policy_desc *d, const void *p, vnode *out)
 {
-    static vnode ref[MAXN], got[MAXN];
     static _Alignas(8) unsigned char mem2[sizeof mem];
     eng_tree t;
     orc o;
-    const eng_policy_desc *d = eng_policy_lookup("opt_tree");
+    eng_policy pol = {NULL, NULL};
+    CHECK_EQ_INT(d->create(p, &pol), ENG_OK);
+    if (!pol.i) return 0;
+    memset(&o, 0, sizeof o);
+    eng_tree_init(&t, mem2, sizeof mem2, MAXN, MAXN * KC);
+    eng_tree_reset(&t, 5);
+    eng_draft_oracle dr = {.expand = expand_rotated, .ctx = &o, .k = KC};
+    CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
+    eng_policy_destroy(&pol);
+    int32_t n = 0;
+    for (int32_t v = 1; v < t.n_nodes; v++)
+        out[n++] = (vnode){t.nodes[v].cum_logq, t.nodes[v].depth, 0, 0, t.nodes[v].tok};
+    qsort(out, (size_t)n, sizeof *out, node_key_cmp);
+    return n;
+}
+
+/* The same tree from sorted (g_rotate 0) and rotated lists, for each of the
+ * n parameter sets params[i] (psize bytes each). */
+static void same_tree_unsorted(const char *name, const void *params, size_t psize, int n)
+{
+    static vnode ref[MAXN], got[MAXN];
+    const eng_policy_desc *d = eng_policy_lookup(name);
     CHECK(d != NULL);
     if (!d) return;
-    int32_t sizes[] = {60, 16, 5};
-    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
-        int32_t nref = -1;
-        for (g_rotate = 0; g_rotate < 3; g_rotate++) {
-            eng_opt_tree_params p = {sizes[c], 0.05, 8, ENG_UNIT_NPU};
-            eng_policy pol = {NULL, NULL};
-            CHECK_EQ_INT(d->create(&p, &pol), ENG_OK);
-            memset(&o, 0, sizeof o);
-            eng_tree_init(&t, mem2, sizeof mem2, MAXN, MAXN * KC);
-            eng_tree_reset(&t, 5);
-            eng_draft_oracle dr = {.expand = expand_rotated, .ctx = &o, .k = KC};
-            CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
-            eng_policy_destroy(&pol);
-            vnode *out = g_rotate == 0 ? ref : got;
-            int32_t n = 0;
-            for (int32_t v = 1; v < t.n_nodes; v++)
-                out[n++] = (vnode){t.nodes[v].cum_logq, t.nodes[v].depth, 0, 0, t.nodes[v].tok};
-            qsort(out, (size_t)n, sizeof *out, node_key_cmp);
-            if (g_rotate == 0) {
-                nref = n;
-                CHECK(n > 0);
-                continue;
-            }
-            CHECK_EQ_INT(n, nref);
-            int same = n == nref;
-            for (int32_t i = 0; same && i < n; i++)
+    for (int c = 0; c < n; c++) {
+        const void *p = (const unsigned char *)params + (size_t)c * psize;
+        g_rotate = 0;
+        int32_t nref = build_rotated(d, p, ref);
+        CHECK(nref > 0);
+        for (g_rotate = 1; g_rotate < 3; g_rotate++) {
+            int32_t ng = build_rotated(d, p, got);
+            CHECK_EQ_INT(ng, nref);
+            int same = ng == nref;
+            for (int32_t i = 0; same && i < ng; i++)
                 same = got[i].tok == ref[i].tok && got[i].depth == ref[i].depth &&
                        got[i].score == ref[i].score;
             CHECK(same);
         }
     }
+    g_rotate = 0;
+}
+
+static void test_opt_tree_unsorted_oracle(void)
+{
+    eng_opt_tree_params p[] = {
+        {60, 0.05, 8, ENG_UNIT_NPU}, {16, 0.05, 8, ENG_UNIT_NPU}, {5, 0.05, 8, ENG_UNIT_NPU}};
+    same_tree_unsorted("opt_tree", p, sizeof p[0], 3);
+}
+
+/* EAGLE-2 merges the ranked runs of the pool for each level's frontier and for
+ * the global top total_tokens; with unsorted lists it selects over the pool.
+ * top_k = KC: every candidate enters the pool, so the pool (and the tree) do
+ * not depend on the lists' order. */
+static void test_eagle2_unsorted_oracle(void)
+{
+    eng_eagle2_params p[] = {{KC, 6, 60, ENG_UNIT_NPU},
+                             {KC, 3, 10, ENG_UNIT_NPU},
+                             {KC, 8, 200, ENG_UNIT_CPU},
+                             {KC, 0, 3, ENG_UNIT_NPU}};
+    same_tree_unsorted("eagle2", p, sizeof p[0], 4);
 }
 
 /* ---- Sequoia ---- */
@@ -642,6 +669,7 @@ int main(void)
     test_eagle2();
     test_opt_tree();
     test_opt_tree_unsorted_oracle();
+    test_eagle2_unsorted_oracle();
     test_sequoia();
     test_adaptive_chain();
     return check_done("engine/tree_policies");
