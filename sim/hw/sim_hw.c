@@ -80,6 +80,11 @@ struct sim_hw {
     double attn_flops_per_tok;      /* per row per attended token per layer */
     int64_t layer_read_ns, head_read_ns;           /* baseline runtime */
     int64_t spec_layer_read_ns, spec_head_read_ns; /* speculative runtime */
+    /* what every verification streams: reads, bytes (summed in op order, as
+     * the event simulation sums them), read time per runtime (sim_runtime) */
+    int32_t stream_reads;
+    double stream_bytes;
+    int64_t stream_ns[2];
     double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
     double d_head_bytes, d_head_flops; /* the draft's LM head (part of d_bytes, d_flops) */
     sim_sim main, scratch;
@@ -204,6 +209,21 @@ static void derive(sim_hw *hw)
     hw->head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
     hw->spec_layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
     hw->spec_head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    hw->stream_reads = 0;
+    hw->stream_bytes = 0.0;
+    for (int32_t i = hw->pinned; i < hw->L; i++) {
+        hw->stream_reads++;
+        hw->stream_bytes += hw->layer_bytes;
+    }
+    if (!hw->mem.head_resident) {
+        hw->stream_reads++;
+        hw->stream_bytes += hw->head_bytes;
+    }
+    int64_t streamed = hw->L - hw->pinned, head_streamed = !hw->mem.head_resident;
+    hw->stream_ns[SIM_RUNTIME_BASELINE] =
+        streamed * hw->layer_read_ns + head_streamed * hw->head_read_ns;
+    hw->stream_ns[SIM_RUNTIME_SPEC] =
+        streamed * hw->spec_layer_read_ns + head_streamed * hw->spec_head_read_ns;
     if (hw->has_draft) {
         const sim_model *d = &hw->dft;
         hw->d_bytes = sim_model_weight_bytes(d);
@@ -725,8 +745,10 @@ enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) *
  * ends; reads are FIFO on the flash channel; op i computes after its weights
  * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
  * are rounded exactly as the event-driven cycle rounds them, and each service
- * the event simulation would run is counted in *w (one event each).  Returns
- * the end of the last op, or -1 when the prefetch depth exceeds the ring. */
+ * the event simulation would run is counted in *w (one event each).  With
+ * prefetch 0 the recurrence has a closed form (the busy sums are integers, so
+ * any order of summing gives the same).  Returns the end of the last op, or
+ * -1 when the prefetch depth exceeds the ring. */
 static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
                            walk *w)
 {
@@ -742,34 +764,44 @@ static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double s
     int64_t kv = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * slow);
     int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
     int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
-    int64_t end[WALK_RING], flash_free = t0, prev = t0, kv_end = t0 + kv;
-    int32_t n = hw->L + 1;
+    int32_t L = hw->L, n = L + 1;
+    int32_t after = v->exit_layer >= 0 ? L - 1 - v->exit_layer : 0; /* layers at lay_b */
+    int64_t kv_end = t0 + kv;
+    /* busy times and counts do not depend on the schedule */
+    w->flash_ns += hw->stream_ns[spec];
+    w->flash_bytes += hw->stream_bytes;
+    w->events += hw->stream_reads + n + (kv > 0);
+    w->npu_ns += (int64_t)(L - after) * lay_a + (int64_t)after * lay_b;
+    if (v->proj == ENG_PROJ_ONDEMAND_CPU)
+        w->cpu_ns += head;
+    else
+        w->npu_ns += head;
+    w->cpu_ns += kv;
+    w->kv_ns = kv;
+    if (p == 0) {
+        /* read, compute, read, ...: op 0 starts once its read and the KV work
+         * are done; every later op i starts when op i - 1 ends plus its read
+         * (the channel is idle by then) */
+        int64_t rd0 = hw->pinned > 0 ? 0 : lr;
+        int64_t start0 = t0 + rd0 > kv_end ? t0 + rd0 : kv_end;
+        return start0 + (hw->stream_ns[spec] - rd0) + (int64_t)(L - after) * lay_a +
+               (int64_t)after * lay_b + head;
+    }
+    int64_t end[WALK_RING], flash_free = t0, prev = t0;
     for (int32_t i = 0; i < n; i++) {
         int is_head = i == n - 1;
         int64_t issue = i <= p ? t0 : end[(i - 1 - p) % WALK_RING];
         int resident = is_head ? hw->mem.head_resident : i < hw->pinned;
         int64_t ready = issue;
         if (!resident) {
-            int64_t rd = is_head ? hr : lr;
-            flash_free = (flash_free > issue ? flash_free : issue) + rd;
+            flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? hr : lr);
             ready = flash_free;
-            w->flash_ns += rd;
-            w->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes; /* in op order */
-            w->events++;
         }
         int64_t start = ready > prev ? ready : prev;
         if (kv_end > start) start = kv_end;
-        int64_t dur = is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a;
-        if (is_head && v->proj == ENG_PROJ_ONDEMAND_CPU)
-            w->cpu_ns += dur;
-        else
-            w->npu_ns += dur;
-        prev = start + dur;
+        prev = start + (is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a);
         end[i % WALK_RING] = prev;
     }
-    w->cpu_ns += kv;
-    w->kv_ns = kv;
-    w->events += n + (kv > 0);
     return prev;
 }
 
