@@ -90,9 +90,32 @@ void rp_oracle_free(rp_oracle *o)
     o->calls = NULL;
 }
 
+/* Asks for the first rows of the recorded tree ahead of use.  The recorder
+ * adds nodes best first, so a tree's first rows are those a policy is most
+ * likely to walk, and the walk is a chain of dependent loads (a child lookup,
+ * then the child's candidates) that would otherwise miss the cache one after
+ * another on a large trace. */
+static void prefetch_tree(const trc_tree *tr)
+{
+    enum { LINE = 64, NODES = 16 };
+    size_t n = (size_t)(tr->n < NODES ? tr->n : NODES);
+    size_t rows = n * (size_t)tr->k * sizeof(int32_t), links = n * sizeof(int32_t);
+    for (size_t b = 0; b < rows; b += LINE) {
+        __builtin_prefetch((const char *)tr->draft_tok + b);
+        __builtin_prefetch((const char *)tr->draft_logp + b);
+        __builtin_prefetch((const char *)tr->tgt_tok + b);
+    }
+    for (size_t b = 0; b < links; b += LINE) {
+        __builtin_prefetch((const char *)tr->token + b);
+        __builtin_prefetch((const char *)tr->first_child + b);
+        __builtin_prefetch((const char *)tr->next_sibling + b);
+    }
+}
+
 void rp_oracle_begin(rp_oracle *o, int32_t p, int32_t pos)
 {
     trc_tree_get(o->trace, p, pos, &o->tree);
+    prefetch_tree(&o->tree);
     const int32_t *prompt;
     o->prompt_len = trc_prompt(o->trace, p, &prompt);
     o->ref_len = trc_ref(o->trace, p, &o->ref);
@@ -114,7 +137,14 @@ void rp_oracle_map(rp_oracle *o, const eng_tree *t)
         }
         int32_t par = n->parent;
         int32_t pt = o->tnode[par];
-        o->tnode[i] = pt >= 0 ? trc_tree_child(&o->tree, pt, n->tok) : -1;
+        int32_t tn = pt >= 0 ? trc_tree_child(&o->tree, pt, n->tok) : -1;
+        o->tnode[i] = tn;
+        if (tn >= 0) { /* its rows are read next: fetch them while mapping the rest */
+            __builtin_prefetch(o->tree.draft_tok + (size_t)tn * o->k);
+            __builtin_prefetch(o->tree.draft_logp + (size_t)tn * o->k);
+            __builtin_prefetch(o->tree.tgt_tok + (size_t)tn * o->k);
+            __builtin_prefetch(o->tree.first_child + tn);
+        }
         int32_t at = o->pos + n->depth - 1; /* reference index this node would emit */
         o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
     }
