@@ -277,19 +277,28 @@ static int32_t provisional_kept(const eng_tree *t, int32_t first, int32_t done,
     return kept;
 }
 
-/* 95% percentile-bootstrap interval of sum(tok) / sum(ms) over prompts. */
+/* 95% percentile-bootstrap interval of sum(tok) / sum(ms) over prompts.  The
+ * two quantiles read only the order statistics at floor(f (B - 1)) and the
+ * next (gsl_stats_quantile_from_sorted_data), so instead of sorting all B
+ * rates the k smallest and k largest are placed, in order, at both ends of
+ * the array it reads: the same two values each, at a fraction of the cost. */
 static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64_t seed,
                          double *lo, double *hi)
 {
-    double *rate = malloc(sizeof(double) * RP_BOOTSTRAP);
+    const double f_lo = 0.025, f_hi = 0.975;
+    const size_t B = RP_BOOTSTRAP;
+    const size_t k_lo = (size_t)(f_lo * (double)(B - 1)) + 2; /* positions 0 .. k_lo - 1 */
+    const size_t k_hi = B - (size_t)(f_hi * (double)(B - 1)); /* B - k_hi .. B - 1 */
+    double *rate = malloc(sizeof(double) * (3 * B));
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!rate || !r || n < 2) {
         free(rate);
         gsl_rng_free(r);
         return; /* lo, hi keep the point estimate */
     }
+    double *ends = rate + B, *top = rate + 2 * B;
     gsl_rng_set(r, (unsigned long)(seed ^ 0xb0075a3b1e5ULL));
-    for (int32_t b = 0; b < RP_BOOTSTRAP; b++) {
+    for (size_t b = 0; b < B; b++) {
         double st = 0.0, sm = 0.0;
         for (int32_t i = 0; i < n; i++) {
             unsigned long j = gsl_rng_uniform_int(r, (unsigned long)n);
@@ -298,9 +307,12 @@ static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64
         }
         rate[b] = sm > 0 ? st / (sm / 1000.0) : 0.0;
     }
-    gsl_sort(rate, 1, RP_BOOTSTRAP);
-    *lo = gsl_stats_quantile_from_sorted_data(rate, 1, RP_BOOTSTRAP, 0.025);
-    *hi = gsl_stats_quantile_from_sorted_data(rate, 1, RP_BOOTSTRAP, 0.975);
+    gsl_sort_smallest(ends, k_lo, rate, 1, B); /* ends' middle is never read */
+    gsl_sort_largest(top, k_hi, rate, 1, B);   /* descending */
+    for (size_t j = 0; j < k_hi; j++)
+        ends[B - 1 - j] = top[j];
+    *lo = gsl_stats_quantile_from_sorted_data(ends, 1, B, f_lo);
+    *hi = gsl_stats_quantile_from_sorted_data(ends, 1, B, f_hi);
     free(rate);
     gsl_rng_free(r);
 }
