@@ -2,15 +2,17 @@
 """Benchmark: replay rate of every policy with trees of up to 64 rows (meson
 benchmark; it reports, it asserts nothing about speed).
 
-tests/bench/scripts/policy_rate.lua runs each policy on one thread over a
-synthetic trace recorded with 65-node trees.  The script runs REPEAT times;
-within a round every policy runs, so machine noise spreads over all of them
-alike.  Reported per policy: cycles per second of the replay's own wall time
-(median, min, max over the rounds) and the rows it actually verified per
-cycle (mean and largest), so a tree-size label never overstates the work.
-With FLASHSPEC_BIN_BASE set to another build, each round also runs that
-binary (interleaved: new, base, new, base, ...) and the speed-up per policy
-is reported as a ratio of medians with its min and max.
+tests/bench/scripts/policy_rate.lua runs one policy on one thread over a
+synthetic trace recorded with 65-node trees (made once per benchmark with
+`flashspec trace synth`), seed after seed until its points took MIN_S
+seconds of replay.  Every round runs every policy, each in its own process;
+with FLASHSPEC_BIN_BASE set to another build, that build runs the same
+policy right before or after (the order alternates from round to round), so
+drift and noise fall on both alike.  Reported per policy: cycles per second
+of the replay's own wall time (median, min, max over REPEAT rounds) and the
+rows it actually verified per cycle (mean and largest), so a tree-size label
+never overstates the work; against a base build the speed-up as the ratio of
+medians, with the min and max of the per-round ratios.
 """
 import os
 import statistics
@@ -23,12 +25,16 @@ BASE = os.environ.get("FLASHSPEC_BIN_BASE")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "policy_rate.lua")
 REPEAT = 5
+MIN_S = 0.25
+POLICIES = ["flash_ar", "chain", "specinfer", "sequoia", "eagle2", "opt_tree", "edgellm", "lyanna",
+            "lever"]
 
 
-def run(binary, tmp, tag):
+def run(binary, tmp, tag, trace, policy):
     p = subprocess.run([binary, "run", "-q", "-j", "1", SCRIPT, "--no-resume", "-o",
-                        os.path.join(tmp, tag)], cwd=HOME, capture_output=True, text=True,
-                       timeout=600)
+                        os.path.join(tmp, tag), "--arg", f"trace={trace}", "--arg",
+                        f"only={policy}", "--arg", f"min_s={MIN_S}"], cwd=HOME,
+                       capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
     out = {}
@@ -42,14 +48,25 @@ def run(binary, tmp, tag):
 def main():
     rates, base, rows = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "policies.h5")
+        p = subprocess.run([BIN, "trace", "synth", "-o", trace, "--prompts", "4", "--output-len",
+                            "1000", "--seed", "3", "--nodes", "65", "--depth", "10"], cwd=HOME,
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            sys.exit(f"bench: trace synth failed ({p.returncode}): {p.stderr}")
         for i in range(REPEAT):
-            for name, (rate, rmean, rmax) in run(BIN, tmp, f"n{i}").items():
-                rates.setdefault(name, []).append(rate)
-                rows[name] = (rmean, rmax)
-            if BASE:
-                for name, (rate, _, _) in run(BASE, tmp, f"b{i}").items():
-                    base.setdefault(name, []).append(rate)
-    print(f"Replay rate per policy, one thread, {REPEAT} rounds (cycles/s of sim_wall_s):")
+            for pol in POLICIES:
+                order = [(BIN, "n"), (BASE, "b")] if i % 2 == 0 else [(BASE, "b"), (BIN, "n")]
+                for binary, tag in order:
+                    if not binary:
+                        continue
+                    for name, (rate, rmean, rmax) in run(binary, tmp, f"{tag}{i}{pol}", trace,
+                                                         pol).items():
+                        (rates if tag == "n" else base).setdefault(name, []).append(rate)
+                        if tag == "n":
+                            rows[name] = (rmean, rmax)
+    print(f"Replay rate per policy, one thread, {REPEAT} rounds of at least {MIN_S} s each "
+          f"(cycles/s of sim_wall_s):")
     print(f"  {'policy':<10} {'median':>10} {'min':>10} {'max':>10}  {'rows/cycle':>10} "
           f"{'rows max':>8}" + ("  speed-up vs base (median [min, max])" if BASE else ""))
     for name, r in rates.items():
