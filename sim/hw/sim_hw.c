@@ -18,6 +18,7 @@
 #include "sim_hw.h"
 
 #include "sim/des/sim_des.h"
+#include "sim/des/sim_lite.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 typedef struct cyc {
     struct sim_hw *hw;
     sim_des *des;
+    sim_lite *lite; /* non-NULL: the services run on it instead of des (sim_lite.h) */
     sim_res *flash, *npu, *cpu;
     int spans; /* emit spans (main simulation only) */
     /* draft phase */
@@ -46,6 +48,8 @@ typedef struct cyc {
     /* overlapping draft calls ("Overlap") */
     const sim_overlap *ov;
     int32_t ov_next, ov_active, ov_done;
+    int32_t ov_dur_of; /* the call whose duration ov_dur holds, -1 none */
+    int64_t ov_dur;
     int64_t ov_t0, ov_busy_ns;
     int verify_started;
     int64_t lay_a_ns, lay_b_ns, head_ns, kv_ns;
@@ -445,6 +449,22 @@ static void fail(cyc *c, int rc)
     }
 }
 
+static int64_t now_ns(const cyc *c)
+{
+    return c->lite ? sim_lite_now(c->lite) : sim_des_now(c->des);
+}
+
+/* sim_res_use on the cycle's simulation, whichever it is. */
+static void use(cyc *c, sim_res *r, int64_t dur, sim_event_fn fn, int64_t arg)
+{
+    if (!c->lite) {
+        fail(c, sim_res_use(c->des, r, dur, fn, c, NULL, arg));
+        return;
+    }
+    int rc = sim_lite_use(c->lite, r == c->flash ? 0 : r == c->npu ? 1 : 2, dur, fn, c, arg);
+    if (rc != SIM_DES_OK && !c->err) c->err = rc; /* sim_lite_run stops on it */
+}
+
 static void start_call(cyc *c);
 static void start_verify(cyc *c);
 static void try_reads(cyc *c);
@@ -460,8 +480,9 @@ static int64_t call_ns(const cyc *c, int32_t i)
 
 static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
 {
+    (void)des; /* NULL on sim_lite */
     cyc *c = ctx;
-    int64_t now = sim_des_now(des);
+    int64_t now = now_ns(c);
     if (c->call_ms) c->call_ms[ev->arg] = (double)(now - c->call_t0) * 1e-6;
     span(c, c->calls[ev->arg].unit == ENG_UNIT_NPU ? c->npu : c->cpu, "draft", (int32_t)ev->arg,
          now - c->call_t0);
@@ -476,8 +497,8 @@ static void start_call(cyc *c)
 {
     int32_t i = c->next_call;
     sim_res *r = c->calls[i].unit == ENG_UNIT_NPU ? c->npu : c->cpu;
-    c->call_t0 = sim_des_now(c->des);
-    fail(c, sim_res_use(c->des, r, call_ns(c, i), on_call_done, c, NULL, i));
+    c->call_t0 = now_ns(c);
+    use(c, r, call_ns(c, i), on_call_done, i);
 }
 
 static void on_kv_done(void *ctx, sim_des *des, const sim_event *ev)
@@ -504,6 +525,7 @@ static void on_read_done(void *ctx, sim_des *des, const sim_event *ev)
 
 static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
 {
+    (void)des; /* NULL on sim_lite */
     cyc *c = ctx;
     int32_t op = (int32_t)ev->arg;
     if (op == c->n_ops - 1)
@@ -513,7 +535,7 @@ static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
     c->tgt_issued = 0;
     c->computed = op + 1;
     if (c->computed == c->n_ops) {
-        c->t_end = sim_des_now(des);
+        c->t_end = now_ns(c);
         return;
     }
     try_reads(c);
@@ -529,7 +551,7 @@ static void try_reads(cyc *c)
         int32_t op = c->next_read++;
         int is_head = op == c->n_ops - 1;
         int resident = is_head ? hw->mem.head_resident : op < hw->pinned;
-        int64_t now = sim_des_now(c->des);
+        int64_t now = now_ns(c);
         if (resident) {
             c->ready[op] = 1;
             c->read_end[op] = now;
@@ -542,7 +564,7 @@ static void try_reads(cyc *c)
         c->flash_free = (c->flash_free > now ? c->flash_free : now) + dur;
         c->read_end[op] = c->flash_free;
         c->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes;
-        fail(c, sim_res_use(c->des, c->flash, dur, on_read_done, c, NULL, op));
+        use(c, c->flash, dur, on_read_done, op);
     }
 }
 
@@ -558,15 +580,16 @@ static void try_compute(cyc *c)
     if (c->ov_active) dur = ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_compute);
     c->compute_ns = dur;
     c->tgt_issued = 1;
-    fail(c, sim_res_use(c->des, head ? c->head_res : c->npu, dur, on_compute_done, c, NULL, op));
+    use(c, head ? c->head_res : c->npu, dur, on_compute_done, op);
 }
 
 /* ---- overlapping draft calls ---- */
 
 static void on_ov_done(void *ctx, sim_des *des, const sim_event *ev)
 {
+    (void)des; /* NULL on sim_lite */
     cyc *c = ctx;
-    int64_t now = sim_des_now(des);
+    int64_t now = now_ns(c);
     const sim_draft_call *k = &c->ov->calls[ev->arg];
     span(c, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, "provisional", (int32_t)ev->arg,
          now - c->ov_t0);
@@ -585,29 +608,28 @@ static void try_overlap(cyc *c)
     if (!c->ov || c->ov_active || c->ov_next >= c->ov->n_calls || !c->verify_started ||
         c->t_end >= 0)
         return;
-    int32_t i = c->ov_next;
+    int32_t i = c->ov_next, op = c->computed;
     const sim_draft_call *k = &c->ov->calls[i];
-    int64_t now = sim_des_now(c->des);
-    int64_t dur = ms_to_ns(
-        sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) * c->slow);
-    if (c->ov->gate) {
-        int32_t op = c->computed;
-        if (c->tgt_issued || c->kv_pending || op >= c->n_ops || c->ready[op] != 0 ||
-            now + dur > c->read_end[op])
-            return;
+    if (c->ov->gate && (c->tgt_issued || c->kv_pending || op >= c->n_ops || c->ready[op] != 0))
+        return;
+    if (c->ov_dur_of != i) { /* the call's duration, once per call */
+        c->ov_dur =
+            ms_to_ns(sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) * c->slow);
+        c->ov_dur_of = i;
     }
+    int64_t now = now_ns(c), dur = c->ov_dur;
+    if (c->ov->gate && now + dur > c->read_end[op]) return;
     c->ov_next++;
     c->ov_active = 1;
     c->ov_t0 = now;
-    fail(c, sim_res_use(c->des, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, dur, on_ov_done, c, NULL,
-                        i));
+    use(c, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, dur, on_ov_done, i);
 }
 
 static void start_verify(cyc *c)
 {
     sim_hw *hw = c->hw;
     const sim_verify_shape *v = c->v;
-    c->t_draft_end = sim_des_now(c->des);
+    c->t_draft_end = now_ns(c);
     if (!v) {
         c->t_end = c->t_draft_end;
         return;
@@ -637,11 +659,11 @@ static void start_verify(cyc *c)
     c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     memset(c->ready, 0, (size_t)c->n_ops);
     memset(c->slow_read, 0, (size_t)c->n_ops);
-    c->flash_free = sim_des_now(c->des);
+    c->flash_free = now_ns(c);
     c->next_read = c->computed = 0;
     c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * c->slow);
     c->kv_pending = c->kv_ns > 0;
-    if (c->kv_pending) fail(c, sim_res_use(c->des, c->cpu, c->kv_ns, on_kv_done, c, NULL, 0));
+    if (c->kv_pending) use(c, c->cpu, c->kv_ns, on_kv_done, 0);
     c->verify_started = 1;
     try_reads(c);
     try_compute(c);
@@ -902,26 +924,60 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
         ov = NULL;
     }
     spans = spans && hw->span_fn != NULL;
-    if (!ov && !spans && !hw->events_always &&
-        direct_cycle(hw, s, calls, n_calls, v, out, call_ms) == 0)
-        return SIM_HW_OK;
-    cyc c = {.hw = hw,
-             .des = s->des,
-             .flash = s->flash,
-             .npu = s->npu,
-             .cpu = s->cpu,
-             .spans = spans,
-             .calls = calls,
-             .n_calls = n_calls,
-             .call_ms = call_ms,
-             .v = v,
-             .ready = s->ready,
-             .slow_read = s->slow_read,
-             .read_end = s->read_end,
-             .ov = ov,
-             .t_end = -1,
-             .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
-    int64_t t0 = sim_des_now(s->des), idle0 = sim_des_idle_ns(s->des);
+    int fast = !spans && !hw->events_always;
+    if (!ov && fast && direct_cycle(hw, s, calls, n_calls, v, out, call_ms) == 0) return SIM_HW_OK;
+    const cyc c0 = {.hw = hw,
+                    .des = s->des,
+                    .flash = s->flash,
+                    .npu = s->npu,
+                    .cpu = s->cpu,
+                    .spans = spans,
+                    .calls = calls,
+                    .n_calls = n_calls,
+                    .call_ms = call_ms,
+                    .v = v,
+                    .ready = s->ready,
+                    .slow_read = s->slow_read,
+                    .read_end = s->read_end,
+                    .ov = ov,
+                    .ov_dur_of = -1,
+                    .t_end = -1,
+                    .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
+    int64_t t0 = sim_des_now(s->des);
+    if (fast) { /* the same handlers on sim_lite (three resources, no queue) */
+        sim_lite lite;
+        sim_lite_init(&lite, t0);
+        cyc c = c0;
+        c.lite = &lite;
+        if (n_calls > 0)
+            start_call(&c);
+        else
+            start_verify(&c);
+        if (!c.err) sim_lite_run(&lite, &c.err);
+        if (!c.err) {
+            cyc_sum m = {.t0 = t0,
+                         .t_draft_end = c.t_draft_end,
+                         .t_verify_end = c.t_end,
+                         .t1 = sim_lite_now(&lite),
+                         .flash_ns = sim_lite_busy_ns(&lite, 0),
+                         .npu_ns = sim_lite_busy_ns(&lite, 1),
+                         .cpu_ns = sim_lite_busy_ns(&lite, 2),
+                         .idle_ns = sim_lite_idle_ns(&lite),
+                         .kv_ns = c.kv_ns,
+                         .events = (int64_t)sim_lite_fired(&lite),
+                         .flash_bytes = c.flash_bytes,
+                         .slow = c.slow,
+                         .ov_done = c.ov_done,
+                         .ov_busy_ns = c.ov_busy_ns};
+            sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
+            finish_cycle(hw, calls, n_calls, v, ov, &m, out);
+            return SIM_HW_OK;
+        }
+        /* a waiting line overflowed (not with a valid profile: at most
+         * prefetch + 1 reads wait): the cycle again, on sim_des */
+    }
+    cyc c = c0;
+    int64_t idle0 = sim_des_idle_ns(s->des);
     int64_t f0 = sim_res_busy_ns(s->flash), n0 = sim_res_busy_ns(s->npu),
             p0 = sim_res_busy_ns(s->cpu);
     uint64_t e0 = sim_des_fired(s->des);

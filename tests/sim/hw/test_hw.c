@@ -656,18 +656,20 @@ static int same_cycle(const sim_cycle_time *a, const sim_cycle_time *b)
            a->overlap_draft_ms == b->overlap_draft_ms;
 }
 
-/* A cycle without overlapping calls is walked without events by default; the
- * walk must give every number the event simulation gives: random phones
- * (prefetch depths, queue depths, power states, thermal onset within the run),
- * residency, draft calls of every part and unit, shapes with exit layers,
- * every projection mode and both runtimes, draft-only cycles, and a sequence of
- * cycles on one clock (so the thermal decision and t0/t1 are compared too). */
+/* By default a cycle without overlapping calls is walked without events, and
+ * one with them runs on the three-server loop instead of sim_des; both must
+ * give every number the event simulation gives: random phones (prefetch
+ * depths, queue depths, power states, thermal onset within the run,
+ * contention factors), residency, draft calls of every part and unit, shapes
+ * with exit layers, every projection mode and both runtimes, draft-only
+ * cycles, overlapping calls gated or not, and a sequence of cycles on one
+ * clock (so the thermal decision and t0/t1 are compared too). */
 static void test_walk_equals_events(void)
 {
     sim_model ms[3] = {q8(), q4(), q14()};
     sim_model e = eagle(4096, 12288);
     uint64_t seed = 7;
-    int cycles = 0, throttled = 0, with_idle = 0;
+    int cycles = 0, throttled = 0, with_idle = 0, overlapped = 0;
     for (int trial = 0; trial < 150; trial++) {
         sim_device d = powered();
         d.prefetch_layers = (int32_t)(next_rand(&seed) % 9);
@@ -680,6 +682,8 @@ static void test_walk_equals_events(void)
         d.thermal = (int32_t)(next_rand(&seed) % 2);
         d.thermal_onset_s = (double)(next_rand(&seed) % 4) * 0.5;
         d.thermal_throttle = 0.3;
+        d.contention_compute = 1.0 + (double)(next_rand(&seed) % 4) * 0.2;
+        d.contention_load = 1.0 + (double)(next_rand(&seed) % 4) * 0.15;
         sim_model *m = &ms[next_rand(&seed) % 3];
         double x = (double)(next_rand(&seed) % 5) / 4.0;
         sim_hw *ev = NULL, *wk = NULL;
@@ -711,10 +715,22 @@ static void test_walk_equals_events(void)
                 sim_hw_generation_start(ev);
                 sim_hw_generation_start(wk);
             }
+            sim_draft_call prov[6];
+            sim_overlap ov = {prov, 0, (int32_t)(next_rand(&seed) % 2)};
+            if (vp && next_rand(&seed) % 2) {
+                ov.n_calls = 1 + (int32_t)(next_rand(&seed) % 6);
+                for (int32_t i = 0; i < ov.n_calls; i++) {
+                    prov[i].unit = next_rand(&seed) % 2 ? ENG_UNIT_NPU : ENG_UNIT_CPU;
+                    prov[i].rows = 1 + (int32_t)(next_rand(&seed) % 8);
+                    prov[i].ctx_len = (int32_t)(next_rand(&seed) % 4000);
+                    prov[i].part = (int32_t)(next_rand(&seed) % 3);
+                }
+            }
             sim_cycle_time a, b;
             double ca[6], cb[6];
-            int ra = sim_hw_cycle(ev, calls, n_calls, vp, &a, ca);
-            int rb = sim_hw_cycle(wk, calls, n_calls, vp, &b, cb);
+            int ra = sim_hw_cycle_overlap(ev, calls, n_calls, vp, &ov, &a, ca);
+            int rb = sim_hw_cycle_overlap(wk, calls, n_calls, vp, &ov, &b, cb);
+            overlapped += b.overlap_calls > 0;
             CHECK(ra == SIM_HW_OK && rb == SIM_HW_OK);
             CHECK(same_cycle(&a, &b));
             for (int32_t i = 0; i < n_calls; i++)
@@ -728,7 +744,7 @@ static void test_walk_equals_events(void)
             }
             cycles++;
             throttled += a.throttled;
-            with_idle += a.idle_ms != 0.0;
+            with_idle += ov.n_calls == 0 && a.idle_ms != 0.0;
         }
         /* the estimate (scratch simulation) walks too */
         sim_verify_shape v = shape(9, 3);
@@ -740,7 +756,8 @@ static void test_walk_equals_events(void)
         sim_hw_destroy(wk);
     }
     CHECK(cycles > 1000 && throttled > 100);
-    CHECK(with_idle == 0); /* such a cycle never leaves every resource idle */
+    CHECK(overlapped > 300);
+    CHECK(with_idle == 0); /* a cycle without overlap never leaves every resource idle */
 }
 
 static void test_thermal(void)
