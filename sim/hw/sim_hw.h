@@ -114,8 +114,9 @@
  * under kv_target and reports kv_draft as 0.
  *
  * Determinism: integer-ns clock, (time, priority, sequence) event order, no
- * randomness.  Cost: allocation-free after sim_hw_create; ~2 events per layer,
- * or an O(L) walk for a cycle without overlap (sim_hw_set_events_always).
+ * randomness.  Cost: allocation-free after sim_hw_create; ~2 events per layer
+ * (on sim_lite), or an O(L) walk -- O(1) with prefetch 0 -- for a cycle
+ * without overlap (sim_hw_set_events_always).
  * Threading: a sim_hw is single-threaded; make one per worker.
  */
 #ifndef SIM_HW_H
@@ -275,13 +276,14 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
  * and calibration tables.  Returns SIM_HW_OK or SIM_HW_E_INVALID. */
 int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms);
 
-/* How cycles are run.  A cycle without overlapping draft calls and without a
- * span hook is walked as a recurrence (the draft calls back to back, then the
- * verification's reads and layers), with every number -- times, busy times,
- * events, bytes, energy, clock -- equal to what the event simulation gives;
- * cycles with overlapping calls or spans always run on events.  on = 1 runs
- * every cycle on events (for tests comparing the two); 0 (the default)
- * restores the walk. */
+/* How cycles are run.  Without a span hook, a cycle without overlapping draft
+ * calls is walked as a recurrence (the draft calls back to back, then the
+ * verification's reads and layers), and one with them runs on sim_lite (three
+ * resources, no event queue: sim/des/sim_lite.h); every number -- times, busy
+ * times, events, bytes, energy, clock -- equals what the general event
+ * simulation (sim_des) gives.  With a span hook cycles run on sim_des.  on = 1
+ * runs every cycle on sim_des (for tests comparing them); 0 (the default)
+ * restores the faster paths. */
 void sim_hw_set_events_always(sim_hw *hw, int on);
 
 /* Overlapping draft tokens the memory upper bound allows: (mem_upper_bound x
