@@ -1,0 +1,64 @@
+/*
+ * sim_hw_impl.h -- private to sim/hw: the phone model's handle, shared by
+ * sim_hw.c (creation, the cycle) and sim_hw_costs.c (DRAM accounting, cost
+ * formulas).  Nothing outside sim/hw includes it.
+ */
+#ifndef SIM_HW_IMPL_H
+#define SIM_HW_IMPL_H
+
+#include "sim_hw.h"
+
+#include "sim/des/sim_des.h"
+
+#include <stdio.h>
+
+typedef struct sim_sim { /* a DES with the three resources */
+    sim_des *des;
+    sim_res *flash, *npu, *cpu;
+    uint8_t *ready;     /* L + 1 op flags */
+    uint8_t *slow_read; /* L + 1 contention flags */
+    int64_t *read_end;  /* L + 1 read completion times */
+} sim_sim;
+
+struct sim_hw {
+    sim_device dev;
+    sim_model tgt, dft;
+    int has_draft;
+    double dram_fraction;
+    int32_t max_ctx;
+    sim_hw_memory mem;
+    /* derived constants */
+    int32_t L, pinned;
+    double layer_bytes, head_bytes, kv_layer_bytes, kv_token_bytes;
+    double layer_flops, head_flops;                /* per row, excluding attention */
+    double attn_flops_per_tok;                     /* per row per attended token per layer */
+    int64_t layer_read_ns, head_read_ns;           /* baseline runtime */
+    int64_t spec_layer_read_ns, spec_head_read_ns; /* speculative runtime */
+    /* what every verification streams: reads, bytes (summed in op order, as
+     * the event simulation sums them), read time per runtime (sim_runtime) */
+    int32_t stream_reads;
+    double stream_bytes;
+    int64_t stream_ns[2];
+    double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
+    double d_head_bytes, d_head_flops; /* the draft's LM head (part of d_bytes, d_flops) */
+    sim_sim main, scratch;
+    uint8_t *ready;    /* 4 * (L + 1): main's and scratch's ready, then their slow_read */
+    int64_t *read_end; /* 2 * (L + 1): main's, then scratch's */
+    int broken;        /* a cycle failed mid-way (out of memory): refuse further cycles */
+    int64_t gen_t0_ns; /* main clock at the start of the current generation (thermal) */
+    sim_hw_span_fn span_fn;
+    void *span_ctx;
+    int events_always; /* sim_hw_set_events_always */
+};
+
+/* Bytes one execution of a draft part reads: weights (without or only the LM
+ * head) and, unless it is the head alone, the KV over ctx_len. */
+double sim_hwi_draft_part_bytes(const sim_hw *hw, int32_t ctx_len, int32_t part);
+
+/* Copies msg into err (err NULL or n 0: nothing). */
+static inline void sim_hwi_set_err(char *err, size_t n, const char *msg)
+{
+    if (err && n) snprintf(err, n, "%s", msg);
+}
+
+#endif
