@@ -524,12 +524,14 @@ static double cycle_energy_mj(const sim_device *d, const sim_cycle_time *o)
 
 /* ---- the cycle without events ---- */
 
-/* What a verification walked without events adds to its cycle. */
-typedef struct walk {
-    int64_t flash_ns, npu_ns, cpu_ns, kv_ns;
-    int64_t events;
-    double flash_bytes;
-} walk;
+/* What a finished cycle measured, however it was run. */
+typedef struct cyc_sum {
+    int64_t t0, t_draft_end, t_verify_end, t1;
+    int64_t flash_ns, npu_ns, cpu_ns, idle_ns, kv_ns, events;
+    double flash_bytes, slow;
+    int32_t ov_done;
+    int64_t ov_busy_ns;
+} cyc_sum;
 
 enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) */
 
@@ -538,12 +540,13 @@ enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) *
  * ends; reads are FIFO on the flash channel; op i computes after its weights
  * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
  * are rounded exactly as the event-driven cycle rounds them, and each service
- * the event simulation would run is counted in *w (one event each).  With
+ * the event simulation would run is counted in *w (busy times, kv_ns,
+ * events: one each, flash_bytes).  With
  * prefetch 0 the recurrence has a closed form (the busy sums are integers, so
  * any order of summing gives the same).  Returns the end of the last op, or
  * -1 when the prefetch depth exceeds the ring. */
 static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
-                           walk *w)
+                           cyc_sum *w)
 {
     int spec = v->runtime == SIM_RUNTIME_SPEC;
     int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
@@ -598,15 +601,6 @@ static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double s
     return prev;
 }
 
-/* What a finished cycle measured, however it was run. */
-typedef struct cyc_sum {
-    int64_t t0, t_draft_end, t_verify_end, t1;
-    int64_t flash_ns, npu_ns, cpu_ns, idle_ns, kv_ns, events;
-    double flash_bytes, slow;
-    int32_t ov_done;
-    int64_t ov_busy_ns;
-} cyc_sum;
-
 static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                          const sim_verify_shape *v, const sim_overlap *ov, const cyc_sum *m,
                          sim_cycle_time *out)
@@ -653,7 +647,6 @@ static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int
 {
     cyc_sum m = {.t0 = sim_des_now(s->des),
                  .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
-    walk w = {0};
     int64_t t = m.t0;
     for (int32_t i = 0; i < n_calls; i++) {
         const sim_draft_call *k = &calls[i];
@@ -661,23 +654,17 @@ static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int
             ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m.slow);
         if (call_ms) call_ms[i] = (double)d * 1e-6;
         if (k->unit == ENG_UNIT_NPU)
-            w.npu_ns += d;
+            m.npu_ns += d;
         else
-            w.cpu_ns += d;
-        w.events++;
+            m.cpu_ns += d;
+        m.events++;
         t += d;
     }
     m.t_draft_end = m.t_verify_end = m.t1 = t;
     if (v) {
-        m.t1 = m.t_verify_end = verify_walk(hw, v, m.slow, t, &w);
+        m.t1 = m.t_verify_end = verify_walk(hw, v, m.slow, t, &m);
         if (m.t1 < 0) return -1;
     }
-    m.flash_ns = w.flash_ns;
-    m.npu_ns = w.npu_ns;
-    m.cpu_ns = w.cpu_ns;
-    m.kv_ns = w.kv_ns;
-    m.events = w.events;
-    m.flash_bytes = w.flash_bytes;
     sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
     finish_cycle(hw, calls, n_calls, v, NULL, &m, out);
     return 0;
@@ -818,7 +805,7 @@ int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_m
 {
     if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
     double slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0;
-    walk w = {0};
+    cyc_sum w = {0};
     int64_t end = verify_walk(hw, v, slow, 0, &w);
     if (end < 0) return SIM_HW_E_INVALID;
     *verify_ms = (double)end * 1e-6;

@@ -490,6 +490,25 @@ static uint64_t next_rand(uint64_t *s)
     return *s >> 33;
 }
 
+/* A random verification shape of m: up to max_rows rows, any leaves,
+ * context, exit layer (or none), projection mode, and up to max_proj rows
+ * projected on demand. */
+static sim_verify_shape random_shape(uint64_t *seed, const sim_model *m, int32_t max_rows,
+                                     int32_t max_proj)
+{
+    sim_verify_shape v = shape(1 + (int32_t)(next_rand(seed) % (uint64_t)max_rows), 1);
+    v.leaves = 1 + (int32_t)(next_rand(seed) % (uint64_t)v.rows);
+    v.ctx_len = (int32_t)(next_rand(seed) % 4000);
+    if (next_rand(seed) % 2) {
+        v.exit_layer = (int32_t)(next_rand(seed) % (uint64_t)m->layers);
+        v.rows_after_exit = 1 + (int32_t)(next_rand(seed) % (uint64_t)v.rows);
+    }
+    v.proj = (eng_proj_mode)(next_rand(seed) % 3);
+    int32_t pmax = v.rows < max_proj ? v.rows : max_proj;
+    v.proj_rows = 1 + (int32_t)(next_rand(seed) % (uint64_t)pmax);
+    return v;
+}
+
 static void test_schedule_differential(void)
 {
     sim_device d = phone();
@@ -504,15 +523,7 @@ static void test_schedule_differential(void)
         sim_hw *hw = NULL;
         char err[512];
         if (sim_hw_create(&d, m, NULL, x, 2048, &hw, err, sizeof err) != SIM_HW_OK) continue;
-        sim_verify_shape v = shape(1 + (int32_t)(next_rand(&seed) % 300), 1);
-        v.leaves = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
-        v.ctx_len = (int32_t)(next_rand(&seed) % 4000);
-        if (next_rand(&seed) % 2) {
-            v.exit_layer = (int32_t)(next_rand(&seed) % (uint64_t)m->layers);
-            v.rows_after_exit = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
-        }
-        v.proj = (eng_proj_mode)(next_rand(&seed) % 3);
-        v.proj_rows = 1 + (int32_t)(next_rand(&seed) % (uint64_t)(v.rows < 9 ? v.rows : 9));
+        sim_verify_shape v = random_shape(&seed, m, 300, 9);
         spans_count sc = {0};
         sim_hw_set_span_fn(hw, count_span, &sc);
         sim_cycle_time t;
@@ -700,15 +711,7 @@ static void test_walk_equals_events(void)
                 calls[i].ctx_len = (int32_t)(next_rand(&seed) % 4000);
                 calls[i].part = (int32_t)(next_rand(&seed) % 3);
             }
-            sim_verify_shape v = shape(1 + (int32_t)(next_rand(&seed) % 128), 1);
-            v.leaves = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
-            v.ctx_len = (int32_t)(next_rand(&seed) % 4000);
-            if (next_rand(&seed) % 2) {
-                v.exit_layer = (int32_t)(next_rand(&seed) % (uint64_t)m->layers);
-                v.rows_after_exit = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
-            }
-            v.proj = (eng_proj_mode)(next_rand(&seed) % 3);
-            v.proj_rows = 1 + (int32_t)(next_rand(&seed) % (uint64_t)v.rows);
+            sim_verify_shape v = random_shape(&seed, m, 128, 128);
             v.runtime = (int32_t)(next_rand(&seed) % 2);
             const sim_verify_shape *vp = next_rand(&seed) % 8 ? &v : NULL;
             if (next_rand(&seed) % 10 == 0) {
