@@ -144,6 +144,8 @@ void rp_oracle_map(rp_oracle *o, const eng_tree *t)
             __builtin_prefetch(o->tree.draft_logp + (size_t)tn * o->k);
             __builtin_prefetch(o->tree.tgt_tok + (size_t)tn * o->k);
             __builtin_prefetch(o->tree.first_child + tn);
+            if (o->n_exit > 0) /* read by exit_scores (pruning) */
+                __builtin_prefetch(o->tree.exit_score + (size_t)tn * o->n_exit * o->k);
         }
         int32_t at = o->pos + n->depth - 1; /* reference index this node would emit */
         o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
