@@ -20,9 +20,14 @@ configs/ (their `key = value` lines), then walks every prompt cycle by cycle.
     sim/hw/sim_hw.h describes (read of op i issued when the compute of op
     i - 1 - prefetch ends, FIFO reads, serial compute), on an integer
     nanosecond clock rounded the same way.
-Its cycles, tokens and milliseconds per token must equal flashspec's point for
-point (the milliseconds exactly: the same operations in the same order); the
-benchmark exits non-zero when they do not.
+  - Like flashspec it ends each point with the 95% bootstrap interval of the
+    tokens per second over prompts: 1,000 resamples drawn with GSL's
+    MT19937 seeded as flashspec seeds it (the point's replay seed from its
+    point_id; numpy's MT19937 in the state gsl_rng_set leaves, and
+    gsl_rng_uniform_int's rejection rule), and GSL's quantile rule.
+Its cycles, tokens, milliseconds per token and interval must equal
+flashspec's point for point (the floating-point values exactly: the same
+operations in the same order); the benchmark exits non-zero when they do not.
 
 Reported: the replay loop's time per point in both -- flashspec's sim_wall_s
 (set-up of the phone model and policy included) after a first pass that
@@ -40,6 +45,7 @@ import tempfile
 import time
 
 import h5py
+import numpy as np
 
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
@@ -48,6 +54,7 @@ DEVICE, TARGET, DRAFT = "oneplus12", "qwen3-8b-q4_0", "qwen3-8b-eagle3-q4_0"
 MAX_NEW = 128
 K = 8
 REPEAT = 5
+BOOTSTRAP = 1000
 
 LINE = re.compile(r"^\s*([a-z_0-9]+)\s*=\s*([^,]+|\{[^}]*\})\s*,?\s*(--.*)?$")
 
@@ -202,10 +209,14 @@ class Trace:
 
 
 def replay(tr, policy, phone):
-    """Cycles, tokens and milliseconds in all of one point."""
+    """Cycles, tokens, milliseconds in all, and tokens and milliseconds per
+    prompt, of one point."""
     cycles = tokens = 0
     total_ms = 0.0
+    p_tok, p_ms = [], []
     for p in range(len(tr.ref_off) - 1):
+        p_tok.append(0)
+        p_ms.append(0.0)
         plen = tr.prompt_off[p + 1] - tr.prompt_off[p]
         r0 = tr.ref_off[p]
         gen = min(tr.ref_off[p + 1] - r0, MAX_NEW)
@@ -232,12 +243,72 @@ def replay(tr, policy, phone):
                     draft_ns += phone.draft_call_ns(plen + pos + depth + 1)
                 emitted = acc + 1
                 rows = max(n, 0) + 1
-            cycle_ns = draft_ns + phone.verify_ns(rows, plen + pos)
-            total_ms += cycle_ns * 1e-6
+            cycle_ms = (draft_ns + phone.verify_ns(rows, plen + pos)) * 1e-6
+            total_ms += cycle_ms
+            p_tok[-1] += emitted
+            p_ms[-1] += cycle_ms
             pos += emitted
             tokens += emitted
             cycles += 1
-    return cycles, tokens, total_ms
+    return cycles, tokens, total_ms, p_tok, p_ms
+
+
+def replay_seed(point_id):
+    """The seed a point's replay draws from: splitmix64 of the two halves of
+    its id and a salt (sim/sweep/sim_sweep_store.h, "Replay seed")."""
+    m = 0xFFFFFFFFFFFFFFFF
+    x = (int(point_id[:16], 16) ^ int(point_id[16:], 16) ^ 0x5EED5EED5EED5EED)
+    x = (x + 0x9E3779B97F4A7C15) & m
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m
+    return x ^ (x >> 31)
+
+
+def gsl_mt19937(seed):
+    """numpy's MT19937 in the state gsl_rng_set(gsl_rng_mt19937, seed) leaves."""
+    s = seed if seed != 0 else 4357
+    key = [s & 0xFFFFFFFF]
+    for i in range(1, 624):
+        key.append((1812433253 * (key[-1] ^ (key[-1] >> 30)) + i) & 0xFFFFFFFF)
+    bg = np.random.MT19937()
+    bg.state = {"bit_generator": "MT19937",
+                "state": {"key": np.array(key, dtype=np.uint32), "pos": 624}}
+    return bg
+
+
+def quantile_sorted(x, f):
+    """gsl_stats_quantile_from_sorted_data."""
+    index = f * (len(x) - 1)
+    lhs = int(index)
+    delta = index - lhs
+    if lhs == len(x) - 1:
+        return x[lhs]
+    return (1 - delta) * x[lhs] + delta * x[lhs + 1]
+
+
+def bootstrap(p_tok, p_ms, seed, point):
+    """The 95% percentile-bootstrap interval of sum(tokens) / sum(s) over
+    prompts, as flashspec draws it; (point, point) below two prompts."""
+    n = len(p_tok)
+    if n < 2:
+        return point, point
+    raw = gsl_mt19937((seed ^ 0xB0075A3B1E5) & 0xFFFFFFFFFFFFFFFF).random_raw(
+        2 * BOOTSTRAP * n).tolist()
+    at, scale = 0, 0xFFFFFFFF // n
+    rates = []
+    for _ in range(BOOTSTRAP):
+        st = sm = 0.0
+        for _ in range(n):
+            while True:  # gsl_rng_uniform_int: reject the top of the range
+                k = raw[at] // scale
+                at += 1
+                if k < n:
+                    break
+            st += p_tok[k]
+            sm += p_ms[k]
+        rates.append(st / (sm / 1000.0) if sm > 0 else 0.0)
+    rates.sort()
+    return quantile_sorted(rates, 0.025), quantile_sorted(rates, 0.975)
 
 
 SCRIPT = """local fs = flashspec
@@ -251,7 +322,8 @@ end
 sweep() -- the first pass reads every prompt into the trace cache
 for _, r in ipairs(sweep()) do
   print("row", r.trace, r.policy, r.cycles, r.tokens, string.format("%%.17g", r.ms_per_token),
-        r.sim_wall_s)
+        r.sim_wall_s, r.point_id, string.format("%%.17g %%.17g %%.17g", r.tokens_per_s,
+        r.tokens_per_s_lo, r.tokens_per_s_hi))
 end
 """ % (", ".join(f'"{t}"' for t in TRACES), DEVICE, TARGET, DRAFT, MAX_NEW, K)
 
@@ -278,15 +350,19 @@ def main():
                 c_wall.setdefault(key, []).append(float(f[6]))
                 t0 = time.perf_counter()
                 phone = Phone(dev, tgt, dft)
-                cycles, tokens, total_ms = replay(traces[f[1]], f[2], phone)
+                cycles, tokens, total_ms, p_tok, p_ms = replay(traces[f[1]], f[2], phone)
+                tps = tokens / (total_ms / 1000.0)
+                lo, hi = bootstrap(p_tok, p_ms, replay_seed(f[7]), tps)
                 py_wall.setdefault(key, []).append(time.perf_counter() - t0)
                 ms_tok = total_ms / tokens
-                if (cycles, tokens) != (int(f[3]), int(f[4])) or ms_tok != float(f[5]):
-                    sys.exit(f"bench: {key}: the peer gives {cycles} cycles / {tokens} tokens / "
-                             f"{ms_tok!r} ms per token, flashspec {f[3]} / {f[4]} / {f[5]}")
+                peer = (cycles, tokens, ms_tok, tps, lo, hi)
+                ours = (int(f[3]), int(f[4]), float(f[5]), float(f[8]), float(f[9]), float(f[10]))
+                if peer != ours:
+                    sys.exit(f"bench: {key}: the peer gives cycles, tokens, ms per token, tokens/s "
+                             f"and its interval {peer!r}, flashspec {ours!r}")
     print(f"Peer replay (Python, numpy + h5py, phone model included) against flashspec,")
-    print(f"{REPEAT} interleaved rounds; cycles, tokens and ms per token agree exactly on every")
-    print("point.  Replay loop time per point, median [min, max]:")
+    print(f"{REPEAT} interleaved rounds; cycles, tokens, ms per token, tokens/s and its bootstrap")
+    print("interval agree exactly on every point.  Replay loop time per point, median [min, max]:")
     ratios = {"flash_ar": [], "chain": []}
     for key in c_wall:
         c, py = statistics.median(c_wall[key]), statistics.median(py_wall[key])
