@@ -12,7 +12,8 @@ directory, so nothing is resumed.
 The configurations run interleaved (-j 1, -j 2, MPI, -j 1, -j 2, MPI, ...)
 REPEAT times, so machine noise falls on all of them alike; each rate is the
 median of its runs with the min and max beside it, and each ratio the median
-of the per-round ratios with their min and max.
+of the per-round ratios with their min and max.  The replay rate is the median
+[min, max] of REPEAT runs as well.
 """
 import os
 import re
@@ -82,16 +83,21 @@ def main():
         if not MPI:
             print("  (MPI: not built or mpirun not found; skipped)")
 
-        p, _ = timed([BIN, "run", "-q", os.path.join(HERE, "replay_rate.lua"), "-o",
-                      os.path.join(tmp, "replay")])
-        print("replay rate (one core):")
-        for line in p.stdout.splitlines():
-            f = line.split()
-            if len(f) == 5 and f[0] == "replay":
-                cycles, tokens, wall = int(f[2]), int(f[3]), float(f[4])
-                print(f"  {f[1]:<9} {cycles / wall:12.0f} cycles/s  {tokens / wall:12.0f} "
-                      f"tokens/s  ({cycles} cycles, {tokens} tokens in {wall:.3f} s)")
-
+        rates = {}
+        for i in range(REPEAT):
+            p, _ = timed([BIN, "run", "-q", os.path.join(HERE, "replay_rate.lua"), "-o",
+                          os.path.join(tmp, f"replay{i}")])
+            for line in p.stdout.splitlines():
+                f = line.split()
+                if len(f) == 5 and f[0] == "replay":
+                    cycles, tokens, wall = int(f[2]), int(f[3]), float(f[4])
+                    rates.setdefault(f[1], []).append((cycles / wall, tokens / wall))
+        print(f"replay rate (one core, {REPEAT} runs; median [min, max]):")
+        for name, r in rates.items():
+            c = [x[0] for x in r]
+            t = [x[1] for x in r]
+            print(f"  {name:<9} {statistics.median(c):10.0f} [{min(c):.0f}, {max(c):.0f}] cycles/s  "
+                  f"{statistics.median(t):10.0f} [{min(t):.0f}, {max(t):.0f}] tokens/s")
 
 if __name__ == "__main__":
     main()
