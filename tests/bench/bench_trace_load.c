@@ -4,8 +4,9 @@
  * Generates a synthetic trace of about 100 MB (trc_synth: 32 prompts x 1,000
  * reference tokens, trees of up to 32 nodes, K = 8, one exit layer) into a
  * temporary directory, writes it with trc_save -- the same bytes `flashspec
- * trace synth` writes -- then loads it REPEAT times and prints the best rate
- * in MB/s of file bytes and of in-memory bytes (the load includes the full
+ * trace synth` writes -- then loads it REPEAT times and prints the median
+ * [min, max] time and the median rate in MB/s of file bytes and of in-memory
+ * bytes (the load includes the full
  * validation and the content checksum, as every load does), then opens it
  * prompt by prompt (trc_open) and reads every prompt once on one thread (each
  * read and validated on its own).  The first
@@ -15,6 +16,8 @@
  */
 #include "traces/trc.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,13 @@
 #include <unistd.h>
 
 #define REPEAT 5
+
+/* Sorts v[0..n) and returns its median (n >= 1). */
+static double median(double *v, int n)
+{
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+}
 
 static double now_s(void)
 {
@@ -67,7 +77,8 @@ int main(int argc, char **argv)
     }
     struct stat st;
     stat(path, &st);
-    double file_mb = (double)st.st_size / 1e6, mem_mb = 0, best = 1e30, nodes = 0;
+    double file_mb = (double)st.st_size / 1e6, mem_mb = 0, nodes = 0;
+    double t_load[REPEAT], t_opens[REPEAT], t_lazy[REPEAT];
     int ok = 1;
     for (int i = 0; i <= REPEAT && ok; i++) { /* i = 0 warms the page cache */
         t0 = now_s();
@@ -85,11 +96,10 @@ int main(int argc, char **argv)
             ok = 0;
         }
         trc_free(t);
-        if (i > 0 && dt < best) best = dt;
+        if (i > 0) t_load[i - 1] = dt;
     }
     /* the same file opened prompt by prompt (its index), every prompt read
      * once on this thread: open, then reads and validation per prompt */
-    double best_open = 1e30, best_lazy = 1e30;
     for (int i = 0; i <= REPEAT && ok; i++) {
         t0 = now_s();
         rc = trc_open(path, (size_t)64 << 20, &t, &err);
@@ -107,18 +117,24 @@ int main(int argc, char **argv)
             ok = 0;
         }
         trc_free(t);
-        if (i > 0 && dt < best_lazy) best_lazy = dt;
-        if (i > 0 && t_open < best_open) best_open = t_open;
+        if (i > 0) {
+            t_lazy[i - 1] = dt;
+            t_opens[i - 1] = t_open;
+        }
     }
     unlink(path);
     rmdir(dir);
     if (!ok) return 1;
-    printf("trace load (best of %d): %.1f MB file, %.1f MB in memory\n", REPEAT, file_mb, mem_mb);
-    printf("  trc_load       %7.3f s  %8.1f MB/s of file  %8.1f MB/s in memory\n", best,
-           file_mb / best, mem_mb / best);
-    printf("  trc_open        %7.4f s  (index, offsets, tokens; no trees)\n", best_open);
-    printf("  + every prompt %7.3f s  %8.1f MB/s of file, one thread, 64 MiB cache\n", best_lazy,
-           file_mb / best_lazy);
+    double load = median(t_load, REPEAT), open = median(t_opens, REPEAT),
+           lazy = median(t_lazy, REPEAT);
+    printf("trace load (median [min, max] of %d): %.1f MB file, %.1f MB in memory\n", REPEAT,
+           file_mb, mem_mb);
+    printf("  trc_load       %7.3f s [%.3f, %.3f]  %8.1f MB/s of file  %8.1f MB/s in memory\n",
+           load, t_load[0], t_load[REPEAT - 1], file_mb / load, mem_mb / load);
+    printf("  trc_open        %7.4f s [%.4f, %.4f]  (index, offsets, tokens; no trees)\n", open,
+           t_opens[0], t_opens[REPEAT - 1]);
+    printf("  + every prompt %7.3f s [%.3f, %.3f]  %8.1f MB/s of file, one thread, 64 MiB cache\n",
+           lazy, t_lazy[0], t_lazy[REPEAT - 1], file_mb / lazy);
     if (nodes > 0)
         printf("  memory per node %.1f bytes (%.0f nodes; file %.1f bytes per node)\n",
                mem_mb * 1e6 / nodes, nodes, file_mb * 1e6 / nodes);
