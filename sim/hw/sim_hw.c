@@ -539,12 +539,12 @@ enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) *
  * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
  * ends; reads are FIFO on the flash channel; op i computes after its weights
  * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
- * are rounded exactly as the event-driven cycle rounds them, and each service
- * the event simulation would run is counted in *w (busy times, kv_ns,
- * events: one each, flash_bytes).  With
- * prefetch 0 the recurrence has a closed form (the busy sums are integers, so
- * any order of summing gives the same).  Returns the end of the last op, or
- * -1 when the prefetch depth exceeds the ring. */
+ * are rounded exactly as the event-driven cycle rounds them, and what the
+ * event simulation would account is added to *w: busy times, kv_ns, one event
+ * per service, flash_bytes.  With prefetch 0 the recurrence has a closed form
+ * (the busy sums are integers, so any order of summing gives the same).
+ * Returns the end of the last op, or -1 when the prefetch depth exceeds the
+ * ring. */
 static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
                            cyc_sum *w)
 {
