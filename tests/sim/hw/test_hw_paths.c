@@ -1,0 +1,234 @@
+/*
+ * test_hw_paths.c -- the phone model's three ways of running a cycle hold the
+ * same numbers: sim_des (events; with a span hook or sim_hw_set_events_always),
+ * the event-free walk (no overlapping draft calls) and sim_lite (overlapping
+ * calls).  Against a naive recurrence of the verification schedule, and
+ * against each other field by field on random phones, shapes and cycles.
+ */
+#include "sim/hw/sim_hw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../check.h"
+#include "hw_fixtures.h"
+
+/* Naive reference of the verification schedule: the recurrences of sim_hw.h
+ * (FIFO flash channel in op order, serial compute, read of op i after the
+ * compute of op i - 1 - prefetch, layer 0 after the KV work), in integer ns. */
+static int64_t ns(double ms)
+{
+    return (int64_t)llround(ms * 1e6);
+}
+
+static int64_t naive_verify_ns(const sim_hw *hw, const sim_verify_shape *v)
+{
+    const sim_device *d = sim_hw_device(hw);
+    sim_hw_memory mem;
+    sim_hw_get_memory(hw, &mem);
+    int32_t L = mem.layers, n = L + 1, p = d->prefetch_layers;
+    int32_t fin = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    int64_t comp[65], read_end[65], comp_end[65], flash_free = 0;
+    CHECK(n <= 65);
+    for (int32_t i = 0; i < L; i++)
+        comp[i] = ns(sim_hw_layer_npu_ms(
+            hw, v->exit_layer >= 0 && i > v->exit_layer ? fin : v->rows, v->ctx_len));
+    if (v->proj == ENG_PROJ_ONDEMAND_CPU)
+        comp[L] = ns(sim_hw_head_cpu_ms(hw, v->proj_rows));
+    else if (v->proj == ENG_PROJ_ONDEMAND_NPU)
+        comp[L] = ns(v->proj_rows * sim_hw_head_npu_ms(hw, 1));
+    else
+        comp[L] = ns(sim_hw_head_npu_ms(hw, fin));
+    int64_t kv_end = ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
+    for (int32_t i = 0; i < n; i++) {
+        int resident = i == L ? mem.head_resident : i < mem.resident_layers;
+        if (resident) {
+            read_end[i] = 0;
+        } else {
+            int64_t start = flash_free;
+            int32_t gate = i - 1 - p;
+            if (gate >= 0 && comp_end[gate] > start) start = comp_end[gate];
+            read_end[i] = start + ns(i == L ? sim_hw_head_read_ms(hw) : sim_hw_layer_read_ms(hw));
+            flash_free = read_end[i];
+        }
+        int64_t start = read_end[i];
+        if (i > 0 && comp_end[i - 1] > start) start = comp_end[i - 1];
+        if (i == 0 && kv_end > start) start = kv_end;
+        comp_end[i] = start + comp[i];
+    }
+    return comp_end[L];
+}
+
+/* A random verification shape of m: up to max_rows rows, any leaves,
+ * context, exit layer (or none), projection mode, and up to max_proj rows
+ * projected on demand. */
+static sim_verify_shape random_shape(uint64_t *seed, const sim_model *m, int32_t max_rows,
+                                     int32_t max_proj)
+{
+    sim_verify_shape v = shape(1 + (int32_t)(next_rand(seed) % (uint64_t)max_rows), 1);
+    v.leaves = 1 + (int32_t)(next_rand(seed) % (uint64_t)v.rows);
+    v.ctx_len = (int32_t)(next_rand(seed) % 4000);
+    if (next_rand(seed) % 2) {
+        v.exit_layer = (int32_t)(next_rand(seed) % (uint64_t)m->layers);
+        v.rows_after_exit = 1 + (int32_t)(next_rand(seed) % (uint64_t)v.rows);
+    }
+    v.proj = (eng_proj_mode)(next_rand(seed) % 3);
+    int32_t pmax = v.rows < max_proj ? v.rows : max_proj;
+    v.proj_rows = 1 + (int32_t)(next_rand(seed) % (uint64_t)pmax);
+    return v;
+}
+
+static void test_schedule_differential(void)
+{
+    sim_device d = phone();
+    sim_model ms[2] = {q8(), q4()};
+    uint64_t seed = 42;
+    for (int trial = 0; trial < 400; trial++) {
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 4);
+        d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 9);
+        d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
+        sim_model *m = &ms[next_rand(&seed) % 2];
+        double x = (double)(next_rand(&seed) % 5) / 4.0;
+        sim_hw *hw = NULL;
+        char err[512];
+        if (sim_hw_create(&d, m, NULL, x, 2048, &hw, err, sizeof err) != SIM_HW_OK) continue;
+        sim_verify_shape v = random_shape(&seed, m, 300, 9);
+        spans_count sc = {0};
+        sim_hw_set_span_fn(hw, count_span, &sc);
+        sim_cycle_time t;
+        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+        CHECK(t.t1_ns - t.t0_ns == naive_verify_ns(hw, &v));
+        /* the event-free recurrence gives the same verification, in both runtimes */
+        double direct = -1;
+        CHECK(sim_hw_verify_direct(hw, &v, &direct) == SIM_HW_OK);
+        CHECK(direct == t.verify_ms);
+        sim_verify_shape vs = v;
+        vs.runtime = SIM_RUNTIME_SPEC;
+        sim_cycle_time ts;
+        CHECK(sim_hw_estimate(hw, NULL, 0, &vs, &ts, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_verify_direct(hw, &vs, &direct) == SIM_HW_OK);
+        CHECK(direct == ts.verify_ms);
+        CHECK(sc.layers == m->layers && sc.heads == 1);
+        CHECK(t.idle_ms == 0.0 && t.overlap_ms >= 0.0);
+        sim_hw_destroy(hw);
+    }
+}
+
+/* Exactly equal, field by field (bitwise for the doubles: same operations). */
+static int same_cycle(const sim_cycle_time *a, const sim_cycle_time *b)
+{
+    return a->cycle_ms == b->cycle_ms && a->draft_ms == b->draft_ms &&
+           a->verify_ms == b->verify_ms && a->flash_ms == b->flash_ms && a->npu_ms == b->npu_ms &&
+           a->cpu_ms == b->cpu_ms && a->kv_ms == b->kv_ms && a->idle_ms == b->idle_ms &&
+           a->overlap_ms == b->overlap_ms && a->flash_bytes == b->flash_bytes &&
+           a->t0_ns == b->t0_ns && a->t1_ns == b->t1_ns && a->events == b->events &&
+           a->dram_bytes == b->dram_bytes && a->energy_mj == b->energy_mj &&
+           a->throttled == b->throttled && a->overlap_calls == b->overlap_calls &&
+           a->overlap_draft_ms == b->overlap_draft_ms;
+}
+
+/* By default a cycle without overlapping calls is walked without events, and
+ * one with them runs on the three-server loop instead of sim_des; both must
+ * give every number the event simulation gives: random phones (prefetch
+ * depths, queue depths, power states, thermal onset within the run,
+ * contention factors), residency, draft calls of every part and unit, shapes
+ * with exit layers, every projection mode and both runtimes, draft-only
+ * cycles, overlapping calls gated or not, and a sequence of cycles on one
+ * clock (so the thermal decision and t0/t1 are compared too). */
+static void test_walk_equals_events(void)
+{
+    sim_model ms[3] = {q8(), q4(), q14()};
+    sim_model e = eagle(4096, 12288);
+    uint64_t seed = 7;
+    int cycles = 0, throttled = 0, with_idle = 0, overlapped = 0;
+    for (int trial = 0; trial < 150; trial++) {
+        sim_device d = powered();
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 9);
+        d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 9);
+        d.queue_depth = 1 + (int32_t)(next_rand(&seed) % 8);
+        d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
+        d.verify_min_rows = 1 + (int32_t)(next_rand(&seed) % 16);
+        d.verify_setup_us = (double)(next_rand(&seed) % 3) * 150.0;
+        d.kv_seq_us = (double)(next_rand(&seed) % 3) * 80.0;
+        d.thermal = (int32_t)(next_rand(&seed) % 2);
+        d.thermal_onset_s = (double)(next_rand(&seed) % 4) * 0.5;
+        d.thermal_throttle = 0.3;
+        d.contention_compute = 1.0 + (double)(next_rand(&seed) % 4) * 0.2;
+        d.contention_load = 1.0 + (double)(next_rand(&seed) % 4) * 0.15;
+        sim_model *m = &ms[next_rand(&seed) % 3];
+        double x = (double)(next_rand(&seed) % 5) / 4.0;
+        sim_hw *ev = NULL, *wk = NULL;
+        char err[512];
+        if (sim_hw_create(&d, m, &e, x, 8192, &ev, err, sizeof err) != SIM_HW_OK) continue;
+        CHECK(sim_hw_create(&d, m, &e, x, 8192, &wk, err, sizeof err) == SIM_HW_OK);
+        sim_hw_set_events_always(ev, 1);
+        for (int k = 0; k < 20; k++) {
+            sim_draft_call calls[6];
+            int32_t n_calls = (int32_t)(next_rand(&seed) % 7);
+            for (int32_t i = 0; i < n_calls; i++) {
+                calls[i].unit = next_rand(&seed) % 2 ? ENG_UNIT_NPU : ENG_UNIT_CPU;
+                calls[i].rows = 1 + (int32_t)(next_rand(&seed) % 64);
+                calls[i].ctx_len = (int32_t)(next_rand(&seed) % 4000);
+                calls[i].part = (int32_t)(next_rand(&seed) % 3);
+            }
+            sim_verify_shape v = random_shape(&seed, m, 128, 128);
+            v.runtime = (int32_t)(next_rand(&seed) % 2);
+            const sim_verify_shape *vp = next_rand(&seed) % 8 ? &v : NULL;
+            if (next_rand(&seed) % 10 == 0) {
+                sim_hw_generation_start(ev);
+                sim_hw_generation_start(wk);
+            }
+            sim_draft_call prov[6];
+            sim_overlap ov = {prov, 0, (int32_t)(next_rand(&seed) % 2)};
+            if (vp && next_rand(&seed) % 2) {
+                ov.n_calls = 1 + (int32_t)(next_rand(&seed) % 6);
+                for (int32_t i = 0; i < ov.n_calls; i++) {
+                    prov[i].unit = next_rand(&seed) % 2 ? ENG_UNIT_NPU : ENG_UNIT_CPU;
+                    prov[i].rows = 1 + (int32_t)(next_rand(&seed) % 8);
+                    prov[i].ctx_len = (int32_t)(next_rand(&seed) % 4000);
+                    prov[i].part = (int32_t)(next_rand(&seed) % 3);
+                }
+            }
+            sim_cycle_time a, b;
+            double ca[6], cb[6];
+            int ra = sim_hw_cycle_overlap(ev, calls, n_calls, vp, &ov, &a, ca);
+            int rb = sim_hw_cycle_overlap(wk, calls, n_calls, vp, &ov, &b, cb);
+            overlapped += b.overlap_calls > 0;
+            CHECK(ra == SIM_HW_OK && rb == SIM_HW_OK);
+            CHECK(same_cycle(&a, &b));
+            for (int32_t i = 0; i < n_calls; i++)
+                CHECK(ca[i] == cb[i]);
+            CHECK(sim_hw_now(ev) == sim_hw_now(wk));
+            if (vp) {
+                double da = -1, db = -2;
+                CHECK(sim_hw_verify_direct(ev, vp, &da) == SIM_HW_OK);
+                CHECK(sim_hw_verify_direct(wk, vp, &db) == SIM_HW_OK);
+                CHECK(da == db);
+            }
+            cycles++;
+            throttled += a.throttled;
+            with_idle += ov.n_calls == 0 && a.idle_ms != 0.0;
+        }
+        /* the estimate (scratch simulation) walks too */
+        sim_verify_shape v = shape(9, 3);
+        sim_cycle_time a, b;
+        CHECK(sim_hw_estimate(ev, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+        CHECK(sim_hw_estimate(wk, NULL, 0, &v, &b, NULL) == SIM_HW_OK);
+        CHECK(same_cycle(&a, &b));
+        sim_hw_destroy(ev);
+        sim_hw_destroy(wk);
+    }
+    CHECK(cycles > 1000 && throttled > 100);
+    CHECK(overlapped > 300);
+    CHECK(with_idle == 0); /* a cycle without overlap never leaves every resource idle */
+}
+
+int main(void)
+{
+    test_schedule_differential();
+    test_walk_equals_events();
+    printf("hw paths: ok\n");
+    return check_done("hw/paths");
+}
