@@ -69,7 +69,7 @@ typedef struct e2_state {
     /* the pool as runs: each expanded node's candidates, ranked, are pool
      * indices run[r] .. run[r + 1); cap_runs = 1 + depth * k */
     int32_t cap_runs;
-    int *run, *heap, *next, *pick; /* [cap_runs + 1], eng_select_runs scratch, [cap_pool] */
+    int *run, *heap, *next, *pick; /* [cap_runs + 1], eng_select_ranked scratch, [cap_pool] */
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
     uint8_t keep[ENG_POL_MAX_NODES];
@@ -120,8 +120,7 @@ static int32_t materialise(eng_tree *t, e2_entry *e)
 }
 
 /* adds the top-k candidates of tree node u (score base) to the pool */
-static int32_t e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool,
-                          int32_t *out, int32_t n_out)
+static void e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool)
 {
     int32_t cn = 0;
     const eng_cand *c = eng_tree_cands(t, u, &cn);
@@ -134,9 +133,8 @@ static int32_t e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base
         e->rank = j;
         e->node = ENG_NO_NODE;
         s->key[*n_pool] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
-        out[n_out++] = (*n_pool)++;
+        (*n_pool)++;
     }
-    return n_out;
 }
 
 /* The best k of the runs run[r0 .. r1) (their pool indices contiguous) into
@@ -174,7 +172,7 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int rc = draft->expand(draft->ctx, t, &root, 1, s->p.unit);
     if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
     s->run[runs++] = 0;
-    e2_propose(s, t, 0, 0.0, &n_pool, s->level, 0);
+    e2_propose(s, t, 0, 0.0, &n_pool);
     s->run[runs] = n_pool;
     int32_t nf = e2_pick(s, 0, runs, k, &sorted);
     for (int32_t step = 1; step < max_d && nf > 0; step++) {
@@ -192,7 +190,7 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         int32_t r0 = runs;
         for (int32_t i = 0; i < n; i++) {
             const e2_entry *f = &s->pool[front[i]];
-            e2_propose(s, t, f->node, f->score, &n_pool, s->level, 0);
+            e2_propose(s, t, f->node, f->score, &n_pool);
             s->run[++runs] = n_pool;
         }
         nf = e2_pick(s, r0, runs, k, &sorted);

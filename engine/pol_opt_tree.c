@@ -88,7 +88,7 @@ typedef struct ot_state {
     int32_t layer[ENG_POL_MAX_NODES];   /* the newest layer's nodes, sorted */
     /* one layer's candidates of parent i are cands[first[i] .. first[i+1]) */
     int first[ENG_POL_MAX_NODES + 1];
-    int heap[ENG_POL_MAX_NODES], next[ENG_POL_MAX_NODES]; /* eng_select_runs scratch */
+    int heap[ENG_POL_MAX_NODES], next[ENG_POL_MAX_NODES]; /* eng_select_ranked scratch */
     int pick[ENG_POL_MAX_NODES];                          /* the beam's candidates, best first */
     ot_cand top[ENG_POL_MAX_NODES];                       /* the beam, copied out */
     uint8_t keep[ENG_POL_MAX_NODES];
