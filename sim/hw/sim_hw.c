@@ -479,6 +479,12 @@ static int throttled(const sim_hw *hw)
     return (double)ran >= hw->dev.thermal_onset_s * 1e9;
 }
 
+/* The next cycle's compute service-time factor: 1, or 1 / (1 - throttle). */
+static double cycle_slow(const sim_hw *hw)
+{
+    return throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0;
+}
+
 /* Bytes the compute of a cycle moves through DRAM (flash reads counted apart):
  * weights and KV read once per NPU execution or CPU pass, each on-demand head
  * row a full head read, the KV rows of temporary sequences read and written. */
@@ -645,8 +651,7 @@ static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t 
 static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int32_t n_calls,
                         const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
 {
-    cyc_sum m = {.t0 = sim_des_now(s->des),
-                 .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
+    cyc_sum m = {.t0 = sim_des_now(s->des), .slow = cycle_slow(hw)};
     int64_t t = m.t0;
     for (int32_t i = 0; i < n_calls; i++) {
         const sim_draft_call *k = &calls[i];
@@ -668,6 +673,36 @@ static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int
     sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
     finish_cycle(hw, calls, n_calls, v, NULL, &m, out);
     return 0;
+}
+
+/* Issues a cycle's first service: its first draft call, or the verification. */
+static void start_cycle(cyc *c)
+{
+    if (c->n_calls > 0)
+        start_call(c);
+    else
+        start_verify(c);
+}
+
+/* The summary of a cycle run on events (sim_lite or sim_des): its handlers'
+ * state plus what the simulation accounted from t0 to t1. */
+static cyc_sum summary(const cyc *c, int64_t t0, int64_t t1, int64_t flash_ns, int64_t npu_ns,
+                       int64_t cpu_ns, int64_t idle_ns, int64_t events)
+{
+    return (cyc_sum){.t0 = t0,
+                     .t_draft_end = c->t_draft_end,
+                     .t_verify_end = c->t_end,
+                     .t1 = t1,
+                     .flash_ns = flash_ns,
+                     .npu_ns = npu_ns,
+                     .cpu_ns = cpu_ns,
+                     .idle_ns = idle_ns,
+                     .kv_ns = c->kv_ns,
+                     .events = events,
+                     .flash_bytes = c->flash_bytes,
+                     .slow = c->slow,
+                     .ov_done = c->ov_done,
+                     .ov_busy_ns = c->ov_busy_ns};
 }
 
 static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
@@ -700,33 +735,19 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
                     .ov = ov,
                     .ov_dur_of = -1,
                     .t_end = -1,
-                    .slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0};
+                    .slow = cycle_slow(hw)};
     int64_t t0 = sim_des_now(s->des);
     if (fast) { /* the same handlers on sim_lite (three resources, no queue) */
         sim_lite lite;
         sim_lite_init(&lite, t0);
         cyc c = c0;
         c.lite = &lite;
-        if (n_calls > 0)
-            start_call(&c);
-        else
-            start_verify(&c);
+        start_cycle(&c);
         if (!c.err) sim_lite_run(&lite, &c.err);
         if (!c.err) {
-            cyc_sum m = {.t0 = t0,
-                         .t_draft_end = c.t_draft_end,
-                         .t_verify_end = c.t_end,
-                         .t1 = sim_lite_now(&lite),
-                         .flash_ns = sim_lite_busy_ns(&lite, 0),
-                         .npu_ns = sim_lite_busy_ns(&lite, 1),
-                         .cpu_ns = sim_lite_busy_ns(&lite, 2),
-                         .idle_ns = sim_lite_idle_ns(&lite),
-                         .kv_ns = c.kv_ns,
-                         .events = (int64_t)sim_lite_fired(&lite),
-                         .flash_bytes = c.flash_bytes,
-                         .slow = c.slow,
-                         .ov_done = c.ov_done,
-                         .ov_busy_ns = c.ov_busy_ns};
+            cyc_sum m = summary(&c, t0, sim_lite_now(&lite), sim_lite_busy_ns(&lite, 0),
+                                sim_lite_busy_ns(&lite, 1), sim_lite_busy_ns(&lite, 2),
+                                sim_lite_idle_ns(&lite), (int64_t)sim_lite_fired(&lite));
             sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
             finish_cycle(hw, calls, n_calls, v, ov, &m, out);
             return SIM_HW_OK;
@@ -739,29 +760,15 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     int64_t f0 = sim_res_busy_ns(s->flash), n0 = sim_res_busy_ns(s->npu),
             p0 = sim_res_busy_ns(s->cpu);
     uint64_t e0 = sim_des_fired(s->des);
-    if (n_calls > 0)
-        start_call(&c);
-    else
-        start_verify(&c);
+    start_cycle(&c);
     sim_des_run(s->des);
     if (c.err) {
         hw->broken = 1; /* events of the aborted cycle may remain queued */
         return SIM_HW_E_NOMEM;
     }
-    cyc_sum m = {.t0 = t0,
-                 .t_draft_end = c.t_draft_end,
-                 .t_verify_end = c.t_end,
-                 .t1 = sim_des_now(s->des),
-                 .flash_ns = sim_res_busy_ns(s->flash) - f0,
-                 .npu_ns = sim_res_busy_ns(s->npu) - n0,
-                 .cpu_ns = sim_res_busy_ns(s->cpu) - p0,
-                 .idle_ns = sim_des_idle_ns(s->des) - idle0,
-                 .kv_ns = c.kv_ns,
-                 .events = (int64_t)(sim_des_fired(s->des) - e0),
-                 .flash_bytes = c.flash_bytes,
-                 .slow = c.slow,
-                 .ov_done = c.ov_done,
-                 .ov_busy_ns = c.ov_busy_ns};
+    cyc_sum m = summary(&c, t0, sim_des_now(s->des), sim_res_busy_ns(s->flash) - f0,
+                        sim_res_busy_ns(s->npu) - n0, sim_res_busy_ns(s->cpu) - p0,
+                        sim_des_idle_ns(s->des) - idle0, (int64_t)(sim_des_fired(s->des) - e0));
     finish_cycle(hw, calls, n_calls, v, ov, &m, out);
     return SIM_HW_OK;
 }
@@ -804,7 +811,7 @@ int32_t sim_hw_overlap_cap(const sim_hw *hw)
 int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
 {
     if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
-    double slow = throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0;
+    double slow = cycle_slow(hw);
     cyc_sum w = {0};
     int64_t end = verify_walk(hw, v, slow, 0, &w);
     if (end < 0) return SIM_HW_E_INVALID;
