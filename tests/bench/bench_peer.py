@@ -91,9 +91,8 @@ class Phone:
     def __init__(self, dev, tgt, dft):
         self.d = dev
         self.t, self.e = tgt, dft
-        for kind, m in (("target", tgt), ("draft", dft)):
-            if m.get("thermal", 0) or dev.get("thermal", 0):
-                sys.exit(f"peer: the {kind} or device enables thermal throttling; not modelled")
+        if dev.get("thermal", 0):
+            sys.exit("peer: the device enables thermal throttling; not modelled")
         self.L = int(tgt["layers"])
         self.layer_bytes = self.bytes_of(tgt, self.layer_params(tgt))
         self.head_bytes = self.bytes_of(tgt, tgt["vocab"] * tgt["hidden"])
