@@ -687,13 +687,15 @@ static void test_runtime_keys(void)
     d.kv_seq_us = 0;
     sim_hw *hw = make(&d, &t, &e, 0.0);
     double read1 = sim_hw_layer_read_ms(hw);
-    double one = verify_ms(hw, &(sim_verify_shape){.rows = 1,
-                                                   .leaves = 1,
-                                                   .ctx_len = 256,
-                                                   .exit_layer = -1,
-                                                   .rows_after_exit = 1,
-                                                   .proj = ENG_PROJ_EAGER_NPU,
-                                                   .proj_rows = 1});
+    /* one row: the decode graph */
+    const sim_verify_shape v1 = {.rows = 1,
+                                 .leaves = 1,
+                                 .ctx_len = 256,
+                                 .exit_layer = -1,
+                                 .rows_after_exit = 1,
+                                 .proj = ENG_PROJ_EAGER_NPU,
+                                 .proj_rows = 1};
+    double one = verify_ms(hw, &v1);
     sim_verify_shape v2 = shape(2, 1), v8 = shape(8, 1);
     double two = verify_ms(hw, &v2), eight = verify_ms(hw, &v8);
     double draft_npu = sim_hw_draft_ms(hw, ENG_UNIT_NPU, 1, 256);
@@ -722,14 +724,7 @@ static void test_runtime_keys(void)
           sim_hw_verify_graph_rows(hw, 9) == 9);
     CHECK(NEAR(verify_ms(hw, &v2), eight));
     CHECK(two < eight);
-    CHECK(NEAR(verify_ms(hw, &(sim_verify_shape){.rows = 1,
-                                                 .leaves = 1,
-                                                 .ctx_len = 256,
-                                                 .exit_layer = -1,
-                                                 .rows_after_exit = 1,
-                                                 .proj = ENG_PROJ_EAGER_NPU,
-                                                 .proj_rows = 1}),
-               one));
+    CHECK(NEAR(verify_ms(hw, &v1), one));
     sim_hw_destroy(hw);
 
     /* set-up: once per multi-row verification, on the CPU before layer 0 (it
@@ -739,14 +734,7 @@ static void test_runtime_keys(void)
     hw = make(&ds, &t, &e, 0.0);
     CHECK(NEAR(sim_hw_kv_ms(hw, 2, 1), 300.0) && sim_hw_kv_ms(hw, 1, 1) == 0.0);
     CHECK(NEAR(verify_ms(hw, &v2) - two, 300.0 - read1));
-    CHECK(NEAR(verify_ms(hw, &(sim_verify_shape){.rows = 1,
-                                                 .leaves = 1,
-                                                 .ctx_len = 256,
-                                                 .exit_layer = -1,
-                                                 .rows_after_exit = 1,
-                                                 .proj = ENG_PROJ_EAGER_NPU,
-                                                 .proj_rows = 1}),
-               one));
+    CHECK(NEAR(verify_ms(hw, &v1), one));
     sim_hw_destroy(hw);
 
     /* a stand-alone NPU call: every NPU draft call and on-demand NPU head row */
