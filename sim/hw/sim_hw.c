@@ -549,10 +549,54 @@ enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) *
  * event simulation would account is added to *w: busy times, kv_ns, one event
  * per service, flash_bytes.  With prefetch 0 the recurrence has a closed form
  * (the busy sums are integers, so any order of summing gives the same).
- * Returns the end of the last op, or -1 when the prefetch depth exceeds the
- * ring. */
+ * With ov (gated overlapping calls), overlap_fill places them in the gaps
+ * where the target waits for weights.  Returns the end of the last op, or -1
+ * when the prefetch depth exceeds the ring or overlap_fill cannot decide. */
+/* Gated overlapping calls placed in a verification's gaps (overlap_fill). */
+typedef struct walk_ov {
+    const sim_overlap *ov;
+    int32_t next;   /* the next call to start */
+    int32_t dur_of; /* the call whose duration dur holds, -1 none */
+    int64_t dur;
+} walk_ov;
+
+/* Starts gated overlapping calls back to back from `now` while the next one
+ * ends by gap_end, the arrival of the weights the target waits for; a call
+ * that does not fit waits for a later gap.  That is what the event-driven
+ * cycle does at the same instants: with the gate a call only starts while no
+ * target compute is issued and ends before the weights it waits for arrive,
+ * so no compute and no read is ever issued while it runs (no contention) and
+ * it starts at once on an idle unit.  Returns 0, or -1 where the two would
+ * need the events' order: a call ending exactly when the weights arrive (its
+ * end and the read's race for the compute's contention factor) or a call of
+ * no duration. */
+static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, int64_t gap_end,
+                        cyc_sum *w)
+{
+    while (o->next < o->ov->n_calls) {
+        const sim_draft_call *k = &o->ov->calls[o->next];
+        if (o->dur_of != o->next) { /* once per call, as the events compute it */
+            o->dur =
+                ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * slow);
+            o->dur_of = o->next;
+        }
+        if (now + o->dur > gap_end) return 0;
+        if (now + o->dur == gap_end || o->dur <= 0) return -1;
+        if (k->unit == ENG_UNIT_NPU)
+            w->npu_ns += o->dur;
+        else
+            w->cpu_ns += o->dur;
+        w->events++;
+        w->ov_done++;
+        w->ov_busy_ns += o->dur;
+        now += o->dur;
+        o->next++;
+    }
+    return 0;
+}
+
 static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
-                           cyc_sum *w)
+                           cyc_sum *w, walk_ov *ov)
 {
     int spec = v->runtime == SIM_RUNTIME_SPEC;
     int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
@@ -580,7 +624,7 @@ static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double s
         w->npu_ns += head;
     w->cpu_ns += kv;
     w->kv_ns = kv;
-    if (p == 0) {
+    if (p == 0 && !ov) {
         /* read, compute, read, ...: op 0 starts once its read and the KV work
          * are done; every later op i starts when op i - 1 ends plus its read
          * (the channel is idle by then) */
@@ -599,6 +643,12 @@ static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double s
             flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? hr : lr);
             ready = flash_free;
         }
+        /* the gap before op i's weights: from the verification's start (op
+         * 0, no KV work) or from op i - 1's end, the instants the events try
+         * an overlapping call */
+        if (ov && (i > 0 || kv == 0) && ready > prev &&
+            overlap_fill(hw, ov, slow, prev, ready, w) < 0)
+            return -1;
         int64_t start = ready > prev ? ready : prev;
         if (kv_end > start) start = kv_end;
         prev = start + (is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a);
@@ -639,8 +689,9 @@ static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t 
     if (out) *out = o;
 }
 
-/* A cycle without overlapping calls, walked without events: the draft calls
- * back to back, then verify_walk.  Every number equals the event-driven
+/* A cycle without overlapping calls, or with gated ones, walked without
+ * events: the draft calls back to back, then verify_walk (which places gated
+ * overlapping calls in its gaps).  Every number equals the event-driven
  * cycle's (tests/sim/hw compares them field by field): no resource ever
  * waits for another's queue but the flash channel's, which the walk models;
  * and no instant of such a cycle has every resource idle -- the draft calls
@@ -649,7 +700,8 @@ static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t 
  * back to back before it -- so idle_ms is 0.  The clock then jumps to the
  * cycle's end.  Returns 0, or -1 (nothing done) when the walk cannot run. */
 static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int32_t n_calls,
-                        const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+                        const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
+                        double *call_ms)
 {
     cyc_sum m = {.t0 = sim_des_now(s->des), .slow = cycle_slow(hw)};
     int64_t t = m.t0;
@@ -667,11 +719,12 @@ static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int
     }
     m.t_draft_end = m.t_verify_end = m.t1 = t;
     if (v) {
-        m.t1 = m.t_verify_end = verify_walk(hw, v, m.slow, t, &m);
+        walk_ov o = {.ov = ov, .dur_of = -1};
+        m.t1 = m.t_verify_end = verify_walk(hw, v, m.slow, t, &m, ov ? &o : NULL);
         if (m.t1 < 0) return -1;
     }
     sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
-    finish_cycle(hw, calls, n_calls, v, NULL, &m, out);
+    finish_cycle(hw, calls, n_calls, v, ov, &m, out);
     return 0;
 }
 
@@ -718,7 +771,8 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     }
     spans = spans && hw->span_fn != NULL;
     int fast = !spans && !hw->events_always;
-    if (!ov && fast && direct_cycle(hw, s, calls, n_calls, v, out, call_ms) == 0) return SIM_HW_OK;
+    if (fast && (!ov || ov->gate) && direct_cycle(hw, s, calls, n_calls, v, ov, out, call_ms) == 0)
+        return SIM_HW_OK;
     const cyc c0 = {.hw = hw,
                     .des = s->des,
                     .flash = s->flash,
@@ -813,7 +867,7 @@ int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_m
     if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
     double slow = cycle_slow(hw);
     cyc_sum w = {0};
-    int64_t end = verify_walk(hw, v, slow, 0, &w);
+    int64_t end = verify_walk(hw, v, slow, 0, &w, NULL);
     if (end < 0) return SIM_HW_E_INVALID;
     *verify_ms = (double)end * 1e-6;
     return SIM_HW_OK;

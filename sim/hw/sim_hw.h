@@ -115,8 +115,8 @@
  *
  * Determinism: integer-ns clock, (time, priority, sequence) event order, no
  * randomness.  Cost: allocation-free after sim_hw_create; ~2 events per layer
- * (on sim_lite), or an O(L) walk -- O(1) with prefetch 0 -- for a cycle
- * without overlap (sim_hw_set_events_always).
+ * (on sim_lite), or an O(L) walk -- O(1) with prefetch 0 and no overlap --
+ * for a cycle without overlap or with gated overlap (sim_hw_set_events_always).
  * Threading: a sim_hw is single-threaded; make one per worker.
  */
 #ifndef SIM_HW_H
@@ -236,11 +236,11 @@ typedef struct sim_cycle_time {
     double idle_ms;    /* wall time with no resource busy */
     double overlap_ms; /* flash + npu + cpu - (cycle - idle): time saved by overlap */
     double flash_bytes;
-    int64_t t0_ns, t1_ns; /* cycle start and end on the clock */
-    int64_t events;       /* DES events fired */
-    double dram_bytes;    /* bytes moved through DRAM: compute reads + flash reads landing */
-    double energy_mj;     /* energy of the cycle ("Energy"), mJ */
-    int32_t throttled;    /* 1: NPU/CPU ran throttled in this cycle ("Thermal") */
+    int64_t t0_ns, t1_ns;    /* cycle start and end on the clock */
+    int64_t events;          /* DES events fired */
+    double dram_bytes;       /* bytes moved through DRAM: compute reads + flash reads landing */
+    double energy_mj;        /* energy of the cycle ("Energy"), mJ */
+    int32_t throttled;       /* 1: NPU/CPU ran throttled in this cycle ("Thermal") */
     int32_t overlap_calls;   /* overlapping draft calls that ran ("Overlap") */
     double overlap_draft_ms; /* their busy time (part of cpu_ms / npu_ms) */
 } sim_cycle_time;
@@ -277,8 +277,11 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
 int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms);
 
 /* How cycles are run.  Without a span hook, a cycle without overlapping draft
- * calls is walked as a recurrence (the draft calls back to back, then the
- * verification's reads and layers), and one with them runs on sim_lite (three
+ * calls, or with gated ones, is walked as a recurrence (the draft calls back
+ * to back, then the verification's reads and layers, gated calls placed in
+ * the gaps where the target waits for weights), and one with ungated calls --
+ * or a gated call ending exactly when the weights arrive, where the events'
+ * order decides -- runs on sim_lite (three
  * resources, no event queue: sim/des/sim_lite.h); every number -- times, busy
  * times, events, bytes, energy, clock -- equals what the general event
  * simulation (sim_des) gives.  With a span hook cycles run on sim_des.  on = 1
