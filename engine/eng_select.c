@@ -1,8 +1,8 @@
 /*
  * eng_select.c -- partial selection (eng_select.h): quickselect with a
  * median-of-three pivot down to the k-th position, then a sort of the k
- * elements before it; and the merge of runs already in order, through a
- * comparator callback or with rank keys compared inline.
+ * elements before it; and the merge of runs already in order (a tree of
+ * losers), through a comparator callback or with rank keys compared inline.
  */
 #include "eng_select.h"
 
@@ -61,39 +61,55 @@ static inline int runs_in_order(const int *start, int runs, before_fn before, co
     return 1;
 }
 
-/* The merge itself (runs in order).  Static and called with constant
- * comparators, so the compiler can specialise it for each. */
+/* The merge itself (runs in order): a tree of losers over the runs.  Run r
+ * is leaf runs + r of an implicit binary tree (node p's children 2p and
+ * 2p + 1); internal node p in [1, runs) holds the run that lost the match
+ * played there, heap[0] the overall winner.  Taking the winner's next element
+ * replays only the matches on its leaf's path: one comparison per level,
+ * against the loser stored there.  An exhausted run (or an empty one) loses
+ * every match.  Static and called with constant comparators, so the compiler
+ * can specialise it for each (for rank keys, without branches). */
+static inline int run_before(const int *start, const int *next, int a, int b, before_fn before,
+                             const void *ctx)
+{
+    int va = next[a] < start[a + 1], vb = next[b] < start[b + 1];
+    if (!va) return 0;
+    if (!vb) return 1;
+    return before(ctx, next[a], next[b]);
+}
+
+/* The winner of the subtree at node p; the losers of its matches in heap. */
+static inline int build_losers(const int *start, const int *next, int runs, int p, before_fn before,
+                               const void *ctx, int *heap)
+{
+    if (p >= runs) return p - runs;
+    int a = build_losers(start, next, runs, 2 * p, before, ctx, heap);
+    int b = build_losers(start, next, runs, 2 * p + 1, before, ctx, heap);
+    int a_wins =
+        !run_before(start, next, b, a, before, ctx); /* a on a tie: never, order is strict */
+    heap[p] = a_wins ? b : a;
+    return a_wins ? a : b;
+}
+
 static inline int merge_runs(const int *start, int runs, int k, before_fn before, const void *ctx,
                              int *heap, int *next, int *out)
 {
-    /* a heap of the non-empty runs by their next element, the best on top */
-    int h = 0;
+    int n = 0;
     for (int r = 0; r < runs; r++) {
-        if (start[r] >= start[r + 1]) continue;
         next[r] = start[r];
-        int j = h++;
-        while (j > 0 && before(ctx, next[r], next[heap[(j - 1) / 2]])) {
-            heap[j] = heap[(j - 1) / 2];
-            j = (j - 1) / 2;
-        }
-        heap[j] = r;
+        n += start[r + 1] - start[r];
     }
+    if (runs < 1 || n < 1 || k < 1) return 0;
+    int w = build_losers(start, next, runs, 1, before, ctx, heap); /* runs == 1: the leaf */
     int m = 0;
-    while (m < k && h > 0) {
-        int r = heap[0];
-        out[m++] = next[r];
-        if (++next[r] == start[r + 1]) r = heap[--h]; /* run done: the last one sinks */
-        if (h == 0) break;
-        int j = 0;
-        for (;;) {
-            int c = 2 * j + 1;
-            if (c >= h) break;
-            if (c + 1 < h && before(ctx, next[heap[c + 1]], next[heap[c]])) c++;
-            if (!before(ctx, next[heap[c]], next[r])) break;
-            heap[j] = heap[c];
-            j = c;
+    while (m < k && next[w] < start[w + 1]) {
+        out[m++] = next[w]++;
+        for (int p = (w + runs) / 2; p >= 1; p /= 2) {
+            int l = heap[p];
+            int l_wins = run_before(start, next, l, w, before, ctx);
+            heap[p] = l_wins ? w : l;
+            w = l_wins ? l : w;
         }
-        heap[j] = r;
     }
     return m;
 }
@@ -108,12 +124,93 @@ int eng_select_runs(const int *start, int runs, int k, int (*before)(const void 
 static int ranked_before(const void *ctx, int a, int b)
 {
     const eng_rank *x = (const eng_rank *)ctx + a, *y = (const eng_rank *)ctx + b;
-    return x->score != y->score ? x->score > y->score : x->tie < y->tie;
+    /* x.score != y.score ? x.score > y.score : x.tie < y.tie, as flags (no
+     * branch to mispredict; the same answer for NaN too) */
+    return (x->score > y->score) | ((x->score == y->score) & (x->tie < y->tie));
+}
+
+/* The same tree of losers with the keys of the runs' heads held in the tree
+ * itself: the matches on a path read nodes whose addresses are known before
+ * the first of them is played, so the chain from one level to the next is a
+ * comparison and a few conditional moves instead of three dependent loads.
+ * For up to SEL_TREE_RUNS runs (the tree lives on the stack, 24 bytes a run). */
+#define SEL_TREE_RUNS 128
+
+typedef struct sel_node {
+    double score;
+    long long tie;
+    int run;
+    int live; /* 0: the run is exhausted and loses every match */
+} sel_node;
+
+static inline int node_before(const sel_node *a, const sel_node *b)
+{
+    return a->live &
+           (!b->live | (a->score > b->score) | ((a->score == b->score) & (a->tie < b->tie)));
+}
+
+static inline void node_load(sel_node *x, const eng_rank *key, int run, int at, int end)
+{
+    x->run = run;
+    x->live = at < end;
+    x->score = x->live ? key[at].score : 0.0;
+    x->tie = x->live ? key[at].tie : 0;
+}
+
+static sel_node build_nodes(const int *start, int runs, int p, const eng_rank *key, sel_node *tree)
+{
+    sel_node w;
+    if (p >= runs) {
+        node_load(&w, key, p - runs, start[p - runs], start[p - runs + 1]);
+        return w;
+    }
+    sel_node a = build_nodes(start, runs, 2 * p, key, tree);
+    sel_node b = build_nodes(start, runs, 2 * p + 1, key, tree);
+    int b_wins = node_before(&b, &a);
+    tree[p] = b_wins ? a : b;
+    return b_wins ? b : a;
+}
+
+static int merge_ranked(const int *start, int runs, int k, const eng_rank *key, int *next, int *out)
+{
+    sel_node tree[SEL_TREE_RUNS];
+    int n = 0;
+    for (int r = 0; r < runs; r++) {
+        next[r] = start[r];
+        n += start[r + 1] - start[r];
+    }
+    if (runs < 1 || n < 1 || k < 1) return 0;
+    sel_node w = build_nodes(start, runs, 1, key, tree);
+    int m = 0;
+    while (m < k && w.live) {
+        int r = w.run;
+        out[m++] = next[r]++;
+        node_load(&w, key, r, next[r], start[r + 1]);
+        for (int p = (r + runs) / 2; p >= 1; p /= 2) {
+            sel_node *l = &tree[p];
+            int l_wins = node_before(l, &w);
+            /* swap the winner and the stored loser when the loser now wins,
+             * field by field so that the compiler selects without branching */
+            double ls = l->score, ws = w.score;
+            long long lt = l->tie, wt = w.tie;
+            int lr = l->run, wr = w.run, ll = l->live, wl = w.live;
+            l->score = l_wins ? ws : ls;
+            l->tie = l_wins ? wt : lt;
+            l->run = l_wins ? wr : lr;
+            l->live = l_wins ? wl : ll;
+            w.score = l_wins ? ls : ws;
+            w.tie = l_wins ? lt : wt;
+            w.run = l_wins ? lr : wr;
+            w.live = l_wins ? ll : wl;
+        }
+    }
+    return m;
 }
 
 int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, int check, int *heap,
                       int *next, int *out)
 {
     if (check && !runs_in_order(start, runs, ranked_before, key)) return -1;
+    if (runs <= SEL_TREE_RUNS) return merge_ranked(start, runs, k, key, next, out);
     return merge_runs(start, runs, k, ranked_before, key, heap, next, out);
 }

@@ -29,8 +29,8 @@ void eng_select_sorted(void *base, size_t n, size_t size, size_t k,
  * (the candidates of one parent, ranked).  before(ctx, a, b) is a strict
  * total order on element indices.  Writes the indices of the best
  * min(k, n) elements, best first, to out and returns how many: the same
- * elements in the same order as a full sort would put first.  A heap of
- * runs, so O(runs + k log runs) calls of before.  heap and next are scratch
+ * elements in the same order as a full sort would put first.  A tree of
+ * losers over the runs, so O(runs + k log runs) calls of before.  heap and next are scratch
  * of runs entries each.  Returns -1, writing nothing, when a run is not in
  * order (checked in O(n)): the caller then selects over all elements. */
 int eng_select_runs(const int *start, int runs, int k, int (*before)(const void *ctx, int a, int b),
