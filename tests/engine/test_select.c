@@ -5,7 +5,8 @@
  * elements equal the first k of qsort, and the array stays a permutation;
  * eng_select_runs over random ordered runs (empty ones and ties included)
  * picks the same first k, and refuses a run out of order; so does
- * eng_select_ranked with the same order as keys (checked or not).
+ * eng_select_ranked with the same order as keys (checked or not), with few
+ * runs and with more than it merges on the stack.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -92,7 +93,9 @@ int main(void)
      * order is refused with -1 */
     int runs_cases = 0;
     for (int trial = 0; trial < 300; trial++) {
-        int runs = (int)(next() % 40), start[42], heap[41], nxt[41], out[N];
+        /* one trial in four with more runs than the merge keeps on the stack */
+        int runs = trial % 4 ? (int)(next() % 40) : 129 + (int)(next() % 100);
+        int start[232], heap[231], nxt[231], out[N];
         int n = 0;
         int distinct = 1 + (int)(next() % 30);
         for (int r = 0; r < runs; r++) {
