@@ -260,5 +260,15 @@ typedef struct trc_synth_params {
 void trc_synth_default_params(trc_synth_params *p);
 /* Checks p (TRC_E_ARG with the offending key in err) and generates the trace. */
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err);
+/* The same trace written to path prompt by prompt, holding about one prompt's
+ * trees in memory (traces larger than memory): the generator runs twice, once
+ * to size the file and once to fill it; each prompt is checked as trc_load
+ * checks it, and the index is made by reading the file back (trc_add_index).
+ * The file holds the trace trc_synth gives -- the same checksum, statistics
+ * and index -- though not the same bytes as trc_save of it (its chunks come
+ * in another order).  Atomic like trc_save.  meta_out and checksum_out (may
+ * be NULL) receive the file's header with its counts and its checksum. */
+int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_out,
+                   uint64_t *checksum_out, trc_err *err);
 
 #endif

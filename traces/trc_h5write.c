@@ -76,8 +76,8 @@ static int write_attr_str(hid_t loc, const char *name, const char *s)
 
 /* rows_hint > 0: rows per chunk for per-node datasets (one prompt's worth,
  * capped at CHUNK_BYTES). */
-static int write_ds_rows(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
-                         const hsize_t *dims, const void *buf, hsize_t rows_hint)
+static hid_t create_ds(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
+                       const hsize_t *dims, hsize_t rows_hint, hid_t dapl)
 {
     size_t esz = H5Tget_size(mtype);
     hsize_t count = 1, row = esz;
@@ -98,11 +98,22 @@ static int write_ds_rows(hid_t file, const char *path, hid_t ftype, hid_t mtype,
         ok = H5Pset_chunk(dcpl, rank, chunk) >= 0 && H5Pset_shuffle(dcpl) >= 0 &&
              H5Pset_deflate(dcpl, DEFLATE_LEVEL) >= 0;
     }
-    hid_t ds = ok ? H5Dcreate2(file, path, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT) : -1;
-    ok = ds >= 0 && (count == 0 || H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    if (ds >= 0) H5Dclose(ds);
+    hid_t ds = ok ? H5Dcreate2(file, path, ftype, sp, H5P_DEFAULT, dcpl, dapl) : -1;
     if (dcpl >= 0) H5Pclose(dcpl);
     if (sp >= 0) H5Sclose(sp);
+    return ds;
+}
+
+static int write_ds_rows(hid_t file, const char *path, hid_t ftype, hid_t mtype, int rank,
+                         const hsize_t *dims, const void *buf, hsize_t rows_hint)
+{
+    hsize_t count = 1;
+    for (int i = 0; i < rank; i++)
+        count *= dims[i];
+    hid_t ds = create_ds(file, path, ftype, mtype, rank, dims, rows_hint, H5P_DEFAULT);
+    int ok =
+        ds >= 0 && (count == 0 || H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+    if (ds >= 0) H5Dclose(ds);
     return ok ? 0 : -1;
 }
 
@@ -183,10 +194,9 @@ static int write_index(hid_t f, const trc_trace *t)
     return rc ? -1 : 0;
 }
 
-/* Everything but the atomic rename.  Returns 0 or -1 with *what naming the step. */
-static int write_all(const trc_trace *t, const char *tmp, const char **what)
+/* The file, in HDF5 1.10's format, without clock. */
+static hid_t create_file(const char *tmp)
 {
-    const trc_meta *m = &t->meta;
     /* no clock in the file (root group included); format of HDF5 1.10, whose
      * superblock, object headers and chunk indexes carry checksums */
     hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -196,10 +206,13 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
         f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
     if (fcpl >= 0) H5Pclose(fcpl);
     if (fapl >= 0) H5Pclose(fapl);
-    if (f < 0) {
-        *what = "cannot create the HDF5 file";
-        return -1;
-    }
+    return f;
+}
+
+/* The header attributes, the groups and the datasets that are not per node. */
+static int write_resident(hid_t f, const trc_trace *t, const char **what)
+{
+    const trc_meta *m = &t->meta;
     int rc = 0;
     *what = "cannot write the header attributes";
     rc |= write_attr_str(f, "format", TRC_FORMAT);
@@ -214,43 +227,89 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
     rc |= write_attr_str(f, "draft", m->draft);
     rc |= write_attr_str(f, "tokenizer", m->tokenizer);
     rc |= write_attr_str(f, "source", m->source);
-    if (!rc) {
-        *what = "cannot write the datasets";
-        rc |= write_group(f, "prompts") | write_group(f, "reference") | write_group(f, "trees") |
-              write_group(f, "nodes");
+    if (rc) return -1;
+    *what = "cannot write the datasets";
+    rc |= write_group(f, "prompts") | write_group(f, "reference") | write_group(f, "trees") |
+          write_group(f, "nodes");
+    hsize_t P1 = (hsize_t)m->n_prompts + 1, T = (hsize_t)m->n_trees, T1 = T + 1;
+    hsize_t PT = (hsize_t)t->n_prompt_tok;
+    rc |= write_ds(f, "/prompts/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->prompt_off);
+    rc |= write_ds(f, "/prompts/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &PT, t->prompt_tok);
+    rc |= write_ds(f, "/reference/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->ref_off);
+    rc |= write_ds(f, "/reference/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &T, t->ref_tok);
+    rc |= write_ds(f, "/trees/node_offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &T1, t->node_off);
+    return rc ? -1 : 0;
+}
+
+/* The per-node datasets, in file order: path, file and memory types, rank
+ * (1: one value a node, 2: K, 3: E x K). */
+enum { N_NODE_DS = 8 };
+static const struct node_ds {
+    const char *path;
+    int rank;
+} node_ds[N_NODE_DS] = {{"/nodes/parent", 1},      {"/nodes/token", 1},
+                        {"/nodes/depth", 1},       {"/nodes/draft_tok", 2},
+                        {"/nodes/draft_logp", 2},  {"/nodes/target_tok", 2},
+                        {"/nodes/target_logp", 2}, {"/nodes/exit_score", 3}};
+
+static void node_ds_types(int i, hid_t *ftype, hid_t *mtype)
+{
+    switch (i) {
+    case 2:
+        *ftype = H5T_STD_U8LE, *mtype = H5T_NATIVE_UINT8;
+        break;
+    case 4:
+    case 6:
+    case 7:
+        *ftype = H5T_IEEE_F32LE, *mtype = H5T_NATIVE_FLOAT;
+        break;
+    default:
+        *ftype = H5T_STD_I32LE, *mtype = H5T_NATIVE_INT32;
+        break;
     }
-    if (!rc) {
-        hsize_t P1 = (hsize_t)m->n_prompts + 1, T = (hsize_t)m->n_trees, N = (hsize_t)m->n_nodes;
-        hsize_t PT = (hsize_t)t->n_prompt_tok, T1 = T + 1;
-        hsize_t nk[2] = {N, (hsize_t)m->k}, nek[3] = {N, (hsize_t)m->n_exit, (hsize_t)m->k};
-        /* node datasets chunked by prompt: a quarter of a prompt's rows per
-         * chunk (on average), so reading a prompt inflates little beyond it */
-        hsize_t rows = (N + 4 * (hsize_t)m->n_prompts - 1) / (4 * (hsize_t)m->n_prompts);
-        if (rows < CHUNK_MIN_ROWS) rows = CHUNK_MIN_ROWS;
-        rc |=
-            write_ds(f, "/prompts/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->prompt_off);
-        rc |=
-            write_ds(f, "/prompts/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &PT, t->prompt_tok);
-        rc |= write_ds(f, "/reference/offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &P1, t->ref_off);
-        rc |= write_ds(f, "/reference/tokens", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &T, t->ref_tok);
-        rc |=
-            write_ds(f, "/trees/node_offset", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, &T1, t->node_off);
-        rc |= write_ds_rows(f, "/nodes/parent", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->parent,
-                            rows);
-        rc |= write_ds_rows(f, "/nodes/token", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, &N, t->token,
-                            rows);
-        rc |=
-            write_ds_rows(f, "/nodes/depth", H5T_STD_U8LE, H5T_NATIVE_UINT8, 1, &N, t->depth, rows);
-        rc |= write_ds_rows(f, "/nodes/draft_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk,
-                            t->draft_tok, rows);
-        rc |= write_ds_rows(f, "/nodes/draft_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
-                            t->draft_logp, rows);
-        rc |= write_ds_rows(f, "/nodes/target_tok", H5T_STD_I32LE, H5T_NATIVE_INT32, 2, nk,
-                            t->tgt_tok, rows);
-        rc |= write_ds_rows(f, "/nodes/target_logp", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, nk,
-                            t->tgt_logp, rows);
-        rc |= write_ds_rows(f, "/nodes/exit_score", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 3, nek,
-                            t->exit_score, rows);
+}
+
+/* Dataset i's rows of t, its dims for n rows, and the rows of a chunk. */
+static const void *node_rows(const trc_trace *t, int i)
+{
+    const void *rows[N_NODE_DS] = {t->parent,     t->token,   t->depth,    t->draft_tok,
+                                   t->draft_logp, t->tgt_tok, t->tgt_logp, t->exit_score};
+    return rows[i];
+}
+
+static void node_dims(const trc_meta *m, int i, hsize_t n, hsize_t *dims)
+{
+    dims[0] = n;
+    dims[1] = node_ds[i].rank == 3 ? (hsize_t)m->n_exit : (hsize_t)m->k;
+    dims[2] = (hsize_t)m->k;
+}
+
+/* node datasets chunked by prompt: a quarter of a prompt's rows per chunk
+ * (on average), so reading a prompt inflates little beyond it */
+static hsize_t node_chunk_rows(const trc_meta *m)
+{
+    hsize_t N = (hsize_t)m->n_nodes;
+    hsize_t rows = (N + 4 * (hsize_t)m->n_prompts - 1) / (4 * (hsize_t)m->n_prompts);
+    return rows < CHUNK_MIN_ROWS ? CHUNK_MIN_ROWS : rows;
+}
+
+/* Everything but the atomic rename.  Returns 0 or -1 with *what naming the step. */
+static int write_all(const trc_trace *t, const char *tmp, const char **what)
+{
+    const trc_meta *m = &t->meta;
+    hid_t f = create_file(tmp);
+    if (f < 0) {
+        *what = "cannot create the HDF5 file";
+        return -1;
+    }
+    int rc = write_resident(f, t, what);
+    for (int i = 0; i < N_NODE_DS && !rc; i++) {
+        hid_t ftype, mtype;
+        hsize_t dims[3];
+        node_ds_types(i, &ftype, &mtype);
+        node_dims(m, i, (hsize_t)m->n_nodes, dims);
+        rc |= write_ds_rows(f, node_ds[i].path, ftype, mtype, node_ds[i].rank, dims,
+                            node_rows(t, i), node_chunk_rows(m));
     }
     if (!rc) {
         *what = "cannot write the index";
@@ -261,26 +320,64 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
     return rc ? -1 : 0;
 }
 
+/* A fresh temporary name beside path, created empty (O_EXCL, so concurrent
+ * writers never share it): *tmp (the caller frees it), or an error. */
+static int make_tmp(const char *path, char **tmp, trc_err *err)
+{
+    size_t n = strlen(path);
+    char *t = malloc(n + 48);
+    if (!t) return trci_err(err, TRC_E_NOMEM, "%s: out of memory", path);
+    int fd = -1;
+    for (int i = 0; i < 100 && fd < 0; i++) {
+        snprintf(t, n + 48, "%s.tmp%ld-%d", path, (long)getpid(), i);
+        fd = open(t, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        free(t);
+        return trci_err(err, TRC_E_WRITE, "%s: cannot create output: %s", path, strerror(e));
+    }
+    close(fd);
+    *tmp = t;
+    return TRC_OK;
+}
+
+/* A failed write: the system's reason when it is one worth naming. */
+static int write_error(trc_err *err, const char *path, const char *what, int e)
+{
+    if (e == EFBIG || e == ENOSPC || e == EDQUOT || e == EIO)
+        return trci_err(err, TRC_E_WRITE, "%s: %s: %s", path, what, strerror(e));
+    return trci_err(err, TRC_E_WRITE, "%s: %s", path, what);
+}
+
+/* Syncs the finished temporary and renames it over path; removes it on
+ * failure.  Frees tmp. */
+static int publish(char *tmp, const char *path, trc_err *err)
+{
+    int fd = open(tmp, O_RDONLY), rc = TRC_OK;
+    if (fd < 0 || fsync(fd) != 0) {
+        int e = errno;
+        rc = trci_err(err, TRC_E_WRITE, "%s: cannot sync output: %s", path, strerror(e));
+    }
+    if (fd >= 0) close(fd);
+    if (!rc && rename(tmp, path) != 0) {
+        int e = errno;
+        rc = trci_err(err, TRC_E_WRITE, "%s: cannot create output: %s", path, strerror(e));
+    }
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
 int trc_save(const trc_trace *t, const char *path, trc_err *err)
 {
     if (t->lazy)
         return trci_err(err, TRC_E_ARG,
                         "%s: a trace opened prompt by prompt cannot be saved; load it whole", path);
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 48);
-    if (!tmp) return trci_err(err, TRC_E_NOMEM, "%s: out of memory", path);
-    int fd = -1;
-    for (int i = 0; i < 100 && fd < 0; i++) {
-        snprintf(tmp, n + 48, "%s.tmp%ld-%d", path, (long)getpid(), i);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return trci_err(err, TRC_E_WRITE, "%s: cannot create output: %s", path, strerror(e));
-    }
-    close(fd);
+    char *tmp = NULL;
+    int rc = make_tmp(path, &tmp, err);
+    if (rc) return rc;
 
     H5dont_atexit(); /* as in trc_load: a no-op once HDF5 is initialised */
     H5E_auto2_t old_fn;
@@ -289,33 +386,179 @@ int trc_save(const trc_trace *t, const char *path, trc_err *err)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     const char *what = "";
     errno = 0;
-    int rc = write_all(t, tmp, &what);
+    rc = write_all(t, tmp, &what);
     int e = errno; /* the system's reason, when HDF5's write(2) failed */
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     if (rc) {
         unlink(tmp);
         free(tmp);
-        if (e == EFBIG || e == ENOSPC || e == EDQUOT || e == EIO)
-            return trci_err(err, TRC_E_WRITE, "%s: %s: %s", path, what, strerror(e));
-        return trci_err(err, TRC_E_WRITE, "%s: %s", path, what);
+        return write_error(err, path, what, e);
     }
-    fd = open(tmp, O_RDONLY);
-    if (fd < 0 || fsync(fd) != 0) {
-        int e = errno;
-        if (fd >= 0) close(fd);
-        unlink(tmp);
-        free(tmp);
-        return trci_err(err, TRC_E_WRITE, "%s: cannot sync output: %s", path, strerror(e));
+    return publish(tmp, path, err);
+}
+
+/* ------------------------------------------------------------ by prompt */
+
+struct trci_stream {
+    char *path, *tmp;
+    hid_t f;
+    hid_t ds[N_NODE_DS];
+    trc_meta meta;
+    int64_t rows; /* node rows written so far */
+};
+
+/* HDF5's error printing off for a call, as trc_save does. */
+typedef struct quiet {
+    H5E_auto2_t fn;
+    void *data;
+} quiet;
+
+static quiet quiet_on(void)
+{
+    quiet q;
+    H5dont_atexit();
+    H5Eget_auto2(H5E_DEFAULT, &q.fn, &q.data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    return q;
+}
+
+static void quiet_off(quiet q)
+{
+    H5Eset_auto2(H5E_DEFAULT, q.fn, q.data);
+}
+
+static void stream_free(trci_stream *s, int remove)
+{
+    for (int i = 0; i < N_NODE_DS; i++)
+        if (s->ds[i] >= 0) H5Dclose(s->ds[i]);
+    if (s->f >= 0) H5Fclose(s->f);
+    if (remove && s->tmp) unlink(s->tmp);
+    free(s->tmp);
+    free(s->path);
+    free(s);
+}
+
+int trci_stream_open(const char *path, const trc_trace *resident, trci_stream **out, trc_err *err)
+{
+    *out = NULL;
+    trci_stream *s = calloc(1, sizeof *s);
+    size_t n = strlen(path);
+    if (!s || !(s->path = malloc(n + 1))) {
+        free(s);
+        return trci_err(err, TRC_E_NOMEM, "%s: out of memory", path);
     }
-    close(fd);
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return trci_err(err, TRC_E_WRITE, "%s: cannot create output: %s", path, strerror(e));
+    memcpy(s->path, path, n + 1);
+    s->f = -1;
+    for (int i = 0; i < N_NODE_DS; i++)
+        s->ds[i] = -1;
+    s->meta = resident->meta;
+    int rc = make_tmp(path, &s->tmp, err);
+    if (rc) {
+        stream_free(s, 0);
+        return rc;
     }
-    free(tmp);
+    quiet q = quiet_on();
+    const char *what = "cannot create the HDF5 file";
+    errno = 0;
+    s->f = create_file(s->tmp);
+    int bad = s->f < 0 || write_resident(s->f, resident, &what) != 0;
+    /* room for a few chunks per dataset (a chunk is at most CHUNK_BYTES), so
+     * the one a prompt leaves half written waits in memory for the next
+     * prompt instead of being compressed, written and read back */
+    hid_t dapl = bad ? -1 : H5Pcreate(H5P_DATASET_ACCESS);
+    bad = bad || dapl < 0 || H5Pset_chunk_cache(dapl, 521, 4 * CHUNK_BYTES, 1.0) < 0;
+    for (int i = 0; i < N_NODE_DS && !bad; i++) {
+        hid_t ftype, mtype;
+        hsize_t dims[3];
+        node_ds_types(i, &ftype, &mtype);
+        node_dims(&s->meta, i, (hsize_t)s->meta.n_nodes, dims);
+        s->ds[i] = create_ds(s->f, node_ds[i].path, ftype, mtype, node_ds[i].rank, dims,
+                             node_chunk_rows(&s->meta), dapl);
+        bad = s->ds[i] < 0;
+    }
+    if (dapl >= 0) H5Pclose(dapl);
+    int e = errno;
+    quiet_off(q);
+    if (bad) {
+        rc = write_error(err, path, what, e);
+        stream_free(s, 1);
+        return rc;
+    }
+    *out = s;
     return TRC_OK;
+}
+
+int trci_stream_rows(trci_stream *s, const trc_trace *part, trc_err *err)
+{
+    int64_t n = part->meta.n_nodes;
+    if (n < 0 || s->rows + n > s->meta.n_nodes || part->meta.k != s->meta.k ||
+        part->meta.n_exit != s->meta.n_exit)
+        return trci_err(err, TRC_E_ARG, "%s: rows past the size the file was made for", s->path);
+    if (n == 0) return TRC_OK;
+    quiet q = quiet_on();
+    errno = 0;
+    int bad = 0;
+    for (int i = 0; i < N_NODE_DS && !bad; i++) {
+        hid_t ftype, mtype;
+        hsize_t dims[3], start[3] = {(hsize_t)s->rows, 0, 0};
+        node_ds_types(i, &ftype, &mtype);
+        node_dims(&s->meta, i, (hsize_t)n, dims);
+        if (node_ds[i].rank == 3 && s->meta.n_exit == 0) continue; /* no values */
+        hid_t fs = H5Dget_space(s->ds[i]);
+        hid_t ms = H5Screate_simple(node_ds[i].rank, dims, NULL);
+        bad = fs < 0 || ms < 0 ||
+              H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, dims, NULL) < 0 ||
+              H5Dwrite(s->ds[i], mtype, ms, fs, H5P_DEFAULT, node_rows(part, i)) < 0;
+        if (ms >= 0) H5Sclose(ms);
+        if (fs >= 0) H5Sclose(fs);
+    }
+    int e = errno;
+    quiet_off(q);
+    if (bad) return write_error(err, s->path, "cannot write the datasets", e);
+    s->rows += n;
+    return TRC_OK;
+}
+
+int trci_stream_finish(trci_stream *s, int ok, trc_err *err)
+{
+    if (!ok) {
+        stream_free(s, 1);
+        return TRC_OK;
+    }
+    if (s->rows != s->meta.n_nodes) {
+        int rc = trci_err(err, TRC_E_ARG, "%s: %lld node rows written of %lld", s->path,
+                          (long long)s->rows, (long long)s->meta.n_nodes);
+        stream_free(s, 1);
+        return rc;
+    }
+    quiet q = quiet_on();
+    errno = 0;
+    int bad = 0;
+    for (int i = 0; i < N_NODE_DS; i++) {
+        if (s->ds[i] >= 0 && H5Dclose(s->ds[i]) < 0) bad = 1;
+        s->ds[i] = -1;
+    }
+    if (H5Fclose(s->f) < 0) bad = 1;
+    s->f = -1;
+    int e = errno;
+    quiet_off(q);
+    if (bad) {
+        int rc = write_error(err, s->path, "cannot flush the HDF5 file", e);
+        stream_free(s, 1);
+        return rc;
+    }
+    /* the index, from the file as any reader sees it: every prompt read back
+     * and checked, the checksum and statistics computed as trc_check does */
+    int rc = trc_add_index(s->tmp, NULL, err);
+    if (rc) {
+        stream_free(s, 1);
+        return rc;
+    }
+    char *tmp = s->tmp;
+    s->tmp = NULL;
+    rc = publish(tmp, s->path, err);
+    stream_free(s, 0);
+    return rc;
 }
 
 /* ------------------------------------------------------------ add index */

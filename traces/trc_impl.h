@@ -144,6 +144,20 @@ int trci_validate_prompt(const trc_trace *t, const trci_nodes *w, int32_t p, con
 void trci_stats_begin(const trc_trace *t, trc_stats *st);
 void trci_stats_add(const trc_trace *t, const trci_nodes *w, int32_t p, trc_stats *st);
 
+/* trc_h5write.c: a trace file written prompt by prompt.  trci_stream_open
+ * creates a temporary beside path holding the header and the datasets that
+ * are not per node, taken from resident (meta with every count, prompt and
+ * reference tokens and offsets, node offsets), and the per-node datasets at
+ * their full size, laid out as trc_save lays them out; trci_stream_rows
+ * appends the node rows of part (a trace of the next prompts, validated);
+ * trci_stream_finish (ok = 0: abandon) checks that every row came, adds the
+ * index by reading the file back (trc_add_index), syncs and renames the
+ * temporary over path.  The stream is freed by finish, whatever happens. */
+typedef struct trci_stream trci_stream;
+int trci_stream_open(const char *path, const trc_trace *resident, trci_stream **out, trc_err *err);
+int trci_stream_rows(trci_stream *s, const trc_trace *part, trc_err *err);
+int trci_stream_finish(trci_stream *s, int ok, trc_err *err);
+
 /* trc_lazy.c.  trci_lazy_attach makes t lazy: it takes the open file f, the
  * node datasets ds[8] (table order, /nodes/parent to /nodes/exit_score) and
  * the per-prompt hashes (malloc'ed, [P]) -- on success only; on failure the

@@ -405,7 +405,15 @@ static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int3
     return n;
 }
 
-static int run(gen *g, trc_builder *b)
+/* Where the generator's output goes: one prompt, then its output_len trees,
+ * prompt after prompt (trc_builder's order). */
+typedef struct sink {
+    int (*prompt)(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref, int32_t len);
+    int (*tree)(void *ctx, const gen *g, int32_t n);
+    void *ctx;
+} sink;
+
+static int run(gen *g, const sink *out)
 {
     const trc_synth_params *p = g->p;
     size_t plen = (size_t)p->prompt_len, L = (size_t)p->output_len;
@@ -418,19 +426,122 @@ static int run(gen *g, trc_builder *b)
             prompt[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
         for (size_t i = 0; i < L; i++)
             ref[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-        rc = trc_builder_add_prompt(b, prompt, p->prompt_len, ref, p->output_len);
+        rc = out->prompt(out->ctx, prompt, p->prompt_len, ref, p->output_len);
         for (int64_t pos = 0; pos < (int64_t)L && !rc; pos++) {
             int32_t root = pos > 0 ? ref[pos - 1]
                            : plen  ? prompt[plen - 1]
                                    : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
             int32_t n = gen_tree(g, ref, (int64_t)L, pos, root);
-            rc = trc_builder_add_tree(b, n, g->parent, g->token, g->dtok, g->dlp, g->ttok, g->tlp,
-                                      g->exit);
+            rc = out->tree(out->ctx, g, n);
         }
     }
     free(prompt);
     free(ref);
     return rc;
+}
+
+/* The header of the trace p describes (no counts). */
+static void synth_meta(const trc_synth_params *p, trc_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    m->version = TRC_VERSION;
+    m->vocab = p->vocab;
+    m->k = p->k;
+    m->max_depth = p->max_depth;
+    m->max_nodes = p->max_nodes;
+    m->n_exit = p->n_exit;
+    memcpy(m->exit_layers, p->exit_layers, sizeof m->exit_layers);
+    m->target_layers = p->target_layers;
+    trci_strcpy(m->target, sizeof m->target, p->target);
+    trci_strcpy(m->draft, sizeof m->draft, p->draft);
+    trci_strcpy(m->tokenizer, sizeof m->tokenizer, "synthetic");
+    int w =
+        snprintf(m->source, sizeof m->source,
+                 "flashspec trc_synth: seed=%llu calibration=%g coverage=%g "
+                 "predictor_accuracy=%g accept=",
+                 (unsigned long long)p->seed, p->calibration, p->coverage, p->predictor_accuracy);
+    for (int d = 0; d < p->n_accept && w > 0 && (size_t)w < sizeof m->source; d++)
+        w += snprintf(m->source + w, sizeof m->source - (size_t)w, "%s%g", d ? "," : "",
+                      p->accept[d]);
+    if (p->coverage_share >= 0.0 && w > 0 && (size_t)w < sizeof m->source)
+        w += snprintf(m->source + w, sizeof m->source - (size_t)w, " coverage_share=%g",
+                      p->coverage_share);
+    if (p->node_streams && w > 0 && (size_t)w < sizeof m->source)
+        snprintf(m->source + w, sizeof m->source - (size_t)w, " streams=node");
+}
+
+static void gen_free(gen *g)
+{
+    gsl_rng_free(g->main_rng);
+    gsl_rng_free(g->node_rng);
+    free(g->parent);
+    free(g->token);
+    free(g->depth);
+    free(g->dtok);
+    free(g->ttok);
+    free(g->dlp);
+    free(g->tlp);
+    free(g->exit);
+    free(g->q);
+    free(g->joint);
+    free(g->heap);
+    memset(g, 0, sizeof *g);
+}
+
+/* The generator at its start (seeded); TRC_E_NOMEM when memory runs out. */
+static int gen_init(gen *g, const trc_synth_params *p)
+{
+    memset(g, 0, sizeof *g);
+    g->p = p;
+    g->K = p->k;
+    g->D = p->max_depth;
+    g->M = p->max_nodes;
+    g->E = p->n_exit;
+    for (int e = 0; e < g->E; e++) {
+        double chance = 1.0 / g->K;
+        g->exit_acc[e] = chance + (p->predictor_accuracy - chance) * p->exit_layers[e] /
+                                      p->exit_layers[g->E - 1];
+    }
+    size_t M = (size_t)g->M, MK = M * (size_t)g->K;
+    g->rng = g->main_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    g->node_rng = p->node_streams ? gsl_rng_alloc(gsl_rng_taus2) : NULL;
+    g->parent = malloc(M * sizeof(int32_t));
+    g->token = malloc(M * sizeof(int32_t));
+    g->depth = malloc(M * sizeof(int32_t));
+    g->dtok = malloc(MK * sizeof(int32_t));
+    g->ttok = malloc(MK * sizeof(int32_t));
+    g->dlp = malloc(MK * sizeof(float));
+    g->tlp = malloc(MK * sizeof(float));
+    g->exit = g->E ? malloc(MK * (size_t)g->E * sizeof(float)) : NULL;
+    g->q = malloc(MK * sizeof(double));
+    g->joint = malloc(M * sizeof(double));
+    g->heap = malloc((MK + (size_t)g->K) * sizeof(frontier));
+    if (!g->rng || (p->node_streams && !g->node_rng) || !g->parent || !g->token || !g->depth ||
+        !g->dtok || !g->ttok || !g->dlp || !g->tlp || (g->E && !g->exit) || !g->q || !g->joint ||
+        !g->heap) {
+        gen_free(g);
+        return TRC_E_NOMEM;
+    }
+    gsl_rng_set(g->rng, (unsigned long)((p->seed ^ (p->seed >> 32)) & 0xffffffffULL));
+    return TRC_OK;
+}
+
+static int builder_prompt(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref,
+                          int32_t len)
+{
+    return trc_builder_add_prompt(ctx, prompt, plen, ref, len);
+}
+
+static int builder_tree(void *ctx, const gen *g, int32_t n)
+{
+    return trc_builder_add_tree(ctx, n, g->parent, g->token, g->dtok, g->dlp, g->ttok, g->tlp,
+                                g->exit);
+}
+
+static int gen_error(trc_err *err, int rc)
+{
+    return trci_err(err, rc, "synth: %s",
+                    rc == TRC_E_NOMEM ? "out of memory" : "generator produced bad input");
 }
 
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
@@ -439,88 +550,165 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
     gsl_set_error_handler_off();
     int rc = check_params(p, err);
     if (rc) return rc;
-
     trc_meta m;
-    memset(&m, 0, sizeof m);
-    m.version = TRC_VERSION;
-    m.vocab = p->vocab;
-    m.k = p->k;
-    m.max_depth = p->max_depth;
-    m.max_nodes = p->max_nodes;
-    m.n_exit = p->n_exit;
-    memcpy(m.exit_layers, p->exit_layers, sizeof m.exit_layers);
-    m.target_layers = p->target_layers;
-    trci_strcpy(m.target, sizeof m.target, p->target);
-    trci_strcpy(m.draft, sizeof m.draft, p->draft);
-    trci_strcpy(m.tokenizer, sizeof m.tokenizer, "synthetic");
-    int w =
-        snprintf(m.source, sizeof m.source,
-                 "flashspec trc_synth: seed=%llu calibration=%g coverage=%g "
-                 "predictor_accuracy=%g accept=",
-                 (unsigned long long)p->seed, p->calibration, p->coverage, p->predictor_accuracy);
-    for (int d = 0; d < p->n_accept && w > 0 && (size_t)w < sizeof m.source; d++)
-        w +=
-            snprintf(m.source + w, sizeof m.source - (size_t)w, "%s%g", d ? "," : "", p->accept[d]);
-    if (p->coverage_share >= 0.0 && w > 0 && (size_t)w < sizeof m.source)
-        w += snprintf(m.source + w, sizeof m.source - (size_t)w, " coverage_share=%g",
-                      p->coverage_share);
-    if (p->node_streams && w > 0 && (size_t)w < sizeof m.source)
-        snprintf(m.source + w, sizeof m.source - (size_t)w, " streams=node");
-
+    synth_meta(p, &m);
     gen g;
-    memset(&g, 0, sizeof g);
-    g.p = p;
-    g.K = p->k;
-    g.D = p->max_depth;
-    g.M = p->max_nodes;
-    g.E = p->n_exit;
-    for (int e = 0; e < g.E; e++) {
-        double chance = 1.0 / g.K;
-        g.exit_acc[e] =
-            chance + (p->predictor_accuracy - chance) * p->exit_layers[e] / p->exit_layers[g.E - 1];
-    }
-    size_t M = (size_t)g.M, MK = M * (size_t)g.K;
-    g.rng = g.main_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    g.node_rng = p->node_streams ? gsl_rng_alloc(gsl_rng_taus2) : NULL;
-    g.parent = malloc(M * sizeof(int32_t));
-    g.token = malloc(M * sizeof(int32_t));
-    g.depth = malloc(M * sizeof(int32_t));
-    g.dtok = malloc(MK * sizeof(int32_t));
-    g.ttok = malloc(MK * sizeof(int32_t));
-    g.dlp = malloc(MK * sizeof(float));
-    g.tlp = malloc(MK * sizeof(float));
-    g.exit = g.E ? malloc(MK * (size_t)g.E * sizeof(float)) : NULL;
-    g.q = malloc(MK * sizeof(double));
-    g.joint = malloc(M * sizeof(double));
-    g.heap = malloc((MK + (size_t)g.K) * sizeof(frontier));
     trc_builder *b = trc_builder_new(&m);
-    if (!g.rng || (p->node_streams && !g.node_rng) || !g.parent || !g.token || !g.depth || !g.dtok || !g.ttok || !g.dlp || !g.tlp ||
-        (g.E && !g.exit) || !g.q || !g.joint || !g.heap || !b) {
-        rc = trci_err(err, TRC_E_NOMEM, "synth: out of memory");
+    if (!b || gen_init(&g, p) != TRC_OK) {
         trc_builder_free(b);
-    } else {
-        gsl_rng_set(g.rng, (unsigned long)((p->seed ^ (p->seed >> 32)) & 0xffffffffULL));
-        rc = run(&g, b);
-        if (rc) {
-            trc_builder_free(b);
-            rc = trci_err(err, rc, "synth: %s",
-                          rc == TRC_E_NOMEM ? "out of memory" : "generator produced bad input");
-        } else {
-            rc = trc_builder_finish(b, "synth", out, err);
-        }
+        return trci_err(err, TRC_E_NOMEM, "synth: out of memory");
     }
-    gsl_rng_free(g.main_rng);
-    gsl_rng_free(g.node_rng);
-    free(g.parent);
-    free(g.token);
-    free(g.depth);
-    free(g.dtok);
-    free(g.ttok);
-    free(g.dlp);
-    free(g.tlp);
-    free(g.exit);
-    free(g.q);
-    free(g.joint);
-    free(g.heap);
+    sink to_builder = {builder_prompt, builder_tree, b};
+    rc = run(&g, &to_builder);
+    if (rc) {
+        trc_builder_free(b);
+        rc = gen_error(err, rc);
+    } else {
+        rc = trc_builder_finish(b, "synth", out, err);
+    }
+    gen_free(&g);
+    return rc;
+}
+
+/* ---------------------------------------------------------- to a file */
+
+/* Pass 1: the sizes -- prompt and reference tokens, nodes per tree. */
+typedef struct sizes {
+    const trc_synth_params *p;
+    int32_t *prompt_tok, *ref_tok;
+    int64_t *tree_nodes; /* [prompts * output_len] */
+    int64_t n_prompts, n_trees, n_nodes;
+} sizes;
+
+static int sizes_prompt(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref,
+                        int32_t len)
+{
+    sizes *z = ctx;
+    memcpy(z->prompt_tok + z->n_prompts * plen, prompt, sizeof *prompt * (size_t)plen);
+    memcpy(z->ref_tok + z->n_prompts * len, ref, sizeof *ref * (size_t)len);
+    z->n_prompts++;
+    return TRC_OK;
+}
+
+static int sizes_tree(void *ctx, const gen *g, int32_t n)
+{
+    (void)g;
+    sizes *z = ctx;
+    z->tree_nodes[z->n_trees++] = n;
+    z->n_nodes += n;
+    return TRC_OK;
+}
+
+/* Pass 2: each prompt built and checked on its own, its rows appended. */
+typedef struct rows_out {
+    const trc_meta *meta;
+    trci_stream *stream;
+    trc_builder *b; /* the prompt being built, NULL before the first */
+    trc_err *err;
+    int failed; /* err says why */
+} rows_out;
+
+static int rows_flush(rows_out *o)
+{
+    if (!o->b) return TRC_OK;
+    trc_trace *part = NULL;
+    int rc = trc_builder_finish(o->b, "synth", &part, o->err);
+    o->b = NULL;
+    if (!rc) rc = trci_stream_rows(o->stream, part, o->err);
+    trc_free(part);
+    if (rc) o->failed = 1;
+    return rc;
+}
+
+static int rows_prompt(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref,
+                       int32_t len)
+{
+    rows_out *o = ctx;
+    int rc = rows_flush(o);
+    if (rc) return rc;
+    o->b = trc_builder_new(o->meta);
+    if (!o->b) return TRC_E_NOMEM;
+    return trc_builder_add_prompt(o->b, prompt, plen, ref, len);
+}
+
+static int rows_tree(void *ctx, const gen *g, int32_t n)
+{
+    rows_out *o = ctx;
+    return builder_tree(o->b, g, n);
+}
+
+int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_out,
+                   uint64_t *checksum_out, trc_err *err)
+{
+    gsl_set_error_handler_off();
+    int rc = check_params(p, err);
+    if (rc) return rc;
+    trc_meta m;
+    synth_meta(p, &m);
+    int64_t P = p->prompts, plen = p->prompt_len, L = p->output_len;
+    sizes z = {.p = p};
+    z.prompt_tok = malloc(sizeof(int32_t) * (size_t)(P * plen > 0 ? P * plen : 1));
+    z.ref_tok = malloc(sizeof(int32_t) * (size_t)(P * L));
+    z.tree_nodes = malloc(sizeof(int64_t) * (size_t)(P * L));
+    gen g;
+    rc = z.prompt_tok && z.ref_tok && z.tree_nodes ? gen_init(&g, p) : TRC_E_NOMEM;
+    if (!rc) {
+        sink count = {sizes_prompt, sizes_tree, &z};
+        rc = run(&g, &count);
+        gen_free(&g);
+    }
+    trc_trace *res = NULL;
+    if (!rc) {
+        m.n_prompts = (int32_t)P;
+        m.n_trees = z.n_trees;
+        m.n_nodes = z.n_nodes;
+        res = trci_trace_alloc_resident(&m, P * plen);
+        if (!res) rc = TRC_E_NOMEM;
+    }
+    if (!rc) {
+        for (int64_t i = 0; i <= P; i++) {
+            res->prompt_off[i] = i * plen;
+            res->ref_off[i] = i * L;
+        }
+        memcpy(res->prompt_tok, z.prompt_tok, sizeof(int32_t) * (size_t)(P * plen));
+        memcpy(res->ref_tok, z.ref_tok, sizeof(int32_t) * (size_t)(P * L));
+        res->node_off[0] = 0;
+        for (int64_t t = 0; t < z.n_trees; t++)
+            res->node_off[t + 1] = res->node_off[t] + z.tree_nodes[t];
+    }
+    free(z.prompt_tok);
+    free(z.ref_tok);
+    free(z.tree_nodes);
+    if (rc) {
+        trc_free(res);
+        return gen_error(err, rc);
+    }
+    trci_stream *st = NULL;
+    rc = trci_stream_open(path, res, &st, err);
+    trc_free(res);
+    if (rc) return rc;
+    rows_out o = {.meta = &m, .stream = st, .err = err};
+    rc = gen_init(&g, p);
+    if (!rc) {
+        sink rows = {rows_prompt, rows_tree, &o};
+        rc = run(&g, &rows);
+        if (!rc) rc = rows_flush(&o);
+        gen_free(&g);
+    }
+    trc_builder_free(o.b);
+    if (rc) {
+        trci_stream_finish(st, 0, NULL);
+        return o.failed ? rc : gen_error(err, rc);
+    }
+    rc = trci_stream_finish(st, 1, err);
+    if (rc) return rc;
+    /* what the file now holds, from its header and index */
+    trc_trace *t = NULL;
+    rc = trc_open(path, 0, &t, err);
+    if (!rc) {
+        if (meta_out) *meta_out = *trc_get_meta(t);
+        if (checksum_out) *checksum_out = trc_checksum(t);
+    }
+    trc_free(t);
     return rc;
 }

@@ -110,7 +110,12 @@ static const char usage_synth[] =
     "                               a small change of --accept moves only the\n"
     "                               decisions it crosses (what calibration fits use)\n"
     "      --target NAME            target model name (synthetic-target)\n"
-    "      --draft NAME             draft model name (synthetic-draft)\n";
+    "      --draft NAME             draft model name (synthetic-draft)\n"
+    "      --by-prompt              write prompt by prompt, holding about one prompt\n"
+    "                               in memory (traces larger than memory): the same\n"
+    "                               trace and checksum, not the same file bytes; the\n"
+    "                               generator runs twice and the file is read back\n"
+    "                               for its index\n";
 
 static int fail(int code, const char *fmt, ...)
 {
@@ -512,7 +517,8 @@ enum {
     O_TARGET,
     O_DRAFT,
     O_NODE_STREAMS,
-    O_COVERAGE_SHARE
+    O_COVERAGE_SHARE,
+    O_BY_PROMPT
 };
 
 static int cmd_synth(int argc, char **argv)
@@ -540,10 +546,12 @@ static int cmd_synth(int argc, char **argv)
         {"draft", required_argument, NULL, O_DRAFT},
         {"node-streams", no_argument, NULL, O_NODE_STREAMS},
         {"coverage-share", required_argument, NULL, O_COVERAGE_SHARE},
+        {"by-prompt", no_argument, NULL, O_BY_PROMPT},
         {NULL, 0, NULL, 0}};
     trc_synth_params p;
     trc_synth_default_params(&p);
     const char *out = NULL;
+    int by_prompt = 0;
     optind = 0;
     opterr = 0;
     int c, idx = -1;
@@ -607,6 +615,9 @@ static int cmd_synth(int argc, char **argv)
         case O_NODE_STREAMS:
             p.node_streams = 1;
             break;
+        case O_BY_PROMPT:
+            by_prompt = 1;
+            break;
         case O_COVERAGE_SHARE:
             rc = parse_real(flag, optarg, &p.coverage_share);
             break;
@@ -632,8 +643,17 @@ static int cmd_synth(int argc, char **argv)
     if (!out) return fail(EX_USAGE_, "trace synth: -o FILE is required (see --help)");
     if (p.n_accept == 0) return fail(EX_USAGE_, "trace synth: --accept needs at least one value");
 
-    trc_trace *t;
     trc_err err;
+    if (by_prompt) {
+        trc_meta m;
+        uint64_t sum = 0;
+        int rc = trc_synth_save(&p, out, &m, &sum, &err);
+        if (rc) return fail(exit_code(rc), "%s", err.msg);
+        printf("%s: wrote %d prompts, %lld trees, %lld nodes, checksum 0x%016llx\n", out,
+               m.n_prompts, (long long)m.n_trees, (long long)m.n_nodes, (unsigned long long)sum);
+        return EX_OK_;
+    }
+    trc_trace *t;
     int rc = trc_synth(&p, &t, &err);
     if (rc) return fail(exit_code(rc), "%s", err.msg);
     rc = trc_save(t, out, &err);

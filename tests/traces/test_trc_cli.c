@@ -1,8 +1,9 @@
 /*
  * test_trc_cli.c -- `flashspec trace` through cli_trace_main: exit codes
  * (sysexits), one-line "flashspec: " errors on stderr, outputs of check/info/
- * stats, synth parameters reaching the generator, and no output file left by a
- * failing synth.  stdout and stderr are captured by redirecting the descriptors.
+ * stats, synth parameters reaching the generator (also written prompt by
+ * prompt, --by-prompt), and no output file left by a failing synth.  stdout and stderr are captured
+ * by redirecting the descriptors.
  *
  * usage: test_trc_cli DATA_DIR BAD_DIR SCRATCH_DIR
  */
@@ -204,6 +205,21 @@ static void test_synth(void)
         CHECK(strstr(out_buf, sum) != NULL);
         CHECK(strcmp(trc_get_meta(b)->draft, "drf-y") == 0);
     }
+    /* --by-prompt: the same line (counts, checksum), the same trace */
+    char line[512];
+    fmt(line, sizeof line, "%s", out_buf);
+    CHECK_EQ_INT(run("synth", "-o", out, "--prompts", "2", "--prompt-len", "3", "--output-len",
+                     "20", "--vocab", "5000", "--k", "5", "--depth", "5", "--nodes", "10",
+                     "--target-layers", "28", "--exit-layers", "7,14,21", "--accept", "0.9,0.5",
+                     "--calibration", "0.2", "--coverage", "0.95", "--predictor-accuracy", "0.6",
+                     "--seed", "99", "--target", "tgt-x", "--draft", "drf-y", "--by-prompt", NULL),
+                 0);
+    CHECK_EQ_INT(err_buf[0], '\0');
+    CHECK(strcmp(out_buf, line) == 0);
+    trc_free(b);
+    b = NULL;
+    CHECK_EQ_INT(trc_load(out, &b, &err), TRC_OK);
+    if (a && b) CHECK(trc_checksum(a) == trc_checksum(b));
     trc_free(a);
     trc_free(b);
     /* aliases and an empty exit-layer list */
@@ -255,6 +271,13 @@ static void test_synth(void)
     CHECK_EQ_INT(run("synth", "-o", nodir, "--prompts", "1", "--output-len", "4", NULL), 73);
     CHECK(one_error_line("cannot create output"));
     CHECK(!exists(nodir));
+    CHECK_EQ_INT(
+        run("synth", "-o", nodir, "--prompts", "1", "--output-len", "4", "--by-prompt", NULL), 73);
+    CHECK(one_error_line("cannot create output"));
+    CHECK(!exists(nodir));
+    CHECK_EQ_INT(run("synth", "-o", gone, "--by-prompt", "--prompts", "0", NULL), 64);
+    CHECK(one_error_line("synth: prompts"));
+    CHECK(!exists(gone));
 }
 
 int main(int argc, char **argv)
