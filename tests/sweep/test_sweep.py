@@ -543,7 +543,10 @@ def case_fault_full_disk():
         for name, cmd in (("sweep", ["sweep", "-j", "2", script("grid.lua"), "-o",
                                      os.path.join(t, "xfsz"), "-q"]),
                           ("trace synth", ["trace", "synth", "-o", os.path.join(t, "x.h5"),
-                                           "--prompts", "64", "--output-len", "256"])):
+                                           "--prompts", "64", "--output-len", "256"]),
+                          ("trace synth --by-prompt",
+                           ["trace", "synth", "-o", os.path.join(t, "x.h5"), "--prompts", "64",
+                            "--output-len", "256", "--by-prompt"])):
             p = subprocess.run([BIN, *cmd], capture_output=True, text=True, timeout=300,
                                preexec_fn=limited_file_size(4096, ignore=False))
             expect(p.returncode == 73, f"{name} under ulimit -f: exit {p.returncode} "
