@@ -266,7 +266,8 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err);
  * checks it, and the index is made by reading the file back (trc_add_index).
  * The file holds the trace trc_synth gives -- the same checksum, statistics
  * and index -- though not the same bytes as trc_save of it (its chunks come
- * in another order).  Atomic like trc_save.  meta_out and checksum_out (may
+ * in another order; the same parameters give the same bytes again).  Atomic
+ * like trc_save.  meta_out and checksum_out (may
  * be NULL) receive the file's header with its counts and its checksum. */
 int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_out,
                    uint64_t *checksum_out, trc_err *err);

@@ -463,18 +463,35 @@ static void test_node_streams_and_share(void)
     CHECK(trc_synth(&p, &t, &err) == TRC_E_ARG && strstr(err.msg, "coverage_share"));
 }
 
+/* 1 when files a and b hold the same bytes. */
+static int same_file(const char *a, const char *b)
+{
+    FILE *x = fopen(a, "rb"), *y = fopen(b, "rb");
+    int same = x && y;
+    while (same) {
+        int cx = fgetc(x), cy = fgetc(y);
+        same = cx == cy;
+        if (cx == EOF) break;
+    }
+    if (x) fclose(x);
+    if (y) fclose(y);
+    return same;
+}
+
 /* trc_synth_save writes the trace trc_synth makes, prompt by prompt: the
  * file loads whole to the same checksum and statistics, opens prompt by prompt
  * from its index with the same, passes trc_check (which compares the index
  * with the data), and reports the counts and checksum it wrote -- with and
- * without exit scores, with node streams, with empty prompts; a file that
- * cannot be created is an error that leaves nothing behind. */
+ * without exit scores, with node streams, with empty prompts; the same
+ * parameters give the same bytes again; a file that cannot be created is an
+ * error that leaves nothing behind. */
 static void test_save_by_prompt(const char *dir)
 {
-    char path[1300], tmp_dir[1200], bad[1300];
+    char path[1300], again[1300], tmp_dir[1200], bad[1300];
     snprintf(tmp_dir, sizeof tmp_dir, "%s/synth-save-XXXXXX", dir);
     CHECK(mkdtemp(tmp_dir) != NULL);
     snprintf(path, sizeof path, "%s/t.h5", tmp_dir);
+    snprintf(again, sizeof again, "%s/again.h5", tmp_dir);
     for (int c = 0; c < 3; c++) {
         trc_synth_params p;
         base_params(&p);
@@ -514,6 +531,9 @@ static void test_save_by_prompt(const char *dir)
         CHECK_EQ_INT(trc_check(path, 0, &u, &err), TRC_OK);
         trc_free(u);
         trc_free(t);
+        CHECK_EQ_INT(trc_synth_save(&p, again, NULL, NULL, &err), TRC_OK);
+        CHECK(same_file(path, again));
+        unlink(again);
         unlink(path);
     }
     /* nothing is created where the file cannot be */
