@@ -269,7 +269,7 @@ static void node_ds_types(int i, hid_t *ftype, hid_t *mtype)
     }
 }
 
-/* Dataset i's rows of t, its dims for n rows, and the rows of a chunk. */
+/* Dataset i's rows in t. */
 static const void *node_rows(const trc_trace *t, int i)
 {
     const void *rows[N_NODE_DS] = {t->parent,     t->token,   t->depth,    t->draft_tok,
@@ -277,6 +277,7 @@ static const void *node_rows(const trc_trace *t, int i)
     return rows[i];
 }
 
+/* Dataset i's dims for n rows. */
 static void node_dims(const trc_meta *m, int i, hsize_t n, hsize_t *dims)
 {
     dims[0] = n;
@@ -370,44 +371,9 @@ static int publish(char *tmp, const char *path, trc_err *err)
     return rc;
 }
 
-int trc_save(const trc_trace *t, const char *path, trc_err *err)
-{
-    if (t->lazy)
-        return trci_err(err, TRC_E_ARG,
-                        "%s: a trace opened prompt by prompt cannot be saved; load it whole", path);
-    char *tmp = NULL;
-    int rc = make_tmp(path, &tmp, err);
-    if (rc) return rc;
-
-    H5dont_atexit(); /* as in trc_load: a no-op once HDF5 is initialised */
-    H5E_auto2_t old_fn;
-    void *old_data;
-    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    const char *what = "";
-    errno = 0;
-    rc = write_all(t, tmp, &what);
-    int e = errno; /* the system's reason, when HDF5's write(2) failed */
-    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
-    if (rc) {
-        unlink(tmp);
-        free(tmp);
-        return write_error(err, path, what, e);
-    }
-    return publish(tmp, path, err);
-}
-
-/* ------------------------------------------------------------ by prompt */
-
-struct trci_stream {
-    char *path, *tmp;
-    hid_t f;
-    hid_t ds[N_NODE_DS];
-    trc_meta meta;
-    int64_t rows; /* node rows written so far */
-};
-
-/* HDF5's error printing off for a call, as trc_save does. */
+/* HDF5's automatic error printing off for the duration of a call (errors
+ * become one line of ours); H5dont_atexit as in trc_load, a no-op once HDF5
+ * is initialised. */
 typedef struct quiet {
     H5E_auto2_t fn;
     void *data;
@@ -426,6 +392,39 @@ static void quiet_off(quiet q)
 {
     H5Eset_auto2(H5E_DEFAULT, q.fn, q.data);
 }
+
+int trc_save(const trc_trace *t, const char *path, trc_err *err)
+{
+    if (t->lazy)
+        return trci_err(err, TRC_E_ARG,
+                        "%s: a trace opened prompt by prompt cannot be saved; load it whole", path);
+    char *tmp = NULL;
+    int rc = make_tmp(path, &tmp, err);
+    if (rc) return rc;
+
+    quiet q = quiet_on();
+    const char *what = "";
+    errno = 0;
+    rc = write_all(t, tmp, &what);
+    int e = errno; /* the system's reason, when HDF5's write(2) failed */
+    quiet_off(q);
+    if (rc) {
+        unlink(tmp);
+        free(tmp);
+        return write_error(err, path, what, e);
+    }
+    return publish(tmp, path, err);
+}
+
+/* ------------------------------------------------------------ by prompt */
+
+struct trci_stream {
+    char *path, *tmp;
+    hid_t f;
+    hid_t ds[N_NODE_DS];
+    trc_meta meta;
+    int64_t rows; /* node rows written so far */
+};
 
 static void stream_free(trci_stream *s, int remove)
 {

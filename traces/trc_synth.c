@@ -574,7 +574,6 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
 
 /* Pass 1: the sizes -- prompt and reference tokens, nodes per tree. */
 typedef struct sizes {
-    const trc_synth_params *p;
     int32_t *prompt_tok, *ref_tok;
     int64_t *tree_nodes; /* [prompts * output_len] */
     int64_t n_prompts, n_trees, n_nodes;
@@ -646,7 +645,7 @@ int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_o
     trc_meta m;
     synth_meta(p, &m);
     int64_t P = p->prompts, plen = p->prompt_len, L = p->output_len;
-    sizes z = {.p = p};
+    sizes z = {0};
     z.prompt_tok = malloc(sizeof(int32_t) * (size_t)(P * plen > 0 ? P * plen : 1));
     z.ref_tok = malloc(sizeof(int32_t) * (size_t)(P * L));
     z.tree_nodes = malloc(sizeof(int64_t) * (size_t)(P * L));

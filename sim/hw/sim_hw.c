@@ -541,17 +541,6 @@ typedef struct cyc_sum {
 
 enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) */
 
-/* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
- * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
- * ends; reads are FIFO on the flash channel; op i computes after its weights
- * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
- * are rounded exactly as the event-driven cycle rounds them, and what the
- * event simulation would account is added to *w: busy times, kv_ns, one event
- * per service, flash_bytes.  With prefetch 0 the recurrence has a closed form
- * (the busy sums are integers, so any order of summing gives the same).
- * With ov (gated overlapping calls), overlap_fill places them in the gaps
- * where the target waits for weights.  Returns the end of the last op, or -1
- * when the prefetch depth exceeds the ring or overlap_fill cannot decide. */
 /* Gated overlapping calls placed in a verification's gaps (overlap_fill). */
 typedef struct walk_ov {
     const sim_overlap *ov;
@@ -595,6 +584,17 @@ static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, 
     return 0;
 }
 
+/* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
+ * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
+ * ends; reads are FIFO on the flash channel; op i computes after its weights
+ * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
+ * are rounded exactly as the event-driven cycle rounds them, and what the
+ * event simulation would account is added to *w: busy times, kv_ns, one event
+ * per service, flash_bytes.  With prefetch 0 the recurrence has a closed form
+ * (the busy sums are integers, so any order of summing gives the same).
+ * With ov (gated overlapping calls), overlap_fill places them in the gaps
+ * where the target waits for weights.  Returns the end of the last op, or -1
+ * when the prefetch depth exceeds the ring or overlap_fill cannot decide. */
 static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
                            cyc_sum *w, walk_ov *ov)
 {
