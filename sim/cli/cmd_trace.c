@@ -164,6 +164,7 @@ static int bad_option(const char *cmd, char **argv, int c)
 static int parse_file_cmd(int argc, char **argv, const char *usage, const char **file)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    *file = NULL; /* set on every path: -O3 cannot see that bad_option never returns 0 */
     optind = 0;
     opterr = 0;
     int c;
