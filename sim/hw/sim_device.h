@@ -44,9 +44,10 @@ typedef struct sim_device {
     int32_t verify_min_rows;   /* smallest compiled multi-row verification graph: a
                                   verification of 2+ rows runs at least this many, [1, 65536];
                                   default 1 (no minimum); 1 row uses the decode graph */
-    double verify_setup_us;    /* fixed CPU cost of every multi-row verification (tree mask,
-                                  positions, batch and KV bookkeeping, merge of the accepted
-                                  path), [0, 1e7]; default 0 */
+    double verify_setup_us;    /* fixed CPU cost of every tree verification of 2+ rows (tree
+                                  mask, positions, batch and KV bookkeeping, merge of the
+                                  accepted path), [0, 1e7]; default 0; the parts that scale
+                                  are at the end of the struct */
     double npu_call_us;        /* extra cost of a stand-alone NPU call issued by CPU-side
                                   control flow (a draft call, an on-demand head row): request
                                   round trip, input/output transfer, cache maintenance,
@@ -78,6 +79,15 @@ typedef struct sim_device {
     double contention_compute; /* target compute slowdown while a draft call runs, [1, 10] */
     double contention_load;    /* target flash-read slowdown while a draft call runs, [1, 10] */
     double mem_upper_bound;    /* share of dram_budget_gb overlapping drafting may fill, (0, 1] */
+    /* the set-up of a tree verification by mechanism (sim_hw.h "The set-up"), on
+       top of verify_setup_us; each part defaults to 0 (not charged) */
+    int32_t verify_setup_one_row;     /* 1: a tree verification of the root alone (a cycle that
+                                         drafted, then verifies one row) pays the set-up too; a
+                                         plain decode step never does; default 0 */
+    double verify_setup_streamed_us_per_gb; /* per GB of target weights the verification streams
+                                               (re-laying out fresh weights for the NPU), [0, 1e7] */
+    double verify_setup_resident_us_per_gb; /* per GB of target weights resident in DRAM, [0, 1e7] */
+    double verify_setup_layer_us;           /* per streamed target op (layer, streamed head), [0, 1e6] */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

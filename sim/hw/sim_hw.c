@@ -432,7 +432,7 @@ static void start_verify(cyc *c)
     memset(c->slow_read, 0, (size_t)c->n_ops);
     c->flash_free = now_ns(c);
     c->next_read = c->computed = 0;
-    c->kv_ns = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * c->slow);
+    c->kv_ns = ms_to_ns(sim_hw_setup_ms(hw, v) * c->slow);
     c->kv_pending = c->kv_ns > 0;
     if (c->kv_pending) use(c, c->cpu, c->kv_ns, on_kv_done, 0);
     c->verify_started = 1;
@@ -454,6 +454,7 @@ static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_
     if (!v) return 1;
     if (v->rows < 1 || v->leaves < 1 || v->leaves > v->rows || v->ctx_len < 0) return 0;
     if (v->runtime != SIM_RUNTIME_BASELINE && v->runtime != SIM_RUNTIME_SPEC) return 0;
+    if ((v->decode != 0 && v->decode != 1) || (v->decode && v->rows != 1)) return 0;
     if (v->exit_layer < -1 || v->exit_layer >= hw->L) return 0;
     if (v->exit_layer >= 0 && (v->rows_after_exit < 1 || v->rows_after_exit > v->rows)) return 0;
     if (v->proj != ENG_PROJ_EAGER_NPU && v->proj != ENG_PROJ_ONDEMAND_CPU &&
@@ -607,7 +608,7 @@ static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double s
                         ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * slow)
                         : lay_a;
     int64_t head = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
-    int64_t kv = ms_to_ns(sim_hw_kv_ms(hw, v->rows, v->leaves) * slow);
+    int64_t kv = ms_to_ns(sim_hw_setup_ms(hw, v) * slow);
     int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
     int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     int32_t L = hw->L, n = L + 1;

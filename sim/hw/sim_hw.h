@@ -61,12 +61,33 @@
  *     smallest compiled multi-row verification graph (a 2-row verification runs
  *     at least that many rows; one row uses the decode graph);
  *   - launch_us + sync_us per graph execution; npu_gflops per padded row;
- *   - verify_setup_us: the fixed CPU cost of every multi-row verification (tree
- *     mask, positions, batch and KV bookkeeping, merging the accepted path), and
- *     per leaf the tree rows' KV copy at cpu_gbps plus kv_seq_us (temporary
- *     sequences) -- the "KV / temporary-sequence management" above;
+ *   - the tree set-up (below), and per leaf the tree rows' KV copy at cpu_gbps
+ *     plus kv_seq_us (temporary sequences) -- the "KV / temporary-sequence
+ *     management" above;
  *   - npu_call_us: what a stand-alone NPU call issued by CPU-side control flow
  *     (a draft call, an on-demand head row) pays on top of its graph.
+ *
+ * The set-up.  What a tree verification costs on the CPU before its first layer
+ * beyond its rows, by mechanism (device keys, each 0 = not charged; the profile
+ * cites each magnitude):
+ *   verify_setup_us                   a constant per verification: switching to
+ *                                     the tree graph, the tree mask and positions,
+ *                                     batch and KV bookkeeping, the merge;
+ *   verify_setup_streamed_us_per_gb   per GB of weights the verification streams:
+ *                                     re-laying out freshly read weights into the
+ *                                     NPU's buffers (gone when the target is pinned);
+ *   verify_setup_resident_us_per_gb   per GB of weights resident in DRAM (pinned
+ *                                     layers, a resident head);
+ *   verify_setup_layer_us             per streamed op (layer, streamed head):
+ *                                     mapping or preparing each fresh buffer.
+ * Streamed plus resident are the whole target, so equal per-GB costs are a
+ * set-up that scales with the target's weights whatever the DRAM fraction.
+ * Who pays: every verification of 2+ rows; one of a single row only with
+ * verify_setup_one_row = 1 and only when it is a tree (decode = 0: the cycle
+ * drafted and kept the root alone); a plain decode step (decode = 1: Flash-AR,
+ * an autoregressive fallback) never pays.  The parts are charged together
+ * before layer 0 (on the CPU, while the first read runs): with this phone's
+ * serial runtime (prefetch 0) only the sum matters.
  * SIM_RUNTIME_SPEC is an alternative runtime of the same phone, the spec_*
  * keys (reads spec_prefetch_layers ahead, spec_queue_depth requests in
  * flight): a what-if that a point selects with runtime = "speculative".
@@ -219,6 +240,8 @@ typedef struct sim_verify_shape {
     eng_proj_mode proj;      /* where the LM head runs */
     int32_t proj_rows;       /* on-demand modes: rows projected (accepted path + 1), >= 1 */
     int32_t runtime;         /* sim_runtime: BASELINE (0, the device's runtime) or SPEC */
+    int32_t decode;          /* 1: a plain decode step (one row, nothing drafted): never pays
+                                a tree verification's set-up ("The set-up"); 0: a tree */
 } sim_verify_shape;
 
 /* Which runtime streams the weights of a verification (see "The runtime"):
@@ -324,10 +347,15 @@ double sim_hw_draft_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ct
  * LM head and does rows x 2 x vocab x hidden FLOPs (no attention). */
 double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32_t ctx_len,
                             int32_t part);
-/* CPU time of a verification's set-up and KV / temporary-sequence management:
- * verify_setup_us when rows >= 2, plus, with leaves > 1, per leaf the tree
- * rows' KV copied at cpu_gbps and kv_seq_us. */
+/* CPU time of a verification's set-up and KV / temporary-sequence management
+ * ("The set-up"): the tree set-up when the shape pays it, plus, with leaves >
+ * 1, per leaf the tree rows' KV copied at cpu_gbps and kv_seq_us. */
+double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v);
+/* The same for a tree shape (decode = 0) of rows and leaves. */
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
+/* The tree set-up alone, its parts (each ms): the constant, per streamed GB,
+ * per resident GB, per streamed op.  Returns their sum. */
+double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[4]);
 /* Rows a verification graph of `rows` rows runs: at least verify_min_rows
  * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph. */
 int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows);

@@ -186,11 +186,32 @@ double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v)
     }
 }
 
+double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[4])
+{
+    const sim_device *d = &hw->dev;
+    double resident = hw->mem.bytes[SIM_MEM_PINNED] + hw->mem.bytes[SIM_MEM_HEAD];
+    double p[4] = {
+        d->verify_setup_us * 1e-3,
+        hw->mem.streamed_bytes * 1e-9 * d->verify_setup_streamed_us_per_gb * 1e-3,
+        resident * 1e-9 * d->verify_setup_resident_us_per_gb * 1e-3,
+        (hw->mem.streamed_layers + !hw->mem.head_resident) * d->verify_setup_layer_us * 1e-3,
+    };
+    if (part_ms) memcpy(part_ms, p, sizeof p);
+    return p[0] + p[1] + p[2] + p[3];
+}
+
+double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v)
+{
+    int tree = v->rows >= 2 || (v->rows == 1 && hw->dev.verify_setup_one_row && !v->decode);
+    double setup = tree ? sim_hw_tree_setup_ms(hw, NULL) : 0.0;
+    if (v->leaves <= 1) return setup;
+    double per_leaf = (double)v->rows * hw->kv_token_bytes / (hw->dev.cpu_gbps * 1e6) +
+                      hw->dev.kv_seq_us * 1e-3;
+    return setup + v->leaves * per_leaf;
+}
+
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves)
 {
-    double setup = rows >= 2 ? hw->dev.verify_setup_us * 1e-3 : 0.0;
-    if (leaves <= 1) return setup;
-    double per_leaf =
-        (double)rows * hw->kv_token_bytes / (hw->dev.cpu_gbps * 1e6) + hw->dev.kv_seq_us * 1e-3;
-    return setup + leaves * per_leaf;
+    sim_verify_shape v = {.rows = rows, .leaves = leaves};
+    return sim_hw_setup_ms(hw, &v);
 }

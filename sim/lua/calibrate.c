@@ -8,7 +8,7 @@
  *     points = function(p) return { ...a sweep table... } end,
  *     profile = { base = "oneplus12", name = "oneplus12" },   -- optional
  *     name = "calibration", loo = "approx", max_iter = 100, fd_step = 0.05,
- *     starts = 1,
+ *     starts = 1, holdout = "Lever Table 6",                  -- optional
  *   }
  *
  * The model is the simulator itself: for a parameter vector p the script's
@@ -34,6 +34,14 @@
  * Jacobian; "exact" refits without the row (from the fitted values) and
  * predicts it; "none" skips it.  Model selection figures: AIC = n ln(RSS/n) +
  * 2p, BIC = n ln(RSS/n) + p ln n.
+ *
+ * Held-out rows (leave-one-table-out): holdout names one reference `source`
+ * (or a list of them); the rows of those sources are predicted but not fitted
+ * -- their residuals are left out of the objective, and n, RMS, AIC, BIC, the
+ * standard errors and leave-one-out count the fitted rows only.  Each held-out
+ * row reports its prediction error (heldout = true, loo_error NaN), and
+ * holdout_rms is their RMS: how well the fit transfers to data it did not see.
+ * A name that matches no row is an error (78).
  *
  * Errors (one line, nothing written): reference file problems as refcsv.h
  * (65/66); a parameter whose start is not strictly inside its bounds, lo >= hi,
@@ -89,7 +97,9 @@ typedef struct cal {
     int32_t np;
     double fd_step;
     int32_t max_iter;
-    const uint8_t *skip; /* exact LOO: rows left out (residual 0), NULL = none */
+    const uint8_t *skip; /* rows left out of the objective (residual 0), NULL = none */
+    uint8_t *hold;       /* [n_rows] 1: held out (holdout), never fitted */
+    int32_t n_hold;
     int64_t evals;
     double *pred;        /* [n_rows] predictions of the last evaluation */
     int32_t *matches;    /* [n_rows] points matched in the last evaluation */
@@ -365,7 +375,8 @@ static void read_params(cal *c, int idx)
 }
 
 static const char *const cal_keys[] = {"reference", "params", "points", "profile", "name",
-                                       "loo", "max_iter", "fd_step", "starts", NULL};
+                                       "loo", "max_iter", "fd_step", "starts", "holdout",
+                                       NULL};
 
 static void check_keys(cal *c, int idx)
 {
@@ -388,6 +399,50 @@ static void check_keys(cal *c, int idx)
                       best && bd <= 3 ? best : "", best && bd <= 3 ? "'?)" : "");
         }
     }
+}
+
+/* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those
+ * sources (c->hold); each name must match at least one row. */
+static void mark_source(cal *c, const char *src)
+{
+    int any = 0;
+    for (int32_t k = 0; k < c->ref.n_rows; k++) {
+        if (strcmp(c->ref.rows[k].source, src) != 0) continue;
+        any = 1;
+        c->n_hold += !c->hold[k];
+        c->hold[k] = 1;
+    }
+    if (!any)
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: holdout '%s' matches no "
+                  "reference row's source (%s)", c->chunk, c->line, src, c->ref_arg);
+}
+
+static void read_holdout(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "holdout");
+    int t = lua_gettop(L);
+    if (!lua_isnil(L, t)) {
+        c->hold = calloc((size_t)c->ref.n_rows, 1);
+        if (!c->hold) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
+        int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
+        if (!ok)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: holdout must be a source "
+                      "name or a list of them", c->chunk, c->line);
+        if (lua_type(L, t) == LUA_TSTRING) {
+            mark_source(c, lua_tostring(L, t));
+        } else {
+            lua_Integer nn = (lua_Integer)lua_rawlen(L, t);
+            for (lua_Integer i = 1; i <= nn; i++) {
+                if (lua_rawgeti(L, t, i) != LUA_TSTRING)
+                    cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: holdout must be a "
+                              "source name or a list of them", c->chunk, c->line);
+                mark_source(c, lua_tostring(L, -1));
+                lua_pop(L, 1);
+            }
+        }
+    }
+    lua_pop(L, 1);
 }
 
 /* ------------------------------------------------------------ reporting */
@@ -461,6 +516,7 @@ static int cal_gc(lua_State *L)
     free(c->loo_e);
     free(c->resid);
     free(c->skip_mem);
+    free(c->hold);
     gsl_vector_free(c->z);
     gsl_vector_free(c->f);
     gsl_vector_free(c->zk);
@@ -608,9 +664,11 @@ int fs_l_calibrate(lua_State *L)
         cal_raise(c, rc == FS_REF_E_MISSING ? FS_EXIT_NOINPUT
                      : rc == FS_REF_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_DATA, "%s", err);
     int32_t n = c->ref.n_rows, p = c->np;
-    if (n < p)
+    read_holdout(c, 1);
+    if (n - c->n_hold < p)
         cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: %d parameters but only %d "
-                  "reference rows", c->chunk, c->line, p, n);
+                  "reference rows%s", c->chunk, c->line, p, n - c->n_hold,
+                  c->n_hold ? " not held out" : "");
     c->pred = calloc((size_t)n, sizeof *c->pred);
     c->matches = calloc((size_t)n, sizeof *c->matches);
     if (!c->pred || !c->matches) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
@@ -627,6 +685,10 @@ int fs_l_calibrate(lua_State *L)
     c->loo_e = malloc(sizeof(double) * (size_t)n);
     c->resid = malloc(sizeof(double) * (size_t)n);
     c->skip_mem = calloc((size_t)n, 1);
+    if (c->skip_mem && c->n_hold) {
+        memcpy(c->skip_mem, c->hold, (size_t)n);
+        c->skip = c->skip_mem; /* held-out rows stay out of every fit */
+    }
     if (!c->z || !c->f || !c->zk || !c->J || !c->Jk || !c->cov || !c->best_pred || !c->loo_e || !c->resid ||
         !c->skip_mem)
         cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the fit");
@@ -679,8 +741,12 @@ int fs_l_calibrate(lua_State *L)
     double rss;
     gsl_blas_ddot(f, f, &rss);
     memcpy(pred, c->pred, sizeof *pred * (size_t)n);
-    for (int32_t k = 0; k < n; k++) resid[k] = gsl_vector_get(f, (size_t)k);
-    int dof = n - p;
+    for (int32_t k = 0; k < n; k++)
+        resid[k] = c->n_hold && c->hold[k]
+                       ? (pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value
+                       : gsl_vector_get(f, (size_t)k);
+    int32_t nf = n - c->n_hold; /* the fitted rows */
+    int dof = nf - p;
     double s2 = dof > 0 ? rss / dof : NAN;
     gsl_multifit_nlinear_covar(J, 0.0, cov);
     for (int32_t i = 0; i < p; i++) {
@@ -702,15 +768,19 @@ int fs_l_calibrate(lua_State *L)
                            gsl_matrix_get(J, (size_t)k, (size_t)j);
             loo_e[k] = hkk < 1.0 - 1e-9 ? resid[k] / (1.0 - hkk) : NAN;
         }
+        for (int32_t k = 0; k < n && c->n_hold; k++)
+            if (c->hold[k]) loo_e[k] = NAN;
     } else if (!strcmp(loo, "exact")) {
         uint8_t *skip = c->skip_mem;
+        const uint8_t *base = c->skip;
         for (int32_t k = 0; k < n; k++) {
+            if (c->n_hold && c->hold[k]) continue;
             skip[k] = 1;
             c->skip = skip;
             gsl_vector_memcpy(c->zk, z);
             size_t it;
             fit(c, c->zk, c->max_iter, &it, NULL); /* the last iterate if it stops early */
-            c->skip = NULL;
+            c->skip = base;
             if (evaluate_protected(c, c->zk) != 0) rethrow(c);
             loo_e[k] = (c->pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
             skip[k] = 0;
@@ -720,8 +790,12 @@ int fs_l_calibrate(lua_State *L)
     int32_t loo_n = 0;
     for (int32_t k = 0; k < n; k++)
         if (isfinite(loo_e[k])) loo_ss += loo_e[k] * loo_e[k], loo_n++;
-    double rms = sqrt(rss / n), loo_rms = loo_n ? sqrt(loo_ss / loo_n) : NAN;
-    double aic = n * log(rss / n) + 2.0 * p, bic = n * log(rss / n) + p * log((double)n);
+    double rms = sqrt(rss / nf), loo_rms = loo_n ? sqrt(loo_ss / loo_n) : NAN;
+    double aic = nf * log(rss / nf) + 2.0 * p, bic = nf * log(rss / nf) + p * log((double)nf);
+    double hold_ss = 0.0;
+    for (int32_t k = 0; k < n && c->n_hold; k++)
+        if (c->hold[k]) hold_ss += resid[k] * resid[k];
+    double hold_rms = c->n_hold ? sqrt(hold_ss / c->n_hold) : NAN;
 
     /* ---- the Lua result ---- */
     lua_createtable(L, 0, 16);
@@ -755,6 +829,8 @@ int fs_l_calibrate(lua_State *L)
         fs_set_int(L, "points", c->matches[k]);
         set_str(L, "source", r->source);
         set_str(L, "note", r->note);
+        lua_pushboolean(L, c->n_hold && c->hold[k]);
+        lua_setfield(L, -2, "heldout");
         for (int32_t j = 0; j < c->ref.n_keys; j++) {
             lua_pushstring(L, r->keys[j]);
             lua_setfield(L, -2, c->ref.key_names[j]);
@@ -764,10 +840,12 @@ int fs_l_calibrate(lua_State *L)
     lua_setfield(L, -2, "rows");
     fs_set_num(L, "rms", rms);
     fs_set_num(L, "loo_rms", loo_rms);
-    fs_set_num(L, "start_rms", sqrt(rss0 / n));
+    fs_set_num(L, "start_rms", sqrt(rss0 / nf));
     fs_set_num(L, "aic", aic);
     fs_set_num(L, "bic", bic);
-    fs_set_int(L, "n", n);
+    fs_set_num(L, "holdout_rms", hold_rms);
+    fs_set_int(L, "n_holdout", c->n_hold);
+    fs_set_int(L, "n", nf);
     fs_set_int(L, "p", p);
     fs_set_int(L, "iterations", (lua_Integer)iters);
     fs_set_int(L, "evaluations", (lua_Integer)c->evals);
@@ -787,8 +865,11 @@ int fs_l_calibrate(lua_State *L)
                  "%.2f%% (start %.2f%%); leave-one-out (%s) RMS %.2f%%.  n = %d, p = %d, "
                  "AIC %.2f, BIC %.2f.\n\n",
             status == GSL_SUCCESS ? "converged" : "converged (no further progress)", iters,
-            (long long)c->evals, 100 * rms, 100 * sqrt(rss0 / n), loo, 100 * loo_rms, n, p, aic,
+            (long long)c->evals, 100 * rms, 100 * sqrt(rss0 / nf), loo, 100 * loo_rms, nf, p, aic,
             bic);
+    if (c->n_hold)
+        bprintf(&md, "Held out (predicted, not fitted): %d rows, RMS relative error %.2f%%.\n\n",
+                c->n_hold, 100 * hold_rms);
     bprintf(&md, "## Parameters\n\n| parameter | value | standard error | start | bounds |\n"
                  "|---|---|---|---|---|\n");
     for (int32_t i = 0; i < p; i++) {
@@ -810,8 +891,12 @@ int fs_l_calibrate(lua_State *L)
             bprintf(&md, " %s |", r->keys[j][0] ? r->keys[j] : "*");
             bcsv(&csv, r->keys[j], ",");
         }
-        bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric, r->value,
-                pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
+        if (c->n_hold && c->hold[k])
+            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | held out | %s |\n", r->metric,
+                    r->value, pred[k], 100 * resid[k], r->source);
+        else
+            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric,
+                    r->value, pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
         bcsv(&csv, r->metric, ",");
         bprintf(&csv, "%.17g,%.17g,%.17g,%.17g,%d,", r->value, pred[k], resid[k], loo_e[k],
                 c->matches[k]);

@@ -585,6 +585,8 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
                 .proj = plan.proj,
                 .proj_rows = oc.accepted + 1 < plan.rows ? oc.accepted + 1 : plan.rows,
                 .runtime = runtime,
+                /* nothing drafted and the root alone: a plain decode step */
+                .decode = n_build == 0 && n_prov == 0 && plan.rows == 1,
             };
             sim_cycle_time ct;
             sim_overlap ov = {s.calls + n_build, n_prov, plan.overlap_gate};

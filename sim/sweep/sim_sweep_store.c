@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,11 +97,34 @@ void sim_sweep_hasher_u64(sim_sweep_hasher *h, const char *key, uint64_t v)
     sim_sweep_hasher_str(h, key, b);
 }
 
+/* A number equal to its row's (finite) default. */
+static int at_default(const eng_param_desc *d, const char *f)
+{
+    if (!isfinite(d->def)) return 0;
+    switch (d->type) {
+    case ENG_PARAM_INT:
+    case ENG_PARAM_BOOL:
+    case ENG_PARAM_ENUM: {
+        int32_t x;
+        memcpy(&x, f, sizeof x);
+        return (double)x == d->def;
+    }
+    case ENG_PARAM_DOUBLE: {
+        double x;
+        memcpy(&x, f, sizeof x);
+        return x == d->def && signbit(x) == signbit(d->def);
+    }
+    default:
+        return 0;
+    }
+}
+
 void sim_sweep_hasher_params(sim_sweep_hasher *h, const char *prefix,
                              const eng_param_desc *table, const void *params)
 {
     for (const eng_param_desc *d = table; d && d->name; d++) {
         const char *f = (const char *)params + d->offset;
+        if (at_default(d, f)) continue;
         feed(h, prefix);
         feed(h, ".");
         feed(h, d->name);

@@ -64,7 +64,10 @@ void sim_sweep_hasher_init(sim_sweep_hasher *h);
 void sim_sweep_hasher_str(sim_sweep_hasher *h, const char *key, const char *value);
 void sim_sweep_hasher_u64(sim_sweep_hasher *h, const char *key, uint64_t v);
 /* Feeds "prefix.name=value\n" for every row of a NULL-terminated table, values
- * read from params (borrowed) exactly as described above. */
+ * read from params (borrowed) exactly as described above -- except a number
+ * (int, bool, enum, double) equal to its row's default, which is left out: a
+ * key added to a table with a default that keeps the old behaviour leaves
+ * every existing point's id, and so its seeds, unchanged. */
 void sim_sweep_hasher_params(sim_sweep_hasher *h, const char *prefix,
                              const eng_param_desc *table, const void *params);
 sim_sweep_id sim_sweep_hasher_final(const sim_sweep_hasher *h);

@@ -283,7 +283,7 @@ def case_resume_build():
     constant recomputes every point instead of reusing the other build's
     numbers; --resume=force reuses them on purpose."""
     with tempfile.TemporaryDirectory() as t:
-        other = build_variant(t, "hw->dev.verify_setup_us * 1e-3", "hw->dev.verify_setup_us * 2e-3",
+        other = build_variant(t, "d->verify_setup_us * 1e-3", "d->verify_setup_us * 2e-3",
                               "sim/hw/sim_hw_costs.c")
         d, ref = os.path.join(t, "out"), os.path.join(t, "ref")
         rc, _, err = run("run", script("grid.lua"), "-o", d)

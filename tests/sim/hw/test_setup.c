@@ -1,0 +1,218 @@
+/*
+ * test_setup.c -- the set-up of a tree verification by mechanism (sim_hw.h
+ * "The set-up"): how each part scales with the DRAM fraction, the streamed and
+ * resident bytes, the streamed ops and the target's size; who pays it (2+ rows,
+ * a one-row tree only with verify_setup_one_row, a plain decode step never);
+ * that the cycle charges exactly it; and that Flash-AR and a fixed-shape
+ * chain never get slower as more of the target is pinned, under random
+ * set-up mixes (the physical invariants of the phone model).
+ */
+#include "sim/hw/sim_hw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../check.h"
+#include "hw_fixtures.h"
+
+static const double fractions[] = {0.0, 0.2, 0.5, 0.8, 1.0};
+#define NFRAC (int)(sizeof fractions / sizeof fractions[0])
+
+static double setup_at(const sim_device *d, const sim_model *t, double x, int32_t rows,
+                       int decode)
+{
+    sim_hw *hw = make(d, t, NULL, x);
+    sim_verify_shape v = shape(rows, 1);
+    v.decode = decode;
+    double ms = sim_hw_setup_ms(hw, &v);
+    sim_hw_destroy(hw);
+    return ms;
+}
+
+static double weight_gb(const sim_model *t)
+{
+    return (t->layers * sim_model_layer_bytes(t) + sim_model_head_bytes(t)) / 1e9;
+}
+
+/* Each part alone, at several DRAM fractions, against its closed form. */
+static void test_parts_scale(void)
+{
+    sim_model t = q8();
+    double lb = sim_model_layer_bytes(&t), hb = sim_model_head_bytes(&t);
+    for (int i = 0; i < NFRAC; i++) {
+        double x = fractions[i];
+        sim_hw_memory mem;
+        sim_device d = phone();
+        CHECK(sim_hw_memory_plan(&d, &t, NULL, x, 4096, &mem, NULL, 0) == SIM_HW_OK);
+        double streamed = mem.streamed_layers * lb + (mem.head_resident ? 0.0 : hb);
+        double resident = mem.resident_layers * lb + (mem.head_resident ? hb : 0.0);
+        CHECK(NEAR(streamed + resident, weight_gb(&t) * 1e9));
+
+        d.verify_setup_us = 300000; /* constant: the same at every fraction */
+        CHECK(NEAR(setup_at(&d, &t, x, 8, 0), 300.0));
+        d = phone();
+        d.verify_setup_streamed_us_per_gb = 80000; /* per streamed GB: gone when pinned */
+        CHECK(NEAR(setup_at(&d, &t, x, 8, 0), streamed / 1e9 * 80.0));
+        d = phone();
+        d.verify_setup_resident_us_per_gb = 50000; /* per resident GB: grows with pinning */
+        CHECK(NEAR(setup_at(&d, &t, x, 8, 0), resident / 1e9 * 50.0));
+        d = phone();
+        d.verify_setup_layer_us = 9000; /* per streamed op: layers + a streamed head */
+        CHECK(NEAR(setup_at(&d, &t, x, 8, 0),
+                   9.0 * (mem.streamed_layers + !mem.head_resident)));
+        /* equal per-GB costs: a set-up proportional to the whole target,
+         * whatever is pinned */
+        d = phone();
+        d.verify_setup_streamed_us_per_gb = d.verify_setup_resident_us_per_gb = 70000;
+        CHECK(NEAR(setup_at(&d, &t, x, 8, 0), weight_gb(&t) * 70.0));
+        double parts[4];
+        sim_hw *hw = make(&d, &t, NULL, x);
+        CHECK(NEAR(sim_hw_tree_setup_ms(hw, parts), weight_gb(&t) * 70.0));
+        CHECK(parts[0] == 0.0 && parts[3] == 0.0);
+        CHECK(NEAR(parts[1], streamed / 1e9 * 70.0) && NEAR(parts[2], resident / 1e9 * 70.0));
+        sim_hw_destroy(hw);
+    }
+    /* monotone in the fraction: streamed parts fall, resident parts rise */
+    sim_device a = phone(), b = phone();
+    a.verify_setup_streamed_us_per_gb = 80000;
+    b.verify_setup_resident_us_per_gb = 80000;
+    for (int i = 1; i < NFRAC; i++) {
+        CHECK(setup_at(&a, &t, fractions[i], 8, 0) < setup_at(&a, &t, fractions[i - 1], 8, 0));
+        CHECK(setup_at(&b, &t, fractions[i], 8, 0) > setup_at(&b, &t, fractions[i - 1], 8, 0));
+    }
+    CHECK(setup_at(&a, &t, 1.0, 8, 0) == 0.0 && setup_at(&b, &t, 0.0, 8, 0) == 0.0);
+}
+
+/* A weight-proportional set-up scales with the target's size (Qwen3-4B /
+ * 8B / 14B shapes); a constant one does not. */
+static void test_target_size(void)
+{
+    sim_model m4 = q4(), m8 = q8(), m14 = q14();
+    sim_device d = phone();
+    d.dram_budget_gb = 64; /* large enough for any fraction */
+    d.verify_setup_streamed_us_per_gb = d.verify_setup_resident_us_per_gb = 70000;
+    double s4 = setup_at(&d, &m4, 0.0, 8, 0), s8 = setup_at(&d, &m8, 0.0, 8, 0),
+           s14 = setup_at(&d, &m14, 0.5, 8, 0);
+    CHECK(NEAR(s4 / s8, weight_gb(&m4) / weight_gb(&m8)));
+    CHECK(NEAR(s14 / s8, weight_gb(&m14) / weight_gb(&m8)));
+    CHECK(s4 < s8 && s8 < s14);
+    sim_device c = phone();
+    c.dram_budget_gb = 64;
+    c.verify_setup_us = 250000;
+    CHECK(setup_at(&c, &m4, 0.0, 8, 0) == setup_at(&c, &m14, 1.0, 8, 0));
+}
+
+/* Who pays: 2+ rows always; one row only as a tree with verify_setup_one_row;
+ * a decode step never.  Leaves add their KV copies on top either way. */
+static void test_who_pays(void)
+{
+    sim_model t = q8();
+    sim_device d = phone();
+    d.verify_setup_us = 200000;
+    d.verify_setup_layer_us = 1000;
+    for (int i = 0; i < NFRAC; i++) {
+        double x = fractions[i], tree = setup_at(&d, &t, x, 2, 0);
+        CHECK(tree > 200.0 - 1e-9);
+        CHECK(setup_at(&d, &t, x, 1, 0) == 0.0); /* one_row off: the old rule */
+        CHECK(setup_at(&d, &t, x, 1, 1) == 0.0);
+        sim_device o = d;
+        o.verify_setup_one_row = 1;
+        CHECK(NEAR(setup_at(&o, &t, x, 1, 0), tree)); /* a one-row tree pays it all */
+        CHECK(setup_at(&o, &t, x, 1, 1) == 0.0);      /* a decode step never */
+    }
+    /* leaves: the KV copies come on top of the set-up */
+    sim_hw *hw = make(&d, &t, NULL, 0.0);
+    sim_verify_shape v = shape(8, 3);
+    double per_leaf = 8 * sim_model_kv_token_bytes(&t) / (d.cpu_gbps * 1e6) + d.kv_seq_us * 1e-3;
+    CHECK(NEAR(sim_hw_setup_ms(hw, &v), sim_hw_tree_setup_ms(hw, NULL) + 3 * per_leaf));
+    CHECK(NEAR(sim_hw_kv_ms(hw, 8, 3), sim_hw_setup_ms(hw, &v)));
+    sim_hw_destroy(hw);
+}
+
+/* The cycle charges the set-up: with the whole target pinned nothing hides
+ * it, so a one-row tree costs exactly the set-up more than a decode step; a
+ * decode shape of two rows is refused. */
+static void test_cycle_charges(void)
+{
+    sim_model t = q8();
+    sim_device d = phone();
+    d.verify_setup_us = 123000;
+    d.verify_setup_resident_us_per_gb = 10000;
+    d.verify_setup_one_row = 1;
+    sim_hw *hw = make(&d, &t, NULL, 1.0);
+    sim_verify_shape dec = shape(1, 1), tree = shape(1, 1);
+    dec.decode = 1;
+    double a, b;
+    CHECK(sim_hw_verify_direct(hw, &dec, &a) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(hw, &tree, &b) == SIM_HW_OK);
+    CHECK(fabs((b - a) - sim_hw_tree_setup_ms(hw, NULL)) <= 1e-5);
+    sim_cycle_time ct;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &tree, &ct, NULL) == SIM_HW_OK);
+    CHECK(fabs(ct.verify_ms - b) <= 1e-9 && fabs(ct.kv_ms - sim_hw_tree_setup_ms(hw, NULL)) < 1e-5);
+    sim_verify_shape bad = shape(2, 1);
+    bad.decode = 1;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &bad, &ct, NULL) == SIM_HW_E_INVALID);
+    bad = shape(1, 1);
+    bad.decode = 2;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &bad, &ct, NULL) == SIM_HW_E_INVALID);
+    sim_hw_destroy(hw);
+}
+
+/* Physical invariants over random profiles: a Flash-AR token (a decode step)
+ * and a fixed 9-row chain verification never get slower as the pinned share
+ * rises, whatever the set-up mix, prefetch depth and queue; and the step
+ * between neighbouring fractions is at most the streamed ops they pin (their
+ * reads, plus what the set-up charges per streamed op and byte). */
+static void test_dram_monotone(void)
+{
+    uint64_t seed = 12345;
+    sim_model m = q8(), e = eagle(4096, 12288);
+    for (int trial = 0; trial < 200; trial++) {
+        sim_device d = phone();
+        d.dram_budget_gb = 64;
+        d.read_gbps = 1.0 + (double)(next_rand(&seed) % 8000) / 1000.0;
+        d.request_latency_us = (double)(next_rand(&seed) % 60);
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 3);
+        d.queue_depth = 1 + (int32_t)(next_rand(&seed) % 4);
+        d.npu_gflops = 200.0 + (double)(next_rand(&seed) % 2000);
+        d.verify_setup_us = (double)(next_rand(&seed) % 500000);
+        d.verify_setup_streamed_us_per_gb = (double)(next_rand(&seed) % 100000);
+        d.verify_setup_resident_us_per_gb = trial % 2 ? 0.0 : (double)(next_rand(&seed) % 20000);
+        d.verify_setup_layer_us = (double)(next_rand(&seed) % 10000);
+        d.verify_setup_one_row = (int32_t)(next_rand(&seed) % 2);
+        double prev_ar = INFINITY, prev_chain = INFINITY;
+        for (int32_t k = 0; k <= 36; k++) {
+            double x = k / 36.0;
+            sim_hw *hw = make(&d, &m, &e, x);
+            sim_verify_shape ar = shape(1, 1), chain = shape(9, 1);
+            ar.decode = 1;
+            double t_ar, t_chain;
+            CHECK(sim_hw_verify_direct(hw, &ar, &t_ar) == SIM_HW_OK);
+            CHECK(sim_hw_verify_direct(hw, &chain, &t_chain) == SIM_HW_OK);
+            /* a resident-byte set-up may outgrow the reads it saves only
+             * for chains; a decode step pays no set-up */
+            CHECK(t_ar <= prev_ar + 1e-9);
+            if (d.verify_setup_resident_us_per_gb == 0.0) CHECK(t_chain <= prev_chain + 1e-9);
+            /* no jump beyond one layer's read and set-up, or the head's */
+            if (isfinite(prev_ar)) {
+                double one = sim_hw_layer_read_ms(hw) + sim_hw_head_read_ms(hw);
+                CHECK(prev_ar - t_ar <= one + 1e-6);
+            }
+            prev_ar = t_ar;
+            prev_chain = t_chain;
+            sim_hw_destroy(hw);
+        }
+    }
+}
+
+int main(void)
+{
+    test_parts_scale();
+    test_target_size();
+    test_who_pays();
+    test_cycle_charges();
+    test_dram_monotone();
+    return check_done("hw/setup");
+}
