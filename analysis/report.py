@@ -52,15 +52,25 @@ def has_ci(df: pd.DataFrame) -> bool:
     return "tokens_per_s_lo" in df.columns and "tokens_per_s_hi" in df.columns
 
 
-def tput_cells(row: pd.Series, ci: bool) -> list:
+def has_band(df: pd.DataFrame) -> bool:
+    """The results carry a model-uncertainty band (the device profile declares
+    standing variants): tokens_per_s_model_lo / _hi, finite somewhere."""
+    return ("tokens_per_s_model_lo" in df.columns and "tokens_per_s_model_hi" in df.columns
+            and bool(np.isfinite(df["tokens_per_s_model_lo"].astype(float)).any()))
+
+
+def tput_cells(row: pd.Series, ci: bool, band: bool = False) -> list:
     cells = [row["tokens_per_s"]]
     if ci:
         cells += [row["tokens_per_s_lo"], row["tokens_per_s_hi"]]
+    if band:
+        cells += [row["tokens_per_s_model_lo"], row["tokens_per_s_model_hi"]]
     return cells
 
 
-def tput_header(ci: bool) -> list[str]:
-    return ["tokens/s"] + (["95% CI lo", "95% CI hi"] if ci else [])
+def tput_header(ci: bool, band: bool = False) -> list[str]:
+    return (["tokens/s"] + (["95% CI lo", "95% CI hi"] if ci else []) +
+            (["model lo", "model hi"] if band else []))
 
 
 def yerr_of(sub: pd.DataFrame, ci: bool):
@@ -201,7 +211,9 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
                 title: str, xlabel: str, ylabel: str = "decode throughput (tokens/s)",
                 order: list[str] = FACET_ORDER, logx: bool = False):
     """tokens/s against column x: a line per series, panels when there are
-    more than MAX_LINES series; every series keeps its style in every panel."""
+    more than MAX_LINES series; every series keeps its style in every panel;
+    a shaded band where the results carry a model-uncertainty band."""
+    band = has_band(df)
     facet, rest = split_facets(df, drop_redundant_draft(df, series), order=order)
     pgroups = fr.groups(df, facet)
     names = [disp_of(r, rest) for _, r in df.iterrows()]
@@ -211,9 +223,14 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
         for _, g in fr.groups(sub, rest):
             g = g.sort_values(x)
             name = disp_of(g.iloc[0], rest)
-            ax.errorbar(xscale * g[x].to_numpy(dtype=float), g["tokens_per_s"],
-                        yerr=yerr_of(g, ci), capsize=3, markersize=5, label=name,
-                        **fs.line_kw(st[name]))
+            line = ax.errorbar(xscale * g[x].to_numpy(dtype=float), g["tokens_per_s"],
+                               yerr=yerr_of(g, ci), capsize=3, markersize=5, label=name,
+                               **fs.line_kw(st[name]))
+            if band:
+                ax.fill_between(xscale * g[x].to_numpy(dtype=float),
+                                g["tokens_per_s_model_lo"].astype(float),
+                                g["tokens_per_s_model_hi"].astype(float),
+                                color=line.lines[0].get_color(), alpha=0.15, linewidth=0)
         if facet:
             ax.set_title(disp_of(sub.iloc[0], facet))
         if logx:
@@ -230,6 +247,8 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
         title += f"\n(one panel per {names_of(facet)})"
     if ci:
         title += "\nerror bars: 95% bootstrap interval over prompts"
+    if band:
+        title += "; shaded: model band over the profile's standing variants"
     hs, ls = legend_entries(axes)
     fs.finish(fig, title, xlabel, ylabel, hs, ls, legend_title=names_of(rest) or None)
     return fig
@@ -246,13 +265,16 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
         sub = sub.sort_values("dram_fraction")
         name = fr.label_of(sub.iloc[0], series)
         for _, r in sub.iterrows():
-            rows.append([name, 100 * r["dram_fraction"]] + tput_cells(r, ci))
+            rows.append([name, 100 * r["dram_fraction"]] + tput_cells(r, ci, has_band(df)))
     fig = line_figure(df, "dram_fraction", 100.0, series, ci,
                       "Decode throughput vs DRAM budget",
                       "target layers pinned in DRAM (%)")
     figs["throughput_vs_dram.png"] = fr.fig_bytes(fig)
     return (md + "![throughput vs DRAM budget](throughput_vs_dram.png)\n\n" +
-            fr.md_table(["series", "DRAM %"] + tput_header(ci), rows) + "\n")
+            fr.md_table(["series", "DRAM %"] + tput_header(ci, has_band(df)), rows) + "\n" +
+            ("The model band (`tokens_per_s_model_lo` / `_hi`) spans the device profile "
+             "and its standing variants: the explanations its calibration data cannot "
+             "tell apart.\n\n" if has_band(df) else ""))
 
 
 def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:

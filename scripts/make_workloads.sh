@@ -34,15 +34,16 @@ gen() {
         --seed "$5" --draft "$6" >/dev/null
 }
 
-# Acceptance: fitted by flashspec calibrate to Lever Table 5 (with Tables 1 and
-# 2; configs/calibration/README.md): a depth-1 rate a per workload falling by a
-# factor r per depth level, one r per draft (EAGLE-3 0.464833, Qwen3-0.6B
-# 0.577153), written out per depth as a r^(d-1) to 6 digits; coverage =
+# Acceptance: fitted by flashspec calibrate to Lever Table 5 (with Tables 1, 2
+# and the Table 6 curve; configs/calibration/README.md): a depth-1 rate a per
+# workload falling by a factor r per depth level, one r per draft (EAGLE-3
+# 0.451977, Qwen3-0.6B 0.913147), written out per depth as a r^(d-1) to 6 digits;
+# coverage =
 # a + 0.6 (1 - a) (WORKLOADS.md "Coverage").  Seeds as the earlier presets.
 #   task     draft  accept (depths 1..8)  coverage seed  draft profile
-gen code     strong 0.929013,0.431836,0.200732,0.093307,0.043372,0.020161,0.009371,0.004356 0.971605 1102 qwen3-8b-eagle3-q4_0
-gen math     strong 0.884799,0.411284,0.191178,0.088866,0.041308,0.019201,0.008925,0.004149 0.953920 1201 qwen3-8b-eagle3-q4_0
-gen dialogue strong 0.779179,0.362188,0.168357,0.078258,0.036377,0.016909,0.007860,0.003654 0.911672 1301 qwen3-8b-eagle3-q4_0
-gen code     weak   0.519163,0.299636,0.172936,0.099811,0.057606,0.033247,0.019189,0.011075 0.807665 2102 qwen3-0.6b-q4_0
-gen math     weak   0.472969,0.272975,0.157549,0.090930,0.052480,0.030289,0.017481,0.010089 0.789188 2202 qwen3-0.6b-q4_0
-gen dialogue weak   0.416627,0.240458,0.138781,0.080098,0.046229,0.026681,0.015399,0.008888 0.766651 2302 qwen3-0.6b-q4_0
+gen code     strong 0.940294,0.424991,0.192086,0.086819,0.039240,0.017736,0.008016,0.003623 0.976118 1102 qwen3-8b-eagle3-q4_0
+gen math     strong 0.880143,0.397804,0.179798,0.081265,0.036730,0.016601,0.007503,0.003391 0.952057 1201 qwen3-8b-eagle3-q4_0
+gen dialogue strong 0.783586,0.354163,0.160073,0.072350,0.032700,0.014780,0.006680,0.003019 0.913434 1301 qwen3-8b-eagle3-q4_0
+gen code     weak   0.438447,0.400367,0.365594,0.333841,0.304846,0.278369,0.254192,0.232114 0.775379 2102 qwen3-0.6b-q4_0
+gen math     weak   0.393631,0.359443,0.328224,0.299717,0.273686,0.249915,0.228209,0.208389 0.757452 2202 qwen3-0.6b-q4_0
+gen dialogue weak   0.355641,0.324753,0.296547,0.270791,0.247272,0.225796,0.206184,0.188277 0.742256 2302 qwen3-0.6b-q4_0

@@ -52,10 +52,10 @@ return {
   -- no published figure for the 8 Elite.
   launch_us = 528.3,
   sync_us = 528.3,
-  -- oneplus12.lua's calibrated verification throughput (562.243 +/- 25.5
-  -- GFLOP/s, fitted to Lever Tables 1, 2 and 5) scaled by the vendor's
-  -- generational claim [SD8E]: 562.243 x 1.45 = 815.3 GFLOP/s.
-  npu_gflops = 815.3,
+  -- oneplus12.lua's calibrated verification throughput (536.621 +/- 33.2
+  -- GFLOP/s, fitted to Lever Tables 1, 2, 5 and 6) scaled by the vendor's
+  -- generational claim [SD8E]: 536.621 x 1.45 = 778.1 GFLOP/s.
+  npu_gflops = 778.1,
   -- carried over: the same compiled shapes (Lever §2.2 / §4.4 static graphs).
   npu_shapes = { 1, 2, 4, 8, 16, 32, 64, 128, 256 },
 
@@ -78,10 +78,25 @@ return {
   -- carried over from oneplus12.lua (the calibration's smallest compiled
   -- multi-row verification graph: the same runtime on every phone).
   verify_min_rows = 8,
-  -- oneplus12.lua's calibrated fixed cost of a multi-row verification
-  -- (366803 +/- 26400 us) is CPU-side runtime management, scaled by the
-  -- vendor's CPU claim [SD8E]: 366803 / 1.45 = 252968 us.
-  verify_setup_us = 252968,
+  -- oneplus12.lua's calibrated fixed cost of a tree verification
+  -- (345345 +/- 32400 us) is CPU-side runtime management, scaled by the
+  -- vendor's CPU claim [SD8E]: 345345 / 1.45 = 238169 us.
+  verify_setup_us = 238169,
+  -- carried over from oneplus12.lua (selected there by Lever's Table 6 curve):
+  -- a drafted cycle verifying the root alone pays the set-up too, and the DRAM
+  -- budget pins layers only (the untied LM head stays streamed): the same
+  -- runtime on every phone.
+  verify_setup_one_row = true,
+  pin_head = false,
+  -- oneplus12.lua's standing variants, scaled as above (NPU x 1.45, set-up
+  -- / 1.45 [SD8E]): 620.88 x 1.45 = 900.3, 408964 / 1.45 = 282044;
+  -- 534.319 x 1.45 = 774.8, 81148.1 / 1.45 = 55964 us/GB.
+  variants = {
+    min1 = { verify_min_rows = 1, npu_gflops = 900.3, verify_setup_us = 282044 },
+    weights = { npu_gflops = 774.8, verify_setup_us = 0,
+                verify_setup_streamed_us_per_gb = 55964,
+                verify_setup_resident_us_per_gb = 55964 },
+  },
   -- carried over from oneplus12.lua: not determined by any measurement.
   npu_call_us = 0,
   -- the alternative overlapped runtime (runtime = "speculative"), carried over

@@ -88,6 +88,11 @@ typedef struct sim_device {
                                                (re-laying out fresh weights for the NPU), [0, 1e7] */
     double verify_setup_resident_us_per_gb; /* per GB of target weights resident in DRAM, [0, 1e7] */
     double verify_setup_layer_us;           /* per streamed target op (layer, streamed head), [0, 1e6] */
+    int32_t verify_overlap;  /* 1: a tree verification streams as the spec_* runtime does
+                                (reads running ahead of compute); a plain decode step keeps
+                                prefetch_layers / queue_depth; default 0 */
+    int32_t pin_head;        /* 1 (default): an untied LM head is pinned once every layer is;
+                                0: the budget pins layers only, the head is always streamed */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

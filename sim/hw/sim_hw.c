@@ -424,7 +424,7 @@ static void start_verify(cyc *c)
         break;
     }
     c->n_ops = hw->L + 1;
-    int spec = v->runtime == SIM_RUNTIME_SPEC;
+    int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
     c->prefetch = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
     c->layer_read_ns = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
     c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
@@ -599,7 +599,7 @@ static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, 
 static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
                            cyc_sum *w, walk_ov *ov)
 {
-    int spec = v->runtime == SIM_RUNTIME_SPEC;
+    int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
     int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
     if (p < 0 || p >= WALK_RING) return -1;
     int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;

@@ -18,7 +18,7 @@
  *     per token (a few KB: neglected);
  *   - streaming buffers: one layer-sized buffer per layer in flight,
  *     min(prefetch_layers + 1, streamed layers), plus one head-sized buffer when
- *     the head is streamed;
+ *     the head is streamed (with pin_head = 0 an untied head is always streamed);
  *   - KV caches of target and draft for max_ctx_tokens;
  *   - the draft's weights (layers, fusion, LM head), always resident.
  *   The sum must not exceed the device's dram_budget_gb, the memory left to the
@@ -88,6 +88,12 @@
  * an autoregressive fallback) never pays.  The parts are charged together
  * before layer 0 (on the CPU, while the first read runs): with this phone's
  * serial runtime (prefetch 0) only the sum matters.
+ * verify_overlap = 1: every tree verification (decode = 0) streams with the
+ * spec_* keys -- the verification pipeline overlaps each layer's read with the
+ * compute before it (Lever §4.4 speaks of layer-wise compute/I/O overlap) --
+ * while a plain decode step keeps prefetch_layers / queue_depth (Table 1).
+ * pin_head = 0: the DRAM fraction pins layers only; an untied LM head stays
+ * streamed even with every layer pinned.
  * SIM_RUNTIME_SPEC is an alternative runtime of the same phone, the spec_*
  * keys (reads spec_prefetch_layers ahead, spec_queue_depth requests in
  * flight): a what-if that a point selects with runtime = "speculative".
@@ -351,6 +357,9 @@ double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32
  * ("The set-up"): the tree set-up when the shape pays it, plus, with leaves >
  * 1, per leaf the tree rows' KV copied at cpu_gbps and kv_seq_us. */
 double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v);
+/* The runtime whose reads a verification uses: v->runtime, or SPEC for a
+ * tree (decode = 0) when the device sets verify_overlap ("The runtime"). */
+int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v);
 /* The same for a tree shape (decode = 0) of rows and leaves. */
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
 /* The tree set-up alone, its parts (each ms): the constant, per streamed GB,

@@ -41,7 +41,7 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
     int32_t pinned = (int32_t)floor(dram_fraction * L + 1e-9);
     if (pinned > L) pinned = L;
     int32_t streamed = L - pinned;
-    int head_resident = target->tied_embeddings || pinned == L;
+    int head_resident = target->tied_embeddings || (pinned == L && dev->pin_head);
     double lb = sim_model_layer_bytes(target), hb = sim_model_head_bytes(target);
     int32_t ahead = dev->prefetch_layers > dev->spec_prefetch_layers ? dev->prefetch_layers
                                                                      : dev->spec_prefetch_layers;
@@ -198,6 +198,13 @@ double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[4])
     };
     if (part_ms) memcpy(part_ms, p, sizeof p);
     return p[0] + p[1] + p[2] + p[3];
+}
+
+int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v)
+{
+    if (v->runtime == SIM_RUNTIME_SPEC || (hw->dev.verify_overlap && !v->decode))
+        return SIM_RUNTIME_SPEC;
+    return SIM_RUNTIME_BASELINE;
 }
 
 double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v)

@@ -348,6 +348,8 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .top_p = po.top_p,
         .temperature = po.temperature,
         .runtime = po.runtime,
+        .variants = dev->n_variants && !a->no_variants ? dev->variants : NULL,
+        .n_variants = a->no_variants ? 0 : dev->n_variants,
     };
     snprintf(r->accept, sizeof r->accept, "%s", accept_choices[po.accept]);
     r->top_p = po.top_p;
@@ -374,6 +376,10 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
             sim_sweep_hasher_str(&h, "policy.plugin", a->plugins[i].digest);
     sim_sweep_hasher_str(&h, "device", dev->name);
     sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
+    for (int32_t i = 0; i < dev->n_variants && !a->no_variants; i++) {
+        sim_sweep_hasher_str(&h, "device.variant", dev->variant_names[i]);
+        sim_sweep_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
+    }
     sim_sweep_hasher_str(&h, "target", tgt->name);
     sim_sweep_hasher_params(&h, "target", sim_model_keys(), &tgt->model);
     sim_sweep_hasher_str(&h, "draft", r->draft);

@@ -15,6 +15,7 @@
 
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
+#include "sim/lua/profile.h"
 #include "sim/lua/rows.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
@@ -56,6 +57,7 @@ typedef struct fs_api {
     fs_output *outputs;
     int32_t n_outputs, cap_outputs;
     int64_t generation; /* flashspec.calibrate evaluations so far */
+    int no_variants;    /* 1 while calibrate / tune evaluate: points skip device variants */
     uint64_t *warned;   /* keys of the warnings already printed (one each) */
     int32_t n_warned, cap_warned;
     /* memory the API holds for the script (traces, result rows), counted
@@ -84,6 +86,10 @@ int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)
 typedef struct ud_device {
     sim_device dev;
     char name[64];
+    /* standing variants (profile.h): the device with each variant's keys */
+    int32_t n_variants;
+    sim_device variants[SIM_PROFILE_MAX_VARIANTS];
+    char variant_names[SIM_PROFILE_MAX_VARIANTS][SIM_VARIANT_NAME_CAP];
 } ud_device;
 
 typedef struct ud_model {

@@ -215,14 +215,28 @@ int fs_l_device(lua_State *L)
     int over = override_arg(L, "flashspec.device");
     ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    profile_check(L, sim_profile_load_device(path, &u->dev, err, sizeof err), "device", name, path,
-                  err);
-    if (over) {
+    sim_device_variants *vars = lua_newuserdatauv(L, sizeof *vars, 0); /* freed by the GC */
+    profile_check(L, sim_profile_load_device_variants(path, &u->dev, vars, err, sizeof err),
+                  "device", name, path, err);
+    if (over) { /* argument 2; the stack above it is kept */
         apply_overrides(L, "flashspec.device", sim_device_keys(), &u->dev, name);
         if (sim_device_check(&u->dev, err, sizeof err))
             fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device overrides: %s", err);
     }
     snprintf(u->name, sizeof u->name, "%s", over ? u->dev.name : name);
+    /* each variant over the device as resolved, overrides included */
+    for (int32_t i = 0; i < vars->n; i++) {
+        sim_device *d = &u->variants[i];
+        *d = u->dev;
+        sim_device_variant_apply(&vars->v[i], d);
+        snprintf(u->variant_names[i], sizeof u->variant_names[i], "%s", vars->v[i].name);
+        snprintf(d->name, sizeof d->name, "%.23s~%.23s", u->dev.name, vars->v[i].name);
+        if (sim_device_check(d, err, sizeof err))
+            fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device: variant '%s' of %s: %s",
+                     vars->v[i].name, u->name, err);
+    }
+    u->n_variants = vars->n;
+    lua_pop(L, 1); /* vars: the device is on top again */
     luaL_setmetatable(L, MT_DEVICE);
     return 1;
 }

@@ -88,10 +88,95 @@ typedef struct job {
     unsigned char *present; /* one flag per key row: the file set it (all 1 for a root) */
     size_t nkeys;
     const char *what;
+    sim_device_variants *vars; /* devices: out, the file's `variants` (NULL: unknown key) */
+    int has_vars;             /* out: the file sets `variants` */
     int has_base;             /* out: the file sets `base` */
     char base[BASE_NAME_CAP]; /* out: its value */
     int base_line;            /* out: the line of `base =` */
 } job;
+
+static int variant_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n >= SIM_VARIANT_NAME_CAP || strlen(s) != n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+static int cmp_variant(const void *a, const void *b)
+{
+    return strcmp(((const sim_device_variant *)a)->name, ((const sim_device_variant *)b)->name);
+}
+
+/* The file's `variants` table (profile.h "Standing variants") into j->vars;
+ * removed from the table so that the key validation does not see it. */
+static void read_variants(lua_State *L, int t, job *j)
+{
+    lua_getfield(L, t, "variants");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return;
+    }
+    int line = slp_key_line(j->path, 1, "variants");
+    if (!lua_istable(L, -1)) {
+        lua_pushfstring(L, "%s:%d: %s: key 'variants' must be a table of name = { key = value, "
+                        "... } (got %s)", j->path, line, j->what, luaL_typename(L, -1));
+        lua_error(L);
+    }
+    int vt = lua_gettop(L);
+    sim_device_variants *vs = j->vars;
+    memset(vs, 0, sizeof *vs);
+    j->has_vars = 1;
+    size_t nkeys = 0;
+    while (j->keys[nkeys].name)
+        nkeys++;
+    lua_pushnil(L);
+    while (lua_next(L, vt)) {
+        size_t n = 0;
+        const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &n) : NULL;
+        if (!name || !variant_name_ok(name, n)) {
+            lua_pushfstring(L, "%s:%d: %s: each variant needs a name of letters, digits and _ "
+                            "(at most %d bytes)", j->path, line, j->what,
+                            SIM_VARIANT_NAME_CAP - 1);
+            lua_error(L);
+        }
+        if (vs->n == SIM_PROFILE_MAX_VARIANTS || nkeys > SIM_VARIANT_KEYS_CAP) {
+            lua_pushfstring(L, "%s:%d: %s: at most %d variants", j->path, line, j->what,
+                            SIM_PROFILE_MAX_VARIANTS);
+            lua_error(L);
+        }
+        if (!lua_istable(L, -1)) {
+            lua_pushfstring(L, "%s:%d: %s: variant '%s' must be a table of keys (got %s)", j->path,
+                            slp_key_line(j->path, line, name), j->what, name,
+                            luaL_typename(L, -1));
+            lua_error(L);
+        }
+        lua_getfield(L, -1, "name");
+        int named = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (named) {
+            lua_pushfstring(L, "%s:%d: %s: variant '%s' cannot set 'name'", j->path,
+                            slp_key_line(j->path, line, name), j->what, name);
+            lua_error(L);
+        }
+        sim_device_variant *v = &vs->v[vs->n++];
+        memcpy(v->name, name, n + 1);
+        char what[96];
+        snprintf(what, sizeof what, "%s variant '%s'", j->what, name);
+        slp_apply_table_text(L, lua_gettop(L), j->keys, &v->delta, v->set, what, j->path,
+                             slp_key_line(j->path, line, name), NULL);
+        lua_pop(L, 1);
+    }
+    qsort(vs->v, (size_t)vs->n, sizeof vs->v[0], cmp_variant);
+    lua_pop(L, 1);
+    lua_pushliteral(L, "variants");
+    lua_pushnil(L);
+    lua_rawset(L, t);
+}
 
 /* lua_CFunction run under lua_pcall: [1] = job, [2] = the loaded chunk. */
 static int run_profile(lua_State *L)
@@ -130,6 +215,7 @@ static int run_profile(lua_State *L)
         }
         lua_pop(L, 1);
     }
+    if (j->vars) read_variants(L, t, j);
     if (j->has_base) {
         slp_apply_table_text(L, t, j->keys, j->out, j->present, j->what, j->path, 1, NULL);
     } else {
@@ -311,8 +397,11 @@ static int resolve_base(const job *j, level *levels, int depth, char *err, size_
 
 /* The whole chain from path to its root, merged into out (see the top). */
 static int load_chain(const char *path, const char *kind, const eng_param_desc *keys, void *out,
-                      const char *what, char *err, size_t errlen)
+                      sim_device_variants *vars, const char *what, char *err, size_t errlen)
 {
+    sim_device_variants *file_vars = vars ? malloc(sizeof *file_vars) : NULL;
+    int vars_taken = 0;
+    if (vars) vars->n = 0;
     size_t nkeys = 0;
     while (keys[nkeys].name)
         nkeys++;
@@ -321,7 +410,7 @@ static int load_chain(const char *path, const char *kind, const eng_param_desc *
     unsigned char *present = malloc(nkeys + 1), *taken = calloc(nkeys + 1, 1);
     level *levels = malloc(sizeof *levels * (SIM_PROFILE_MAX_BASES + 1));
     int rc = SIM_PROFILE_OK;
-    if (!scratch || !present || !taken || !levels) {
+    if (!scratch || !present || !taken || !levels || (vars && !file_vars)) {
         snprintf(err, errlen, "%s: out of memory", path);
         rc = SIM_PROFILE_E_NOMEM;
     }
@@ -338,10 +427,15 @@ static int load_chain(const char *path, const char *kind, const eng_param_desc *
                  .out = scratch,
                  .present = present,
                  .nkeys = nkeys,
-                 .what = what};
+                 .what = what,
+                 .vars = file_vars};
         memset(scratch, 0, extent);
         rc = load_file(&j, err, errlen);
         if (rc != SIM_PROFILE_OK) break;
+        if (j.has_vars && !vars_taken) { /* the nearest file's variants */
+            *vars = *file_vars;
+            vars_taken = 1;
+        }
         merge_under(keys, out, scratch, present, taken);
         if (depth == 0 && name_key) top_sets_name = present[name_key - keys];
         if (!j.has_base) break;
@@ -354,6 +448,7 @@ static int load_chain(const char *path, const char *kind, const eng_param_desc *
     free(present);
     free(taken);
     free(levels);
+    free(file_vars);
     return rc;
 }
 
@@ -364,18 +459,22 @@ int sim_profile_load_kind(const char *path, const char *kind, const eng_param_de
         snprintf(err, errlen, "%s: unknown profile kind '%s'", path, kind);
         return SIM_PROFILE_E_NAME;
     }
-    return load_chain(path, kind, keys, out, what, err, errlen);
+    return load_chain(path, kind, keys, out, NULL, what, err, errlen);
 }
 
 int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, const char *what,
                      char *err, size_t errlen)
 {
-    return load_chain(path, NULL, keys, out, what, err, errlen);
+    return load_chain(path, NULL, keys, out, NULL, what, err, errlen);
 }
 
-int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen)
+int sim_profile_load_device_variants(const char *path, sim_device *out, sim_device_variants *vars,
+                                     char *err, size_t errlen)
 {
-    int rc = load_chain(path, "devices", sim_device_keys(), out, "device profile", err, errlen);
+    sim_device_variants none;
+    if (!vars) vars = &none;
+    int rc = load_chain(path, "devices", sim_device_keys(), out, vars, "device profile", err,
+                        errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];
@@ -383,12 +482,33 @@ int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t
         snprintf(err, errlen, "%s:1: %s", path, msg);
         return SIM_PROFILE_E_CONFIG;
     }
+    for (int32_t i = 0; i < vars->n; i++) { /* each variant must make a valid device */
+        sim_device d = *out;
+        sim_device_variant_apply(&vars->v[i], &d);
+        if (sim_device_check(&d, msg, sizeof msg)) {
+            snprintf(err, errlen, "%s:%d: variant '%s': %s", path,
+                     slp_key_line(path, 1, vars->v[i].name), vars->v[i].name, msg);
+            return SIM_PROFILE_E_CONFIG;
+        }
+    }
     return SIM_PROFILE_OK;
+}
+
+int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen)
+{
+    return sim_profile_load_device_variants(path, out, NULL, err, errlen);
+}
+
+void sim_device_variant_apply(const sim_device_variant *v, sim_device *dev)
+{
+    const eng_param_desc *keys = sim_device_keys();
+    unsigned char taken[SIM_VARIANT_KEYS_CAP] = {0};
+    merge_under(keys, dev, &v->delta, v->set, taken);
 }
 
 int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen)
 {
-    int rc = load_chain(path, "models", sim_model_keys(), out, "model profile", err, errlen);
+    int rc = load_chain(path, "models", sim_model_keys(), out, NULL, "model profile", err, errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];

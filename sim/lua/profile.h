@@ -63,6 +63,36 @@ enum {
 int sim_profile_exit_code(int status);
 
 int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen);
+
+/* Standing variants.  A device profile may declare the explanations the data
+ * leave standing beside it, each a set of keys changed from the profile:
+ *     variants = { min1 = { verify_min_rows = 1, npu_gflops = 600 }, ... }
+ * at most SIM_PROFILE_MAX_VARIANTS, each named by letters, digits and _ (at
+ * most SIM_VARIANT_NAME_CAP - 1 bytes), each key validated against the device
+ * key table (not `name`).  The nearest file of a chain that declares
+ * `variants` gives them all (an empty table declares none); a variant applies
+ * over the device as finally resolved -- derived keys and a script's
+ * overrides included -- so it stays "this device with these keys changed".
+ * Variants come sorted by name. */
+#define SIM_PROFILE_MAX_VARIANTS 4
+#define SIM_VARIANT_NAME_CAP 24
+#define SIM_VARIANT_KEYS_CAP 128
+typedef struct sim_device_variant {
+    char name[SIM_VARIANT_NAME_CAP];
+    sim_device delta;                        /* the values of the keys it sets */
+    unsigned char set[SIM_VARIANT_KEYS_CAP]; /* 1 per device key row it sets */
+} sim_device_variant;
+typedef struct sim_device_variants {
+    int32_t n;
+    sim_device_variant v[SIM_PROFILE_MAX_VARIANTS];
+} sim_device_variants;
+
+/* sim_profile_load_device plus the chain's variants (vars->n = 0: none). */
+int sim_profile_load_device_variants(const char *path, sim_device *out, sim_device_variants *vars,
+                                     char *err, size_t errlen);
+
+/* dev with the variant's keys applied (dev is a resolved device). */
+void sim_device_variant_apply(const sim_device_variant *v, sim_device *dev);
 int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen);
 
 /* Generic form: validate the profile at path against keys into out (a struct

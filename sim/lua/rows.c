@@ -78,6 +78,8 @@ static const col_desc columns[] = {
     {"prompt_offset", COL_I32, R(prompt_offset)},
     {"tune_evals", COL_I64, R(tune_evals)},
     {"tune_train", COL_REAL, R(tune_train)},
+    {"tokens_per_s_model_lo", COL_REAL, R(st.tokens_per_s_model_lo)},
+    {"tokens_per_s_model_hi", COL_REAL, R(st.tokens_per_s_model_hi)},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

@@ -328,7 +328,7 @@ static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t
     return 1;
 }
 
-int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
+static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
     double t_start = wall_s();
     memset(out, 0, sizeof *out);
@@ -708,4 +708,38 @@ done:
     sim_hw_destroy(hw);
     out->sim_wall_s = wall_s() - t_start;
     return rc;
+}
+
+/* The point, then the same point on each standing variant of its device
+ * (replay.h): the variants change no number of the point's own row but the
+ * model band and the host time. */
+int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
+{
+    int rc = replay_one(pt, out, err, errlen);
+    out->tokens_per_s_model_lo = out->tokens_per_s_model_hi = NAN;
+    if (rc != SIM_REPLAY_OK || pt->n_variants <= 0) return rc;
+    if (!pt->variants || pt->n_variants > 64)
+        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "bad list of device variants");
+    sim_point_stats *vs = malloc(sizeof *vs);
+    if (!vs) return fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory");
+    double lo = out->tokens_per_s, hi = lo, wall = out->sim_wall_s;
+    for (int32_t i = 0; i < pt->n_variants && rc == SIM_REPLAY_OK; i++) {
+        sim_point v = *pt;
+        v.device = &pt->variants[i];
+        v.variants = NULL;
+        v.n_variants = 0;
+        v.span_fn = NULL;
+        v.cycle_fn = NULL;
+        rc = replay_one(&v, vs, err, errlen);
+        if (rc != SIM_REPLAY_OK) break;
+        if (vs->tokens_per_s < lo) lo = vs->tokens_per_s;
+        if (vs->tokens_per_s > hi) hi = vs->tokens_per_s;
+        wall += vs->sim_wall_s;
+    }
+    free(vs);
+    if (rc != SIM_REPLAY_OK) return rc;
+    out->tokens_per_s_model_lo = lo;
+    out->tokens_per_s_model_hi = hi;
+    out->sim_wall_s = wall;
+    return SIM_REPLAY_OK;
 }

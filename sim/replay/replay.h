@@ -95,6 +95,11 @@ typedef struct sim_point {
     void (*cycle_fn)(void *ctx, const struct sim_cycle_info *ci);
     void *trace_ctx;
     int32_t trace_prompt;
+    /* the device's standing variants (zero-initialised = none): the point is
+     * also replayed on each, same seed, no timeline; tokens_per_s_model_lo/hi
+     * span the throughputs of the device and its variants */
+    const sim_device *variants; /* borrowed, n_variants entries */
+    int32_t n_variants;
 } sim_point;
 
 /* One replayed cycle, for sim_point.cycle_fn. */
@@ -171,6 +176,9 @@ typedef struct sim_point_stats {
      * giving sum tokens / sum time, GSL mt19937 seeded from the point's seed);
      * both equal tokens_per_s with a single prompt */
     double tokens_per_s_lo, tokens_per_s_hi;
+    /* model uncertainty: the least and the most tokens_per_s over the device
+     * and its standing variants (sim_point.variants); NaN when it has none */
+    double tokens_per_s_model_lo, tokens_per_s_model_hi;
     /* provisional drafting (EdgeLLM): draft calls run while the target
      * verified, and draft tokens they produced that later cycles kept */
     int64_t provisional_calls, provisional_kept;

@@ -310,6 +310,43 @@ def case_loo_none() -> None:
     print("loo_none: ok")
 
 
+def case_holdout() -> None:
+    """holdout = SOURCE: the rows of that source are predicted, not fitted
+    (leave-one-table-out).  The chain's two rows held out: the device values
+    are still recovered from the other six, n counts the fitted rows only, the
+    held-out rows are predicted to within the noise and marked in the report;
+    a source no row has is one line, exit 78, nothing written."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = truth_rows(DEVICE)
+        for r in rows:
+            if r["policy"] == "chain":
+                r["source"] = "chain table"
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(rows, ref)
+        out = os.path.join(tmp, "out")
+        p = fit(DEVICE, out, ref, "--arg", "holdout=chain table", "--arg", "loo=exact")
+        expect(p.returncode == 0, f"holdout: exit {p.returncode}: {p.stderr.strip()}")
+        check_recovery(fitted(p.stdout), DEVICE_TRUTH)
+        m = re.search(r"^rms \S+ loo_rms \S+ n (\d+) p (\d+)$", p.stdout, re.M)
+        expect(m and int(m.group(1)) == len(rows) - 2, f"n counts the fitted rows: {p.stdout!r}")
+        h = re.search(r"^holdout (\d+) (\S+)$", p.stdout, re.M)
+        expect(h and int(h.group(1)) == 2, f"two rows held out: {p.stdout!r}")
+        expect(0.0 <= float(h.group(2)) < 0.02, f"held-out rows predicted: {h.group(2)}")
+        md = open(os.path.join(out, "device.md")).read()
+        expect(md.count("| held out |") == 2 and "Held out (predicted, not fitted): 2 rows" in md,
+               "the report marks the held-out rows")
+        res = residual_rows(out, "device")
+        held = [r for r in res if r["source"] == "chain table"]
+        expect(len(held) == 2 and all(r["loo_error"] == "nan" for r in held),
+               f"held-out rows have no leave-one-out error: {held}")
+        out2 = os.path.join(tmp, "out2")
+        q = fit(DEVICE, out2, ref, "--arg", "holdout=no such table", quiet=False)
+        expect(q.returncode == 78 and "holdout 'no such table' matches no reference row's source"
+               in q.stderr and q.stderr.count("\n") == 1, f"bad holdout: {q.returncode} {q.stderr!r}")
+        expect(not os.path.exists(out2) or not os.listdir(out2), "nothing written")
+    print("holdout: ok")
+
+
 # ----------------------------------------------------------- determinism
 
 def case_determinism_jobs() -> None:

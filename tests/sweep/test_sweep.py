@@ -214,6 +214,67 @@ def case_speed_reference():
     print(f"speed_reference: {len(ref)} rows equal to the reference")
 
 
+def case_model_band():
+    """Standing variants: each point is replayed on its device's variants too;
+    tokens_per_s_model_lo <= tokens_per_s <= tokens_per_s_model_hi, Flash-AR's
+    band is a point (no variant touches a decode step), a profile that clears
+    its variants gives nan, the band is the same at -j 1 and -j 2, and changing
+    a variant changes the point's id (a resumed run recomputes it)."""
+    src = """local fs = flashspec
+local dev = fs.device(fs.args.dev or "oneplus12")
+local pts = {}
+for _, f in ipairs { 0, 1 } do
+  for _, p in ipairs { fs.policy.lever {}, fs.policy.flash_ar {} } do
+    pts[#pts + 1] = { policy = p, dram_fraction = f }
+  end
+end
+fs.sweep { device = dev, target = fs.model "qwen3-8b-q4_0",
+           draft = fs.model "qwen3-8b-eagle3-q4_0",
+           trace = fs.trace "traces/data/workload-code-strong.h5", max_new_tokens = 32,
+           prompts = 2, points = pts }
+"""
+    with tempfile.TemporaryDirectory() as t:
+        sp = os.path.join(t, "band.lua")
+        open(sp, "w").write(src)
+        cfg = os.path.join(t, "configs")
+        shutil.copytree(os.path.join(HOME, "configs"), cfg)
+        open(os.path.join(cfg, "devices", "plain.lua"), "w").write(
+            'return { base = "oneplus12", name = "oneplus12", variants = {} }\n')
+        env = dict(os.environ, FLASHSPEC_CONFIG_DIR=cfg)
+        outs = {}
+        for name, args in (("j1", ["-j", "1"]), ("j2", ["-j", "2"]),
+                           ("plain", ["-j", "2", "--arg", "dev=plain"])):
+            d = os.path.join(t, name)
+            p = subprocess.run([BIN, "sweep", "-q", *args, sp, "-o", d], capture_output=True,
+                               text=True, timeout=300, env=env, cwd=HOME)
+            expect(p.returncode == 0, f"{name}: exit {p.returncode}: {p.stderr}")
+            with open(os.path.join(d, "results.csv"), newline="") as f:
+                outs[name] = list(csv.DictReader(f))
+        for r in outs["j1"]:
+            lo, x, hi = (float(r[k]) for k in ("tokens_per_s_model_lo", "tokens_per_s",
+                                                "tokens_per_s_model_hi"))
+            expect(lo <= x <= hi, f"{r['policy']} at {r['dram_fraction']}: {lo} {x} {hi}")
+            if r["policy"] == "flash_ar":
+                expect(lo == x == hi, f"Flash-AR's band is a point: {lo} {x} {hi}")
+            else:
+                expect(hi > lo, f"Lever's band is not empty at {r['dram_fraction']}: {lo} {hi}")
+        keys = ("tokens_per_s", "tokens_per_s_model_lo", "tokens_per_s_model_hi")
+        expect([[r[k] for k in keys] for r in outs["j1"]] ==
+               [[r[k] for k in keys] for r in outs["j2"]], "-j 1 and -j 2 agree")
+        for r in outs["plain"]:
+            expect(r["tokens_per_s_model_lo"] == "nan" and r["tokens_per_s_model_hi"] == "nan",
+                   f"no variants: nan, got {r['tokens_per_s_model_lo']}")
+        for a, b in zip(outs["j1"], outs["plain"]):
+            expect(a["tokens_per_s"] == b["tokens_per_s"], "variants change no row number")
+        # the variants are part of the point's id: the plain profile's records
+        # are not resumed as the banded points'
+        p = subprocess.run([BIN, "sweep", "-j", "2", sp, "-o", os.path.join(t, "plain")],
+                           capture_output=True, text=True, timeout=300, env=env, cwd=HOME)
+        expect(p.returncode == 0 and counts(p.stderr) == (4, 0),
+               f"banded points resumed from a profile without variants: {p.stderr}")
+    print("model_band: ok")
+
+
 def case_setup_cache():
     """The per-phone calibration tables are measured once per process and
     reused by later points: a point computed after others (warm tables) gives

@@ -77,8 +77,10 @@ local fit = fs.calibrate {
   profile = { base = "oneplus12", name = A.profile or "cal-device-fit" },
   loo = A.loo or "approx",
   max_iter = tonumber(A.max_iter or "100"),
+  holdout = A.holdout,
 }
 for _, k in ipairs(fit.order) do
   print(string.format("param %s %.17g %.17g", k, fit.params[k].value, fit.params[k].se))
 end
 print(string.format("rms %.17g loo_rms %.17g n %d p %d", fit.rms, fit.loo_rms, fit.n, fit.p))
+print(string.format("holdout %d %.17g", fit.n_holdout, fit.holdout_rms))

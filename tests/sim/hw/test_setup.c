@@ -3,7 +3,8 @@
  * "The set-up"): how each part scales with the DRAM fraction, the streamed and
  * resident bytes, the streamed ops and the target's size; who pays it (2+ rows,
  * a one-row tree only with verify_setup_one_row, a plain decode step never);
- * that the cycle charges exactly it; and that Flash-AR and a fixed-shape
+ * that the cycle charges exactly it; the head pinning rule and tree
+ * verifications reading ahead (verify_overlap); and that Flash-AR and a fixed-shape
  * chain never get slower as more of the target is pinned, under random
  * set-up mixes (the physical invariants of the phone model).
  */
@@ -160,6 +161,71 @@ static void test_cycle_charges(void)
     sim_hw_destroy(hw);
 }
 
+/* pin_head = 0: the fraction pins layers only, an untied head stays streamed
+ * (and in the streamed set-up parts); a tied head is resident either way. */
+static void test_pin_head(void)
+{
+    sim_model t = q8(), tied = q4();
+    sim_device d = phone();
+    d.pin_head = 0;
+    d.verify_setup_layer_us = 1000;
+    sim_hw_memory mem;
+    CHECK(sim_hw_memory_plan(&d, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_HW_OK);
+    CHECK(!mem.head_resident && mem.streamed_layers == 0);
+    CHECK(mem.streamed_bytes == sim_model_head_bytes(&t));
+    CHECK(mem.bytes[SIM_MEM_BUFFERS] == sim_model_head_bytes(&t));
+    CHECK(NEAR(setup_at(&d, &t, 1.0, 8, 0), 1.0)); /* the head is the one streamed op */
+    CHECK(sim_hw_memory_plan(&d, &tied, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_HW_OK);
+    CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
+    sim_device p = phone(); /* the default pins it with the last layer */
+    CHECK(sim_hw_memory_plan(&p, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_HW_OK);
+    CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
+    /* a Flash-AR token with every layer pinned still reads the head */
+    sim_hw *a = make(&d, &t, NULL, 1.0), *b = make(&p, &t, NULL, 1.0);
+    sim_verify_shape v = shape(1, 1);
+    v.decode = 1;
+    double ta, tb;
+    CHECK(sim_hw_verify_direct(a, &v, &ta) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(b, &v, &tb) == SIM_HW_OK);
+    CHECK(ta > tb + 0.9 * sim_hw_head_read_ms(a));
+    sim_hw_destroy(a);
+    sim_hw_destroy(b);
+}
+
+/* verify_overlap = 1: a tree verification reads as the spec_* runtime does,
+ * a decode step as the device's runtime; 0: both as the device's. */
+static void test_verify_overlap(void)
+{
+    sim_model t = q8();
+    sim_device d = phone();
+    d.spec_prefetch_layers = 2;
+    d.spec_queue_depth = 32;
+    d.verify_setup_us = 100000;
+    sim_device o = d;
+    o.verify_overlap = 1;
+    sim_hw *base = make(&d, &t, NULL, 0.3), *ov = make(&o, &t, NULL, 0.3);
+    sim_verify_shape tree = shape(8, 2), spec = shape(8, 2), dec = shape(1, 1);
+    spec.runtime = SIM_RUNTIME_SPEC;
+    dec.decode = 1;
+    double a, b, c;
+    CHECK(sim_hw_stream_runtime(ov, &tree) == SIM_RUNTIME_SPEC);
+    CHECK(sim_hw_stream_runtime(ov, &dec) == SIM_RUNTIME_BASELINE);
+    CHECK(sim_hw_stream_runtime(base, &tree) == SIM_RUNTIME_BASELINE);
+    CHECK(sim_hw_verify_direct(ov, &tree, &a) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(base, &spec, &b) == SIM_HW_OK);
+    CHECK(a == b); /* the same reads as the speculative runtime */
+    CHECK(sim_hw_verify_direct(base, &tree, &c) == SIM_HW_OK);
+    CHECK(a < c); /* reads running ahead hide part of the I/O */
+    CHECK(sim_hw_verify_direct(ov, &dec, &a) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(base, &dec, &b) == SIM_HW_OK);
+    CHECK(a == b); /* a decode step keeps the device's runtime */
+    sim_cycle_time ct;
+    CHECK(sim_hw_estimate(ov, NULL, 0, &tree, &ct, NULL) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(ov, &tree, &a) == SIM_HW_OK && fabs(ct.verify_ms - a) < 1e-9);
+    sim_hw_destroy(base);
+    sim_hw_destroy(ov);
+}
+
 /* Physical invariants over random profiles: a Flash-AR token (a decode step)
  * and a fixed 9-row chain verification never get slower as the pinned share
  * rises, whatever the set-up mix, prefetch depth and queue; and the step
@@ -182,6 +248,10 @@ static void test_dram_monotone(void)
         d.verify_setup_resident_us_per_gb = trial % 2 ? 0.0 : (double)(next_rand(&seed) % 20000);
         d.verify_setup_layer_us = (double)(next_rand(&seed) % 10000);
         d.verify_setup_one_row = (int32_t)(next_rand(&seed) % 2);
+        d.pin_head = (int32_t)(next_rand(&seed) % 2);
+        d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 3);
+        d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
+        d.verify_overlap = (int32_t)(next_rand(&seed) % 2);
         double prev_ar = INFINITY, prev_chain = INFINITY;
         for (int32_t k = 0; k <= 36; k++) {
             double x = k / 36.0;
@@ -213,6 +283,8 @@ int main(void)
     test_target_size();
     test_who_pays();
     test_cycle_charges();
+    test_pin_head();
+    test_verify_overlap();
     test_dram_monotone();
     return check_done("hw/setup");
 }

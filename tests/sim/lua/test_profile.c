@@ -351,6 +351,119 @@ static void test_inheritance(const char *cfg)
     CHECK(unsetenv("FLASHSPEC_CONFIG_DIR") == 0);
 }
 
+/* Standing variants (profile.h): parsed, validated, sorted, inherited from
+ * the nearest file that declares them, applied over the resolved device. */
+static void test_variants(const char *cfg)
+{
+    char err[1024] = "", path[1600], dir[] = "/tmp/fs_variants_XXXXXX";
+    sim_device d;
+    sim_device_variants v;
+    /* the shipped OnePlus 12 declares its two standing variants */
+    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(v.n == 2 && strcmp(v.v[0].name, "min1") == 0 && strcmp(v.v[1].name, "weights") == 0);
+    sim_device m = d;
+    sim_device_variant_apply(&v.v[0], &m);
+    CHECK(m.verify_min_rows == 1 && d.verify_min_rows == 8 && m.npu_gflops != d.npu_gflops);
+    CHECK(m.read_gbps == d.read_gbps && strcmp(m.name, d.name) == 0);
+    sim_device w = d;
+    sim_device_variant_apply(&v.v[1], &w);
+    CHECK(w.verify_setup_us == 0 && w.verify_setup_streamed_us_per_gb > 0 &&
+          w.verify_setup_streamed_us_per_gb == w.verify_setup_resident_us_per_gb);
+    CHECK(w.verify_min_rows == d.verify_min_rows);
+
+    CHECK(mkdtemp(dir) != NULL);
+    char devs[256];
+    snprintf(devs, sizeof devs, "%s/devices", dir);
+    CHECK(mkdir(devs, 0700) == 0);
+    static const char *const phone =
+        "return { name = 'phone', read_gbps = 5.0, dram_budget_gb = 6, dram_gbps = 76.8,\n"
+        "  npu_gbps = 76.8, npu_gflops = 1000, launch_us = 500, sync_us = 500,\n"
+        "  cpu_gbps = 17.2, cpu_gflops = 200,\n"
+        "  variants = { slow = { npu_gflops = 500 }, alt = { verify_min_rows = 8 } } }\n";
+    static const struct {
+        const char *name, *text, *want; /* want NULL: loads */
+        int line;
+    } cases[] = {
+        {"phone", NULL, NULL, 0},
+        {"derived", "return { base = 'phone', npu_gflops = 2000 }\n", NULL, 0},
+        {"cleared", "return { base = 'phone', variants = {} }\n", NULL, 0},
+        {"not_table", "return { base = 'phone',\n variants = 3 }\n", "must be a table", 2},
+        {"bad_name", "return { base = 'phone',\n variants = { ['a-b'] = { npu_gflops = 1 } } }\n",
+         "needs a name", 2},
+        {"bad_key", "return { base = 'phone',\n variants = { x = { npu_gflop = 1 } } }\n",
+         "variant 'x'", 2},
+        {"named", "return { base = 'phone',\n variants = { x = { name = 'y' } } }\n",
+         "cannot set 'name'", 2},
+        {"too_many", "return { base = 'phone',\n variants = { a = {}, b = {}, c = {}, d = {},"
+                     " e = {} } }\n", "at most 4 variants", 2},
+        {"invalid", "return { base = 'phone',\n variants = { x = { npu_gbps = 900 } } }\n",
+         "variant 'x'", 0},
+    };
+    write_profile(dir, "phone", phone);
+    for (size_t i = 1; i < sizeof cases / sizeof cases[0]; i++)
+        write_profile(dir, cases[i].name, cases[i].text);
+    CHECK(setenv("FLASHSPEC_CONFIG_DIR", dir, 1) == 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s.lua", devs, cases[i].name);
+        err[0] = '\0';
+        int rc = sim_profile_load_device_variants(path, &d, &v, err, sizeof err);
+        if (!cases[i].want) {
+            if (rc) fprintf(stderr, "%s: %s\n", cases[i].name, err);
+            CHECK(rc == SIM_PROFILE_OK);
+            continue;
+        }
+        char head[1700];
+        snprintf(head, sizeof head, "%s:", path);
+        if (rc != SIM_PROFILE_E_CONFIG || strncmp(err, head, strlen(head)) != 0 ||
+            !strstr(err, cases[i].want) || strchr(err, '\n')) {
+            fprintf(stderr, "%s: rc %d '%s', want '%s'\n", cases[i].name, rc, err, cases[i].want);
+            CHECK(0);
+        }
+        if (cases[i].line) {
+            snprintf(head, sizeof head, "%s:%d: ", path, cases[i].line);
+            CHECK(strncmp(err, head, strlen(head)) == 0);
+        }
+    }
+    /* sorted by name; inherited by a derived file; cleared by an empty table */
+    snprintf(path, sizeof path, "%s/phone.lua", devs);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(v.n == 2 && strcmp(v.v[0].name, "alt") == 0 && strcmp(v.v[1].name, "slow") == 0);
+    snprintf(path, sizeof path, "%s/derived.lua", devs);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(v.n == 2 && d.npu_gflops == 2000);
+    m = d;
+    sim_device_variant_apply(&v.v[0], &m); /* alt: over the derived device */
+    CHECK(m.verify_min_rows == 8 && m.npu_gflops == 2000);
+    snprintf(path, sizeof path, "%s/cleared.lua", devs);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(v.n == 0);
+    /* a model profile has no variants */
+    char mdir[300], mpath[400];
+    snprintf(mdir, sizeof mdir, "%s/models", dir);
+    CHECK(mkdir(mdir, 0700) == 0);
+    snprintf(mpath, sizeof mpath, "%s/m.lua", mdir);
+    FILE *f = fopen(mpath, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("return { layers = 2, hidden = 64, heads = 2, kv_heads = 2, head_dim = 32, ffn = 128,"
+              " vocab = 100, variants = {} }\n", f);
+        fclose(f);
+    }
+    sim_model mm;
+    CHECK(sim_profile_load_model(mpath, &mm, err, sizeof err) == SIM_PROFILE_E_CONFIG);
+    CHECK(strstr(err, "variants") != NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s.lua", devs, cases[i].name);
+        unlink(path);
+    }
+    unlink(mpath);
+    rmdir(mdir);
+    rmdir(devs);
+    rmdir(dir);
+    unsetenv("FLASHSPEC_CONFIG_DIR");
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc > 2);
@@ -361,6 +474,7 @@ int main(int argc, char **argv)
     test_binary_chunk();
     test_missing_and_names(argv[2]);
     test_inheritance(argv[2]);
+    test_variants(argv[2]);
     printf("profile: ok\n");
     return check_done("lua/profile");
 }
