@@ -47,7 +47,8 @@ static sim_cycle_time flash_ar(const sim_device *dev, const sim_model *m)
                           .exit_layer = -1,
                           .rows_after_exit = 1,
                           .proj = ENG_PROJ_EAGER_NPU,
-                          .proj_rows = 1};
+                          .proj_rows = 1,
+                          .decode = 1}; /* a Flash-AR token: a plain decode step */
     sim_cycle_time t;
     CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
     sim_hw_destroy(hw);

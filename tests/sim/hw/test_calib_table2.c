@@ -51,7 +51,8 @@ static sim_cycle_time verify(sim_hw *hw, int32_t rows, int32_t leaves, int32_t r
                           .rows_after_exit = rows,
                           .proj = ENG_PROJ_EAGER_NPU,
                           .proj_rows = 1,
-                          .runtime = runtime};
+                          .runtime = runtime,
+                          .decode = rows == 1}; /* one row: Flash-AR's decode step */
     sim_cycle_time t = {0};
     CHECK(sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
     return t;

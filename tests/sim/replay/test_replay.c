@@ -111,7 +111,9 @@ static void test_flash_ar(void)
         prev = pinned.tokens_per_s;
         CHECK_EQ_INT(pinned.resident_layers, (int32_t)floor(36 * (i / 10.0) + 1e-9));
     }
-    CHECK(pinned.flash_ms == 0.0);
+    /* every layer pinned: nothing streams but an untied head the profile
+     * does not pin with the layers (pin_head) */
+    CHECK(dev.pin_head ? pinned.flash_ms == 0.0 : pinned.flash_ms > 0.0);
     trc_free(t);
 }
 
