@@ -1,4 +1,4 @@
--- Lever Tables 1, 2 and 5 as simulated points, the inputs of the fidelity
+-- Lever Tables 1, 2, 5 and 6's released curve as simulated points, the inputs of the fidelity
 -- report (analysis/fidelity.py with configs/calibration/lever-oneplus12.csv,
 -- the measurements the OnePlus 12 profile is fitted to, and with
 -- analysis/reference/lever_table1_2.csv, which adds Table 2's waste).
@@ -7,8 +7,9 @@
 --   /usr/bin/python3 analysis/fidelity.py /tmp/study_tables \
 --       configs/calibration/lever-oneplus12.csv
 --
--- Setting of all three tables: OnePlus 12 profile, whole target streamed from
--- flash (dram_fraction = 0), greedy, 128 new tokens, every prompt of the trace.
+-- Setting of Tables 1, 2 and 5: OnePlus 12 profile, whole target streamed from
+-- flash (dram_fraction = 0), greedy, 128 new tokens, every prompt of the trace;
+-- Table 6 pins 20-100% of the layers.
 -- Every policy verifies on the phone's one runtime (sim/hw/sim_hw.h "The
 -- runtime").
 --
@@ -58,18 +59,28 @@ for _, w in ipairs { "code-strong", "math-strong", "dialogue-strong", "code-weak
   end
 end
 
+-- Table 6 (one released curve): Lever with the EAGLE-3 draft on MBPP as the
+-- DRAM budget pins 20-100% of Qwen3-8B's layers (its 0% point is Table 5's)
+local code = fs.trace "traces/data/workload-code-strong.h5"
+for _, f in ipairs { 0.2, 0.4, 0.6, 0.8, 1.0 } do
+  points[#points + 1] = { target = fs.model "qwen3-8b-q4_0",
+                          draft = fs.model "qwen3-8b-eagle3-q4_0", trace = code,
+                          policy = fs.policy.lever {}, dram_fraction = f }
+end
+
 local rows = fs.sweep { device = dev, trace = tr, dram_fraction = 0.0, max_new_tokens = 128,
                         seed = 1, points = points }
 
-local fmt = "%-18s %-9s %-22s %6s %10s %10s %10s %10s %8s %7s"
-print(string.format(fmt, "target", "policy", "trace", "rows", "compute", "I/O", "per-token",
-                    "verify", "waste", "tok/s"))
+local fmt = "%-18s %-9s %-22s %5s %6s %10s %10s %10s %10s %8s %7s"
+print(string.format(fmt, "target", "policy", "trace", "dram", "rows", "compute", "I/O",
+                    "per-token", "verify", "waste", "tok/s"))
 for _, r in ipairs(rows) do
   if r.error then
     print(string.format("%-18s point %d failed: %s", "", r.point, r.error))
   else
-    print(string.format("%-18s %-9s %-22s %6.1f %10.1f %10.1f %10.1f %10.1f %8.1f %7.3f",
-                        r.target, r.policy, r.trace, r.verify_rows, r.npu_ms + r.cpu_ms,
+    print(string.format("%-18s %-9s %-22s %4.0f%% %6.1f %10.1f %10.1f %10.1f %10.1f %8.1f %7.3f",
+                        r.target, r.policy, r.trace, 100 * r.dram_fraction, r.verify_rows,
+                        r.npu_ms + r.cpu_ms,
                         r.flash_ms, r.ms_per_token, r.verify_ms, r.waste_ms, r.tokens_per_s))
   end
 end
