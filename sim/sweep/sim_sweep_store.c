@@ -100,23 +100,15 @@ void sim_sweep_hasher_u64(sim_sweep_hasher *h, const char *key, uint64_t v)
 /* A number equal to its row's (finite) default. */
 static int at_default(const eng_param_desc *d, const char *f)
 {
-    if (!isfinite(d->def)) return 0;
-    switch (d->type) {
-    case ENG_PARAM_INT:
-    case ENG_PARAM_BOOL:
-    case ENG_PARAM_ENUM: {
-        int32_t x;
+    int is_int = d->type == ENG_PARAM_INT || d->type == ENG_PARAM_BOOL || d->type == ENG_PARAM_ENUM;
+    if (!isfinite(d->def) || (!is_int && d->type != ENG_PARAM_DOUBLE)) return 0;
+    int32_t i = 0;
+    double x = 0.0;
+    if (is_int)
+        memcpy(&i, f, sizeof i), x = i;
+    else
         memcpy(&x, f, sizeof x);
-        return (double)x == d->def;
-    }
-    case ENG_PARAM_DOUBLE: {
-        double x;
-        memcpy(&x, f, sizeof x);
-        return x == d->def && signbit(x) == signbit(d->def);
-    }
-    default:
-        return 0;
-    }
+    return x == d->def && signbit(x) == signbit(d->def);
 }
 
 void sim_sweep_hasher_params(sim_sweep_hasher *h, const char *prefix,
