@@ -99,10 +99,15 @@ static void print_costs(sim_hw *hw, int32_t ctx)
            "streamed layers %.1f (%s)\n",
            setup, part[0], part[1], part[2], part[3],
            sim_hw_device(hw)->verify_setup_one_row ? "a one-row tree pays it too"
-                                                  : "trees of 2+ rows");
+                                                   : "trees of 2+ rows");
     /* a Flash-AR token is a plain decode step: no tree set-up */
-    sim_verify_shape v = {.rows = 1, .leaves = 1, .ctx_len = ctx, .exit_layer = -1,
-                          .rows_after_exit = 1, .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1,
+    sim_verify_shape v = {.rows = 1,
+                          .leaves = 1,
+                          .ctx_len = ctx,
+                          .exit_layer = -1,
+                          .rows_after_exit = 1,
+                          .proj = ENG_PROJ_EAGER_NPU,
+                          .proj_rows = 1,
                           .decode = 1};
     sim_cycle_time t;
     if (sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK)

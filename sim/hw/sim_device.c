@@ -84,9 +84,10 @@ static const eng_param_desc keys[] = {
         "tree verification set-up per streamed target layer (and streamed head), us"),
     {"verify_overlap", ENG_PARAM_BOOL, offsetof(sim_device, verify_overlap), 0, 1, 0, NULL, 0, 0,
      NULL, NULL, 0,
-     "1: tree verifications stream as the spec_* runtime (reads ahead of compute); decode does not"},
-    {"pin_head", ENG_PARAM_BOOL, offsetof(sim_device, pin_head), 0, 1, 1, NULL, 0, 0, NULL, NULL,
-     0, "1: an untied LM head is pinned once every layer is; 0: always streamed"},
+     "1: tree verifications stream as the spec_* runtime (reads ahead of compute); decode does "
+     "not"},
+    {"pin_head", ENG_PARAM_BOOL, offsetof(sim_device, pin_head), 0, 1, 1, NULL, 0, 0, NULL, NULL, 0,
+     "1: an untied LM head is pinned once every layer is; 0: always streamed"},
     {NULL, ENG_PARAM_INT, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 

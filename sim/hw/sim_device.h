@@ -81,18 +81,20 @@ typedef struct sim_device {
     double mem_upper_bound;    /* share of dram_budget_gb overlapping drafting may fill, (0, 1] */
     /* the set-up of a tree verification by mechanism (sim_hw.h "The set-up"), on
        top of verify_setup_us; each part defaults to 0 (not charged) */
-    int32_t verify_setup_one_row;     /* 1: a tree verification of the root alone (a cycle that
-                                         drafted, then verifies one row) pays the set-up too; a
-                                         plain decode step never does; default 0 */
-    double verify_setup_streamed_us_per_gb; /* per GB of target weights the verification streams
-                                               (re-laying out fresh weights for the NPU), [0, 1e7] */
-    double verify_setup_resident_us_per_gb; /* per GB of target weights resident in DRAM, [0, 1e7] */
-    double verify_setup_layer_us;           /* per streamed target op (layer, streamed head), [0, 1e6] */
-    int32_t verify_overlap;  /* 1: a tree verification streams as the spec_* runtime does
-                                (reads running ahead of compute); a plain decode step keeps
-                                prefetch_layers / queue_depth; default 0 */
-    int32_t pin_head;        /* 1 (default): an untied LM head is pinned once every layer is;
-                                0: the budget pins layers only, the head is always streamed */
+    int32_t verify_setup_one_row; /* 1: a tree verification of the root alone (a cycle that
+                                     drafted, then verifies one row) pays the set-up too; a
+                                     plain decode step never does; default 0 */
+    double
+        verify_setup_streamed_us_per_gb; /* per GB of target weights the verification streams
+                                            (re-laying out fresh weights for the NPU), [0, 1e7] */
+    double
+        verify_setup_resident_us_per_gb; /* per GB of target weights resident in DRAM, [0, 1e7] */
+    double verify_setup_layer_us; /* per streamed target op (layer, streamed head), [0, 1e6] */
+    int32_t verify_overlap;       /* 1: a tree verification streams as the spec_* runtime does
+                                     (reads running ahead of compute); a plain decode step keeps
+                                     prefetch_layers / queue_depth; default 0 */
+    int32_t pin_head;             /* 1 (default): an untied LM head is pinned once every layer is;
+                                     0: the budget pins layers only, the head is always streamed */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

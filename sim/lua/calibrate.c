@@ -28,8 +28,8 @@
  * The simulator's response is rough (policies make discrete choices), so a
  * fit may stop in a local optimum: `starts` > 1 also fits from deterministic
  * scatters of the start (z + 0.5 (2h - 1), h a Halton point per parameter) and
- * keeps the converged fit of lowest RSS.  Standard errors: s^2 (J^T J)^-1 in z, s^2 = RSS / (n - p), carried to x by
- * dx/dz (delta method); NaN when n <= p.  Leave-one-out: "approx" gives each
+ * keeps the converged fit of lowest RSS.  Standard errors: s^2 (J^T J)^-1 in z, s^2 = RSS / (n -
+ * p), carried to x by dx/dz (delta method); NaN when n <= p.  Leave-one-out: "approx" gives each
  * row's PRESS residual e_i / (1 - h_ii) from the leverage of the final
  * Jacobian; "exact" refits without the row (from the fitted values) and
  * predicts it; "none" skips it.  Model selection figures: AIC = n ln(RSS/n) +
@@ -377,9 +377,8 @@ static void read_params(cal *c, int idx)
     qsort(c->par, (size_t)c->np, sizeof c->par[0], cmp_param); /* deterministic order */
 }
 
-static const char *const cal_keys[] = {"reference", "params", "points", "profile", "name",
-                                       "loo", "max_iter", "fd_step", "starts", "holdout",
-                                       NULL};
+static const char *const cal_keys[] = {"reference", "params",  "points", "profile", "name", "loo",
+                                       "max_iter",  "fd_step", "starts", "holdout", NULL};
 
 static void check_keys(cal *c, int idx)
 {
@@ -416,8 +415,10 @@ static void mark_source(cal *c, const char *src)
         c->hold[k] = 1;
     }
     if (!any)
-        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: holdout '%s' matches no "
-                  "reference row's source (%s)", c->chunk, c->line, src, c->ref_arg);
+        cal_raise(c, FS_EXIT_CONFIG,
+                  "%s:%d: flashspec.calibrate: holdout '%s' matches no "
+                  "reference row's source (%s)",
+                  c->chunk, c->line, src, c->ref_arg);
 }
 
 static void read_holdout(cal *c, int idx)
@@ -430,16 +431,20 @@ static void read_holdout(cal *c, int idx)
         if (!c->hold) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
         int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
         if (!ok)
-            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: holdout must be a source "
-                      "name or a list of them", c->chunk, c->line);
+            cal_raise(c, FS_EXIT_CONFIG,
+                      "%s:%d: flashspec.calibrate: holdout must be a source "
+                      "name or a list of them",
+                      c->chunk, c->line);
         if (lua_type(L, t) == LUA_TSTRING) {
             mark_source(c, lua_tostring(L, t));
         } else {
             lua_Integer nn = (lua_Integer)lua_rawlen(L, t);
             for (lua_Integer i = 1; i <= nn; i++) {
                 if (lua_rawgeti(L, t, i) != LUA_TSTRING)
-                    cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: holdout must be a "
-                              "source name or a list of them", c->chunk, c->line);
+                    cal_raise(c, FS_EXIT_CONFIG,
+                              "%s:%d: flashspec.calibrate: holdout must be a "
+                              "source name or a list of them",
+                              c->chunk, c->line);
                 mark_source(c, lua_tostring(L, -1));
                 lua_pop(L, 1);
             }
@@ -669,9 +674,10 @@ int fs_l_calibrate(lua_State *L)
     int32_t n = c->ref.n_rows, p = c->np;
     read_holdout(c, 1);
     if (n - c->n_hold < p)
-        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: %d parameters but only %d "
-                  "reference rows%s", c->chunk, c->line, p, n - c->n_hold,
-                  c->n_hold ? " not held out" : "");
+        cal_raise(c, FS_EXIT_CONFIG,
+                  "%s:%d: flashspec.calibrate: %d parameters but only %d "
+                  "reference rows%s",
+                  c->chunk, c->line, p, n - c->n_hold, c->n_hold ? " not held out" : "");
     c->pred = calloc((size_t)n, sizeof *c->pred);
     c->matches = calloc((size_t)n, sizeof *c->matches);
     if (!c->pred || !c->matches) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
@@ -745,9 +751,8 @@ int fs_l_calibrate(lua_State *L)
     gsl_blas_ddot(f, f, &rss);
     memcpy(pred, c->pred, sizeof *pred * (size_t)n);
     for (int32_t k = 0; k < n; k++)
-        resid[k] = c->n_hold && c->hold[k]
-                       ? (pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value
-                       : gsl_vector_get(f, (size_t)k);
+        resid[k] = c->n_hold && c->hold[k] ? (pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value
+                                           : gsl_vector_get(f, (size_t)k);
     int32_t nf = n - c->n_hold; /* the fitted rows */
     int dof = nf - p;
     double s2 = dof > 0 ? rss / dof : NAN;
@@ -864,9 +869,10 @@ int fs_l_calibrate(lua_State *L)
                  "logistic map, forward-difference Jacobian with step %g).\n\n",
             c->ref_arg, n, c->chunk, c->fd_step);
     bprintf(&md, "Starts: %d (the lowest converged fit is kept).  ", c->starts);
-    bprintf(&md, "Status: %s after %zu iterations (%lld evaluations).  RMS relative error "
-                 "%.2f%% (start %.2f%%); leave-one-out (%s) RMS %.2f%%.  n = %d, p = %d, "
-                 "AIC %.2f, BIC %.2f.\n\n",
+    bprintf(&md,
+            "Status: %s after %zu iterations (%lld evaluations).  RMS relative error "
+            "%.2f%% (start %.2f%%); leave-one-out (%s) RMS %.2f%%.  n = %d, p = %d, "
+            "AIC %.2f, BIC %.2f.\n\n",
             status == GSL_SUCCESS ? "converged" : "converged (no further progress)", iters,
             (long long)c->evals, 100 * rms, 100 * sqrt(rss0 / nf), loo, 100 * loo_rms, nf, p, aic,
             bic);
@@ -895,11 +901,11 @@ int fs_l_calibrate(lua_State *L)
             bcsv(&csv, r->keys[j], ",");
         }
         if (c->n_hold && c->hold[k])
-            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | held out | %s |\n", r->metric,
-                    r->value, pred[k], 100 * resid[k], r->source);
+            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | held out | %s |\n", r->metric, r->value,
+                    pred[k], 100 * resid[k], r->source);
         else
-            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric,
-                    r->value, pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
+            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric, r->value,
+                    pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
         bcsv(&csv, r->metric, ",");
         bprintf(&csv, "%.17g,%.17g,%.17g,%.17g,%d,", r->value, pred[k], resid[k], loo_e[k],
                 c->matches[k]);

@@ -89,7 +89,7 @@ typedef struct job {
     size_t nkeys;
     const char *what;
     sim_device_variants *vars; /* devices: out, the file's `variants` (NULL: unknown key) */
-    int has_vars;             /* out: the file sets `variants` */
+    int has_vars;              /* out: the file sets `variants` */
     int has_base;             /* out: the file sets `base` */
     char base[BASE_NAME_CAP]; /* out: its value */
     int base_line;            /* out: the line of `base =` */
@@ -123,8 +123,10 @@ static void read_variants(lua_State *L, int t, job *j)
     }
     int line = slp_key_line(j->path, 1, "variants");
     if (!lua_istable(L, -1)) {
-        lua_pushfstring(L, "%s:%d: %s: key 'variants' must be a table of name = { key = value, "
-                        "... } (got %s)", j->path, line, j->what, luaL_typename(L, -1));
+        lua_pushfstring(L,
+                        "%s:%d: %s: key 'variants' must be a table of name = { key = value, "
+                        "... } (got %s)",
+                        j->path, line, j->what, luaL_typename(L, -1));
         lua_error(L);
     }
     int vt = lua_gettop(L);
@@ -139,9 +141,10 @@ static void read_variants(lua_State *L, int t, job *j)
         size_t n = 0;
         const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &n) : NULL;
         if (!name || !variant_name_ok(name, n)) {
-            lua_pushfstring(L, "%s:%d: %s: each variant needs a name of letters, digits and _ "
-                            "(at most %d bytes)", j->path, line, j->what,
-                            SIM_VARIANT_NAME_CAP - 1);
+            lua_pushfstring(L,
+                            "%s:%d: %s: each variant needs a name of letters, digits and _ "
+                            "(at most %d bytes)",
+                            j->path, line, j->what, SIM_VARIANT_NAME_CAP - 1);
             lua_error(L);
         }
         if (vs->n == SIM_PROFILE_MAX_VARIANTS || nkeys > SIM_VARIANT_KEYS_CAP) {
@@ -151,8 +154,7 @@ static void read_variants(lua_State *L, int t, job *j)
         }
         if (!lua_istable(L, -1)) {
             lua_pushfstring(L, "%s:%d: %s: variant '%s' must be a table of keys (got %s)", j->path,
-                            slp_key_line(j->path, line, name), j->what, name,
-                            luaL_typename(L, -1));
+                            slp_key_line(j->path, line, name), j->what, name, luaL_typename(L, -1));
             lua_error(L);
         }
         lua_getfield(L, -1, "name");
@@ -473,8 +475,8 @@ int sim_profile_load_device_variants(const char *path, sim_device *out, sim_devi
 {
     sim_device_variants none;
     if (!vars) vars = &none;
-    int rc = load_chain(path, "devices", sim_device_keys(), out, vars, "device profile", err,
-                        errlen);
+    int rc =
+        load_chain(path, "devices", sim_device_keys(), out, vars, "device profile", err, errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];

@@ -21,8 +21,7 @@
 static const double fractions[] = {0.0, 0.2, 0.5, 0.8, 1.0};
 #define NFRAC (int)(sizeof fractions / sizeof fractions[0])
 
-static double setup_at(const sim_device *d, const sim_model *t, double x, int32_t rows,
-                       int decode)
+static double setup_at(const sim_device *d, const sim_model *t, double x, int32_t rows, int decode)
 {
     sim_hw *hw = make(d, t, NULL, x);
     sim_verify_shape v = shape(rows, 1);
@@ -61,8 +60,7 @@ static void test_parts_scale(void)
         CHECK(NEAR(setup_at(&d, &t, x, 8, 0), resident / 1e9 * 50.0));
         d = phone();
         d.verify_setup_layer_us = 9000; /* per streamed op: layers + a streamed head */
-        CHECK(NEAR(setup_at(&d, &t, x, 8, 0),
-                   9.0 * (mem.streamed_layers + !mem.head_resident)));
+        CHECK(NEAR(setup_at(&d, &t, x, 8, 0), 9.0 * (mem.streamed_layers + !mem.head_resident)));
         /* equal per-GB costs: a set-up proportional to the whole target,
          * whatever is pinned */
         d = phone();

@@ -395,8 +395,10 @@ static void test_variants(const char *cfg)
          "variant 'x'", 2},
         {"named", "return { base = 'phone',\n variants = { x = { name = 'y' } } }\n",
          "cannot set 'name'", 2},
-        {"too_many", "return { base = 'phone',\n variants = { a = {}, b = {}, c = {}, d = {},"
-                     " e = {} } }\n", "at most 4 variants", 2},
+        {"too_many",
+         "return { base = 'phone',\n variants = { a = {}, b = {}, c = {}, d = {},"
+         " e = {} } }\n",
+         "at most 4 variants", 2},
         {"invalid", "return { base = 'phone',\n variants = { x = { npu_gbps = 900 } } }\n",
          "variant 'x'", 0},
     };
@@ -447,7 +449,8 @@ static void test_variants(const char *cfg)
     CHECK(f != NULL);
     if (f) {
         fputs("return { layers = 2, hidden = 64, heads = 2, kv_heads = 2, head_dim = 32, ffn = 128,"
-              " vocab = 100, variants = {} }\n", f);
+              " vocab = 100, variants = {} }\n",
+              f);
         fclose(f);
     }
     sim_model mm;

@@ -29,9 +29,13 @@ typedef struct agree {
 static void on_cycle(void *ctx, const sim_cycle_info *ci)
 {
     agree *a = ctx;
-    sim_verify_shape v = {.rows = ci->rows, .leaves = ci->leaves, .ctx_len = ci->ctx_len,
-                          .exit_layer = -1, .rows_after_exit = ci->rows,
-                          .proj = ENG_PROJ_ONDEMAND_CPU, .proj_rows = 1};
+    sim_verify_shape v = {.rows = ci->rows,
+                          .leaves = ci->leaves,
+                          .ctx_len = ci->ctx_len,
+                          .exit_layer = -1,
+                          .rows_after_exit = ci->rows,
+                          .proj = ENG_PROJ_ONDEMAND_CPU,
+                          .proj_rows = 1};
     double priced;
     CHECK(sim_hw_verify_direct(a->hw, &v, &priced) == SIM_HW_OK);
     /* the charge itself: the same shape with the accepted path's projection */
@@ -81,18 +85,27 @@ int main(int argc, char **argv)
                   SIM_HW_OK);
             if (!a.hw) continue;
             for (int32_t pr = 0; pr < 4; pr++) {
-                sim_point pt = {.device = &dv, .target = &tgt, .draft = &drf, .trace = t,
-                                .policy = d, .policy_params = &p,
-                                .dram_fraction = fractions[i], .max_new_tokens = 64,
-                                .prompts = 4, .seed = 1, .cycle_fn = on_cycle,
-                                .trace_ctx = &a, .trace_prompt = pr};
+                sim_point pt = {.device = &dv,
+                                .target = &tgt,
+                                .draft = &drf,
+                                .trace = t,
+                                .policy = d,
+                                .policy_params = &p,
+                                .dram_fraction = fractions[i],
+                                .max_new_tokens = 64,
+                                .prompts = 4,
+                                .seed = 1,
+                                .cycle_fn = on_cycle,
+                                .trace_ctx = &a,
+                                .trace_prompt = pr};
                 sim_point_stats st;
                 int rc = sim_replay_run(&pt, &st, err, sizeof err);
                 if (rc != SIM_REPLAY_OK) fprintf(stderr, "%s\n", err);
                 CHECK_EQ_INT(rc, SIM_REPLAY_OK);
             }
-            fprintf(stderr, "one_row %d, DRAM %.1f: %d cycles (%d of one row), charged within "
-                            "%.1f%% of the planned price\n",
+            fprintf(stderr,
+                    "one_row %d, DRAM %.1f: %d cycles (%d of one row), charged within "
+                    "%.1f%% of the planned price\n",
                     one, fractions[i], a.cycles, a.one_row_cycles, 100 * a.worst);
             CHECK(a.cycles > 0);
             CHECK(a.worst <= 0.10);
