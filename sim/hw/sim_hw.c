@@ -97,6 +97,7 @@ static void derive(sim_hw *hw)
     hw->head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
     hw->spec_layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
     hw->spec_head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    hw->tree_setup_ms = sim_hw_tree_setup_ms(hw, NULL);
     hw->stream_reads = 0;
     hw->stream_bytes = 0.0;
     for (int32_t i = hw->pinned; i < hw->L; i++) {

@@ -209,8 +209,8 @@ int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v)
 
 double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v)
 {
-    int tree = v->rows >= 2 || (v->rows == 1 && hw->dev.verify_setup_one_row && !v->decode);
-    double setup = tree ? sim_hw_tree_setup_ms(hw, NULL) : 0.0;
+    int tree = v->rows >= 2 || (hw->dev.verify_setup_one_row && !v->decode);
+    double setup = tree ? hw->tree_setup_ms : 0.0;
     if (v->leaves <= 1) return setup;
     double per_leaf =
         (double)v->rows * hw->kv_token_bytes / (hw->dev.cpu_gbps * 1e6) + hw->dev.kv_seq_us * 1e-3;

@@ -39,6 +39,7 @@ struct sim_hw {
     int32_t stream_reads;
     double stream_bytes;
     int64_t stream_ns[2];
+    double tree_setup_ms; /* sim_hw_tree_setup_ms: the same for every cycle */
     double d_bytes, d_flops, d_kv_bytes, d_attn_flops_per_tok;
     double d_head_bytes, d_head_flops; /* the draft's LM head (part of d_bytes, d_flops) */
     sim_sim main, scratch;

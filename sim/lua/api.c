@@ -422,6 +422,7 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
 {
     fs_api *a = fs_api_get(L);
     fs_staged *s = lua_newuserdatauv(L, sizeof *s, 0);
+    a->no_variants = 0;
     stage_point(L, idx, what, chunk, line, s);
     fs_exec_run(L, &a->ex, s, 1, 1, chunk, line);
     if (s->code) return fs_raise(L, s->code, 0, "%s", s->err);
@@ -530,6 +531,9 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
     for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
     for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
     fs_sweep_expand(L, idx, keys, nk, check_known_keys, chunk, line);
+    /* an evaluation (calibrate, tune) reads its metrics only: the devices'
+     * standing variants are not replayed */
+    a->no_variants = !record;
     fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, n);
     /* the whole point list is valid before any point runs: one mistake, one
      * line (the first invalid point's message and how many share it) */

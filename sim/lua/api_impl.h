@@ -57,7 +57,8 @@ typedef struct fs_api {
     fs_output *outputs;
     int32_t n_outputs, cap_outputs;
     int64_t generation; /* flashspec.calibrate evaluations so far */
-    int no_variants;    /* 1 while calibrate / tune evaluate: points skip device variants */
+    int no_variants;    /* points being staged skip device variants: set by every entry
+                           that stages (fs_api_sweep: 1 unless it records rows) */
     uint64_t *warned;   /* keys of the warnings already printed (one each) */
     int32_t n_warned, cap_warned;
     /* memory the API holds for the script (traces, result rows), counted

@@ -28,8 +28,9 @@
  * The simulator's response is rough (policies make discrete choices), so a
  * fit may stop in a local optimum: `starts` > 1 also fits from deterministic
  * scatters of the start (z + 0.5 (2h - 1), h a Halton point per parameter) and
- * keeps the converged fit of lowest RSS.  Standard errors: s^2 (J^T J)^-1 in z, s^2 = RSS / (n -
- * p), carried to x by dx/dz (delta method); NaN when n <= p.  Leave-one-out: "approx" gives each
+ * keeps the converged fit of lowest RSS.  Standard errors: s^2 (J^T J)^-1 in z,
+ * s^2 = RSS / (n - p), carried to x by dx/dz (delta method); NaN when n <= p.
+ * Leave-one-out: "approx" gives each
  * row's PRESS residual e_i / (1 - h_ii) from the leverage of the final
  * Jacobian; "exact" refits without the row (from the fitted values) and
  * predicts it; "none" skips it.  Model selection figures: AIC = n ln(RSS/n) +
@@ -163,10 +164,7 @@ static void evaluate(cal *c, const gsl_vector *z)
         cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: points(p) must return a sweep "
                   "table, got %s", c->chunk, c->line, luaL_typename(L, -1));
     int64_t n;
-    /* a fit reads its metrics only: the devices' standing variants are not run */
-    c->a->no_variants = 1;
     fs_staged *sp = fs_api_sweep(L, -1, c->chunk, c->line, 0, &n);
-    c->a->no_variants = 0;
     c->evals++;
     for (int64_t i = 0; i < n; i++)
         if (sp[i].code) cal_raise(c, sp[i].code, "%s", sp[i].err);
@@ -427,8 +425,6 @@ static void read_holdout(cal *c, int idx)
     lua_getfield(L, idx, "holdout");
     int t = lua_gettop(L);
     if (!lua_isnil(L, t)) {
-        c->hold = calloc((size_t)c->ref.n_rows, 1);
-        if (!c->hold) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
         int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
         if (!ok)
             cal_raise(c, FS_EXIT_CONFIG,
@@ -672,6 +668,8 @@ int fs_l_calibrate(lua_State *L)
         cal_raise(c, rc == FS_REF_E_MISSING ? FS_EXIT_NOINPUT
                      : rc == FS_REF_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_DATA, "%s", err);
     int32_t n = c->ref.n_rows, p = c->np;
+    c->hold = calloc((size_t)n, 1);
+    if (!c->hold) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
     read_holdout(c, 1);
     if (n - c->n_hold < p)
         cal_raise(c, FS_EXIT_CONFIG,
@@ -751,8 +749,8 @@ int fs_l_calibrate(lua_State *L)
     gsl_blas_ddot(f, f, &rss);
     memcpy(pred, c->pred, sizeof *pred * (size_t)n);
     for (int32_t k = 0; k < n; k++)
-        resid[k] = c->n_hold && c->hold[k] ? (pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value
-                                           : gsl_vector_get(f, (size_t)k);
+        resid[k] = c->hold[k] ? (pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value
+                              : gsl_vector_get(f, (size_t)k);
     int32_t nf = n - c->n_hold; /* the fitted rows */
     int dof = nf - p;
     double s2 = dof > 0 ? rss / dof : NAN;
@@ -776,13 +774,13 @@ int fs_l_calibrate(lua_State *L)
                            gsl_matrix_get(J, (size_t)k, (size_t)j);
             loo_e[k] = hkk < 1.0 - 1e-9 ? resid[k] / (1.0 - hkk) : NAN;
         }
-        for (int32_t k = 0; k < n && c->n_hold; k++)
+        for (int32_t k = 0; k < n; k++)
             if (c->hold[k]) loo_e[k] = NAN;
     } else if (!strcmp(loo, "exact")) {
         uint8_t *skip = c->skip_mem;
         const uint8_t *base = c->skip;
         for (int32_t k = 0; k < n; k++) {
-            if (c->n_hold && c->hold[k]) continue;
+            if (c->hold[k]) continue;
             skip[k] = 1;
             c->skip = skip;
             gsl_vector_memcpy(c->zk, z);
@@ -801,7 +799,7 @@ int fs_l_calibrate(lua_State *L)
     double rms = sqrt(rss / nf), loo_rms = loo_n ? sqrt(loo_ss / loo_n) : NAN;
     double aic = nf * log(rss / nf) + 2.0 * p, bic = nf * log(rss / nf) + p * log((double)nf);
     double hold_ss = 0.0;
-    for (int32_t k = 0; k < n && c->n_hold; k++)
+    for (int32_t k = 0; k < n; k++)
         if (c->hold[k]) hold_ss += resid[k] * resid[k];
     double hold_rms = c->n_hold ? sqrt(hold_ss / c->n_hold) : NAN;
 
@@ -837,7 +835,7 @@ int fs_l_calibrate(lua_State *L)
         fs_set_int(L, "points", c->matches[k]);
         set_str(L, "source", r->source);
         set_str(L, "note", r->note);
-        lua_pushboolean(L, c->n_hold && c->hold[k]);
+        lua_pushboolean(L, c->hold[k]);
         lua_setfield(L, -2, "heldout");
         for (int32_t j = 0; j < c->ref.n_keys; j++) {
             lua_pushstring(L, r->keys[j]);
@@ -900,7 +898,7 @@ int fs_l_calibrate(lua_State *L)
             bprintf(&md, " %s |", r->keys[j][0] ? r->keys[j] : "*");
             bcsv(&csv, r->keys[j], ",");
         }
-        if (c->n_hold && c->hold[k])
+        if (c->hold[k])
             bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | held out | %s |\n", r->metric, r->value,
                     pred[k], 100 * resid[k], r->source);
         else

@@ -358,9 +358,7 @@ static double evaluate(tune *t, const double *x)
     int top = lua_gettop(L);
     push_point_table(t, x, t->train_offset, t->train_count);
     int64_t n;
-    t->a->no_variants = 1; /* an objective reads its metrics only */
     fs_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
-    t->a->no_variants = 0;
     v = objective_of(t, &sp[0]);
     lua_settop(L, top);
     t->evals++;
@@ -595,9 +593,7 @@ static void tune_point(tune *t, double *best_x, double *best)
         }
         lua_setfield(L, -2, "points");
         int64_t n;
-        t->a->no_variants = 1; /* an objective reads its metrics only */
         fs_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
-        t->a->no_variants = 0;
         memset(idx, 0, sizeof idx);
         for (int64_t c = 0; c < n; c++) {
             for (int i = 0; i < t->nk; i++) t->x[i] = t->k[i].values[idx[i]];
