@@ -133,9 +133,6 @@ static void read_variants(lua_State *L, int t, job *j)
     sim_device_variants *vs = j->vars;
     memset(vs, 0, sizeof *vs);
     j->has_vars = 1;
-    size_t nkeys = 0;
-    while (j->keys[nkeys].name)
-        nkeys++;
     lua_pushnil(L);
     while (lua_next(L, vt)) {
         size_t n = 0;
@@ -147,7 +144,7 @@ static void read_variants(lua_State *L, int t, job *j)
                             j->path, line, j->what, SIM_VARIANT_NAME_CAP - 1);
             lua_error(L);
         }
-        if (vs->n == SIM_PROFILE_MAX_VARIANTS || nkeys > SIM_VARIANT_KEYS_CAP) {
+        if (vs->n == SIM_PROFILE_MAX_VARIANTS) {
             lua_pushfstring(L, "%s:%d: %s: at most %d variants", j->path, line, j->what,
                             SIM_PROFILE_MAX_VARIANTS);
             lua_error(L);

@@ -76,7 +76,7 @@ int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t
  * Variants come sorted by name. */
 #define SIM_PROFILE_MAX_VARIANTS 4
 #define SIM_VARIANT_NAME_CAP 24
-#define SIM_VARIANT_KEYS_CAP 128
+#define SIM_VARIANT_KEYS_CAP 128 /* >= the device key rows (tests/sim/lua checks it) */
 typedef struct sim_device_variant {
     char name[SIM_VARIANT_NAME_CAP];
     sim_device delta;                        /* the values of the keys it sets */

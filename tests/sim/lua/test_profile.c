@@ -358,6 +358,10 @@ static void test_variants(const char *cfg)
     char err[1024] = "", path[1600], dir[] = "/tmp/fs_variants_XXXXXX";
     sim_device d;
     sim_device_variants v;
+    size_t nkeys = 0; /* a variant's flags hold one per device key row */
+    while (sim_device_keys()[nkeys].name)
+        nkeys++;
+    CHECK(nkeys < SIM_VARIANT_KEYS_CAP);
     /* the shipped OnePlus 12 declares its two standing variants */
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
     CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
