@@ -332,6 +332,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     const trc_trace *trace = fs_trace_get(L, tr, chunk, line);
     r->trace_checksum = trc_checksum(trace);
 
+    int32_t n_variants = a->no_variants ? 0 : dev->n_variants;
     *pt = (sim_point){
         .device = &dev->dev,
         .target = &tgt->model,
@@ -348,8 +349,8 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .top_p = po.top_p,
         .temperature = po.temperature,
         .runtime = po.runtime,
-        .variants = dev->n_variants && !a->no_variants ? dev->variants : NULL,
-        .n_variants = a->no_variants ? 0 : dev->n_variants,
+        .variants = n_variants ? dev->variants : NULL,
+        .n_variants = n_variants,
     };
     snprintf(r->accept, sizeof r->accept, "%s", accept_choices[po.accept]);
     r->top_p = po.top_p;

@@ -723,7 +723,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     sim_point_stats *vs = malloc(sizeof *vs);
     if (!vs) return fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory");
     double lo = out->tokens_per_s, hi = lo, wall = out->sim_wall_s;
-    for (int32_t i = 0; i < pt->n_variants && rc == SIM_REPLAY_OK; i++) {
+    for (int32_t i = 0; i < pt->n_variants; i++) {
         sim_point v = *pt;
         v.device = &pt->variants[i];
         v.variants = NULL;
