@@ -46,6 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -228,10 +231,29 @@ static int write_full(int fd, const void *p, size_t n)
     return 0;
 }
 
-static int read_full(int fd, void *p, size_t n)
+/* The isolated read's child gets this long (a real attribute takes
+ * milliseconds; a damaged heap can send HDF5 into an endless loop). */
+#define VLEN_READ_TIMEOUT_MS 5000
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* n bytes from fd before the monotonic clock reaches deadline (ms); -1 on
+ * end of file, error or timeout. */
+static int read_full(int fd, void *p, size_t n, int64_t deadline)
 {
     char *b = p;
     while (n > 0) {
+        int64_t left = deadline - now_ms();
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (left <= 0) return -1;
+        int pr = poll(&pf, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr <= 0) return -1;
         ssize_t r = read(fd, b, n);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) return -1;
@@ -246,8 +268,10 @@ static int read_full(int fd, void *p, size_t n)
  * makes H5Aread copy from a garbage size (check_global_heaps cannot see
  * indices, only collections).  The read therefore runs in a child process:
  * whatever the file does to it, the parent gets the string through a pipe or
- * learns that the read failed.  Only files written by others take this path
- * (our writer stores fixed-length strings).  0 and dst / *len, or -1. */
+ * learns that the read failed -- or, when the child has not answered within
+ * VLEN_READ_TIMEOUT_MS (HDF5 looping on a damaged heap), kills it.  Only files
+ * written by others take this path (our writer stores fixed-length strings).
+ * 0 and dst / *len, or -1. */
 static int read_vlen_isolated(hid_t a, hid_t mty, char *dst, size_t cap, size_t *len)
 {
     int fds[2];
@@ -270,13 +294,15 @@ static int read_vlen_isolated(hid_t a, hid_t mty, char *dst, size_t cap, size_t 
         _exit(bad ? 1 : 0);
     }
     close(fds[1]);
+    int64_t deadline = now_ms() + VLEN_READ_TIMEOUT_MS;
     uint64_t n = UINT64_MAX;
-    int rc = read_full(fds[0], &n, sizeof n) == 0 && n != UINT64_MAX ? 0 : -1;
+    int rc = read_full(fds[0], &n, sizeof n, deadline) == 0 && n != UINT64_MAX ? 0 : -1;
     if (!rc && n < cap) {
-        rc = read_full(fds[0], dst, (size_t)n);
+        rc = read_full(fds[0], dst, (size_t)n, deadline);
         dst[rc ? 0 : n] = 0;
     }
     close(fds[0]);
+    if (rc) kill(pid, SIGKILL); /* no answer in time, or a partial one: done with it */
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) rc = -1;
