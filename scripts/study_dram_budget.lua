@@ -2,8 +2,9 @@
 -- layers are pinned in DRAM, the rest streamed from flash at every
 -- verification (0% = fully flash-backed, the default setting elsewhere),
 -- under Flash-AR, Chain-SD (8-token chain), EdgeLLM and Lever.  Targets
--- Qwen3-8B and Qwen3-14B (Q4_0, each with its EAGLE-3 draft) on the OnePlus
--- 12, the three workloads (strong-draft traces), greedy, 128 new tokens.
+-- Qwen3-8B, Llama-3.1-8B and Qwen3-14B (Q4_0, each with its EAGLE-3 draft) on the OnePlus
+-- 12, the three workloads (each target's own strong-draft presets), greedy,
+-- 128 new tokens.
 --
 -- A point whose pinned layers, draft, KV caches and buffers exceed the phone's
 -- DRAM budget shows as "does not fit" (the sweep reports it as a failed point,
@@ -18,7 +19,7 @@ local fs = flashspec
 local args = fs.args or {}
 local quick = args.grid == "quick"
 
-local targets = quick and { "qwen3-8b" } or { "qwen3-8b", "qwen3-14b" }
+local targets = quick and { "qwen3-8b" } or { "qwen3-8b", "llama3.1-8b", "qwen3-14b" }
 local workloads = quick and { "code" } or { "code", "math", "dialogue" }
 local fractions = quick and { 0.0, 1.0 } or { 0.0, 0.2, 0.4, 0.6, 0.8, 1.0 }
 local policies = {
@@ -28,11 +29,20 @@ local policies = {
   { "Lever", fs.policy.lever {} },
 }
 
+-- The strong-draft workload preset of a target: Qwen3-8B's are fitted to Lever
+-- Table 5 (workload-W-strong.h5), the other targets' transferred from them
+-- through public acceptance-length ratios (workload-W-strong-TARGET.h5;
+-- traces/data/WORKLOADS.md).
+local function workload_trace(w, t)
+  local suffix = t == "qwen3-8b" and "" or "-" .. t
+  return "traces/data/workload-" .. w .. "-strong" .. suffix .. ".h5"
+end
+
 local points, meta = {}, {}
 for _, t in ipairs(targets) do
   local tgt, drf = fs.model(t .. "-q4_0"), fs.model(t .. "-eagle3-q4_0")
   for _, w in ipairs(workloads) do
-    local tr = fs.trace("traces/data/workload-" .. w .. "-strong.h5")
+    local tr = fs.trace(workload_trace(w, t))
     for _, f in ipairs(fractions) do
       for _, pol in ipairs(policies) do
         points[#points + 1] = { target = tgt, draft = drf, trace = tr, dram_fraction = f,

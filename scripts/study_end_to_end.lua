@@ -1,6 +1,7 @@
 -- Study: end-to-end decode throughput.  Four targets (Llama-3.1-8B, Qwen3-4B,
--- Qwen3-8B, Qwen3-14B; Q4_0, each with its EAGLE-3 draft) x three workloads
--- (code, math, dialogue; strong-draft traces, traces/data/WORKLOADS.md) x
+-- Qwen3-8B, Qwen3-14B; Q4_0, each with its EAGLE-3 draft) x four workloads
+-- (HumanEval, code = MBPP, math = GSM8K, dialogue = MT-Bench; each target's own
+-- strong-draft presets, traces/data/WORKLOADS.md) x
 -- three phones (OnePlus 12, Snapdragon 8 Elite with UFS 3.1 and with UFS 4.1)
 -- x four policies: Flash-AR, Chain-SD (8-token chain), EdgeLLM and Lever.
 -- Setting: whole target streamed from flash (dram_fraction = 0), greedy
@@ -19,7 +20,7 @@ local args = fs.args or {}
 local quick = args.grid == "quick"
 
 local targets = { "llama3.1-8b", "qwen3-4b", "qwen3-8b", "qwen3-14b" }
-local workloads = { "code", "math", "dialogue" }
+local workloads = { "humaneval", "code", "math", "dialogue" }
 local phones = { "oneplus12", "sd8elite_ufs31", "sd8elite_ufs41" }
 if quick then targets, workloads, phones = { "qwen3-8b" }, { "code" }, { "oneplus12" } end
 local policies = {
@@ -30,11 +31,20 @@ local policies = {
 }
 
 -- one explicit point per (target, workload, phone, policy): rows[i] is points[i]
+-- The strong-draft workload preset of a target: Qwen3-8B's are fitted to Lever
+-- Table 5 (workload-W-strong.h5), the other targets' transferred from them
+-- through public acceptance-length ratios (workload-W-strong-TARGET.h5;
+-- traces/data/WORKLOADS.md).
+local function workload_trace(w, t)
+  local suffix = t == "qwen3-8b" and "" or "-" .. t
+  return "traces/data/workload-" .. w .. "-strong" .. suffix .. ".h5"
+end
+
 local points, meta = {}, {}
 for _, t in ipairs(targets) do
   local tgt, drf = fs.model(t .. "-q4_0"), fs.model(t .. "-eagle3-q4_0")
   for _, w in ipairs(workloads) do
-    local tr = fs.trace("traces/data/workload-" .. w .. "-strong.h5")
+    local tr = fs.trace(workload_trace(w, t))
     for _, ph in ipairs(phones) do
       local dev = fs.device(ph)
       for _, pol in ipairs(policies) do

@@ -30,6 +30,18 @@
  * scatters of the start (z + 0.5 (2h - 1), h a Halton point per parameter) and
  * keeps the converged fit of lowest RSS.  Standard errors: s^2 (J^T J)^-1 in z,
  * s^2 = RSS / (n - p), carried to x by dx/dz (delta method); NaN when n <= p.
+ * Parametric bootstrap (bootstrap = N replicates, bootstrap_seed = S): the
+ * delta method assumes a smooth response, but the simulator's moves in
+ * plateaus (an acceptance rate changes discrete draws), so its standard error
+ * can be far too small.  Each replicate evaluates the model at the fitted
+ * values with the spec's randomness re-drawn -- points(p, rep) is called with
+ * rep = 1..N; a spec draws its synthetic traces from seeds that depend on rep,
+ * keeping their names -- multiplies each prediction by 1 + s e (e standard
+ * normal, s the fit's relative residual standard deviation), and refits those
+ * pseudo-measurements from the fitted values with the spec's own traces.  The
+ * replicates' 2.5% and 97.5% quantiles are each parameter's 95% interval
+ * (ci_lo, ci_hi), their standard deviation se_boot.  A spec that ignores rep
+ * gets the measurement noise alone.
  * Leave-one-out: "approx" gives each
  * row's PRESS residual e_i / (1 - h_ii) from the leverage of the final
  * Jacobian; "exact" refits without the row (from the fitted values) and
@@ -60,6 +72,10 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdarg.h>
@@ -84,6 +100,7 @@ typedef struct cal_param {
     char name[CAL_NAME_CAP];
     double start, lo, hi;
     double value, se;
+    double se_boot, ci_lo, ci_hi; /* parametric bootstrap (NaN without one) */
     int device_key; /* 1: a numeric key of sim_device (written into the profile) */
 } cal_param;
 
@@ -114,6 +131,14 @@ typedef struct cal {
     gsl_multifit_nlinear_workspace *w;
     double *best_pred, *loo_e, *resid;
     uint8_t *skip_mem;
+    /* parametric bootstrap */
+    int32_t boot_n, boot_failed;
+    unsigned long boot_seed;
+    int32_t rep;      /* replicate passed to points(p, rep); 0 = the fit */
+    double *boot_x;   /* [boot_n] draws of one parameter */
+    double *boot_all; /* [boot_n * np] every replicate's parameters */
+    double *ref_keep; /* [n_rows] the measured values, kept during the bootstrap */
+    gsl_rng *rng;
 } cal;
 
 /* Raised errors carry an exit code; see the header comment. */
@@ -159,7 +184,12 @@ static void evaluate(cal *c, const gsl_vector *z)
         lua_pushnumber(L, to_x(&c->par[i], gsl_vector_get(z, (size_t)i)));
         lua_setfield(L, -2, c->par[i].name);
     }
-    lua_call(L, 1, 1); /* errors propagate as the script's */
+    int nargs = 1;
+    if (c->rep > 0) {
+        lua_pushinteger(L, c->rep);
+        nargs = 2;
+    }
+    lua_call(L, nargs, 1); /* errors propagate as the script's */
     if (!lua_istable(L, -1))
         cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: points(p) must return a sweep "
                   "table, got %s", c->chunk, c->line, luaL_typename(L, -1));
@@ -375,8 +405,9 @@ static void read_params(cal *c, int idx)
     qsort(c->par, (size_t)c->np, sizeof c->par[0], cmp_param); /* deterministic order */
 }
 
-static const char *const cal_keys[] = {"reference", "params",  "points", "profile", "name", "loo",
-                                       "max_iter",  "fd_step", "starts", "holdout", NULL};
+static const char *const cal_keys[] = {
+    "reference", "params", "points",  "profile",   "name",           "loo", "max_iter",
+    "fd_step",   "starts", "holdout", "bootstrap", "bootstrap_seed", NULL};
 
 static void check_keys(cal *c, int idx)
 {
@@ -506,6 +537,101 @@ static void add_output(cal *c, const char *name, buf *b)
     memset(b, 0, sizeof *b);
 }
 
+/* ------------------------------------------------------------- bootstrap */
+
+/* bootstrap = N (0..10000), bootstrap_seed = S (default 1). */
+static void read_bootstrap(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "bootstrap");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 || lua_tointeger(L, -1) > 10000)
+            cal_raise(c, FS_EXIT_CONFIG,
+                      "%s:%d: flashspec.calibrate: bootstrap must be an "
+                      "integer in [0, 10000] (replicates)",
+                      c->chunk, c->line);
+        c->boot_n = (int32_t)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+    c->boot_seed = 1;
+    lua_getfield(L, idx, "bootstrap_seed");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0 ||
+            lua_tointeger(L, -1) > 4294967295LL)
+            cal_raise(c, FS_EXIT_CONFIG,
+                      "%s:%d: flashspec.calibrate: bootstrap_seed must be an "
+                      "integer in [0, 2^32 - 1]",
+                      c->chunk, c->line);
+        c->boot_seed = (unsigned long)lua_tointeger(L, -1);
+    }
+    lua_pop(L, 1);
+}
+
+/* One replicate's pseudo-measurements: the model at the fitted z with the
+ * replicate's own randomness (points(p, rep): the spec draws its traces from
+ * other seeds), times 1 + s e, e standard normal (GSL), s the fit's relative
+ * residual standard deviation.  Writes them over the reference values. */
+static void pseudo_data(cal *c, const gsl_vector *z, int32_t rep, double s)
+{
+    c->rep = rep;
+    int rc = evaluate_protected(c, z);
+    c->rep = 0;
+    if (rc != 0) rethrow(c);
+    for (int32_t k = 0; k < c->ref.n_rows; k++) {
+        double v = c->pred[k] * (1.0 + s * gsl_ran_gaussian(c->rng, 1.0));
+        c->ref.rows[k].value = v > 0.0 ? v : c->pred[k];
+    }
+}
+
+/* Parametric bootstrap of the fit at z: each replicate draws pseudo-
+ * measurements (pseudo_data) and refits them from z as the fit did (the
+ * spec's own traces); the replicates' spread is the estimate's.  Fills each
+ * parameter's se_boot (standard deviation) and ci_lo / ci_hi (2.5% and 97.5%
+ * quantiles: the percentile interval), GSL's statistics on the sorted draws.
+ * A replicate whose refit fails to converge is counted in boot_failed. */
+static void bootstrap(cal *c, const gsl_vector *z, double s)
+{
+    int32_t n = c->ref.n_rows, p = c->np, B = c->boot_n;
+    for (int32_t i = 0; i < p; i++)
+        c->par[i].se_boot = c->par[i].ci_lo = c->par[i].ci_hi = NAN;
+    if (B <= 0) return;
+    c->ref_keep = malloc(sizeof(double) * (size_t)n);
+    c->boot_all = malloc(sizeof(double) * (size_t)B * (size_t)p);
+    c->boot_x = malloc(sizeof(double) * (size_t)B);
+    c->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!c->ref_keep || !c->boot_all || !c->boot_x || !c->rng)
+        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the bootstrap");
+    gsl_rng_set(c->rng, c->boot_seed);
+    for (int32_t k = 0; k < n; k++)
+        c->ref_keep[k] = c->ref.rows[k].value;
+    int32_t m = 0;
+    for (int32_t b = 1; b <= B; b++) {
+        pseudo_data(c, z, b, isfinite(s) ? s : 0.0);
+        gsl_vector_memcpy(c->zk, z);
+        size_t it;
+        int st = fit(c, c->zk, c->max_iter, &it, NULL);
+        for (int32_t k = 0; k < n; k++)
+            c->ref.rows[k].value = c->ref_keep[k];
+        if (st != GSL_SUCCESS && st != GSL_ENOPROG) {
+            c->boot_failed++;
+            continue;
+        }
+        for (int32_t i = 0; i < p; i++)
+            c->boot_all[(size_t)m * (size_t)p + (size_t)i] =
+                to_x(&c->par[i], gsl_vector_get(c->zk, (size_t)i));
+        m++;
+    }
+    if (m < 2) return;
+    for (int32_t i = 0; i < p; i++) {
+        for (int32_t b = 0; b < m; b++)
+            c->boot_x[b] = c->boot_all[(size_t)b * (size_t)p + (size_t)i];
+        gsl_sort(c->boot_x, 1, (size_t)m);
+        c->par[i].se_boot = gsl_stats_sd(c->boot_x, 1, (size_t)m);
+        c->par[i].ci_lo = gsl_stats_quantile_from_sorted_data(c->boot_x, 1, (size_t)m, 0.025);
+        c->par[i].ci_hi = gsl_stats_quantile_from_sorted_data(c->boot_x, 1, (size_t)m, 0.975);
+    }
+}
+
 /* ------------------------------------------------------------------ main */
 
 /* The calibration state is a userdata with __gc, so that an error raised at
@@ -521,6 +647,10 @@ static int cal_gc(lua_State *L)
     free(c->resid);
     free(c->skip_mem);
     free(c->hold);
+    free(c->boot_x);
+    free(c->boot_all);
+    free(c->ref_keep);
+    gsl_rng_free(c->rng);
     gsl_vector_free(c->z);
     gsl_vector_free(c->f);
     gsl_vector_free(c->zk);
@@ -633,6 +763,7 @@ int fs_l_calibrate(lua_State *L)
     }
     lua_pop(L, 1);
     read_params(c, 1);
+    read_bootstrap(c, 1);
     lua_getfield(L, 1, "points");
     if (!lua_isfunction(L, -1))
         cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'points' must be a function "
@@ -762,6 +893,7 @@ int fs_l_calibrate(lua_State *L)
         double vz = gsl_matrix_get(cov, (size_t)i, (size_t)i);
         q->se = dof > 0 && vz >= 0 ? dx_dz(q, zi) * sqrt(s2 * vz) : NAN;
     }
+    bootstrap(c, z, sqrt(s2));
     /* leave-one-out */
     for (int32_t k = 0; k < n; k++) loo_e[k] = NAN;
     if (!strcmp(loo, "approx")) {
@@ -815,6 +947,9 @@ int fs_l_calibrate(lua_State *L)
         lua_createtable(L, 0, 5);
         fs_set_num(L, "value", q->value);
         fs_set_num(L, "se", q->se);
+        fs_set_num(L, "se_boot", q->se_boot);
+        fs_set_num(L, "ci_lo", q->ci_lo);
+        fs_set_num(L, "ci_hi", q->ci_hi);
         fs_set_num(L, "start", q->start);
         fs_set_num(L, "lo", q->lo);
         fs_set_num(L, "hi", q->hi);
@@ -853,6 +988,8 @@ int fs_l_calibrate(lua_State *L)
     fs_set_int(L, "n_holdout", c->n_hold);
     fs_set_int(L, "n", nf);
     fs_set_int(L, "p", p);
+    fs_set_int(L, "bootstrap", c->boot_n);
+    fs_set_int(L, "bootstrap_failed", c->boot_failed);
     fs_set_int(L, "iterations", (lua_Integer)iters);
     fs_set_int(L, "evaluations", (lua_Integer)c->evals);
     set_str(L, "status", status == GSL_SUCCESS
@@ -877,12 +1014,19 @@ int fs_l_calibrate(lua_State *L)
     if (c->n_hold)
         bprintf(&md, "Held out (predicted, not fitted): %d rows, RMS relative error %.2f%%.\n\n",
                 c->n_hold, 100 * hold_rms);
-    bprintf(&md, "## Parameters\n\n| parameter | value | standard error | start | bounds |\n"
-                 "|---|---|---|---|---|\n");
+    if (c->boot_n)
+        bprintf(&md,
+                "Parametric bootstrap: %d replicates (seed %lu), %d refits did not "
+                "converge; each replicate re-draws the spec's randomness (points(p, rep)) "
+                "and the measurement noise, and is refitted.\n\n",
+                c->boot_n, c->boot_seed, c->boot_failed);
+    bprintf(&md, "## Parameters\n\n| parameter | value | standard error (delta method) | "
+                 "bootstrap SE | 95%% interval (bootstrap) | start | bounds |\n"
+                 "|---|---|---|---|---|---|---|\n");
     for (int32_t i = 0; i < p; i++) {
         cal_param *q = &c->par[i];
-        bprintf(&md, "| `%s` | %.6g | %.3g | %.6g | [%g, %g] |\n", q->name, q->value, q->se,
-                q->start, q->lo, q->hi);
+        bprintf(&md, "| `%s` | %.6g | %.3g | %.3g | [%.6g, %.6g] | %.6g | [%g, %g] |\n", q->name,
+                q->value, q->se, q->se_boot, q->ci_lo, q->ci_hi, q->start, q->lo, q->hi);
     }
     bprintf(&md, "\n## Residuals\n\n|");
     for (int32_t j = 0; j < c->ref.n_keys; j++) bprintf(&md, " %s |", c->ref.key_names[j]);
@@ -925,8 +1069,11 @@ int fs_l_calibrate(lua_State *L)
         for (int32_t i = 0; i < p; i++) {
             cal_param *q = &c->par[i];
             if (!q->device_key) continue;
-            bprintf(&pf, "  %s = %.6g, -- fitted: %.6g +/- %.3g (bounds %g..%g)\n", q->name,
-                    q->value, q->value, q->se, q->lo, q->hi);
+            bprintf(&pf, "  %s = %.6g, -- fitted: %.6g +/- %.3g (bounds %g..%g)", q->name, q->value,
+                    q->value, q->se, q->lo, q->hi);
+            if (isfinite(q->ci_lo))
+                bprintf(&pf, "; bootstrap 95%% interval %.6g..%.6g", q->ci_lo, q->ci_hi);
+            bprintf(&pf, "\n");
         }
         bprintf(&pf, "}\n");
         snprintf(fname, sizeof fname, "%s.lua", prof_name);

@@ -12,7 +12,8 @@ The specs (data/):
                 mode=check prints the rows of fs.device(PROFILE) without overrides.
   accept.lua    a workload with known acceptance 0.55 (two synthetic traces of
                 different seeds, Chain-SD k = 4 and 8): tokens_per_s and
-                mean_accepted.
+                mean_accepted; --arg rep=R draws the truth from other seeds,
+                --arg boot=N bootstraps the fit (bootstrap_coverage).
   bad-spec.lua  a small valid spec (launch_us from Flash-AR) and, with --arg
                 bad=WHAT, one mistake in it.
   ref-*.csv     fixed references for the bad-input cases (ref-device.csv: the
@@ -249,6 +250,99 @@ def case_recover_accept() -> None:
                    {r["policy_params"] for r in rows} == {"k=4,unit=cpu", "k=8,unit=cpu"},
                    f"key cells of accept.csv: {rows}")
     print("recover_accept: ok")
+
+
+# ------------------------------------------------------------- bootstrap
+
+def case_bootstrap_coverage() -> None:
+    """Over repeated noisy recoveries of the acceptance, the parametric
+    bootstrap's 95% interval holds the truth about 95% of the time.
+
+    Each recovery measures the truth on traces drawn from other seeds than the
+    fit's (the phone's prompts are not the spec's), adds +/-0.5% noise, and fits
+    with a bootstrap of B replicates.  With R recoveries at a true coverage of
+    95%, fewer than 16 of 20 covering has probability 1.6% (binomial): the
+    false-alarm rate of this check.  The delta-method interval (value +/- 1.96
+    SE) is counted beside it: on this plateau-shaped response it is far too
+    narrow, which is why the bootstrap exists."""
+    R, B = 20, 19
+    cover_boot = cover_delta = 0
+    widths = []
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = []
+        for r in range(1, R + 1):
+            p = run("run", ACCEPT, "-q", "--arg", "mode=truth", "--arg", "prompts=4",
+                    "--arg", f"rep={r}")
+            expect(p.returncode == 0, f"truth rep {r}: exit {p.returncode}: {p.stderr.strip()}")
+            ref = os.path.join(tmp, f"ref{r}.csv")
+            write_ref(list(csv.DictReader(io.StringIO(p.stdout))), ref, seed=r)
+            procs.append((r, subprocess.Popen(
+                [BIN, "calibrate", ACCEPT, "-j", "1", "-q", "-o", os.path.join(tmp, f"o{r}"),
+                 "--arg", "mode=fit", "--arg", f"ref={ref}", "--arg", "prompts=4",
+                 "--arg", f"boot={B}", "--arg", "loo=none"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HOME)))
+            # two fits at a time
+            while sum(1 for _, q in procs if q.poll() is None) >= 2:
+                procs[[q.poll() for _, q in procs].index(None)][1].wait()
+        truth = ACCEPT_TRUTH["a"]
+        for r, q in procs:
+            out, err = q.communicate(timeout=300)
+            expect(q.returncode == 0, f"fit {r}: exit {q.returncode}: {err.strip()}")
+            x, se = fitted(out)["a"]
+            m = re.search(r"^interval a (\S+) (\S+) (\S+)$", out, re.M)
+            expect(m, f"fit {r}: no interval line in {out!r}")
+            lo, hi, sb = (float(v) for v in m.groups())
+            expect(math.isfinite(lo) and lo < hi and sb > 0,
+                   f"fit {r}: interval [{lo}, {hi}] (SE {sb}) around {x}")
+            cover_boot += lo <= truth <= hi
+            cover_delta += abs(x - truth) <= 1.96 * se
+            widths.append(hi - lo)
+            print(f"  rep {r:2d}: a = {x:.4f}, delta +/-{1.96 * se:.4f}, bootstrap "
+                  f"[{lo:.4f}, {hi:.4f}]")
+    mean_w = sum(widths) / len(widths)
+    print(f"coverage of 0.55: bootstrap {cover_boot}/{R}, delta method {cover_delta}/{R}; "
+          f"mean bootstrap interval width {mean_w:.4f}")
+    expect(cover_boot >= 16, f"bootstrap intervals held the truth in {cover_boot} of {R}")
+    # not vacuous: the intervals are a small part of the bounds (0.05, 0.95)
+    expect(mean_w < 0.15, f"mean interval width {mean_w}")
+    expect(cover_delta < cover_boot, "the delta method covered as often as the bootstrap")
+    print("bootstrap_coverage: ok")
+
+
+def case_bootstrap_options() -> None:
+    """bootstrap = N is deterministic (same seed, same interval), and a bad
+    count is one line, exit 78."""
+    with tempfile.TemporaryDirectory() as tmp:
+        truth = truth_rows(ACCEPT)
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(truth, ref)
+        outs = []
+        for j in ("1", "2"):
+            p = fit(ACCEPT, os.path.join(tmp, "o" + j), ref, "--arg", "boot=5", jobs=j)
+            expect(p.returncode == 0, f"-j {j}: exit {p.returncode}: {p.stderr.strip()}")
+            outs.append(p.stdout)
+        expect(outs[0] == outs[1], f"bootstrap differs across -j: {outs}")
+        md = open(os.path.join(tmp, "o1", "accept.md")).read()
+        expect("Parametric bootstrap: 5 replicates" in md and "95% interval (bootstrap)" in md,
+               f"report: {md[:600]}")
+        p = fit(ACCEPT, os.path.join(tmp, "o3"), ref)
+        expect(re.search(r"^interval a nan nan nan$", p.stdout, re.M | re.I),
+               f"no bootstrap: the interval is NaN: {p.stdout}")
+        bad = os.path.join(tmp, "bad.lua")
+        for val, needle in (("-1", "bootstrap must be an integer"), ("2.5", "bootstrap must be"),
+                            ("20000", "bootstrap must be")):
+            with open(bad, "w") as f:
+                f.write(open(ACCEPT).read().replace('bootstrap = tonumber(A.boot or "0"),',
+                                                    f"bootstrap = {val},"))
+            p = run("calibrate", bad, "-o", os.path.join(tmp, "nope"),
+                    "--arg", "mode=fit", "--arg", f"ref={REF_TWO}")
+            expect(p.returncode == 78, f"bootstrap = {val}: exit {p.returncode}")
+            lines = p.stderr.strip().splitlines()
+            expect(len(lines) == 1 and needle in lines[0] and "bad.lua" in lines[0],
+                   f"bootstrap = {val}: {p.stderr!r}")
+            expect(not os.path.exists(os.path.join(tmp, "nope")) or
+                   not os.listdir(os.path.join(tmp, "nope")), "bad bootstrap wrote files")
+    print("bootstrap_options: ok")
 
 
 # --------------------------------------------------------- leave-one-out

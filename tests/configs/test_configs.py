@@ -13,13 +13,17 @@ Cases:
                     `--` comment, or a comment above it in the same paragraph
                     (no blank line between).  Also checks that the lint flags an
                     uncited line.
-  workloads_regen   scripts/make_workloads.sh regenerates the six
+  workloads_regen   scripts/make_workloads.sh regenerates the 19
                     traces/data/workload-*.h5 byte for byte (SHA-256).
   workloads_check   each workload passes `flashspec trace check` and stays small.
   workloads_stats   `flashspec trace stats`: the expected accepted length of an
                     8-token chain is ordered code, math > dialogue for each draft
                     and strong > weak for each task, and the top-1 acceptance by
                     depth matches the preset's knob.
+  workloads_transfer
+                    scripts/transfer_acceptance.py derives the 13 HumanEval and
+                    other-target lines make_workloads.sh holds, and each keeps its
+                    source's acceptance-length ratio to Qwen3-8B.
   calibration_reproduces
                     `flashspec calibrate configs/calibration/oneplus12.lua` fits
                     the values the shipped OnePlus 12 profile and the workload
@@ -43,13 +47,20 @@ HOME = Path(os.environ.get("FLASHSPEC_HOME", ".")).resolve()
 
 TASKS = ("code", "math", "dialogue")
 DRAFTS = ("strong", "weak")
-# the --accept knob of each preset (scripts/make_workloads.sh, WORKLOADS.md)
-# the per-depth --accept knobs of each preset, read from scripts/make_workloads.sh
-# (fitted to Lever Table 5; WORKLOADS.md)
-def _knobs() -> dict[tuple[str, str], list[float]]:
+OTHER_TARGETS = ("llama3.1-8b", "qwen3-4b", "qwen3-14b")
+
+
+# The presets and their per-depth --accept knobs, read from scripts/make_workloads.sh:
+# (task, draft, target) -> knobs, target None for Qwen3-8B (fitted to Lever Table 5,
+# and its HumanEval preset; the other targets transferred; WORKLOADS.md).
+def _knobs() -> dict[tuple[str, str, str | None], list[float]]:
     text = (HOME / "scripts" / "make_workloads.sh").read_text()
-    return {(m.group(1), m.group(2)): [float(x) for x in m.group(3).split(",")]
-            for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.,]+) ", text, re.M)}
+    out: dict[tuple[str, str, str | None], list[float]] = {
+        (m.group(1), m.group(2), None): [float(x) for x in m.group(3).split(",")]
+        for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.,]+) ", text, re.M)}
+    for m in re.finditer(r"^gen_target ([\w.-]+) \d+ \d+ \d+ (\w+) ([0-9.,]+) ", text, re.M):
+        out[(m.group(2), "strong", m.group(1))] = [float(x) for x in m.group(3).split(",")]
+    return out
 
 
 ACCEPT = _knobs()
@@ -191,8 +202,16 @@ def case_citation_lint() -> None:
 
 # --- workloads -------------------------------------------------------------------
 
-def workload(task: str, draft: str) -> Path:
-    return HOME / "traces" / "data" / f"workload-{task}-{draft}.h5"
+def workload(task: str, draft: str, target: str | None = None) -> Path:
+    suffix = f"-{target}" if target else ""
+    return HOME / "traces" / "data" / f"workload-{task}-{draft}{suffix}.h5"
+
+
+def presets() -> list[tuple[str, str, str | None]]:
+    """Every preset make_workloads.sh writes: 6 fitted, HumanEval, 12 transferred."""
+    want = [(t, d, None) for t in TASKS for d in DRAFTS] + [("humaneval", "strong", None)]
+    want += [(t, "strong", g) for g in OTHER_TARGETS for t in TASKS + ("humaneval",)]
+    return want
 
 
 def sha256(p: Path) -> str:
@@ -206,28 +225,33 @@ def case_workloads_regen() -> None:
         if p.returncode != 0:
             fail(f"make_workloads.sh: exit {p.returncode}: {p.stderr.strip()}")
         made = sorted(x.name for x in Path(tmp).iterdir())
-        want = sorted(workload(t, d).name for t in TASKS for d in DRAFTS)
+        want = sorted(workload(*k).name for k in presets())
         if made != want:
             fail(f"make_workloads.sh wrote {made}, expected {want}")
         for name in want:
             a, b = sha256(Path(tmp) / name), sha256(HOME / "traces" / "data" / name)
             if a != b:
                 fail(f"traces/data/{name}: bundled sha256 {b[:16]}… != regenerated {a[:16]}…")
-    print("workloads_regen: ok (6 files byte-identical)")
+    print(f"workloads_regen: ok ({len(want)} files byte-identical)")
 
 
 def case_workloads_check() -> None:
-    for t in TASKS:
-        for d in DRAFTS:
-            f = workload(t, d)
-            if not f.is_file():
-                fail(f"{f} missing")
-            out = run("trace", "check", str(f))
-            if ": ok (" not in out:
-                fail(f"trace check {f.name}: {out.strip()}")
-            if f.stat().st_size > MAX_BYTES:
-                fail(f"{f.name}: {f.stat().st_size} B > {MAX_BYTES} B")
-    print("workloads_check: ok")
+    for k in presets():
+        f = workload(*k)
+        if not f.is_file():
+            fail(f"{f} missing")
+        out = run("trace", "check", str(f))
+        if ": ok (" not in out:
+            fail(f"trace check {f.name}: {out.strip()}")
+        if f.stat().st_size > MAX_BYTES:
+            fail(f"{f.name}: {f.stat().st_size} B > {MAX_BYTES} B")
+        # a transferred preset names its own target and draft
+        target = k[2] or "qwen3-8b"
+        info = run("trace", "info", str(f))
+        if k[1] == "strong" and (f"{target}-q4_0" not in info
+                                 or f"{target}-eagle3-q4_0" not in info):
+            fail(f"{f.name}: does not name {target}-q4_0 and its EAGLE-3 draft: {info[:200]}")
+    print(f"workloads_check: ok ({len(presets())} files)")
 
 
 def top1_by_depth(f: Path) -> list[float]:
@@ -243,40 +267,81 @@ def top1_by_depth(f: Path) -> list[float]:
     return acc
 
 
+def chain_accepted(v: list[float]) -> float:
+    """Expected accepted length of an 8-token top-1 chain (what Chain-SD sees)."""
+    e, p = 0.0, 1.0
+    for x in v[:8]:
+        p *= x
+        e += p
+    return e
+
+
 def case_workloads_stats() -> None:
-    acc = {(t, d): top1_by_depth(workload(t, d)) for t in TASKS for d in DRAFTS}
+    acc = {k: top1_by_depth(workload(*k)) for k in presets()}
     depths = {len(v) for v in acc.values()}
     if depths != {8}:
         fail(f"expected 8 depths in every workload, got {depths}")
     if set(ACCEPT) != set(acc):
-        fail(f"make_workloads.sh knobs {sorted(ACCEPT)} do not cover {sorted(acc)}")
-    for (t, d), v in sorted(acc.items()):
-        knob = ACCEPT[(t, d)] + [ACCEPT[(t, d)][-1]] * (8 - len(ACCEPT[(t, d)]))
-        print(f"{t:8s} {d:6s} top-1 by depth " + " ".join(f"{x:.3f}" for x in v)
+        fail(f"make_workloads.sh knobs {sorted(ACCEPT, key=str)} do not cover "
+             f"{sorted(acc, key=str)}")
+    for k, v in sorted(acc.items(), key=str):
+        knob = ACCEPT[k] + [ACCEPT[k][-1]] * (8 - len(ACCEPT[k]))
+        name = workload(*k).stem
+        print(f"{name:36s} top-1 by depth " + " ".join(f"{x:.3f}" for x in v)
               + "  knob " + " ".join(f"{x:.3f}" for x in knob))
-        for k, (x, want) in enumerate(zip(v, knob)):
+        for i, (x, want) in enumerate(zip(v, knob)):
             if abs(x - want) > 0.04:
-                fail(f"{t}-{d} depth {k + 1}: acceptance {x:.3f} far from knob {want:.3f}")
+                fail(f"{name} depth {i + 1}: acceptance {x:.3f} far from knob {want:.3f}")
     # the fitted acceptance orders the workloads: dialogue lowest for each draft,
-    # and the strong draft above the weak one on every task, by the expected
-    # accepted length of an 8-token chain (sum over k of the product of the
-    # top-1 rates of depths 1..k: what Chain-SD of Table 5 sees)
-    def chain_accepted(v: list[float]) -> float:
-        e, p = 0.0, 1.0
-        for x in v[:8]:
-            p *= x
-            e += p
-        return e
+    # and the strong draft above the weak one on every task
     mean = {k: chain_accepted(v) for k, v in acc.items()}
     for d in DRAFTS:
         for t in ("code", "math"):
-            if not mean[(t, d)] > mean[("dialogue", d)]:
-                fail(f"{d} draft: {t} {mean[(t, d)]:.3f} not above dialogue "
-                     f"{mean[('dialogue', d)]:.3f}")
+            if not mean[(t, d, None)] > mean[("dialogue", d, None)]:
+                fail(f"{d} draft: {t} {mean[(t, d, None)]:.3f} not above dialogue "
+                     f"{mean[('dialogue', d, None)]:.3f}")
     for t in TASKS:
-        if not mean[(t, "strong")] > mean[(t, "weak")]:
-            fail(f"{t}: strong {mean[(t, 'strong')]:.3f} not above weak {mean[(t, 'weak')]:.3f}")
+        if not mean[(t, "strong", None)] > mean[(t, "weak", None)]:
+            fail(f"{t}: strong {mean[(t, 'strong', None)]:.3f} not above weak "
+                 f"{mean[(t, 'weak', None)]:.3f}")
+    # the transferred presets keep the sources' order against Qwen3-8B on every
+    # task: Llama-3.1-8B's draft above, Qwen3-4B's and Qwen3-14B's below
+    for t in TASKS + ("humaneval",):
+        q8 = mean[(t, "strong", None)]
+        for g, above in (("llama3.1-8b", True), ("qwen3-4b", False), ("qwen3-14b", False)):
+            if (mean[(t, "strong", g)] > q8) != above:
+                fail(f"{t}: {g} {mean[(t, 'strong', g)]:.3f} vs qwen3-8b {q8:.3f}: the "
+                     f"transfer reversed the source's order")
     print("workloads_stats: ok")
+
+
+def case_workloads_transfer() -> None:
+    """scripts/transfer_acceptance.py derives exactly the lines make_workloads.sh
+    holds, and each derived preset's 8-chain acceptance length is its source's
+    ratio times the Qwen3-8B preset's (to the 6 digits the presets carry)."""
+    p = subprocess.run(["/usr/bin/python3", str(HOME / "scripts" / "transfer_acceptance.py")],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        fail(f"transfer_acceptance.py: exit {p.returncode}: {p.stderr.strip()}")
+    lines = p.stdout.splitlines()
+    text = (HOME / "scripts" / "make_workloads.sh").read_text().splitlines()
+    missing = [x for x in lines if x not in text]
+    if len(lines) != 13 or missing:
+        fail(f"make_workloads.sh does not hold the derived lines ({len(lines)} derived; "
+             f"missing {missing[:2]})")
+    import csv
+    with open(HOME / "traces" / "data" / "acceptance-sources.csv", newline="") as f:
+        src = {(r["target"], r["benchmark"]): float(r["tau"]) for r in csv.DictReader(f)}
+    bench = {"code": "HumanEval", "math": "GSM8K", "dialogue": "MT-Bench",
+             "humaneval": "HumanEval"}
+    for t in TASKS + ("humaneval",):
+        base = 1 + chain_accepted(ACCEPT[(t, "strong", None)])
+        for g in OTHER_TARGETS:
+            got = 1 + chain_accepted(ACCEPT[(t, "strong", g)])
+            want = base * src[(g, bench[t])] / src[("qwen3-8b", bench[t])]
+            if abs(got - want) > 1e-4 * want:
+                fail(f"{t}-{g}: tau {got:.5f}, the source ratio gives {want:.5f}")
+    print("workloads_transfer: ok (13 derived presets)")
 
 
 def lua_number(text: str, key: str) -> float:
@@ -305,7 +370,9 @@ def case_calibration_reproduces() -> None:
         shipped_dev = (HOME / "configs" / "devices" / "oneplus12.lua").read_text()
         want = {k: lua_number(shipped_dev, k) for k in ("npu_gflops", "verify_setup_us")}
         # presets: depth-1 acceptance a per workload, decay r per draft (a r^(d-1))
-        for (t, d), acc in ACCEPT.items():
+        for (t, d, target), acc in ACCEPT.items():
+            if target or t not in TASKS:
+                continue  # derived from the fit, not fitted (workloads_transfer)
             want[f"accept_{t}_{d}"] = acc[0]
             want[f"decay_{d}"] = acc[1] / acc[0]
         if len(want) != 10 or set(want) != set(fitted):
@@ -333,6 +400,7 @@ CASES = {
     "workloads_regen": case_workloads_regen,
     "workloads_check": case_workloads_check,
     "workloads_stats": case_workloads_stats,
+    "workloads_transfer": case_workloads_transfer,
     "calibration_reproduces": case_calibration_reproduces,
 }
 

@@ -27,11 +27,11 @@ HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 #           quick-grid point fits)
 STUDIES = {
     "end_to_end": (["target", "workload", "phone", "policy", "accept", "speedup"],
-                   "geomean speedup", 4, 4 * 3 * 3 * 4, False),
+                   "geomean speedup", 4, 4 * 4 * 3 * 4, False),
     "draft_quality": (["workload", "draft", "policy", "speedup", "dram_gb"],
                       "geomean speedup", 1 + 2 * 3, 3 * (1 + 2 * 3), False),
     "dram_budget": (["target", "workload", "pinned", "policy", "dram_gb", "flash_ms"],
-                    "geomean", 2 * 4, 2 * 3 * 6 * 4, True),
+                    "geomean", 2 * 4, 3 * 3 * 6 * 4, True),
     "output_length": (["workload", "tokens", "policy", "speedup"], "geomean speedup",
                       2 * 2, 3 * 5 * 4, False),
     "tree_budget": (["workload", "policy", "cap", "speedup", "rows", "coverage"],
