@@ -347,6 +347,92 @@ static void lp_destroy(void *self)
 
 /* lua_CFunction: [1] = lp_params *.  Loads the file with its params and
  * leaves the hooks table on the stack. */
+/* Field k of the table at src into the plain table at dst: a scalar (nil,
+ * number, string, boolean) or, with fn_ok, a function; anything else is an
+ * error naming what.  The read may run the user's metamethods: callers run
+ * inside a protected call of the sandboxed state, so an error or an endless
+ * __index is charged and reported like any of the script's. */
+static void copy_scalar(lua_State *L, int src, int dst, const char *k, int fn_ok, const char *what)
+{
+    lua_getfield(L, src, k);
+    int ty = lua_type(L, -1);
+    if (ty != LUA_TNIL && ty != LUA_TNUMBER && ty != LUA_TSTRING && ty != LUA_TBOOLEAN &&
+        !(fn_ok && ty == LUA_TFUNCTION))
+        luaL_error(L, "%s%s must be %s (got %s)", what, k,
+                   fn_ok ? "a function" : "a number, string or boolean", luaL_typename(L, -1));
+    lua_setfield(L, dst, k);
+}
+
+/* The params declaration at src as plain tables: per string key a spec of
+ * scalars (default, min, max, integer, doc) and a choices list of scalars. */
+static void copy_params(lua_State *L, int src, const char *file)
+{
+    lua_newtable(L);
+    int dst = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, src)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            luaL_error(L, "%s: the params declaration's keys must be names", file);
+        const char *k = lua_tostring(L, -2);
+        int spec = lua_gettop(L);
+        if (!lua_istable(L, spec))
+            luaL_error(L, "%s: param '%s' must be declared by a table", file, k);
+        char what[160];
+        snprintf(what, sizeof what, "%.80s: param '%.40s': ", file, k);
+        lua_newtable(L);
+        int out = lua_gettop(L);
+        static const char *const fields[] = {"default", "min", "max", "integer", "doc"};
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+            copy_scalar(L, spec, out, fields[i], 0, what);
+        lua_getfield(L, spec, "choices");
+        if (lua_istable(L, -1)) {
+            int ch = lua_gettop(L);
+            lua_Integer n = (lua_Integer)lua_rawlen(L, ch);
+            lua_createtable(L, n > 64 ? 64 : (int)n, 0);
+            for (lua_Integer i = 1; i <= n; i++) {
+                lua_rawgeti(L, ch, i);
+                int ty = lua_type(L, -1);
+                if (ty != LUA_TNUMBER && ty != LUA_TSTRING && ty != LUA_TBOOLEAN)
+                    luaL_error(L, "%schoices must be numbers, strings or booleans", what);
+                lua_rawseti(L, -2, i);
+            }
+            lua_setfield(L, out, "choices");
+        } else if (!lua_isnil(L, -1)) {
+            luaL_error(L, "%schoices must be a list", what);
+        }
+        lua_pop(L, 1);
+        lua_pushvalue(L, spec - 1);
+        lua_insert(L, out);
+        lua_rawset(L, dst); /* dst[k] = out */
+        lua_settop(L, spec - 1);
+    }
+}
+
+/* The hooks table at idx as a plain table (no metatable): every hook, name,
+ * needs_draft and the params declaration, each read once here, so that what
+ * reads it later -- outside any protected call -- runs none of the user's
+ * code.  Leaves the copy on the stack. */
+static void plain_hooks(lua_State *L, int idx, const char *file)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%.120s: hook ", file);
+    lua_newtable(L);
+    int dst = lua_gettop(L);
+    for (int h = 0; h < H_N; h++)
+        copy_scalar(L, idx, dst, hook_names[h], 1, what);
+    snprintf(what, sizeof what, "%.120s: ", file);
+    copy_scalar(L, idx, dst, "name", 0, what);
+    copy_scalar(L, idx, dst, "needs_draft", 0, what);
+    lua_getfield(L, idx, "params");
+    if (lua_istable(L, -1)) {
+        copy_params(L, lua_gettop(L), file);
+        lua_setfield(L, dst, "params");
+        lua_pop(L, 1);
+    } else {
+        lua_setfield(L, dst, "params"); /* nil, or a wrong type check_declared names */
+    }
+}
+
 static int load_policy(lua_State *L)
 {
     const lp_params *p = lua_touserdata(L, 1);
@@ -360,7 +446,8 @@ static int load_policy(lua_State *L)
     if (!lua_istable(L, fn))
         return luaL_error(L, "%s: must return a table of hooks (got %s)", p->file,
                           luaL_typename(L, fn));
-    lua_getfield(L, fn, "build");
+    plain_hooks(L, fn, p->file);
+    lua_getfield(L, -1, "build");
     if (!lua_isfunction(L, -1))
         return luaL_error(L, "%s: the hooks table has no build function", p->file);
     lua_pop(L, 1);

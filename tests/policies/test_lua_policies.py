@@ -175,6 +175,38 @@ def case_errors():
         p = subprocess.run([BIN, "policies", os.path.join(d, "nobuild.lua")], capture_output=True,
                            text=True, timeout=60)
         expect(p.returncode == 78 and "has no build function" in p.stderr, p.stderr)
+        # hostile tables: a metamethod that errors or never ends, or values that
+        # are not plain, is one line and exit 78 in `run` and in `policies FILE`,
+        # never a crash (every read of the user's tables is protected and charged)
+        for name, text, needle in (
+                ("idx_error.lua", 'return setmetatable({build=function() end},{__index='
+                                  'function(t,k) if k=="params" then return nil end '
+                                  'error("no hook "..k) end})\n', r"idx_error\.lua:1: no hook"),
+                ("idx_loop.lua", "return setmetatable({build=function() end},{__index="
+                                 "function() while true do end end})\n", "instruction limit"),
+                ("spec_error.lua", 'local s = setmetatable({}, {__index=function(t,k) '
+                                   'error("spec "..k) end})\n'
+                                   "return { build = function() end, params = { k = s } }\n",
+                 r"spec_error\.lua:1: spec default"),
+                ("spec_loop.lua", "local s = setmetatable({}, {__index=function() "
+                                  "while true do end end})\n"
+                                  "return { build = function() end, params = { k = s } }\n",
+                 "instruction limit"),
+                ("spec_table.lua", "return { build = function() end, params = { k = "
+                                   "{ default = setmetatable({}, {__tostring = function() "
+                                   "error('x') end}) } } }\n",
+                 r"param 'k': default must be a number, string or boolean"),
+                ("name_table.lua", "return { build = function() end, name = {} }\n",
+                 r"name must be a number, string or boolean")):
+            f = pol(name, text)
+            src = HEAD + f'local pol = fs.policy.lua("{f}")\n'
+            rc, _, err, out = run(src, d, "load-" + name, "--max-instructions", "2000000")
+            one_line(err, rc, 78, r"load-" + re.escape(name) + r":12: flashspec\.policy\.lua: ",
+                     needle)
+            q = subprocess.run([BIN, "policies", f], capture_output=True, text=True, timeout=120)
+            lines = q.stderr.strip().splitlines()
+            expect(q.returncode == 78 and len(lines) == 1 and re.search(needle, lines[0]),
+                   f"policies {name}: exit {q.returncode}, {q.stderr!r}")
         print("lua policy errors: one line each, file:line and hook named")
 
 
