@@ -35,28 +35,119 @@ static int digest_file(const char *path, char out[33])
     return 0;
 }
 
-/* A descriptor a runtime can use: a name that is a Lua identifier, a create
- * function, a terminated parameter table of known types. */
-static const char *bad_desc(const eng_policy_desc *d)
+/* 1 when s is a name of letters, digits and '_' that starts with a letter or
+ * '_', of 1 to 63 characters. */
+static int identifier(const char *s)
 {
-    if (!d->name || !d->name[0] || strlen(d->name) > 63) return "a name of 1 to 63 characters";
+    if (!s || !s[0] || strlen(s) > 63 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (const char *c = s; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '_')) return 0;
+    return 1;
+}
+
+/* 1 when [off, off + size) lies inside a struct of n bytes and off is a
+ * multiple of align. */
+static int inside(size_t off, size_t size, size_t align, size_t n)
+{
+    return size <= n && off <= n - size && off % align == 0;
+}
+
+/* What row p (of a params struct of n bytes) needs and lacks, written into
+ * why; 0 when it is usable.  Every field the runtime will write or read is
+ * checked: the field and a list's count inside the struct, a string's and a
+ * list's capacity, the range and the default against it, an enum's choices. */
+static int bad_row(const eng_param_desc *p, size_t n, char *why, size_t len)
+{
+#define BAD(...) return snprintf(why, len, __VA_ARGS__), 1
+    if (p->type < ENG_PARAM_INT || p->type > ENG_PARAM_INT_LIST)
+        BAD("a known type for parameter '%s'", p->name);
+    int list = p->type == ENG_PARAM_DOUBLE_LIST || p->type == ENG_PARAM_INT_LIST;
+    size_t elem = p->type == ENG_PARAM_DOUBLE || p->type == ENG_PARAM_DOUBLE_LIST ? sizeof(double)
+                  : p->type == ENG_PARAM_STRING                                   ? 1
+                                                                                  : sizeof(int32_t);
+    size_t count = 1;
+    if (p->type == ENG_PARAM_STRING || list) {
+        if (p->cap < (p->type == ENG_PARAM_STRING ? 2 : 1))
+            BAD("a capacity (cap) of %s for parameter '%s' (it has %d)",
+                p->type == ENG_PARAM_STRING ? "at least 2 bytes" : "at least 1 element", p->name,
+                (int)p->cap);
+        count = (size_t)p->cap;
+    }
+    if (count > n / elem || !inside(p->offset, count * elem, elem, n))
+        BAD("parameter '%s' inside the params struct (offset %zu, %zu bytes, struct %zu bytes)",
+            p->name, p->offset, count * elem, n);
+    if (list && !inside(p->count_offset, sizeof(int32_t), sizeof(int32_t), n))
+        BAD("the element count of parameter '%s' inside the params struct (count_offset %zu)",
+            p->name, p->count_offset);
+    if (p->type == ENG_PARAM_STRING) {
+        if (p->def_str && strlen(p->def_str) >= (size_t)p->cap)
+            BAD("a default of parameter '%s' shorter than its capacity %d", p->name, (int)p->cap);
+        return 0;
+    }
+    if (p->min != p->min || p->max != p->max || p->min > p->max)
+        BAD("a range with min <= max for parameter '%s' (got %g..%g)", p->name, p->min, p->max);
+    if (p->type == ENG_PARAM_ENUM) {
+        int nc = 0;
+        while (p->choices && nc < 64 && p->choices[nc]) {
+            if (!p->choices[nc][0]) BAD("non-empty choices for parameter '%s'", p->name);
+            nc++;
+        }
+        if (!p->choices || nc == 0 || nc == 64)
+            BAD("1 to 63 choices ended by NULL for enum parameter '%s'", p->name);
+        if (p->def == p->def && !(p->def >= 0 && p->def < nc && p->def == (int)p->def))
+            BAD("a default of parameter '%s' that is one of its %d choices (got %g)", p->name, nc,
+                p->def);
+        return 0;
+    }
+    if (list) {
+        if (p->def_count < 0 || p->def_count > p->cap || (p->def_count > 0 && !p->def_list))
+            BAD("0 to cap default values of list parameter '%s' (def_count %d, cap %d)", p->name,
+                (int)p->def_count, (int)p->cap);
+        for (int32_t i = 0; i < p->def_count; i++)
+            if (!(p->def_list[i] >= p->min && p->def_list[i] <= p->max))
+                BAD("default values of list parameter '%s' inside its range %g..%g", p->name,
+                    p->min, p->max);
+        return 0;
+    }
+    if (p->def == p->def && !(p->def >= p->min && p->def <= p->max))
+        BAD("a default of parameter '%s' inside its range %g..%g (got %g)", p->name, p->min, p->max,
+            p->def);
+    return 0;
+#undef BAD
+}
+
+/* A descriptor a runtime can use: a name that is a Lua identifier, a create
+ * function, a terminated parameter table of known types whose every row is
+ * usable (bad_row) and whose names are distinct identifiers.  0 when it is;
+ * otherwise why holds what it needs. */
+static int bad_desc(const eng_policy_desc *d, char *why, size_t len)
+{
+    if (!d->name || !d->name[0] || strlen(d->name) > 63)
+        return snprintf(why, len, "a name of 1 to 63 characters"), 1;
     if (!(isalpha((unsigned char)d->name[0]) || d->name[0] == '_'))
-        return "a name that starts with a letter or '_'";
-    for (const char *c = d->name; *c; c++)
-        if (!(isalnum((unsigned char)*c) || *c == '_')) return "a name of letters, digits and '_'";
-    if (!d->create) return "a create function";
-    if (!d->params) return "a parameter table (a single {NULL} row when it has none)";
-    if (d->params_size > PLUGIN_MAX_PARAMS_SIZE) return "a params struct of at most 1 MiB";
+        return snprintf(why, len, "a name that starts with a letter or '_'"), 1;
+    if (!identifier(d->name)) return snprintf(why, len, "a name of letters, digits and '_'"), 1;
+    if (!d->create) return snprintf(why, len, "a create function"), 1;
+    if (!d->params)
+        return snprintf(why, len, "a parameter table (a single {NULL} row when it has none)"), 1;
+    if (d->params_size > PLUGIN_MAX_PARAMS_SIZE)
+        return snprintf(why, len, "a params struct of at most 1 MiB"), 1;
     int i = 0;
     for (; i < PLUGIN_MAX_PARAMS && d->params[i].name; i++) {
         const eng_param_desc *p = &d->params[i];
-        if (p->type < ENG_PARAM_INT || p->type > ENG_PARAM_INT_LIST)
-            return "parameter rows of known types";
-        if (p->offset >= d->params_size) return "parameter offsets inside the params struct";
-        if (p->type == ENG_PARAM_ENUM && !p->choices) return "choices for every enum parameter";
+        if (!identifier(p->name))
+            return snprintf(why, len,
+                            "parameter names of letters, digits and '_' (row %d: '%.40s')", i,
+                            p->name),
+                   1;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(d->params[j].name, p->name))
+                return snprintf(why, len, "distinct parameter names ('%s' twice)", p->name), 1;
+        if (bad_row(p, d->params_size, why, len)) return 1;
     }
-    if (i == PLUGIN_MAX_PARAMS) return "a parameter table ended by a {NULL} row";
-    return NULL;
+    if (i == PLUGIN_MAX_PARAMS)
+        return snprintf(why, len, "a parameter table ended by a {NULL} row"), 1;
+    return 0;
 }
 
 int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, int n_loaded,
@@ -101,8 +192,8 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         dlclose(h);
         return 78;
     }
-    const char *why = bad_desc(d);
-    if (why) {
+    char why[256];
+    if (bad_desc(d, why, sizeof why)) {
         snprintf(err, errlen, "--plugin %s: its %s needs %s", path, ENG_PLUGIN_DESC_SYMBOL, why);
         dlclose(h);
         return 78;

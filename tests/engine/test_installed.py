@@ -125,6 +125,36 @@ def main():
                    f"{name}: {p.returncode} {p.stderr!r}")
             expect(not os.path.exists(os.path.join(t, "bad-" + name, "results.csv")),
                    f"{name}: results written")
+        # descriptors whose parameter table is wrong (plugins/baddesc.c, -DCASE=N):
+        # each refused at load, one line, exit 78, nothing written
+        for case, needle in (
+                (1, "parameter 'k' inside the params struct"),
+                (2, "a capacity (cap) of at least 2 bytes for parameter 's' (it has 0)"),
+                (3, "parameter 's' inside the params struct (offset 24, 64 bytes, struct 32 bytes)"),
+                (4, "parameter 'xs' inside the params struct"),
+                (5, "the element count of parameter 'xs' inside the params struct"),
+                (6, "a default of parameter 'unit' that is one of its 2 choices (got 5)"),
+                (7, "a range with min <= max for parameter 'k' (got 64..1)"),
+                (8, "a default of parameter 'k' inside its range 1..64 (got 100)"),
+                (9, "distinct parameter names ('k' twice)"),
+                (10, "parameter names of letters, digits and '_' (row 0: '')"),
+                (11, "parameter names of letters, digits and '_' (row 0: 'k-max')")):
+            out = os.path.join(t, f"libbaddesc{case}.so")
+            q = subprocess.run(["cc", "-shared", "-fPIC", *cflags, f"-DCASE={case}",
+                                os.path.join(src, "tests", "engine", "plugins", "baddesc.c"),
+                                "-o", out], capture_output=True, text=True, env=penv, timeout=120)
+            expect(q.returncode == 0, f"baddesc {case}: {q.stderr}")
+            for verb in (["run", "--plugin", out, script, "-q", "-o",
+                          os.path.join(t, f"bad-desc{case}")],
+                         ["policies", "--plugin", out]):
+                p = subprocess.run([exe[0], *verb], cwd="/", capture_output=True, text=True,
+                                   env=renv, timeout=60)
+                lines = p.stderr.strip().splitlines()
+                expect(p.returncode == 78 and len(lines) == 1 and needle in lines[0] and
+                       "flashspec_policy needs" in lines[0],
+                       f"baddesc {case} ({verb[0]}): {p.returncode} {p.stderr!r}")
+            expect(not os.path.exists(os.path.join(t, f"bad-desc{case}", "results.csv")),
+                   f"baddesc {case}: results written")
         p = subprocess.run([exe[0], "run", "--plugin", plugin, "--plugin", plugin, script, "-q"],
                            cwd="/", capture_output=True, text=True, env=renv, timeout=60)
         expect(p.returncode == 78 and "already given by --plugin" in p.stderr, p.stderr)
