@@ -51,6 +51,7 @@
 #include <gsl/gsl_rng.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,9 +414,13 @@ typedef struct sink {
     void *ctx;
 } sink;
 
+static int run_parallel(gen *g, const sink *out);
+
 static int run(gen *g, const sink *out)
 {
     const trc_synth_params *p = g->p;
+    if (p->node_streams && p->threads > 1 && (int64_t)p->prompts * p->output_len > 1)
+        return run_parallel(g, out);
     size_t plen = (size_t)p->prompt_len, L = (size_t)p->output_len;
     int32_t *prompt = malloc((plen ? plen : 1) * sizeof *prompt);
     int32_t *ref = malloc(L * sizeof *ref);
@@ -524,6 +529,154 @@ static int gen_init(gen *g, const trc_synth_params *p)
     }
     gsl_rng_set(g->rng, (unsigned long)((p->seed ^ (p->seed >> 32)) & 0xffffffffULL));
     return TRC_OK;
+}
+
+/* ------------------------------------------ node streams, in parallel */
+
+/* With node_streams a tree is a pure function of (seed, prompt, position, the
+ * prompt's reference and root): the main stream draws every prompt, reference
+ * and root first, in run()'s order; then `threads` workers generate the trees
+ * of a batch into per-tree slots, and the slots go to the sink in order.  The
+ * output does not depend on the thread count (traces/tests: synth_threads). */
+#define PAR_BATCH_BYTES ((size_t)8 << 20)
+
+typedef struct par_batch {
+    const trc_synth_params *p;
+    const int32_t *prompt_tok, *ref_tok, *root; /* [P*plen], [P*L], [P] */
+    int64_t first, count;                       /* trees [first, first + count) */
+    int32_t threads;
+    /* slots: tree i of the batch at i * M (nodes), i * MK, i * MKE */
+    int32_t *n, *parent, *token, *dtok, *ttok;
+    float *dlp, *tlp, *exit;
+} par_batch;
+
+typedef struct par_worker {
+    par_batch *b;
+    gen g;
+    int32_t idx;
+} par_worker;
+
+static void *par_work(void *arg)
+{
+    par_worker *w = arg;
+    par_batch *b = w->b;
+    gen *g = &w->g;
+    const trc_synth_params *p = b->p;
+    int64_t L = p->output_len, plen = p->prompt_len;
+    size_t M = (size_t)g->M, MK = M * (size_t)g->K, MKE = MK * (size_t)g->E;
+    for (int64_t i = w->idx; i < b->count; i += b->threads) {
+        int64_t t = b->first + i, pi = t / L, pos = t % L;
+        const int32_t *ref = b->ref_tok + pi * L;
+        int32_t root = pos > 0 ? ref[pos - 1]
+                       : plen  ? b->prompt_tok[pi * plen + plen - 1]
+                               : b->root[pi];
+        g->prompt = (int32_t)pi;
+        int32_t n = gen_tree(g, ref, L, pos, root);
+        b->n[i] = n;
+        memcpy(b->parent + (size_t)i * M, g->parent, sizeof(int32_t) * (size_t)n);
+        memcpy(b->token + (size_t)i * M, g->token, sizeof(int32_t) * (size_t)n);
+        memcpy(b->dtok + (size_t)i * MK, g->dtok, sizeof(int32_t) * (size_t)n * (size_t)g->K);
+        memcpy(b->ttok + (size_t)i * MK, g->ttok, sizeof(int32_t) * (size_t)n * (size_t)g->K);
+        memcpy(b->dlp + (size_t)i * MK, g->dlp, sizeof(float) * (size_t)n * (size_t)g->K);
+        memcpy(b->tlp + (size_t)i * MK, g->tlp, sizeof(float) * (size_t)n * (size_t)g->K);
+        if (g->E)
+            memcpy(b->exit + (size_t)i * MKE, g->exit,
+                   sizeof(float) * (size_t)n * (size_t)g->K * (size_t)g->E);
+    }
+    return NULL;
+}
+
+static int run_parallel(gen *g, const sink *out)
+{
+    const trc_synth_params *p = g->p;
+    int64_t P = p->prompts, plen = p->prompt_len, L = p->output_len, total = P * L;
+    int32_t T = p->threads > 64 ? 64 : p->threads;
+    size_t M = (size_t)g->M, MK = M * (size_t)g->K, MKE = MK * (size_t)g->E;
+    size_t per_tree = sizeof(int32_t) * (1 + 2 * M + 2 * MK) + sizeof(float) * (2 * MK + MKE);
+    int64_t batch = (int64_t)(PAR_BATCH_BYTES / per_tree);
+    if (batch < T) batch = T;
+    if (batch > total) batch = total;
+    par_batch b = {.p = p, .threads = T};
+    int32_t *prompt_tok = malloc(sizeof(int32_t) * (size_t)(P * plen > 0 ? P * plen : 1));
+    int32_t *ref_tok = malloc(sizeof(int32_t) * (size_t)(P * L));
+    int32_t *root = malloc(sizeof(int32_t) * (size_t)P);
+    b.n = malloc(sizeof(int32_t) * (size_t)batch);
+    b.parent = malloc(sizeof(int32_t) * M * (size_t)batch);
+    b.token = malloc(sizeof(int32_t) * M * (size_t)batch);
+    b.dtok = malloc(sizeof(int32_t) * MK * (size_t)batch);
+    b.ttok = malloc(sizeof(int32_t) * MK * (size_t)batch);
+    b.dlp = malloc(sizeof(float) * MK * (size_t)batch);
+    b.tlp = malloc(sizeof(float) * MK * (size_t)batch);
+    b.exit = MKE ? malloc(sizeof(float) * MKE * (size_t)batch) : NULL;
+    par_worker *w = calloc((size_t)T, sizeof *w);
+    pthread_t *th = calloc((size_t)T, sizeof *th);
+    int rc = prompt_tok && ref_tok && root && b.n && b.parent && b.token && b.dtok && b.ttok &&
+                     b.dlp && b.tlp && (!MKE || b.exit) && w && th
+                 ? TRC_OK
+                 : TRC_E_NOMEM;
+    int32_t ready = 0;
+    for (; ready < T && !rc; ready++) {
+        w[ready].b = &b;
+        w[ready].idx = ready;
+        rc = gen_init(&w[ready].g, p);
+    }
+    /* the main stream's draws, in run()'s order */
+    for (int64_t pi = 0; pi < P && !rc; pi++) {
+        for (int64_t i = 0; i < plen; i++)
+            prompt_tok[pi * plen + i] =
+                (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+        for (int64_t i = 0; i < L; i++)
+            ref_tok[pi * L + i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+        root[pi] = plen ? 0 : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+    }
+    b.prompt_tok = prompt_tok;
+    b.ref_tok = ref_tok;
+    b.root = root;
+    for (int64_t first = 0; first < total && !rc; first += batch) {
+        b.first = first;
+        b.count = total - first < batch ? total - first : batch;
+        int ok[64] = {0}; /* a thread that cannot start: its share runs here */
+        for (int32_t k = 1; k < T; k++)
+            ok[k] = pthread_create(&th[k], NULL, par_work, &w[k]) == 0;
+        par_work(&w[0]);
+        for (int32_t k = 1; k < T; k++) {
+            if (ok[k])
+                pthread_join(th[k], NULL);
+            else
+                par_work(&w[k]);
+        }
+        for (int64_t i = 0; i < b.count && !rc; i++) {
+            int64_t t = first + i, pi = t / L;
+            if (t % L == 0)
+                rc = out->prompt(out->ctx, prompt_tok + pi * plen, p->prompt_len, ref_tok + pi * L,
+                                 p->output_len);
+            gen view = *g;
+            view.parent = b.parent + (size_t)i * M;
+            view.token = b.token + (size_t)i * M;
+            view.dtok = b.dtok + (size_t)i * MK;
+            view.ttok = b.ttok + (size_t)i * MK;
+            view.dlp = b.dlp + (size_t)i * MK;
+            view.tlp = b.tlp + (size_t)i * MK;
+            view.exit = MKE ? b.exit + (size_t)i * MKE : NULL;
+            if (!rc) rc = out->tree(out->ctx, &view, b.n[i]);
+        }
+    }
+    for (int32_t k = 0; k < ready; k++)
+        gen_free(&w[k].g);
+    free(w);
+    free(th);
+    free(prompt_tok);
+    free(ref_tok);
+    free(root);
+    free(b.n);
+    free(b.parent);
+    free(b.token);
+    free(b.dtok);
+    free(b.ttok);
+    free(b.dlp);
+    free(b.tlp);
+    free(b.exit);
+    return rc;
 }
 
 static int builder_prompt(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref,

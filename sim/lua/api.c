@@ -567,7 +567,23 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
         ex.quiet = 1;
         ex.tl = NULL;
         ex.points_seen = 0;
+        fs_memo *m = a->memo;
+        for (int64_t i = 0; m && i < *n; i++) {
+            fs_memo_entry *e = fs_memo_find(m, sp[i].id);
+            if (!e) continue;
+            sp[i].memo = 1;
+            sp[i].state = SIM_SWEEP_COMPUTED;
+            sp[i].row.st = e->st;
+            e->used_at = m->now;
+            m->hits++;
+        }
         fs_exec_run(L, &ex, sp, *n, 1, chunk, line);
+        for (int64_t i = 0; m && i < *n; i++) {
+            if (sp[i].code || sp[i].memo || sp[i].state != SIM_SWEEP_COMPUTED) continue;
+            m->runs++;
+            if (fs_memo_put(m, sp[i].id, &sp[i].row.st) != 0)
+                fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory");
+        }
     }
     return sp;
 }

@@ -68,7 +68,14 @@ typedef struct fs_api {
     const struct fs_plugin *plugins; /* borrowed from the options */
     int n_plugins;
     size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
+    fs_memo *memo;            /* while flashspec.calibrate evaluates: results of points already
+                                 run (sweep_exec.h); NULL = every point runs */
+    struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */
+    int32_t n_profiles, cap_profiles;
 } fs_api;
+
+/* Frees the profiles read by the run (a's cache of them). */
+void fs_api_free_profiles(fs_api *a);
 
 /* Counts `bytes` more that the API is about to hold for the script; raises
  * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass

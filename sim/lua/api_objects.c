@@ -207,6 +207,85 @@ static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *
     lua_pop(L, 1);
 }
 
+/* Each profile file is read once per script run: a spec that asks for the
+ * same device or model evaluation after evaluation (flashspec.calibrate) does
+ * not re-run its chain, and an edit of the file while the script runs is not
+ * seen halfway through -- the whole run uses the values read first. */
+#define FS_PROFILES_MAX 256
+
+typedef struct fs_profile_entry {
+    char path[PATH_MAX];
+    int device; /* 1: dev and vars, 0: model */
+    sim_device dev;
+    sim_device_variants vars;
+    sim_model model;
+} fs_profile_entry;
+
+void fs_api_free_profiles(fs_api *a)
+{
+    for (int32_t i = 0; i < a->n_profiles; i++)
+        free(a->profiles[i]);
+    free(a->profiles);
+    a->profiles = NULL;
+    a->n_profiles = a->cap_profiles = 0;
+}
+
+static const fs_profile_entry *profile_find(const fs_api *a, const char *path, int device)
+{
+    for (int32_t i = 0; i < a->n_profiles; i++)
+        if (a->profiles[i]->device == device && strcmp(a->profiles[i]->path, path) == 0)
+            return a->profiles[i];
+    return NULL;
+}
+
+/* Keeps a copy of a profile just read (a full cache, or no memory: not kept). */
+static void profile_keep(fs_api *a, const char *path, int device, const sim_device *dev,
+                         const sim_device_variants *vars, const sim_model *model)
+{
+    if (a->n_profiles == FS_PROFILES_MAX) return;
+    if (a->n_profiles == a->cap_profiles) {
+        int32_t cap = a->cap_profiles ? 2 * a->cap_profiles : 8;
+        fs_profile_entry **n = realloc(a->profiles, sizeof *n * (size_t)cap);
+        if (!n) return;
+        a->profiles = n;
+        a->cap_profiles = cap;
+    }
+    fs_profile_entry *e = calloc(1, sizeof *e);
+    if (!e) return;
+    snprintf(e->path, sizeof e->path, "%s", path);
+    e->device = device;
+    if (dev) e->dev = *dev;
+    if (vars) e->vars = *vars;
+    if (model) e->model = *model;
+    a->profiles[a->n_profiles++] = e;
+}
+
+static int load_device(fs_api *a, const char *path, sim_device *dev, sim_device_variants *vars,
+                       char *err, size_t errlen)
+{
+    const fs_profile_entry *e = profile_find(a, path, 1);
+    if (e) {
+        *dev = e->dev;
+        *vars = e->vars;
+        return SIM_PROFILE_OK;
+    }
+    int rc = sim_profile_load_device_variants(path, dev, vars, err, errlen);
+    if (rc == SIM_PROFILE_OK) profile_keep(a, path, 1, dev, vars, NULL);
+    return rc;
+}
+
+static int load_model(fs_api *a, const char *path, sim_model *model, char *err, size_t errlen)
+{
+    const fs_profile_entry *e = profile_find(a, path, 0);
+    if (e) {
+        *model = e->model;
+        return SIM_PROFILE_OK;
+    }
+    int rc = sim_profile_load_model(path, model, err, errlen);
+    if (rc == SIM_PROFILE_OK) profile_keep(a, path, 0, NULL, NULL, model);
+    return rc;
+}
+
 int fs_l_device(lua_State *L)
 {
     char path[PATH_MAX], err[512];
@@ -216,8 +295,8 @@ int fs_l_device(lua_State *L)
     ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
     sim_device_variants *vars = lua_newuserdatauv(L, sizeof *vars, 0); /* freed by the GC */
-    profile_check(L, sim_profile_load_device_variants(path, &u->dev, vars, err, sizeof err),
-                  "device", name, path, err);
+    profile_check(L, load_device(fs_api_get(L), path, &u->dev, vars, err, sizeof err), "device",
+                  name, path, err);
     if (over) { /* argument 2; the stack above it is kept */
         apply_overrides(L, "flashspec.device", sim_device_keys(), &u->dev, name);
         if (sim_device_check(&u->dev, err, sizeof err))
@@ -249,8 +328,8 @@ int fs_l_model(lua_State *L)
     int over = override_arg(L, "flashspec.model");
     ud_model *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    profile_check(L, sim_profile_load_model(path, &u->model, err, sizeof err), "model", name, path,
-                  err);
+    profile_check(L, load_model(fs_api_get(L), path, &u->model, err, sizeof err), "model", name,
+                  path, err);
     if (over) {
         apply_overrides(L, "flashspec.model", sim_model_keys(), &u->model, name);
         if (sim_model_check(&u->model, err, sizeof err))
@@ -559,6 +638,7 @@ int fs_l_trace_synth(lua_State *L)
     p.coverage = s.coverage;
     p.predictor_accuracy = s.predictor_accuracy;
     p.node_streams = s.node_streams;
+    p.threads = a->ex.workers; /* the trace does not depend on it */
     p.coverage_share = s.coverage_share;
     snprintf(p.target, sizeof p.target, "%s", s.target);
     snprintf(p.draft, sizeof p.draft, "%s", s.draft);

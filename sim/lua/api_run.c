@@ -392,6 +392,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     for (int32_t i = 0; i < a.n_outputs; i++) free(a.outputs[i].data);
     free(a.outputs);
     free(a.warned);
+    fs_api_free_profiles(&a);
     sim_timeline_destroy(a.ex.tl);
     return code;
 }

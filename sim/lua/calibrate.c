@@ -138,6 +138,10 @@ typedef struct cal {
     double *boot_x;   /* [boot_n] draws of one parameter */
     double *boot_all; /* [boot_n * np] every replicate's parameters */
     double *ref_keep; /* [n_rows] the measured values, kept during the bootstrap */
+    fs_memo memo;     /* points already run, by id: a difference step replays only
+                         the points its parameter moves (sweep_exec.h) */
+    double pred_z[CAL_MAX_PARAMS]; /* where pred was evaluated (pred_ok), and for */
+    int32_t pred_rep, pred_ok;     /* which replicate: a Jacobian reuses it */
     gsl_rng *rng;
 } cal;
 
@@ -194,7 +198,12 @@ static void evaluate(cal *c, const gsl_vector *z)
         cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: points(p) must return a sweep "
                   "table, got %s", c->chunk, c->line, luaL_typename(L, -1));
     int64_t n;
+    c->pred_ok = 0;
+    c->memo.now = c->a->generation;
+    c->a->memo = &c->memo;
     fs_staged *sp = fs_api_sweep(L, -1, c->chunk, c->line, 0, &n);
+    c->a->memo = NULL;
+    fs_memo_prune(&c->memo);
     c->evals++;
     for (int64_t i = 0; i < n; i++)
         if (sp[i].code) cal_raise(c, sp[i].code, "%s", sp[i].err);
@@ -226,6 +235,10 @@ static void evaluate(cal *c, const gsl_vector *z)
         c->pred[k] = sum / m;
         c->matches[k] = m;
     }
+    for (int32_t i = 0; i < c->np; i++)
+        c->pred_z[i] = gsl_vector_get(z, (size_t)i);
+    c->pred_rep = c->rep;
+    c->pred_ok = 1;
     lua_settop(L, top);
     /* synthetic traces made by the points function and unused by the last two
      * evaluations are not needed again (a difference step reuses the base's) */
@@ -269,7 +282,11 @@ static void rethrow(cal *c)
 static int resid_f(const gsl_vector *z, void *ctx, gsl_vector *f)
 {
     cal *c = ctx;
-    if (evaluate_protected(c, z) != 0) return GSL_EBADFUNC;
+    /* GSL asks for the Jacobian where it has just evaluated f: reuse it */
+    int same = c->pred_ok && c->pred_rep == c->rep;
+    for (int32_t i = 0; i < c->np && same; i++)
+        same = c->pred_z[i] == gsl_vector_get(z, (size_t)i);
+    if (!same && evaluate_protected(c, z) != 0) return GSL_EBADFUNC;
     for (int32_t k = 0; k < c->ref.n_rows; k++) {
         double e = (c->pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
         gsl_vector_set(f, (size_t)k, c->skip && c->skip[k] ? 0.0 : e);
@@ -651,6 +668,8 @@ static int cal_gc(lua_State *L)
     free(c->boot_all);
     free(c->ref_keep);
     gsl_rng_free(c->rng);
+    fs_memo_free(&c->memo);
+    if (c->a && c->a->memo == &c->memo) c->a->memo = NULL;
     gsl_vector_free(c->z);
     gsl_vector_free(c->f);
     gsl_vector_free(c->zk);
@@ -992,6 +1011,8 @@ int fs_l_calibrate(lua_State *L)
     fs_set_int(L, "bootstrap_failed", c->boot_failed);
     fs_set_int(L, "iterations", (lua_Integer)iters);
     fs_set_int(L, "evaluations", (lua_Integer)c->evals);
+    fs_set_int(L, "points_run", (lua_Integer)c->memo.runs);
+    fs_set_int(L, "points_reused", (lua_Integer)c->memo.hits);
     set_str(L, "status", status == GSL_SUCCESS
                              ? "converged"
                              : "converged (no further progress at the step resolution)");

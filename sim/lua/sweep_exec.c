@@ -294,6 +294,90 @@ static void timeline_describe(fs_exec *ex, const fs_staged *s)
     sim_timeline_set_meta(ex->tl, "time_unit", "simulated microseconds");
 }
 
+/* ---------------------------------------------------------------- memo */
+
+static uint32_t memo_hash(sim_sweep_id id, int32_t n_slot)
+{
+    return (uint32_t)((id.lo ^ (id.hi >> 7)) & (uint64_t)(n_slot - 1));
+}
+
+static int memo_index(fs_memo *m, int32_t n_slot)
+{
+    int32_t *slot = malloc(sizeof *slot * (size_t)n_slot);
+    if (!slot) return -1;
+    for (int32_t i = 0; i < n_slot; i++)
+        slot[i] = -1;
+    for (int32_t i = 0; i < m->n; i++) {
+        uint32_t h = memo_hash(m->e[i].id, n_slot);
+        while (slot[h] >= 0)
+            h = (h + 1) & (uint32_t)(n_slot - 1);
+        slot[h] = i;
+    }
+    free(m->slot);
+    m->slot = slot;
+    m->n_slot = n_slot;
+    return 0;
+}
+
+fs_memo_entry *fs_memo_find(fs_memo *m, sim_sweep_id id)
+{
+    if (!m->n_slot) return NULL;
+    for (uint32_t h = memo_hash(id, m->n_slot);; h = (h + 1) & (uint32_t)(m->n_slot - 1)) {
+        int32_t i = m->slot[h];
+        if (i < 0) return NULL;
+        if (m->e[i].id.hi == id.hi && m->e[i].id.lo == id.lo) return &m->e[i];
+    }
+}
+
+int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
+{
+    fs_memo_entry *old = fs_memo_find(m, id);
+    if (old) {
+        old->used_at = m->now;
+        return 0;
+    }
+    if (m->n == FS_MEMO_MAX) return 0;
+    if (m->n == m->cap) {
+        int32_t cap = m->cap ? 2 * m->cap : 64;
+        if (cap > FS_MEMO_MAX) cap = FS_MEMO_MAX;
+        fs_memo_entry *e = realloc(m->e, sizeof *e * (size_t)cap);
+        if (!e) return -1;
+        m->e = e;
+        m->cap = cap;
+    }
+    m->e[m->n] = (fs_memo_entry){.id = id, .used_at = m->now, .st = *st};
+    m->n++;
+    if (2 * m->n > m->n_slot) return memo_index(m, m->n_slot ? 2 * m->n_slot : 128);
+    uint32_t h = memo_hash(id, m->n_slot);
+    while (m->slot[h] >= 0)
+        h = (h + 1) & (uint32_t)(m->n_slot - 1);
+    m->slot[h] = m->n - 1;
+    return 0;
+}
+
+void fs_memo_prune(fs_memo *m)
+{
+    int32_t k = 0;
+    for (int32_t i = 0; i < m->n; i++)
+        if (m->e[i].used_at > m->now - FS_MEMO_KEEP) m->e[k++] = m->e[i];
+    if (k == m->n) return;
+    m->n = k;
+    if (memo_index(m, m->n_slot) != 0) { /* cannot index: forget everything */
+        m->n = 0;
+        for (int32_t i = 0; i < m->n_slot; i++)
+            m->slot[i] = -1;
+    }
+}
+
+void fs_memo_free(fs_memo *m)
+{
+    free(m->e);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------- execute */
+
 static void note_point_code(fs_exec *ex, int code)
 {
     /* 70 over 65 over 78: the most serious kind of failure names the run */
@@ -306,7 +390,8 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
                  const char *chunk, int line)
 {
     int64_t nj = 0;
-    for (int64_t i = 0; i < n; i++) nj += sp[i].code == 0;
+    for (int64_t i = 0; i < n; i++)
+        nj += sp[i].code == 0 && !sp[i].memo;
     sim_sweep_job *jobs = calloc((size_t)(nj ? nj : 1), sizeof *jobs);
     if (!jobs) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory for %lld points", (long long)n);
     /* the timeline point, if it is one of these: only it gets the hooks */
@@ -315,7 +400,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
         tl_i = ex->tl_point - ex->points_seen;
     ex->points_seen += n;
     for (int64_t i = 0, k = 0; i < n; i++) {
-        if (sp[i].code) continue;
+        if (sp[i].code || sp[i].memo) continue;
         jobs[k].pt = sp[i].pt;
         jobs[k].id = sp[i].id;
         jobs[k].trace_checksum = sp[i].row.trace_checksum;
@@ -341,7 +426,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     int rc = sim_sweep_run(&p, jobs, nj, &sum, err, sizeof err);
     for (int64_t i = 0, k = 0; i < n; i++) {
         fs_staged *s = &sp[i];
-        if (s->code) continue;
+        if (s->code || s->memo) continue;
         sim_sweep_job *j = &jobs[k++];
         s->state = j->state;
         if (j->state == SIM_SWEEP_COMPUTED || j->state == SIM_SWEEP_RESUMED) {

@@ -48,8 +48,40 @@ typedef struct fs_staged {
     sim_sweep_id id;
     int32_t state;    /* SIM_SWEEP_* job state once executed */
     int32_t code;     /* 0, or the FS_EXIT_* code of its error */
+    int32_t memo;     /* 1: row.st was taken from the run's memo (fs_memo); not run */
     char err[512];    /* one line when code != 0 */
 } fs_staged;
+
+/* Statistics of points an evaluation loop (flashspec.calibrate) already ran,
+ * by point id.  Exact, not an approximation: a point's statistics are a pure
+ * function of its id -- policy and its parameters, device, target and draft by
+ * every value, trace checksum, every point key; the replay seed derives from
+ * it (api.c point_identity) --, so a Jacobian column that moves one workload's
+ * acceptance replays that workload's points only.  Entries unused for
+ * FS_MEMO_KEEP evaluations are dropped; at most FS_MEMO_MAX are held. */
+#define FS_MEMO_KEEP 4
+#define FS_MEMO_MAX 16384
+typedef struct fs_memo_entry {
+    sim_sweep_id id;
+    int64_t used_at; /* evaluation that last used it */
+    sim_point_stats st;
+} fs_memo_entry;
+
+typedef struct fs_memo {
+    fs_memo_entry *e; /* [n], insertion order */
+    int32_t *slot;    /* [n_slot] open addressing: index into e, -1 empty */
+    int32_t n, cap, n_slot;
+    int64_t now;        /* the current evaluation */
+    int64_t hits, runs; /* points taken from the memo / replayed, over the run */
+} fs_memo;
+
+/* The entry of id, or NULL. */
+fs_memo_entry *fs_memo_find(fs_memo *m, sim_sweep_id id);
+/* Adds id's statistics (a full memo keeps what it has).  0, or -1 out of memory. */
+int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st);
+/* Drops the entries unused in the last FS_MEMO_KEEP evaluations. */
+void fs_memo_prune(fs_memo *m);
+void fs_memo_free(fs_memo *m);
 
 struct sim_timeline;
 

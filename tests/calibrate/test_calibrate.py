@@ -252,6 +252,34 @@ def case_recover_accept() -> None:
     print("recover_accept: ok")
 
 
+def case_memo_exact() -> None:
+    """One acceptance per trace: a difference step moves one trace's points, so
+    the fit reuses the other trace's results by point id (points_reused > 0,
+    fewer replays than evaluations x points), and that reuse is exact -- every
+    prediction of fit.rows equals a fresh fs.sweep of the fitted values, at -j 1
+    and -j 2 alike."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(truth_rows(ACCEPT), ref, seed=11)
+        outs = []
+        for jobs in ("1", "2"):
+            p = fit(ACCEPT, os.path.join(tmp, "out" + jobs), ref, "--arg", "two=1", jobs=jobs)
+            expect(p.returncode == 0, f"-j {jobs}: exit {p.returncode}: {p.stderr.strip()}")
+            check_recovery(fitted(p.stdout), {"a11": 0.55, "a12": 0.55})
+            m = re.search(r"^points run (\d+) reused (\d+) evaluations (\d+)$", p.stdout, re.M)
+            expect(m, f"no points line in {p.stdout!r}")
+            ran, reused, evals = (int(x) for x in m.groups())
+            print(f"  -j {jobs}: {ran} replayed, {reused} reused over {evals} evaluations "
+                  f"of 4 points")
+            expect(reused > 0 and ran + reused == 4 * evals and ran < 4 * evals,
+                   f"run {ran}, reused {reused}, evaluations {evals}")
+            expect(re.search(r"^exact 8 of 8$", p.stdout, re.M),
+                   f"predictions differ from a fresh sweep: {p.stdout!r}")
+            outs.append(p.stdout)
+        expect(outs[0] == outs[1], "-j 1 and -j 2 differ")
+    print("memo_exact: ok")
+
+
 # ------------------------------------------------------------- bootstrap
 
 def case_bootstrap_coverage() -> None:

@@ -463,6 +463,52 @@ static void test_node_streams_and_share(void)
     CHECK(trc_synth(&p, &t, &err) == TRC_E_ARG && strstr(err.msg, "coverage_share"));
 }
 
+/* node_streams with threads: the same trace at every thread count -- in
+ * memory and saved prompt by prompt --, with exit scores or without, with
+ * prompts or without (the main stream then draws each prompt's root), and
+ * with batches smaller than the trace (many nodes); without node_streams
+ * threads change nothing either. */
+static void test_synth_threads(const char *dir)
+{
+    char path[1300], tmp_dir[1200];
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/synth-threads-XXXXXX", dir);
+    CHECK(mkdtemp(tmp_dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.h5", tmp_dir);
+    for (int c = 0; c < 4; c++) {
+        trc_synth_params p;
+        base_params(&p);
+        p.prompts = 5;
+        p.output_len = 37;
+        p.node_streams = c < 3;
+        if (c == 1) {
+            p.n_exit = 0;
+            p.prompt_len = 0;
+        }
+        if (c == 2) { /* 8 MiB batches of 168 KiB trees: two batches */
+            p.prompts = 2;
+            p.output_len = 40;
+            p.k = 8;
+            p.max_nodes = 1000;
+            p.max_depth = 16;
+        }
+        trc_trace *one = make(&p);
+        CHECK(one != NULL);
+        if (!one) continue;
+        p.threads = 3;
+        trc_trace *t = make(&p);
+        CHECK(t && trc_checksum(t) == trc_checksum(one));
+        CHECK(t && memcmp(trc_get_stats(t), trc_get_stats(one), sizeof(trc_stats)) == 0);
+        trc_free(t);
+        uint64_t sum = 0;
+        trc_err err;
+        CHECK_EQ_INT(trc_synth_save(&p, path, NULL, &sum, &err), TRC_OK);
+        CHECK(sum == trc_checksum(one));
+        unlink(path);
+        trc_free(one);
+    }
+    CHECK(rmdir(tmp_dir) == 0);
+}
+
 /* 1 when files a and b hold the same bytes. */
 static int same_file(const char *a, const char *b)
 {
@@ -554,6 +600,7 @@ static void test_save_by_prompt(const char *dir)
 int main(int argc, char **argv)
 {
     test_save_by_prompt(argc > 3 ? argv[3] : ".");
+    test_synth_threads(argc > 3 ? argv[3] : ".");
     test_param_errors();
     test_node_streams_and_share();
     test_determinism();

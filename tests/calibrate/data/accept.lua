@@ -7,6 +7,11 @@
 --   --arg mode=fit ref=PATH    fit it back (s_a: start; starts, loo, name; boot=N:
 --                              a parametric bootstrap of N replicates)
 --   --arg prompts=N            prompts per trace (default 8)
+--   --arg two=1                fit one acceptance per trace (a11, a12): a difference
+--                              step moves one trace's points only, and the fit
+--                              reuses the other's (fit.points_reused); then print
+--                              "exact N of M": fit.rows' predictions against a
+--                              fresh fs.sweep of the fitted values
 local fs = flashspec
 local A = fs.args
 local TRUTH = { a = 0.55 }
@@ -26,7 +31,8 @@ local function points(p, rep)
   local pts = {}
   for _, seed in ipairs { 11, 12 } do
     for _, k in ipairs { 4, 8 } do
-      pts[#pts + 1] = { policy = fs.policy.chain { k = k }, trace = trace(p.a, seed, rep) }
+      pts[#pts + 1] = { policy = fs.policy.chain { k = k },
+                        trace = trace(p.a or p["a" .. seed], seed, rep) }
     end
   end
   return { device = dev, target = fs.model "qwen3-8b-q4_0",
@@ -44,10 +50,15 @@ if A.mode == "truth" then
   return
 end
 
+local params = { a = { tonumber(A.s_a or "0.3"), 0.05, 0.95 } }
+if A.two == "1" then
+  params = { a11 = { tonumber(A.s_a or "0.3"), 0.05, 0.95 },
+             a12 = { tonumber(A.s_a or "0.3") + 0.1, 0.05, 0.95 } }
+end
 local fit = fs.calibrate {
   name = A.name or "accept",
   reference = A.ref,
-  params = { a = { tonumber(A.s_a or "0.3"), 0.05, 0.95 } },
+  params = params,
   points = points,
   loo = A.loo or "approx",
   starts = tonumber(A.starts or "1"),
@@ -60,3 +71,19 @@ for _, k in ipairs(fit.order) do
   print(string.format("interval %s %.17g %.17g %.17g", k, q.ci_lo, q.ci_hi, q.se_boot))
 end
 print(string.format("rms %.17g loo_rms %.17g n %d p %d", fit.rms, fit.loo_rms, fit.n, fit.p))
+print(string.format("points run %d reused %d evaluations %d", fit.points_run, fit.points_reused,
+                    fit.evaluations))
+if A.two == "1" then
+  local p = {}
+  for k, q in pairs(fit.params) do p[k] = q.value end
+  local rows, exact = fs.sweep(points(p)), 0
+  for _, r in ipairs(fit.rows) do
+    for _, s in ipairs(rows) do
+      if s.trace == r.trace and s.policy_params == r.policy_params and s[r.metric] == r.predicted then
+        exact = exact + 1
+        break
+      end
+    end
+  end
+  print(string.format("exact %d of %d", exact, #fit.rows))
+end
