@@ -82,6 +82,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "sim/hw/sim_device.h"
@@ -718,12 +719,25 @@ int fs_l_calibrate(lua_State *L)
         for (const char *q = s; ok && *q; q++)
             ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
                  strchr("._-", *q);
-        if (!ok)
+        if (!ok || *s == '.')
             cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: name must be a file name "
-                      "of letters, digits and . _ -", c->chunk, c->line);
+                      "of letters, digits and . _ - (not starting with .)", c->chunk, c->line);
         snprintf(name, sizeof name, "%s", s);
     }
     lua_pop(L, 1);
+    /* NAME.md and NAME.csv go beside the run's own results.csv / results.h5, and
+     * beside the outputs of earlier calibrations of the same run */
+    if (strcasecmp(name, "results") == 0)
+        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: name '%s' would overwrite the "
+                  "run's results.csv; choose another name", c->chunk, c->line, name);
+    for (int32_t i = 0; i < c->a->n_outputs; i++) {
+        char md[CAL_NAME_CAP + 8];
+        snprintf(md, sizeof md, "%s.md", name);
+        if (strcasecmp(c->a->outputs[i].name, md) == 0)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: name '%s' is already taken "
+                      "by an earlier calibration of this run (its %s would be overwritten); give "
+                      "each calibration its own name", c->chunk, c->line, name, md);
+    }
     lua_getfield(L, 1, "loo");
     if (!lua_isnil(L, -1)) {
         const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
@@ -776,6 +790,25 @@ int fs_l_calibrate(lua_State *L)
             sim_profile_path("devices", n, path, sizeof path) != 0)
             cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: profile must be { base = "
                       "NAME, name = NAME } with device profile names", c->chunk, c->line);
+        /* the derived profile must load: its base must exist and load now */
+        sim_device dev;
+        char err[512];
+        sim_profile_path("devices", b, path, sizeof path);
+        int prc = sim_profile_load_device(path, &dev, err, sizeof err);
+        if (prc != SIM_PROFILE_OK) {
+            struct stat st;
+            char hint[1024] = "";
+            if (stat(path, &st) != 0) {
+                sim_profile_suggest("devices", b, hint, sizeof hint);
+                cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: profile.base: unknown "
+                          "device '%s'%s (no %s)", c->chunk, c->line, b, hint, path);
+            }
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: profile.base '%s' does "
+                      "not load: %s", c->chunk, c->line, b, err);
+        }
+        if (strcasecmp(n, "results") == 0)
+            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: profile.name 'results' is "
+                      "reserved for the run's results; choose another name", c->chunk, c->line);
         snprintf(prof_base, sizeof prof_base, "%s", b);
         snprintf(prof_name, sizeof prof_name, "%s", n);
         lua_pop(L, 2);

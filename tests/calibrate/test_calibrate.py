@@ -749,6 +749,19 @@ def case_fails_after_fit() -> None:
     print("fails_after_fit: ok")
 
 
+def case_output_names() -> None:
+    """A calibration's outputs never overwrite the run's own or each other:
+    name = "results" (its CSV would be results.csv), a second calibration of the
+    same name, and a profile.base that does not exist (the derived profile would
+    not load) are one line, exit 78, nothing written."""
+    spec_case("results", REF_FLASH, 78, "CALIBRATE", "name 'results' would overwrite",
+              "results.csv")
+    spec_case("twice", REF_FLASH, 78, "-- TWICE", "name 'bad' is already taken", "bad.md")
+    spec_case("nobase", REF_FLASH, 78, "CALIBRATE", "profile.base: unknown device 'oneplus21'",
+              "did you mean 'oneplus12'")
+    print("output_names: ok")
+
+
 def case_output_not_dir() -> None:
     """-o naming a file: 73 before anything runs."""
     with tempfile.TemporaryDirectory() as tmp:

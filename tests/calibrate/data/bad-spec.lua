@@ -5,6 +5,8 @@
 --   key     an unknown spec key (a typo)      nofn   points that is not a function
 --   many    three parameters (for a reference of two rows)
 --   raise   a points function that raises     after  an error after a good fit
+--   results name = "results" (would overwrite the run's results.csv)
+--   twice   two calibrations of one name      nobase  profile.base that does not exist
 --   none    no mistake (the control)
 -- --arg ref=PATH names the reference (required); max_iter, s_launch as usual.
 local fs = flashspec
@@ -34,6 +36,13 @@ if A.bad == "lohi" then spec.params.launch_us = { 400, 1e4, 1 } end
 if A.bad == "edge" then spec.params.launch_us = { 1.0001, 1, 1e4 } end
 if A.bad == "key" then spec.max_iters = 5 end
 if A.bad == "nofn" then spec.points = "points" end
+if A.bad == "results" then spec.name = "results" end
+if A.bad == "nobase" then spec.profile.base = "oneplus21" end
+if A.bad == "twice" then
+  fs.calibrate(spec)
+  spec.profile = nil -- the second has no profile: only the name collides
+  fs.calibrate(spec) -- TWICE
+end
 if A.bad == "many" then
   spec.params.npu_gflops = { 600, 50, 5000 }
   spec.params.verify_setup_us = { 1e5, 1, 3e6 }
