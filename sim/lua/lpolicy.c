@@ -60,6 +60,7 @@
 #include "engine/eng_policy.h"
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
+#include "sim/lua/plugin.h"
 #include "sim/lua/sandbox.h"
 #include "sim/sweep/sim_sweep.h"
 
@@ -745,8 +746,18 @@ int fs_l_policy_lua(lua_State *L)
         if (bl > 4 && !strcmp(base + bl - 4, ".lua")) bl -= 4;
         snprintf(d->name, sizeof d->name, "%.*s", (int)(bl < 63 ? bl : 63), base);
     }
-    int needs_draft = s->needs_draft;
+    int needs_draft = s->needs_draft, named = s->named;
     lp_destroy(s);
+    /* rows name their policy: a Lua policy must not pass for another one */
+    int taken = eng_policy_lookup(d->name) != NULL || strcmp(d->name, "lua") == 0;
+    for (int i = 0; i < a->n_plugins && !taken; i++)
+        taken = strcmp(a->plugins[i].desc->name, d->name) == 0;
+    if (taken)
+        return fs_raise(L, FS_EXIT_CONFIG, 0,
+                        "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name "
+                        "(its rows would pass for that policy's); set another `name` in the "
+                        "hooks table",
+                        chunk, line, p.file, named ? "policy name" : "its file name", d->name);
     snprintf(d->doc, sizeof d->doc, "Lua policy %.140s", p.file);
     d->desc = (eng_policy_desc){.name = d->name, .doc = d->doc, .params_size = sizeof p,
                                 .params = lp_table, .create = lp_create,
@@ -793,6 +804,13 @@ int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t err
     p.mem_limit = (size_t)256 << 20;
     lp_state *s = lp_open(&p, err, errlen);
     if (!s) return -1;
+    if (s->named && (eng_policy_lookup(s->name) || strcmp(s->name, "lua") == 0)) {
+        snprintf(err, errlen, "%.300s: policy name '%s' is already a built-in policy's name (its "
+                 "rows would pass for that policy's); set another `name` in the hooks table",
+                 path, s->name);
+        lp_destroy(s);
+        return -1;
+    }
     lua_State *L = s->L;
     printf("%s: Lua policy %s%s\n", s->named ? s->name : "(unnamed)", path,
            s->needs_draft ? "" : " (drafts nothing)");

@@ -207,6 +207,24 @@ def case_errors():
             lines = q.stderr.strip().splitlines()
             expect(q.returncode == 78 and len(lines) == 1 and re.search(needle, lines[0]),
                    f"policies {name}: exit {q.returncode}, {q.stderr!r}")
+        # a Lua policy may not pass for another policy: a built-in's name, given
+        # or taken from the file name, is one line and exit 78 (and in `policies FILE`)
+        for name, text, needle in (
+                ("named_ar.lua", 'return { name = "flash_ar", build = function() end }\n',
+                 r"policy name 'flash_ar' is already a policy's name"),
+                ("lua.lua", 'return { name = "lua", build = function() end }\n',
+                 r"policy name 'lua' is already"),
+                ("lever.lua", "return { build = function() end }\n",
+                 r"its file name 'lever' is already a policy's name")):
+            f = pol(name, text)
+            rc, _, err, out = run(HEAD + f'local pol = fs.policy.lua("{f}")\n', d,
+                                  "load-" + name)
+            one_line(err, rc, 78, r"load-" + re.escape(name) + r":12: flashspec\.policy\.lua: ",
+                     needle)
+        q = subprocess.run([BIN, "policies", os.path.join(d, "named_ar.lua")],
+                           capture_output=True, text=True, timeout=60)
+        expect(q.returncode == 78 and "already a built-in policy's name" in q.stderr,
+               f"policies named_ar.lua: {q.returncode} {q.stderr!r}")
         print("lua policy errors: one line each, file:line and hook named")
 
 
