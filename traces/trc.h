@@ -197,10 +197,12 @@ int trc_save(const trc_trace *t, const char *path, trc_err *err);
 /* Adds the index (traces/README.md, "Index") to a trace file that has none,
  * such as one written by the Python recorder, so that trc_open reads it
  * prompt by prompt from then on.  The file is checked completely first
- * (trc_check, in little memory); the index is written under a temporary name
- * and renamed last.  A file that already has an index is only checked.
- * *added (may be NULL) says whether an index was written.  TRC_E_WRITE when
- * the file cannot be written. */
+ * (trc_check, in little memory); the index is written into a copy beside it
+ * (same permissions), the copy is checked completely again (the index against
+ * the data) and renamed over the file last: on any failure (a full disk, a
+ * file-size limit) the file is as it was.  A file that already has an index
+ * is only checked.  *added (may be NULL) says whether an index was written.
+ * TRC_E_WRITE when the copy cannot be written. */
 int trc_add_index(const char *path, int *added, trc_err *err);
 
 typedef struct trc_builder trc_builder;

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CHUNK_BYTES (1u << 20)
@@ -321,6 +322,8 @@ static int write_all(const trc_trace *t, const char *tmp, const char **what)
     return rc ? -1 : 0;
 }
 
+static int index_in_place(const char *path, trc_err *err);
+
 /* A fresh temporary name beside path, created empty (O_EXCL, so concurrent
  * writers never share it): *tmp (the caller frees it), or an error. */
 static int make_tmp(const char *path, char **tmp, trc_err *err)
@@ -550,7 +553,12 @@ int trci_stream_finish(trci_stream *s, int ok, trc_err *err)
     }
     /* the index, from the file as any reader sees it: every prompt read back
      * and checked, the checksum and statistics computed as trc_check does */
-    int rc = trc_add_index(s->tmp, NULL, err);
+    H5E_auto2_t old_fn;
+    void *old_data;
+    H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int rc = index_in_place(s->tmp, err);
+    H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     if (rc) {
         stream_free(s, 1);
         return rc;
@@ -564,12 +572,19 @@ int trci_stream_finish(trci_stream *s, int ok, trc_err *err)
 
 /* ------------------------------------------------------------ add index */
 
-int trc_add_index(const char *path, int *added, trc_err *err)
+/* What an index holds, from a complete check of the file at path; *had: the
+ * file already has an index (trc_check found it matching the data). */
+typedef struct index_facts {
+    trc_meta meta;
+    trc_stats st;
+    uint64_t *hash; /* [meta.n_prompts] */
+    uint64_t checksum;
+} index_facts;
+
+static int index_gather(const char *path, index_facts *x, int *had, trc_err *err)
 {
-    trc_err scratch;
-    if (!err) err = &scratch;
-    if (added) *added = 0;
-    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
+    memset(x, 0, sizeof *x);
+    *had = 0;
     /* read and check everything, prompt by prompt (nothing fits in 0
      * bytes); a file with an index has it compared with the data */
     trc_trace *t = NULL;
@@ -579,45 +594,129 @@ int trc_add_index(const char *path, int *added, trc_err *err)
         trc_free(t);
         return trci_err(err, TRC_E_ARG, "%s: an empty trace needs no index", path);
     }
-    /* what the index holds; then the trace, and its read-only handle, go */
-    trc_meta meta = *trc_get_meta(t);
-    trc_stats *st = malloc(sizeof *st);
-    uint64_t *hash = malloc(sizeof *hash * (size_t)meta.n_prompts);
-    uint64_t checksum = trc_checksum(t);
+    x->meta = *trc_get_meta(t);
+    x->hash = malloc(sizeof *x->hash * (size_t)x->meta.n_prompts);
+    x->checksum = trc_checksum(t);
     const trc_stats *ts = trc_get_stats(t);
-    if (!st || !hash || !ts) {
+    if (!x->hash || !ts) {
         rc = trci_err(err, TRC_E_NOMEM, "%s: out of memory for the index", path);
     } else {
-        *st = *ts;
-        memcpy(hash, trci_lazy_hashes(t), sizeof *hash * (size_t)meta.n_prompts);
+        x->st = *ts;
+        memcpy(x->hash, trci_lazy_hashes(t), sizeof *x->hash * (size_t)x->meta.n_prompts);
     }
     trc_free(t);
+    if (rc) {
+        free(x->hash);
+        x->hash = NULL;
+        return rc;
+    }
+    hid_t probe = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    *had = probe >= 0 && H5Lexists(probe, "index", H5P_DEFAULT) > 0;
+    if (probe >= 0) H5Fclose(probe);
+    return TRC_OK;
+}
+
+/* Writes the index x into the file at io (name: the file errors speak of). */
+static int index_write(const char *io, const char *name, const index_facts *x, trc_err *err)
+{
+    hid_t f = H5Fopen(io, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) return trci_err(err, TRC_E_WRITE, "%s: cannot open for writing", name);
+    /* written under another name and renamed last, so a failure leaves no
+     * /index a reader would take for a whole one */
+    if (H5Lexists(f, "index-partial", H5P_DEFAULT) > 0) H5Ldelete(f, "index-partial", H5P_DEFAULT);
+    int bad = write_index_data(f, "index-partial", &x->meta, x->hash, x->checksum, &x->st) != 0 ||
+              H5Lmove(f, "index-partial", f, "index", H5P_DEFAULT, H5P_DEFAULT) < 0;
+    if (bad) H5Ldelete(f, "index-partial", H5P_DEFAULT);
+    int e = errno;
+    if (H5Fclose(f) < 0) bad = 1;
+    if (!bad) e = 0;
+    return bad ? write_error(err, name, "cannot write the index", e ? e : errno) : TRC_OK;
+}
+
+/* Copies the bytes of src to the existing file dst with src's permissions. */
+static int copy_file(const char *src, const char *dst, trc_err *err)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = TRC_OK;
+    struct stat st;
+    if (in < 0 || fstat(in, &st) != 0) {
+        rc = trci_err(err, TRC_E_MISSING, "%s: cannot read: %s", src, strerror(errno));
+    } else if ((out = open(dst, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0 ||
+               fchmod(out, st.st_mode & 07777) != 0) {
+        rc = write_error(err, src, "cannot copy it to add the index", errno);
+    }
+    static const size_t cap = (size_t)1 << 20;
+    char *buf = rc ? NULL : malloc(cap);
+    if (!rc && !buf) rc = trci_err(err, TRC_E_NOMEM, "%s: out of memory", src);
+    while (!rc) {
+        ssize_t n = read(in, buf, cap);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) rc = trci_err(err, TRC_E_MISSING, "%s: cannot read: %s", src, strerror(errno));
+        if (n <= 0) break;
+        for (ssize_t at = 0; at < n && !rc;) {
+            ssize_t w = write(out, buf + at, (size_t)(n - at));
+            if (w < 0 && errno == EINTR) continue;
+            if (w < 0) rc = write_error(err, src, "cannot copy it to add the index", errno);
+            else at += w;
+        }
+    }
+    free(buf);
+    if (out >= 0 && close(out) != 0 && !rc)
+        rc = write_error(err, src, "cannot copy it to add the index", errno);
+    if (in >= 0) close(in);
+    return rc;
+}
+
+/* The stream's own temporary: checked and indexed in place (it is not
+ * published until this succeeds). */
+static int index_in_place(const char *path, trc_err *err)
+{
+    index_facts x;
+    int had;
+    int rc = index_gather(path, &x, &had, err);
+    if (!rc && !had) rc = index_write(path, path, &x, err);
+    free(x.hash);
+    return rc;
+}
+
+int trc_add_index(const char *path, int *added, trc_err *err)
+{
+    trc_err scratch;
+    if (!err) err = &scratch;
+    if (added) *added = 0;
+    if (!path) return trci_err(err, TRC_E_ARG, "(null): no path");
     H5E_auto2_t old_fn;
     void *old_data;
     H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    /* a file that had an index (trc_check found it right) stays untouched */
-    hid_t probe = rc ? -1 : H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    int had = probe >= 0 && H5Lexists(probe, "index", H5P_DEFAULT) > 0;
-    if (probe >= 0) H5Fclose(probe);
-    hid_t f = rc || had ? -1 : H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (!rc && !had && f < 0) rc = trci_err(err, TRC_E_WRITE, "%s: cannot open for writing", path);
+    index_facts x;
+    int had;
+    int rc = index_gather(path, &x, &had, err);
+    /* a file that had an index (trc_check found it right) stays untouched;
+     * otherwise the index goes into a copy, the copy is checked completely
+     * (the index against the data) and renamed over the file: a failure at
+     * any step leaves the file as it was */
+    char *tmp = NULL;
+    if (!rc && !had) rc = make_tmp(path, &tmp, err);
+    if (!rc && !had) rc = copy_file(path, tmp, err);
+    if (!rc && !had) rc = index_write(tmp, path, &x, err);
     if (!rc && !had) {
-        /* written under another name and renamed last, so a failure leaves
-         * no /index a reader would take for a whole one */
-        if (H5Lexists(f, "index-partial", H5P_DEFAULT) > 0)
-            H5Ldelete(f, "index-partial", H5P_DEFAULT);
-        int bad = write_index_data(f, "index-partial", &meta, hash, checksum, st) != 0 ||
-                  H5Lmove(f, "index-partial", f, "index", H5P_DEFAULT, H5P_DEFAULT) < 0;
-        if (bad) H5Ldelete(f, "index-partial", H5P_DEFAULT);
-        if (bad) rc = trci_err(err, TRC_E_WRITE, "%s: cannot write the index", path);
-        if (!bad && added) *added = 1;
+        trc_trace *t = NULL;
+        trc_err cerr;
+        if (trc_check(tmp, 0, &t, &cerr) != TRC_OK)
+            rc = trci_err(err, TRC_E_WRITE, "%s: the indexed copy does not check (%s); the file "
+                          "is unchanged", path, cerr.msg);
+        trc_free(t);
     }
-    if (f >= 0 && H5Fclose(f) < 0 && !rc)
-        rc = trci_err(err, TRC_E_WRITE, "%s: cannot write the index", path);
-    if (rc && added) *added = 0;
-    free(st);
-    free(hash);
+    if (!rc && !had) {
+        rc = publish(tmp, path, err);
+        tmp = NULL;
+        if (!rc && added) *added = 1;
+    }
+    if (tmp) {
+        unlink(tmp);
+        free(tmp);
+    }
+    free(x.hash);
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     return rc;
 }

@@ -52,9 +52,11 @@ static const char usage_index[] =
     "saves: with it, a run opens the trace without reading its trees and reads\n"
     "each prompt when a point needs it.  For files written by other tools (the\n"
     "Python recorder); a file that has an index is only checked.  The index is\n"
-    "written under another name and renamed last.  Prints \"FILE: index added\"\n"
-    "or \"FILE: has an index (checked)\"; exit 65 on bad data (nothing written),\n"
-    "66 missing, 73 when FILE cannot be written.\n";
+    "written into a copy beside FILE, the copy is checked completely and renamed\n"
+    "over FILE last: a failure leaves FILE as it was.  Prints \"FILE: index\n"
+    "added\" or \"FILE: has an index (checked)\"; exit 65 on bad data (nothing\n"
+    "written), 66 missing, 73 when the copy cannot be written (full disk, a\n"
+    "file-size limit; FILE unchanged).\n";
 
 static const char usage_info[] =
     "usage: flashspec trace info FILE\n"

@@ -786,6 +786,40 @@ def lazy_setup(t):
     return a, b
 
 
+def case_index_fsize():
+    """`trace index` that cannot write (a file-size limit below the file's size,
+    so the copy fails, or just above it, so the index fails) is one line and
+    exit 73, and leaves the file byte for byte as it was, still a valid trace,
+    with no temporary beside it; without the limit it adds the index."""
+    import hashlib
+    import resource
+    with tempfile.TemporaryDirectory() as t:
+        _, b = lazy_setup(t)
+        tr = os.path.join(b, "t.h5")
+        before = hashlib.sha256(open(tr, "rb").read()).hexdigest()
+        size = os.path.getsize(tr)
+        for limit in (size // 2, size + 64):
+            def cap(limit=limit):
+                resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+            p = subprocess.run([BIN, "trace", "index", tr], capture_output=True, text=True,
+                               timeout=120, preexec_fn=cap)
+            lines = p.stderr.strip().splitlines()
+            expect(p.returncode == 73 and len(lines) == 1 and tr in lines[0],
+                   f"limit {limit}: exit {p.returncode}: {p.stderr!r}")
+            print(f"  limit {limit} of {size} bytes: {lines[0]}")
+            expect(hashlib.sha256(open(tr, "rb").read()).hexdigest() == before,
+                   f"limit {limit}: the trace changed")
+            expect(sorted(os.listdir(b)) == ["s.lua", "t.h5"], f"left behind: {os.listdir(b)}")
+            rc, _, err = run("trace", "check", tr)
+            expect(rc == 0, f"limit {limit}: the trace no longer checks: {err}")
+        mode = os.stat(tr).st_mode & 0o777
+        rc, out, err = run("trace", "index", tr)
+        expect(rc == 0 and out.strip().endswith("index added"), f"trace index: {rc} {out} {err}")
+        expect(os.stat(tr).st_mode & 0o777 == mode, "permissions changed")
+        expect(sorted(os.listdir(b)) == ["s.lua", "t.h5"], f"left behind: {os.listdir(b)}")
+    print("index_fsize: ok")
+
+
 def damaged_copy(src_dir, dst_dir, prompt, how):
     """A copy of src_dir/t.h5 with one value of `prompt` changed: 'nan' (invalid)
     or 'lower' (valid, but not what the index recorded)."""
