@@ -46,7 +46,10 @@
  * (lo >= hi), a range or value outside the parameter's limits, an unknown or
  * non-numeric objective, a holdout outside [0, 1) or leaving a point with no
  * prompt on either side, too many combinations, max_evals too small for the
- * space.  A failing evaluation fails the call with that point's error.
+ * space; an objective that is not a finite number at any knob vector a
+ * point's search tried (NaN or infinite everywhere), or that is the same at
+ * every vector tried at every point (the knobs do not move it).  A failing
+ * evaluation fails the call with that point's error.
  */
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multimin.h>
@@ -101,6 +104,11 @@ typedef struct tune {
     double *cx, *cv; /* evaluated vectors (nk each) and their values */
     int64_t n_cache, cap_cache;
     int err_ref;
+    /* the objective over the current point's search: finite values seen, their
+     * range; and whether any point's search saw it move */
+    int64_t n_finite, n_seen;
+    double seen_lo, seen_hi;
+    int moved;
 } tune;
 
 /* One line, exit 78: "CHUNK:LINE: flashspec.tune: " and the message. */
@@ -319,7 +327,12 @@ static double objective_of(tune *t, const fs_staged *s)
     double v = NAN;
     char text[64];
     fs_row_get(&t->a->meta, &s->row, t->objective, &v, text, sizeof text);
-    return isfinite(v) ? v : -HUGE_VAL;
+    t->n_seen++;
+    if (!isfinite(v)) return -HUGE_VAL;
+    if (!t->n_finite++) t->seen_lo = t->seen_hi = v;
+    if (v < t->seen_lo) t->seen_lo = v;
+    if (v > t->seen_hi) t->seen_hi = v;
+    return v;
 }
 
 static int cache_find(const tune *t, const double *x, double *v)
@@ -691,11 +704,30 @@ int fs_l_tune(lua_State *L)
         int32_t off, cnt;
         split_prompts(t, &off, &cnt);
         int64_t e0 = t->evals;
+        t->n_finite = t->n_seen = 0;
         tune_point(t, best_x + (i - 1) * TUNE_MAX_KNOBS, &best_v[i - 1]);
         evals[i - 1] = t->evals - e0;
+        /* a search that never saw a number chose nothing: the start is no answer */
+        if (t->n_finite == 0)
+            tune_raise(t, "objective '%s' is not a finite number at any of the %lld knob "
+                          "vectors tried for point %lld (NaN or infinite everywhere); tune a "
+                          "column these points give a value", t->objective,
+                       (long long)t->n_seen, (long long)i);
+        t->moved |= t->seen_hi > t->seen_lo || t->n_seen < 2;
         push_point_table(t, best_x + (i - 1) * TUNE_MAX_KNOBS, off, cnt);
         lua_rawseti(L, final, i);
         lua_pop(L, 1);
+    }
+    /* an objective the knobs never moved, at any point, was not tuned */
+    if (!t->moved) {
+        char names[256] = "";
+        size_t at = 0;
+        for (int j = 0; j < t->nk && at < sizeof names; j++)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", j ? ", " : "",
+                                   t->k[j].d->name);
+        tune_raise(t, "objective '%s' is the same at every knob vector tried, at every point "
+                      "(%.17g): the knobs (%s) do not move it, so nothing was tuned",
+                   t->objective, t->seen_lo, names);
     }
     lua_setfield(L, final - 1, "points");
     int64_t n;

@@ -378,6 +378,12 @@ print(rows[1].tuned.k, rows[2].tuned.k, c.tuned.alpha0, c.tuned.navigation)
             ("knobs = { k = { 1, 8 } }, max_evals = 4", r"8 combinations but max_evals = 4"),
             ("knobs = { k = { 1.5, 8 } }", r"1\.5 is not a whole number"),
             ("knobs = {}", r"knobs is empty"),
+            ("knobs = { k = { 1, 8 } }, objective = 'tune_train'",
+             r"objective 'tune_train' is not a finite number at any of the 8 knob vectors "
+             r"tried for point 1"),
+            ("knobs = { k = { 1, 8 } }, objective = 'max_new_tokens'",
+             r"objective 'max_new_tokens' is the same at every knob vector tried.*\(k\) do "
+             r"not move it"),
         )
         for i, (knobs, needle) in enumerate(bad):
             src = TUNE_HEAD + ("local r = fs.tune(with { policy = fs.policy.chain {},\n"
