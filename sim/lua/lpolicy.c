@@ -50,12 +50,16 @@
 #include "sim/lua/lpolicy.h"
 #include "sim/lua/lpolicy_impl.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/eng_policy.h"
 #include "sim/lua/api.h"
@@ -72,10 +76,17 @@ typedef struct lp_params {
     char file[1024];       /* resolved path */
     char args[1024];       /* the params table as a Lua constructor, keys sorted */
     char source_hash[40];  /* of the file's bytes */
-    /* not in the table (so not in the point id): the sandbox limits */
+    /* not in the table (so not in the point id): the sandbox limits, and the
+     * file's bytes as read once and hashed into source_hash -- every point
+     * runs these, never the file again (the script's run anchors them) */
     long long step_limit;
     size_t mem_limit;
+    const char *src;
+    size_t src_len;
 } lp_params;
+
+/* Largest policy file read (a policy is code, not data). */
+#define LP_MAX_SOURCE ((size_t)16 << 20)
 
 #define LPO(f) offsetof(lp_params, f)
 static const eng_param_desc lp_table[] = {
@@ -434,10 +445,52 @@ static void plain_hooks(lua_State *L, int idx, const char *file)
     }
 }
 
+/* Reads the whole policy file at path (a regular file of at most
+ * LP_MAX_SOURCE bytes; a FIFO does not block): 0 with *out (malloc'd) and
+ * *len, or -1 with err. */
+static int read_source(const char *path, char **out, size_t *len, char *err, size_t errlen)
+{
+    *out = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot read '%.900s': %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size > LP_MAX_SOURCE) {
+        snprintf(err, errlen, "'%.900s' is %s", path,
+                 !S_ISREG(st.st_mode) ? "not a regular file" : "larger than 16 MiB");
+        close(fd);
+        return -1;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0; /* one more: a file that grows is seen */
+    char *buf = malloc(cap);
+    while (buf && n < cap) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    if (!buf || n == cap) {
+        snprintf(err, errlen, "'%.900s' %s", path, buf ? "changed while it was read" : "out of memory");
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 static int load_policy(lua_State *L)
 {
     const lp_params *p = lua_touserdata(L, 1);
-    if (luaL_loadfilex(L, p->file, "t") != LUA_OK) return lua_error(L);
+    char name[1100];
+    snprintf(name, sizeof name, "@%s", p->file);
+    if (luaL_loadbufferx(L, p->src ? p->src : "", p->src_len, name, "t") != LUA_OK)
+        return lua_error(L);
     int fn = lua_gettop(L);
     char src[1100];
     snprintf(src, sizeof src, "return %s", p->args);
@@ -594,11 +647,27 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
     return s;
 }
 
+/* A point's policy whose file would not load in its own state (it loaded
+ * when the script made it, from the same bytes; a point's state can still run
+ * out of memory): its first build fails with lp_open's reason. */
+static int lp_dead_build(void *self, eng_tree *t, eng_draft_oracle *draft,
+                         const eng_build_limits *lim)
+{
+    (void)self, (void)t, (void)draft, (void)lim;
+    return ENG_E_ARG;
+}
+
 static int lp_create(const void *params, eng_policy *out)
 {
     char err[LP_ERR_CAP];
     lp_state *s = lp_open(params, err, sizeof err);
-    if (!s) return ENG_E_ARG;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s) return ENG_E_NOMEM;
+        snprintf(s->err, sizeof s->err, "the policy did not load: %.480s", err);
+        s->iface = (eng_policy_i){.name = "lua", .build = lp_dead_build, .destroy = lp_destroy,
+                                  .error = lp_error};
+    }
     out->i = &s->iface;
     out->self = s;
     return ENG_OK;
@@ -645,6 +714,17 @@ static int append_value(lua_State *L, int idx, char *out, size_t n, size_t *at)
     if (k < 0 || *at + (size_t)k >= n) return -2;
     *at += (size_t)k;
     return 0;
+}
+
+/* Two 64-bit FNV-1a lanes over every byte of the source, as hex. */
+static void source_hash(const char *src, size_t len, char *out, size_t n)
+{
+    uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x6a09e667f3bcc909ULL;
+    for (size_t i = 0; i < len; i++) {
+        h1 = (h1 ^ (uint64_t)(unsigned char)src[i]) * 0x100000001b3ULL;
+        h2 = (h2 ^ (uint64_t)(unsigned char)src[i]) * 0x100000001b3ULL;
+    }
+    snprintf(out, n, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
 static int cmp_keys(const void *a, const void *b)
@@ -710,22 +790,20 @@ int fs_l_policy_lua(lua_State *L)
                         chunk, line);
     p.args[at++] = '}';
     p.args[at] = 0;
-    /* the file's contents enter the point id */
-    FILE *f = fopen(p.file, "rb");
-    if (!f)
-        return fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: cannot read '%s'",
-                        chunk, line, p.file);
-    uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x6a09e667f3bcc909ULL;
-    int c;
-    size_t bytes = 0;
-    while ((c = fgetc(f)) != EOF && bytes < ((size_t)1 << 26)) {
-        h1 = (h1 ^ (uint64_t)c) * 0x100000001b3ULL;
-        h2 = (h2 ^ (uint64_t)c) * 0x100000001b3ULL;
-        bytes++;
-    }
-    fclose(f);
-    snprintf(p.source_hash, sizeof p.source_hash, "%016llx%016llx", (unsigned long long)h1,
-             (unsigned long long)h2);
+    /* the file is read once, here: its whole content enters the point id,
+     * and those bytes -- kept for the run -- are what every point runs */
+    char *buf, rerr[LP_ERR_CAP];
+    size_t len;
+    if (read_source(p.file, &buf, &len, rerr, sizeof rerr) != 0)
+        return fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line,
+                        rerr);
+    char *kept = lua_newuserdatauv(L, len ? len : 1, 0); /* counted against the script */
+    memcpy(kept, buf, len);
+    free(buf);
+    luaL_ref(L, LUA_REGISTRYINDEX);
+    p.src = kept;
+    p.src_len = len;
+    source_hash(kept, len, p.source_hash, sizeof p.source_hash);
     const fs_lua_limits *lim = a->lim;
     p.step_limit = lim ? lim->step_limit : 0;
     p.mem_limit = lim ? lim->mem_limit_bytes : 0;
@@ -802,13 +880,20 @@ int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t err
     snprintf(p.args, sizeof p.args, "{}");
     p.step_limit = 100000000LL;
     p.mem_limit = (size_t)256 << 20;
+    char *buf;
+    if (read_source(path, &buf, &p.src_len, err, errlen) != 0) return -1;
+    p.src = buf;
     lp_state *s = lp_open(&p, err, errlen);
-    if (!s) return -1;
+    if (!s) {
+        free(buf);
+        return -1;
+    }
     if (s->named && (eng_policy_lookup(s->name) || strcmp(s->name, "lua") == 0)) {
         snprintf(err, errlen, "%.300s: policy name '%s' is already a built-in policy's name (its "
                  "rows would pass for that policy's); set another `name` in the hooks table",
                  path, s->name);
         lp_destroy(s);
+        free(buf);
         return -1;
     }
     lua_State *L = s->L;
@@ -866,5 +951,6 @@ int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t err
         }
     }
     lp_destroy(s);
+    free(buf);
     return 0;
 }

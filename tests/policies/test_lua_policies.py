@@ -159,6 +159,36 @@ def case_errors():
         open(ok, "a").write("-- edited\n")
         rc, id2, err, _ = run(src, d, "s4.lua")
         expect(rc == 0 and id1 != id2, f"an edited file kept its point id: {id1} {id2}")
+        # read once: the bytes hashed into the id are the bytes every point runs.
+        # The script loads the policy, says so on stderr (a warning), spins ~1 s,
+        # then runs it; meanwhile the file is replaced by one that fails.  The
+        # row must be the original file's (its point id and figures).
+        ro = pol("readonce.lua", open(os.path.join(EX, "chain.lua")).read())
+        rc, want, err, _ = run(ONE + f'local r = fs.run(with(fs.policy.lua("{ro}", {{ k = 4 }})))\n'
+                               'print(r.point_id, r.tokens_per_s)\n', d, "s5a.lua")
+        expect(rc == 0, err)
+        src = ONE + f'local pol = fs.policy.lua("{ro}", {{ k = 4 }})\n' + \
+            'local w = with(fs.policy.flash_ar {}) w.max_new_tokens = 100000 w.prompts = 1\n' \
+            'fs.run(w)\n' \
+            'local x = 0 for i = 1, 2e8 do x = x + i if os.clock() > 1.0 then break end end\n' \
+            'local r = fs.run(with(pol))\nprint(r.point_id, r.tokens_per_s)\n'
+        path = os.path.join(d, "s5b.lua")
+        open(path, "w").write(src)
+        q = subprocess.Popen([BIN, "run", path, "-q", "-o", os.path.join(d, "out-s5b")],
+                             cwd=HOME, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = q.stderr.readline()
+        expect("max_new_tokens = 100000" in line, f"no warning first: {line!r}")
+        open(ro, "w").write('return { name = "chain_lua", build = function() error("edited") end }\n')
+        so, rest = q.communicate(timeout=300)
+        expect(q.returncode == 0 and so == want,
+               f"the edited file ran under the loaded one's id: exit {q.returncode}, "
+               f"{so!r} vs {want!r}, {rest!r}")
+        # too large to be a policy: one line (the old hash stopped at 64 MiB)
+        big = pol("big.lua", "return { build = function() end }\n" + "-" * (17 << 20) + "\n")
+        rc, _, err, out = run(HEAD + f'local p = fs.policy.lua("{big}")\n', d, "big-load.lua")
+        one_line(err, rc, 66, r"big-load\.lua:12: flashspec\.policy\.lua: .*big\.lua' is larger "
+                              r"than 16 MiB")
+        os.unlink(big)
         # declared params: checked before any point runs; listed by `policies FILE`
         for args, needle in (("{ kk = 3 }", r"unknown param 'kk' \(did you mean 'k'\?\)"),
                              ("{ k = 300 }", r"param 'k' = 300\.0 is out of range"),
