@@ -160,6 +160,7 @@ static void push_hook(lp_state *s, int h)
 static void bind(lp_state *s, eng_tree *t, void *draft, void *target)
 {
     s->obj.tree->p = t;
+    s->obj.tree->writable = draft != NULL; /* build and provisional shape the tree */
     s->obj.draft->p = draft;
     s->obj.target->p = target;
 }
@@ -632,6 +633,7 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
     s->needs_draft = lua_isnil(L, -1) || lua_toboolean(L, -1);
     lua_settop(L, 0);
     lp_make_objects(L, &s->obj);
+    s->obj.draft->no_draft = !s->needs_draft;
     s->iface = (eng_policy_i){
         .name = s->name,
         .reset = s->ref[H_RESET] != LUA_NOREF ? lp_reset : NULL,

@@ -11,6 +11,8 @@
 
 typedef struct lp_obj {
     void *p; /* eng_tree *, eng_draft_oracle * or eng_target_oracle *; NULL outside a hook */
+    int writable; /* tree: add/remove allowed (build and provisional only, as in C) */
+    int no_draft;  /* draft: the policy declared needs_draft = false */
 } lp_obj;
 
 /* A policy state's three objects, each anchored in its registry. */

@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LP_TREE "flashspec.lua_tree"
 #define LP_DRAFT "flashspec.lua_draft"
@@ -30,7 +31,7 @@ static int32_t node_arg(lua_State *L, const eng_tree *t, int idx)
 {
     lua_Integer id = luaL_checkinteger(L, idx);
     if (id < 0 || id >= t->n_nodes)
-        luaL_error(L, "node %d is not in the tree (size %d)", (int)id, (int)t->n_nodes);
+        luaL_error(L, "node %lld is not in the tree (size %d)", (long long)id, (int)t->n_nodes);
     return (int32_t)id;
 }
 
@@ -120,9 +121,19 @@ static int t_child(lua_State *L)
     return 1;
 }
 
+/* The tree of a hook that may change it (build, provisional). */
+static eng_tree *tree_to_change(lua_State *L, const char *what)
+{
+    lp_obj *o = check_obj(L, 1, LP_TREE);
+    if (!o->writable)
+        luaL_error(L, "tree:%s: the tree is read-only outside build and provisional (a node "
+                   "added in prune or plan would be verified but not priced)", what);
+    return o->p;
+}
+
 static int t_add(lua_State *L)
 {
-    eng_tree *t = tree_of(L);
+    eng_tree *t = tree_to_change(L, "add");
     int32_t parent = node_arg(L, t, 2);
     eng_token tok = (eng_token)luaL_checkinteger(L, 3);
     float logq = (float)luaL_checknumber(L, 4);
@@ -141,7 +152,7 @@ static int t_add(lua_State *L)
  * returned table maps each old id to its new one (nil for dropped nodes). */
 static int t_remove(lua_State *L)
 {
-    eng_tree *t = tree_of(L);
+    eng_tree *t = tree_to_change(L, "remove");
     luaL_checktype(L, 2, LUA_TTABLE);
     int32_t n = t->n_nodes;
     uint8_t *keep = lua_newuserdatauv(L, (size_t)n, 0);
@@ -169,6 +180,10 @@ static eng_unit unit_arg(lua_State *L, int idx)
 
 static int d_expand(lua_State *L)
 {
+    lp_obj *dob = luaL_checkudata(L, 1, LP_DRAFT);
+    if (dob->no_draft)
+        return luaL_error(L, "draft:expand: this policy declares needs_draft = false, so its "
+                          "points have no draft model; drop needs_draft = false to draft");
     eng_draft_oracle *d = check_obj(L, 1, LP_DRAFT)->p;
     lp_obj *to = lua_touserdata(L, lua_upvalueindex(1));
     eng_tree *t = to->p;
@@ -187,6 +202,14 @@ static int d_expand(lua_State *L)
     }
     eng_unit unit = unit_arg(L, 3);
     if (n == 0) return 0;
+    uint8_t *seen = lua_newuserdatauv(L, (size_t)t->n_nodes, 0);
+    memset(seen, 0, (size_t)t->n_nodes);
+    for (int32_t i = 0; i < n; i++) {
+        if (seen[ids[i]])
+            return luaL_error(L, "draft:expand: node %d is given more than once", (int)ids[i]);
+        seen[ids[i]] = 1;
+    }
+    lua_pop(L, 1);
     int rc = d->expand(d->ctx, t, ids, n, unit);
     if (rc != ENG_OK) return luaL_error(L, "draft:expand failed (code %d)", rc);
     return 0;

@@ -328,6 +328,56 @@ static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t
     return 1;
 }
 
+/* A policy's verification plan against the tree it verifies (any policy, C,
+ * plug-in or Lua): the rows through the layers cover every verified node and
+ * stay within what a verification can hold (the tree, or the largest compiled
+ * graph when that is larger); rows past the exit layer cover the kept nodes and
+ * no more than the rows; the leaves are between 1 and the rows; the
+ * exit layer lies inside the target.  0, or -1 with err (naming the field). */
+static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_plan *pl,
+                      const sim_point *pt, char *err, size_t errlen, int32_t prompt, int32_t pos)
+{
+    int32_t kept = 0;
+    for (int32_t v = 0; v < t->n_nodes; v++) kept += v == 0 || !keep || keep[v];
+    int32_t most = t->n_nodes, layers = pt->target->layers;
+    const sim_device *d = pt->device;
+    if (d->n_npu_shapes > 0 && d->npu_shapes[d->n_npu_shapes - 1] > most)
+        most = d->npu_shapes[d->n_npu_shapes - 1];
+    const char *why = NULL;
+    char buf[160];
+    if (pl->exit_layer < -1 || pl->exit_layer >= layers) {
+        snprintf(buf, sizeof buf, "exit_layer = %d is not -1 (none) or a layer in [0, %d)",
+                 (int)pl->exit_layer, (int)layers);
+        why = buf;
+    } else if (pl->rows < kept || pl->rows > most) {
+        snprintf(buf, sizeof buf, "rows = %d is outside [%d, %d] (the %d verified nodes; the "
+                 "tree or the largest compiled graph)", (int)pl->rows, (int)kept, (int)most,
+                 (int)kept);
+        why = buf;
+    } else if (pl->exit_layer < 0 && pl->rows_after_exit != pl->rows) {
+        snprintf(buf, sizeof buf, "rows_after_exit = %d differs from rows = %d with no exit "
+                 "layer", (int)pl->rows_after_exit, (int)pl->rows);
+        why = buf;
+    } else if (pl->exit_layer >= 0 && (pl->rows_after_exit < kept || pl->rows_after_exit > pl->rows)) {
+        snprintf(buf, sizeof buf, "rows_after_exit = %d is outside [%d, %d] (the kept nodes, "
+                 "rows)", (int)pl->rows_after_exit, (int)kept, (int)pl->rows);
+        why = buf;
+    } else if (pl->leaves < 1 || pl->leaves > pl->rows) {
+        snprintf(buf, sizeof buf, "leaves = %d is outside [1, %d] (the rows)", (int)pl->leaves,
+                 (int)pl->rows);
+        why = buf;
+    } else if (pl->proj < ENG_PROJ_EAGER_NPU || pl->proj > ENG_PROJ_ONDEMAND_NPU ||
+               pl->overlap_gate < 0 || pl->overlap_gate > 1) {
+        snprintf(buf, sizeof buf, "proj = %d / overlap_gate = %d is not a mode", (int)pl->proj,
+                 (int)pl->overlap_gate);
+        why = buf;
+    }
+    if (!why) return 0;
+    fail(err, errlen, SIM_REPLAY_E_CONFIG, "policy %s: plan: %s (prompt %d, position %d)",
+         pt->policy->name, why, prompt, pos);
+    return -1;
+}
+
 static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
     double t_start = wall_s();
@@ -488,6 +538,10 @@ static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size
             else
                 eng_plan_default(&s.tree, keep, &plan);
             if (policy_error(&pol, err, errlen, tp, pos)) { /* plan or an earlier reset */
+                rc = SIM_REPLAY_E_CONFIG;
+                break;
+            }
+            if (check_plan(&s.tree, keep, &plan, pt, err, errlen, tp, pos) != 0) {
                 rc = SIM_REPLAY_E_CONFIG;
                 break;
             }

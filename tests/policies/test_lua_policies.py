@@ -183,6 +183,44 @@ def case_errors():
         expect(q.returncode == 0 and so == want,
                f"the edited file ran under the loaded one's id: exit {q.returncode}, "
                f"{so!r} vs {want!r}, {rest!r}")
+        # hook outputs are checked against the tree: a plan's rows below the
+        # verified nodes or beyond any verification, a tree changed outside build,
+        # duplicate expand ids, drafting without a draft -- each one line, 78,
+        # naming the hook and the field (was: priced as given, or exit 70)
+        chain6 = ("local P = { name = 'c6' }\nfunction P.build(tree, draft, lim)\n"
+                  "  local tip = 0\n  for _ = 1, math.min(6, lim.remaining - 1) do\n"
+                  "    draft:expand(tip, 'cpu')\n    local tok, lq = tree:cand(tip, 1)\n"
+                  "    tip = tree:add(tip, tok, lq)\n  end\nend\n")
+        for name, extra, needle in (
+                ("plan_rows1.lua", "function P.plan(tree, keep) return { rows = 1 } end\n",
+                 r"plan: rows = 1 is outside \[7, \d+\]"),
+                ("plan_rows_huge.lua", "function P.plan(tree, keep) return { rows = 100000 } end\n",
+                 r"plan: rows = 100000 is outside"),
+                ("plan_rows_max.lua", "function P.plan(tree, keep) return { rows = 2147483647 } end\n",
+                 r"plan: rows = 2147483647 is outside"),
+                ("plan_exit.lua", "function P.plan(tree, keep) return { exit_layer = 99 } end\n",
+                 r"plan: exit_layer = 99 is not -1 \(none\) or a layer in \[0, 36\)"),
+                ("plan_leaves.lua", "function P.plan(tree, keep) return { leaves = 0 } end\n",
+                 r"plan: leaves = 0 is outside \[1, 7\]"),
+                ("plan_add.lua", "function P.plan(tree, keep) tree:add(0, 5, -1) end\n",
+                 r"plan: .*tree:add: the tree is read-only outside build and provisional"),
+                ("prune_rm.lua", "function P.prune(tree, target) tree:remove({ [1] = true }) end\n",
+                 r"prune: .*tree:remove: the tree is read-only")):
+            f = pol(name, chain6 + extra + "return P\n")
+            rc, _, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{f}")))\n', d,
+                                  "run-" + name)
+            one_line(err, rc, 78, needle)
+        nodraft = pol("nodraft.lua", "return { name = 'nd', needs_draft = false, build = "
+                                     "function(tree, draft) draft:expand(0, 'cpu') end }\n")
+        dup = pol("dup.lua", "return { name = 'dup', build = function(tree, draft) "
+                             "local ids = {} for i = 1, 4096 do ids[i] = 0 end "
+                             "draft:expand(ids, 'cpu') end }\n")
+        for f, needle in ((nodraft, r"build: .*draft:expand: this policy declares needs_draft = "
+                                    r"false"),
+                          (dup, r"build: .*draft:expand: node 0 is given more than once")):
+            rc, _, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{f}")))\n', d,
+                                  "run-" + os.path.basename(f))
+            one_line(err, rc, 78, needle)
         # too large to be a policy: one line (the old hash stopped at 64 MiB)
         big = pol("big.lua", "return { build = function() end }\n" + "-" * (17 << 20) + "\n")
         rc, _, err, out = run(HEAD + f'local p = fs.policy.lua("{big}")\n', d, "big-load.lua")
