@@ -31,6 +31,7 @@
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
 #include "sim/out/sim_timeline.h"
+#include "sim/out/sim_lock.h"
 #include "sim/out/sim_tmp.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep.h"
@@ -232,15 +233,6 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                      *o->out_dir ? strerror(e) : "empty directory name");
             return FS_EXIT_CANTCREAT;
         }
-        /* temporaries a killed run left in DIR and DIR/points (their writer
-         * gone, or a day old): removed before this run adds its own */
-        if (a.ex.rank == 0) {
-            int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a.ex.store_dir);
-            if (gone && !a.quiet)
-                fprintf(stderr, "flashspec: removed %d temporary file%s left in %s by an "
-                                "interrupted run\n",
-                        gone, gone == 1 ? "" : "s", o->out_dir);
-        }
     }
     struct stat st;
     if (t && stat(t->path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -278,6 +270,23 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         a.ex.tl_prompt = t->prompt;
     }
 
+    /* one writer per output directory (sim/out/sim_lock.h): the lock is held
+     * until the run ends; only then are another run's temporaries ours to clean */
+    int lock_fd = -1, made_dir = 0;
+    if (o->out_dir && a.ex.rank == 0) {
+        lock_fd = sim_out_lock(o->out_dir, &made_dir, err, errlen);
+        if (lock_fd < 0) {
+            sim_timeline_destroy(a.ex.tl);
+            return FS_EXIT_CANTCREAT;
+        }
+        /* temporaries a killed run left in DIR and DIR/points (their writer
+         * gone, or a day old): removed before this run adds its own */
+        int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a.ex.store_dir);
+        if (gone && !a.quiet)
+            fprintf(stderr, "flashspec: removed %d temporary file%s left in %s by an "
+                            "interrupted run\n",
+                    gone, gone == 1 ? "" : "s", o->out_dir);
+    }
     fs_lua_limits lim = {.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
                          .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
     if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
@@ -291,6 +300,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         sim_timeline_destroy(a.ex.tl);
+        if (made_dir) rmdir(o->out_dir);
+        if (lock_fd >= 0) close(lock_fd);
         snprintf(err, errlen, "cannot create a Lua state");
         return FS_EXIT_SOFTWARE;
     }
@@ -394,5 +405,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     free(a.warned);
     fs_api_free_profiles(&a);
     sim_timeline_destroy(a.ex.tl);
+    /* a directory this run made and left empty (it failed early) goes again */
+    if (made_dir && code != FS_EXIT_OK) rmdir(o->out_dir);
+    if (lock_fd >= 0) close(lock_fd);
     return code;
 }

@@ -711,6 +711,35 @@ def case_fault_vanish():
         expect(rc == 0 and counts(err) == (400 - saved, saved), f"{rc} {err}")
 
 
+def case_two_writers():
+    """A second run writing the same output directory while the first runs
+    fails at once: one line, exit 73, nothing of its own written; the first
+    finishes with all its results (before the lock, 1 run in 150 mixed one
+    run's results.csv with the other's results.h5).  Once the first has ended
+    the directory is free again; a run that fails before writing anything
+    removes the directory it made."""
+    with tempfile.TemporaryDirectory() as t:
+        d = os.path.join(t, "shared")
+        p = start_long(d, "-q")
+        wait_records(p, d, 5)
+        rc, _, err = run("sweep", "-j", "1", script("long.lua"), "-o", d)
+        lines = err.strip().splitlines()
+        expect(rc == 73 and len(lines) == 1 and
+               re.search(r"cannot write output '.*shared': another flashspec run is writing it",
+                         lines[0]), f"second writer: {rc} {err!r}")
+        expect(p.poll() is None, "the first run ended before the second was refused")
+        out, err = p.communicate(timeout=300)
+        expect(p.returncode == 0 and out.strip() == "400", f"first run: {p.returncode} {err}")
+        expect(len(rows(d)) == 400, "results incomplete")
+        rc, _, err = run("sweep", "-j", "2", script("long.lua"), "-o", d)
+        expect(rc == 0 and counts(err) == (0, 400), f"after the first: {rc} {err}")
+        bad = os.path.join(t, "bad.lua")
+        open(bad, "w").write("error('no')\n")
+        e = os.path.join(t, "new", "dir")
+        rc, _, err = run("run", bad, "-o", e)
+        expect(rc == 78 and not os.path.exists(e), f"failed run left {e}: {rc} {err}")
+
+
 def case_fault_trace_changed():
     """A trace replaced between runs: its checksum is part of every point id and
     record, so nothing is resumed and the results follow the new trace; a trace
