@@ -292,6 +292,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
     if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
     lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
+    lim.in_library = sim_sweep_library_call;
     a.lim = &lim;
     a.plugins = o->plugins;
     a.trace_cache_bytes = (size_t)(o->trace_cache_mb > 0 ? o->trace_cache_mb : FS_TRACE_CACHE_MB)

@@ -580,6 +580,7 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
     s->lim.mem_limit_bytes = p->mem_limit;
     s->lim.step_limit = p->step_limit;
     s->lim.stop = sim_sweep_interrupted;
+    s->lim.in_library = sim_sweep_library_call;
     s->L = fs_sandbox_new(FS_SANDBOX_SCRIPT, &s->lim);
     if (!s->L) {
         free(s);

@@ -7,6 +7,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -112,25 +113,114 @@ static int safe_setmetatable(lua_State *L)
     return lua_gettop(L);
 }
 
+/* Skips a set [...] starting at p[i] == '[': the index after its ']'. */
+static size_t skip_set(const char *p, size_t i, size_t n)
+{
+    i++;
+    if (i < n && p[i] == '^') i++;
+    if (i < n && p[i] == ']') i++; /* a first ']' is a member */
+    while (i < n && p[i] != ']') i += p[i] == '%' ? 2 : 1;
+    return i < n ? i + 1 : n;
+}
+
+/* An upper bound on the steps of Lua's backtracking matcher for pattern p on
+ * a subject of n bytes.  Only items of variable length backtrack: a
+ * single-character class with *, + or -, and %bxy.  With q of them, the
+ * subject's bytes can be split among them in at most C(n + q, q) ways, each
+ * tried once per start position (n + 1 of them unless the pattern starts
+ * with ^); every optional item (?) doubles it.  Floating point: it may be
+ * astronomical ("(.-)(.-)(.-)(.-)(.-)b" on 3000 bytes: ~6e18). */
+static double pattern_bound(const char *p, size_t plen, size_t n)
+{
+    size_t i = 0;
+    int anchored = plen > 0 && p[0] == '^';
+    double q = 0, opt = 0;
+    if (anchored) i = 1;
+    while (i < plen) {
+        char c = p[i];
+        if (c == '(' || c == ')') {
+            i++;
+            continue;
+        }
+        if (c == '%' && i + 1 < plen && p[i + 1] == 'b') { /* %bxy: a balanced run */
+            q++;
+            i += 4;
+            continue;
+        }
+        if (c == '%' && i + 1 < plen && p[i + 1] == 'f') { /* %f[set]: a frontier */
+            i += 2;
+            if (i < plen && p[i] == '[') i = skip_set(p, i, plen);
+            continue;
+        }
+        if (c == '%' && i + 1 < plen && p[i + 1] >= '0' && p[i + 1] <= '9') { /* %1 */
+            i += 2;
+            continue;
+        }
+        i = c == '[' ? skip_set(p, i, plen) : c == '%' ? i + 2 : i + 1;
+        if (i < plen && (p[i] == '*' || p[i] == '+' || p[i] == '-')) {
+            q++;
+            i++;
+        } else if (i < plen && p[i] == '?') {
+            opt++;
+            i++;
+        }
+    }
+    double ways = 1.0;
+    for (double k = 1; k <= q && ways < 1e300; k++) ways *= ((double)n + k) / k;
+    for (double k = 0; k < opt && ways < 1e300; k++) ways *= 2.0;
+    return ways * (anchored ? 1.0 : (double)n + 1.0);
+}
+
+/* Matches whose bound is above this many steps tell lim->in_library. */
+#define LONG_MATCH_STEPS 1e6
+
 /* string.find / match / gmatch / gsub charged by the bytes they are given
  * (subject and pattern), then the library's own function: a pattern match
  * may try every start position, so one instruction per byte; a plain find
- * (fourth argument true) is a memory scan, one per BYTES_PER_STEP bytes. */
+ * (fourth argument true) is a memory scan, one per BYTES_PER_STEP bytes.
+ * Backtracking inside the match is C code no hook sees, so a pattern whose
+ * bound (pattern_bound) is above the instructions left is refused before it
+ * runs: no single match can carry a script past its instruction limit. */
 static int charged_string_fn(lua_State *L)
 {
     lua_getfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
     fs_lua_limits *lim = lua_touserdata(L, -1);
     lua_pop(L, 1);
+    double bound = 0;
     if (lim) {
         size_t a = 0, b = 0;
+        const char *pat = NULL;
         if (lua_type(L, 1) == LUA_TSTRING) lua_tolstring(L, 1, &a);
-        if (lua_type(L, 2) == LUA_TSTRING) lua_tolstring(L, 2, &b);
+        if (lua_type(L, 2) == LUA_TSTRING) pat = lua_tolstring(L, 2, &b);
         int plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
         charge(lim, (long long)(plain ? (a + b) / BYTES_PER_STEP : a + b));
+        if (pat && !plain) {
+            bound = pattern_bound(pat, b, a);
+            double left = (double)(lim->step_limit - lim->steps);
+            if (lim->step_limit && bound > left && bound <= (double)lim->step_limit) {
+                /* it would fit a whole budget: the limit has simply run out */
+                charge(lim, (long long)(left > 0 ? left : 0) + 1);
+                return luaL_error(L, "instruction limit of %I exceeded (endless loop?)",
+                                  (lua_Integer)lim->step_limit);
+            }
+            if (lim->step_limit && bound > left) {
+                char msg[400];
+                snprintf(msg, sizeof msg, "string.%s: the pattern could take up to %.3g match "
+                         "steps on this %zu-byte subject (backtracking no limit can stop), more "
+                         "than the %.0f instructions left; simplify it (fewer items with *, + "
+                         "or -; anchor it with ^) or raise --max-instructions",
+                         lua_tostring(L, lua_upvalueindex(3)), bound, a, left > 0 ? left : 0);
+                return luaL_error(L, "%s", msg);
+            }
+        }
     }
+    int told = lim && lim->in_library && bound > LONG_MATCH_STEPS;
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    if (told) lim->in_library(1);
+    int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    if (told) lim->in_library(0);
+    if (rc != LUA_OK) return lua_error(L);
     return lua_gettop(L);
 }
 
@@ -145,7 +235,8 @@ static void wrap_libs(lua_State *L)
     for (int i = 0; fns[i]; i++) {
         lua_getfield(L, -1, fns[i]);
         lua_pushboolean(L, i == 0); /* only find has a plain mode */
-        lua_pushcclosure(L, charged_string_fn, 2);
+        lua_pushstring(L, fns[i]);
+        lua_pushcclosure(L, charged_string_fn, 3);
         lua_setfield(L, -2, fns[i]);
     }
     lua_pop(L, 1);

@@ -61,6 +61,9 @@ typedef struct fs_lua_limits {
     double max_seconds;     /* wall-clock limit, 0 = none */
     double deadline;        /* CLOCK_MONOTONIC seconds (set by fs_sandbox_new) */
     int (*stop)(void);      /* optional: nonzero ends the Lua code ("interrupted") */
+    void (*in_library)(int on); /* optional: told around a long library call no hook can
+                                   stop (a pattern match), so that an interrupt during it
+                                   can end the process (sim_sweep_library_call) */
 } fs_lua_limits;
 
 /* Creates a state of the given kind; lim is borrowed and must outlive it.

@@ -40,6 +40,7 @@
 
 static volatile sig_atomic_t g_signal;
 static volatile sig_atomic_t g_signal_quiet;
+static atomic_int g_in_library; /* threads inside a library call no hook can stop */
 static struct sigaction g_old_int, g_old_term;
 static int g_installed;
 
@@ -50,6 +51,14 @@ static int g_installed;
 
 static void on_signal(int sig)
 {
+    if ((sig == SIGINT || sig == SIGTERM) && atomic_load(&g_in_library) > 0) {
+        static const char msg[] = "\nflashspec: interrupted inside a long string pattern match, "
+                                  "which cannot stop on its own; ended (finished points are "
+                                  "saved)\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+        _exit(130);
+    }
     if (sig == SIGALRM && g_signal == SIGALRM) {
         static const char msg[] = "flashspec: still running 10 s after the time limit "
                                   "(--max-seconds); ended\n";
@@ -124,6 +133,8 @@ void sim_sweep_signals_restore(void)
 }
 
 int sim_sweep_interrupted(void) { return (int)g_signal; }
+
+void sim_sweep_library_call(int on) { atomic_fetch_add(&g_in_library, on ? 1 : -1); }
 
 /* -------------------------------------------------------------- params */
 

@@ -105,6 +105,11 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
 void sim_sweep_signals_install(void);
 void sim_sweep_signals_restore(void);
 int sim_sweep_interrupted(void);
+/* Around a long library call no hook can stop (a Lua pattern match, up to its
+ * bound): on = 1 before, 0 after, from any thread.  SIGINT or SIGTERM while
+ * any thread is inside one ends the process at once (one line, exit 130):
+ * finished points are saved, the one in flight is lost. */
+void sim_sweep_library_call(int on);
 
 /* A wall-clock limit for the whole run: after `seconds` SIGALRM sets the same
  * flag (interrupted() then returns SIGALRM), so sweeps finish the points in

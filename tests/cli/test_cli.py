@@ -580,12 +580,37 @@ def case_time_limit():
         expo = ('local s = string.rep("a", 40)\n'
                 'print(s:find(string.rep("a?", 40) .. string.rep("a", 40) .. "b"))\n')
         t0 = time.monotonic()
-        rc, _, err, out = run_src(d, "expo.lua", expo, "--max-seconds", "0.5")
+        rc, _, err, out = run_src(d, "expo.lua", expo, "--unsafe", "--max-seconds", "0.5")
         dt = time.monotonic() - t0
         expect(rc == 78 and "still running 10 s after the time limit" in err,
                f"stuck library call: rc {rc} {err!r}")
         expect(dt < 30, f"stuck library call ended after {dt:.1f} s")
         no_results(out)
+        # under an instruction limit such a pattern is refused before it runs
+        t0 = time.monotonic()
+        rc, _, err, out = run_src(d, "expo2.lua", expo)
+        one_line_error(err, 78, rc, r"expo2\.lua:2: string\.find: the pattern could take up to "
+                       r"\S+ match steps on this 40-byte subject", "more than the")
+        expect(time.monotonic() - t0 < 5, "the pattern was not refused up front")
+        # and one SIGTERM ends a match that is running (a limit far above its bound)
+        path = os.path.join(d, "expo3.lua")
+        open(path, "w").write(expo)
+        q = subprocess.Popen([BIN, "run", path, "-q", "-o", os.path.join(d, "out-expo3"),
+                              "--max-instructions", "1000000000000000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        q.send_signal(signal.SIGTERM)
+        try:
+            _, err = q.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            q.kill()
+            raise AssertionError("SIGTERM did not end a running pattern match")
+        lines = err.strip().splitlines()
+        expect(q.returncode == 130 and len(lines) == 1 and
+               "interrupted inside a long string pattern match" in lines[0],
+               f"SIGTERM in a match: {q.returncode} {err!r}")
+        expect(time.monotonic() - t0 < 5, "SIGTERM did not end the match at once")
         # a sweep in progress stops too, keeping its finished points
         sweep = ('local fs = flashspec\nfs.sweep{ device = fs.device "oneplus12", '
                  'target = fs.model "qwen3-8b-q4_0", trace = fs.trace "' + SMALL + '", '
