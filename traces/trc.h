@@ -137,6 +137,11 @@ int trc_prompt_acquire(const trc_trace *t, int32_t p, trc_err *err);
 void trc_prompt_release(const trc_trace *t, int32_t p);
 /* 1 for a trace opened prompt by prompt, 0 for one held whole. */
 int trc_is_lazy(const trc_trace *t);
+/* Prompt p's hash (traces/README.md "Checksum") for a trace opened prompt by
+ * prompt: the index's, which trc_prompt_acquire checks the prompt's data
+ * against when it reads it.  0 for a trace held whole (its checksum was
+ * computed from its data) and for p out of range. */
+uint64_t trc_prompt_hash(const trc_trace *t, int32_t p);
 
 typedef struct trc_cache_info {
     size_t capacity, bytes, peak_bytes; /* prompt cache: limit, now, most held */

@@ -382,6 +382,12 @@ const uint64_t *trci_lazy_hashes(const trc_trace *t)
     return t->lazy->hash;
 }
 
+uint64_t trc_prompt_hash(const trc_trace *t, int32_t p)
+{
+    if (!t || !t->lazy || p < 0 || p >= t->meta.n_prompts) return 0;
+    return t->lazy->hash[p];
+}
+
 size_t trci_lazy_bytes(const trc_trace *t)
 {
     const trc_meta *m = &t->meta;

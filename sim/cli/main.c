@@ -111,6 +111,10 @@ static const char usage_run[] =
     "                     sweeps; finished points are kept for resuming; exit 78)\n"
     "      --trace-cache-mb N    prompts kept in memory per trace file read prompt by\n"
     "                     prompt (files with an index), in MiB (default 512)\n"
+    "      --verify-trace check every trace file completely when the script opens\n"
+    "                     it: every prompt, and its index (checksum included)\n"
+    "                     against the data (exit 65 on a mismatch); without it a\n"
+    "                     trace read prompt by prompt checks each prompt it reads\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
     "      --arg KEY=VALUE  hand the script flashspec.args.KEY = \"VALUE\" (a string;\n"
     "                     repeatable, each KEY once), e.g. --arg grid=quick\n"
@@ -179,6 +183,7 @@ static int script_cmd(int argc, char **argv, int kind)
         {"max-memory-mb", required_argument, NULL, 'M'},
         {"max-seconds", required_argument, NULL, 'S'},
         {"trace-cache-mb", required_argument, NULL, 'C'},
+        {"verify-trace", no_argument, NULL, 'V'},
         {"timeline", required_argument, NULL, 'T'},
         {"timeline-point", required_argument, NULL, 'P'},
         {"timeline-prompt", required_argument, NULL, 'p'},
@@ -296,6 +301,10 @@ static int script_cmd(int argc, char **argv, int kind)
             o.args = args;
             break;
         }
+        case 'V':
+            if (demo) goto bad;
+            o.verify_trace = 1;
+            break;
         case 'R':
             if (demo) goto bad;
             o.no_resume = 1;

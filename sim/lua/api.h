@@ -48,6 +48,7 @@ typedef struct fs_script_opts {
                                    the sweeps it starts); 0 = none */
     long long trace_cache_mb;   /* prompt cache of each trace read prompt by
                                    prompt, MiB; 0 = the default (FS_TRACE_CACHE_MB) */
+    int verify_trace;           /* --verify-trace: trc_check every trace file opened */
     /* script arguments, "key=value" each (--arg): flashspec.args[key] = "value";
      * keys are non-empty and unique (the CLI checks) */
     const char *const *args;

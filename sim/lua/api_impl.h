@@ -68,6 +68,7 @@ typedef struct fs_api {
     const struct fs_plugin *plugins; /* borrowed from the options */
     int n_plugins;
     size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
+    int verify_trace;         /* --verify-trace */
     fs_memo *memo;            /* while flashspec.calibrate evaluates: results of points already
                                  run (sweep_exec.h); NULL = every point runs */
     struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */

@@ -513,6 +513,16 @@ int fs_l_trace(lua_State *L)
                                            : FS_EXIT_DATA;
             return fs_raise(L, code, 0, "%s", terr.msg);
         }
+        if (a->verify_trace) { /* every prompt, and the index against the data */
+            trc_trace *c = NULL;
+            rc = trc_check(real, a->trace_cache_bytes, &c, &terr);
+            trc_free(c);
+            if (rc != TRC_OK) {
+                trc_free(t);
+                return fs_raise(L, rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_DATA, 0,
+                                "%s (--verify-trace)", terr.msg);
+            }
+        }
         check_held(L, a, t,
                    trc_is_lazy(t) ? "flashspec.trace (read prompt by prompt, with its prompt "
                                     "cache of --trace-cache-mb)"

@@ -298,6 +298,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     a.trace_cache_bytes = (size_t)(o->trace_cache_mb > 0 ? o->trace_cache_mb : FS_TRACE_CACHE_MB)
                           << 20;
     a.n_plugins = o->n_plugins;
+    a.verify_trace = o->verify_trace;
     lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
     if (!L) {
         sim_timeline_destroy(a.ex.tl);

@@ -403,7 +403,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
         if (sp[i].code || sp[i].memo) continue;
         jobs[k].pt = sp[i].pt;
         jobs[k].id = sp[i].id;
-        jobs[k].trace_checksum = sp[i].row.trace_checksum;
+        jobs[k].trace_checksum = sim_point_content_key(&sp[i].pt);
         if (i == tl_i) {
             tl_k = k;
             jobs[k].pt.span_fn = sim_timeline_span;

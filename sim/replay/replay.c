@@ -767,6 +767,46 @@ done:
 /* The point, then the same point on each standing variant of its device
  * (replay.h): the variants change no number of the point's own row but the
  * model band and the host time. */
+/* The prompts [first, first + n) the point replays (as replay_one): 0, or -1
+ * when its range does not fit the trace (the replay reports that). */
+static int point_prompts(const sim_point *pt, int32_t *first, int32_t *n)
+{
+    int32_t P = trc_get_meta(pt->trace)->n_prompts, avail = P - pt->prompt_offset;
+    if (pt->prompt_offset < 0 || avail < 1 || pt->prompts < 0 || pt->prompts > avail) return -1;
+    *first = pt->prompt_offset;
+    *n = pt->prompts ? pt->prompts : avail;
+    return 0;
+}
+
+uint64_t sim_point_content_key(const sim_point *pt)
+{
+    uint64_t h = trc_checksum(pt->trace);
+    int32_t first, n;
+    if (!trc_is_lazy(pt->trace) || point_prompts(pt, &first, &n) != 0) return h;
+    for (int32_t p = first; p < first + n; p++) { /* splitmix64-folded, order-sensitive */
+        h ^= trc_prompt_hash(pt->trace, p) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen)
+{
+    int32_t first, n;
+    if (!trc_is_lazy(pt->trace) || point_prompts(pt, &first, &n) != 0) return SIM_REPLAY_OK;
+    for (int32_t p = first; p < first + n; p++) {
+        trc_err terr;
+        if (trc_prompt_acquire(pt->trace, p, &terr) != TRC_OK)
+            return fail(err, errlen,
+                        terr.code == TRC_E_NOMEM ? SIM_REPLAY_E_INTERNAL : SIM_REPLAY_E_DATA,
+                        "%s", terr.msg);
+        trc_prompt_release(pt->trace, p);
+    }
+    return SIM_REPLAY_OK;
+}
+
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
     int rc = replay_one(pt, out, err, errlen);

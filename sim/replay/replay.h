@@ -197,4 +197,16 @@ typedef struct sim_point_stats {
  * message in err. */
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen);
 
+/* What a resume record of the point is keyed on: the trace's checksum, and for
+ * a trace read prompt by prompt (whose checksum is its index's) also the
+ * hashes of the prompts the point replays -- so a record made on other data
+ * under the same checksum is not taken for this point's. */
+uint64_t sim_point_content_key(const sim_point *pt);
+
+/* Before a record is trusted: reads every prompt the point replays from a
+ * trace read prompt by prompt, each checked against its hash (the data a
+ * record's key names is the data in the file).  0, or an error code of
+ * SIM_REPLAY_* with err.  No-op for a trace held whole. */
+int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen);
+
 #endif

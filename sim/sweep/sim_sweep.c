@@ -474,14 +474,21 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
         snprintf(err, errlen, "out of memory for %lld sweep points", (long long)n);
         return SIM_SWEEP_E_NOMEM;
     }
+    /* a record is trusted only once the prompts it covers have been read and
+     * found to be the data its key names (a trace read prompt by prompt: its
+     * checksum is the index's; sim_point_verify_content); a point whose data
+     * fails is not resumed, and fails with that error when it runs */
     if (rank == 0 && p->store_dir && p->resume)
-        for (int64_t i = 0; i < n; i++)
+        for (int64_t i = 0; i < n; i++) {
+            char verr[SIM_SWEEP_ERR_CAP];
             if (sim_sweep_store_get(p->store_dir, jobs[i].id, jobs[i].trace_checksum,
                                     p->resume == SIM_SWEEP_RESUME_ANY_BUILD ? NULL : p->version,
-                                    &jobs[i].st)) {
+                                    &jobs[i].st) &&
+                sim_point_verify_content(&jobs[i].pt, verr, sizeof verr) == SIM_REPLAY_OK) {
                 jobs[i].state = SIM_SWEEP_RESUMED;
                 flag[i] = 1;
             }
+        }
     int bad = sim_mpi_bcast(flag, (size_t)n) != 0;
 
     /* 2. deal: the k-th unfinished job goes to rank k mod size */

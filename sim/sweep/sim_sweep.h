@@ -60,7 +60,7 @@ typedef struct sim_sweep_job {
     /* inputs */
     sim_point pt;            /* borrowed data, read-only; pt.seed is the replay seed */
     sim_sweep_id id;         /* stable point id */
-    uint64_t trace_checksum; /* of pt.trace; stored with the record */
+    uint64_t trace_checksum; /* what the record is keyed on: sim_point_content_key(&pt) */
     /* outputs */
     int32_t state;           /* SIM_SWEEP_* job state */
     int32_t replay_rc;       /* SIM_REPLAY_* when FAILED */

@@ -849,6 +849,63 @@ def case_index_fsize():
     print("index_fsize: ok")
 
 
+def sweep_counts(err):
+    """(computed, resumed, failed) from the sweep's summary line."""
+    m = re.search(r"sweep of \d+ points?: (\d+) computed, (\d+) resumed, (\d+) failed", err)
+    expect(m, f"no sweep summary in stderr: {err!r}")
+    return tuple(int(x) for x in m.groups())
+
+
+def case_resume_content():
+    """A resume is keyed on the content actually read: a record is trusted only
+    after the prompts its point covers have been read and checked against
+    their hashes, and its key holds those hashes.  (1) A prompt changed after
+    the first run (its index kept): its points are not resumed but fail (65),
+    the others resume.  (2) A trace of other data carrying the first one's
+    index checksum: nothing is resumed, its rows are its own.  (3) A poked
+    /index/checksum: --verify-trace refuses the trace (65, one line)."""
+    import h5py
+    with tempfile.TemporaryDirectory() as t:
+        a, _ = lazy_setup(t)
+        o = os.path.join(t, "out")
+        rc, _, err = run("sweep", os.path.join(a, "s.lua"), "-o", o)
+        expect(rc == 0 and sweep_counts(err) == (12, 0, 0), f"first run: {rc} {err}")
+        # (1) prompt 2 changed under its index: was "0 computed, 12 resumed", exit 0
+        c = os.path.join(t, "c")
+        damaged_copy(a, c, 2, "lower")
+        rc, _, err = run("sweep", os.path.join(c, "s.lua"), "-o", o)
+        expect(rc == 65 and sweep_counts(err) == (0, 10, 2) and
+               len(re.findall(r"/index/prompt_hash: prompt 2", err)) == 2,
+               f"changed prompt: {rc} {err}")
+        # (2) other data under the same index checksum: recomputed, its own rows
+        b2 = os.path.join(t, "b2")
+        os.makedirs(b2)
+        tr = os.path.join(b2, "t.h5")
+        rc, _, err = run("trace", "synth", "-o", tr, "--prompts", "6", "--output-len", "48",
+                         "--nodes", "24", "--seed", "7")
+        expect(rc == 0, err)
+        open(os.path.join(b2, "s.lua"), "w").write(LAZY_SCRIPT)
+        own = os.path.join(t, "own")
+        rc, _, err = run("sweep", os.path.join(b2, "s.lua"), "-q", "-o", own)
+        expect(rc == 0, err)
+        with h5py.File(os.path.join(a, "t.h5"), "r") as f, h5py.File(tr, "r+") as g:
+            g["index/checksum"][0] = f["index/checksum"][0]
+        rc, _, err = run("sweep", os.path.join(b2, "s.lua"), "-o", o)
+        expect(rc == 0 and sweep_counts(err) == (12, 0, 0), f"borrowed checksum: {rc} {err}")
+        expect([r["tokens_per_s"] for r in rows(o)] == [r["tokens_per_s"] for r in rows(own)],
+               "a trace with a borrowed checksum got another trace's rows")
+        # (3) a poked checksum: --verify-trace checks the index against the data
+        rc, _, err = run("sweep", os.path.join(b2, "s.lua"), "-q", "--verify-trace", "-o",
+                         os.path.join(t, "v"))
+        lines = err.strip().splitlines()
+        expect(rc == 65 and len(lines) == 1 and "--verify-trace" in lines[0] and
+               "index" in lines[0], f"--verify-trace: {rc} {err!r}")
+        rc, _, err = run("sweep", os.path.join(a, "s.lua"), "-q", "--verify-trace", "-o",
+                         os.path.join(t, "v2"))
+        expect(rc == 0, f"--verify-trace on a sound trace: {rc} {err}")
+    print("resume_content: ok")
+
+
 def damaged_copy(src_dir, dst_dir, prompt, how):
     """A copy of src_dir/t.h5 with one value of `prompt` changed: 'nan' (invalid)
     or 'lower' (valid, but not what the index recorded)."""
