@@ -212,25 +212,37 @@ static void *get_object(lua_State *L, int idx, const char *key, const char *mt, 
     return NULL;
 }
 
+size_t fs_api_mem_in_use(const fs_api *a)
+{
+    const fs_lua_limits *lim = a->lim;
+    if (!lim) return a->held_bytes;
+    if (lim->pool) return atomic_load(&lim->pool->used); /* held bytes are in it */
+    return lim->mem_used + a->held_bytes;
+}
+
 void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
                    const char *what)
 {
     const fs_lua_limits *lim = a->lim;
-    if (lim && lim->mem_limit_bytes &&
-        (bytes > lim->mem_limit_bytes ||
-         lim->mem_used + a->held_bytes > lim->mem_limit_bytes - bytes))
+    size_t used = fs_api_mem_in_use(a);
+    int over = lim && lim->mem_limit_bytes &&
+               (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes);
+    if (!over && lim && lim->pool) over = fs_mem_pool_take(lim->pool, bytes) != 0;
+    if (over)
         fs_raise(L, FS_EXIT_CONFIG, 0,
-                 "%s:%d: %s: needs %.1f MiB more, and with the %.1f MiB the script already holds "
-                 "(Lua heap, traces, result rows) that passes its memory limit of %zu MiB (see "
-                 "--max-memory-mb)",
-                 chunk, line, what, (double)bytes / 1048576.0,
-                 (double)(lim->mem_used + a->held_bytes) / 1048576.0, lim->mem_limit_bytes >> 20);
+                 "%s:%d: %s: needs %.1f MiB more, and with the %.1f MiB the run already holds "
+                 "(Lua heap, policy states, traces, result rows) that passes its memory limit "
+                 "of %zu MiB (see --max-memory-mb)",
+                 chunk, line, what, (double)bytes / 1048576.0, (double)used / 1048576.0,
+                 lim->mem_limit_bytes >> 20);
     a->held_bytes += bytes;
 }
 
 void fs_api_release(fs_api *a, size_t bytes)
 {
-    a->held_bytes -= bytes < a->held_bytes ? bytes : a->held_bytes;
+    if (bytes > a->held_bytes) bytes = a->held_bytes;
+    a->held_bytes -= bytes;
+    if (a->lim && a->lim->pool) fs_mem_pool_put(a->lim->pool, bytes);
 }
 
 static fs_row *row_new(lua_State *L, fs_api *a)

@@ -84,6 +84,9 @@ void fs_api_free_profiles(fs_api *a);
 void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
                    const char *what);
 void fs_api_release(fs_api *a, size_t bytes);
+/* Bytes of the run's memory in use (the shared pool when there is one: every
+ * Lua state's heap and what the API holds; else the script's heap and held). */
+size_t fs_api_mem_in_use(const fs_api *a);
 
 /* 1 the first time `key` is seen by this run (print the warning), else 0. */
 int fs_api_warn_once(fs_api *a, uint64_t key);

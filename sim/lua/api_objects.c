@@ -440,7 +440,7 @@ static void check_held(lua_State *L, fs_api *a, trc_trace *t, const char *what)
     const fs_lua_limits *lim = a->lim;
     if (lim && lim->mem_limit_bytes &&
         (need > lim->mem_limit_bytes ||
-         lim->mem_used + a->held_bytes > lim->mem_limit_bytes - need))
+         fs_api_mem_in_use(a) > lim->mem_limit_bytes - need))
         trc_free(t);
     fs_api_charge(L, a, need, chunk, line, what);
 }
@@ -659,14 +659,14 @@ int fs_l_trace_synth(lua_State *L)
                       NK * s.n_exit * 4;
         const fs_lua_limits *lim = a->lim;
         if (lim && lim->mem_limit_bytes &&
-            most > (double)lim->mem_limit_bytes - (double)(lim->mem_used + a->held_bytes))
+            most > (double)lim->mem_limit_bytes - (double)(fs_api_mem_in_use(a)))
             return fs_raise(L, FS_EXIT_CONFIG, 0,
                             "%s:%d: flashspec.trace.synth: a trace of %d prompts x %d tokens x "
                             "%d nodes may need %.1f MiB, more than the %.1f MiB left of the "
                             "script's memory limit of %zu MiB (see --max-memory-mb)",
                             chunk, line, s.prompts, s.output_len, s.nodes, most / 1048576.0,
                             (double)lim->mem_limit_bytes / 1048576.0 -
-                                (double)(lim->mem_used + a->held_bytes) / 1048576.0,
+                                (double)(fs_api_mem_in_use(a)) / 1048576.0,
                             lim->mem_limit_bytes >> 20);
     }
     trc_trace *t = NULL;

@@ -291,6 +291,10 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                          .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
     if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
     if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
+    /* one budget for the run: the script's heap, what it holds (traces, rows)
+     * and every point's policy state on every worker */
+    fs_mem_pool pool = {.limit = lim.mem_limit_bytes};
+    lim.pool = &pool;
     lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
     lim.in_library = sim_sweep_library_call;
     a.lim = &lim;
@@ -357,8 +361,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                                       : FS_EXIT_CONFIG;
             if (rc == LUA_ERRMEM && lim.mem_refused) { /* the cap, not the host */
                 snprintf(err, errlen,
-                         "%s: script exceeds the Lua memory limit of %zu MiB (see "
-                         "--max-memory-mb)",
+                         "%s: script exceeds the run's memory limit of %zu MiB (Lua heap, "
+                         "policy states, traces, result rows; see --max-memory-mb)",
                          o->script, lim.mem_limit_bytes >> 20);
                 code = FS_EXIT_CONFIG;
             }

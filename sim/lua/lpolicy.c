@@ -83,6 +83,7 @@ typedef struct lp_params {
     size_t mem_limit;
     const char *src;
     size_t src_len;
+    fs_mem_pool *pool; /* the run's memory, shared with the script (sandbox.h) */
 } lp_params;
 
 /* Largest policy file read (a policy is code, not data). */
@@ -145,7 +146,12 @@ static int call_hook(lp_state *s, int h, int nargs, int nres)
     lua_remove(L, base);
     if (rc == LUA_OK) return 0;
     const char *m = lua_tostring(L, -1);
-    snprintf(s->err, sizeof s->err, "%s: %s", hook_names[h], m ? m : "error");
+    if (rc == LUA_ERRMEM && s->lim.mem_refused)
+        snprintf(s->err, sizeof s->err, "%s: the run's memory limit of %zu MiB is reached (the "
+                 "script and every point's policy state share it; see --max-memory-mb)",
+                 hook_names[h], s->lim.mem_limit_bytes >> 20);
+    else
+        snprintf(s->err, sizeof s->err, "%s: %s", hook_names[h], m ? m : "error");
     for (char *c = s->err; *c; c++)
         if (*c == '\n') *c = ' ';
     lua_pop(L, 1);
@@ -578,6 +584,7 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
         return NULL;
     }
     s->lim.mem_limit_bytes = p->mem_limit;
+    s->lim.pool = p->pool;
     s->lim.step_limit = p->step_limit;
     s->lim.stop = sim_sweep_interrupted;
     s->lim.in_library = sim_sweep_library_call;
@@ -592,7 +599,12 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
     lua_pushcfunction(L, load_policy);
     lua_pushlightuserdata(L, (void *)p);
     if (lua_pcall(L, 1, 1, 1) != LUA_OK) {
-        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+        if (s->lim.mem_refused)
+            snprintf(err, errlen, "%.300s: loading it reached the run's memory limit of %zu MiB "
+                     "(the script and every point's policy state share it; see "
+                     "--max-memory-mb)", p->file, s->lim.mem_limit_bytes >> 20);
+        else
+            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
         lp_destroy(s);
         return NULL;
     }
@@ -810,6 +822,7 @@ int fs_l_policy_lua(lua_State *L)
     const fs_lua_limits *lim = a->lim;
     p.step_limit = lim ? lim->step_limit : 0;
     p.mem_limit = lim ? lim->mem_limit_bytes : 0;
+    p.pool = lim ? lim->pool : NULL;
 
     /* load it once here: a broken file is the script's error, at this line */
     char err[LP_ERR_CAP];

@@ -47,6 +47,16 @@ static void charge(fs_lua_limits *lim, long long n)
     }
 }
 
+int fs_mem_pool_take(fs_mem_pool *pool, size_t n)
+{
+    size_t was = atomic_fetch_add(&pool->used, n);
+    if (was + n <= pool->limit && was + n >= was) return 0;
+    atomic_fetch_sub(&pool->used, n);
+    return -1;
+}
+
+void fs_mem_pool_put(fs_mem_pool *pool, size_t n) { atomic_fetch_sub(&pool->used, n); }
+
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     fs_lua_limits *lim = ud;
@@ -54,17 +64,27 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (nsize == 0) {
         free(ptr);
         lim->mem_used -= old;
+        if (lim->pool) fs_mem_pool_put(lim->pool, old);
         return NULL;
     }
-    if (lim->mem_limit_bytes && nsize > old && lim->mem_used - old + nsize > lim->mem_limit_bytes) {
+    if (lim->pool) {
+        if (nsize > old && fs_mem_pool_take(lim->pool, nsize - old) != 0) {
+            lim->mem_refused = 1;
+            return NULL;
+        }
+    } else if (lim->mem_limit_bytes && nsize > old &&
+               lim->mem_used - old + nsize > lim->mem_limit_bytes) {
         lim->mem_refused = 1;
         return NULL;
     }
     void *p = realloc(ptr, nsize);
-    if (p) {
-        lim->mem_used = lim->mem_used - old + nsize;
-        if (nsize > old) charge(lim, (long long)((nsize - old) / BYTES_PER_STEP));
+    if (!p) {
+        if (lim->pool && nsize > old) fs_mem_pool_put(lim->pool, nsize - old);
+        return NULL;
     }
+    if (lim->pool && nsize < old) fs_mem_pool_put(lim->pool, old - nsize);
+    lim->mem_used = lim->mem_used - old + nsize;
+    if (nsize > old) charge(lim, (long long)((nsize - old) / BYTES_PER_STEP));
     return p;
 }
 

@@ -41,6 +41,7 @@
 #define FS_SANDBOX_H
 
 #include <lua.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef enum fs_sandbox_kind {
@@ -49,8 +50,24 @@ typedef enum fs_sandbox_kind {
     FS_SANDBOX_UNSAFE = 2
 } fs_sandbox_kind;
 
+/* The memory of one run, shared by every Lua state that draws on it (the
+ * script's and every point's policy state, on any worker thread) and by what
+ * the script holds outside Lua (traces, result rows): used is kept atomically,
+ * and an allocation that would take it past limit is refused. */
+typedef struct fs_mem_pool {
+    _Atomic size_t used;
+    size_t limit; /* bytes, > 0 */
+} fs_mem_pool;
+
+/* Adds n bytes to the pool unless that passes its limit: 0, or -1 (nothing
+ * added).  fs_mem_pool_put gives bytes back. */
+int fs_mem_pool_take(fs_mem_pool *pool, size_t n);
+void fs_mem_pool_put(fs_mem_pool *pool, size_t n);
+
 typedef struct fs_lua_limits {
-    size_t mem_limit_bytes; /* 0 = unlimited */
+    size_t mem_limit_bytes; /* 0 = unlimited; with pool, the pool's limit (for messages) */
+    fs_mem_pool *pool;      /* optional: the run's shared memory; replaces the per-state
+                               check of mem_limit_bytes */
     long long step_limit;   /* VM instructions, 0 = unlimited */
     size_t mem_used;        /* maintained by the allocator */
     long long steps;        /* maintained by the hook (granularity 10,000) */

@@ -221,6 +221,24 @@ def case_errors():
             rc, _, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{f}")))\n', d,
                                   "run-" + os.path.basename(f))
             one_line(err, rc, 78, needle)
+        # one memory limit for the run: the script's heap and every point's policy
+        # state share --max-memory-mb (was: each state had the whole limit, so a
+        # 100 MiB run peaked at 221 MB at -j 1 and 423 MB at -j 2)
+        hog = pol("hog.lua", "local keep\nreturn { name = 'hog', build = function(tree, draft) "
+                             "keep = keep or string.rep('x', 40 << 20) end }\n")
+        small = ('local fs = flashspec\nlocal function go(pol) return fs.run { device = '
+                 'fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0", draft = fs.model '
+                 '"qwen3-8b-eagle3-q4_0", trace = fs.trace "traces/data/synth-small.h5", '
+                 'max_new_tokens = 8, policy = pol } end\n')
+        for held, code in (("", 0), ("local ballast = string.rep('y', 35 << 20)\n", 78)):
+            src = small + held + f'local r = go(fs.policy.lua("{hog}"))\n' + \
+                ("assert(#ballast > 0)\n" if held else "")
+            rc, _, err, out = run(src, d, f"hog-run{code}.lua", "--max-memory-mb", "100")
+            if code == 0:
+                expect(rc == 0, f"40 MiB in one policy state under 100 MiB: {rc} {err}")
+            else:
+                one_line(err, rc, 78, r"build: the run's memory limit of 100 MiB is reached "
+                                      r"\(the script and every point's policy state share it")
         # too large to be a policy: one line (the old hash stopped at 64 MiB)
         big = pol("big.lua", "return { build = function() end }\n" + "-" * (17 << 20) + "\n")
         rc, _, err, out = run(HEAD + f'local p = fs.policy.lua("{big}")\n', d, "big-load.lua")
