@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum {
     EX_OK_ = 0,
@@ -645,6 +647,27 @@ static int cmd_synth(int argc, char **argv)
                     argv[optind]);
     if (!out) return fail(EX_USAGE_, "trace synth: -o FILE is required (see --help)");
     if (p.n_accept == 0) return fail(EX_USAGE_, "trace synth: --accept needs at least one value");
+    /* the output is checked before a trace that may take minutes is generated:
+     * its directory must exist and be writable, and FILE must not be a directory */
+    {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", out);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = 0;
+        else
+            *slash = 0;
+        struct stat st;
+        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+            return fail(EX_CANTCREAT_, "%s: cannot create output: %s", out, strerror(EISDIR));
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
+            return fail(EX_CANTCREAT_, "%s: cannot create output: %s", out,
+                        stat(dir, &st) != 0    ? strerror(errno)
+                        : !S_ISDIR(st.st_mode) ? strerror(ENOTDIR)
+                                               : strerror(EACCES));
+    }
 
     trc_err err;
     if (by_prompt) {

@@ -133,7 +133,7 @@ typedef struct cal {
     double *best_pred, *loo_e, *resid;
     uint8_t *skip_mem;
     /* parametric bootstrap */
-    int32_t boot_n, boot_failed;
+    int32_t boot_n, boot_failed, boot_m; /* replicates asked, failed, converged */
     unsigned long boot_seed;
     int32_t rep;      /* replicate passed to points(p, rep); 0 = the fit */
     double *boot_x;   /* [boot_n] draws of one parameter */
@@ -639,6 +639,7 @@ static void bootstrap(cal *c, const gsl_vector *z, double s)
                 to_x(&c->par[i], gsl_vector_get(c->zk, (size_t)i));
         m++;
     }
+    c->boot_m = m;
     if (m < 2) return;
     for (int32_t i = 0; i < p; i++) {
         for (int32_t b = 0; b < m; b++)
@@ -1005,6 +1006,14 @@ int fs_l_calibrate(lua_State *L)
         fs_set_num(L, "start", q->start);
         fs_set_num(L, "lo", q->lo);
         fs_set_num(L, "hi", q->hi);
+        /* the converged replicates' values, in replicate order: what ci_lo,
+         * ci_hi (2.5% and 97.5% quantiles) and se_boot summarise */
+        lua_createtable(L, c->boot_m, 0);
+        for (int32_t b = 0; b < c->boot_m && c->boot_all; b++) {
+            lua_pushnumber(L, c->boot_all[(size_t)b * (size_t)p + (size_t)i]);
+            lua_rawseti(L, -2, b + 1);
+        }
+        lua_setfield(L, -2, "boot");
         lua_setfield(L, -2, q->name);
     }
     lua_setfield(L, -3, "params");

@@ -185,6 +185,7 @@ static void push_lim(lua_State *L, const eng_build_limits *lim)
 static int draft_hook(lp_state *s, int h, eng_tree *t, eng_draft_oracle *draft,
                       const eng_build_limits *lim)
 {
+    if (s->err[0]) return ENG_E_ORACLE; /* an earlier hook (reset) failed: its error stands */
     push_hook(s, h);
     lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->obj.tree_ref);
     lua_rawgeti(s->L, LUA_REGISTRYINDEX, s->obj.draft_ref);
@@ -218,6 +219,7 @@ static int lp_prune(void *self, const eng_tree *t, eng_target_oracle *target, ui
 {
     lp_state *s = self;
     lua_State *L = s->L;
+    if (s->err[0]) return ENG_E_ORACLE;
     push_hook(s, H_PRUNE);
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->obj.tree_ref);
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->obj.target_ref);

@@ -272,6 +272,19 @@ int fs_ref_load(const char *path, fs_ref *out, char *err, size_t errlen)
     if (!buf) return code;
     char *p = buf, *cells[FS_REF_MAX_COLS + 1];
     int32_t line = 1;
+    /* a UTF-8 byte-order mark (spreadsheets write one) is not part of the
+     * first column's name */
+    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+        p += 3;
+    /* line ends: LF or CR LF; a file of CR-only line ends (classic Mac) is
+     * one long line, named as such rather than as a quoting error */
+    if (strchr(p, '\r') && !strchr(p, '\n')) {
+        code = fail(err, errlen, FS_REF_E_DATA,
+                    "%s:1: lines end with CR alone (classic Mac line ends); convert them to LF "
+                    "or CR LF",
+                    path);
+        goto bad;
+    }
     int header = 0, ncol = 0, c_metric = -1, c_value = -1, c_source = -1, c_note = -1;
     int key_col[FS_REF_MAX_COLS];
     int32_t cap = 0;
@@ -409,6 +422,14 @@ int fs_ref_load(const char *path, fs_ref *out, char *err, size_t errlen)
         if (!*v || *end || !isfinite(r->value) || !(r->value > 0)) {
             code = fail(err, errlen, FS_REF_E_DATA,
                         "%s:%d: value must be a positive number, got '%s'", path, at, v);
+            goto bad;
+        }
+        /* relative residuals divide by it: a subnormal value overflows them */
+        if (r->value < 1e-300 || r->value > 1e300) {
+            code = fail(err, errlen, FS_REF_E_DATA,
+                        "%s:%d: value '%s' is outside [1e-300, 1e300] (residuals are relative "
+                        "to it)",
+                        path, at, v);
             goto bad;
         }
         char *src = trim(cells[c_source]);

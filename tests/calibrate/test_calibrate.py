@@ -161,6 +161,30 @@ def check_residual_csv(out: str, name: str, ref_rows: list[dict], loo: str) -> l
 
 # ------------------------------------------------------------- recovery
 
+def case_se_scales() -> None:
+    """The standard errors measure the noise: the same noise pattern at 10x the
+    size gives ~10x the standard error of every parameter (a fit whose
+    residual-variance scale were dropped or doubled would not), and at 0.5%
+    noise each is small beside its value (the truth is identifiable here)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        truth = truth_rows(DEVICE)
+        se = {}
+        for noise in (0.005, 0.05):
+            ref = os.path.join(tmp, f"ref{noise}.csv")
+            write_ref(truth, ref, noise=noise, seed=5)
+            p = fit(DEVICE, os.path.join(tmp, f"out{noise}"), ref, "--arg", "s_gflops=600",
+                    "--arg", "s_setup=2e5", "--arg", "s_launch=600")
+            expect(p.returncode == 0, f"noise {noise}: exit {p.returncode}: {p.stderr.strip()}")
+            se[noise] = fitted(p.stdout)
+        for k in DEVICE_TRUTH:
+            (x1, s1), (x2, s2) = se[0.005][k], se[0.05][k]
+            ratio = s2 / s1
+            print(f"  {k}: SE {s1:.4g} at 0.5% noise, {s2:.4g} at 5%: ratio {ratio:.2f}")
+            expect(7 <= ratio <= 14, f"{k}: 10x the noise gave {ratio:.2f}x the SE")
+            expect(s1 < 0.02 * abs(x1), f"{k}: SE {s1} at 0.5% noise is not small beside {x1}")
+    print("se_scales: ok")
+
+
 def case_recover_device() -> None:
     """Phone parameters from noisy measurements, from two starts; the derived
     profile is written and loads in place of the shipped one."""
@@ -350,6 +374,24 @@ def case_bootstrap_options() -> None:
             expect(p.returncode == 0, f"-j {j}: exit {p.returncode}: {p.stderr.strip()}")
             outs.append(p.stdout)
         expect(outs[0] == outs[1], f"bootstrap differs across -j: {outs}")
+        # the interval itself: the 2.5% and 97.5% quantiles (linear between
+        # order statistics) and the standard deviation of the replicates
+        m = re.search(r"^interval a (\S+) (\S+) (\S+)$", outs[0], re.M)
+        vals = sorted(float(v) for v in re.search(r"^boot a (.*)$", outs[0], re.M)
+                      .group(1).split())
+        expect(len(vals) == 5, f"replicates: {vals}")
+
+        def quantile(xs, f):
+            h = (len(xs) - 1) * f
+            i = int(math.floor(h))
+            return xs[i] + (h - i) * (xs[min(i + 1, len(xs) - 1)] - xs[i])
+        mean = sum(vals) / len(vals)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1))
+        lo, hi, sb = (float(x) for x in m.groups())
+        for name, got, want in (("ci_lo", lo, quantile(vals, 0.025)),
+                                ("ci_hi", hi, quantile(vals, 0.975)), ("se_boot", sb, sd)):
+            expect(abs(got - want) <= 1e-12 * max(1.0, abs(want)),
+                   f"{name} = {got!r}, the replicates give {want!r}")
         md = open(os.path.join(tmp, "o1", "accept.md")).read()
         expect("Parametric bootstrap: 5 replicates" in md and "95% interval (bootstrap)" in md,
                f"report: {md[:600]}")
@@ -575,7 +617,9 @@ def case_bad_nomatch() -> None:
 
 def case_bad_value() -> None:
     bad_ref_case([(f"value {v!r}", 8, 5, v, 65, ["value must be a positive number"])
-                  for v in ("-1052.3", "0", "-0", "nan", "inf", "", "1052.3ms", "1e999")])
+                  for v in ("-1052.3", "0", "-0", "nan", "inf", "", "1052.3ms", "1e999")] +
+                 [("value 1e-320 (subnormal)", 8, 5, "1e-320", 65,
+                   [r"value '1e-320' is outside \[1e-300, 1e300\]"])])
     print("bad_value: ok")
 
 
@@ -601,7 +645,9 @@ def case_bad_ref_format() -> None:
                 ("only comments", "# nothing\n\n# here\n", r":1: empty file"),
                 ("a header only", open(REF_DEVICE).read().split("\n")[4] + "\n",
                  "no reference rows"),
-                ("NUL bytes", "target,metric,value,source\0\n", "NUL bytes")]:
+                ("NUL bytes", "target,metric,value,source\0\n", "NUL bytes"),
+                ("CR-only line ends", open(REF_DEVICE).read().replace("\n", "\r"),
+                 r":1: lines end with CR alone")]:
             ref = os.path.join(tmp, "r.csv")
             with open(ref, "w") as f:
                 f.write(data)
@@ -609,6 +655,13 @@ def case_bad_ref_format() -> None:
             print(f"{what}:")
             p = fit(DEVICE, out, ref, quiet=False)
             expect_error(p, 65, out, re.escape(ref), needle)
+        # a UTF-8 byte-order mark (as spreadsheets save) is read past, not taken
+        # into the first column's name
+        ref = os.path.join(tmp, "bom.csv")
+        with open(ref, "w", encoding="utf-8-sig") as f:
+            f.write(open(REF_DEVICE).read())
+        p = fit(DEVICE, os.path.join(tmp, "bom-out"), ref)
+        expect(p.returncode == 0, f"a reference with a BOM: exit {p.returncode}: {p.stderr}")
     print("bad_ref_format: ok")
 
 

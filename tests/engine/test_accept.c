@@ -104,7 +104,10 @@ static void test_hand_built(void)
     CHECK_EQ_INT(o.emitted, 1);
     CHECK_EQ_INT(o.bonus, 10);
     CHECK_EQ_INT(emit[0], 10);
+    for (int i = 0; i < 8; i++)
+        emit[i] = 7777, path[i] = 7777;
     o = eng_accept_greedy(&t, g, NULL, path, emit, 3);
+    CHECK(emit[3] == 7777 && path[2] == 7777); /* nothing written past the cap */
     CHECK_EQ_INT(o.accepted, 2);
     CHECK_EQ_INT(o.last_node, 3);
     CHECK_EQ_INT(o.bonus, 12);

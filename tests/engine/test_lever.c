@@ -34,6 +34,10 @@ static void test_stop_and_delta(void)
     CHECK_EQ_INT(eng_lever_stop(0.5, 10.0, 2.0, 100.0), 0); /* 0.05 > 0.02 */
     CHECK_EQ_INT(eng_lever_stop(0.1, 10.0, 2.0, 100.0), 1); /* 0.01 <= 0.02 */
     CHECK_EQ_INT(eng_lever_stop(0.2, 10.0, 2.0, 100.0), 1); /* equal: stop */
+    /* the tie, exactly representable, and one ulp either side of it */
+    CHECK_EQ_INT(eng_lever_stop(0.25, 4.0, 1.0, 16.0), 1);
+    CHECK_EQ_INT(eng_lever_stop(nextafter(0.25, 1.0), 4.0, 1.0, 16.0), 0);
+    CHECK_EQ_INT(eng_lever_stop(nextafter(0.25, 0.0), 4.0, 1.0, 16.0), 1);
     static eng_costmodel cm;
     eng_costmodel_init(&cm, NULL);
     eng_costmodel_seed_verify(&cm, 2, 1, 100.0);

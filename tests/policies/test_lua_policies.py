@@ -210,6 +210,11 @@ def case_errors():
             rc, _, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{f}")))\n', d,
                                   "run-" + name)
             one_line(err, rc, 78, needle)
+        # an endless loop in reset is reported as reset's, not as the next hook's
+        rspin = pol("rspin.lua", chain6 + "function P.reset() while true do end end\nreturn P\n")
+        rc, _, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{rspin}")))\n', d,
+                              "run-rspin.lua", "--max-instructions", "2000000")
+        one_line(err, rc, 78, r": reset: .*rspin\.lua:\d+: instruction limit")
         nodraft = pol("nodraft.lua", "return { name = 'nd', needs_draft = false, build = "
                                      "function(tree, draft) draft:expand(0, 'cpu') end }\n")
         dup = pol("dup.lua", "return { name = 'dup', build = function(tree, draft) "

@@ -342,6 +342,25 @@ static void test_whitebox(fix *f)
     }
 }
 
+/* A forward parent with consistent depths: node 3 of tree 0 (an off-path
+ * child of the root) re-hung under node 4, its later sibling, at depth 2.
+ * Every other rule holds (depths, tokens, sizes); only "a parent comes before
+ * its child" refuses it. */
+static void test_forward_parent(fix *f)
+{
+    fix_init(f, 3, 3);
+    trc_trace *t = NULL;
+    trc_err err;
+    CHECK_EQ_INT(fix_build(f, "unit", &t, &err), TRC_OK);
+    if (!t) return;
+    CHECK(t->parent[3] == 0 && t->parent[4] == 0 && t->depth[4] == 1);
+    t->parent[3] = 4;
+    t->depth[3] = 2;
+    CHECK_EQ_INT(trci_validate(t, "unit", &err), TRC_E_DATA);
+    CHECK_ERR(err, TRC_E_DATA, "/nodes/parent", "parent 4 not in [0, 3)");
+    trc_free(t);
+}
+
 static void test_builder_misuse(fix *f)
 {
     fix_init(f, 3, 1);
@@ -411,6 +430,7 @@ int main(void)
     test_reference_rules(f);
     test_value_rules(f);
     test_whitebox(f);
+    test_forward_parent(f);
     test_builder_misuse(f);
     free(f);
     return check_done("test_trc_build");

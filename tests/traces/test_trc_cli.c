@@ -275,6 +275,14 @@ static void test_synth(void)
         run("synth", "-o", nodir, "--prompts", "1", "--output-len", "4", "--by-prompt", NULL), 73);
     CHECK(one_error_line("cannot create output"));
     CHECK(!exists(nodir));
+    /* the output is checked before generating: a trace of a million prompts
+     * into a missing directory fails at once (it would take hours and more
+     * memory than the machine has) */
+    CHECK_EQ_INT(run("synth", "-o", nodir, "--prompts", "1000000", "--output-len", "4096", NULL),
+                 73);
+    CHECK(one_error_line("cannot create output"));
+    CHECK_EQ_INT(run("synth", "-o", scratch, "--prompts", "1000000", NULL), 73);
+    CHECK(one_error_line("Is a directory"));
     CHECK_EQ_INT(run("synth", "-o", gone, "--by-prompt", "--prompts", "0", NULL), 64);
     CHECK(one_error_line("synth: prompts"));
     CHECK(!exists(gone));

@@ -69,6 +69,9 @@ for _, k in ipairs(fit.order) do
   local q = fit.params[k]
   print(string.format("param %s %.17g %.17g", k, q.value, q.se))
   print(string.format("interval %s %.17g %.17g %.17g", k, q.ci_lo, q.ci_hi, q.se_boot))
+  local b = {}
+  for i, v in ipairs(q.boot) do b[i] = string.format("%.17g", v) end
+  print(string.format("boot %s %s", k, table.concat(b, " ")))
 end
 print(string.format("rms %.17g loo_rms %.17g n %d p %d", fit.rms, fit.loo_rms, fit.n, fit.p))
 print(string.format("points run %d reused %d evaluations %d", fit.points_run, fit.points_reused,
