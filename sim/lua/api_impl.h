@@ -75,6 +75,10 @@ typedef struct fs_api {
     int32_t n_profiles, cap_profiles;
 } fs_api;
 
+/* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
+ * every row of table read from params, into out (cut at n bytes). */
+void fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
+
 /* Frees the profiles read by the run (a's cache of them). */
 void fs_api_free_profiles(fs_api *a);
 

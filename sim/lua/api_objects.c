@@ -688,7 +688,7 @@ int fs_l_trace_synth(lua_State *L)
 
 /* --------------------------------------------------------------- policies */
 
-static void params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
+void fs_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
 {
     size_t used = 0;
     out[0] = 0;
@@ -754,7 +754,7 @@ void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *param
     memset(u, 0, sizeof *u + desc->params_size);
     u->desc = desc;
     memcpy(u->params, params, desc->params_size);
-    params_label(desc->params, u->params, u->label, sizeof u->label);
+    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
     luaL_setmetatable(L, MT_POLICY);
 }
 
@@ -774,7 +774,7 @@ int fs_l_policy_make(lua_State *L)
     fs_caller_src(L, chunk, sizeof chunk, &line);
     snprintf(what, sizeof what, "flashspec.policy.%s", desc->name);
     slp_check_table(L, 1, desc->params, u->params, what, chunk, line);
-    params_label(desc->params, u->params, u->label, sizeof u->label);
+    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
     luaL_setmetatable(L, MT_POLICY);
     return 1;
 }

@@ -120,7 +120,7 @@ static int bad_row(const eng_param_desc *p, size_t n, char *why, size_t len)
  * function, a terminated parameter table of known types whose every row is
  * usable (bad_row) and whose names are distinct identifiers.  0 when it is;
  * otherwise why holds what it needs. */
-static int bad_desc(const eng_policy_desc *d, char *why, size_t len)
+int fs_plugin_check_desc(const eng_policy_desc *d, char *why, size_t len)
 {
     if (!d->name || !d->name[0] || strlen(d->name) > 63)
         return snprintf(why, len, "a name of 1 to 63 characters"), 1;
@@ -193,7 +193,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         return 78;
     }
     char why[256];
-    if (bad_desc(d, why, sizeof why)) {
+    if (fs_plugin_check_desc(d, why, sizeof why)) {
         snprintf(err, errlen, "--plugin %s: its %s needs %s", path, ENG_PLUGIN_DESC_SYMBOL, why);
         dlclose(h);
         return 78;

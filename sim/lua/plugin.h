@@ -29,4 +29,11 @@ typedef struct fs_plugin {
 int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, int n_loaded,
                    char *err, size_t errlen);
 
+/* The descriptor check fs_plugin_load makes: 0 when d is one the runtime can
+ * use (a name that is an identifier, a create function, a terminated table of
+ * at most 256 rows, every row's field, count, capacity, range, default and
+ * choices inside the params struct and consistent, distinct identifier
+ * names); otherwise 1 with what it needs in why. */
+int fs_plugin_check_desc(const eng_policy_desc *d, char *why, size_t len);
+
 #endif

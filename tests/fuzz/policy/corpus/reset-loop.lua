@@ -1,0 +1,1 @@
+return { name = "r", build = function() end, reset = function() while true do end end }
