@@ -749,6 +749,54 @@ static int cmp_keys(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The params table at tbl (0: none) as a canonical Lua constructor into out:
+ * keys sorted, values exact ("{k=8,unit=\"cpu\"}").  0, or -1 with why. */
+static int args_serialize(lua_State *L, int tbl, char *out, size_t cap, char *why, size_t wlen)
+{
+    size_t at = 0;
+    out[at++] = '{';
+    if (tbl) {
+        tbl = lua_absindex(L, tbl);
+        const char *keys[128];
+        int nk = 0;
+        lua_pushnil(L);
+        while (lua_next(L, tbl)) {
+            lua_pop(L, 1);
+            const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+            int ident = k && (k[0] == '_' || ((k[0] | 32) >= 'a' && (k[0] | 32) <= 'z'));
+            for (const char *c = k; ident && *c; c++)
+                ident = *c == '_' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z');
+            if (!ident || nk == 128) {
+                lua_pop(L, 1);
+                return snprintf(why, wlen, "params keys must be names (at most 128)"), -1;
+            }
+            keys[nk++] = k;
+        }
+        qsort(keys, (size_t)nk, sizeof keys[0], cmp_keys);
+        for (int i = 0; i < nk; i++) {
+            lua_getfield(L, tbl, keys[i]);
+            int k = snprintf(out + at, cap - at, "%s%s=", i ? "," : "", keys[i]);
+            if (k < 0 || at + (size_t)k >= cap) k = -1;
+            int rc = k < 0 ? -2 : (at += (size_t)k, append_value(L, -1, out, cap, &at));
+            lua_pop(L, 1);
+            if (rc == -1)
+                return snprintf(why, wlen,
+                                "param '%s' must be a finite number, a string or a "
+                                "boolean",
+                                keys[i]),
+                       -1;
+            if (rc == -2)
+                return snprintf(why, wlen, "params too long (at most %zu bytes written out)",
+                                cap - 2),
+                       -1;
+        }
+    }
+    if (at + 2 > cap) return snprintf(why, wlen, "params too long"), -1;
+    out[at++] = '}';
+    out[at] = 0;
+    return 0;
+}
+
 int fs_l_policy_lua(lua_State *L)
 {
     char chunk[PATH_MAX];
@@ -760,53 +808,19 @@ int fs_l_policy_lua(lua_State *L)
     memset(&p, 0, sizeof p);
     char tried[2 * PATH_MAX + 16] = "", found[PATH_MAX];
     if (fs_api_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
-        return fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: policy file '%s' "
-                        "not found%s", chunk, line, path, tried);
+        return fs_raise(L, FS_EXIT_NOINPUT, 0,
+                        "%s:%d: flashspec.policy.lua: policy file '%s' "
+                        "not found%s",
+                        chunk, line, path, tried);
     if (strlen(found) >= sizeof p.file)
-        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long",
-                        chunk, line);
+        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long", chunk,
+                        line);
     snprintf(p.file, sizeof p.file, "%s", found);
     /* the params table, canonical: keys sorted, values exact */
-    size_t at = 0;
-    p.args[at++] = '{';
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        const char *keys[128];
-        int nk = 0;
-        lua_pushnil(L);
-        while (lua_next(L, 2)) {
-            lua_pop(L, 1);
-            const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-            int ident = k && (k[0] == '_' || ((k[0] | 32) >= 'a' && (k[0] | 32) <= 'z'));
-            for (const char *c = k; ident && *c; c++)
-                ident = *c == '_' || (*c >= '0' && *c <= '9') || ((*c | 32) >= 'a' && (*c | 32) <= 'z');
-            if (!ident || nk == 128)
-                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: params keys "
-                                "must be names (at most 128)", chunk, line);
-            keys[nk++] = k;
-        }
-        qsort(keys, (size_t)nk, sizeof keys[0], cmp_keys);
-        for (int i = 0; i < nk; i++) {
-            lua_getfield(L, 2, keys[i]);
-            int k = snprintf(p.args + at, sizeof p.args - at, "%s%s=", i ? "," : "", keys[i]);
-            if (k < 0 || at + (size_t)k >= sizeof p.args) k = -1;
-            int rc = k < 0 ? -2 : (at += (size_t)k, append_value(L, -1, p.args, sizeof p.args, &at));
-            if (rc == -1)
-                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: param '%s' "
-                                "must be a finite number, a string or a boolean", chunk, line,
-                                keys[i]);
-            if (rc == -2)
-                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: params too "
-                                "long (at most %zu bytes written out)", chunk, line,
-                                sizeof p.args - 2);
-            lua_pop(L, 1);
-        }
-    }
-    if (at + 2 > sizeof p.args)
-        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: params too long",
-                        chunk, line);
-    p.args[at++] = '}';
-    p.args[at] = 0;
+    if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+    char why[256];
+    if (args_serialize(L, lua_isnoneornil(L, 2) ? 0 : 2, p.args, sizeof p.args, why, sizeof why))
+        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, why);
     /* the file is read once, here: its whole content enters the point id,
      * and those bytes -- kept for the run -- are what every point runs */
     char *buf, rerr[LP_ERR_CAP];
@@ -971,4 +985,184 @@ int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t err
     lp_destroy(s);
     free(buf);
     return 0;
+}
+
+/* ------------------------------------------------------------ tune */
+
+int fs_lua_policy_is(const eng_policy_desc *desc)
+{
+    return desc && desc->create == lp_create;
+}
+
+/* A number field of the spec at idx into *v (unchanged when absent). */
+static void spec_number(lua_State *L, int idx, const char *k, double *v)
+{
+    lua_getfield(L, idx, k);
+    if (lua_type(L, -1) == LUA_TNUMBER) *v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+}
+
+int fs_lua_policy_knob(const void *params, const char *name, fs_lua_knob *out, char *err,
+                       size_t errlen)
+{
+    const lp_params *p = params;
+    memset(out, 0, sizeof *out);
+    lp_state *s = lp_open(p, err, errlen);
+    if (!s) return -1;
+    lua_State *L = s->L;
+    int rc = -1;
+    lua_pushcfunction(L, load_policy);
+    lua_pushlightuserdata(L, (void *)p);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+        snprintf(err, errlen, "%s: cannot read its hooks table", p->file);
+        goto done;
+    }
+    lua_getfield(L, -1, "params");
+    int decl = lua_gettop(L);
+    if (!lua_istable(L, decl)) {
+        snprintf(err, errlen,
+                 "Lua policy %s declares no params (a `params` table in its hooks "
+                 "table): its knobs cannot be searched",
+                 p->file);
+        goto done;
+    }
+    lua_getfield(L, decl, name);
+    int spec = lua_gettop(L);
+    if (!lua_istable(L, spec)) {
+        const char *best = NULL;
+        int bd = 1 << 30;
+        lua_pushnil(L);
+        while (lua_next(L, decl)) {
+            lua_pop(L, 1);
+            if (lua_type(L, -1) != LUA_TSTRING) continue;
+            int dist = eng_params_distance(name, lua_tostring(L, -1));
+            if (dist < bd) bd = dist, best = lua_tostring(L, -1);
+        }
+        if (best && bd <= (int)(strlen(name) / 2 > 2 ? strlen(name) / 2 : 2))
+            snprintf(err, errlen, "policy %s has no knob '%s' (did you mean '%s'?)", s->name, name,
+                     best);
+        else
+            snprintf(err, errlen, "policy %s has no knob '%s'", s->name, name);
+        goto done;
+    }
+    snprintf(out->name, sizeof out->name, "%s", name);
+    out->d.name = out->name;
+    out->d.min = -1e300;
+    out->d.max = 1e300;
+    out->d.def = NAN;
+    lua_getfield(L, spec, "default");
+    int def_type = lua_type(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, spec, "choices");
+    int has_choices = lua_istable(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, spec, "integer");
+    int integer = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (has_choices) {
+        lua_getfield(L, spec, "choices");
+        int nc = 0;
+        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+            lua_rawgeti(L, -1, i);
+            if (lua_type(L, -1) == LUA_TSTRING && nc < FS_LUA_KNOB_CHOICES) {
+                snprintf(out->choice_text[nc], sizeof out->choice_text[nc], "%s",
+                         lua_tostring(L, -1));
+                out->choices[nc] = out->choice_text[nc];
+                nc++;
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+        if (nc == 0) {
+            snprintf(err, errlen, "knob '%s' of policy %s has no string choices", name, s->name);
+            goto done;
+        }
+        out->choices[nc] = NULL;
+        out->d.type = ENG_PARAM_ENUM;
+        out->d.choices = out->choices;
+    } else if (def_type == LUA_TBOOLEAN) {
+        out->d.type = ENG_PARAM_BOOL;
+        out->d.min = 0;
+        out->d.max = 1;
+    } else if (def_type == LUA_TSTRING) {
+        snprintf(err, errlen,
+                 "knob '%s' of policy %s is a string param without choices; only "
+                 "numbers, booleans and choices can be searched",
+                 name, s->name);
+        goto done;
+    } else {
+        out->d.type = integer ? ENG_PARAM_INT : ENG_PARAM_DOUBLE;
+        if (integer) out->d.min = INT32_MIN, out->d.max = INT32_MAX;
+        spec_number(L, spec, "min", &out->d.min);
+        spec_number(L, spec, "max", &out->d.max);
+    }
+    /* the current value: the one given to the policy object, else the default */
+    char src[1100];
+    snprintf(src, sizeof src, "return %s", p->args);
+    lua_getfield(L, spec, "default");
+    if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") == LUA_OK &&
+        lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+        lua_getfield(L, -1, name);
+        if (!lua_isnil(L, -1))
+            lua_replace(L, -3);
+        else
+            lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    double cur = NAN;
+    if (out->d.type == ENG_PARAM_ENUM && lua_type(L, -1) == LUA_TSTRING) {
+        for (int i = 0; out->choices[i]; i++)
+            if (!strcmp(out->choices[i], lua_tostring(L, -1))) cur = i;
+    } else if (out->d.type == ENG_PARAM_BOOL && lua_isboolean(L, -1)) {
+        cur = lua_toboolean(L, -1);
+    } else if (lua_type(L, -1) == LUA_TNUMBER) {
+        cur = lua_tonumber(L, -1);
+    }
+    out->current = cur;
+    rc = 0;
+done:
+    lp_destroy(s);
+    return rc;
+}
+
+void fs_lua_policy_with(lua_State *L, const void *uv, int n, const fs_lua_knob *const *knobs,
+                        const double *vals, const char *what, const char *chunk, int line)
+{
+    const ud_policy *u = uv;
+    lp_params p = *(const lp_params *)u->params;
+    char src[1100];
+    snprintf(src, sizeof src, "return %s", p.args);
+    if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") != LUA_OK)
+        fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s:%d: %s: the params of policy %s do not read back",
+                 chunk, line, what, u->desc->name);
+    lua_call(L, 0, 1);
+    int tbl = lua_gettop(L);
+    for (int i = 0; i < n; i++) {
+        const eng_param_desc *d = &knobs[i]->d;
+        if (d->type == ENG_PARAM_INT)
+            lua_pushinteger(L, (lua_Integer)vals[i]);
+        else if (d->type == ENG_PARAM_BOOL)
+            lua_pushboolean(L, vals[i] != 0);
+        else if (d->type == ENG_PARAM_ENUM)
+            lua_pushstring(L, d->choices[(int)vals[i]]);
+        else
+            lua_pushnumber(L, vals[i]);
+        lua_setfield(L, tbl, d->name);
+    }
+    char why[256];
+    if (args_serialize(L, tbl, p.args, sizeof p.args, why, sizeof why))
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s: %s", chunk, line, what, u->desc->name,
+                 why);
+    lua_pop(L, 1);
+    /* the declaration checks the values, as fs.policy.lua does */
+    char err[LP_ERR_CAP];
+    lp_state *s = lp_open(&p, err, sizeof err);
+    if (!s)
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s: %s", chunk, line, what, u->desc->name,
+                 err);
+    lp_destroy(s);
+    fs_policy_push(L, u->desc, &p);
+    ud_policy *nu = lua_touserdata(L, -1);
+    size_t len = strlen(p.args);
+    snprintf(nu->label, sizeof nu->label, "%.*s", (int)(len - 2), p.args + 1);
 }

@@ -63,6 +63,7 @@
 
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
+#include "sim/lua/lpolicy.h"
 #include "sim/lua/rows.h"
 #include "sim/sweep/sim_sweep.h"
 #include "traces/trc.h"
@@ -81,6 +82,7 @@ typedef struct knob {
     double values[TUNE_MAX_VALUES];
     double lo, hi, start; /* continuous */
     int integer;          /* continuous values are rounded */
+    const fs_lua_knob *lk; /* a Lua policy's declared param (d points into it), or NULL */
 } knob;
 
 typedef struct tune {
@@ -109,6 +111,8 @@ typedef struct tune {
     int64_t n_finite, n_seen;
     double seen_lo, seen_hi;
     int moved;
+    int lua;                         /* the policy is a Lua policy (fs.policy.lua) */
+    fs_lua_knob lks[TUNE_MAX_KNOBS]; /* its knobs, from its params declaration */
 } tune;
 
 /* One line, exit 78: "CHUNK:LINE: flashspec.tune: " and the message. */
@@ -172,6 +176,7 @@ static double knob_number(tune *t, const knob *k, int idx)
 /* The policy's own value of knob k (its default or what the script set). */
 static double knob_current(const tune *t, const knob *k)
 {
+    if (k->lk) return k->lk->current;
     const unsigned char *p = t->pol->params + k->d->offset;
     if (k->d->type == ENG_PARAM_DOUBLE) {
         double v;
@@ -206,7 +211,15 @@ static void read_knobs(tune *t, int idx)
     for (int i = 0; i < n; i++) {
         knob *k = &t->k[i];
         memset(k, 0, sizeof *k);
-        k->d = eng_params_find(desc->params, names[i]);
+        if (t->lua) { /* a Lua policy: its knobs are the params it declares */
+            char err[512];
+            if (fs_lua_policy_knob(t->pol->params, names[i], &t->lks[i], err, sizeof err) != 0)
+                tune_raise(t, "%s", err);
+            k->lk = &t->lks[i];
+            k->d = &t->lks[i].d;
+        } else {
+            k->d = eng_params_find(desc->params, names[i]);
+        }
         if (!k->d) {
             const char *near = eng_params_nearest(desc->params, names[i]);
             char hint[96] = "";
@@ -300,6 +313,18 @@ static void push_point_table(tune *t, const double *x, int32_t offset, int32_t c
         lua_settable(L, dst);
     }
     const eng_policy_desc *desc = t->pol->desc;
+    if (t->lua) { /* the same file with the knobs in its params table */
+        const fs_lua_knob *ks[TUNE_MAX_KNOBS];
+        for (int i = 0; i < t->nk; i++)
+            ks[i] = t->k[i].lk;
+        fs_lua_policy_with(L, t->pol, t->nk, ks, x, "flashspec.tune", t->chunk, t->line);
+        lua_setfield(L, dst, "policy");
+        lua_pushinteger(L, offset);
+        lua_setfield(L, dst, "prompt_offset");
+        lua_pushinteger(L, count);
+        lua_setfield(L, dst, "prompts");
+        return;
+    }
     unsigned char *params = malloc(desc->params_size ? desc->params_size : 1);
     if (!params) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
     memcpy(params, t->pol->params, desc->params_size);
@@ -662,6 +687,7 @@ int fs_l_tune(lua_State *L)
     if (!t->pol)
         tune_raise(t, "key 'policy' must be a policy (from "
                       "flashspec.policy.NAME)");
+    t->lua = fs_lua_policy_is(t->pol->desc);
     lua_pop(L, 1);
     read_options(t, 1);
     lua_getfield(L, 1, "knobs");

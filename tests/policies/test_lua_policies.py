@@ -319,6 +319,47 @@ def case_errors():
         print("lua policy errors: one line each, file:line and hook named")
 
 
+def case_tune():
+    """flashspec.tune searches a Lua policy's declared params as a built-in's:
+    the Lua port of Chain-SD tuned over k (an integer range, a discrete set of
+    its unit choices) picks the knobs and training value the built-in does;
+    an undeclared knob names the nearest declared one; a value outside the
+    declaration is refused."""
+    src = ONE + """
+local function tuned(pol)
+  local w = with(pol)
+  w.knobs = { k = { 1, 12 }, unit = { values = { "cpu", "npu" } } }
+  w.holdout = 0.5
+  w.dram_fraction = { 0, 0.5 }
+  return fs.tune(w)
+end
+local c = tuned(fs.policy.chain { k = 4 })
+local l = tuned(fs.policy.lua("%s/chain.lua", { k = 4 }))
+for i = 1, 2 do
+  assert(c[i].tuned.k == l[i].tuned.k and c[i].tuned.unit == l[i].tuned.unit,
+         ("point %%d: C k=%%s unit=%%s, Lua k=%%s unit=%%s"):format(i, c[i].tuned.k,
+         c[i].tuned.unit, l[i].tuned.k, l[i].tuned.unit))
+  assert(c[i].tune_train == l[i].tune_train and c[i].tokens_per_s == l[i].tokens_per_s)
+  assert(l[i].policy == "chain_lua" and l[i].policy_params:find("k=" .. l[i].tuned.k, 1, true))
+  print(l[i].tuned.k, l[i].tuned.unit, l[i].tune_evals)
+end
+""" % EX
+    with tempfile.TemporaryDirectory() as d:
+        rc, so, err, out = run(src, d, "tune.lua")
+        expect(rc == 0, f"tune over a Lua policy: {rc} {err}")
+        print(so.strip())
+        for knobs, needle in (("{ kk = { 1, 4 } }", r"policy chain_lua has no knob 'kk' "
+                                                   r"\(did you mean 'k'\?\)"),
+                              ("{ k = { 1, 300 } }",
+                               r"knob 'k': 300 is outside the parameter's range \[1, 64\]"),
+                              ("{ unit = { values = { 'gpu' } } }", r"'gpu' is not one of")):
+            src = HEAD + (f'local w = with(fs.policy.lua("{EX}/chain.lua"))\n'
+                          f'w.knobs = {knobs}\nlocal r = fs.tune(w)\n')
+            rc, _, err, out = run(src, d, "tbad.lua")
+            one_line(err, rc, 78, r"tbad\.lua:14: flashspec\.tune: ", needle)
+    print("lua policy tune: ok")
+
+
 def case_api():
     """tree:remove drops nodes with their subtrees and renumbers the rest."""
     pol = """local P = { name = "pool_lua" }
@@ -352,4 +393,5 @@ return P
 
 
 if __name__ == "__main__":
-    {"differential": case_differential, "errors": case_errors, "api": case_api}[sys.argv[1]]()
+    {"differential": case_differential, "errors": case_errors, "api": case_api,
+     "tune": case_tune}[sys.argv[1]]()
