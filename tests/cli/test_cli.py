@@ -592,6 +592,14 @@ def case_time_limit():
         one_line_error(err, 78, rc, r"expo2\.lua:2: string\.find: the pattern could take up to "
                        r"\S+ match steps on this 40-byte subject", "more than the")
         expect(time.monotonic() - t0 < 5, "the pattern was not refused up front")
+        # the backtracking of the report (five lazy items, no ?): refused at once
+        lazy = ('local s = string.rep("a", 3000)\n'
+                'print(s:find("(.-)(.-)(.-)(.-)(.-)b"))\n')
+        t0 = time.monotonic()
+        rc, _, err, out = run_src(d, "lazy.lua", lazy, "--max-seconds", "5")
+        one_line_error(err, 78, rc, r"lazy\.lua:2: string\.find: the pattern could take up to "
+                       r"6\.11e\+18 match steps on this 3000-byte subject")
+        expect(time.monotonic() - t0 < 5, "the lazy pattern was not refused up front")
         # and one SIGTERM ends a match that is running (a limit far above its bound)
         path = os.path.join(d, "expo3.lua")
         open(path, "w").write(expo)
