@@ -733,6 +733,19 @@ static int append_value(lua_State *L, int idx, char *out, size_t n, size_t *at)
     return 0;
 }
 
+/* 1 when name is 1 to 63 of [A-Za-z0-9_.-] starting with a letter or '_'. */
+static int policy_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 1 || n > 63 || !(((name[0] | 32) >= 'a' && (name[0] | 32) <= 'z') || name[0] == '_'))
+        return 0;
+    for (const char *c = name; *c; c++)
+        if (!(((*c | 32) >= 'a' && (*c | 32) <= 'z') || (*c >= '0' && *c <= '9') ||
+              strchr("_-.", *c)))
+            return 0;
+    return 1;
+}
+
 /* Two 64-bit FNV-1a lanes over every byte of the source, as hex. */
 static void source_hash(const char *src, size_t len, char *out, size_t n)
 {
@@ -858,6 +871,13 @@ int fs_l_policy_lua(lua_State *L)
     }
     int needs_draft = s->needs_draft, named = s->named;
     lp_destroy(s);
+    /* the name goes into every result row: a plain word */
+    if (!policy_name_ok(d->name))
+        return fs_raise(L, FS_EXIT_CONFIG, 0,
+                        "%s:%d: flashspec.policy.lua: %s: %s must be 1 to 63 letters, digits, "
+                        "'_', '-' or '.', starting with a letter or '_'%s",
+                        chunk, line, p.file, named ? "its policy name" : "its file name",
+                        named ? "" : " (or set `name` in the hooks table)");
     /* rows name their policy: a Lua policy must not pass for another one */
     int taken = eng_policy_lookup(d->name) != NULL || strcmp(d->name, "lua") == 0;
     for (int i = 0; i < a->n_plugins && !taken; i++)
@@ -917,6 +937,13 @@ int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t err
     p.src = buf;
     lp_state *s = lp_open(&p, err, errlen);
     if (!s) {
+        free(buf);
+        return -1;
+    }
+    if (s->named && !policy_name_ok(s->name)) {
+        snprintf(err, errlen, "%.300s: its policy name must be 1 to 63 letters, digits, '_', "
+                 "'-' or '.', starting with a letter or '_'", path);
+        lp_destroy(s);
         free(buf);
         return -1;
     }

@@ -288,7 +288,9 @@ def case_errors():
                                    "error('x') end}) } } }\n",
                  r"param 'k': default must be a number, string or boolean"),
                 ("name_table.lua", "return { build = function() end, name = {} }\n",
-                 r"name must be a number, string or boolean")):
+                 r"name must be a number, string or boolean"),
+                ("name_bytes.lua", "return { build = function() end, name = 'a b\\1\\255' }\n",
+                 r"its policy name must be 1 to 63 letters, digits, '_', '-' or '\.'")):
             f = pol(name, text)
             src = HEAD + f'local pol = fs.policy.lua("{f}")\n'
             rc, _, err, out = run(src, d, "load-" + name, "--max-instructions", "2000000")

@@ -1,0 +1,1 @@
+return { build = function() end, name = "a b\1\255" }
