@@ -212,7 +212,7 @@ int cli_policy_main(int argc, char **argv)
             printf("| `%s` | %s | %s |\n", reg[i]->name, reg[i]->needs_draft ? "yes" : "no",
                    reg[i]->doc ? reg[i]->doc : "");
         else
-            printf("%-16s %-6s %s\n", reg[i]->name, reg[i]->needs_draft ? "drafts" : "",
+            printf("%-16s %-6s %s\n", reg[i]->name, reg[i]->needs_draft ? "drafts" : "-",
                    reg[i]->doc ? reg[i]->doc : "");
     }
     for (int i = 0; i < n_plugins; i++) {
@@ -221,7 +221,7 @@ int cli_policy_main(int argc, char **argv)
             printf("| `%s` | %s | %s (plug-in %s) |\n", d->name, d->needs_draft ? "yes" : "no",
                    d->doc ? d->doc : "", plugins[i].path);
         else
-            printf("%-16s %-6s %s (plug-in %s)\n", d->name, d->needs_draft ? "drafts" : "",
+            printf("%-16s %-6s %s (plug-in %s)\n", d->name, d->needs_draft ? "drafts" : "-",
                    d->doc ? d->doc : "", plugins[i].path);
     }
     return 0;

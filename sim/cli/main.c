@@ -154,6 +154,24 @@ static const char usage_calibrate[] =
     "exit codes: 0 ok, 65 bad reference data or no convergence, 66 missing input,\n"
     "            70 internal error, 73 cannot write DIR, 78 bad spec\n";
 
+static const char usage_tune[] =
+    "usage: flashspec tune SCRIPT.lua [-j N] [-o DIR] [-q] [--arg KEY=VALUE ...]\n"
+    "\n"
+    "Runs a tuning study: a script that calls flashspec.tune{...} with a sweep, a\n"
+    "policy and the knobs to search (knob = { lo, hi } or { values = { ... } }; a\n"
+    "Lua policy's declared params included).  Every point is tuned on its own:\n"
+    "the first (1 - holdout) of its prompts choose the knobs (GSL's Nelder-Mead\n"
+    "simplex over continuous knobs, every combination of discrete ones, at most\n"
+    "max_evals evaluations), and the row reports the chosen knobs on the held-out\n"
+    "prompts, with tune_evals and tune_train.  DIR receives results.{csv,h5} as\n"
+    "for a sweep.  An objective that is NaN everywhere or never moves is an\n"
+    "error, not a tuned result.\n"
+    "Other options as `flashspec run` (see flashspec run --help); -j defaults\n"
+    "to every CPU.\n"
+    "\n"
+    "exit codes: 0 ok, 65 bad trace data, 66 missing input, 70 internal error,\n"
+    "            73 cannot write DIR, 78 bad script or search space, 130 interrupted\n";
+
 static const char usage_demo[] =
     "usage: flashspec demo [-o DIR] [-v]\n"
     "\n"
@@ -166,7 +184,8 @@ static const char usage_demo[] =
     "  -v, --verbose      progress lines on stderr\n"
     "  -h, --help         this help\n";
 
-/* 0 = run, 1 = demo, 2 = sweep, 3 = calibrate (sweep defaults, its own help) */
+/* 0 = run, 1 = demo, 2 = sweep, 3 = calibrate, 4 = tune (3 and 4: sweep
+ * defaults, their own help) */
 static int script_cmd(int argc, char **argv, int kind)
 {
     int demo = kind == 1;
@@ -344,7 +363,11 @@ static int script_cmd(int argc, char **argv, int kind)
             o.quiet = 0;
             break;
         case 'h':
-            fputs(demo ? usage_demo : kind == 3 ? usage_calibrate : usage_run, stdout);
+            fputs(demo        ? usage_demo
+                  : kind == 3 ? usage_calibrate
+                  : kind == 4 ? usage_tune
+                              : usage_run,
+                  stdout);
             return FS_EXIT_OK;
         default:
         bad:
@@ -475,7 +498,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return script_cmd_mpi(argc - 1, argv + 1, 0);
     if (!strcmp(cmd, "sweep")) return script_cmd_mpi(argc - 1, argv + 1, 2);
     /* a tuning study is a sweep script that calls flashspec.tune */
-    if (!strcmp(cmd, "tune")) return script_cmd_mpi(argc - 1, argv + 1, 2);
+    if (!strcmp(cmd, "tune")) return script_cmd_mpi(argc - 1, argv + 1, 4);
     if (!strcmp(cmd, "demo")) return script_cmd_mpi(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "calibrate")) return script_cmd_mpi(argc - 1, argv + 1, 3);
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);

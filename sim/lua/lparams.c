@@ -149,8 +149,12 @@ static void range_problem(checker *c, const char *key, const char *suffix, doubl
     fmt_num(sv, sizeof sv, v);
     fmt_num(lo, sizeof lo, d->min);
     fmt_num(hi, sizeof hi, d->max);
-    snprintf(p->tail, TAIL_CAP, "%s: key '%s'%s = %s is out of range [%s, %s]", c->what, key,
-             suffix, sv, lo, hi);
+    /* a fraction given as a percentage (dram_fraction = 40) */
+    char hint[64] = "";
+    if (d->type == ENG_PARAM_DOUBLE && d->min == 0 && d->max == 1 && v > 1 && v <= 100)
+        snprintf(hint, sizeof hint, " (a fraction: did you mean %.14g?)", v / 100);
+    snprintf(p->tail, TAIL_CAP, "%s: key '%s'%s = %s is out of range [%s, %s]%s", c->what, key,
+             suffix, sv, lo, hi, hint);
 }
 
 static void type_problem(checker *c, const char *key, const char *suffix, const char *want, int idx)

@@ -396,6 +396,28 @@ print(rows[1].tuned.k, rows[2].tuned.k, c.tuned.alpha0, c.tuned.navigation)
         one_line_error(err, 78, rc, "leaves none on one side")
 
 
+def case_verb_help():
+    """Each verb prints its own help (tune and calibrate their own, not run's),
+    `flashspec policies` marks a policy that drafts nothing with "-" in its
+    drafts column, and a fraction given as a percentage gets a hint."""
+    for verb, first in (("run", "usage: flashspec run"), ("sweep", "usage: flashspec run"),
+                        ("tune", "usage: flashspec tune"),
+                        ("calibrate", "usage: flashspec calibrate"),
+                        ("demo", "usage: flashspec demo")):
+        p = subprocess.run([BIN, verb, "--help"], capture_output=True, text=True, timeout=60)
+        expect(p.returncode == 0 and p.stdout.startswith(first),
+               f"{verb} --help: {p.returncode} {p.stdout[:80]!r}")
+    p = subprocess.run([BIN, "policies"], capture_output=True, text=True, timeout=60)
+    rows = {l.split()[0]: l.split()[1] for l in p.stdout.splitlines() if l.strip()}
+    expect(rows.get("flash_ar") == "-" and rows.get("chain") == "drafts",
+           f"policies drafts column: {p.stdout[:300]!r}")
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err, out = run_src(d, "pct.lua", TUNE_HEAD + "fs.run(with { policy = "
+                                  "fs.policy.chain {}, dram_fraction = 40 })\n")
+        one_line_error(err, 78, rc, r"key 'dram_fraction' = 40 is out of range \[0, 1\] "
+                       r"\(a fraction: did you mean 0\.4\?\)")
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")
