@@ -143,6 +143,13 @@ typedef struct cal {
                          the points its parameter moves (sweep_exec.h) */
     double pred_z[CAL_MAX_PARAMS]; /* where pred was evaluated (pred_ok), and for */
     int32_t pred_rep, pred_ok;     /* which replicate: a Jacobian reuses it */
+    /* the predictions behind the last Jacobian: at jc_z and at each column's
+     * step ([(np + 1) * n_rows]).  Exact leave-one-out starts every refit from
+     * the fitted values, so each refit's first Jacobian is this one (with its
+     * own row left out): recomputed from these, not re-run */
+    double *jc_pred;
+    double jc_z[CAL_MAX_PARAMS];
+    int32_t jc_rep, jc_ok;
     gsl_rng *rng;
 } cal;
 
@@ -280,14 +287,13 @@ static void rethrow(cal *c)
     lua_error(c->L);
 }
 
+static int predict(cal *c, const gsl_vector *z);
+
 static int resid_f(const gsl_vector *z, void *ctx, gsl_vector *f)
 {
     cal *c = ctx;
     /* GSL asks for the Jacobian where it has just evaluated f: reuse it */
-    int same = c->pred_ok && c->pred_rep == c->rep;
-    for (int32_t i = 0; i < c->np && same; i++)
-        same = c->pred_z[i] == gsl_vector_get(z, (size_t)i);
-    if (!same && evaluate_protected(c, z) != 0) return GSL_EBADFUNC;
+    if (predict(c, z) != 0) return GSL_EBADFUNC;
     for (int32_t k = 0; k < c->ref.n_rows; k++) {
         double e = (c->pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
         gsl_vector_set(f, (size_t)k, c->skip && c->skip[k] ? 0.0 : e);
@@ -296,29 +302,54 @@ static int resid_f(const gsl_vector *z, void *ctx, gsl_vector *f)
 }
 
 /* Forward differences with an absolute step in z (see the header comment). */
+/* The predictions at z into c->pred: the last evaluation's when it was at z. */
+static int predict(cal *c, const gsl_vector *z)
+{
+    int same = c->pred_ok && c->pred_rep == c->rep;
+    for (int32_t i = 0; i < c->np && same; i++)
+        same = c->pred_z[i] == gsl_vector_get(z, (size_t)i);
+    return same ? 0 : evaluate_protected(c, z);
+}
+
+static double resid_of(const cal *c, const double *pred, int32_t k)
+{
+    if (c->skip && c->skip[k]) return 0.0;
+    return (pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
+}
+
 static int resid_df(const gsl_vector *z, void *ctx, gsl_matrix *J)
 {
     cal *c = ctx;
     size_t n = J->size1, p = J->size2;
-    gsl_vector *f0 = gsl_vector_alloc(n), *f1 = gsl_vector_alloc(n), *zz = gsl_vector_alloc(p);
-    if (!f0 || !f1 || !zz) {
-        gsl_vector_free(f0);
-        gsl_vector_free(f1);
+    int hit = c->jc_ok && c->jc_rep == c->rep;
+    for (size_t j = 0; j < p && hit; j++)
+        hit = c->jc_z[j] == gsl_vector_get(z, j);
+    if (!hit) {
+        gsl_vector *zz = gsl_vector_alloc(p);
+        if (!zz) return GSL_ENOMEM;
+        c->jc_ok = 0;
+        for (size_t j = 0; j <= p; j++) { /* j = 0: z itself; j: column j - 1 */
+            gsl_vector_memcpy(zz, z);
+            if (j > 0) gsl_vector_set(zz, j - 1, gsl_vector_get(z, j - 1) + c->fd_step);
+            if (predict(c, zz) != 0) {
+                gsl_vector_free(zz);
+                return GSL_EBADFUNC;
+            }
+            memcpy(c->jc_pred + j * n, c->pred, sizeof(double) * n);
+        }
         gsl_vector_free(zz);
-        return GSL_ENOMEM;
+        for (size_t j = 0; j < p; j++)
+            c->jc_z[j] = gsl_vector_get(z, j);
+        c->jc_rep = c->rep;
+        c->jc_ok = 1;
     }
-    int rc = resid_f(z, ctx, f0);
-    for (size_t j = 0; j < p && rc == GSL_SUCCESS; j++) {
-        gsl_vector_memcpy(zz, z);
-        gsl_vector_set(zz, j, gsl_vector_get(z, j) + c->fd_step);
-        rc = resid_f(zz, ctx, f1);
+    for (size_t j = 0; j < p; j++)
         for (size_t i = 0; i < n; i++)
-            gsl_matrix_set(J, i, j, (gsl_vector_get(f1, i) - gsl_vector_get(f0, i)) / c->fd_step);
-    }
-    gsl_vector_free(f0);
-    gsl_vector_free(f1);
-    gsl_vector_free(zz);
-    return rc;
+            gsl_matrix_set(J, i, j,
+                           (resid_of(c, c->jc_pred + (j + 1) * n, (int32_t)i) -
+                            resid_of(c, c->jc_pred, (int32_t)i)) /
+                               c->fd_step);
+    return GSL_SUCCESS;
 }
 
 /* One least-squares fit from z (in place).  Returns the GSL status; *iters. */
@@ -660,6 +691,7 @@ static int cal_gc(lua_State *L)
     cal *c = luaL_checkudata(L, 1, "flashspec.calibration");
     fs_ref_free(&c->ref);
     free(c->pred);
+    free(c->jc_pred);
     free(c->matches);
     free(c->best_pred);
     free(c->loo_e);
@@ -861,8 +893,9 @@ int fs_l_calibrate(lua_State *L)
                   "reference rows%s",
                   c->chunk, c->line, p, n - c->n_hold, c->n_hold ? " not held out" : "");
     c->pred = calloc((size_t)n, sizeof *c->pred);
+    c->jc_pred = calloc((size_t)n * (size_t)(c->np + 1), sizeof *c->jc_pred);
     c->matches = calloc((size_t)n, sizeof *c->matches);
-    if (!c->pred || !c->matches) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
+    if (!c->pred || !c->matches || !c->jc_pred) cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
 
     /* the fit */
     gsl_set_error_handler_off();
