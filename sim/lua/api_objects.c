@@ -688,6 +688,16 @@ int fs_l_trace_synth(lua_State *L)
 
 /* --------------------------------------------------------------- policies */
 
+/* x in the fewest significant digits (6 to 17) that read back as x: 0.1
+ * stays "0.1", a tuned 0.090373524058708 is not cut to 0.0903735. */
+static void fmt_exact(char *out, size_t n, double x)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, x);
+        if (strtod(out, NULL) == x) return;
+    }
+}
+
 void fs_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
 {
     size_t used = 0;
@@ -717,7 +727,7 @@ void fs_params_label(const eng_param_desc *d, const void *params, char *out, siz
         case ENG_PARAM_DOUBLE: {
             double x;
             memcpy(&x, f, sizeof x);
-            snprintf(v, sizeof v, "%g", x);
+            fmt_exact(v, sizeof v, x);
             break;
         }
         case ENG_PARAM_STRING:
@@ -736,8 +746,10 @@ void fs_params_label(const eng_param_desc *d, const void *params, char *out, siz
                     u += (size_t)snprintf(v + u, sizeof v - u, "%s%d", i ? "/" : "", x);
                 } else {
                     double x;
+                    char e[32];
                     memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%g", i ? "/" : "", x);
+                    fmt_exact(e, sizeof e, x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%s", i ? "/" : "", e);
                 }
             }
             break;

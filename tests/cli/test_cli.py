@@ -356,6 +356,8 @@ local start = fs.run(with { dram_fraction = 0, policy = fs.policy.edgellm {}, pr
 assert(c.tune_train >= start.tokens_per_s)
 assert(c.tuned.alpha0 >= 1e-4 and c.tuned.alpha0 <= 0.5 and c.tune_evals <= 60)
 assert(type(c.tuned.navigation) == "boolean")
+-- the label holds the exact knob: it reads back as the tuned value
+assert(tonumber(c.policy_params:match("alpha0=([^,]+)")) == c.tuned.alpha0, c.policy_params)
 print(rows[1].tuned.k, rows[2].tuned.k, c.tuned.alpha0, c.tuned.navigation)
 """
         outs = []
