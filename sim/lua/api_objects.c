@@ -770,6 +770,41 @@ void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *param
     luaL_setmetatable(L, MT_POLICY);
 }
 
+/* Pushes one policy object of desc from the params table at idx. */
+static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const char *what,
+                       const char *chunk, int line)
+{
+    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
+    memset(u, 0, sizeof *u + desc->params_size);
+    u->desc = desc;
+    slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
+    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
+    luaL_setmetatable(L, MT_POLICY);
+}
+
+/* 1 when the value at idx is a set of alternatives for row d: a plain list
+ * for a scalar parameter, a plain list of lists for a list parameter. */
+static int alternatives(lua_State *L, int idx, const eng_param_desc *d)
+{
+    if (lua_type(L, idx) != LUA_TTABLE) return 0;
+    if (lua_getmetatable(L, idx)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int list = d->type == ENG_PARAM_DOUBLE_LIST || d->type == ENG_PARAM_INT_LIST;
+    if (!list) return 1;
+    lua_rawgeti(L, idx, 1);
+    int nested = lua_type(L, -1) == LUA_TTABLE;
+    lua_pop(L, 1);
+    return nested;
+}
+
+#define POLICY_MAX_ALTERNATIVES 4096
+
+/* flashspec.policy.NAME { ... }: one policy object; when some parameters are
+ * given sets of alternatives (k = { 4, 8, 16 }), a plain list of policy
+ * objects, one per combination (parameters in the policy's declared order,
+ * the last fastest) -- which a sweep key expands like any list. */
 int fs_l_policy_make(lua_State *L)
 {
     const eng_policy_desc *desc = lua_touserdata(L, lua_upvalueindex(1));
@@ -778,15 +813,62 @@ int fs_l_policy_make(lua_State *L)
         lua_replace(L, 1);
     }
     luaL_checktype(L, 1, LUA_TTABLE);
-    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
-    memset(u, 0, sizeof *u + desc->params_size);
-    u->desc = desc;
+    lua_settop(L, 1);
     char chunk[PATH_MAX], what[96];
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
     snprintf(what, sizeof what, "flashspec.policy.%s", desc->name);
-    slp_check_table(L, 1, desc->params, u->params, what, chunk, line);
-    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
-    luaL_setmetatable(L, MT_POLICY);
+    const eng_param_desc *alt[64];
+    lua_Integer len[64], at[64], total = 1;
+    int na = 0;
+    for (const eng_param_desc *d = desc->params; d && d->name && na < 64; d++) {
+        lua_getfield(L, 1, d->name);
+        if (alternatives(L, -1, d)) {
+            lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+            if (n < 1)
+                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list", chunk,
+                                line, what, d->name);
+            if (total > POLICY_MAX_ALTERNATIVES / n)
+                return fs_raise(L, FS_EXIT_CONFIG, 0,
+                                "%s:%d: %s: the lists make more than %d "
+                                "policies",
+                                chunk, line, what, POLICY_MAX_ALTERNATIVES);
+            total *= n;
+            alt[na] = d;
+            len[na] = n;
+            at[na++] = 0;
+        }
+        lua_pop(L, 1);
+    }
+    if (na == 0) {
+        policy_one(L, desc, 1, what, chunk, line);
+        return 1;
+    }
+    lua_createtable(L, (int)total, 0);
+    int out = lua_gettop(L);
+    for (lua_Integer c = 0; c < total; c++) {
+        lua_newtable(L); /* the params with this combination's values */
+        int one = lua_gettop(L);
+        lua_pushnil(L);
+        while (lua_next(L, 1)) {
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_rawset(L, one);
+        }
+        for (int i = 0; i < na; i++) {
+            lua_getfield(L, 1, alt[i]->name);
+            lua_rawgeti(L, -1, at[i] + 1);
+            lua_setfield(L, one, alt[i]->name);
+            lua_pop(L, 1);
+        }
+        policy_one(L, desc, one, what, chunk, line);
+        lua_rawseti(L, out, c + 1);
+        lua_pop(L, 1);
+        for (int i = na - 1; i >= 0; i--) /* the last fastest */
+            if (++at[i] < len[i])
+                break;
+            else
+                at[i] = 0;
+    }
     return 1;
 }

@@ -420,6 +420,34 @@ def case_verb_help():
                        r"\(a fraction: did you mean 0\.4\?\)")
 
 
+def case_policy_lists():
+    """Lists inside a policy constructor expand like any sweep key: a scalar
+    parameter given a list, or a list parameter given a list of lists, makes a
+    plain list of policies (declared order, the last fastest), which a sweep's
+    policy key expands; an empty list is one line, exit 78."""
+    src = TUNE_HEAD + """
+local ps = fs.policy.chain { k = { 4, 8, 16 }, unit = { "cpu", "npu" } }
+assert(#ps == 6 and tostring(ps[1]) == "policy(chain:k=4,unit=cpu)"
+       and tostring(ps[2]) == "policy(chain:k=4,unit=npu)"
+       and tostring(ps[6]) == "policy(chain:k=16,unit=npu)", tostring(ps[2]))
+local w = fs.policy.specinfer { widths = { { 2, 2, 1 }, { 4, 1 } } }
+assert(#w == 2 and tostring(w[2]):find("widths=4/1", 1, true))
+assert(tostring(fs.policy.specinfer { widths = { 2, 2, 1 } }):find("widths=2/2/1", 1, true))
+local rows = fs.sweep(with { policy = fs.policy.chain { k = { 2, 4 } }, prompts = 2 })
+assert(#rows == 2 and rows[1].policy_params == "k=2,unit=cpu"
+       and rows[2].policy_params == "k=4,unit=cpu")
+local one = fs.run(with { policy = fs.policy.chain { k = 4 }, prompts = 2 })
+assert(rows[2].tokens_per_s == one.tokens_per_s)
+"""
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err, out = run_src(d, "lists.lua", src)
+        expect(rc == 0, f"policy lists: {rc} {err}")
+        rc, _, err, out = run_src(d, "empty.lua", TUNE_HEAD + "local p = fs.policy.chain "
+                                  "{ k = {} }\n")
+        one_line_error(err, 78, rc, r"empty\.lua:7: flashspec\.policy\.chain: key 'k' is an "
+                       r"empty list")
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")
