@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,19 @@ static int bad_row(const eng_param_desc *p, size_t n, char *why, size_t len)
     }
     if (p->min != p->min || p->max != p->max || p->min > p->max)
         BAD("a range with min <= max for parameter '%s' (got %g..%g)", p->name, p->min, p->max);
+    /* integers are stored as int32_t: the range, hence every accepted value and
+     * default, must fit one, and defaults must be whole */
+    int whole =
+        p->type == ENG_PARAM_INT || p->type == ENG_PARAM_BOOL || p->type == ENG_PARAM_INT_LIST;
+    if (whole && (p->min < INT32_MIN || p->max > INT32_MAX))
+        BAD("a range inside the 32-bit integers for integer parameter '%s' (got %g..%g)", p->name,
+            p->min, p->max);
+    if (whole && p->type != ENG_PARAM_INT_LIST && p->def == p->def && p->def != floor(p->def))
+        BAD("a whole default for integer parameter '%s' (got %g)", p->name, p->def);
+    if (p->type == ENG_PARAM_INT_LIST)
+        for (int32_t i = 0; i < p->def_count && i < p->cap && p->def_list; i++)
+            if (p->def_list[i] != floor(p->def_list[i]))
+                BAD("whole default values of integer list parameter '%s'", p->name);
     if (p->type == ENG_PARAM_ENUM) {
         int nc = 0;
         while (p->choices && nc < 64 && p->choices[nc]) {

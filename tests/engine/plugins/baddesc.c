@@ -49,6 +49,10 @@ static const eng_param_desc rows[] = {
     ROW(.name = ""),
 #elif CASE == 11 /* a name that is not an identifier */
     ROW(.name = "k-max"),
+#elif CASE == 12 /* an int default beyond int32_t, inside a range as wide (fuzz find) */
+    ROW(.min = 0, .max = 1e30, .def = 1e20),
+#elif CASE == 13 /* an int default that is not whole */
+    ROW(.def = 2.5),
 #endif
     {.name = NULL}};
 
