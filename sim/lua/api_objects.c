@@ -737,6 +737,7 @@ void fs_params_label(const eng_param_desc *d, const void *params, char *out, siz
         case ENG_PARAM_INT_LIST: {
             int32_t cnt;
             memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+            if (cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
             size_t u = 0;
             v[0] = 0;
             for (int32_t i = 0; i < cnt && u < sizeof v; i++) {

@@ -130,6 +130,57 @@ static int bad_row(const eng_param_desc *p, size_t n, char *why, size_t len)
 #undef BAD
 }
 
+/* The bytes row p occupies in the params struct (its value; a list's count
+ * is a second span). */
+static void row_span(const eng_param_desc *p, size_t *off, size_t *len)
+{
+    int list = p->type == ENG_PARAM_DOUBLE_LIST || p->type == ENG_PARAM_INT_LIST;
+    size_t elem = p->type == ENG_PARAM_DOUBLE || p->type == ENG_PARAM_DOUBLE_LIST ? sizeof(double)
+                  : p->type == ENG_PARAM_STRING                                   ? 1
+                                                                                  : sizeof(int32_t);
+    *off = p->offset;
+    *len = elem * (p->type == ENG_PARAM_STRING || list ? (size_t)p->cap : 1);
+}
+
+static int spans_overlap(size_t a, size_t an, size_t b, size_t bn)
+{
+    return a < b + bn && b < a + an;
+}
+
+/* 1 when two rows (or a row and a list count) share bytes: a default written
+ * for one would change another -- a list's count among them, which then
+ * overstates the list. */
+static int rows_overlap(const eng_param_desc *rows, int n, char *why, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        size_t ai, an;
+        row_span(&rows[i], &ai, &an);
+        int il = rows[i].type == ENG_PARAM_DOUBLE_LIST || rows[i].type == ENG_PARAM_INT_LIST;
+        if (il && spans_overlap(ai, an, rows[i].count_offset, sizeof(int32_t)))
+            return snprintf(why, len,
+                            "the element count of parameter '%s' apart from its "
+                            "elements",
+                            rows[i].name),
+                   1;
+        for (int j = 0; j < i; j++) {
+            size_t bj, bn;
+            row_span(&rows[j], &bj, &bn);
+            int jl = rows[j].type == ENG_PARAM_DOUBLE_LIST || rows[j].type == ENG_PARAM_INT_LIST;
+            int clash = spans_overlap(ai, an, bj, bn) ||
+                        (il && spans_overlap(rows[i].count_offset, sizeof(int32_t), bj, bn)) ||
+                        (jl && spans_overlap(ai, an, rows[j].count_offset, sizeof(int32_t))) ||
+                        (il && jl && rows[i].count_offset == rows[j].count_offset);
+            if (clash)
+                return snprintf(why, len,
+                                "parameters '%s' and '%s' in separate bytes of the "
+                                "params struct",
+                                rows[j].name, rows[i].name),
+                       1;
+        }
+    }
+    return 0;
+}
+
 /* A descriptor a runtime can use: a name that is a Lua identifier, a create
  * function, a terminated parameter table of known types whose every row is
  * usable (bad_row) and whose names are distinct identifiers.  0 when it is;
@@ -161,7 +212,7 @@ int fs_plugin_check_desc(const eng_policy_desc *d, char *why, size_t len)
     }
     if (i == PLUGIN_MAX_PARAMS)
         return snprintf(why, len, "a parameter table ended by a {NULL} row"), 1;
-    return 0;
+    return rows_overlap(d->params, i, why, len);
 }
 
 int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, int n_loaded,

@@ -53,6 +53,19 @@ static const eng_param_desc rows[] = {
     ROW(.min = 0, .max = 1e30, .def = 1e20),
 #elif CASE == 13 /* an int default that is not whole */
     ROW(.def = 2.5),
+#elif CASE == 14 /* a list count sharing bytes with another field (fuzz find: the default          \
+                    of k then overstated the list, read past its storage) */
+    {.name = "xs",
+     .type = ENG_PARAM_DOUBLE_LIST,
+     .offset = offsetof(bp, xs),
+     .cap = 2,
+     .count_offset = offsetof(bp, k),
+     .min = 0,
+     .max = 9,
+     .def = NAN,
+     .def_list = two,
+     .def_count = 2},
+    ROW(),
 #endif
     {.name = NULL}};
 
