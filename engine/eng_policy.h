@@ -213,7 +213,7 @@ int eng_flash_ar_create(const void *params, eng_policy *out);
 extern const eng_param_desc eng_chain_param_table[];
 int eng_chain_create(const void *params, eng_policy *out);
 
-/* ---- tree drafting policies (issue 3; one file each, rules in ALGORITHMS.md) ----
+/* ---- tree drafting policies (one file each, rules in ALGORITHMS.md) ----
  * Every tree policy caps its tree at lim->max_nodes (and ENG_POL_MAX_NODES),
  * lim->max_depth and lim->remaining - 1 levels.  Level-wise policies draft one
  * level of the tree as one batched oracle call (rows = nodes expanded). */
@@ -290,7 +290,7 @@ int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth);
 size_t eng_sequoia_dp_bytes(int32_t m, int32_t l, int32_t n_p);
 double eng_sequoia_dp(const double *p, int32_t n_p, int32_t m, int32_t l, void *scratch);
 
-/* ---- Lever (issue 4; pol_lever.c, eng_costmodel.h, eng_prune.h) ---- */
+/* ---- Lever (pol_lever.c, eng_costmodel.h, eng_prune.h) ---- */
 
 /* Tree construction of Lever; the others reuse the named policy's build
  * (ablation of the construction alone). Enum only grows. */
@@ -360,7 +360,7 @@ double eng_lever_beta(const eng_policy *p);
 int32_t eng_lever_exit_layer(const eng_policy *p);
 const eng_costmodel *eng_lever_costmodel(const eng_policy *p);
 
-/* ---- EdgeLLM (issue 5; pol_edgellm.c, rules in ALGORITHMS.md) ---- */
+/* ---- EdgeLLM (pol_edgellm.c, rules in ALGORITHMS.md) ---- */
 
 /* How the drafted branches are verified. Enum only grows. */
 typedef enum eng_edgellm_verify {
@@ -403,7 +403,7 @@ double eng_edgellm_alpha_update(double alpha, double decay, int32_t n_correct, i
  * - len[i] (the lowest index on ties); -1 when n < 1. */
 int32_t eng_edgellm_pace(const double *conf, const int32_t *len, int32_t n, double m);
 
-/* ---- Lyanna (issue 5; pol_lyanna.c) ---- */
+/* ---- Lyanna (pol_lyanna.c) ---- */
 
 /* Lyanna: token-info sampling tree over a hidden-state draft (Algorithm 1),
  * pruned to a verification budget; re-sampling after a rejection from the

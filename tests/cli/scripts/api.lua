@@ -75,7 +75,7 @@ ok, e = pcall(fs.device, "no-such-phone")
 assert(not ok and tostring(e):find("no-such-phone", 1, true))
 print("api ok")
 
--- acceptance rules, waste and runtime keys (tree policies, issue 3)
+-- acceptance rules, waste and runtime keys (tree policies)
 do
   local g = point { trace = t1, policy = fs.policy.eagle2 {} }
   assert(g.accept == "greedy" and g.token_mismatch == 0 and g.top_p == 0.9)
