@@ -121,8 +121,8 @@ static const eng_param_desc point_keys[] = {
     {"temperature", ENG_PARAM_DOUBLE, PO(temperature), 0.01, 100, 1.0, NULL, 0, 0, NULL, NULL, 0,
      "accept = sampling: temperature of target and draft distributions"},
     {"runtime", ENG_PARAM_ENUM, PO(runtime), 0, 2, 0, runtime_choices, 0, 0, NULL, NULL, 0,
-     "phone runtime verifying: auto (Flash-AR baseline, drafting speculative), baseline, "
-     "speculative"},
+     "phone runtime verifying: auto and baseline (every policy on the phone's one runtime), "
+     "speculative (every policy on the profile's spec_* alternative, a what-if)"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 #undef PO
