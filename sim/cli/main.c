@@ -188,6 +188,12 @@ static const char usage_demo[] =
  * defaults, their own help) */
 static int script_cmd(int argc, char **argv, int kind)
 {
+    /* the command line as given (getopt may reorder argv), for DIR/run.json */
+    static const char *cmdline[258];
+    int n_cmd = 0;
+    cmdline[n_cmd++] = "flashspec";
+    for (int i = 0; i < argc && n_cmd < 258; i++)
+        cmdline[n_cmd++] = argv[i];
     int demo = kind == 1;
     static const struct option opts[] = {
         {"jobs", required_argument, NULL, 'j'},
@@ -423,6 +429,8 @@ static int script_cmd(int argc, char **argv, int kind)
         }
     }
     o.script = script;
+    o.argv = cmdline;
+    o.argc = n_cmd;
     char err[1024] = "";
     int rc = fs_script_run_timeline(&o, &tl, err, sizeof err);
     if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);

@@ -35,6 +35,7 @@
 #include "sim/lua/profile.h"
 #include "sim/lua/refcsv.h"
 #include "sim/lua/rows.h"
+#include "sim/lua/runrec.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
@@ -419,6 +420,23 @@ static void push_point(lua_State *L, fs_api *a, const fs_staged *s)
 {
     fs_row *r = row_new(L, a);
     *r = s->row;
+    if (a->rec) { /* every profile userdata starts with its values (api_impl.h) */
+        const ud_device *dev = (const ud_device *)s->pt.device;
+        const ud_model *tgt = (const ud_model *)s->pt.target;
+        const ud_model *drf = strcmp(r->draft, "none") ? (const ud_model *)s->pt.draft : NULL;
+        fs_runrec_point rp = {.device = &dev->dev,
+                              .variants = s->pt.variants,
+                              .variant_names = dev->variant_names,
+                              .n_variants = s->pt.variants ? s->pt.n_variants : 0,
+                              .device_name = r->device,
+                              .target = &tgt->model,
+                              .draft = drf ? &drf->model : NULL,
+                              .target_name = r->target,
+                              .draft_name = r->draft,
+                              .policy = s->pt.policy,
+                              .policy_params = s->pt.policy_params};
+        if (fs_runrec_add(a->rec, &rp) != 0) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+    }
     a->n_rows++;
     fs_row_push(L, &a->meta, r);
     char hex[33];

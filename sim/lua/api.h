@@ -57,6 +57,9 @@ typedef struct fs_script_opts {
      * flashspec.policy.NAME, its file digest in the points' ids */
     const struct fs_plugin *plugins;
     int n_plugins;
+    /* the command line, recorded in DIR/run.json (may be NULL) */
+    const char *const *argv;
+    int argc;
 } fs_script_opts;
 
 /* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */

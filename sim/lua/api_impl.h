@@ -71,6 +71,7 @@ typedef struct fs_api {
     int verify_trace;         /* --verify-trace */
     fs_memo *memo;            /* while flashspec.calibrate evaluates: results of points already
                                  run (sweep_exec.h); NULL = every point runs */
+    struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
     struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */
     int32_t n_profiles, cap_profiles;
 } fs_api;

@@ -27,6 +27,7 @@
 #include "sim/lua/profile.h"
 #include "sim/lua/refcsv.h"
 #include "sim/lua/rows.h"
+#include "sim/lua/runrec.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
@@ -46,19 +47,77 @@
 #define FS_SCRIPT_MEM_LIMIT ((size_t)4 << 30)
 #define FS_SCRIPT_STEP_LIMIT 1000000000LL
 
-static void hash_file(const char *path, char *out, size_t n)
+static void hash_bytes(const char *b, size_t len, char *out, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
-    FILE *f = fopen(path, "rb");
-    if (f) {
-        int c;
-        while ((c = fgetc(f)) != EOF) {
-            h ^= (uint64_t)(unsigned char)c;
-            h *= 1099511628211ull;
-        }
-        fclose(f);
+    for (size_t i = 0; i < len; i++) {
+        h ^= (uint64_t)(unsigned char)b[i];
+        h *= 1099511628211ull;
     }
     snprintf(out, n, "%016llx", (unsigned long long)h);
+}
+
+#define FS_SCRIPT_MAX_BYTES ((size_t)16 << 20)
+
+/* The script's bytes, read once: what is hashed, run and copied into the
+ * results directory.  NULL with err when it cannot be read. */
+static char *read_script(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open script: %s", path, strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= FS_SCRIPT_MAX_BYTES) {
+                snprintf(err, errlen, "%s: script larger than 16 MiB", path);
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            cap = cap ? 2 * cap : 65536;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                snprintf(err, errlen, "%s: out of memory reading the script", path);
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        snprintf(err, errlen, "%s: cannot read script", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Loads the script's bytes as luaL_loadfile would load its file: a UTF-8
+ * byte-order mark and a first line starting with '#' (#!...) are skipped,
+ * line numbers kept. */
+static int load_script(lua_State *L, const char *path, const char *src, size_t len)
+{
+    if (len >= 3 && !memcmp(src, "\xEF\xBB\xBF", 3)) src += 3, len -= 3;
+    if (len > 0 && src[0] == '#') {
+        const char *nl = memchr(src, '\n', len);
+        len = nl ? len - (size_t)(nl - src) : 0;
+        src = nl ? nl : src;
+    }
+    char name[PATH_MAX + 2];
+    snprintf(name, sizeof name, "@%s", path);
+    return luaL_loadbufferx(L, src, len, name, "t");
 }
 
 static int print_nothing(lua_State *L)
@@ -203,6 +262,44 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     return fs_script_run_timeline(o, NULL, err, errlen);
 }
 
+/* DIR/run.json and DIR/script.lua (runrec.h).  0, or an exit code. */
+static int write_record(const fs_api *a, const fs_script_opts *o, const char *src, size_t len,
+                        char *err, size_t errlen)
+{
+    fs_runrec_run run = {.version = FS_VERSION,
+                         .build_key = a->ex.build_key,
+                         .argv = o->argv,
+                         .argc = o->argc,
+                         .script_path = o->script,
+                         .script_hash = a->meta.script_hash,
+                         .args = o->args,
+                         .n_args = o->n_args,
+                         .script_bytes = src,
+                         .script_len = len};
+    char *json = NULL;
+    size_t n = 0;
+    if (!a->rec || fs_runrec_json(a->rec, &run, a->rows, a->n_rows, &json, &n) != 0) {
+        snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
+        return FS_EXIT_SOFTWARE;
+    }
+    int code = FS_EXIT_OK;
+    if (sim_out_write_file(o->out_dir, "script.lua", src, len, err, errlen) != SIM_OUT_OK ||
+        sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen) != SIM_OUT_OK)
+        code = FS_EXIT_CANTCREAT;
+    free(json);
+    return code;
+}
+
+/* Removes a record whose results could not be written. */
+static void drop_record(const char *dir)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/run.json", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/script.lua", dir);
+    unlink(p);
+}
+
 int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
                            size_t errlen)
 {
@@ -254,7 +351,6 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     snprintf(a.script_dir, sizeof a.script_dir, "%s", real);
     char *slash = strrchr(a.script_dir, '/');
     if (slash) *slash = 0;
-    hash_file(o->script, a.meta.script_hash, sizeof a.meta.script_hash);
     if (t) {
         int e = dir_writable(t->path);
         if (e) {
@@ -303,14 +399,24 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                           << 20;
     a.n_plugins = o->n_plugins;
     a.verify_trace = o->verify_trace;
-    lua_State *L = fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim);
+    /* the script is read once: these bytes are hashed, run and recorded */
+    size_t script_len = 0;
+    char *script_src = read_script(o->script, &script_len, err, errlen);
+    if (o->out_dir && a.ex.rank == 0 && script_src) a.rec = fs_runrec_new();
+    lua_State *L = script_src && (a.rec || !o->out_dir || a.ex.rank != 0)
+                       ? fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim)
+                       : NULL;
     if (!L) {
+        int code = script_src ? FS_EXIT_SOFTWARE : FS_EXIT_NOINPUT;
+        if (script_src) snprintf(err, errlen, "cannot create a Lua state");
+        free(script_src);
+        fs_runrec_free(a.rec);
         sim_timeline_destroy(a.ex.tl);
         if (made_dir) rmdir(o->out_dir);
         if (lock_fd >= 0) close(lock_fd);
-        snprintf(err, errlen, "cannot create a Lua state");
-        return FS_EXIT_SOFTWARE;
+        return code;
     }
+    hash_bytes(script_src, script_len, a.meta.script_hash, sizeof a.meta.script_hash);
     fs_api_open(L, &a, o);
     if (a.ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
         lua_pushcfunction(L, print_nothing);
@@ -320,7 +426,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     sim_sweep_signals_install();
     sim_sweep_deadline_set(o->max_seconds);
     lua_pushcfunction(L, msgh);
-    int rc = luaL_loadfilex(L, o->script, "t");
+    int rc = load_script(L, o->script, script_src, script_len);
     if (rc == LUA_OK) rc = lua_pcall(L, 0, 0, -2);
     if (sim_sweep_interrupted() == SIGALRM) {
         /* the time limit: like an interrupt, nothing partial is written */
@@ -373,7 +479,12 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     } else {
         if (t) code = timeline_finish(&a, t, err, errlen);
         if (code == FS_EXIT_OK && o->out_dir && a.n_rows > 0 && a.ex.rank == 0) {
-            code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
+            /* what produced the results, written before them (and removed
+             * again if they cannot be written): runrec.h */
+            code = write_record(&a, o, script_src, script_len, err, errlen);
+            if (code == FS_EXIT_OK)
+                code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
+            if (code != FS_EXIT_OK) drop_record(o->out_dir);
             if (code == FS_EXIT_OK && !a.quiet)
                 fprintf(stderr,
                         "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
@@ -410,6 +521,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     free(a.outputs);
     free(a.warned);
     fs_api_free_profiles(&a);
+    fs_runrec_free(a.rec);
+    free(script_src);
     sim_timeline_destroy(a.ex.tl);
     /* a directory this run made and left empty (it failed early) goes again */
     if (made_dir && code != FS_EXIT_OK) rmdir(o->out_dir);

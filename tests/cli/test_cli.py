@@ -448,6 +448,52 @@ assert(rows[2].tokens_per_s == one.tokens_per_s)
                        r"empty list")
 
 
+def case_run_record():
+    """A results directory says what produced it: run.json (version and build
+    key, the command line, the script's path, hash and --arg values, and per
+    result row the resolved policy, device with its standing variants, target,
+    draft, trace and point keys, devices, models and policies listed once) and
+    script.lua, the script's bytes as run."""
+    import json
+    src = TUNE_HEAD + """
+local fast = fs.device("oneplus12", { name = "op12-fast", npu_gflops = 1234.5 })
+fs.sweep(with { device = { fs.device "oneplus12", fast }, prompts = 2,
+                policy = { fs.policy.flash_ar {}, fs.policy.chain { k = 3 } } })
+"""
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err, out = run_src(d, "rec.lua", src, "--arg", "tag=one")
+        expect(rc == 0, f"{rc} {err}")
+        rec = json.load(open(os.path.join(out, "run.json")))
+        expect(open(os.path.join(out, "script.lua")).read() == src, "script.lua differs")
+        expect(rec["script"]["args"] == {"tag": "one"} and
+               rec["script"]["path"].endswith("rec.lua") and
+               rec["script"]["copy"] == "script.lua", f"script: {rec['script']}")
+        expect(rec["command"][:2] == ["flashspec", "run"] and "tag=one" in rec["command"],
+               f"command: {rec['command']}")
+        expect(rec["flashspec"]["version"] and rec["flashspec"]["build_key"], rec["flashspec"])
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            res = list(csv.DictReader(f))
+        expect(len(rec["rows"]) == len(res) == 4, f"{len(rec['rows'])} records, {len(res)} rows")
+        names = [x["name"] for x in rec["devices"]]
+        expect(names == ["oneplus12", "op12-fast"], f"devices {names}")
+        expect(rec["devices"][1]["values"]["npu_gflops"] == 1234.5 and
+               rec["devices"][0]["values"]["npu_gflops"] != 1234.5, "device values")
+        expect(len(rec["devices"][0]["variants"]) >= 1 and
+               all("values" in v for v in rec["devices"][0]["variants"]), "variants")
+        for r, row in zip(rec["rows"], res):
+            pol = rec["policies"][r["policy"]]
+            expect(pol["name"] == row["policy"], f"{pol} vs {row['policy']}")
+            expect(rec["devices"][r["device"]]["name"] == row["device"], "device name")
+            expect(rec["models"][r["target"]]["name"] == row["target"], "target name")
+            if row["policy"] == "flash_ar":
+                expect(r["draft"] is None, f"flash_ar draft {r['draft']}")
+            else:
+                expect(rec["models"][r["draft"]]["name"] == row["draft"] and
+                       pol["params"]["k"] == 3, f"chain {pol}")
+            expect(r["trace"] == row["trace"] and r["prompts"] == 2, f"row {r}")
+            expect(rec["models"][r["target"]]["values"]["layers"] > 0, "model values")
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")

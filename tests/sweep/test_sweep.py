@@ -593,8 +593,11 @@ def case_fault_full_disk():
         p = subprocess.run([BIN, "sweep", "-j", "2", script("grid.lua"), "-o", d, "-q"],
                            capture_output=True, text=True, timeout=300,
                            preexec_fn=limited_file_size(4096))
-        one_line(p.stderr, 73, p.returncode, r"cannot write output .*results.*File too large")
+        one_line(p.stderr, 73, p.returncode,
+                 r"cannot write output .*(results|run\.json|script\.lua).*File too large")
         no_results(d)
+        expect(not any(os.path.exists(os.path.join(d, f)) for f in ("run.json", "script.lua")),
+               "a run record left without results")
         saved = len(records(d))
         expect(saved == 51, f"{saved} of 51 finished points saved")
         expect(temporaries(d) == [], f"temporaries left: {temporaries(d)}")

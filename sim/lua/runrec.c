@@ -1,0 +1,405 @@
+/*
+ * runrec.c -- the record of what produced a results directory (runrec.h).
+ */
+#include "sim/lua/runrec.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/lua/rows.h"
+#include "sim/sweep/sim_sweep_store.h"
+
+typedef struct dev_ent {
+    sim_sweep_id key;
+    sim_device dev;
+    char name[64];
+    int32_t n_var;
+    sim_device vars[SIM_PROFILE_MAX_VARIANTS];
+    char var_names[SIM_PROFILE_MAX_VARIANTS][SIM_VARIANT_NAME_CAP];
+} dev_ent;
+
+typedef struct model_ent {
+    sim_sweep_id key;
+    sim_model m;
+    char name[64];
+} model_ent;
+
+typedef struct pol_ent {
+    sim_sweep_id key;
+    const eng_policy_desc *desc;
+    unsigned char *params;
+} pol_ent;
+
+typedef struct row_ent {
+    int32_t dev, tgt, drf, pol; /* drf -1: none */
+} row_ent;
+
+struct fs_runrec {
+    dev_ent **devs;
+    model_ent **models;
+    pol_ent **pols;
+    row_ent *rows;
+    int32_t n_devs, n_models, n_pols, n_rows;
+    int32_t cap_devs, cap_models, cap_pols, cap_rows;
+};
+
+fs_runrec *fs_runrec_new(void)
+{
+    return calloc(1, sizeof(fs_runrec));
+}
+
+void fs_runrec_free(fs_runrec *r)
+{
+    if (!r) return;
+    for (int32_t i = 0; i < r->n_devs; i++)
+        free(r->devs[i]);
+    for (int32_t i = 0; i < r->n_models; i++)
+        free(r->models[i]);
+    for (int32_t i = 0; i < r->n_pols; i++) {
+        free(r->pols[i]->params);
+        free(r->pols[i]);
+    }
+    free(r->devs);
+    free(r->models);
+    free(r->pols);
+    free(r->rows);
+    free(r);
+}
+
+/* Grows *v (of elements of size sz) to hold one more; 0, or -1. */
+static int grow(void **v, int32_t *cap, int32_t n, size_t sz)
+{
+    if (n < *cap) return 0;
+    int32_t c = *cap ? 2 * *cap : 16;
+    void *p = realloc(*v, sz * (size_t)c);
+    if (!p) return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+static int same(sim_sweep_id a, sim_sweep_id b)
+{
+    return a.hi == b.hi && a.lo == b.lo;
+}
+
+static int32_t find_device(fs_runrec *r, const fs_runrec_point *p)
+{
+    sim_sweep_hasher h;
+    sim_sweep_hasher_init(&h);
+    sim_sweep_hasher_str(&h, "name", p->device_name);
+    sim_sweep_hasher_params(&h, "device", sim_device_keys(), p->device);
+    for (int32_t i = 0; i < p->n_variants; i++) {
+        sim_sweep_hasher_str(&h, "variant", p->variant_names[i]);
+        sim_sweep_hasher_params(&h, "variant", sim_device_keys(), &p->variants[i]);
+    }
+    sim_sweep_id k = sim_sweep_hasher_final(&h);
+    for (int32_t i = 0; i < r->n_devs; i++)
+        if (same(r->devs[i]->key, k)) return i;
+    if (grow((void **)&r->devs, &r->cap_devs, r->n_devs, sizeof *r->devs)) return -1;
+    dev_ent *e = calloc(1, sizeof *e);
+    if (!e) return -1;
+    e->key = k;
+    e->dev = *p->device;
+    snprintf(e->name, sizeof e->name, "%s", p->device_name);
+    e->n_var = p->n_variants > SIM_PROFILE_MAX_VARIANTS ? SIM_PROFILE_MAX_VARIANTS : p->n_variants;
+    for (int32_t i = 0; i < e->n_var; i++) {
+        e->vars[i] = p->variants[i];
+        snprintf(e->var_names[i], sizeof e->var_names[i], "%s", p->variant_names[i]);
+    }
+    r->devs[r->n_devs] = e;
+    return r->n_devs++;
+}
+
+static int32_t find_model(fs_runrec *r, const sim_model *m, const char *name)
+{
+    sim_sweep_hasher h;
+    sim_sweep_hasher_init(&h);
+    sim_sweep_hasher_str(&h, "name", name);
+    sim_sweep_hasher_params(&h, "model", sim_model_keys(), m);
+    sim_sweep_id k = sim_sweep_hasher_final(&h);
+    for (int32_t i = 0; i < r->n_models; i++)
+        if (same(r->models[i]->key, k)) return i;
+    if (grow((void **)&r->models, &r->cap_models, r->n_models, sizeof *r->models)) return -1;
+    model_ent *e = calloc(1, sizeof *e);
+    if (!e) return -1;
+    e->key = k;
+    e->m = *m;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    r->models[r->n_models] = e;
+    return r->n_models++;
+}
+
+static int32_t find_policy(fs_runrec *r, const eng_policy_desc *d, const void *params)
+{
+    sim_sweep_hasher h;
+    sim_sweep_hasher_init(&h);
+    sim_sweep_hasher_str(&h, "name", d->name);
+    sim_sweep_hasher_params(&h, "policy", d->params, params);
+    sim_sweep_id k = sim_sweep_hasher_final(&h);
+    for (int32_t i = 0; i < r->n_pols; i++)
+        if (r->pols[i]->desc == d && same(r->pols[i]->key, k)) return i;
+    if (grow((void **)&r->pols, &r->cap_pols, r->n_pols, sizeof *r->pols)) return -1;
+    pol_ent *e = calloc(1, sizeof *e);
+    unsigned char *copy = malloc(d->params_size ? d->params_size : 1);
+    if (!e || !copy) {
+        free(e);
+        free(copy);
+        return -1;
+    }
+    memcpy(copy, params, d->params_size);
+    e->key = k;
+    e->desc = d;
+    e->params = copy;
+    r->pols[r->n_pols] = e;
+    return r->n_pols++;
+}
+
+int fs_runrec_add(fs_runrec *r, const fs_runrec_point *p)
+{
+    if (grow((void **)&r->rows, &r->cap_rows, r->n_rows, sizeof *r->rows)) return -1;
+    row_ent e = {find_device(r, p), find_model(r, p->target, p->target_name),
+                 p->draft ? find_model(r, p->draft, p->draft_name) : -1,
+                 find_policy(r, p->policy, p->policy_params)};
+    if (e.dev < 0 || e.tgt < 0 || (p->draft && e.drf < 0) || e.pol < 0) return -1;
+    r->rows[r->n_rows++] = e;
+    return 0;
+}
+
+/* ------------------------------------------------------------ JSON */
+
+typedef struct jbuf {
+    char *s;
+    size_t n, cap;
+    int bad;
+} jbuf;
+
+static void jput(jbuf *b, const char *fmt, ...)
+{
+    if (b->bad) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            b->bad = 1;
+            return;
+        }
+        if ((size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = 2 * b->cap + (size_t)k + 1;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->bad = 1;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static void jstr(jbuf *b, const char *s, size_t len)
+{
+    jput(b, "\"");
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            jput(b, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            jput(b, "\\u%04x", c);
+        else
+            jput(b, "%c", c);
+    }
+    jput(b, "\"");
+}
+
+static void jcstr(jbuf *b, const char *s)
+{
+    jstr(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void jnum(jbuf *b, double x)
+{
+    if (isfinite(x))
+        jput(b, "%.17g", x);
+    else
+        jput(b, "null");
+}
+
+/* The values of a struct described by table, as a JSON object. */
+static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
+{
+    jput(b, "{");
+    int first = 1;
+    for (const eng_param_desc *d = table; d && d->name; d++) {
+        const char *f = (const char *)params + d->offset;
+        jput(b, "%s", first ? "" : ", ");
+        first = 0;
+        jcstr(b, d->name);
+        jput(b, ": ");
+        switch (d->type) {
+        case ENG_PARAM_INT: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            jput(b, "%d", (int)x);
+            break;
+        }
+        case ENG_PARAM_BOOL: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            jput(b, "%s", x ? "true" : "false");
+            break;
+        }
+        case ENG_PARAM_ENUM: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            int nc = 0;
+            while (d->choices && d->choices[nc])
+                nc++;
+            if (x >= 0 && x < nc)
+                jcstr(b, d->choices[x]);
+            else
+                jput(b, "%d", (int)x);
+            break;
+        }
+        case ENG_PARAM_DOUBLE: {
+            double x;
+            memcpy(&x, f, sizeof x);
+            jnum(b, x);
+            break;
+        }
+        case ENG_PARAM_STRING:
+            jstr(b, f, strnlen(f, d->cap > 0 ? (size_t)d->cap : 0));
+            break;
+        case ENG_PARAM_DOUBLE_LIST:
+        case ENG_PARAM_INT_LIST: {
+            int32_t cnt;
+            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+            if (cnt > d->cap) cnt = d->cap;
+            jput(b, "[");
+            for (int32_t i = 0; i < cnt; i++) {
+                if (d->type == ENG_PARAM_INT_LIST) {
+                    int32_t x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    jput(b, "%s%d", i ? ", " : "", (int)x);
+                } else {
+                    double x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    jput(b, "%s", i ? ", " : "");
+                    jnum(b, x);
+                }
+            }
+            jput(b, "]");
+            break;
+        }
+        }
+    }
+    jput(b, "}");
+}
+
+int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *rows, int32_t n_rows,
+                   char **out, size_t *len)
+{
+    jbuf b = {malloc(4096), 0, 4096, 0};
+    if (!b.s) return -1;
+    jput(&b, "{\n  \"flashspec\": {\"version\": ");
+    jcstr(&b, run->version);
+    jput(&b, ", \"build_key\": ");
+    jcstr(&b, run->build_key);
+    jput(&b, "},\n  \"command\": [");
+    for (int i = 0; i < run->argc; i++) {
+        jput(&b, "%s", i ? ", " : "");
+        jcstr(&b, run->argv[i]);
+    }
+    jput(&b, "],\n  \"script\": {\"path\": ");
+    jcstr(&b, run->script_path);
+    jput(&b, ", \"hash\": ");
+    jcstr(&b, run->script_hash);
+    jput(&b, ", \"copy\": %s, \"args\": {", run->script_bytes ? "\"script.lua\"" : "null");
+    for (int i = 0; i < run->n_args; i++) {
+        const char *eq = strchr(run->args[i], '=');
+        if (!eq) continue;
+        jput(&b, "%s", i ? ", " : "");
+        jstr(&b, run->args[i], (size_t)(eq - run->args[i]));
+        jput(&b, ": ");
+        jcstr(&b, eq + 1);
+    }
+    jput(&b, "}},\n  \"devices\": [");
+    for (int32_t i = 0; i < r->n_devs; i++) {
+        const dev_ent *e = r->devs[i];
+        jput(&b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(&b, e->name);
+        jput(&b, ", \"values\": ");
+        jparams(&b, sim_device_keys(), &e->dev);
+        jput(&b, ", \"variants\": [");
+        for (int32_t v = 0; v < e->n_var; v++) {
+            jput(&b, "%s{\"name\": ", v ? ", " : "");
+            jcstr(&b, e->var_names[v]);
+            jput(&b, ", \"values\": ");
+            jparams(&b, sim_device_keys(), &e->vars[v]);
+            jput(&b, "}");
+        }
+        jput(&b, "]}");
+    }
+    jput(&b, "\n  ],\n  \"models\": [");
+    for (int32_t i = 0; i < r->n_models; i++) {
+        jput(&b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(&b, r->models[i]->name);
+        jput(&b, ", \"values\": ");
+        jparams(&b, sim_model_keys(), &r->models[i]->m);
+        jput(&b, "}");
+    }
+    jput(&b, "\n  ],\n  \"policies\": [");
+    for (int32_t i = 0; i < r->n_pols; i++) {
+        jput(&b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(&b, r->pols[i]->desc->name);
+        jput(&b, ", \"params\": ");
+        jparams(&b, r->pols[i]->desc->params, r->pols[i]->params);
+        jput(&b, "}");
+    }
+    jput(&b, "\n  ],\n  \"rows\": [");
+    for (int32_t i = 0; i < n_rows && i < r->n_rows; i++) {
+        const row_ent *e = &r->rows[i];
+        const fs_row *w = &rows[i];
+        jput(&b,
+             "%s\n    {\"row\": %d, \"policy\": %d, \"device\": %d, \"target\": %d, "
+             "\"draft\": ",
+             i ? "," : "", (int)i + 1, (int)e->pol, (int)e->dev, (int)e->tgt);
+        if (e->drf >= 0)
+            jput(&b, "%d", (int)e->drf);
+        else
+            jput(&b, "null");
+        jput(&b, ", \"trace\": ");
+        jcstr(&b, w->trace);
+        jput(&b, ", \"trace_checksum\": \"0x%016llx\", \"dram_fraction\": ",
+             (unsigned long long)w->trace_checksum);
+        jnum(&b, w->dram_fraction);
+        jput(&b,
+             ", \"max_new_tokens\": %d, \"prompts\": %d, \"prompt_offset\": %d, "
+             "\"seed\": %llu, \"accept\": ",
+             (int)w->max_new_tokens, (int)w->prompts, (int)w->prompt_offset,
+             (unsigned long long)w->seed);
+        jcstr(&b, w->accept);
+        jput(&b, ", \"top_p\": ");
+        jnum(&b, w->top_p);
+        jput(&b, ", \"temperature\": ");
+        jnum(&b, w->temperature);
+        jput(&b, ", \"runtime\": ");
+        jcstr(&b, w->runtime);
+        jput(&b, "}");
+    }
+    jput(&b, "\n  ]\n}\n");
+    if (b.bad) {
+        free(b.s);
+        return -1;
+    }
+    *out = b.s;
+    *len = b.n;
+    return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * runrec.h -- what produced a results directory (DIR/run.json and
+ * DIR/script.lua, written beside results.{csv,h5}).
+ *
+ * run.json holds the version and build key, the command line, the script's
+ * file, hash and --arg values, and for every result row (in results.csv
+ * order) the fully resolved configuration it ran: the policy with every
+ * parameter, the device with every value and its standing variants, the
+ * target and draft models, the trace's name and checksum and the point keys
+ * -- profiles' inheritance and the script's overrides applied, so a profile
+ * edited later cannot change what the results say they came from.  Devices,
+ * models and policies are listed once each (deduplicated by value) and rows
+ * refer to them by index.  script.lua is the script's bytes as the run read
+ * and ran them.
+ */
+#ifndef FS_LUA_RUNREC_H
+#define FS_LUA_RUNREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/eng_policy.h"
+#include "sim/hw/sim_device.h"
+#include "sim/hw/sim_model.h"
+#include "sim/lua/profile.h"
+
+typedef struct fs_runrec fs_runrec;
+
+/* The configuration of one committed row. */
+typedef struct fs_runrec_point {
+    const sim_device *device;   /* a ud_device's (its variants beside it) */
+    const sim_device *variants; /* [n_variants] */
+    const char (*variant_names)[SIM_VARIANT_NAME_CAP];
+    int32_t n_variants;
+    const char *device_name;
+    const sim_model *target, *draft; /* draft NULL: none */
+    const char *target_name, *draft_name;
+    const eng_policy_desc *policy;
+    const void *policy_params;
+} fs_runrec_point;
+
+fs_runrec *fs_runrec_new(void);
+void fs_runrec_free(fs_runrec *r); /* NULL-safe */
+
+/* Records row number row's configuration (rows are added in order).  0, or
+ * -1 out of memory. */
+int fs_runrec_add(fs_runrec *r, const fs_runrec_point *p);
+
+/* What the run was: strings borrowed until fs_runrec_write. */
+typedef struct fs_runrec_run {
+    const char *version, *build_key;
+    const char *const *argv; /* the command line, argc words (may be NULL) */
+    int argc;
+    const char *script_path, *script_hash;
+    const char *const *args; /* "KEY=VALUE" */
+    int n_args;
+    const char *script_bytes; /* the script as run (may be NULL) */
+    size_t script_len;
+} fs_runrec_run;
+
+/* Formats run.json for the rows recorded (rows: their trace names, checksums
+ * and point keys).  *out is malloc'd (the caller frees it).  0, or -1 out of
+ * memory. */
+struct fs_row;
+int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const struct fs_row *rows,
+                   int32_t n_rows, char **out, size_t *len);
+
+#endif
