@@ -66,7 +66,14 @@ def expect(cond, what: str) -> None:
         raise Fail(what)
 
 
+_SCRATCH = tempfile.TemporaryDirectory()
+
+
 def run(*args: str, env: dict | None = None, timeout: int = 120):
+    # a `run` without -o would write results/NAME under the project, which the
+    # tests running beside this one share (one writer per directory): its own
+    if args and args[0] == "run" and "-o" not in args:
+        args = (*args, "-o", tempfile.mkdtemp(dir=_SCRATCH.name))
     try:
         return subprocess.run([BIN, *args], cwd=HOME, capture_output=True, text=True,
                               timeout=timeout, env=env)
