@@ -92,6 +92,7 @@
 #include "sim/lua/lparams.h"
 #include "sim/lua/profile.h"
 #include "sim/lua/refcsv.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep.h"
 
 #define CAL_MAX_PARAMS 64
@@ -531,36 +532,8 @@ static void read_holdout(cal *c, int idx)
 
 /* ------------------------------------------------------------ reporting */
 
-typedef struct buf {
-    char *s;
-    size_t n, cap;
-    int oom;
-} buf;
-
-static void bprintf(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int w = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (w < 0) return;
-        if (b->s && (size_t)w < room) {
-            b->n += (size_t)w;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->n + (size_t)w + 1) cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
+typedef sim_strbuf buf; /* the report, residuals and profile, formatted in memory */
+#define bprintf sim_strbuf_printf
 
 /* A quoted CSV field with its quotes doubled (RFC 4180), then sep. */
 static void bcsv(buf *b, const char *s, const char *sep)
@@ -574,15 +547,15 @@ static void bcsv(buf *b, const char *s, const char *sep)
 static void add_output(cal *c, const char *name, buf *b)
 {
     if (b->oom) {
-        free(b->s);
+        free(b->p);
         cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
     }
-    if (fs_api_add_output(c->a, name, b->s, b->n) != 0) {
-        free(b->s);
+    if (fs_api_add_output(c->a, name, b->p ? b->p : "", b->n) != 0) {
+        free(b->p);
         cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
     }
     /* fs_api_add_output copied it */
-    free(b->s);
+    free(b->p);
     memset(b, 0, sizeof *b);
 }
 

@@ -4,12 +4,12 @@
 #include "sim/lua/runrec.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/lua/rows.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep_store.h"
 
 typedef struct dev_ent {
@@ -171,53 +171,9 @@ int fs_runrec_add(fs_runrec *r, const fs_runrec_point *p)
 
 /* ------------------------------------------------------------ JSON */
 
-typedef struct jbuf {
-    char *s;
-    size_t n, cap;
-    int bad;
-} jbuf;
-
-static void jput(jbuf *b, const char *fmt, ...)
-{
-    if (b->bad) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->bad = 1;
-            return;
-        }
-        if ((size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = 2 * b->cap + (size_t)k + 1;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->bad = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-static void jstr(jbuf *b, const char *s, size_t len)
-{
-    jput(b, "\"");
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            jput(b, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            jput(b, "\\u%04x", c);
-        else
-            jput(b, "%c", c);
-    }
-    jput(b, "\"");
-}
+typedef sim_strbuf jbuf;
+#define jput sim_strbuf_printf
+#define jstr sim_strbuf_json
 
 static void jcstr(jbuf *b, const char *s)
 {
@@ -306,8 +262,7 @@ static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
 int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *rows, int32_t n_rows,
                    char **out, size_t *len)
 {
-    jbuf b = {malloc(4096), 0, 4096, 0};
-    if (!b.s) return -1;
+    jbuf b = {0};
     jput(&b, "{\n  \"flashspec\": {\"version\": ");
     jcstr(&b, run->version);
     jput(&b, ", \"build_key\": ");
@@ -395,11 +350,11 @@ int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *r
         jput(&b, "}");
     }
     jput(&b, "\n  ]\n}\n");
-    if (b.bad) {
-        free(b.s);
+    if (b.oom) {
+        free(b.p);
         return -1;
     }
-    *out = b.s;
+    *out = b.p;
     *len = b.n;
     return 0;
 }

@@ -21,6 +21,7 @@
  * recording sequence, so ties never depend on qsort's stability).
  */
 #include "sim/out/sim_timeline.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/out/sim_tmp.h"
 
 #include <errno.h>
@@ -196,60 +197,13 @@ int sim_timeline_truncated(const sim_timeline *tl)
 
 /* ------------------------------------------------------------ text buffer */
 
-typedef struct buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} buf;
-
-static void put(buf *b, const char *fmt, ...)
-{
-    if (b->oom) return;
-    if (!b->p) { /* never hand vsnprintf a null base */
-        b->p = malloc(1 << 16);
-        if (!b->p) {
-            b->oom = 1;
-            return;
-        }
-        b->cap = 1 << 16;
-    }
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap * 2 + (size_t)k + 1;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-}
+typedef sim_strbuf buf;
+#define put sim_strbuf_printf
 
 /* A JSON string literal of s. */
 static void put_str(buf *b, const char *s)
 {
-    put(b, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            put(b, "\\%c", *c);
-        else if (*c < 0x20)
-            put(b, "\\u%04x", *c);
-        else
-            put(b, "%c", *c);
-    }
-    put(b, "\"");
+    sim_strbuf_json(b, s, strlen(s));
 }
 
 /* Microseconds with ns resolution, from integer ns >= 0. */

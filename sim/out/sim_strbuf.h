@@ -1,0 +1,24 @@
+/*
+ * sim_strbuf.h -- a growing text buffer for the writers that format whole
+ * files in memory before writing them atomically (the timeline's and the
+ * run record's JSON).
+ */
+#ifndef SIM_OUT_STRBUF_H
+#define SIM_OUT_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct sim_strbuf {
+    char *p; /* NUL-terminated text (NULL until the first append) */
+    size_t n, cap;
+    int oom; /* an append ran out of memory: p is incomplete */
+} sim_strbuf;
+
+/* Appends printf-formatted text (nothing once oom is set). */
+void sim_strbuf_printf(sim_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends s[0..len) as a JSON string literal: quoted, '"' and '\' escaped,
+ * control characters below 0x20 as \u00XX. */
+void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len);
+
+#endif
