@@ -988,6 +988,23 @@ int fs_l_calibrate(lua_State *L)
     for (int32_t k = 0; k < n; k++)
         if (isfinite(loo_e[k])) loo_ss += loo_e[k] * loo_e[k], loo_n++;
     double rms = sqrt(rss / nf), loo_rms = loo_n ? sqrt(loo_ss / loo_n) : NAN;
+    /* a leave-one-out error far beyond the in-sample RMS: the fit leans on
+     * that row (over 3x the RMS and over 10%), said once on stderr */
+    double far_at = 3.0 * rms > 0.10 ? 3.0 * rms : 0.10;
+    int32_t n_far = 0, worst = -1;
+    for (int32_t k = 0; k < n; k++) {
+        if (c->hold[k] || !isfinite(loo_e[k]) || fabs(loo_e[k]) <= far_at) continue;
+        n_far++;
+        if (worst < 0 || fabs(loo_e[k]) > fabs(loo_e[worst])) worst = k;
+    }
+    if (n_far && c->a->ex.rank == 0)
+        fprintf(stderr,
+                "flashspec: warning: %s:%d: calibration %s: %d leave-one-out error%s beyond "
+                "%.0f%% (3x the in-sample RMS of %.1f%%, at least 10%%); worst %s:%d %s %+.1f%%: "
+                "the fit leans on %s\n",
+                c->chunk, c->line, name, (int)n_far, n_far == 1 ? "" : "s", 100 * far_at, 100 * rms,
+                c->ref.path, c->ref.rows[worst].line, c->ref.rows[worst].metric, 100 * loo_e[worst],
+                n_far == 1 ? "that row" : "those rows");
     double aic = nf * log(rss / nf) + 2.0 * p, bic = nf * log(rss / nf) + p * log((double)nf);
     double hold_ss = 0.0;
     for (int32_t k = 0; k < n; k++)
@@ -1034,6 +1051,8 @@ int fs_l_calibrate(lua_State *L)
         fs_set_num(L, "predicted", pred[k]);
         fs_set_num(L, "error", resid[k]);
         fs_set_num(L, "loo_error", loo_e[k]);
+        lua_pushboolean(L, !c->hold[k] && isfinite(loo_e[k]) && fabs(loo_e[k]) > far_at);
+        lua_setfield(L, -2, "loo_far");
         fs_set_int(L, "points", c->matches[k]);
         set_str(L, "source", r->source);
         set_str(L, "note", r->note);
@@ -1114,6 +1133,9 @@ int fs_l_calibrate(lua_State *L)
         if (c->hold[k])
             bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | held out | %s |\n", r->metric, r->value,
                     pred[k], 100 * resid[k], r->source);
+        else if (isfinite(loo_e[k]) && fabs(loo_e[k]) > far_at)
+            bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | **%+.1f%%** (far) | %s |\n", r->metric,
+                    r->value, pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
         else
             bprintf(&md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric, r->value,
                     pred[k], 100 * resid[k], 100 * loo_e[k], r->source);
@@ -1122,6 +1144,11 @@ int fs_l_calibrate(lua_State *L)
                 c->matches[k]);
         bcsv(&csv, r->source, "\n");
     }
+    if (n_far)
+        bprintf(&md,
+                "\n(far): a leave-one-out error over %.0f%% (3x the in-sample RMS, at least "
+                "10%%): the fit leans on that row.\n",
+                100 * far_at);
     char fname[CAL_NAME_CAP + 8];
     snprintf(fname, sizeof fname, "%s.md", name);
     add_output(c, fname, &md);

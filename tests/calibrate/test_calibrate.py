@@ -168,6 +168,33 @@ def check_residual_csv(out: str, name: str, ref_rows: list[dict], loo: str) -> l
 
 # ------------------------------------------------------------- recovery
 
+def case_loo_far() -> None:
+    """A leave-one-out error far beyond the in-sample RMS (over 3x it and over
+    10%) is said once on stderr, marked (far) in the report and loo_far in the
+    rows; a clean fit says nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        truth = truth_rows(DEVICE)
+        clean = os.path.join(tmp, "clean.csv")
+        write_ref(truth, clean)
+        p = fit(DEVICE, os.path.join(tmp, "o1"), clean, "--arg", "loo=exact")
+        expect(p.returncode == 0 and "leave-one-out error" not in p.stderr,
+               f"clean fit: {p.returncode} {p.stderr!r}")
+        bad = [dict(r) for r in truth]
+        bad[3]["value"] = repr(float(bad[3]["value"]) * 1.5)
+        skewed = os.path.join(tmp, "skewed.csv")
+        write_ref(bad, skewed)
+        out = os.path.join(tmp, "o2")
+        p = fit(DEVICE, out, skewed, "--arg", "loo=exact")
+        warn = [l for l in p.stderr.splitlines() if "leave-one-out error" in l]
+        expect(p.returncode == 0 and len(warn) == 1 and
+               re.search(r"warning: .*device\.lua:\d+: calibration device: \d+ leave-one-out "
+                         r"errors? beyond \d+% \(3x the in-sample RMS", warn[0]),
+               f"skewed fit: {p.returncode} {p.stderr!r}")
+        md = open(os.path.join(out, "device.md")).read()
+        expect("(far)" in md and "the fit leans on that row" in md, md[-800:])
+    print("loo_far: ok")
+
+
 def case_se_scales() -> None:
     """The standard errors measure the noise: the same noise pattern at 10x the
     size gives ~10x the standard error of every parameter (a fit whose
