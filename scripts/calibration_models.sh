@@ -46,7 +46,7 @@ for m in "${models[@]}"; do
     echo "calibration_models: '$label' failed (see $dir.txt)" >&2
     continue
   fi
-  first=$(head -n 1 "$dir.txt")
+  first=$(grep -m 1 ", RMS .*leave-one-out" "$dir.txt")  # past any warning line
   rms=$(sed -n 's/.*RMS \([0-9.]*\)%.*/\1/p' <<<"$first")
   loo=$(sed -n 's/.*leave-one-out \([0-9.na]*\)%.*/\1/p' <<<"$first")
   aic=$(sed -n 's/.*AIC \([-0-9.]*\).*/\1/p' <<<"$first")
