@@ -84,6 +84,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim/hw/sim_device.h"
 #include "sim/lua/api.h"
@@ -95,6 +96,9 @@
 #include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep.h"
 
+/* A progress line's width of spaces between carriage returns. */
+#define PROGRESS_CLEAR                                                                             \
+    "\r                                                                              \r"
 #define CAL_MAX_PARAMS 64
 #define CAL_NAME_CAP 64
 
@@ -144,6 +148,8 @@ typedef struct cal {
                          the points its parameter moves (sweep_exec.h) */
     double pred_z[CAL_MAX_PARAMS]; /* where pred was evaluated (pred_ok), and for */
     int32_t pred_rep, pred_ok;     /* which replicate: a Jacobian reuses it */
+    char name[CAL_NAME_CAP];       /* the calibration's, for the progress line */
+    int tty;                       /* progress lines: stderr is a terminal, no -q */
     /* the predictions behind the last Jacobian: at jc_z and at each column's
      * step ([(np + 1) * n_rows]).  Exact leave-one-out starts every refit from
      * the fitted values, so each refit's first Jacobian is this one (with its
@@ -162,6 +168,7 @@ static int cal_raise(cal *c, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
     return fs_raise(c->L, code, 0, "%s", msg);
 }
 
@@ -183,6 +190,25 @@ static double to_z(const cal_param *p, double x)
 }
 
 /* ------------------------------------------------------------ evaluation */
+
+/* On a terminal (and without -q): one line, rewritten after every
+ * evaluation, with the count and the RMS relative error of the fitted rows. */
+static void progress(const cal *c)
+{
+    if (!c->tty) return;
+    double ss = 0.0;
+    int32_t m = 0;
+    for (int32_t k = 0; k < c->ref.n_rows; k++) {
+        if (c->hold[k] || (c->skip && c->skip[k])) continue;
+        double e = (c->pred[k] - c->ref.rows[k].value) / c->ref.rows[k].value;
+        ss += e * e;
+        m++;
+    }
+    /* padded to a whole line: the stderr filter passes no terminal escapes */
+    fprintf(stderr, "\rflashspec: calibrate %s: evaluation %lld%s, RMS %.2f%%%-20s", c->name,
+            (long long)c->evals, c->rep ? " (bootstrap)" : "", m ? 100 * sqrt(ss / m) : 0.0, "");
+    fflush(stderr);
+}
 
 /* Runs the points for parameters z and fills c->pred; raises on failure. */
 static void evaluate(cal *c, const gsl_vector *z)
@@ -248,6 +274,7 @@ static void evaluate(cal *c, const gsl_vector *z)
         c->pred_z[i] = gsl_vector_get(z, (size_t)i);
     c->pred_rep = c->rep;
     c->pred_ok = 1;
+    progress(c);
     lua_settop(L, top);
     /* synthetic traces made by the points function and unused by the last two
      * evaluations are not needed again (a difference step reuses the base's) */
@@ -272,6 +299,7 @@ static int evaluate_protected(cal *c, const gsl_vector *z)
     lua_pushlightuserdata(L, c);
     lua_pushlightuserdata(L, (void *)z);
     if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+        if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
         c->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         return -1;
     }
@@ -717,6 +745,8 @@ int fs_l_calibrate(lua_State *L)
 
     /* options */
     char name[CAL_NAME_CAP] = "calibration", loo[16] = "approx";
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->tty = !c->a->quiet && c->a->ex.rank == 0 && isatty(STDERR_FILENO);
     char prof_base[SIM_NAME_CAP] = "", prof_name[SIM_NAME_CAP] = "";
     lua_getfield(L, 1, "name");
     if (!lua_isnil(L, -1)) {
@@ -729,6 +759,7 @@ int fs_l_calibrate(lua_State *L)
             cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: name must be a file name "
                       "of letters, digits and . _ - (not starting with .)", c->chunk, c->line);
         snprintf(name, sizeof name, "%s", s);
+        snprintf(c->name, sizeof c->name, "%s", s);
     }
     lua_pop(L, 1);
     /* NAME.md and NAME.csv go beside the run's own results.csv / results.h5, and
@@ -1011,6 +1042,7 @@ int fs_l_calibrate(lua_State *L)
         if (c->hold[k]) hold_ss += resid[k] * resid[k];
     double hold_rms = c->n_hold ? sqrt(hold_ss / c->n_hold) : NAN;
 
+    if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line is done */
     /* ---- the Lua result ---- */
     lua_createtable(L, 0, 16);
     set_str(L, "name", name);

@@ -168,6 +168,40 @@ def check_residual_csv(out: str, name: str, ref_rows: list[dict], loo: str) -> l
 
 # ------------------------------------------------------------- recovery
 
+def case_progress_tty() -> None:
+    """On a terminal (no -q) a fit shows one progress line, rewritten after
+    every evaluation (count and RMS) and cleared at the end; not in a pipe."""
+    import pty
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(truth_rows(ACCEPT), ref)
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BIN, "calibrate", ACCEPT, "-j", "1", "-o", os.path.join(tmp, "o"),
+                              "--arg", "mode=fit", "--arg", f"ref={ref}"], cwd=HOME,
+                             stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        p.wait(timeout=120)
+        os.close(master)
+        text = seen.decode(errors="replace")
+        expect(p.returncode == 0, f"exit {p.returncode}: {text[-500:]}")
+        expect(re.search(r"\rflashspec: calibrate accept: evaluation \d+, RMS [0-9.]+%", text)
+               and re.search(r"\r {60,}\rflashspec: wrote", text),
+               f"no progress line on a terminal, or not cleared: {text[-300:]!r}")
+        p = fit(ACCEPT, os.path.join(tmp, "o2"), ref, quiet=False)
+        expect(p.returncode == 0 and "evaluation" not in p.stderr,
+               f"progress in a pipe: {p.stderr!r}")
+    print("progress_tty: ok")
+
+
 def case_loo_far() -> None:
     """A leave-one-out error far beyond the in-sample RMS (over 3x it and over
     10%) is said once on stderr, marked (far) in the report and loo_far in the
