@@ -299,32 +299,19 @@ static void read_knobs(tune *t, int idx)
 
 /* -------------------------------------------------------- evaluation */
 
-/* Pushes a point table: the point being tuned with the policy's knobs set to
- * x, replaying prompts [offset, offset + count). */
-static void push_point_table(tune *t, const double *x, int32_t offset, int32_t count)
+/* Pushes the policy with its knobs set to x: a C policy's params struct with
+ * the values written in, or a Lua policy's file with them in its params table. */
+static void push_policy(tune *t, const double *x)
 {
     lua_State *L = t->L;
-    lua_newtable(L);
-    int dst = lua_gettop(L);
-    lua_pushnil(L);
-    while (lua_next(L, t->point_idx)) {
-        lua_pushvalue(L, -2);
-        lua_insert(L, -2);
-        lua_settable(L, dst);
-    }
-    const eng_policy_desc *desc = t->pol->desc;
-    if (t->lua) { /* the same file with the knobs in its params table */
+    if (t->lua) {
         const fs_lua_knob *ks[TUNE_MAX_KNOBS];
         for (int i = 0; i < t->nk; i++)
             ks[i] = t->k[i].lk;
         fs_lua_policy_with(L, t->pol, t->nk, ks, x, "flashspec.tune", t->chunk, t->line);
-        lua_setfield(L, dst, "policy");
-        lua_pushinteger(L, offset);
-        lua_setfield(L, dst, "prompt_offset");
-        lua_pushinteger(L, count);
-        lua_setfield(L, dst, "prompts");
         return;
     }
+    const eng_policy_desc *desc = t->pol->desc;
     unsigned char *params = malloc(desc->params_size ? desc->params_size : 1);
     if (!params) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
     memcpy(params, t->pol->params, desc->params_size);
@@ -339,6 +326,22 @@ static void push_point_table(tune *t, const double *x, int32_t offset, int32_t c
     }
     fs_policy_push(L, desc, params);
     free(params);
+}
+
+/* Pushes a point table: the point being tuned with the policy's knobs set to
+ * x, replaying prompts [offset, offset + count). */
+static void push_point_table(tune *t, const double *x, int32_t offset, int32_t count)
+{
+    lua_State *L = t->L;
+    lua_newtable(L);
+    int dst = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t->point_idx)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_settable(L, dst);
+    }
+    push_policy(t, x);
     lua_setfield(L, dst, "policy");
     lua_pushinteger(L, offset);
     lua_setfield(L, dst, "prompt_offset");
