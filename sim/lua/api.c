@@ -15,6 +15,7 @@
 #include "api.h"
 #include "api_impl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <lauxlib.h>
 #include <limits.h>
@@ -145,8 +146,11 @@ static const eng_param_desc point_keys_ext[] = {
 
 /* Object-valued keys of fs.run / fs.sweep, in canonical (sweep) order. */
 static const char *const object_keys[] = {"device", "target", "draft", "trace", "policy", NULL};
+/* `tags`: a map of names to strings, numbers or booleans, copied into the
+ * point's tag_<name> result columns; not part of the point's identity. */
 static int is_object_key(const char *k)
 {
+    if (strcmp(k, "tags") == 0) return 1;
     for (int i = 0; object_keys[i]; i++)
         if (strcmp(object_keys[i], k) == 0) return 1;
     return 0;
@@ -162,11 +166,13 @@ static const char *nearest_point_key(const char *k)
         best = ext;
         best_d = eng_params_distance(k, ext);
     }
-    for (int i = 0; object_keys[i]; i++) {
-        int32_t d = eng_params_distance(k, object_keys[i]);
+    static const char *const others[] = {"device", "target", "draft", "trace",
+                                         "policy", "tags",   NULL};
+    for (int i = 0; others[i]; i++) {
+        int32_t d = eng_params_distance(k, others[i]);
         int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
         if (d <= limit && d < best_d) {
-            best = object_keys[i];
+            best = others[i];
             best_d = d;
         }
     }
@@ -267,6 +273,95 @@ static fs_row *row_new(lua_State *L, fs_api *a)
 
 /* ------------------------------------------------------------ run & sweep */
 
+static int tag_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The point's `tags` map (at idx.tags) as "name=value" lines, names sorted
+ * (a Lua table's order is not stable), into out[0..n).  Raises on a tag that
+ * is not a name mapped to a string, number or boolean. */
+static void point_tags(lua_State *L, int idx, const char *what, const char *chunk, int line,
+                       char *out, size_t n)
+{
+    out[0] = 0;
+    lua_getfield(L, idx, "tags");
+    int t = lua_gettop(L);
+    if (lua_isnil(L, t)) {
+        lua_pop(L, 1);
+        return;
+    }
+    int kl = slp_key_line(chunk, line, "tags");
+    if (lua_type(L, t) != LUA_TTABLE || lua_getmetatable(L, t))
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: key 'tags' must be a table of names to strings, numbers or "
+                 "booleans (tags = { arm = \"A\" })",
+                 chunk, kl, what);
+    const char *names[64];
+    int nn = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        size_t len = 0;
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : NULL;
+        int ok = k && len >= 1 && len <= 48 && (isalpha((unsigned char)k[0]) || k[0] == '_');
+        for (size_t i = 1; ok && i < len; i++)
+            ok = isalnum((unsigned char)k[i]) || k[i] == '_';
+        if (!ok)
+            fs_raise(L, FS_EXIT_CONFIG, 0,
+                     "%s:%d: %s: tags: every key must be a name of 1 to 48 letters, digits or "
+                     "'_' (it becomes the column tag_<name>)",
+                     chunk, kl, what);
+        if (nn == 64)
+            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: more than 64 tags", chunk, kl, what);
+        names[nn++] = k; /* anchored by the table */
+    }
+    qsort(names, (size_t)nn, sizeof names[0], tag_cmp);
+    size_t used = 0;
+    for (int i = 0; i < nn; i++) {
+        lua_getfield(L, t, names[i]);
+        char v[128];
+        int ty = lua_type(L, -1);
+        if (ty == LUA_TBOOLEAN) {
+            snprintf(v, sizeof v, "%s", lua_toboolean(L, -1) ? "true" : "false");
+        } else if (ty == LUA_TNUMBER && lua_isinteger(L, -1)) {
+            snprintf(v, sizeof v, "%lld", (long long)lua_tointeger(L, -1));
+        } else if (ty == LUA_TNUMBER) {
+            double x = lua_tonumber(L, -1);
+            if (!isfinite(x))
+                fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: '%s' is not a finite number",
+                         chunk, kl, what, names[i]);
+            for (int prec = 6; prec <= 17; prec++) {
+                snprintf(v, sizeof v, "%.*g", prec, x);
+                if (strtod(v, NULL) == x) break;
+            }
+        } else if (ty == LUA_TSTRING) {
+            size_t len;
+            const char *sv = lua_tolstring(L, -1, &len);
+            int ok = len < sizeof v;
+            for (size_t j = 0; ok && j < len; j++)
+                ok = (unsigned char)sv[j] >= 0x20 && sv[j] != 0x7f;
+            if (!ok)
+                fs_raise(L, FS_EXIT_CONFIG, 0,
+                         "%s:%d: %s: tags: '%s' must be at most %zu bytes without control "
+                         "characters",
+                         chunk, kl, what, names[i], sizeof v - 1);
+            snprintf(v, sizeof v, "%s", sv);
+        } else {
+            fs_raise(L, FS_EXIT_CONFIG, 0,
+                     "%s:%d: %s: tags: '%s' must be a string, number or boolean (got %s)", chunk,
+                     kl, what, names[i], luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+        int wrote = snprintf(out + used, n - used, "%s%s=%s", i ? "\n" : "", names[i], v);
+        if (wrote < 0 || (size_t)wrote >= n - used)
+            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: more than %zu bytes in all", chunk, kl,
+                     what, n - 1);
+        used += (size_t)wrote;
+    }
+    lua_pop(L, 1);
+}
+
 static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
                                    const point_opts *po, const point_ext *px, const fs_api *a);
@@ -328,7 +423,10 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
                 "effective_new_tokens)\n",
                 chunk, line, (int)po.max_new_tokens, tr->entry->name, (int)longest, (int)longest);
 
+    char tags[sizeof((fs_row *)0)->tags];
+    point_tags(L, idx, what, chunk, line, tags, sizeof tags);
     fs_row *r = row_new(L, a);
+    snprintf(r->tags, sizeof r->tags, "%s", tags);
     snprintf(r->policy, sizeof r->policy, "%s", pol->desc->name);
     snprintf(r->policy_params, sizeof r->policy_params, "%s", pol->label);
     snprintf(r->device, sizeof r->device, "%s", dev->name);
@@ -561,6 +659,7 @@ fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int 
     for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
     for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
     for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
+    keys[nk++] = "tags";
     fs_sweep_expand(L, idx, keys, nk, check_known_keys, chunk, line);
     /* an evaluation (calibrate, tune) reads its metrics only: the devices'
      * standing variants are not replayed */
@@ -625,6 +724,7 @@ void fs_api_expand(lua_State *L, int idx, const char *chunk, int line)
     for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
     for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
     for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
+    keys[nk++] = "tags";
     fs_sweep_expand(L, lua_absindex(L, idx), keys, nk, check_known_keys, chunk, line);
 }
 

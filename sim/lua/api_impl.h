@@ -120,7 +120,7 @@ typedef struct ud_trace {
 
 typedef struct ud_policy {
     const eng_policy_desc *desc;
-    char label[256]; /* "k=8,unit=cpu" */
+    char label[512]; /* "k=8,unit=cpu" */
     _Alignas(max_align_t) unsigned char params[];
 } ud_policy;
 

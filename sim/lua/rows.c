@@ -3,7 +3,11 @@
  */
 #include "rows.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/out/sim_out.h"
@@ -154,6 +158,174 @@ static int col_is_str(int c)
     return t == COL_STR || t == COL_HEX || t == COL_VERSION || t == COL_SCRIPT || t == COL_HIST;
 }
 
+/* ------------------------------------------------ param_ and tag_ columns */
+
+static int is_ident(const char *s, size_t n)
+{
+    if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return 0;
+    return 1;
+}
+
+void fs_row_each_pair(const char *text, int tags,
+                      int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+{
+    const char *s = text;
+    char name[64], value[512];
+    while (*s) {
+        const char *nm = s, *eq = s;
+        while (*eq && *eq != '=' && *eq != (tags ? '\n' : ','))
+            eq++;
+        if (*eq != '=') { /* a part without a value */
+            s = *eq ? eq + 1 : eq;
+            continue;
+        }
+        size_t nl = (size_t)(eq - nm), vl = 0;
+        const char *v = eq + 1;
+        if (tags) {
+            while (v[vl] && v[vl] != '\n')
+                vl++;
+            if (vl < sizeof value) memcpy(value, v, vl);
+            s = v[vl] ? v + vl + 1 : v + vl;
+        } else if (*v == '"') { /* a Lua string literal (a Lua policy's label) */
+            const char *p = v + 1;
+            while (*p && *p != '"') {
+                if (*p == '\\' && p[1]) p++;
+                if (vl + 1 < sizeof value) value[vl++] = *p;
+                p++;
+            }
+            s = *p ? p + 1 : p;
+            if (*s == ',') s++;
+        } else { /* to the next comma outside braces */
+            int depth = 0;
+            while (v[vl] && (depth > 0 || v[vl] != ',')) {
+                depth += v[vl] == '{' ? 1 : v[vl] == '}' ? -1 : 0;
+                vl++;
+            }
+            if (vl < sizeof value) memcpy(value, v, vl);
+            s = v[vl] ? v + vl + 1 : v + vl;
+        }
+        if (vl >= sizeof value) vl = sizeof value - 1;
+        value[vl] = 0;
+        if (nl >= sizeof name || !is_ident(nm, nl)) continue;
+        memcpy(name, nm, nl);
+        name[nl] = 0;
+        if (fn(ctx, name, value)) return;
+    }
+}
+
+/* A value's kind: 2 a whole number that fits int64, 1 another finite
+ * number, 0 text. */
+static int value_kind(const char *v, int64_t *i, double *d)
+{
+    if (!*v || isspace((unsigned char)*v)) return 0;
+    char *end;
+    errno = 0;
+    long long ll = strtoll(v, &end, 10);
+    if (!*end && errno == 0) {
+        *i = ll;
+        *d = (double)ll;
+        return 2;
+    }
+    double x = strtod(v, &end);
+    if (*end || !isfinite(x)) return 0;
+    *d = x;
+    return 1;
+}
+
+typedef struct dyn_col {
+    char name[72]; /* "param_<name>" or "tag_<name>" */
+    int numbers;   /* every value is a number */
+    int32_t col;   /* its column in the table */
+} dyn_col;
+
+typedef struct dyn_cols {
+    dyn_col *c;
+    int32_t n, cap;
+    int oom;
+    const char *prefix;
+} dyn_cols;
+
+static dyn_col *dyn_find(dyn_cols *dc, const char *prefix, const char *name)
+{
+    char full[72];
+    snprintf(full, sizeof full, "%s%s", prefix, name);
+    for (int32_t i = 0; i < dc->n; i++)
+        if (!strcmp(dc->c[i].name, full)) return &dc->c[i];
+    return NULL;
+}
+
+static int dyn_collect(void *ctx, const char *name, const char *value)
+{
+    dyn_cols *dc = ctx;
+    dyn_col *c = dyn_find(dc, dc->prefix, name);
+    if (!c) {
+        if (dc->n == dc->cap) {
+            int32_t cap = dc->cap ? 2 * dc->cap : 16;
+            dyn_col *n = realloc(dc->c, sizeof *n * (size_t)cap);
+            if (!n) {
+                dc->oom = 1;
+                return 1;
+            }
+            dc->c = n;
+            dc->cap = cap;
+        }
+        c = &dc->c[dc->n++];
+        snprintf(c->name, sizeof c->name, "%s%s", dc->prefix, name);
+        c->numbers = 1;
+    }
+    int64_t i;
+    double d;
+    int k = value_kind(value, &i, &d);
+    c->numbers &= k > 0;
+    return 0;
+}
+
+typedef struct dyn_set {
+    dyn_cols *dc;
+    sim_out_table *t;
+    int64_t row;
+    int rc;
+} dyn_set;
+
+static int dyn_set_cell(void *ctx, const char *name, const char *value)
+{
+    dyn_set *ds = ctx;
+    dyn_col *c = dyn_find(ds->dc, ds->dc->prefix, name);
+    if (!c) return 0;
+    int64_t i = 0;
+    double d = NAN;
+    value_kind(value, &i, &d);
+    int rc = sim_out_col_type(ds->t, c->col) == SIM_OUT_DOUBLE
+                 ? sim_out_set_double(ds->t, ds->row, c->col, d)
+                 : sim_out_set_string(ds->t, ds->row, c->col, value);
+    if (rc != SIM_OUT_OK) ds->rc = rc;
+    return rc != SIM_OUT_OK;
+}
+
+static int lua_set_pair(void *ctx, const char *name, const char *value)
+{
+    lua_State *L = ctx;
+    const char *prefix = lua_tostring(L, -1);
+    int64_t i;
+    double d;
+    switch (value_kind(value, &i, &d)) {
+    case 2:
+        lua_pushinteger(L, (lua_Integer)i);
+        break;
+    case 1:
+        lua_pushnumber(L, d);
+        break;
+    default:
+        lua_pushstring(L, value);
+    }
+    lua_pushfstring(L, "%s%s", prefix, name);
+    lua_insert(L, -2);
+    lua_settable(L, -4);
+    return 0;
+}
+
 void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
 {
     lua_createtable(L, 0, N_COLUMNS + 1);
@@ -173,6 +345,39 @@ void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
     }
     lua_pushnumber(L, r->st.sim_wall_s);
     lua_setfield(L, -2, "sim_wall_s");
+    lua_pushliteral(L, "param_");
+    fs_row_each_pair(r->policy_params, 0, lua_set_pair, L);
+    lua_pop(L, 1);
+    lua_pushliteral(L, "tag_");
+    fs_row_each_pair(r->tags, 1, lua_set_pair, L);
+    lua_pop(L, 1);
+}
+
+/* Declares the param_ and tag_ columns of rows[0..n) in t (after the fixed
+ * ones).  Returns 0 or 70 (memory). */
+static int dyn_declare(sim_out_table *t, dyn_cols *dc, const fs_row *rows, int32_t n, int tags)
+{
+    dc->prefix = tags ? "tag_" : "param_";
+    for (int32_t ri = 0; ri < n && !dc->oom; ri++)
+        fs_row_each_pair(tags ? rows[ri].tags : rows[ri].policy_params, tags, dyn_collect, dc);
+    if (dc->oom) return 70;
+    for (int32_t i = 0; i < dc->n; i++) {
+        dyn_col *c = &dc->c[i];
+        /* one type whatever the other rows hold: numbers are doubles */
+        sim_out_type ty = c->numbers ? SIM_OUT_DOUBLE : SIM_OUT_STRING;
+        c->col = sim_out_add_column(t, c->name, ty);
+        if (c->col < 0) return 70;
+        if (ty == SIM_OUT_DOUBLE && sim_out_set_exact(t, c->col) != SIM_OUT_OK) return 70;
+    }
+    return 0;
+}
+
+static int dyn_fill(sim_out_table *t, dyn_cols *dc, const fs_row *r, int64_t row, int tags)
+{
+    dyn_set ds = {dc, t, row, SIM_OUT_OK};
+    dc->prefix = tags ? "tag_" : "param_";
+    fs_row_each_pair(tags ? r->tags : r->policy_params, tags, dyn_set_cell, &ds);
+    return ds.rc == SIM_OUT_OK ? 0 : 70;
 }
 
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
@@ -185,6 +390,9 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
                                                                          : SIM_OUT_DOUBLE;
         if (sim_out_add_column(t, columns[c].name, ty) != c) rc = 70;
     }
+    dyn_cols params = {0}, tags = {0};
+    if (rc == 0) rc = dyn_declare(t, &params, rows, n, 0);
+    if (rc == 0) rc = dyn_declare(t, &tags, rows, n, 1);
     for (int32_t ri = 0; ri < n && rc == 0; ri++) {
         int64_t row = sim_out_append_row(t);
         if (row < 0) {
@@ -202,7 +410,11 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
                                       : sim_out_set_double(t, row, c, d);
             if (src != SIM_OUT_OK) rc = 70;
         }
+        if (rc == 0) rc = dyn_fill(t, &params, &rows[ri], row, 0);
+        if (rc == 0) rc = dyn_fill(t, &tags, &rows[ri], row, 1);
     }
+    free(params.c);
+    free(tags.c);
     if (rc == 0 && (sim_out_set_attr(t, "flashspec_version", FS_VERSION) != SIM_OUT_OK ||
                     sim_out_set_attr(t, "script_hash", m->script_hash) != SIM_OUT_OK))
         rc = 70;

@@ -6,6 +6,12 @@
  * so the two always carry the same fields under the same names.  Column names
  * are a user-facing contract: extend, never rename.
  *
+ * Beside the fixed columns, each policy parameter of the rows' labels gets a
+ * param_<name> column and each tag a tag_<name> column, in order of first
+ * appearance: exact doubles (NaN where absent) where every value is a number,
+ * else text ("" where absent), so a column's type does not depend on the other
+ * rows of the run.
+ *
  * The results files hold only deterministic values (same inputs and seed give
  * identical bytes); the host time a point took (sim_wall_s) is returned to Lua
  * and printed, but kept out of the files for that reason.
@@ -20,7 +26,9 @@
 #include "sim/replay/replay.h"
 
 typedef struct fs_row {
-    char policy[64], policy_params[256], device[64], target[64], draft[64], trace[128];
+    char policy[64], policy_params[512], device[64], target[64], draft[64], trace[128];
+    /* the point's tags ("name=value" lines, names sorted; the tag_<name> columns) */
+    char tags[256];
     double dram_fraction;
     int32_t max_new_tokens, prompts;
     uint64_t seed, trace_checksum;
@@ -50,6 +58,13 @@ int fs_row_column_kind(const char *name);
  * the results files write it).  Returns its kind, FS_COL_NONE when unknown. */
 int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double *num, char *text,
                size_t n);
+
+/* Calls fn for each "name=value" of a policy_params label or tags text, in
+ * order: a quoted Lua string is unquoted, a braced table kept whole.  Names
+ * that are not identifiers ([A-Za-z_][A-Za-z0-9_]*) are skipped (they cannot
+ * name a column).  Stops early when fn returns nonzero. */
+void fs_row_each_pair(const char *text, int tags,
+                      int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
 
 /* Writes rows to DIR/results.{csv,h5} atomically.  Returns 0, 70 (memory) or 73
  * (cannot create output) with one line in err. */

@@ -54,16 +54,57 @@ static int is_plain_table(lua_State *L, int idx)
     return 1;
 }
 
+/* src.policy = a list holding lists of policies (what a constructor with
+ * alternatives returns: { fs.policy.chain{ k = {4, 8} }, fs.policy.lever{} })
+ * becomes one flat list. */
+static void flatten_policies(lua_State *L, int src)
+{
+    lua_getfield(L, src, "policy");
+    int p = lua_gettop(L);
+    lua_Integer n = is_plain_table(L, p) ? (lua_Integer)lua_rawlen(L, p) : 0, nested = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, p, i);
+        nested += is_plain_table(L, -1);
+        lua_pop(L, 1);
+    }
+    if (nested) {
+        lua_newtable(L);
+        lua_Integer at = 0;
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_rawgeti(L, p, i);
+            lua_Integer m = is_plain_table(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+            if (!is_plain_table(L, -1)) {
+                lua_rawseti(L, -2, ++at);
+                continue;
+            }
+            for (lua_Integer j = 1; j <= m; j++) {
+                lua_rawgeti(L, -1, j);
+                lua_rawseti(L, -3, ++at);
+            }
+            lua_pop(L, 1);
+        }
+        lua_setfield(L, src, "policy");
+    }
+    lua_settop(L, p - 1);
+}
+
 /* Appends to the array `out` the Cartesian product of the point table at
  * `src` (list-valued keys vary, canonical order, last fastest). */
 static void expand_product(lua_State *L, int src, int out, lua_Integer *count,
                            const char *const *keys, int nk, const char *chunk, int line)
 {
     lua_Integer len[64], at[64], total = 1;
+    flatten_policies(L, src);
     for (int i = 0; i < nk; i++) {
         lua_getfield(L, src, keys[i]);
         len[i] = is_plain_table(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
-        if (is_plain_table(L, -1) && len[i] == 0)
+        if (len[i] > 0 && strcmp(keys[i], "tags") == 0) {
+            /* a map of tags is one value; a list of such maps, alternatives */
+            lua_rawgeti(L, -1, 1);
+            if (lua_type(L, -1) != LUA_TTABLE) len[i] = 0;
+            lua_pop(L, 1);
+        }
+        if (is_plain_table(L, -1) && len[i] == 0 && strcmp(keys[i], "tags") != 0)
             fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: key '%s' is an empty list",
                           chunk, slp_key_line(chunk, line, keys[i]), keys[i]);
         lua_pop(L, 1);

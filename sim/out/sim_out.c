@@ -22,6 +22,7 @@
 typedef struct res_col {
     char *name;
     sim_out_type type;
+    int exact;   /* double column kept at full precision (sim_out_set_exact) */
     void *cells; /* int64_t[cap], double[cap] or char *[cap] */
 } res_col;
 
@@ -111,6 +112,7 @@ int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type
     c->name = dup_str(name);
     if (!c->name) return SIM_OUT_E_NOMEM;
     c->type = type;
+    c->exact = 0;
     c->cells = NULL;
     if (t->cap_rows > 0) {
         c->cells = malloc((size_t)t->cap_rows * cell_size(type));
@@ -222,7 +224,7 @@ int sim_out_set_double(sim_out_table *t, int64_t row, int32_t col, double v)
 {
     res_col *c = cell_col(t, row, col, SIM_OUT_DOUBLE);
     if (!c) return SIM_OUT_E_ARG;
-    if (isfinite(v)) {
+    if (isfinite(v) && !c->exact) {
         /* the CSV's precision, so both files hold the same number */
         char buf[64];
         snprintf(buf, sizeof buf, "%.10g", v);
@@ -230,6 +232,19 @@ int sim_out_set_double(sim_out_table *t, int64_t row, int32_t col, double v)
     }
     ((double *)c->cells)[row] = v;
     return SIM_OUT_OK;
+}
+
+int sim_out_set_exact(sim_out_table *t, int32_t col)
+{
+    if (!t || col < 0 || col >= t->ncols || t->cols[col].type != SIM_OUT_DOUBLE || t->nrows > 0)
+        return SIM_OUT_E_ARG;
+    t->cols[col].exact = 1;
+    return SIM_OUT_OK;
+}
+
+int sim_out_col_exact(const sim_out_table *t, int32_t col)
+{
+    return t && col >= 0 && col < t->ncols && t->cols[col].exact;
 }
 
 int32_t sim_out_ncols(const sim_out_table *t)

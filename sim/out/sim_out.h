@@ -11,7 +11,9 @@
  * only while the table has no rows, so every row has every column.  A fresh row
  * holds "" in string cells, 0 in int64 cells and NaN in double cells.
  * sim_out_set_double keeps 10 significant digits (the CSV's precision), so the
- * CSV and the HDF5 file hold the same number in every double cell.
+ * CSV and the HDF5 file hold the same number in every double cell; a column
+ * marked with sim_out_set_exact keeps every bit, and its CSV cells carry the
+ * fewest digits (up to 17) that read back as the same double.
  *
  * Ownership: the table owns copies of every name, string cell and attribute;
  * callers' strings are borrowed only for the duration of the call.  Pointers
@@ -63,6 +65,11 @@ void sim_out_destroy(sim_out_table *t); /* NULL-safe */
  * not "." (it becomes an HDF5 dataset name).  Only while
  * the table has no rows.  Returns the column index (>= 0) or SIM_OUT_E_*. */
 int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type);
+
+/* Marks double column col as exact (see above).  Only while the table has no
+ * rows.  Returns SIM_OUT_OK or SIM_OUT_E_ARG. */
+int sim_out_set_exact(sim_out_table *t, int32_t col);
+int sim_out_col_exact(const sim_out_table *t, int32_t col); /* 1 when marked */
 
 /* Sets (or replaces) file attribute key = value; order of first setting is kept.
  * Returns SIM_OUT_OK or SIM_OUT_E_*. */

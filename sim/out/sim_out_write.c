@@ -58,7 +58,7 @@ static void csv_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void csv_double(FILE *f, double v)
+static void csv_double(FILE *f, double v, int exact)
 {
     if (isnan(v)) {
         fputs("nan", f);
@@ -70,6 +70,11 @@ static void csv_double(FILE *f, double v)
     }
     char buf[64];
     snprintf(buf, sizeof buf, "%.10g", v);
+    /* an exact column: the fewest digits that read back as v */
+    for (int prec = 6; exact && prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
     /* a non-C LC_NUMERIC would print a comma as the decimal point */
     for (char *p = buf; *p; p++)
         if (*p == ',') *p = '.';
@@ -103,7 +108,7 @@ int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len)
                 fprintf(f, "%" PRId64, ((const int64_t *)d)[r]);
                 break;
             case SIM_OUT_DOUBLE:
-                csv_double(f, ((const double *)d)[r]);
+                csv_double(f, ((const double *)d)[r], sim_out_col_exact(t, c));
                 break;
             case SIM_OUT_STRING:
                 csv_string(f, ((const char *const *)d)[r]);

@@ -494,6 +494,71 @@ fs.sweep(with { device = { fs.device "oneplus12", fast }, prompts = 2,
             expect(rec["models"][r["target"]]["values"]["layers"] > 0, "model values")
 
 
+def case_param_tag_columns():
+    """Policy parameters become param_<name> columns (exact doubles with NaN
+    where absent, text otherwise) and point tags tag_<name> columns, in results.csv,
+    results.h5 and the Lua rows; a list of tag maps is a sweep key; a policy
+    list inside the policy list is flattened; bad tags are one line, exit 78."""
+    import h5py
+    import math
+    src = TUNE_HEAD + """
+local rows = fs.sweep(with { prompts = 2,
+  policy = { fs.policy.chain { k = { 3, 5 } }, fs.policy.lever { theta = 0.090373524058708 } },
+  tags = { { arm = "A", dose = 3 }, { arm = "B, the second", dose = 2.5, blind = true } } })
+assert(#rows == 6, #rows)
+assert(rows[1].param_k == 3 and math.type(rows[1].param_k) == "integer" and rows[1].param_unit == "cpu")
+assert(rows[1].tag_arm == "A" and rows[1].tag_dose == 3 and rows[1].tag_blind == nil)
+assert(rows[2].tag_arm == "B, the second" and rows[2].tag_dose == 2.5 and rows[2].tag_blind == "true")
+assert(rows[5].param_theta == 0.090373524058708 and rows[5].param_k == nil)
+local one = fs.run(with { prompts = 2, policy = fs.policy.chain { k = 3 }, tags = { arm = "A" } })
+assert(one.tag_arm == "A" and one.tokens_per_s == rows[1].tokens_per_s)
+"""
+    with tempfile.TemporaryDirectory() as d:
+        rc, _, err, out = run_src(d, "cols.lua", src)
+        expect(rc == 0, f"{rc} {err}")
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            rd = csv.reader(f)
+            head = next(rd)
+            body = list(rd)
+        rows = [dict(zip(head, r)) for r in body]
+        dyn = [c for c in head if c.startswith(("param_", "tag_"))]
+        expect(dyn[:3] == ["param_k", "param_unit", "param_drafting"] and
+               dyn[-3:] == ["tag_arm", "tag_dose", "tag_blind"] and
+               head.index("param_k") > head.index("tokens_per_s_model_hi"), f"order {dyn}")
+        expect([r["param_k"] for r in rows] == ["3.0", "3.0", "5.0", "5.0", "nan", "nan", "3.0"],
+               f"param_k {[r['param_k'] for r in rows]}")
+        expect(rows[4]["param_theta"] == "0.090373524058708", rows[4]["param_theta"])
+        expect(rows[4]["param_n_max"] == "64.0" and rows[0]["param_unit"] == "cpu" and
+               rows[4]["param_unit"] == "", "lever n_max and chain-only unit")
+        expect(rows[1]["tag_arm"] == "B, the second" and rows[1]["tag_blind"] == "true" and
+               rows[0]["tag_blind"] == "" and rows[0]["tag_dose"] == "3.0", f"tags {rows[:2]}")
+        with h5py.File(os.path.join(out, "results.h5")) as f:
+            g = f["results"]
+            expect(g["param_theta"][4] == 0.090373524058708, "h5 theta exact")
+            expect(math.isnan(g["param_theta"][0]) and g["param_k"].dtype.kind == "f", "h5 kinds")
+            expect(g["tag_arm"][1].decode() == "B, the second", "h5 tag")
+            cols = [c if isinstance(c, str) else c.decode() for c in g.attrs["columns"]]
+            expect(cols == head, "h5 column order = csv")
+        # every row has k and each is whole: still doubles
+        rc, _, err, out = run_src(d, "ints.lua", TUNE_HEAD + "fs.sweep(with { prompts = 1, "
+                                  "policy = fs.policy.chain { k = { 2, 4 } } })\n")
+        expect(rc == 0, err)
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            ks = [r["param_k"] for r in csv.DictReader(f)]
+        expect(ks == ["2.0", "4.0"], f"a number column is a double column whatever the rows {ks}")
+        for name, tags, needle in [
+                ("t1.lua", '"A"', r"key 'tags' must be a table"),
+                ("t2.lua", '{ ["two words"] = 1 }', r"every key must be a name"),
+                ("t3.lua", '{ arm = {} }', r"'arm' must be a string, number or boolean"),
+                ("t4.lua", '{ arm = "a\\nb" }', r"without control characters"),
+                ("t5.lua", '{ x = 0/0 }', r"'x' is not a finite number"),
+                ("t6.lua", '{ arm = "A" }, tagz = 1', r"unknown key 'tagz'.*did you mean 'tags'")]:
+            rc, _, err, out = run_src(d, name, TUNE_HEAD + "fs.sweep(with { prompts = 1, policy = "
+                                      "fs.policy.flash_ar {}, tags = " + tags + " })\n")
+            one_line_error(err, 78, rc, re.escape(name) + r":7:", needle)
+            no_results(out)
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")

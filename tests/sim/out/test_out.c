@@ -235,6 +235,42 @@ static void test_quoting(void)
     sim_out_destroy(t);
 }
 
+/* An exact double column keeps every bit; its CSV cells carry the fewest
+ * digits that read back (a plain column beside it keeps 10). */
+static void test_exact(void)
+{
+    sim_out_table *t = sim_out_create();
+    CHECK(sim_out_add_column(t, "plain", SIM_OUT_DOUBLE) == 0);
+    CHECK(sim_out_add_column(t, "exact", SIM_OUT_DOUBLE) == 1);
+    CHECK(sim_out_add_column(t, "text", SIM_OUT_STRING) == 2);
+    CHECK(sim_out_set_exact(t, 2) == SIM_OUT_E_ARG); /* not a double column */
+    CHECK(sim_out_set_exact(t, 7) == SIM_OUT_E_ARG);
+    CHECK(sim_out_set_exact(t, 1) == SIM_OUT_OK);
+    CHECK(sim_out_col_exact(t, 1) && !sim_out_col_exact(t, 0));
+    static const double d[] = {0.090373524058708, 0.1, 8.0, 1.0 / 3.0, NAN};
+    for (int i = 0; i < 5; i++) {
+        int64_t r = sim_out_append_row(t);
+        CHECK(sim_out_set_double(t, r, 0, d[i]) == SIM_OUT_OK);
+        CHECK(sim_out_set_double(t, r, 1, d[i]) == SIM_OUT_OK);
+    }
+    CHECK(sim_out_set_exact(t, 0) == SIM_OUT_E_ARG); /* rows exist */
+    char *csv = NULL;
+    size_t n = 0;
+    CHECK(sim_out_csv_format(t, &csv, &n) == SIM_OUT_OK);
+    static const char want[] = "plain,exact,text\n"
+                               "0.09037352406,0.090373524058708,\n"
+                               "0.1,0.1,\n"
+                               "8.0,8.0,\n"
+                               "0.3333333333,0.3333333333333333,\n"
+                               "nan,nan,\n";
+    CHECK(csv && n == strlen(want) && memcmp(csv, want, n) == 0);
+    if (csv && strcmp(csv, want) != 0) fprintf(stderr, "got:\n%s\nwant:\n%s\n", csv, want);
+    const double *exact = sim_out_col_data(t, 1), *plain = sim_out_col_data(t, 0);
+    CHECK(exact[0] == d[0] && exact[3] == d[3] && plain[0] != d[0]);
+    free(csv);
+    sim_out_destroy(t);
+}
+
 static int read_str_attr(hid_t obj, const char *name, char *out, size_t cap)
 {
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
@@ -476,6 +512,7 @@ int main(void)
     }
     test_table_api();
     test_quoting();
+    test_exact();
     test_round_trip();
     test_determinism();
     test_failures();
