@@ -76,6 +76,10 @@ typedef struct fs_api {
     int32_t n_profiles, cap_profiles;
 } fs_api;
 
+/* The tree-size cap of a built-in tree policy's params (nodes per tree, root
+ * included: what `tree_nodes` sets), NaN for other policies. */
+double fs_tree_cap(const eng_policy_desc *desc, const void *params);
+
 /* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
  * every row of table read from params, into out (cut at n bytes). */
 void fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
@@ -121,6 +125,7 @@ typedef struct ud_trace {
 typedef struct ud_policy {
     const eng_policy_desc *desc;
     char label[512]; /* "k=8,unit=cpu" */
+    int32_t cap_set; /* the script set its tree-size cap (tree_nodes or the policy's own key) */
     _Alignas(max_align_t) unsigned char params[];
 } ud_policy;
 

@@ -771,6 +771,211 @@ void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *param
     luaL_setmetatable(L, MT_POLICY);
 }
 
+/* ---------------------------------------------------- the tree-size knob */
+
+/* `tree_nodes` (nodes of one verified tree, root included) and the parameter
+ * each built-in tree policy sizes its trees by: param = tree_nodes - minus.
+ * EdgeLLM's cap is max_tokens with its fallback on (the default), budget
+ * without; SpecInfer's tree is its widths cut to the deepest prefix that
+ * fits (its shape stays fixed).  Caps (sized = 0) bound a tree the policy
+ * sizes itself per cycle; the others fix its size. */
+typedef struct tree_knob {
+    const char *policy, *param;
+    int32_t minus;
+} tree_knob;
+
+static const tree_knob tree_knobs[] = {
+    {"chain", "k", 1},
+    {"adaptive_chain", "k_max", 1},
+    {"specinfer", "widths", 0},
+    {"eagle2", "total_tokens", 1},
+    {"opt_tree", "nodes", 1},
+    {"sequoia", "max_nodes", 0},
+    {"lever", "n_max", 1},
+    {"lyanna", "b", 1},
+    {"edgellm", "max_tokens", 1},
+    {NULL, NULL, 0},
+};
+
+static const tree_knob *tree_knob_of(const char *policy)
+{
+    for (const tree_knob *k = tree_knobs; k->policy; k++)
+        if (!strcmp(k->policy, policy)) return k;
+    return NULL;
+}
+
+/* The parameter tree_nodes sets for policy desc given the user's table at t. */
+static const char *tree_param(lua_State *L, const tree_knob *k, int t)
+{
+    if (strcmp(k->policy, "edgellm") != 0) return k->param;
+    lua_getfield(L, t, "fallback");
+    int off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return off ? "budget" : "max_tokens";
+}
+
+double fs_tree_cap(const eng_policy_desc *desc, const void *params)
+{
+    const tree_knob *k = desc ? tree_knob_of(desc->name) : NULL;
+    if (!k || eng_policy_lookup(desc->name) != desc) return NAN;
+    const char *name = k->param;
+    if (!strcmp(k->policy, "edgellm")) {
+        const eng_param_desc *fb = eng_params_find(desc->params, "fallback");
+        int32_t on = 1;
+        if (fb) memcpy(&on, (const char *)params + fb->offset, sizeof on);
+        if (!on) name = "budget";
+    }
+    const eng_param_desc *d = eng_params_find(desc->params, name);
+    if (!d) return NAN;
+    const char *f = (const char *)params + d->offset;
+    if (d->type == ENG_PARAM_INT_LIST) { /* widths: 1 + w1 + w1 w2 + ... */
+        int32_t cnt, w;
+        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+        double nodes = 1.0, level = 1.0;
+        for (int32_t i = 0; i < cnt && i < d->cap; i++) {
+            memcpy(&w, f + (size_t)i * sizeof w, sizeof w);
+            level *= w;
+            nodes += level;
+        }
+        return nodes;
+    }
+    int32_t x;
+    memcpy(&x, f, sizeof x);
+    return (double)x + k->minus;
+}
+
+/* SpecInfer: the widths list (at wi) cut to the deepest prefix whose tree
+ * holds at most n nodes; raises when not even the first level fits. */
+static void specinfer_widths(lua_State *L, int wi, lua_Integer n, const char *what,
+                             const char *chunk, int line)
+{
+    lua_newtable(L);
+    lua_Integer nodes = 1, level = 1, len = (lua_Integer)lua_rawlen(L, wi);
+    for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, wi, i);
+        lua_Integer w = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+        lua_pop(L, 1);
+        if (w < 1 || w > 64)
+            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: widths[%lld] must be an integer in [1, 64]",
+                     chunk, line, what, (long long)i);
+        level *= w;
+        if (nodes + level > n) break;
+        nodes += level;
+        lua_pushinteger(L, w);
+        lua_rawseti(L, -2, i);
+    }
+    if (lua_rawlen(L, -1) == 0)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: tree_nodes = %lld: not even the first level of widths fits (a "
+                 "tree of %lld nodes)",
+                 chunk, line, what, (long long)n, (long long)(1 + level));
+}
+
+/* Rewrites the constructor table at index 1 when it holds `tree_nodes` (a
+ * value or a list of values) into the policy's own parameter, for a built-in
+ * tree policy; a policy that declares tree_nodes itself takes it as is. */
+static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char *what,
+                           const char *chunk, int line)
+{
+    if (eng_params_find(desc->params, "tree_nodes")) return;
+    lua_getfield(L, 1, "tree_nodes");
+    int tn = lua_gettop(L);
+    if (lua_isnil(L, tn)) {
+        lua_pop(L, 1);
+        return;
+    }
+    int kl = slp_key_line(chunk, line, "tree_nodes");
+    const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
+    if (!k)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: key 'tree_nodes' is for tree policies (chain, adaptive_chain, "
+                 "specinfer, eagle2, opt_tree, sequoia, lever, lyanna, edgellm); %s %s",
+                 chunk, kl, what, desc->name,
+                 strcmp(desc->name, "flash_ar") ? "declares no such parameter"
+                                                : "verifies one row, it has no tree");
+    const char *param = tree_param(L, k, 1);
+    const eng_param_desc *d = eng_params_find(desc->params, param);
+    int widths = d->type == ENG_PARAM_INT_LIST;
+    lua_getfield(L, 1, param);
+    int given = lua_gettop(L);
+    if (!lua_isnil(L, given) && !widths)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: set one of 'tree_nodes' and '%s' (tree_nodes = %s + %d)", chunk, kl,
+                 what, param, param, (int)k->minus);
+    if (widths) { /* the shape to cut: the given widths, else the default */
+        if (lua_isnil(L, given)) {
+            lua_createtable(L, d->def_count, 0);
+            for (int32_t i = 0; i < d->def_count; i++) {
+                lua_pushinteger(L, (lua_Integer)d->def_list[i]);
+                lua_rawseti(L, -2, i + 1);
+            }
+            lua_replace(L, given);
+        }
+        lua_rawgeti(L, given, 1);
+        int nested = lua_type(L, -1) == LUA_TTABLE;
+        lua_pop(L, 1);
+        if (lua_type(L, given) != LUA_TTABLE || nested)
+            fs_raise(L, FS_EXIT_CONFIG, 0,
+                     "%s:%d: %s: with 'tree_nodes', 'widths' must be one list of integers (the "
+                     "shape tree_nodes cuts)",
+                     chunk, kl, what);
+    }
+    /* one value or a plain list of values */
+    int list = lua_type(L, tn) == LUA_TTABLE && !lua_getmetatable(L, tn);
+    if (lua_type(L, tn) == LUA_TTABLE && !list) lua_pop(L, 1); /* the metatable */
+    lua_Integer n = list ? (lua_Integer)lua_rawlen(L, tn) : 1;
+    if (list && n == 0)
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is an empty list", chunk, kl,
+                 what);
+    lua_Integer lo = (lua_Integer)d->min + k->minus, hi = (lua_Integer)d->max + k->minus;
+    if (widths) lo = 2, hi = 1 << 20;
+    lua_createtable(L, (int)n, 0);
+    int out = lua_gettop(L);
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (list)
+            lua_rawgeti(L, tn, i);
+        else
+            lua_pushvalue(L, tn);
+        lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : LUA_MININTEGER;
+        if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1)) {
+            double x = lua_tonumber(L, -1);
+            if (x == floor(x) && fabs(x) < 1e15) v = (lua_Integer)x;
+        }
+        lua_pop(L, 1);
+        if (v == LUA_MININTEGER || v < lo || v > hi)
+            fs_raise(L, FS_EXIT_CONFIG, 0,
+                     "%s:%d: %s: tree_nodes must be %s in [%lld, %lld] (nodes per tree, root "
+                     "included; %s = tree_nodes%s)",
+                     chunk, kl, what, list ? "a list of integers" : "an integer", (long long)lo,
+                     (long long)hi, param,
+                     widths     ? " cut"
+                     : k->minus ? " - 1"
+                                : "");
+        if (widths)
+            specinfer_widths(L, given, v, what, chunk, kl);
+        else
+            lua_pushinteger(L, v - k->minus);
+        lua_rawseti(L, out, i);
+    }
+    /* a copy of the user's table with the policy's own key */
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_pushnil(L);
+    lua_setfield(L, -2, "tree_nodes");
+    if (list)
+        lua_pushvalue(L, out);
+    else
+        lua_rawgeti(L, out, 1);
+    lua_setfield(L, -2, param);
+    lua_replace(L, 1);
+    lua_settop(L, 1);
+}
+
 /* Pushes one policy object of desc from the params table at idx. */
 static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const char *what,
                        const char *chunk, int line)
@@ -780,6 +985,12 @@ static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const
     u->desc = desc;
     slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
     fs_params_label(desc->params, u->params, u->label, sizeof u->label);
+    const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
+    if (k) {
+        lua_getfield(L, idx, tree_param(L, k, idx));
+        u->cap_set = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+    }
     luaL_setmetatable(L, MT_POLICY);
 }
 
@@ -819,6 +1030,7 @@ int fs_l_policy_make(lua_State *L)
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
     snprintf(what, sizeof what, "flashspec.policy.%s", desc->name);
+    map_tree_nodes(L, desc, what, chunk, line);
     const eng_param_desc *alt[64];
     lua_Integer len[64], at[64], total = 1;
     int na = 0;

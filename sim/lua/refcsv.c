@@ -497,23 +497,6 @@ double fs_ref_tree_nodes(const char *policy, const char *params)
     return NAN;
 }
 
-double fs_ref_tree_cap(const char *policy, const char *params)
-{
-    char v[128];
-    if (!strcmp(policy, "lever") && label_value(params, "n_max", v, sizeof v))
-        return atof(v) + 1.0;
-    if (!strcmp(policy, "sequoia") && label_value(params, "max_nodes", v, sizeof v))
-        return atof(v);
-    if (!strcmp(policy, "eagle2") && label_value(params, "total_tokens", v, sizeof v))
-        return atof(v) + 1.0;
-    if (!strcmp(policy, "opt_tree") && label_value(params, "nodes", v, sizeof v))
-        return atof(v) + 1.0;
-    if (!strcmp(policy, "edgellm") && label_value(params, "fallback", v, sizeof v) &&
-        !strcmp(v, "true") && label_value(params, "max_tokens", v, sizeof v))
-        return atof(v) + 1.0;
-    return NAN;
-}
-
 int fs_ref_match(const fs_ref *ref, int32_t k, const fs_rows_meta *m, const fs_row *r)
 {
     const fs_ref_row *rr = &ref->rows[k];

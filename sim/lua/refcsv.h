@@ -76,10 +76,4 @@ int fs_ref_eval(const fs_ref *ref, int32_t k, const fs_rows_meta *m, const fs_ro
  * parameter label `params` ("k=8,unit=cpu") fixes; NAN when it does not. */
 double fs_ref_tree_nodes(const char *policy, const char *params);
 
-/* The tree-size cap (nodes, root included) that policy `policy` with label
- * `params` is configured with when it sizes its trees itself: lever n_max + 1,
- * sequoia max_nodes, eagle2 total_tokens + 1, opt_tree nodes + 1, edgellm
- * max_tokens + 1 (with its fallback on); NAN otherwise. */
-double fs_ref_tree_cap(const char *policy, const char *params);
-
 #endif

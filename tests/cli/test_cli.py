@@ -1044,8 +1044,84 @@ def case_silent_clamps():
     warns = [l for l in err.splitlines() if l.startswith("flashspec: warning:")]
     expect(len(warns) == 2, f"one warning per kind, said once: {warns!r}")
     expect("max_new_tokens = 1024" in warns[0] and "effective_new_tokens" in warns[0], warns[0])
-    expect("in 2 of 4 points the tree-size cap never bound" in warns[1] and
+    expect("in 2 of 4 points the tree-size cap the script set never bound" in warns[1] and
            "verify_rows_max" in warns[1], warns[1])
+
+
+def case_tree_nodes():
+    """`tree_nodes` (nodes per verified tree, root included) sizes every tree
+    policy through its own parameter; no verification passes it; a list
+    sweeps; the cap warning comes only where the script set a cap that never
+    bound, once per script; misuse is one line, exit 78."""
+    mapping = {"chain": ("k", -1), "adaptive_chain": ("k_max", -1),
+               "eagle2": ("total_tokens", -1), "opt_tree": ("nodes", -1),
+               "sequoia": ("max_nodes", 0), "lever": ("n_max", -1), "lyanna": ("b", -1),
+               "edgellm": ("max_tokens", -1)}
+    pols = ", ".join(f"fs.policy.{p} {{ tree_nodes = {{ 8, 24 }} }}" for p in mapping)
+    src = TUNE_HEAD + f"""
+local rows = fs.sweep(with {{ prompts = 2, policy = {{ {pols},
+  fs.policy.edgellm {{ tree_nodes = 12, fallback = false }},
+  fs.policy.specinfer {{ tree_nodes = {{ 6, 16, 100 }} }},
+  fs.policy.specinfer {{ tree_nodes = 10, widths = {{ 3, 2, 1 }} }} }} }})
+for _, r in ipairs(rows) do
+  print(r.policy, r.policy_params, r.verify_rows_max)
+end
+"""
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "tn.lua")
+        open(p, "w").write(src)
+        rc, out, err = run("run", p, "-o", os.path.join(d, "out"))
+        expect(rc == 0, f"{rc} {err}")
+        rows = [l.split("\t") for l in out.splitlines()]
+        expect(len(rows) == 2 * len(mapping) + 5, f"{len(rows)} rows")
+        for i, (pol, (param, off)) in enumerate(mapping.items()):
+            for j, n in enumerate((8, 24)):
+                name, params, vmax = rows[2 * i + j]
+                kv = dict(x.split("=", 1) for x in params.split(","))
+                expect(name == pol and int(kv[param]) == n + off, f"{pol}: {params}")
+                # Lyanna fuses a re-sampled subtree (up to B more rows) into a
+                # tree; EdgeLLM verifies branch by branch (shared prefixes repeat)
+                most = 2 * n - 1 if pol == "lyanna" else n
+                expect(pol == "edgellm" or int(vmax) <= most,
+                       f"{pol} tree_nodes={n}: {vmax} rows verified")
+                if pol in ("chain", "eagle2"):  # fixed sizes; the others are caps
+                    expect(int(vmax) == n, f"{pol} tree_nodes={n} binds: {vmax}")
+        e = rows[2 * len(mapping)]
+        expect("budget=11" in e[1] and "fallback=false" in e[1], f"edgellm without fallback {e}")
+        sp = rows[-4:-1]
+        expect([r[1].split(",")[0] for r in sp] ==
+               ["widths=1/1/3", "widths=1/1/3/1/1/1", "widths=1/1/3/1/1/1/1/1"], f"{sp}")
+        expect([int(r[2]) for r in sp] == [6, 15, 21], f"specinfer rows {sp}")
+        expect(rows[-1][1].startswith("widths=3/2,"), f"specinfer shape kept {rows[-1]}")
+        warns = [l for l in err.splitlines() if "tree-size cap" in l]
+        expect(len(warns) == 1 and "said once per script" in warns[0], f"{warns}")
+        # a default cap that never binds is no news; a set one, once per script
+        quiet = TUNE_HEAD + "fs.sweep(with { prompts = 2, policy = fs.policy.lever {} })\n"
+        rc, _, err = run("run", write_file(d, "q.lua", quiet), "-o", os.path.join(d, "q"))
+        expect(rc == 0 and "tree-size cap" not in err, f"default caps warned: {err}")
+        twice = TUNE_HEAD + ("fs.sweep(with { prompts = 2, policy = fs.policy.lever "
+                             "{ tree_nodes = 128 } })\n") * 2
+        rc, _, err = run("run", write_file(d, "t.lua", twice), "-o", os.path.join(d, "t"))
+        expect(rc == 0 and err.count("tree-size cap the script set never bound") == 1, err)
+        for name, pol, needle in [
+                ("b1.lua", "flash_ar { tree_nodes = 8 }", r"flash_ar verifies one row"),
+                ("b2.lua", "chain { tree_nodes = 8, k = 7 }", r"set one of 'tree_nodes' and 'k'"),
+                ("b3.lua", "lever { tree_nodes = 1 }", r"tree_nodes must be an integer in \[2, "),
+                ("b4.lua", "chain { tree_nodes = { 8, 2.5 } }", r"must be a list of integers"),
+                ("b5.lua", "specinfer { tree_nodes = 3, widths = { 4 } }",
+                 r"not even the first level of widths fits"),
+                ("b6.lua", "chain { tree_nodes = {} }", r"'tree_nodes' is an empty list")]:
+            rc, _, err, out = run_src(d, name, TUNE_HEAD + f"fs.sweep(with {{ prompts = 1, "
+                                      f"policy = fs.policy.{pol} }})\n")
+            one_line_error(err, 78, rc, re.escape(name) + r":7:", needle)
+            no_results(out)
+
+
+def write_file(d, name, text):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
