@@ -188,10 +188,12 @@ int cli_profile_main(int argc, char **argv)
 static const char usage_list[] =
     "usage: flashspec profiles [devices|models] [--markdown]\n"
     "\n"
-    "Lists the device and model profiles (configs/devices, configs/models, or\n"
-    "$FLASHSPEC_CONFIG_DIR) with their key figures, each loaded and validated as\n"
-    "a script would load it.  A profile that does not load is listed with its\n"
-    "error, and the exit code is then 78.\n"
+    "Lists the device and model profiles along the profile search path (the\n"
+    "directories of $FLASHSPEC_CONFIG_PATH, ':'-separated, first; then the shipped\n"
+    "configs/, or $FLASHSPEC_CONFIG_DIR) with their key figures, each loaded and\n"
+    "validated as a script would load it; a name found twice is the first one.\n"
+    "A profile that does not load is listed with its error, and the exit code is\n"
+    "then 78.\n"
     "\n"
     "  --markdown     print Markdown tables\n"
     "  -h, --help     this help\n";

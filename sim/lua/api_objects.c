@@ -24,12 +24,27 @@
 
 /* --------------------------------------------------------------- profiles */
 
-/* Resolves flashspec.device/model's name argument to its profile path; raises
- * on an invalid name.  kind: "devices" or "models"; what: "device" or "model". */
+/* 1 when a profile argument names a file ("my/phone.lua"), not a profile. */
+static int profile_is_file(const char *name)
+{
+    size_t len = strlen(name);
+    return strchr(name, '/') != NULL || (len > 4 && strcmp(name + len - 4, ".lua") == 0);
+}
+
+/* Resolves flashspec.device/model's argument to its profile path: a name
+ * along the profile search path (profile.h), or a file path (beside the
+ * script, else in the project).  Raises on an invalid name or a missing
+ * file.  kind: "devices" or "models"; what: "device" or "model". */
 static const char *profile_arg(lua_State *L, const char *kind, const char *what, char *path,
                                size_t n)
 {
     const char *name = luaL_checkstring(L, 1);
+    if (profile_is_file(name)) {
+        char tried[2 * PATH_MAX + 32] = "";
+        if (fs_api_find_file(fs_api_get(L), name, path, n, tried, sizeof tried) != 0)
+            fs_raise(L, FS_EXIT_NOINPUT, 1, "%s profile file '%s' not found%s", what, name, tried);
+        return name;
+    }
     if (sim_profile_path(kind, name, path, n) != 0)
         fs_raise(L, FS_EXIT_CONFIG, 1, "invalid %s profile name '%s'", what, name);
     return name;
@@ -43,10 +58,21 @@ static void profile_check(lua_State *L, int rc, const char *what, const char *na
 {
     struct stat st;
     if (rc == SIM_PROFILE_E_MISSING && stat(path, &st) != 0) {
-        char hint[1024];
-        sim_profile_suggest(strcmp(what, "device") == 0 ? "devices" : "models", name, hint,
-                            sizeof hint);
-        fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s'%s (no %s)", what, name, hint, path);
+        const char *kind = strcmp(what, "device") == 0 ? "devices" : "models";
+        char hint[1024], where[2048] = "";
+        sim_profile_suggest(kind, name, hint, sizeof hint);
+        char(*dirs)[SIM_PROFILE_DIR_CAP] = malloc(SIM_PROFILE_MAX_DIRS * sizeof *dirs);
+        int nd = dirs ? sim_profile_dirs(dirs, SIM_PROFILE_MAX_DIRS) : 0;
+        if (nd > 1) { /* a search path: name every directory looked in */
+            size_t at = (size_t)snprintf(where, sizeof where, "no %s/%s.lua in ", kind, name);
+            for (int i = 0; i < nd && at < sizeof where; i++)
+                at +=
+                    (size_t)snprintf(where + at, sizeof where - at, "%s%s", i ? ", " : "", dirs[i]);
+        } else {
+            snprintf(where, sizeof where, "no %s", path);
+        }
+        free(dirs);
+        fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s'%s (%s)", what, name, hint, where);
     }
     if (rc == SIM_PROFILE_E_MISSING) fs_raise(L, FS_EXIT_NOINPUT, 0, "%s", err);
     if (rc == SIM_PROFILE_E_NOMEM) fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s", err);
@@ -302,7 +328,7 @@ int fs_l_device(lua_State *L)
         if (sim_device_check(&u->dev, err, sizeof err))
             fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device overrides: %s", err);
     }
-    snprintf(u->name, sizeof u->name, "%s", over ? u->dev.name : name);
+    snprintf(u->name, sizeof u->name, "%s", over || profile_is_file(name) ? u->dev.name : name);
     /* each variant over the device as resolved, overrides included */
     for (int32_t i = 0; i < vars->n; i++) {
         sim_device *d = &u->variants[i];
@@ -335,7 +361,7 @@ int fs_l_model(lua_State *L)
         if (sim_model_check(&u->model, err, sizeof err))
             fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.model overrides: %s", err);
     }
-    snprintf(u->name, sizeof u->name, "%s", over ? u->model.name : name);
+    snprintf(u->name, sizeof u->name, "%s", over || profile_is_file(name) ? u->model.name : name);
     luaL_setmetatable(L, MT_MODEL);
     return 1;
 }

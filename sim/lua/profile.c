@@ -370,7 +370,25 @@ static int resolve_base(const job *j, level *levels, int depth, char *err, size_
     }
     level *nx = &levels[depth + 1];
     nx->path = nx->buf;
-    if (sim_profile_path(j->kind, j->base, nx->buf, sizeof nx->buf) != SIM_PROFILE_OK) {
+    /* along the search path; a base that is a file of the chain already (a
+     * user profile that shadows a shipped one of the same name and derives
+     * from it) is looked for further along */
+    int at = sim_profile_find(j->kind, j->base, 0, nx->buf, sizeof nx->buf);
+    for (int again = 1; at >= 0 && again;) {
+        level_identify(nx);
+        again = 0;
+        for (int i = 0; i <= depth && !again; i++)
+            again = levels[i].has_id && nx->has_id && levels[i].dev == nx->dev &&
+                    levels[i].ino == nx->ino;
+        if (again) {
+            char later[BASE_PATH_CAP];
+            int next = sim_profile_find(j->kind, j->base, at + 1, later, sizeof later);
+            if (next < 0) break; /* nothing further: the cycle is reported below */
+            snprintf(nx->buf, sizeof nx->buf, "%s", later);
+            at = next;
+        }
+    }
+    if (at == -2) {
         snprintf(err, errlen,
                  "%s:%d: %s: invalid base profile name '%s' (letters, digits and . _ + -; no "
                  "'/' or '..')",
@@ -530,24 +548,56 @@ static int name_ok(const char *name)
     return 1;
 }
 
-static const char *config_dir(void)
+int sim_profile_dirs(char (*dirs)[SIM_PROFILE_DIR_CAP], int cap)
 {
-    return fs_config_dir();
+    int n = 0;
+    const char *e = getenv("FLASHSPEC_CONFIG_PATH");
+    for (const char *p = e ? e : ""; *p && n < cap - 1;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > 0 && len < SIM_PROFILE_DIR_CAP) {
+            memcpy(dirs[n], p, len);
+            dirs[n++][len] = 0;
+        }
+        p += len + (end != NULL);
+    }
+    if (n < cap) snprintf(dirs[n++], SIM_PROFILE_DIR_CAP, "%s", fs_config_dir());
+    return n;
+}
+
+static int regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int sim_profile_find(const char *kind, const char *name, int from, char *out, size_t n)
+{
+    if (n) out[0] = '\0';
+    if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0)) return -2;
+    if (!name_ok(name)) return -2;
+    char(*dirs)[SIM_PROFILE_DIR_CAP] = malloc(SIM_PROFILE_MAX_DIRS * sizeof *dirs);
+    if (!dirs) return -2;
+    int nd = sim_profile_dirs(dirs, SIM_PROFILE_MAX_DIRS), found = -1;
+    for (int i = from < 0 ? 0 : from; i < nd && found < 0; i++) {
+        int len = snprintf(out, n, "%s/%s/%s.lua", dirs[i], kind, name);
+        if (len < 0 || (size_t)len >= n) continue;
+        if (regular_file(out)) found = i;
+    }
+    if (found < 0) { /* where the shipped profile would be: the message names it */
+        int len = snprintf(out, n, "%s/%s/%s.lua", dirs[nd - 1], kind, name);
+        if (len < 0 || (size_t)len >= n) {
+            if (n) out[0] = '\0';
+            found = -2;
+        }
+    }
+    free(dirs);
+    return found;
 }
 
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n)
 {
-    if (n) out[0] = '\0';
-    if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0))
-        return SIM_PROFILE_E_NAME;
-    if (!name_ok(name)) return SIM_PROFILE_E_NAME;
-    const char *dir = config_dir();
-    int len = snprintf(out, n, "%s/%s/%s.lua", dir, kind, name);
-    if (len < 0 || (size_t)len >= n) {
-        if (n) out[0] = '\0';
-        return SIM_PROFILE_E_NAME;
-    }
-    return SIM_PROFILE_OK;
+    return sim_profile_find(kind, name, 0, out, n) == -2 ? SIM_PROFILE_E_NAME : SIM_PROFILE_OK;
 }
 
 int sim_profile_exit_code(int status)
@@ -573,27 +623,36 @@ static int cmp_names(const void *a, const void *b)
 int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int cap)
 {
     if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0)) return -1;
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", config_dir(), kind) >= (int)sizeof path) return -1;
-    DIR *d = opendir(path);
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < cap) {
-        size_t len = strlen(e->d_name);
-        if (len <= 4 || len - 4 >= SIM_PROFILE_NAME_CAP || strcmp(e->d_name + len - 4, ".lua"))
-            continue;
-        char name[SIM_PROFILE_NAME_CAP];
-        memcpy(name, e->d_name, len - 4);
-        name[len - 4] = 0;
-        char full[4096];
-        struct stat st;
-        if (!name_ok(name) || sim_profile_path(kind, name, full, sizeof full) != SIM_PROFILE_OK ||
-            stat(full, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        memcpy(names[n++], name, len - 3);
+    char(*dirs)[SIM_PROFILE_DIR_CAP] = malloc(SIM_PROFILE_MAX_DIRS * sizeof *dirs);
+    if (!dirs) return -1;
+    int nd = sim_profile_dirs(dirs, SIM_PROFILE_MAX_DIRS), n = 0, readable = 0;
+    for (int di = 0; di < nd; di++) {
+        char path[SIM_PROFILE_DIR_CAP + 16];
+        if (snprintf(path, sizeof path, "%s/%s", dirs[di], kind) >= (int)sizeof path) continue;
+        DIR *d = opendir(path);
+        if (!d) continue;
+        readable++;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL && n < cap) {
+            size_t len = strlen(e->d_name);
+            if (len <= 4 || len - 4 >= SIM_PROFILE_NAME_CAP || strcmp(e->d_name + len - 4, ".lua"))
+                continue;
+            char name[SIM_PROFILE_NAME_CAP], full[SIM_PROFILE_DIR_CAP + 96];
+            memcpy(name, e->d_name, len - 4);
+            name[len - 4] = 0;
+            int dup = 0;
+            for (int i = 0; i < n && !dup; i++)
+                dup = strcmp(names[i], name) == 0;
+            if (dup || !name_ok(name) ||
+                snprintf(full, sizeof full, "%s/%s", path, e->d_name) >= (int)sizeof full ||
+                !regular_file(full))
+                continue;
+            memcpy(names[n++], name, len - 3);
+        }
+        closedir(d);
     }
-    closedir(d);
+    free(dirs);
+    if (!readable) return -1;
     qsort(names, (size_t)n, sizeof names[0], cmp_names);
     return n;
 }

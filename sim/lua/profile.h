@@ -13,8 +13,10 @@
  * sim_model_check.  An empty `name` is replaced by the file's base name.
  *
  * Inheritance: a profile may set `base = "NAME"`, another profile of the same
- * kind resolved by sim_profile_path (so $FLASHSPEC_CONFIG_DIR applies and
- * nothing but <dir>/<kind>/NAME.lua is ever read).  The base's keys are
+ * kind resolved along the search path by sim_profile_find (nothing but
+ * <dir>/<kind>/NAME.lua of a search-path directory is ever read; a base that
+ * names a file of the chain itself -- a user profile shadowing the shipped one
+ * it derives from -- resolves further along the path).  The base's keys are
  * validated as a profile of its own (required keys included unless it derives
  * in turn; at most SIM_PROFILE_MAX_BASES bases in a chain, no cycles, by file
  * identity), then every other key of the derived file is validated
@@ -110,20 +112,33 @@ int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, co
 int sim_profile_load_kind(const char *path, const char *kind, const eng_param_desc *keys, void *out,
                           const char *what, char *err, size_t errlen);
 
-/* Resolves a profile name: <dir>/<kind>/<name>.lua with dir =
- * $FLASHSPEC_CONFIG_DIR when set and non-empty, else
- * the configs directory of home.h.  kind is "devices" or "models"; name is non-empty, made of
- * [A-Za-z0-9._+-], does not start with '.', and contains neither '/' nor "..".
- * Returns SIM_PROFILE_OK or SIM_PROFILE_E_NAME (also when out is too small). */
+#define SIM_PROFILE_DIR_CAP 1024 /* longest profile directory + 1 */
+#define SIM_PROFILE_MAX_DIRS 16
+
+/* The profile search path: each non-empty entry of $FLASHSPEC_CONFIG_PATH
+ * (':'-separated, the user's directories, searched first), then the shipped
+ * configs directory (home.h: $FLASHSPEC_CONFIG_DIR, else <home>/configs),
+ * last.  Each directory holds devices/ and models/.  Returns how many (>= 1). */
+int sim_profile_dirs(char (*dirs)[SIM_PROFILE_DIR_CAP], int cap);
+
+/* Resolves a profile name: the first <dir>/<kind>/<name>.lua along the search
+ * path that is a regular file, from directory index `from` on; returns that
+ * index, or -1 when none is (out then names where the shipped one would be),
+ * or -2 for a bad kind or name (out too small included).  kind is "devices" or
+ * "models"; name is non-empty, made of [A-Za-z0-9._+-], does not start with
+ * '.', and contains neither '/' nor "..". */
+int sim_profile_find(const char *kind, const char *name, int from, char *out, size_t n);
+
+/* sim_profile_find from the first directory: SIM_PROFILE_OK (found or not) or
+ * SIM_PROFILE_E_NAME. */
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n);
 
 #define SIM_PROFILE_NAME_CAP 64 /* longest listed name + 1 */
 #define SIM_PROFILE_LIST_MAX 1024
 
-/* The profile names of kind ("devices" or "models") in the directory
- * sim_profile_path resolves to: valid names of regular files NAME.lua,
- * sorted, at most cap.  Returns how many, or -1 when the directory cannot be
- * read. */
+/* The profile names of kind ("devices" or "models") along the search path:
+ * valid names of regular files NAME.lua, each once, sorted, at most cap.
+ * Returns how many, or -1 when no directory of the path can be read. */
 int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int cap);
 
 /* For an unknown profile name: " (did you mean 'NEAREST'?)" when one name is

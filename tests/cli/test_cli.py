@@ -944,6 +944,62 @@ def case_profile_overrides():
             no_results(out)
 
 
+def case_profile_search_path():
+    """Profiles come from the search path: $FLASHSPEC_CONFIG_PATH's directories
+    first, the shipped ones last.  A user profile derives from a shipped one,
+    may shadow it under the same name (its base then resolves further along),
+    a profile file is loaded by path, `flashspec profiles` lists the union,
+    and an unknown name names every directory looked in."""
+    with tempfile.TemporaryDirectory() as d:
+        u1, u2 = os.path.join(d, "u1"), os.path.join(d, "u2")
+        for u in (u1, u2):
+            os.makedirs(os.path.join(u, "devices"))
+            os.makedirs(os.path.join(u, "models"))
+        write_file(os.path.join(u1, "devices"), "myphone.lua",
+                   'return { base = "oneplus12", npu_gflops = 1234.5 }\n')
+        # shadows the shipped oneplus12 and derives from it
+        write_file(os.path.join(u2, "devices"), "oneplus12.lua",
+                   'return { base = "oneplus12", read_gbps = 2.5 }\n')
+        write_file(os.path.join(u2, "models"), "tiny8b.lua",
+                   'return { base = "qwen3-8b-q4_0", name = "tiny8b" }\n')
+        scr = os.path.join(d, "scr")
+        os.makedirs(scr)
+        write_file(scr, "local.lua", 'return { base = "myphone", cpu_gflops = 77 }\n')
+        src = TUNE_HEAD + """
+local rows = fs.sweep(with { prompts = 1, policy = fs.policy.flash_ar {},
+  device = { fs.device "myphone", fs.device "oneplus12", fs.device "local.lua" },
+  target = fs.model "tiny8b" })
+for _, r in ipairs(rows) do print(r.device, r.target, r.tokens_per_s) end
+"""
+        p = write_file(scr, "s.lua", src)
+        env = {"FLASHSPEC_CONFIG_PATH": f"{u1}::{u2}"}
+        rc, out, err = run("run", p, "-q", "-o", os.path.join(d, "o"), env=env)
+        expect(rc == 0, f"{rc} {err}")
+        import json
+        rec = json.load(open(os.path.join(d, "o", "run.json")))
+        vals = {x["name"]: x["values"] for x in rec["devices"]}
+        expect(set(vals) == {"myphone", "oneplus12", "local"}, f"devices {set(vals)}")
+        # myphone -> oneplus12 (the user's, read_gbps 2.5) -> shipped oneplus12
+        expect(vals["myphone"]["npu_gflops"] == 1234.5 and vals["myphone"]["read_gbps"] == 2.5,
+               f"myphone {vals['myphone']}")
+        expect(vals["oneplus12"]["read_gbps"] == 2.5 and vals["local"]["cpu_gflops"] == 77 and
+               vals["local"]["npu_gflops"] == 1234.5, "shadowing and file profiles")
+        rc, out, err = run("profiles", env=env)
+        expect(rc == 0 and re.search(r"^myphone ", out, re.M) and re.search(r"^tiny8b ", out, re.M)
+               and re.search(r"^sd8elite_ufs41 ", out, re.M) and
+               len(re.findall(r"^oneplus12 ", out, re.M)) == 1, f"profiles: {rc} {out} {err}")
+        # without the path the user's names are unknown, and said so
+        rc, _, err = run("run", p, "-q", "-o", os.path.join(d, "o2"))
+        one_line_error(err, 78, rc, r"unknown device 'myphone'")
+        rc, _, err = run("run", write_file(scr, "bad.lua", 'flashspec.device "myphon"\n'), "-q",
+                         "-o", os.path.join(d, "o3"), env=env)
+        one_line_error(err, 78, rc, r"did you mean 'myphone'", "no devices/myphon.lua in " +
+                       re.escape(u1) + ", " + re.escape(u2) + ", ")
+        rc, _, err = run("run", write_file(scr, "nofile.lua", 'flashspec.device "gone.lua"\n'),
+                         "-q", "-o", os.path.join(d, "o4"), env=env)
+        one_line_error(err, 66, rc, r"device profile file 'gone\.lua' not found")
+
+
 def case_profile_inheritance():
     """A profile with `base = NAME` is its base plus its own keys, through the CLI and scripts."""
     with tempfile.TemporaryDirectory() as cfg:
