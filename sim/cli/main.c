@@ -115,6 +115,9 @@ static const char usage_run[] =
     "                     it: every prompt, and its index (checksum included)\n"
     "                     against the data (exit 65 on a mismatch); without it a\n"
     "                     trace read prompt by prompt checks each prompt it reads\n"
+    "      --strict       a point whose target and draft do not match the pair its\n"
+    "                     trace was recorded with is an error (exit 78), not a\n"
+    "                     warning\n"
     "  -q, --quiet        no progress lines on stderr (errors still print)\n"
     "      --arg KEY=VALUE  hand the script flashspec.args.KEY = \"VALUE\" (a string;\n"
     "                     repeatable, each KEY once), e.g. --arg grid=quick\n"
@@ -209,6 +212,7 @@ static int script_cmd(int argc, char **argv, int kind)
         {"max-seconds", required_argument, NULL, 'S'},
         {"trace-cache-mb", required_argument, NULL, 'C'},
         {"verify-trace", no_argument, NULL, 'V'},
+        {"strict", no_argument, NULL, 'X'},
         {"timeline", required_argument, NULL, 'T'},
         {"timeline-point", required_argument, NULL, 'P'},
         {"timeline-prompt", required_argument, NULL, 'p'},
@@ -329,6 +333,10 @@ static int script_cmd(int argc, char **argv, int kind)
         case 'V':
             if (demo) goto bad;
             o.verify_trace = 1;
+            break;
+        case 'X':
+            if (demo) goto bad;
+            o.strict = 1;
             break;
         case 'R':
             if (demo) goto bad;

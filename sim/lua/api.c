@@ -423,6 +423,8 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
                 "effective_new_tokens)\n",
                 chunk, line, (int)po.max_new_tokens, tr->entry->name, (int)longest, (int)longest);
 
+    fs_check_model_pair(L, a, tt, tr->entry->name, tgt, pol->desc->needs_draft ? drf : NULL, what,
+                        chunk, line);
     char tags[sizeof((fs_row *)0)->tags];
     point_tags(L, idx, what, chunk, line, tags, sizeof tags);
     fs_row *r = row_new(L, a);

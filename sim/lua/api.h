@@ -49,6 +49,7 @@ typedef struct fs_script_opts {
     long long trace_cache_mb;   /* prompt cache of each trace read prompt by
                                    prompt, MiB; 0 = the default (FS_TRACE_CACHE_MB) */
     int verify_trace;           /* --verify-trace: trc_check every trace file opened */
+    int strict;                 /* --strict: a model pair unlike the trace's is an error */
     /* script arguments, "key=value" each (--arg): flashspec.args[key] = "value";
      * keys are non-empty and unique (the CLI checks) */
     const char *const *args;

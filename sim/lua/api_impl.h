@@ -69,6 +69,7 @@ typedef struct fs_api {
     int n_plugins;
     size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
     int verify_trace;         /* --verify-trace */
+    int strict;               /* --strict */
     fs_memo *memo;            /* while flashspec.calibrate evaluates: results of points already
                                  run (sweep_exec.h); NULL = every point runs */
     struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
@@ -205,5 +206,15 @@ int fs_l_trace_synth(lua_State *L);  /* flashspec.trace.synth{...} */
 int fs_l_policy_make(lua_State *L);  /* flashspec.policy.<name>{...}; upvalue 1 = desc */
 int fs_name_tostring(lua_State *L);  /* __tostring of every object */
 int fs_name_index(lua_State *L);     /* __index: .name of every object */
+
+/* A point's target (and draft, NULL when its policy drafts none) against the
+ * pair trace t was recorded with: swapped roles, or a recorded name that is a
+ * profile whose architecture (layers, hidden size, vocabulary) differs from
+ * the point's model, is one warning line per trace and pair -- an error
+ * (exit 78) under --strict.  Traces recorded with models flashspec has no
+ * profile for (synthetic, tiny stand-ins) are not compared by name. */
+void fs_check_model_pair(lua_State *L, fs_api *a, const trc_trace *t, const char *trace_name,
+                         const ud_model *tgt, const ud_model *drf, const char *what,
+                         const char *chunk, int line);
 
 #endif

@@ -399,6 +399,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
                           << 20;
     a.n_plugins = o->n_plugins;
     a.verify_trace = o->verify_trace;
+    a.strict = o->strict;
     /* the script is read once: these bytes are hashed, run and recorded */
     size_t script_len = 0;
     char *script_src = read_script(o->script, &script_len, err, errlen);

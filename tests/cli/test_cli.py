@@ -1000,6 +1000,52 @@ for _, r in ipairs(rows) do print(r.device, r.target, r.tokens_per_s) end
         one_line_error(err, 66, rc, r"device profile file 'gone\.lua' not found")
 
 
+def case_model_pair():
+    """A point whose models do not match the pair its trace was recorded with
+    (roles swapped, another architecture) gets one warning line per trace and
+    pair, and is an error (exit 78, nothing written) under --strict; a derived
+    profile of the same architecture, the recorded pair itself, and traces
+    recorded with models that have no profile (synthetic) pass quietly."""
+    src = """local fs = flashspec
+local tr = fs.trace "traces/data/workload-code-strong.h5"
+local q8, e3 = fs.model "qwen3-8b-q4_0", fs.model "qwen3-8b-eagle3-q4_0"
+local function go(t, d, pol, trace)
+  return fs.run { device = fs.device "oneplus12", target = t, draft = d, trace = trace or tr,
+                  prompts = 1, max_new_tokens = 8, policy = pol or fs.policy.chain {} }
+end
+go(q8, e3)
+go(fs.model("qwen3-8b-q4_0", { name = "q8-what-if", flash_efficiency = 1.5 }), e3)
+go(q8, e3, nil, fs.trace "traces/data/synth-small.h5")
+go(fs.model "qwen3-14b-q4_0", e3, nil, fs.trace "traces/data/synth-small.h5")
+if flashspec.args.bad == "swap" then go(e3, q8) go(e3, q8) end
+if flashspec.args.bad == "family" then go(fs.model "llama3.1-8b-q4_0", e3, fs.policy.flash_ar {}) end
+if flashspec.args.bad == "draft" then go(q8, fs.model "qwen3-0.6b-q4_0") end
+print("done")
+"""
+    with tempfile.TemporaryDirectory() as d:
+        p = write_file(d, "pair.lua", src)
+        rc, out, err = run("run", p, "-o", os.path.join(d, "ok"), "--strict", "-q")
+        expect(rc == 0 and "done" in out and "recorded with" not in err, f"quiet: {rc} {err}")
+        for bad, needle in [("swap", r"its draft qwen3-8b-q4_0 is the recorded target and its "
+                                     r"target the recorded draft \(swapped\)"),
+                            ("family", r"the target llama3\.1-8b-q4_0 \(layers 32, hidden 4096, "
+                                       r"vocab 128256\) is another model than the recorded "
+                                       r"qwen3-8b-q4_0 \(layers 36"),
+                            ("draft", r"the draft qwen3-0\.6b-q4_0 .* is another model than "
+                                      r"the recorded qwen3-8b-eagle3-q4_0")]:
+            rc, out, err = run("run", p, "-q", "--arg", f"bad={bad}", "-o",
+                               os.path.join(d, "w" + bad))
+            warns = [l for l in err.splitlines() if "recorded with" in l]
+            expect(rc == 0 and "done" in out and len(warns) == 1 and
+                   warns[0].startswith("flashspec: warning: ") and re.search(needle, warns[0])
+                   and "trace 'workload-code-strong' was recorded with target qwen3-8b-q4_0 "
+                   "and draft qwen3-8b-eagle3-q4_0" in warns[0], f"{bad}: {rc} {err}")
+            out_dir = os.path.join(d, "s" + bad)
+            rc, out, err = run("run", p, "-q", "--strict", "--arg", f"bad={bad}", "-o", out_dir)
+            one_line_error(err, 78, rc, r"pair\.lua:5:", needle, r"\(--strict\)$")
+            no_results(out_dir)
+
+
 def case_profile_inheritance():
     """A profile with `base = NAME` is its base plus its own keys, through the CLI and scripts."""
     with tempfile.TemporaryDirectory() as cfg:
