@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Keep the parameter tables of docs/policies.md equal to what the build says.
+"""Keep the generated tables of the docs equal to what the build says.
 
 Each policy section of docs/policies.md holds a block
 
@@ -13,6 +13,14 @@ Each policy section of docs/policies.md holds a block
       this build does not have (a note, not a failure: optional policies)
   scripts/policy_docs.py --write [--bin FLASHSPEC] [--doc FILE]
       rewrite every block from the build (the prose is left alone)
+
+docs/results.md (--columns-doc FILE) holds, the same way, the block
+
+    <!-- flashspec columns --markdown -->
+    ...the output of `flashspec columns --markdown`...
+    <!-- end -->
+
+which --check compares (one block, exactly) and --write refreshes.
 """
 from __future__ import annotations
 
@@ -24,6 +32,30 @@ import sys
 
 HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"(<!-- flashspec policies (\w+) --markdown -->\n)(.*?)(<!-- end -->)", re.S)
+COLUMNS = re.compile(r"(<!-- flashspec columns --markdown -->\n)(.*?)(<!-- end -->)", re.S)
+
+
+def columns_problems(exe: str, doc: str, write: bool) -> list[str]:
+    """The column table of doc against `flashspec columns --markdown`."""
+    r = subprocess.run([exe, "columns", "--markdown"], capture_output=True, text=True,
+                       timeout=60)
+    if r.returncode != 0:
+        sys.exit(f"policy_docs: {exe} columns: exit {r.returncode}: {r.stderr.strip()}")
+    with open(doc, encoding="utf-8") as f:
+        text = f.read()
+    blocks = list(COLUMNS.finditer(text))
+    if len(blocks) != 1:
+        return [f"{doc}: {len(blocks)} column blocks (want one "
+                "'<!-- flashspec columns --markdown -->' ... '<!-- end -->')"]
+    m = blocks[0]
+    if m.group(2) == r.stdout:
+        return []
+    if write:
+        with open(doc, "w", encoding="utf-8") as f:
+            f.write(text[:m.start(2)] + r.stdout + text[m.end(2):])
+        return []
+    line = text.count("\n", 0, m.start()) + 1
+    return [f"{doc}:{line}: the column table differs from `flashspec columns --markdown`"]
 
 
 def policy_out(exe: str, *args: str) -> str:
@@ -42,7 +74,9 @@ def main() -> int:
     ap.add_argument("--bin", default=os.environ.get("FLASHSPEC_BIN",
                                                     os.path.join(HOME, "build/sim/cli/flashspec")))
     ap.add_argument("--doc", default=os.path.join(HOME, "docs/policies.md"))
+    ap.add_argument("--columns-doc", default=os.path.join(HOME, "docs/results.md"))
     a = ap.parse_args()
+    col_problems = columns_problems(a.bin, a.columns_doc, a.write)
 
     listing = policy_out(a.bin, "--markdown")
     names = re.findall(r"^\| `(\w+)` \|", listing, re.M)
@@ -75,6 +109,7 @@ def main() -> int:
         return m.group(1) + want + m.group(4)
 
     new = BLOCK.sub(fresh, text)
+    problems += col_problems
     if a.write:
         if new != text:
             with open(a.doc, "w", encoding="utf-8") as f:
@@ -86,8 +121,8 @@ def main() -> int:
     for p in problems:
         print(f"policy_docs: {p}", file=sys.stderr)
     if not problems:
-        print(f"policy_docs: {len(names)} policies, every table matches the build",
-              file=sys.stderr)
+        print(f"policy_docs: {len(names)} policies and the result columns, every table "
+              "matches the build", file=sys.stderr)
     return 1 if problems else 0
 
 

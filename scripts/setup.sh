@@ -44,7 +44,12 @@ fs_build() {
         meson setup --reconfigure "$fs_root/$dir" "$fs_root" "$@" >&2 || return 1
     fi
     echo "${fs_packages[*]}" > "$stamp"
-    ninja -C "$fs_root/$dir" >&2 || return 1
+    # $NINJAFLAGS (e.g. "-j 4 -l 8") and $FS_BUILD_JOBS (scripts/demo -j N)
+    # reach ninja; without them ninja picks its own job count
+    local flags=()
+    read -r -a flags <<< "${NINJAFLAGS:-}"
+    [ -n "${FS_BUILD_JOBS:-}" ] && flags+=(-j "$FS_BUILD_JOBS")
+    ninja -C "$fs_root/$dir" "${flags[@]}" >&2 || return 1
 }
 
 # True when clang can link a libFuzzer target (scripts/fuzz can run).

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/cli/cmd_columns.h"
 #include "sim/cli/cmd_policy.h"
 #include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
@@ -67,6 +68,7 @@ static const char usage_main[] =
     "  profile DEVICE MODEL      print the costs the phone model derives\n"
     "  profiles [devices|models] list the device and model profiles\n"
     "  policies [NAME]           list the policies, or one policy's parameters\n"
+    "  columns [--markdown]      list the result columns with their meaning\n"
     "\n"
     "options:\n"
     "  -h, --help                show help (also after each command)\n"
@@ -520,6 +522,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles")) return cli_profiles_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "columns")) return cli_columns_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
         return cli_policy_main(argc - 1, argv + 1);
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);

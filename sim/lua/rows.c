@@ -20,70 +20,118 @@ typedef enum col_type { COL_STR, COL_I32, COL_I64, COL_U64, COL_REAL, COL_HEX, C
 typedef struct col_desc {
     const char *name;
     col_type type;
-    size_t offset; /* into fs_row */
+    size_t offset;   /* into fs_row */
+    const char *doc; /* one line: what the column holds (flashspec columns) */
 } col_desc;
 
 #define R(f) offsetof(fs_row, f)
 /* The stable result columns (users' scripts depend on these names). */
 static const col_desc columns[] = {
-    {"policy", COL_STR, R(policy)},
-    {"policy_params", COL_STR, R(policy_params)},
-    {"device", COL_STR, R(device)},
-    {"target", COL_STR, R(target)},
-    {"draft", COL_STR, R(draft)},
-    {"trace", COL_STR, R(trace)},
-    {"dram_fraction", COL_REAL, R(dram_fraction)},
-    {"max_new_tokens", COL_I32, R(max_new_tokens)},
-    {"prompts", COL_I32, R(st.prompts)},
-    {"tokens", COL_I64, R(st.tokens)},
-    {"tokens_per_s", COL_REAL, R(st.tokens_per_s)},
-    {"ms_per_token", COL_REAL, R(st.ms_per_token)},
-    {"cycles", COL_I64, R(st.cycles)},
-    {"tokens_per_cycle", COL_REAL, R(st.tokens_per_cycle)},
-    {"mean_accepted", COL_REAL, R(st.mean_accepted)},
-    {"cycle_ms", COL_REAL, R(st.cycle_ms)},
-    {"draft_ms", COL_REAL, R(st.draft_ms)},
-    {"flash_ms", COL_REAL, R(st.flash_ms)},
-    {"npu_ms", COL_REAL, R(st.npu_ms)},
-    {"cpu_ms", COL_REAL, R(st.cpu_ms)},
-    {"kv_ms", COL_REAL, R(st.kv_ms)},
-    {"idle_ms", COL_REAL, R(st.idle_ms)},
-    {"verify_ms", COL_REAL, R(st.verify_ms)},
-    {"verify_rows", COL_REAL, R(st.rows_per_cycle)},
-    {"dram_bytes", COL_I64, R(st.dram_bytes)},
-    {"resident_layers", COL_I32, R(st.resident_layers)},
-    {"coverage", COL_REAL, R(st.coverage)},
-    {"seed", COL_U64, R(seed)},
-    {"version", COL_VERSION, 0},
-    {"script_hash", COL_SCRIPT, 0},
-    {"trace_checksum", COL_HEX, R(trace_checksum)},
-    {"waste_ms", COL_REAL, R(st.waste_ms)},
-    {"waste_frac", COL_REAL, R(st.waste_frac)},
-    {"token_mismatch", COL_REAL, R(st.token_mismatch)},
-    {"accept", COL_STR, R(accept)},
-    {"top_p", COL_REAL, R(top_p)},
-    {"temperature", COL_REAL, R(temperature)},
-    {"runtime", COL_STR, R(runtime)},
-    {"rows_kept", COL_REAL, R(st.rows_kept)},
-    {"retention", COL_REAL, R(st.retention)},
-    {"proj_ms", COL_REAL, R(st.proj_ms)},
-    {"joules_per_token", COL_REAL, R(st.joules_per_token)},
-    {"avg_power_w", COL_REAL, R(st.avg_power_w)},
-    {"throttled_cycles", COL_I64, R(st.throttled_cycles)},
-    {"tokens_per_s_lo", COL_REAL, R(st.tokens_per_s_lo)},
-    {"tokens_per_s_hi", COL_REAL, R(st.tokens_per_s_hi)},
-    {"provisional_calls", COL_I64, R(st.provisional_calls)},
-    {"provisional_kept", COL_I64, R(st.provisional_kept)},
-    {"resampled_expansions", COL_I64, R(st.resampled_expansions)},
-    {"penalised_expansions", COL_I64, R(st.penalised_expansions)},
-    {"accepted_hist", COL_HIST, R(st.accepted_hist)},
-    {"verify_rows_max", COL_I64, R(st.verify_rows_max)},
-    {"effective_new_tokens", COL_REAL, R(st.effective_new_tokens)},
-    {"prompt_offset", COL_I32, R(prompt_offset)},
-    {"tune_evals", COL_I64, R(tune_evals)},
-    {"tune_train", COL_REAL, R(tune_train)},
-    {"tokens_per_s_model_lo", COL_REAL, R(st.tokens_per_s_model_lo)},
-    {"tokens_per_s_model_hi", COL_REAL, R(st.tokens_per_s_model_hi)},
+    {"policy", COL_STR, R(policy), "policy name"},
+    {"policy_params", COL_STR, R(policy_params),
+     "the policy's full parameter set, `name=value` pairs in declared order (`none` for a policy "
+     "without parameters: Flash-AR); a real value in the fewest digits that read back as it "
+     "exactly (`theta=0.1`, a tuned `theta=0.090373524058708`); also one `param_<name>` column "
+     "each (end of table)"},
+    {"device", COL_STR, R(device), "device profile name"},
+    {"target", COL_STR, R(target), "target model profile name"},
+    {"draft", COL_STR, R(draft),
+     "draft model profile name (`none` for a policy that drafts nothing: Flash-AR)"},
+    {"trace", COL_STR, R(trace), "trace name"},
+    {"dram_fraction", COL_REAL, R(dram_fraction),
+     "share of the target's layers pinned in DRAM, the first ones (point key)"},
+    {"max_new_tokens", COL_I32, R(max_new_tokens), "new tokens per prompt asked for (point key)"},
+    {"prompts", COL_I32, R(st.prompts), "prompts replayed"},
+    {"tokens", COL_I64, R(st.tokens), "tokens emitted over all prompts"},
+    {"tokens_per_s", COL_REAL, R(st.tokens_per_s),
+     "decode throughput, tokens per second of virtual time (prefill excluded)"},
+    {"ms_per_token", COL_REAL, R(st.ms_per_token), "virtual decode time per emitted token, ms"},
+    {"cycles", COL_I64, R(st.cycles), "target invocations (verifications)"},
+    {"tokens_per_cycle", COL_REAL, R(st.tokens_per_cycle),
+     "accepted draft tokens + the bonus token, per cycle"},
+    {"mean_accepted", COL_REAL, R(st.mean_accepted), "accepted draft tokens per cycle"},
+    {"cycle_ms", COL_REAL, R(st.cycle_ms), "mean wall time per cycle, ms"},
+    {"draft_ms", COL_REAL, R(st.draft_ms), "mean wall time of drafting per cycle, ms"},
+    {"flash_ms", COL_REAL, R(st.flash_ms), "mean busy time of the flash channel per cycle, ms"},
+    {"npu_ms", COL_REAL, R(st.npu_ms), "mean busy time of the NPU per cycle, ms"},
+    {"cpu_ms", COL_REAL, R(st.cpu_ms), "mean busy time of the CPU per cycle, ms"},
+    {"kv_ms", COL_REAL, R(st.kv_ms),
+     "mean time of KV-cache and sequence management per cycle (the fixed verification set-up), ms"},
+    {"idle_ms", COL_REAL, R(st.idle_ms), "mean time per cycle no compute unit was busy, ms"},
+    {"verify_ms", COL_REAL, R(st.verify_ms), "mean wall time of verification per cycle, ms"},
+    {"verify_rows", COL_REAL, R(st.rows_per_cycle),
+     "mean rows through the target's layers per cycle"},
+    {"dram_bytes", COL_I64, R(st.dram_bytes), "DRAM the point occupies, bytes"},
+    {"resident_layers", COL_I32, R(st.resident_layers), "target layers pinned in DRAM"},
+    {"coverage", COL_REAL, R(st.coverage),
+     "share of draft expansions served from recorded trace data (1 when nothing was expanded)"},
+    {"seed", COL_U64, R(seed), "seed of the synthesised draft nodes (point key)"},
+    {"version", COL_VERSION, 0, "flashspec version that produced the row"},
+    {"script_hash", COL_SCRIPT, 0, "hash of the script's bytes"},
+    {"trace_checksum", COL_HEX, R(trace_checksum),
+     "the trace's checksum (for a trace read prompt by prompt, its index's)"},
+    {"waste_ms", COL_REAL, R(st.waste_ms),
+     "verification time per cycle spent on rows that were not accepted: the verification time "
+     "minus what the same phone takes to verify only the root and the accepted path, ms"},
+    {"waste_frac", COL_REAL, R(st.waste_frac), "`waste_ms` as a share of all verification time"},
+    {"token_mismatch", COL_REAL, R(st.token_mismatch),
+     "share of emitted tokens that differ from the trace's reference (0 under greedy)"},
+    {"accept", COL_STR, R(accept), "acceptance rule: `greedy`, `top_p` or `sampling` (point key)"},
+    {"top_p", COL_REAL, R(top_p), "probability mass of `accept = top_p` (point key)"},
+    {"temperature", COL_REAL, R(temperature), "temperature of `accept = sampling` (point key)"},
+    {"runtime", COL_STR, R(runtime),
+     "the phone runtime key: `auto`, `baseline` or `speculative` (point key)"},
+    {"rows_kept", COL_REAL, R(st.rows_kept),
+     "rows continuing past the early-exit layer over rows through the target's layers (1 without "
+     "pruning)"},
+    {"retention", COL_REAL, R(st.retention),
+     "accepted draft tokens over those of the same trees verified unpruned (greedy; 1 without "
+     "pruning)"},
+    {"proj_ms", COL_REAL, R(st.proj_ms),
+     "mean compute time of the output projection (LM head) per cycle, by its placement, ms"},
+    {"joules_per_token", COL_REAL, R(st.joules_per_token),
+     "decode energy per emitted token, J: base power over the wall time, each resource's active "
+     "power over its busy time and idle power over the rest, plus DRAM energy per GB moved; 0 when "
+     "the device profile sets no power states"},
+    {"avg_power_w", COL_REAL, R(st.avg_power_w), "decode energy over virtual decode time, W"},
+    {"throttled_cycles", COL_I64, R(st.throttled_cycles),
+     "cycles whose NPU/CPU work ran thermally throttled (0 unless the device profile sets `thermal "
+     "= true`)"},
+    {"tokens_per_s_lo", COL_REAL, R(st.tokens_per_s_lo),
+     "lower end of the 95% confidence interval of `tokens_per_s` over prompts: percentile "
+     "bootstrap, 1000 resamples of the prompts (sum of tokens over sum of time), GSL's mt19937 "
+     "seeded from the point; equal to `tokens_per_s` for a single prompt"},
+    {"tokens_per_s_hi", COL_REAL, R(st.tokens_per_s_hi), "upper end of that interval"},
+    {"provisional_calls", COL_I64, R(st.provisional_calls),
+     "draft calls run while the target verified (EdgeLLM's provisional drafting)"},
+    {"provisional_kept", COL_I64, R(st.provisional_kept),
+     "provisional draft tokens consistent with the verified output, reused by the next cycle"},
+    {"resampled_expansions", COL_I64, R(st.resampled_expansions),
+     "candidate sets re-sampled from earlier draft hidden states (Lyanna)"},
+    {"penalised_expansions", COL_I64, R(st.penalised_expansions),
+     "re-sampled candidate sets the replay's quality penalty degraded (Lyanna)"},
+    {"accepted_hist", COL_HIST, R(st.accepted_hist),
+     "cycles by accepted draft tokens, `c0;c1;...` (bin k: cycles that accepted k tokens; the last "
+     "of 33 bins: 32 or more; trailing empty bins left out, at least two kept)"},
+    {"verify_rows_max", COL_I64, R(st.verify_rows_max),
+     "the most rows one verification sent through the target's layers (root included): a tree-size "
+     "cap above it never bound"},
+    {"effective_new_tokens", COL_REAL, R(st.effective_new_tokens),
+     "new tokens generated per prompt (mean): `max_new_tokens`, unless a prompt's reference is "
+     "shorter"},
+    {"prompt_offset", COL_I32, R(prompt_offset),
+     "the first trace prompt replayed, 0-based (point key)"},
+    {"tune_evals", COL_I64, R(tune_evals),
+     "rows of `flashspec.tune`: evaluations its search made (0 in other rows)"},
+    {"tune_train", COL_REAL, R(tune_train),
+     "rows of `flashspec.tune`: the objective on the tuning prompts (`nan` in other rows)"},
+    {"tokens_per_s_model_lo", COL_REAL, R(st.tokens_per_s_model_lo),
+     "model uncertainty: the least `tokens_per_s` of the point replayed on its device profile and "
+     "on each of the profile's standing variants (explanations the calibration data cannot tell "
+     "apart); `nan` when the profile declares none"},
+    {"tokens_per_s_model_hi", COL_REAL, R(st.tokens_per_s_model_hi),
+     "the most `tokens_per_s` over the device profile and its standing variants; `nan` when it "
+     "declares none"},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))
@@ -428,6 +476,15 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
 }
 
 /* ------------------------------------------------------- lookup by name */
+
+int fs_row_column_info(int i, const char **name, const char **kind, const char **doc)
+{
+    if (i < 0 || i >= N_COLUMNS) return 0;
+    *name = columns[i].name;
+    *kind = col_is_str(i) ? "text" : col_is_int(i) ? "integer" : "number";
+    *doc = columns[i].doc;
+    return 1;
+}
 
 int fs_row_column_kind(const char *name)
 {

@@ -48,6 +48,10 @@ typedef struct fs_rows_meta {
 /* Pushes row r as a Lua table (all columns + sim_wall_s). */
 void fs_row_push(lua_State *L, const fs_rows_meta *m, const fs_row *r);
 
+/* The i-th fixed column, in file order: its name, kind ("text", "integer" or
+ * "number") and one-line meaning.  Returns 0 past the last. */
+int fs_row_column_info(int i, const char **name, const char **kind, const char **doc);
+
 /* Column kinds for fs_row_column_kind / fs_row_get. */
 enum { FS_COL_NONE = 0, FS_COL_NUMBER = 1, FS_COL_TEXT = 2 };
 

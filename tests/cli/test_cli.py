@@ -1046,6 +1046,38 @@ print("done")
             no_results(out_dir)
 
 
+def case_demo_jobs():
+    """scripts/demo -j N (and $NINJAFLAGS) reach ninja: fs_build, with a ninja
+    that records its arguments, passes both; a bad -j is one line, exit 64,
+    before anything is built."""
+    with tempfile.TemporaryDirectory() as d:
+        fake = os.path.join(d, "bin")
+        os.makedirs(fake)
+        log = os.path.join(d, "ninja.args")
+        with open(os.path.join(fake, "ninja"), "w") as f:
+            f.write(f'#!/bin/sh\necho "$@" > {log}\n')
+        os.chmod(os.path.join(fake, "ninja"), 0o755)
+        bdir = os.path.join(d, "b")
+        os.makedirs(bdir)
+        open(os.path.join(bdir, "build.ninja"), "w").close()
+        setup = os.path.join(HOME, "scripts", "setup.sh")
+        cmd = (f'. "{setup}"; echo "${{fs_packages[*]}}" > "{bdir}/.fs-packages"; '
+               f'fs_root=/; fs_build "{bdir[1:]}"')
+        for env, want in [({"FS_BUILD_JOBS": "3", "NINJAFLAGS": "-l 9"}, f"-C /{bdir[1:]} -l 9 -j 3"),
+                          ({"NINJAFLAGS": ""}, f"-C /{bdir[1:]}")]:
+            p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True,
+                               env={**os.environ, "PATH": fake + ":" + os.environ["PATH"], **env})
+            got = open(log).read().strip() if os.path.exists(log) else ""
+            expect(p.returncode == 0 and got.replace("//", "/") == want,
+                   f"ninja got '{got}', wanted '{want}': {p.stderr}")
+        demo = os.path.join(HOME, "scripts", "demo")
+        for args, needle in [(["-j", "x"], "positive number of jobs, got 'x'"),
+                             (["-j0"], "got '0'"), (["--jobs"], "--jobs needs a number")]:
+            p = subprocess.run([demo, *args], capture_output=True, text=True, timeout=60)
+            expect(p.returncode == 64 and p.stderr.count("\n") == 1 and needle in p.stderr,
+                   f"scripts/demo {args}: {p.returncode} {p.stderr!r}")
+
+
 def case_profile_inheritance():
     """A profile with `base = NAME` is its base plus its own keys, through the CLI and scripts."""
     with tempfile.TemporaryDirectory() as cfg:

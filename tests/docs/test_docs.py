@@ -66,6 +66,39 @@ def case_policies(exe: str, home: str, tmp: str) -> None:
     check(r.returncode == 0 and open(stale, encoding="utf-8").read() == text,
           f"--write restores the table: {r.stderr.strip()}")
 
+    # the result-column table: a stale or missing one is caught, --write repairs it
+    res = os.path.join(home, "docs", "results.md")
+    rtext = open(res, encoding="utf-8").read()
+    want = subprocess.run([exe, "columns", "--markdown"], capture_output=True, text=True).stdout
+    rows = re.findall(r"^\| `([a-z_0-9<>]+)` \|", want, re.M)
+    with open(os.path.join(home, "sim", "lua", "rows.c"), encoding="utf-8") as f:
+        fixed = re.findall(r'^\s*\{"([a-z_0-9]+)", COL_', f.read(), re.M)
+    check(rows == fixed + ["param_<name>", "tag_<name>"],
+          f"flashspec columns lists rows.c's columns in file order, then the dynamic ones: {rows}")
+    stale = os.path.join(tmp, "results.md")
+    with open(stale, "w", encoding="utf-8") as f:
+        f.write(rtext.replace("| `cycles` | integer |", "| `cycles` | number |"))
+    r = run("--check", "--doc", doc, "--columns-doc", stale)
+    check(r.returncode == 1 and re.search(r"results\.md:\d+: the column table differs", r.stderr),
+          f"a stale column table fails the check: {r.returncode} {r.stderr.strip()}")
+    r = run("--write", "--doc", doc, "--columns-doc", stale)
+    check(r.returncode == 0 and open(stale, encoding="utf-8").read() == rtext,
+          f"--write restores the column table: {r.stderr.strip()}")
+    with open(stale, "w", encoding="utf-8") as f:
+        f.write(rtext.replace("<!-- flashspec columns --markdown -->", ""))
+    r = run("--check", "--doc", doc, "--columns-doc", stale)
+    check(r.returncode == 1 and "0 column blocks" in r.stderr, f"no block: {r.stderr.strip()}")
+    # the results of a run carry exactly those columns, in that order
+    out = os.path.join(tmp, "run")
+    script = os.path.join(home, "configs", "default.lua")
+    r = subprocess.run([exe, "run", script, "-q", "-o", out], capture_output=True, text=True)
+    check(r.returncode == 0, f"default run: {r.stderr.strip()}")
+    with open(os.path.join(out, "results.csv"), encoding="utf-8") as f:
+        head = f.readline().strip().split(",")
+    check(head[:len(fixed)] == fixed and
+          all(c.startswith(("param_", "tag_")) for c in head[len(fixed):]),
+          f"results.csv columns follow the table: {head}")
+
     # a policy without its section or block
     cut = os.path.join(tmp, "cut.md")
     start = text.index("## `opt_tree`")
@@ -100,7 +133,31 @@ def case_links(exe: str, home: str, tmp: str) -> None:
             check(False, f"{d}:{text.count(chr(10), 0, m.start()) + 1}: refers to ../shared")
 
 
-CASES = {"policies": case_policies, "links": case_links}
+def case_readme(exe: str, home: str, tmp: str) -> None:
+    """The README's first study runs as printed, and its Python lines read the
+    results from another directory."""
+    text = open(os.path.join(home, "README.md"), encoding="utf-8").read()
+    lua = re.findall(r"```lua\n(.*?)```", text, re.S)
+    py = re.findall(r"```python\n(.*?)```", text, re.S)
+    check(len(lua) == 1 and len(py) == 1, f"one Lua and one Python block ({len(lua)}, {len(py)})")
+    if not lua or not py:
+        return
+    study = os.path.join(tmp, "my_study.lua")
+    with open(study, "w", encoding="utf-8") as f:
+        f.write(lua[0])
+    out = os.path.join(tmp, "results", "my_study")
+    r = subprocess.run([exe, "sweep", study, "-j", "2", "-q", "-o", out], capture_output=True,
+                       text=True, cwd=tmp, timeout=300)
+    check(r.returncode == 0 and len(r.stdout.splitlines()) == 18,
+          f"the README study: exit {r.returncode}, {len(r.stdout.splitlines())} rows; "
+          f"{r.stderr.strip()}")
+    code = py[0] + "\nassert len(df) == 18 and df['param_k'].dropna().tolist()[:1] == [7.0]\n"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp,
+                       env={**os.environ, "PYTHONPATH": home}, timeout=300)
+    check(r.returncode == 0, f"the README's Python lines: {r.stderr.strip()[-500:]}")
+
+
+CASES = {"policies": case_policies, "links": case_links, "readme": case_readme}
 
 
 def main() -> int:
