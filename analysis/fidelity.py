@@ -14,7 +14,8 @@ RESULTS_DIR/fidelity):
                    (rows draft x policy, columns the traces, or the benchmarks
                    the notes name; cells "predicted / measured (error)")
     fidelity.csv   the per-point table as CSV
-    fidelity.png   predicted vs measured, log-log, with the line y = x
+    fidelity.png   relative error (simulated - published) / published of every
+                   compared row, a dot per row, the +-10% band shaded
 
 Reference CSV (analysis/README.md "Reference CSV"): columns `metric`, `value`,
 `source` (required) and `note` (optional); every other column is a key that
@@ -24,7 +25,7 @@ column compared with `value`, or an arithmetic expression over numeric result
 columns and numbers with + - * /, parentheses and unary minus
 ("npu_ms+cpu_ms", "verify_ms-flash_ms", "waste_ms/(verify_ms-flash_ms)",
 "1000/ms_per_token"), in the grammar of flashspec calibrate's reference
-reader (sim/lua/refcsv.c), which fsresults.metric_values mirrors:
+reader (sim/fit/refcsv.c), which fsresults.metric_values mirrors:
     expr = term {(+|-) term}; term = factor {(*|/) factor};
     factor = number | column | ( expr ) | - factor
 numbers as C's strtod reads them, columns [A-Za-z_][A-Za-z0-9_]* naming
@@ -54,8 +55,16 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import figstyle as fs  # noqa: E402
-import fsresults as fr  # noqa: E402
+if __name__ == "__main__":
+    import depcheck  # the script's own directory is on sys.path
+
+    depcheck.require("fidelity.py")
+if __package__:
+    from . import figstyle as fs
+    from . import fsresults as fr
+else:  # run as a script, or imported with analysis/ on sys.path
+    import figstyle as fs  # noqa: E402
+    import fsresults as fr  # noqa: E402
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -94,7 +103,7 @@ class _Lines:
 
 def read_records(path: str) -> list[tuple[int, list[str]]]:
     """The CSV records of a reference file with the line each starts on, as
-    sim/lua/refcsv.c reads them: a line whose first character other than
+    sim/fit/refcsv.c reads them: a line whose first character other than
     spaces and tabs is '#' is a comment, skipped before it is parsed (a quote
     in it opens nothing); blank lines are skipped; quoted cells may span
     lines, and line numbers stay true."""
@@ -129,7 +138,7 @@ def read_records(path: str) -> list[tuple[int, list[str]]]:
 def load_reference(path: str, df: pd.DataFrame) -> tuple[list[str], list[RefRow]]:
     records = read_records(path)
     # blank lines and comments are allowed; line numbers stay true (as
-    # sim/lua/refcsv.c: cells are trimmed of "C" whitespace, and a record whose
+    # sim/fit/refcsv.c: cells are trimmed of "C" whitespace, and a record whose
     # first cell then starts with '#' is a comment too)
     sp = fr.C_SPACE
     numbered = [(i, r) for i, r in records
@@ -292,6 +301,60 @@ def apct(x: float) -> str:
     return "—" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
+BAND = 0.10  # the shaded band of the error figure: +-10%
+
+
+def row_label(ref: RefRow, keys: list[str], vary: list[str]) -> str:
+    """A reference row as the error figure names it: its source, the key
+    values that differ between the rows and its metric."""
+    parts = [ref.source] if ref.source else []
+    for k in vary:
+        v = ref.keys.get(k, "")
+        if v:
+            parts.append(v if fr.c_number(v) is None else f"{k}={v}")
+    parts.append(ref.metric)
+    return " · ".join(parts)
+
+
+def error_figure(keys: list[str], recs: list, geo: float):
+    """(simulated - measured) / measured of every compared reference row as a
+    dot (a row per reference row, a colour and marker per metric), a line
+    at 0 and the +-10% band shaded."""
+    vary = [k for k in keys if len({r.keys.get(k, "") for r, *_ in recs}) > 1]
+    labels = [row_label(r, keys, vary) for r, *_ in recs]
+    errs = np.array([100 * e for *_, e in recs], dtype=float)
+    n = len(recs)
+    longest = max(len(lb) for lb in labels)
+    fig, ax = plt.subplots(figsize=(4.5 + 0.07 * longest, max(3.2, 0.24 * n + 1.8)),
+                           constrained_layout=True)
+    ax.axvspan(-100 * BAND, 100 * BAND, color=fs.OKABE_ITO["bluish green"], alpha=0.15,
+               linewidth=0, label=f"within ±{100 * BAND:g}%")
+    ax.axvline(0, color="black", linewidth=0.8)
+    metrics = list(dict.fromkeys(r.metric for r, *_ in recs))
+    for k, met in enumerate(metrics):
+        st = fs.style(k)
+        idx = [i for i, (r, *_) in enumerate(recs) if r.metric == met]
+        ax.scatter(errs[idx], idx, label=met, s=30, zorder=3, color=st["color"],
+                   marker=st["marker"])
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(labels)
+    ax.set_ylim(n - 0.5, -0.5)
+    pad = 0.08 * max(3 * 100 * BAND, float(np.ptp(errs)) if n else 0)
+    ax.set_xlim(min(-1.5 * 100 * BAND, float(np.min(errs)) - pad if n else 0),
+                max(1.5 * 100 * BAND, float(np.max(errs)) + pad if n else 0))
+    ax.set_xlabel("relative error (simulated − published) / published (%)")
+    ax.set_ylabel("reference row")
+    ax.set_title(f"geometric-mean relative error {apct(geo)}; "
+                 f"{int(np.sum(np.abs(errs) <= 100 * BAND))} of {n} rows within "
+                 f"±{100 * BAND:g}%")
+    ax.grid(alpha=0.3, axis="x")
+    hs, ls = ax.get_legend_handles_labels()
+    fs.finish(fig, "Relative error of each reference row", None, None, hs, ls,
+              legend_title="metric")
+    fs.declare(fig, metrics)
+    return fig
+
+
 def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, bytes], float]:
     df, src = fr.load_results(results_dir)
     keys, refs = load_reference(ref_path, df)
@@ -357,7 +420,7 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
           "## Summary\n\n",
           fr.md_table(["set", "points", "geomean error", "mean abs error", "max abs error",
                        "bias"], summary),
-          "\n## Per point\n\n![predicted vs measured](fidelity.png)\n\n",
+          "\n## Per point\n\n![relative error per reference row](fidelity.png)\n\n",
           fr.md_table(head, md_rows)]
     t5 = table5(keys, recs, missing)
     if t5:
@@ -368,33 +431,8 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
                               [[str(r.line)] + [r.keys[k] or "*" for k in keys] +
                                [r.metric, fr.fmt_num(r.value), r.source] for r in missing]))
 
-    # scatter
-    fig, ax = plt.subplots(figsize=(6, 6))
-    pos = [(r, p) for r, p, _, _ in recs if p > 0]
-    for met in dict.fromkeys(r.metric for r, _ in pos):
-        xs = [r.value for r, p in pos if r.metric == met]
-        ys = [p for r, p in pos if r.metric == met]
-        st = fs.style(len(ax.collections))
-        ax.scatter(xs, ys, label=met, s=30, zorder=3, color=st["color"], marker=st["marker"])
-    vals = [r.value for r, _ in pos] + [p for _, p in pos]
-    if vals:
-        lo, hi = min(vals) / 1.5, max(vals) * 1.5
-        ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="y = x")
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("measured (reference; the metric's unit, log scale)")
-    ax.set_ylabel("predicted by flashspec (same unit, log scale)")
-    ax.set_title(f"geometric-mean relative error {apct(geo)}")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=fs.LEGEND_SIZE, title="metric")
-    fig.suptitle("Predicted against measured, one marker per reference row",
-                 fontsize=fs.TITLE_SIZE, fontweight="bold")
-    fig.tight_layout()
-    if len(pos) < len(recs):
-        md.append(f"\n{len(recs) - len(pos)} point(s) with a prediction <= 0 are not drawn "
-                  "(log scale).\n")
+    # relative error per reference row, a dot each, the +-10% band shaded
+    fig = error_figure(keys, recs, geo)
     png = fr.fig_bytes(fig)
 
     buf = io.StringIO()
@@ -405,8 +443,8 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
             "fidelity.png": png}, geo
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="fidelity.py",
+def main(argv: list[str] | None = None, prog: str = "fidelity.py") -> int:
+    ap = argparse.ArgumentParser(prog=prog,
                                  description="Relative error of simulated points against "
                                  "reference measurements.")
     ap.add_argument("results_dir", metavar="RESULTS_DIR")
@@ -424,10 +462,10 @@ def main(argv: list[str] | None = None) -> int:
         files, geo = build(args.results_dir, args.reference, args.strict)
         out = args.output or os.path.join(args.results_dir, "fidelity")
         fr.write_outputs(out, files, stale=OUTPUTS)
-        print(f"fidelity.py: geometric-mean relative error {apct(geo)}; wrote "
+        print(f"{prog}: geometric-mean relative error {apct(geo)}; wrote "
               f"{os.path.join(out, 'fidelity.md')}", file=sys.stderr)
 
-    return fr.run_main("fidelity.py", body)
+    return fr.run_main(prog, body)
 
 
 if __name__ == "__main__":

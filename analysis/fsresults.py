@@ -36,6 +36,10 @@ STRING_COLUMNS = {
     "script_hash", "trace_checksum", "accept", "runtime", "accepted_hist",
 }
 REQUIRED_COLUMNS = ["policy", "target", "tokens_per_s"]
+# The per-parameter result columns (param_<name>, one per policy parameter of
+# the rows' labels) and the point tags (tag_<name>): numbers or text.
+PARAM_PREFIX = "param_"
+TAG_PREFIX = "tag_"
 
 
 class AnalysisError(Exception):
@@ -85,6 +89,10 @@ def _read_csv(path: str) -> pd.DataFrame:
             try:
                 vals.append(float(v))
             except ValueError:
+                # param_ / tag_ columns are text where any value is (a tag "A")
+                if c.startswith((PARAM_PREFIX, TAG_PREFIX)) and c not in PARAM_COLUMNS:
+                    vals = None
+                    break
                 if c in REQUIRED_COLUMNS or c in PARAM_COLUMNS or _looks_numeric(df[c]):
                     raise AnalysisError(EX_DATAERR, f"{path}:{i}: column '{c}': not a number: "
                                         f"{v!r}") from None
@@ -142,7 +150,9 @@ def load(path: str) -> pd.DataFrame:
     double as "2.0", and both files hold the same 10 significant digits).  The
     text columns are read as text even where every value looks like a number
     (a trace named "2024"), which plain read_csv would turn into integers.
-    Raises AnalysisError on a missing or malformed file."""
+    A param_<name> or tag_<name> column is NaN where a point lacks that
+    parameter or tag, text or number.  Raises AnalysisError on a missing or
+    malformed file."""
     if os.path.isdir(path):
         csv_path = os.path.join(path, "results.csv")
         h5_path = os.path.join(path, "results.h5")
@@ -155,19 +165,29 @@ def load(path: str) -> pd.DataFrame:
     elif not os.path.exists(path):
         raise AnalysisError(EX_NOINPUT, f"{path}: no such file")
     if path.endswith(".h5"):
-        return _load_h5(path)
+        return _absent_as_nan(_load_h5(path))
     try:
         with open(path, newline="", encoding="utf-8") as f:
             header = next(csv.reader(f), [])
-        return pd.read_csv(path, dtype={c: str for c in header if c in STRING_COLUMNS},
-                           keep_default_na=False,
-                           na_values={c: ["nan", "NaN"] for c in header
-                                      if c not in STRING_COLUMNS})
+        return _absent_as_nan(pd.read_csv(
+            path, dtype={c: str for c in header if c in STRING_COLUMNS}, keep_default_na=False,
+            na_values={c: ["nan", "NaN"] for c in header if c not in STRING_COLUMNS}))
     except OSError as e:
         raise AnalysisError(EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
     except (UnicodeDecodeError, csv.Error, ValueError, pd.errors.ParserError) as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise AnalysisError(EX_DATAERR, f"{path}: not a results CSV file: {msg}") from None
+
+
+def _absent_as_nan(df: pd.DataFrame) -> pd.DataFrame:
+    """A param_<name> / tag_<name> text column holds "" where a point lacks
+    the parameter or tag; as in the numeric ones (and as pandas.read_csv
+    reads it) that is NaN."""
+    for c in df.columns:
+        if isinstance(c, str) and c.startswith((PARAM_PREFIX, TAG_PREFIX)) and \
+                df[c].dtype == object:
+            df[c] = df[c].where(df[c] != "", np.nan)
+    return df
 
 
 def _load_h5(path: str) -> pd.DataFrame:
@@ -228,8 +248,9 @@ def load_results(results_dir: str) -> tuple[pd.DataFrame, str]:
 # --------------------------------------------------------- derived columns
 
 def _params(s: str) -> dict[str, str]:
-    """'k=8,unit=cpu' -> {'k': '8', 'unit': 'cpu'}; list values keep commas
-    ('widths=1,1,3' -> '1,1,3')."""
+    """'k=8,unit=cpu' -> {'k': '8', 'unit': 'cpu'}; list values keep their
+    separators ('widths=1,1,3' -> '1,1,3', 'widths=1/1/3' -> '1/1/3': the
+    labels flashspec writes separate list items with '/')."""
     out: dict[str, str] = {}
     key = None
     for part in str(s).split(","):
@@ -241,19 +262,75 @@ def _params(s: str) -> dict[str, str]:
     return out
 
 
-def _int(v: str | None) -> float:
+def list_items(v: str | None) -> list[str]:
+    """The items of a list parameter value, '/'- or ','-separated:
+    '1/1/3' and '1,1,3' -> ['1', '1', '3']."""
+    if v is None:
+        return []
+    return [x.strip() for x in re.split(r"[/,]", str(v)) if x.strip()]
+
+
+def _cell_text(v) -> str | None:
+    """A param_<name> cell as the label writes the value: whole numbers
+    without '.0'; None for an absent value (NaN, empty)."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v if v != "" else None
     try:
-        return float(int(v)) if v is not None else math.nan
-    except ValueError:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if math.isnan(f):
+        return None
+    return str(int(f)) if f == int(f) and abs(f) < 1e15 else repr(f)
+
+
+def point_params(params, row=None) -> dict[str, str]:
+    """A point's policy parameters: its policy_params label parsed (a str,
+    or an already parsed dict), completed by the param_<name> columns of
+    `row` (a pandas Series or a dict) for every name the label lacks."""
+    p = dict(params) if isinstance(params, dict) else \
+        (_params(params) if params is not None and str(params) not in ("", "none") else {})
+    if row is not None:
+        keys = row.index if hasattr(row, "index") and not isinstance(row, dict) else row.keys()
+        for c in keys:
+            if isinstance(c, str) and c.startswith(PARAM_PREFIX):
+                name = c[len(PARAM_PREFIX):]
+                if name and name not in p:
+                    t = _cell_text(row[c])
+                    if t is not None:
+                        p[name] = t
+    return p
+
+
+def _int(v: str | None) -> float:
+    """An integer parameter value ('8', or '8.0' from a param_ column) as a
+    float; NaN when absent or not a whole number."""
+    if v is None:
         return math.nan
+    try:
+        return float(int(v))
+    except ValueError:
+        try:
+            f = float(v)
+        except ValueError:
+            return math.nan
+        return f if math.isfinite(f) and f == int(f) else math.nan
 
 
-def tree_nodes_of(policy: str, params: str) -> float:
-    """Nodes of the verified tree, root included, when the policy fixes it:
-    flash_ar 1; chain k + 1; eagle2 total_tokens + 1; specinfer 1 + the
-    nodes of its widths (1 + w1 + w1 w2 + ...).  NaN for policies whose tree
-    size is decided per cycle (adaptive_chain, opt_tree, sequoia, lever, ...)."""
-    p = _params(params)
+def _as_params(params) -> dict[str, str]:
+    return params if isinstance(params, dict) else point_params(params)
+
+
+def tree_nodes_of(policy: str, params) -> float:
+    """Nodes of the verified tree, root included -- the rows of one
+    verification -- when the policy fixes it: flash_ar 1; chain k + 1; eagle2
+    total_tokens + 1; specinfer 1 + the nodes of its widths (1 + w1 + w1 w2 +
+    ..., the widths '/'- or ','-separated).  NaN for policies whose tree size
+    is decided per cycle (adaptive_chain, opt_tree, sequoia, lever, ...).
+    `params` is the policy_params label or a dict (point_params)."""
+    p = _as_params(params)
     if policy == "flash_ar":
         return 1.0
     if policy == "chain":
@@ -263,7 +340,7 @@ def tree_nodes_of(policy: str, params: str) -> float:
     if policy == "specinfer" and "widths" in p:
         total, level = 1, 1
         try:
-            for w in p["widths"].split(","):
+            for w in list_items(p["widths"]):
                 level *= int(w)
                 total += level
         except ValueError:
@@ -272,24 +349,42 @@ def tree_nodes_of(policy: str, params: str) -> float:
     return math.nan
 
 
-def tree_budget_of(policy: str, params: str) -> float:
-    """The tree budget a policy is configured with (nodes, root included):
-    tree_nodes_of, else the node cap of policies that size their trees per
-    cycle (opt_tree nodes + 1, sequoia max_nodes, lever n_max,
-    adaptive_chain k_max + 1); NaN when unknown."""
-    n = tree_nodes_of(policy, params)
-    if not math.isnan(n):
-        return n
-    p = _params(params)
-    if policy == "opt_tree":
-        return _int(p.get("nodes")) + 1
+def tree_cap_of(policy: str, params) -> float:
+    """The node cap (root included) of a policy that sizes its trees per
+    cycle, as flashspec counts it (sim/lua/api_objects.c fs_tree_cap): lever
+    n_max + 1, lyanna b + 1, sequoia max_nodes, opt_tree nodes + 1, edgellm
+    with fallback max_tokens + 1, adaptive_chain k_max + 1; NaN otherwise."""
+    p = _as_params(params)
+    if policy == "lever":
+        return _int(p.get("n_max")) + 1
+    if policy == "lyanna":
+        return _int(p.get("b")) + 1
     if policy == "sequoia":
         return _int(p.get("max_nodes"))
-    if policy in ("lever", "lyanna"):
-        return _int(p.get("n_max"))
+    if policy == "opt_tree":
+        return _int(p.get("nodes")) + 1
+    if policy == "edgellm" and p.get("fallback") == "true":
+        return _int(p.get("max_tokens")) + 1
     if policy == "adaptive_chain":
         return _int(p.get("k_max")) + 1
     return math.nan
+
+
+def tree_budget_of(policy: str, params) -> float:
+    """The tree size a policy is configured with, in nodes including the root
+    (the rows of one verification): tree_nodes_of for the fixed trees, else
+    the cap tree_cap_of; NaN when unknown."""
+    n = tree_nodes_of(policy, params)
+    return n if not math.isnan(n) else tree_cap_of(policy, params)
+
+
+def tree_rows_are_nodes(policy: str, params) -> bool:
+    """Whether one verification sends one row per tree node, so that the
+    result column verify_rows_max never exceeds the tree budget: true but for
+    edgellm with verify=branches (its default), which sends each branch as a
+    sequence of its own and repeats the shared prefixes."""
+    p = _as_params(params)
+    return not (policy == "edgellm" and p.get("verify", "branches") != "tree")
 
 
 def variants(df: pd.DataFrame) -> list[str]:
@@ -306,16 +401,28 @@ def variants(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def params_per_row(df: pd.DataFrame) -> list[dict[str, str]]:
+    """point_params of every row: policy_params (when the results have it)
+    completed by the param_<name> columns."""
+    pcols = [c for c in df.columns if isinstance(c, str) and c.startswith(PARAM_PREFIX)]
+    labels = df["policy_params"] if "policy_params" in df.columns else [""] * len(df)
+    if not pcols:
+        return [point_params(q) for q in labels]
+    sub = df[pcols]
+    return [point_params(q, sub.iloc[i]) for i, q in enumerate(labels)]
+
+
 def add_derived(df: pd.DataFrame) -> pd.DataFrame:
     """Adds tree_nodes, tree_budget and variant (see above) when absent."""
     df = df.copy()
     if "variant" not in df.columns:
         df["variant"] = variants(df)
-    params = df["policy_params"] if "policy_params" in df.columns else [""] * len(df)
-    if "tree_nodes" not in df.columns:
-        df["tree_nodes"] = [tree_nodes_of(p, q) for p, q in zip(df["policy"], params)]
-    if "tree_budget" not in df.columns:
-        df["tree_budget"] = [tree_budget_of(p, q) for p, q in zip(df["policy"], params)]
+    if "tree_nodes" not in df.columns or "tree_budget" not in df.columns:
+        params = params_per_row(df)
+        if "tree_nodes" not in df.columns:
+            df["tree_nodes"] = [tree_nodes_of(p, q) for p, q in zip(df["policy"], params)]
+        if "tree_budget" not in df.columns:
+            df["tree_budget"] = [tree_budget_of(p, q) for p, q in zip(df["policy"], params)]
     return df
 
 
@@ -324,7 +431,7 @@ DERIVED_COLUMNS = {"tree_nodes", "tree_budget", "variant"}
 
 class MetricSyntaxError(ValueError):
     """A metric expression that does not parse: `what` is the problem in the
-    words of sim/lua/refcsv.c ("missing ')'", "unexpected end", ...) and `pos`
+    words of sim/fit/refcsv.c ("missing ')'", "unexpected end", ...) and `pos`
     the 0-based offset in the expression where it was found."""
 
     def __init__(self, what: str, pos: int | None = None) -> None:
@@ -332,7 +439,7 @@ class MetricSyntaxError(ValueError):
         self.what, self.pos = what, pos
 
 
-# The C reader's limits (sim/lua/refcsv.h): ops of one compiled metric, and the
+# The C reader's limits (sim/fit/refcsv.h): ops of one compiled metric, and the
 # bytes of a column name it looks up (fs_ref_op.col is char[48]).
 METRIC_MAX_OPS = 64
 METRIC_MAX_DEPTH = 16
@@ -526,7 +633,7 @@ def metric_values(df: pd.DataFrame, metric: str) -> pd.Series:
     arithmetic expression with + - * /, parentheses, unary minus, numbers and
     numeric result columns ('ms_per_token', 'npu_ms+cpu_ms',
     'verify_ms-flash_ms', 'waste_ms/(verify_ms-flash_ms)', '1000/ms_per_token')
-    in the grammar of sim/lua/refcsv.c, which this mirrors step by step:
+    in the grammar of sim/fit/refcsv.c, which this mirrors step by step:
         expr = term {(+|-) term}; term = factor {(*|/) factor};
         factor = number | column | ( expr ) | - factor
     (numbers as C's strtod reads them, hexadecimal included; columns
@@ -643,8 +750,12 @@ def fig_bytes(fig) -> bytes:
     import matplotlib.pyplot as plt
 
     b = io.BytesIO()
+    before = getattr(fig, "_fs_before_save", None)
+    if before is not None:
+        before()  # e.g. figstyle.place_notes: the notes below everything else
     fig.savefig(b, format="png", dpi=110, bbox_inches="tight",
                 metadata={"Software": None})
+    fig._fs_drawn = True  # laid out and drawn (figstyle.figure_problems)
     if _CAPTURED is not None:
         _CAPTURED.append(fig)
     else:

@@ -1,42 +1,57 @@
 #!/usr/bin/python3
 """Markdown tables and PNG figures of one flashspec results directory.
 
-    analysis/report.py RESULTS_DIR [-o OUT]
+    analysis/report.py RESULTS_DIR [-o OUT]      (installed: flashspec-report)
 
 Reads RESULTS_DIR/results.csv (or results.h5) and writes OUT/report.md
 (default OUT: RESULTS_DIR/report) with the PNG figures next to it:
 
-    speedup.png              speed-up over Flash-AR, grouped bars per target, workload, phone
+    speedup.png              speed-up over Flash-AR: grouped bars per target, workload,
+                             phone, or lines against the DRAM budget / output length
     throughput.png           every point's tokens/s, grouped bars
     throughput_vs_dram.png   tokens/s against dram_fraction, a line per policy
     throughput_vs_length.png tokens/s against max_new_tokens
-    latency_breakdown.png    per-cycle busy times stacked, wall time and overlap marked
-    throughput_vs_tree.png   tokens/s against the tree budget
-    pruning_tradeoff.png     rows kept against retention and tokens/s
-    accepted_length.png      distribution of accepted draft tokens per cycle
+    latency_breakdown.png    busy times stacked, per cycle and per generated token
+    throughput_vs_tree.png   tokens/s against the tree budget (nodes, root included)
+    pruning_tradeoff.png     rows kept against retention and tokens/s, where only
+                             `pruning` differs between points
+    accepted_length.png      distribution of accepted draft tokens per cycle, a panel
+                             per value of the study's variables
 
 A figure whose columns or variation the results lack is skipped with a note in
 the markdown.  A series is one combination of the other parameters that vary
-in the results.  When the results carry tokens_per_s_lo / tokens_per_s_hi
-(95% confidence interval), the tables show them and the figures draw them.
+in the results.  Nothing is left out silently: a series or a point a figure
+cannot draw (no Flash-AR baseline, no tree budget, no result row) is named in
+a note under the figure and in the markdown.  When the results carry
+tokens_per_s_lo / tokens_per_s_hi (95% confidence interval), the tables show
+them and the figures draw them.
 
 Exit codes: 0 ok, 64 usage, 65 malformed results, 66 missing results,
-73 cannot write OUT (nothing is written unless every input is valid).
+69 a Python package it needs is missing, 73 cannot write OUT (nothing is
+written unless every input is valid).
 """
 from __future__ import annotations
 
 import argparse
-import warnings
 import math
 import os
 import sys
+import warnings
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import figstyle as fs  # noqa: E402
-import fsresults as fr  # noqa: E402
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
+if __name__ == "__main__":
+    import depcheck  # the script's own directory is on sys.path
+
+    depcheck.require("report.py")
+if __package__:
+    from . import figstyle as fs
+    from . import fsresults as fr
+else:  # run as a script, or imported with analysis/ on sys.path
+    import figstyle as fs  # noqa: E402
+    import fsresults as fr  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 FIGURES = ["speedup.png", "throughput.png", "throughput_vs_dram.png",
            "throughput_vs_length.png", "latency_breakdown.png", "throughput_vs_tree.png",
@@ -102,7 +117,7 @@ FACET_ORDER = ["target", "device", "trace", "draft", "dram_fraction", "max_new_t
 COLUMN_NAMES = {"variant": "policy", "policy": "policy family", "target": "target",
                 "device": "phone", "trace": "workload", "draft": "draft",
                 "dram_fraction": "DRAM budget", "max_new_tokens": "new tokens",
-                "prompts": "prompts"}
+                "prompts": "prompts", "tree_series": "policy", "pruning": "pruning"}
 MAX_LINES = 10      # series in one panel before the figure is split into panels
 MAX_PANELS = 12
 MAX_BREAKDOWN = 80  # points in the latency breakdown before it averages
@@ -138,6 +153,43 @@ def short_variants(df: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+# trace -> the name figures show (see readable_traces); set by build()
+TRACE_NAMES: dict[str, str] = {}
+# columns whose values figures show as they are
+AS_IS = {"tree_series", "pruning"}
+
+
+def readable_traces(df: pd.DataFrame) -> dict[str, str]:
+    """Figure names of the traces named by a checksum (flashspec.trace.synth
+    names a trace made in memory synth-<hex>): the value of a tag_<name>
+    column that names that trace alone ('workload code'), else 'synthetic
+    trace N' (N in order of appearance).  Other traces keep their names."""
+    if "trace" not in df.columns:
+        return {}
+    tr = df["trace"].astype(str)
+    tags = [c for c in df.columns if isinstance(c, str) and c.startswith(fr.TAG_PREFIX)]
+    out, k = {}, 0
+    for t in dict.fromkeys(tr):
+        if not fs.hash_like(t):
+            continue
+        name = None
+        for c in tags:
+            vals = set(df.loc[tr == t, c].astype(str))
+            if len(vals) != 1:
+                continue
+            v = vals.pop()
+            if v in ("", "nan") or fs.hash_like(v):
+                continue
+            if set(tr[df[c].astype(str) == v]) == {t}:
+                name = f"{c[len(fr.TAG_PREFIX):]} {v}"
+                break
+        if name is None:
+            k += 1
+            name = f"synthetic trace {k}" if t.startswith("synth-") else f"trace {k}"
+        out[t] = name
+    return out
+
+
 def disp(col: str, v) -> str:
     """A value as a figure shows it (short, with its unit)."""
     if col == "variant":
@@ -149,9 +201,11 @@ def disp(col: str, v) -> str:
     if col == "prompts":
         return f"{fr.fmt_num(v)} prompts"
     if col == "trace":
-        s = str(v)
+        s = TRACE_NAMES.get(str(v), str(v))
         return s[len("workload-"):] if s.startswith("workload-") else s
-    if col in fr.STRING_COLUMNS:
+    if col == "draft":
+        return f"draft {v}"
+    if col in fr.STRING_COLUMNS or col in AS_IS:
         return str(v)
     return f"{col}={fr.fmt_num(v)}"
 
@@ -207,51 +261,240 @@ def legend_entries(axes) -> tuple[list, list[str]]:
     return hs, ls
 
 
+def notes_md(fig) -> str:
+    """The notes under a figure (what it does not draw, what its markers
+    mean) as markdown paragraphs."""
+    out = []
+    for n in getattr(fig, "fs_notes", []):
+        if n.startswith("Not drawn: "):
+            out.append(f"**Not drawn:** {n[len('Not drawn: '):]}\n\n")
+        else:
+            out.append(f"*Note:* {n}\n\n")
+    return "".join(out)
+
+
+def chunk_title(names: list[str]) -> str:
+    """What a panel holding these series of a split figure shows: the
+    policies and the parameters their variants change."""
+    parts = []
+    for fam in dict.fromkeys(fs.family(n) for n in names):
+        keys = []
+        for n in names:
+            if fs.family(n) == fam and "[" in n:
+                inner = n.split("[", 1)[1].split("]", 1)[0]
+                keys += [kv.split("=")[0] for kv in inner.split(",")]
+        keys = list(dict.fromkeys(keys))
+        parts.append(f"{fam} ({', '.join(keys)})" if keys else fam)
+    return "; ".join(parts)
+
+
+def log2_ticks(values) -> list[float]:
+    """Tick positions for a log2 axis: the values, the most frequent first,
+    none within a quarter octave of another (caps 16, 32, ... win over a lone 15)."""
+    vals = [float(v) for v in values if np.isfinite(v) and v > 0]
+    if not vals:
+        return []
+    counts = pd.Series(vals).value_counts()
+    kept: list[float] = []
+    for v in sorted(counts.index, key=lambda u: (-counts[u], u)):
+        if all(abs(math.log2(v / u)) >= 0.25 for u in kept):
+            kept.append(float(v))
+    return sorted(kept)
+
+
+def facet_panels(df: pd.DataFrame, facet: list[str], most: int, w: float, h: float,
+                 share_y: bool = True, chunker=None):
+    """A panel per combination of `facet`, split further where a panel would
+    show more than `most` series (df's `_series` column; chunker(names, most)
+    splits them, default fs.chunk_series): (figure, [(axes, facet rows,
+    panel rows, series)], split), split telling whether any panel was split.
+    With several targets the panels form a row per target, each row with its
+    own y range; otherwise the panels share one y range when share_y."""
+    chunker = chunker or fs.chunk_series
+    cells, split = [], False
+    for _, sub in fr.groups(df, facet):
+        chunks = chunker(list(dict.fromkeys(sub["_series"])), most)
+        split = split or len(chunks) > 1
+        for ch in chunks:
+            part = sub[sub["_series"].isin(ch)]
+            if len(part):
+                cells.append((sub, part, [n for n in ch if n in set(part["_series"])]))
+    by_target = "target" in facet and df["target"].nunique() > 1
+    if by_target and len(cells) > df["target"].nunique():
+        rows = list(dict.fromkeys(str(c[0].iloc[0]["target"]) for c in cells))
+        per = {r: [c for c in cells if str(c[0].iloc[0]["target"]) == r] for r in rows}
+        ncols = max(len(v) for v in per.values())
+        if ncols <= 6:
+            fig, axes = plt.subplots(len(rows), ncols, squeeze=False, sharey="row",
+                                     figsize=(w * ncols, max(h, fs.MIN_PANEL_IN + 1.2) *
+                                              len(rows)), constrained_layout=True)
+            out = []
+            for i, r in enumerate(rows):
+                for j in range(ncols):
+                    if j < len(per[r]):
+                        out.append((axes[i][j],) + per[r][j])
+                    else:
+                        fig.delaxes(axes[i][j])
+            return fig, out, split
+    fig, axes = fs.panels(len(cells), ncols=2 if w > 6 else 3, w=w, h=h,
+                          sharey=share_y and len(cells) > 1 and not by_target)
+    return fig, [(ax,) + c for ax, c in zip(axes, cells)], split
+
+
+def panel_title(sub: pd.DataFrame, facet: list[str], names: list[str], split: bool) -> str:
+    t = disp_of(sub.iloc[0], facet) if facet else ""
+    if split:
+        t = (t + "\n" if t else "") + chunk_title(names)
+    return t
+
+
+def hole_notes(missing: dict, panels: list[dict], x: str, xscale: float) -> list[str]:
+    """Notes for the points a line figure lacks: missing maps (series, the x
+    values it has no row at) to the panels (facet values, dicts) where."""
+    by: dict = {}
+    for (name, lack), where in missing.items():
+        key = (lack, tuple(tuple(sorted(p.items())) for p in where))
+        by.setdefault(key, []).append(name)
+    notes = []
+    for (lack, where), names in by.items():
+        where = [dict(p) for p in where]
+        at = ", ".join(disp(x, v) for v in lack)
+        if len(where) == len(panels) or not where or not where[0]:
+            place = "every panel" if len(panels) > 1 else ""
+        else:
+            place = ""
+            for c in where[0]:
+                vals = {p[c] for p in where}
+                full = [p for p in panels if p.get(c) in vals]
+                if len(full) == len(where) and len(vals) < len(where):
+                    place = "every panel of " + ", ".join(disp(c, v) for v in vals)
+                    break
+            if not place:
+                place = "; ".join(" · ".join(disp(c, v) for c, v in p.items()) for p in where)
+        notes.append(f"No result row for {', '.join(names)} at {at}" +
+                     (f" ({place})" if place else "") +
+                     ": not run, or failed (a point that fails, e.g. one that does not fit "
+                     "the phone's DRAM, writes no row).")
+    return notes
+
+
 def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: bool,
                 title: str, xlabel: str, ylabel: str = "decode throughput (tokens/s)",
-                order: list[str] = FACET_ORDER, logx: bool = False):
-    """tokens/s against column x: a line per series, panels when there are
-    more than MAX_LINES series; every series keeps its style in every panel;
-    a shaded band where the results carry a model-uncertainty band."""
-    band = has_band(df)
+                order: list[str] = FACET_ORDER, logx: bool = False, y: str = "tokens_per_s",
+                reference: float | None = None, holes: bool = True, on_series=None,
+                hole_frame: pd.DataFrame | None = None, tick_values=None,
+                left_out: list | None = None):
+    """y (tokens/s) against column x: a line per series, panels when there
+    are more than MAX_LINES series (a row of panels per target, each row with
+    its own y range), series split into panels of at most fs.MAX_LEGEND
+    legend entries; every series keeps its style in every panel; a shaded
+    band where the results carry a model-uncertainty band; a dashed line at
+    `reference`.  With `holes`, the x values a series lacks (no result row
+    in hole_frame, default df) are named in a note.  on_series(ax, name,
+    rows, xs, style) is called after each line is drawn.  On a log x axis
+    the labelled ticks go to the most frequent of tick_values (default: the
+    x values), every other x value gets an unlabelled tick.  left_out:
+    (rows, reason) pairs the caller does not draw: a note counts the rows,
+    and a series they alone hold is reported as not drawn."""
+    band = has_band(df) and y == "tokens_per_s"
+    ci = ci and y == "tokens_per_s"
     facet, rest = split_facets(df, drop_redundant_draft(df, series), order=order)
-    pgroups = fr.groups(df, facet)
-    names = [disp_of(r, rest) for _, r in df.iterrows()]
-    st = fs.styles(dict.fromkeys(names))
-    fig, axes = fs.panels(len(pgroups), sharey=len(pgroups) > 1)
-    for ax, (_, sub) in zip(axes, pgroups):
-        for _, g in fr.groups(sub, rest):
-            g = g.sort_values(x)
-            name = disp_of(g.iloc[0], rest)
-            line = ax.errorbar(xscale * g[x].to_numpy(dtype=float), g["tokens_per_s"],
-                               yerr=yerr_of(g, ci), capsize=3, markersize=5, label=name,
-                               **fs.line_kw(st[name]))
+    df = df.assign(_series=[disp_of(r, rest) for _, r in df.iterrows()])
+    hf = df if hole_frame is None else \
+        hole_frame.assign(_series=[disp_of(r, rest) for _, r in hole_frame.iterrows()])
+    names = list(dict.fromkeys(df["_series"]))
+    st = fs.styles(names)
+    fig, cells, split = facet_panels(df, facet, fs.MAX_LEGEND - 2 -
+                                     (1 if reference is not None else 0), 4.6, 3.6)
+    all_x = sorted(set(df[x].astype(float)))
+    missing: dict = {}
+    panels = []
+    for ax, sub, part, ch in cells:
+        where = {c: sub.iloc[0][c] for c in facet}
+        panels.append(where)
+        for name in ch:
+            g = part[part["_series"] == name].sort_values(x)
+            if g.empty:
+                continue
+            xs = xscale * g[x].to_numpy(dtype=float)
+            line = ax.errorbar(xs, g[y].astype(float), yerr=yerr_of(g, ci), capsize=3,
+                               markersize=5, label=name, **fs.line_kw(st[name]))
             if band:
-                ax.fill_between(xscale * g[x].to_numpy(dtype=float),
-                                g["tokens_per_s_model_lo"].astype(float),
+                ax.fill_between(xs, g["tokens_per_s_model_lo"].astype(float),
                                 g["tokens_per_s_model_hi"].astype(float),
                                 color=line.lines[0].get_color(), alpha=0.15, linewidth=0)
-        if facet:
-            ax.set_title(disp_of(sub.iloc[0], facet))
+            if on_series is not None:
+                on_series(ax, name, g, xs, st[name])
+            if holes:
+                mine = hf["_series"] == name
+                for c in facet:
+                    mine &= hf[c].astype(str) == str(where[c])
+                have = set(hf.loc[mine, x].astype(float))
+                lack = tuple(v for v in all_x if v not in have)
+                if lack:
+                    missing.setdefault((name, lack), []).append(where)
+        if reference is not None:
+            ax.axhline(reference, color=fs.BASELINE_COLOUR, linestyle="--", linewidth=1,
+                       label="Flash-AR (1×)")
+        t = panel_title(sub, facet, ch, split)
+        if t:
+            ax.set_title(t)
         if logx:
             ax.set_xscale("log", base=2)
-            xs = []
-            for v in sorted(set(df[x].astype(float))):
-                if not xs or math.log2(v / xs[-1]) >= 0.3:
-                    xs.append(v)
+            xs = log2_ticks(xscale * (df[x] if tick_values is None else
+                                      pd.Series(tick_values)).astype(float))
             ax.set_xticks(xs)
-            ax.minorticks_off()
+            ax.set_xticks([v for v in sorted(set(xscale * df[x].astype(float)))
+                           if v not in xs], minor=True)
             ax.set_xticklabels([fr.fmt_num(v) for v in xs])
+            ax.tick_params(axis="x", which="minor", labelbottom=False)
         ax.grid(alpha=0.3)
+    if not logx and len(all_x) > 1:
+        # one x range in every panel: a panel's missing points show as a gap
+        lo, hi = xscale * all_x[0], xscale * all_x[-1]
+        for c in cells:
+            c[0].set_xlim(lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo))
     if facet:
-        title += f"\n(one panel per {names_of(facet)})"
+        title += f"\n(one panel per {names_of(facet)}" + \
+            ("; a row per target, each with its own y range)"
+             if "target" in facet and df["target"].nunique() > 1 and len(cells) > 1 else ")")
     if ci:
         title += "\nerror bars: 95% bootstrap interval over prompts"
     if band:
         title += "; shaded: model band over the profile's standing variants"
-    hs, ls = legend_entries(axes)
-    fs.finish(fig, title, xlabel, ylabel, hs, ls, legend_title=names_of(rest) or None)
+    axes = [c[0] for c in cells]
+    if split:
+        for ax in axes:
+            fs.panel_legend(ax, names_of(rest) or None)
+        fs.finish(fig, title, xlabel, ylabel)
+    else:
+        hs, ls = legend_entries(axes)
+        fs.finish(fig, title, xlabel, ylabel, hs, ls, legend_title=names_of(rest) or None)
+    fs.add_notes(fig, hole_notes(missing, panels, x, xscale))
+    dropped: dict[str, str] = {}
+    for rows, why in left_out or []:
+        if not len(rows):
+            continue
+        gone = [disp_of(r, rest) for _, r in rows.iterrows()]
+        dropped.update({n: why for n in dict.fromkeys(gone) if n not in names})
+        fs.add_notes(fig, [f"{len(rows)} point{'s' if len(rows) > 1 else ''} not drawn: {why}."])
+    fs.declare(fig, names + list(dropped), dropped)
     return fig
+
+
+def where_it_varies(df: pd.DataFrame, x: str, series: list[str]) -> pd.Series:
+    """The rows of the settings (the columns of `series` but the policy, its
+    parameters and draft) in which some series runs at two or more values of
+    x: a line against x is drawn there; elsewhere the points would only
+    compare different policies at one value each."""
+    pol = [c for c in series if c in ("variant", "policy", "policy_params", "tree_series",
+                                      "draft")] or ["variant"]
+    ctx = [c for c in series if c not in pol]
+    keep = pd.Series(False, index=df.index)
+    for _, sub in fr.groups(df, ctx):
+        if any(g[x].nunique() >= 2 for _, g in fr.groups(sub, pol)):
+            keep[sub.index] = True
+    return keep
 
 
 def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
@@ -266,11 +509,15 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
         name = fr.label_of(sub.iloc[0], series)
         for _, r in sub.iterrows():
             rows.append([name, 100 * r["dram_fraction"]] + tput_cells(r, ci, has_band(df)))
-    fig = line_figure(df, "dram_fraction", 100.0, series, ci,
+    keep = where_it_varies(df, "dram_fraction", series)
+    ctx = [c for c in series if c not in ("variant", "policy", "draft")]
+    fig = line_figure(df[keep], "dram_fraction", 100.0, series, ci,
                       "Decode throughput vs DRAM budget",
-                      "target layers pinned in DRAM (%)")
+                      "target layers pinned in DRAM (%)",
+                      left_out=[(df[~keep], f"their setting ({names_of(ctx)}) ran at one DRAM "
+                                 "budget only; the Points table lists them")])
     figs["throughput_vs_dram.png"] = fr.fig_bytes(fig)
-    return (md + "![throughput vs DRAM budget](throughput_vs_dram.png)\n\n" +
+    return (md + "![throughput vs DRAM budget](throughput_vs_dram.png)\n\n" + notes_md(fig) +
             fr.md_table(["series", "DRAM %"] + tput_header(ci, has_band(df)), rows) + "\n" +
             ("The model band (`tokens_per_s_model_lo` / `_hi`) spans the device profile "
              "and its standing variants: the explanations its calibration data cannot "
@@ -289,14 +536,19 @@ def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
         name = fr.label_of(sub.iloc[0], series)
         for _, r in sub.iterrows():
             rows.append([name, r["max_new_tokens"]] + tput_cells(r, ci))
-    logx = df["max_new_tokens"].max() >= 4 * df["max_new_tokens"].min()
-    fig = line_figure(df, "max_new_tokens", 1.0, series, ci,
+    keep = where_it_varies(df, "max_new_tokens", series)
+    ctx = [c for c in series if c not in ("variant", "policy", "draft")]
+    logx = df.loc[keep, "max_new_tokens"].max() >= 4 * df.loc[keep, "max_new_tokens"].min()
+    fig = line_figure(df[keep], "max_new_tokens", 1.0, series, ci,
                       "Decode throughput vs output length",
                       "new tokens generated per prompt" + (" (log scale)" if logx else ""),
-                      logx=logx)
+                      logx=logx,
+                      left_out=[(df[~keep], f"their setting ({names_of(ctx)}) ran at one "
+                                 "output length only; the Points table lists them")])
     figs["throughput_vs_length.png"] = fr.fig_bytes(fig)
     return (md + "![throughput vs output length](throughput_vs_length.png)\n\n" +
-            fr.md_table(["series", "new tokens"] + tput_header(ci), rows) + "\n")
+            notes_md(fig) + fr.md_table(["series", "new tokens"] + tput_header(ci), rows) +
+            "\n")
 
 
 def drop_redundant_draft(df: pd.DataFrame, cols: list[str]) -> list[str]:
@@ -310,23 +562,56 @@ def drop_redundant_draft(df: pd.DataFrame, cols: list[str]) -> list[str]:
     return cols
 
 
-def speedup_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The drafting points that have a Flash-AR point with the same context
-    (every varying parameter but the policy and its draft), with columns
-    base_tokens_per_s and speedup; and the context columns."""
+def speedup_baselines(df: pd.DataFrame):
+    """The drafting points with their Flash-AR baseline: (frame with columns
+    base_tokens_per_s and speedup, context columns, borrowed, lost).  The
+    baseline is the Flash-AR point with the same context (every varying
+    parameter but the policy and its draft); a point whose trace Flash-AR did
+    not run on borrows the Flash-AR point of its context on the other traces
+    when those all give the same tokens/s (borrowed: the rows' index ->
+    (value, traces it ran on)).  lost: the drafting points without a
+    baseline."""
     ctx = [c for c in fr.label_columns(df) if c not in ("variant", "policy", "policy_params",
                                                           "draft")]
     ar = df[df["policy"] == "flash_ar"]
     other = df[df["policy"] != "flash_ar"]
     if ar.empty or other.empty:
-        return other.iloc[0:0], ctx
-    key = (lambda d: d[ctx].astype(str).agg("|".join, axis=1)) if ctx else \
-        (lambda d: pd.Series("", index=d.index))
-    base = dict(zip(key(ar), ar["tokens_per_s"].astype(float)))
+        return other.iloc[0:0].assign(base_tokens_per_s=[], speedup=[]), ctx, {}, other
+
+    def key(d: pd.DataFrame, cols: list[str]) -> pd.Series:
+        return d[cols].astype(str).agg("|".join, axis=1) if cols else \
+            pd.Series("", index=d.index)
+
+    base = dict(zip(key(ar, ctx), ar["tokens_per_s"].astype(float)))
+    loose = [c for c in ctx if c != "trace"]
+    alt: dict[str, list] = {}
+    for k, v, t in zip(key(ar, loose), ar["tokens_per_s"].astype(float),
+                       ar["trace"] if "trace" in ar.columns else [""] * len(ar)):
+        alt.setdefault(k, []).append((v, str(t)))
+    vals, borrowed = [], {}
+    for i, k, k2 in zip(other.index, key(other, ctx), key(other, loose)):
+        if k in base:
+            vals.append(base[k])
+            continue
+        cand = alt.get(k2, []) if "trace" in ctx else []
+        vs = [v for v, _ in cand]
+        if vs and max(vs) - min(vs) <= 1e-9 * max(vs):
+            vals.append(vs[0])
+            borrowed[i] = (vs[0], sorted({t for _, t in cand}))
+        else:
+            vals.append(math.nan)
     out = other.copy()
-    out["base_tokens_per_s"] = [base.get(k, math.nan) for k in key(other)]
+    out["base_tokens_per_s"] = vals
+    lost = out[out["base_tokens_per_s"].isna()]
     out = out[~out["base_tokens_per_s"].isna()]
     out["speedup"] = out["tokens_per_s"].astype(float) / out["base_tokens_per_s"]
+    return out, ctx, borrowed, lost
+
+
+def speedup_frame(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The drafting points that have a Flash-AR baseline (speedup_baselines),
+    with columns base_tokens_per_s and speedup; and the context columns."""
+    out, ctx, _, _ = speedup_baselines(df)
     return out, ctx
 
 
@@ -340,38 +625,62 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
                with_geomean: bool = False, reference: float | None = None):
     """Grouped vertical bars: a group per combination of `cat` on the x axis,
     a bar per combination of `ser` (colour, hatch; one legend), a panel per
-    combination of `facet`; optionally a geometric-mean group per panel and a
-    dashed reference line (the Flash-AR baseline at 1x)."""
+    combination of `facet` (and per chunk of at most fs.MAX_LEGEND series,
+    each panel then with its own legend); optionally a geometric-mean group
+    per panel and a dashed reference line (the Flash-AR baseline at 1x).
+    A bar a series lacks in a group is named in a note."""
     one = "decode throughput" + (" (error bar: 95% CI)" if ci else "")
     d = d.assign(_series=[disp_of(r, ser) if ser else one for _, r in d.iterrows()],
                  _group=[disp_of(r, cat, "\n") if cat else "all" for _, r in d.iterrows()])
     series = list(dict.fromkeys(d["_series"]))
     st = fs.styles(series) if "variant" in ser else \
         {n: fs.style(k) for k, n in enumerate(series)}
-    pgroups = fr.groups(d, facet)
-    ngroups = max(sub["_group"].nunique() for _, sub in pgroups) + (1 if with_geomean else 0)
-    w = min(11.0, max(4.8, 0.24 * ngroups * len(series) + 1.5))
-    fig, axes = fs.panels(len(pgroups), ncols=2 if w > 6 else 3, w=w, h=3.8, sharey=True)
-    top = float(np.nanmax(d[value].astype(float) +
-                          ((d["tokens_per_s_hi"] - d["tokens_per_s"]) if ci else 0)))
-    for ax, (_, sub) in zip(axes, pgroups):
+    most = fs.MAX_LEGEND - 2 - (1 if reference is not None else 0)
+
+    def in_order(names: list[str], k: int) -> list[list[str]]:
+        return [names[i:i + k] for i in range(0, len(names), k)]
+
+    chunker = fs.chunk_series if "variant" in ser else in_order
+    ngroups = max(sub["_group"].nunique() for _, sub in fr.groups(d, facet)) + \
+        (1 if with_geomean else 0)
+    nser = max(len(c) for _, sub in fr.groups(d, facet)
+               for c in chunker(list(dict.fromkeys(sub["_series"])), most))
+    w = min(11.0, max(4.8, 0.24 * ngroups * nser + 1.5))
+    # group names too long for their place are written at a slant, on one line
+    # (slanted lines of one name would run into the next name's)
+    longest = max(len(ln) for g in d["_group"] for ln in str(g).split("\n"))
+    slant = longest * 0.075 > 0.85 * w / max(1, ngroups)
+    if slant:
+        longest = max(len(str(g).replace("\n", " · ")) for g in d["_group"])
+    h = 3.2 + (0.045 * longest + 0.2 if slant else
+               0.3 + 0.15 * max(str(g).count("\n") for g in d["_group"]))
+    fig, cells, split = facet_panels(d, facet, most, w, h, chunker=chunker)
+    tops = {}
+    lacking: dict[tuple[str, str], list[str]] = {}
+    for ax, sub, part, ch in cells:
         gnames = list(dict.fromkeys(sub["_group"]))
         if with_geomean and len(gnames) > 1:
             gnames.append("geomean")
-        bw = 0.8 / len(series)
-        nbars = len(gnames) * len(series)
-        for j, name in enumerate(series):
-            s = sub[sub["_series"] == name]
+        bw = 0.8 / len(ch)
+        nbars = len(gnames) * len(ch)
+        top = 0.0
+        for j, name in enumerate(ch):
+            s = part[part["_series"] == name]
             vals, lo, hi = [], [], []
             for g in gnames:
                 sg = s if g == "geomean" else s[s["_group"] == g]
                 v = geomean(sg[value]) if g == "geomean" else \
                     float(sg[value].mean()) if len(sg) else math.nan
+                if g != "geomean" and not len(sg):
+                    lacking.setdefault((name, g.replace("\n", " · ")), []).append(
+                        disp_of(sub.iloc[0], facet) if facet else "")
                 vals.append(v)
-                one = ci and g != "geomean" and len(sg) == 1
-                lo.append(max(0.0, v - float(sg["tokens_per_s_lo"].iloc[0])) if one else 0.0)
-                hi.append(max(0.0, float(sg["tokens_per_s_hi"].iloc[0]) - v) if one else 0.0)
-            xs = np.arange(len(gnames)) + (j - (len(series) - 1) / 2) * bw
+                single = ci and g != "geomean" and len(sg) == 1
+                lo.append(max(0.0, v - float(sg["tokens_per_s_lo"].iloc[0])) if single else 0.0)
+                hi.append(max(0.0, float(sg["tokens_per_s_hi"].iloc[0]) - v) if single else 0.0)
+                if v == v:
+                    top = max(top, v + hi[-1])
+            xs = np.arange(len(gnames)) + (j - (len(ch) - 1) / 2) * bw
             bars = ax.bar(xs, vals, bw, label=name, yerr=[lo, hi] if ci else None,
                           capsize=2 if ci else 0,
                           error_kw={"elinewidth": 0.8, "ecolor": "#333333"},
@@ -380,60 +689,137 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
                 ax.bar_label(bars, labels=[f"{v:.2f}" if v == v else "" for v in vals],
                              fontsize=6 if nbars > 16 else 7, padding=1,
                              rotation=90 if nbars > 16 else 0)
+        tops[ax] = max(top, 1.15 if reference else 0.0)
         if reference is not None:
             ax.axhline(reference, color=fs.BASELINE_COLOUR, linestyle="--", linewidth=1,
                        label="Flash-AR (1×)")
         ax.set_xticks(range(len(gnames)))
-        longest = max(len(ln) for g in gnames for ln in g.split("\n"))
-        if longest * 0.075 > 0.85 * w / len(gnames):
-            ax.set_xticklabels(gnames, rotation=30, ha="right", rotation_mode="anchor")
+        if slant:
+            ax.set_xticklabels([g.replace("\n", " · ") for g in gnames], rotation=30,
+                               ha="right", rotation_mode="anchor")
         else:
             ax.set_xticklabels(gnames)
         if "geomean" in gnames:
             ax.axvline(len(gnames) - 1.5, color="#999999", linewidth=0.8)
-        if facet:
-            ax.set_title(disp_of(sub.iloc[0], facet))
+        t = panel_title(sub, facet, ch, split)
+        if t:
+            ax.set_title(t)
         ax.grid(alpha=0.3, axis="y")
-        ax.set_ylim(0, max(1.15 if reference else 0, top) * 1.22)
-    hs, ls = legend_entries(axes)
-    fs.finish(fig, title, names_of(cat) if cat else names_of(ser) or "point", ylabel, hs, ls,
-              legend_title=names_of(ser) or None)
+    for ax in tops:
+        sib = [a for a in ax.get_shared_y_axes().get_siblings(ax) if a in tops]
+        ax.set_ylim(0, max(tops[a] for a in sib) * 1.22)
+    axes = [c[0] for c in cells]
+    xlabel = names_of(cat) if cat else names_of(ser) or "point"
+    if split:
+        for ax in axes:
+            fs.panel_legend(ax, names_of(ser) or None)
+        fs.finish(fig, title, xlabel, ylabel)
+    else:
+        hs, ls = legend_entries(axes)
+        fs.finish(fig, title, xlabel, ylabel, hs, ls, legend_title=names_of(ser) or None)
+    notes = []
+    if lacking:
+        # per series and panel the groups it lacks, then the series alike
+        per: dict = {}
+        for (name, g), where in lacking.items():
+            for w in where:
+                per.setdefault((name, w), []).append(g)
+        by: dict = {}
+        for (name, w), gs in per.items():
+            by.setdefault((w, tuple(gs)), []).append(name)
+        items = [f"{', '.join(ns)} at {', '.join(gs)}" + (f" ({w})" if w else "")
+                 for (w, gs), ns in by.items()]
+        if len(items) > 12:
+            items = items[:12] + [f"and {len(items) - 12} more"]
+        notes.append("No bar for " + "; ".join(items) + ": no result row (not run, or "
+                     "failed).")
+    fs.add_notes(fig, notes)
+    fs.declare(fig, series)
     return fig
 
 
 def section_speedup(df: pd.DataFrame, figs: dict[str, bytes]) -> str:
     md = "## Speed-up over Flash-AR\n\n"
-    sp, ctx = speedup_frame(df)
+    sp, ctx, borrowed, lost = speedup_baselines(df)
     if sp.empty:
         return md + ("Skipped: no drafting point has a Flash-AR point with the same "
                      "target, workload, phone and settings.\n\n")
-    # the draft is a series of its own only where one context runs a policy with
-    # several drafts (not where each target brings its own)
-    sers = drop_redundant_draft(sp, ["variant", "draft"] + ctx)[:2]
-    sers = [c for c in sers if c in ("variant", "draft")]
-    facet = [c for c in ("target",) if c in ctx] or \
-        ([c for c in ("device",) if c in ctx] if n_combos(sp, ctx) > 6 else [])
-    within = sorted((c for c in ctx if c not in facet),
-                    key=lambda c: {"trace": 0, "device": 1}.get(c, 2))
-    title = ("Decode speed-up over Flash-AR\n(each bar: tokens/s over Flash-AR's on the same " +
-             (names_of(ctx) if ctx else "settings") + "; geomean = geometric mean)")
-    fig = bar_figure(sp, "speedup", sers, within, facet, title, "speed-up over Flash-AR (×)",
-                     with_geomean=True, reference=1.0)
+    notes, dropped = [], {}
+    if borrowed:
+        rows = df.loc[list(borrowed)]
+        traces = list(dict.fromkeys(rows["trace"].astype(str)))
+        ran = sorted({t for _, ts in borrowed.values() for t in ts})
+        notes.append(
+            f"Flash-AR did not run on {', '.join(disp('trace', t) for t in traces)}: "
+            f"those points' baseline is the Flash-AR point with the same "
+            f"{names_of([c for c in ctx if c != 'trace']) or 'settings'} on "
+            f"{', '.join(disp('trace', t) for t in ran)}, which all give the same tokens/s "
+            "(Flash-AR drafts nothing, so it does not see the draft data that tell these "
+            "traces apart).")
+    drawn = set(sp["variant"])
+    for v in dict.fromkeys(lost["variant"]):
+        pts = lost[lost["variant"] == v]
+        why = ("no Flash-AR point with the same " +
+               (names_of(ctx) if ctx else "settings"))
+        if v not in drawn:
+            dropped[disp("variant", v)] = why
+        else:
+            at = ", ".join(dict.fromkeys(disp_of(r, ctx) for _, r in pts.iterrows()))
+            notes.append(f"{disp('variant', v)} at {at}: not drawn ({why}).")
+    numeric = [c for c in ("dram_fraction", "max_new_tokens")
+               if c in ctx and sp[c].nunique() > 1]
+    # several drafts per policy that the target and the phone do not decide (the
+    # trace may: a weak draft's own traces)
+    several_drafts = "draft" in sp.columns and "draft" in drop_redundant_draft(
+        sp, ["variant", "draft"] + [c for c in ctx if c != "trace"])
+    if numeric:
+        x = numeric[0]
+        series = ["variant"] + (["draft"] if several_drafts else []) + \
+            [c for c in ctx if c != x]
+        logx = x == "max_new_tokens" and sp[x].max() >= 4 * sp[x].min()
+        fig = line_figure(sp, x, 100.0 if x == "dram_fraction" else 1.0, series, False,
+                          "Decode speed-up over Flash-AR\n(tokens/s over Flash-AR's on the "
+                          "same " + names_of(ctx) + ")",
+                          "target layers pinned in DRAM (%)" if x == "dram_fraction" else
+                          "new tokens generated per prompt" + (" (log scale)" if logx else ""),
+                          "speed-up over Flash-AR (×)", y="speedup", reference=1.0, logx=logx,
+                          hole_frame=df[df["policy"] != "flash_ar"])
+        names = [disp_of(r, ["variant"]) for _, r in sp.iterrows()]
+        panel_of = ["" for _ in names]
+    else:
+        # the draft is a panel of its own where a policy ran with several drafts
+        facet = [c for c in ("target",) if c in ctx] + (["draft"] if several_drafts else [])
+        if not facet and n_combos(sp, ctx) > 6:
+            facet = [c for c in ("device",) if c in ctx]
+        within = sorted((c for c in ctx if c not in facet),
+                        key=lambda c: {"trace": 0, "device": 1}.get(c, 2))
+        title = ("Decode speed-up over Flash-AR\n(each bar: tokens/s over Flash-AR's on the "
+                 "same " + (names_of(ctx) if ctx else "settings") +
+                 "; geomean = geometric mean" + (" per panel" if facet else "") + ")")
+        fig = bar_figure(sp, "speedup", ["variant"], within, facet, title,
+                         "speed-up over Flash-AR (×)", with_geomean=True, reference=1.0)
+        names = [disp_of(r, ["variant"]) for _, r in sp.iterrows()]
+        panel_of = [disp_of(r, facet) if facet else "" for _, r in sp.iterrows()]
+    fs.add_notes(fig, notes)
+    if dropped:
+        fs.declare(fig, list(getattr(fig, "fs_series", [])) + list(dropped),
+                   {**getattr(fig, "fs_dropped", {}), **dropped})
     figs["speedup.png"] = fr.fig_bytes(fig)
-    names = [disp_of(r, sers) for _, r in sp.iterrows()]
     rows = [[fr.label_of(r, ctx) if ctx else "all", n, r["tokens_per_s"],
              r["base_tokens_per_s"], f"{r['speedup']:.3f}×"]
             for n, (_, r) in zip(names, sp.iterrows())]
     gm = []
-    for n in dict.fromkeys(names):
-        v = [x for m, x in zip(names, sp["speedup"]) if m == n]
-        gm.append([n, len(v), f"{geomean(v):.3f}×"])
+    for p, n in dict.fromkeys(zip(panel_of, names)):
+        v = [x for q, m, x in zip(panel_of, names, sp["speedup"]) if m == n and q == p]
+        gm.append(([p] if any(panel_of) else []) + [n, len(v), f"{geomean(v):.3f}×"])
     return (md + "Tokens/s of each drafting point over the Flash-AR point with the same " +
             (", ".join(f"`{c}`" for c in ctx) if ctx else "settings") + ".\n\n"
-            "![speed-up over Flash-AR](speedup.png)\n\n" +
+            "![speed-up over Flash-AR](speedup.png)\n\n" + notes_md(fig) +
             fr.md_table(["point", "policy", "tokens/s", "Flash-AR tokens/s", "speed-up"],
-                        rows) + "\nGeometric mean per policy:\n\n" +
-            fr.md_table(["policy", "points", "speed-up"], gm) + "\n")
+                        rows) + "\nGeometric mean per policy" +
+            (" and panel" if any(panel_of) else "") + ":\n\n" +
+            fr.md_table((["panel"] if any(panel_of) else []) + ["policy", "points",
+                                                                 "speed-up"], gm) + "\n")
 
 
 def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
@@ -463,6 +849,14 @@ def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
         ctx.remove(move)
         rest.remove(move)
         cat, ser = (ctx, pol) if n_combos(df, ctx) > n_combos(df, pol) else (pol, ctx)
+    # many groups of many bars: a numeric column (the DRAM budget) goes to the panels
+    while n_combos(df, cat) * n_combos(df, ser) > 60 and len(cat) > 1:
+        move = next((c for c in ("dram_fraction", "max_new_tokens", "trace", "device")
+                     if c in cat and n_combos(df, facet + [c]) <= MAX_PANELS), None)
+        if move is None:
+            break
+        facet.append(move)
+        cat.remove(move)
     title = "Decode throughput per point"
     if facet:
         title += f" (one panel per {names_of(facet)})"
@@ -472,7 +866,34 @@ def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
                      "decode throughput (tokens/s)", ci=ci)
     figs["throughput.png"] = fr.fig_bytes(fig)
     return (md + "Every point's tokens/s (the table under Points).\n\n"
-            "![throughput per point](throughput.png)\n\n")
+            "![throughput per point](throughput.png)\n\n" + notes_md(fig))
+
+
+def _stack(ax, sub: pd.DataFrame, names: dict[str, str], suffix: str, wall_col: str):
+    """Horizontal stacked bars of the busy times (columns names[...] +
+    suffix), the wall time as a black tick and the busy time beyond it
+    hatched."""
+    ys = np.arange(len(sub))
+    left = np.zeros(len(sub))
+    for name, col in names.items():
+        v = sub[col + suffix].to_numpy(dtype=float)
+        colour, hatch = fs.RESOURCE_STYLE[name]
+        ax.barh(ys, v, 0.7, left=left, label=name, color=colour, hatch=hatch,
+                edgecolor="white", linewidth=0.4)
+        left += v
+    right = left
+    if wall_col + suffix in sub.columns:
+        wall = sub[wall_col + suffix].to_numpy(dtype=float)
+        over = np.clip(left - wall, 0, None)
+        ax.barh(ys, over, 0.7, left=wall, facecolor="none", edgecolor="black",
+                hatch="////", linewidth=0.6,
+                label="overlap (busy beyond the wall time: resources working at once)")
+        ax.plot(wall, ys, linestyle="none", marker="|", markersize=12,
+                markeredgewidth=2.2, color="black", label="wall time")
+        right = np.concatenate([left, wall])
+    ax.set_xlim(0, 1.04 * float(np.nanmax(right)) if len(right) else 1)
+    ax.grid(alpha=0.3, axis="x")
+    return ys
 
 
 def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]) -> str:
@@ -481,10 +902,19 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
     if missing:
         return md + f"Skipped: the results lack {', '.join(missing)}.\n\n"
     cols = drop_redundant_draft(df, list(labels))
+    names = {"draft": "draft_ms", "flash I/O": "flash_ms", "NPU": "npu_ms",
+             "CPU": "cpu_only_ms", "KV": "kv_ms", "idle": "idle_ms"}
     # KV work is part of the CPU's busy time: the CPU segment shows the rest
     d = df.assign(cpu_only_ms=(df["cpu_ms"] - df["kv_ms"]).clip(lower=0))
-    num = [c for c, _ in BREAKDOWN] + ["cpu_only_ms"] + \
-        (["cycle_ms"] if "cycle_ms" in df.columns else [])
+    per_cycle = list(names.values()) + (["cycle_ms"] if "cycle_ms" in df.columns else [])
+    # per generated token: a cycle's times over the tokens it emits
+    tpc = d["tokens_per_cycle"].astype(float) if "tokens_per_cycle" in d.columns else None
+    per_token = tpc is not None and bool((tpc > 0).all())
+    if per_token:
+        d = d.assign(**{c + "_tok": d[c].astype(float) / tpc for c in per_cycle})
+    num = list(dict.fromkeys([c for c, _ in BREAKDOWN] + per_cycle +
+                             ([c + "_tok" for c in per_cycle] if per_token else []) +
+                             (["tokens_per_cycle"] if tpc is not None else [])))
     note = ""
     dropped = []
     while cols and n_combos(d, cols) > MAX_BREAKDOWN:
@@ -504,93 +934,191 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
             facet.append(c)
             break
     within = [c for c in cols if c not in facet]
-    names = {"draft": "draft_ms", "flash I/O": "flash_ms", "NPU": "npu_ms",
-             "CPU": "cpu_only_ms", "KV": "kv_ms", "idle": "idle_ms"}
     pgroups = fr.groups(d, facet)
-    heights = [0.27 * len(sub) + 0.9 for _, sub in pgroups]
-    fig, axes = fs.panels(len(pgroups), w=9, heights=heights, sharex=True)
-    for ax, (_, sub) in zip(axes, pgroups):
-        ys = np.arange(len(sub))
-        left = np.zeros(len(sub))
-        for name, col in names.items():
-            v = sub[col].to_numpy(dtype=float)
-            colour, hatch = fs.RESOURCE_STYLE[name]
-            ax.barh(ys, v, 0.7, left=left, label=name, color=colour, hatch=hatch,
-                    edgecolor="white", linewidth=0.4)
-            left += v
-        if "cycle_ms" in sub.columns:
-            wall = sub["cycle_ms"].to_numpy(dtype=float)
-            over = np.clip(left - wall, 0, None)
-            ax.barh(ys, over, 0.7, left=wall, facecolor="none", edgecolor="black",
-                    hatch="////", linewidth=0.6,
-                    label="overlap (busy beyond the wall time: resources working at once)")
-            ax.plot(wall, ys, linestyle="none", marker="|", markersize=16,
-                    markeredgewidth=2.2, color="black", label="cycle wall time")
-        ax.set_xlim(0, 1.04 * float(np.nanmax(np.concatenate(
-            [left, sub["cycle_ms"].to_numpy(dtype=float) if "cycle_ms" in sub else left]))))
-        ax.set_yticks(ys)
-        ax.set_yticklabels([disp_of(r, within) if within else "all"
-                            for _, r in sub.iterrows()])
-        ax.invert_yaxis()
-        ax.grid(alpha=0.3, axis="x")
-        if facet:
-            ax.set_title(disp_of(sub.iloc[0], facet))
-    title = ("Latency breakdown per decode cycle\nstacked: busy time of each resource; "
-             "black tick: wall time; hatched: overlap")
+    heights = [max(fs.MIN_PANEL_IN + 0.4, 0.27 * len(sub) + 0.9) for _, sub in pgroups]
+    ncol = 2 if per_token else 1
+    longest = max([len(disp_of(r, within)) for _, r in d.iterrows()] if within else [3])
+    fig, axes = plt.subplots(len(pgroups), ncol, squeeze=False, sharey="row", sharex="col",
+                             figsize=(0.075 * longest + 4.0 * ncol + 1.0,
+                                      sum(heights) + 0.5 * len(heights) + 1.6),
+                             gridspec_kw={"height_ratios": heights}, constrained_layout=True)
+    for i, (_, sub) in enumerate(pgroups):
+        ys = _stack(axes[i][0], sub, names, "", "cycle_ms")
+        if per_token:
+            _stack(axes[i][1], sub, names, "_tok", "cycle_ms")
+        axes[i][0].set_yticks(ys)
+        axes[i][0].set_yticklabels([disp_of(r, within) if within else "all"
+                                    for _, r in sub.iterrows()])
+        axes[i][0].set_ylim(len(sub) - 0.5, -0.5)  # first point on top
+        head = disp_of(sub.iloc[0], facet) + "\n" if facet else ""
+        axes[i][0].set_title(head + "per decode cycle")
+        if per_token:
+            axes[i][1].set_title(head + "per generated token")
+    axes[-1][0].set_xlabel("time per decode cycle (ms)")
+    if per_token:
+        axes[-1][1].set_xlabel("time per generated token (ms)\n= per cycle ÷ tokens per cycle")
+    title = ("Latency breakdown: busy time of each resource, stacked\n"
+             "black tick: wall time; hatched: overlap (resources working at once)")
+    if per_token:
+        title += "\nleft per decode cycle; right per generated token, so that policies " \
+            "emitting different tokens per cycle compare"
     if dropped:
         title += "\n(mean over " + ", ".join(names_of([c]) for c in dropped) + ")"
-    hs, ls = legend_entries(axes)
-    fs.finish(fig, title, "time per cycle (ms)", names_of(within) or "point", hs, ls,
+    flat = [a for row in axes for a in row]
+    hs, ls = legend_entries(flat)
+    fs.finish(fig, title, None, names_of(within) or "point", hs, ls,
               legend_title="resource", below=True)
+    if not per_token:
+        fs.add_notes(fig, ["No per-token panel: the results lack `tokens_per_cycle` (or it "
+                           "is 0 somewhere)."])
+    fs.declare(fig, ls)
     figs["latency_breakdown.png"] = fr.fig_bytes(fig)
     header = (cols or ["point"]) + list(names) + \
-        (["cycle", "overlap"] if "cycle_ms" in d.columns else [])
+        (["cycle", "overlap"] if "cycle_ms" in d.columns else []) + \
+        (["tokens/cycle", "ms/token"] if per_token else [])
     rows = []
     for _, r in d.iterrows():
         busy = sum(float(r[c]) for c in names.values())
         rows.append(([r[c] if c in fr.STRING_COLUMNS else fr.fmt_num(r[c]) for c in cols]
                      or ["all"]) + [float(r[c]) for c in names.values()] +
                     ([r["cycle_ms"], max(0.0, busy - float(r["cycle_ms"]))]
-                     if "cycle_ms" in d.columns else []))
-    return (md + note + "Segments are busy times of each resource per cycle (ms; drafting is "
-            "the wall time of the draft phase, whose work also counts on its unit; CPU "
-            "excludes the KV work shown apart); resources overlap, so a bar can exceed the "
-            "cycle's wall time (black tick): the excess, hatched in the figure, is the "
-            "`overlap` column.\n\n"
-            "![latency breakdown](latency_breakdown.png)\n\n" + fr.md_table(header, rows) +
-            "\n")
+                     if "cycle_ms" in d.columns else []) +
+                    ([r["tokens_per_cycle"], r["cycle_ms_tok"]]
+                     if per_token and "cycle_ms" in d.columns else
+                     [r["tokens_per_cycle"], math.nan] if per_token else []))
+    return (md + note + "Segments are busy times of each resource (ms; drafting is the wall "
+            "time of the draft phase, whose work also counts on its unit; CPU excludes the KV "
+            "work shown apart), per decode cycle" +
+            (" and per generated token (the cycle's times over `tokens_per_cycle`)"
+             if per_token else "") +
+            "; resources overlap, so a bar can exceed the wall time (black tick): the "
+            "excess, hatched in the figure, is the `overlap` column.\n\n"
+            "![latency breakdown](latency_breakdown.png)\n\n" + notes_md(fig) +
+            fr.md_table(header, rows) + "\n")
+
+
+# the parameter of each policy that sets its tree size (fsresults.tree_budget_of)
+TREE_PARAM = {"lever": "n_max", "lyanna": "b", "sequoia": "max_nodes", "eagle2": "total_tokens",
+              "opt_tree": "nodes", "edgellm": "max_tokens", "adaptive_chain": "k_max",
+              "chain": "k", "specinfer": "widths"}
+
+
+def tree_series(df: pd.DataFrame, params: list[dict[str, str]]) -> list[str]:
+    """A name per point for the tree figure: the policy, plus the parameters
+    other than its tree-size parameter that differ among its points."""
+    out = []
+    for pol, p in zip(df["policy"].astype(str), params):
+        same = [q for r, q in zip(df["policy"].astype(str), params) if r == pol]
+        keys = [k for k in p if k != TREE_PARAM.get(pol) and len({q.get(k) for q in same}) > 1]
+        out.append(f"{pol}[{','.join(f'{k}={p[k]}' for k in keys)}]" if keys else pol)
+    return out
 
 
 def section_tree(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs tree budget\n\n"
-    d = df[~df["tree_budget"].isna()]
-    series = fr.label_columns(d, exclude=["variant"])
-    if "variant" in fr.label_columns(d) and "policy" not in series:
-        series.insert(0, "policy")
-    groups = fr.groups(d, series)
-    groups = [(k, s) for k, s in groups if s["tree_budget"].nunique() >= 2]
-    if not groups:
-        return md + ("Skipped: no series of points varies the tree budget (the node count "
-                     "of chain k, eagle2 total_tokens, specinfer widths, opt_tree nodes, "
-                     "sequoia max_nodes or lever n_max).\n\n")
+    params = fr.params_per_row(df)
+    d = df.assign(tree_series=tree_series(df, params),
+                  _rows_nodes=[fr.tree_rows_are_nodes(p, q)
+                               for p, q in zip(df["policy"], params)],
+                  _capped=[not math.isnan(fr.tree_cap_of(p, q))
+                           for p, q in zip(df["policy"], params)])
+    ctx = [c for c in fr.label_columns(d) if c not in ("variant", "policy", "policy_params")]
+    known = d[~d["tree_budget"].isna()]
+    key = ["tree_series"] + ctx
+    varies = [s for _, s in fr.groups(known, key) if s["tree_budget"].nunique() >= 2] \
+        if len(known) else []
+    if not varies:
+        return md + ("Skipped: no series of points varies the tree budget (the nodes, root "
+                     "included, of chain k, eagle2 total_tokens, specinfer widths, opt_tree "
+                     "nodes, sequoia max_nodes, lever n_max, lyanna b, edgellm max_tokens "
+                     "with fallback, adaptive_chain k_max).\n\n")
+    has_max = "verify_rows_max" in known.columns
+    hollow: list[str] = []
+
+    def mark(ax, name, g, xs, st) -> None:
+        ys = g["tokens_per_s"].to_numpy(dtype=float)
+        rmax = g["verify_rows_max"].to_numpy(dtype=float) if has_max else \
+            np.full(len(g), math.nan)
+        free = g["_capped"].to_numpy(dtype=bool) & (rmax < g["tree_budget"].to_numpy(float))
+        if free.any():
+            ax.plot(xs[free], ys[free], linestyle="none", marker=st["marker"], markersize=6,
+                    markerfacecolor="white", markeredgecolor=st["color"], zorder=4)
+            hollow.append(name)
+        fs.register_tree_points(ax, name, xs, g["tree_budget"].to_numpy(float), rmax,
+                                g["_rows_nodes"].to_numpy(dtype=bool))
+
+    keep = where_it_varies(known, "tree_budget", key)
+    left = known[~keep]
+    known = known[keep]
+    logx = known["tree_budget"].max() >= 4 * known["tree_budget"].min()
+    fig = line_figure(known, "tree_budget", 1.0, key, ci, "Decode throughput vs tree budget",
+                      "tree budget: nodes, root included (the rows of one verification)" +
+                      (", log scale" if logx else ""),
+                      order=["policy"] + FACET_ORDER, logx=logx, holes=False, on_series=mark,
+                      # the ticks name the budgets of the series that vary first
+                      tick_values=list(known["tree_budget"]) +
+                      3 * list(pd.concat(varies)["tree_budget"]),
+                      left_out=[(left, f"no series of their setting "
+                                       f"({names_of(ctx) or 'all'}) varies the tree budget"),
+                                (d[d["tree_budget"].isna()],
+                                 "their policy's parameters set no tree size or node cap")])
+    notes = []
+    if hollow:
+        notes.append("Hollow marker: the cap never bound (no verification used as many rows "
+                     "as the cap, verify_rows_max); the policy sized its trees below it, so a "
+                     "larger cap gives the same point.")
+    br = known[~known["_rows_nodes"]]
+    if len(br):
+        notes.append(f"{', '.join(dict.fromkeys(br['tree_series']))}: each branch is verified "
+                     "as a sequence of its own (shared prefixes repeated), so a verification "
+                     "sends more rows than the tree has nodes" +
+                     (f" (up to {fr.fmt_num(br['verify_rows_max'].max())})" if has_max else "")
+                     + ".")
+    fs.add_notes(fig, notes)
+    figs["throughput_vs_tree.png"] = fr.fig_bytes(fig)
     rows = []
-    for _, sub in groups:
+    series = ["tree_series"] + ctx
+    for _, sub in fr.groups(known, series):
         sub = sub.sort_values("tree_budget")
-        name = fr.label_of(sub.iloc[0], series)
+        name = disp_of(sub.iloc[0], series)
         for _, r in sub.iterrows():
+            rmax = r["verify_rows_max"] if has_max else math.nan
+            binds = "—" if not r["_capped"] or rmax != rmax else \
+                ("yes" if rmax >= r["tree_budget"] else "no")
             rows.append([name, r["tree_budget"],
-                         r["verify_rows"] if "verify_rows" in r else math.nan] +
+                         r["verify_rows"] if "verify_rows" in r else math.nan, rmax, binds] +
                         tput_cells(r, ci) +
                         [r["mean_accepted"] if "mean_accepted" in r else math.nan])
-    dd = pd.concat([s for _, s in groups])
-    logx = dd["tree_budget"].max() >= 4 * dd["tree_budget"].min()
-    fig = line_figure(dd, "tree_budget", 1.0, series, ci, "Decode throughput vs tree budget",
-                      "tree budget (nodes, root included" + (", log scale)" if logx else ")"),
-                      order=["policy"] + FACET_ORDER, logx=logx)
-    figs["throughput_vs_tree.png"] = fr.fig_bytes(fig)
-    return (md + "![throughput vs tree budget](throughput_vs_tree.png)\n\n" +
-            fr.md_table(["series", "budget", "rows/cycle"] + tput_header(ci) +
-                        ["accepted/cycle"], rows) + "\n")
+    return (md + "Tree budget: the nodes of one verified tree, root included (the rows of one "
+            "verification): the fixed tree of chain (k + 1), eagle2 (total_tokens + 1) and "
+            "specinfer, Flash-AR 1, or the cap of lever (n_max + 1), lyanna (b + 1), sequoia "
+            "(max_nodes), opt_tree (nodes + 1), edgellm with fallback (max_tokens + 1) and "
+            "adaptive_chain (k_max + 1).\n\n"
+            "![throughput vs tree budget](throughput_vs_tree.png)\n\n" + notes_md(fig) +
+            fr.md_table(["series", "budget", "rows/cycle", "most rows", "cap binds"] +
+                        tput_header(ci) + ["accepted/cycle"], rows) + "\n")
+
+
+def pruning_sets(df: pd.DataFrame) -> list[pd.DataFrame]:
+    """Sets of points that differ in their policy's `pruning` parameter
+    alone (every other parameter and every other column of PARAM_COLUMNS
+    equal), each with at least two pruning settings."""
+    params = fr.params_per_row(df)
+    other = [c for c in fr.PARAM_COLUMNS if c in df.columns and c != "policy_params"]
+    sets: dict = {}
+    for (idx, r), p in zip(df.iterrows(), params):
+        if "pruning" not in p:
+            continue
+        key = (tuple(sorted((k, v) for k, v in p.items() if k != "pruning")),
+               tuple(str(r[c]) for c in other))
+        sets.setdefault(key, []).append((idx, p["pruning"]))
+    out = []
+    for members in sets.values():
+        if len({m for _, m in members}) >= 2:
+            sub = df.loc[[i for i, _ in members]].copy()
+            sub["pruning"] = [m for _, m in members]
+            out.append(sub)
+    return out
 
 
 def section_pruning(df: pd.DataFrame, labels: list[str], ci: bool,
@@ -599,24 +1127,36 @@ def section_pruning(df: pd.DataFrame, labels: list[str], ci: bool,
     missing = [c for c in ("rows_kept", "retention") if c not in df.columns]
     if missing:
         return md + f"Skipped: the results lack {', '.join(missing)}.\n\n"
-    d = df[df["rows_kept"] < 1 - 1e-12]
-    if d.empty:
+    pruned = df[df["rows_kept"] < 1 - 1e-12]
+    if pruned.empty:
         return md + ("Skipped: no point pruned any row (rows_kept = 1 everywhere; "
                      "lever's `pruning` switch prunes).\n\n")
-    # the pruned points and the unpruned points of the same policies
-    d = df[df["policy"].isin(d["policy"].unique())]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.2))
-    rows = []
-    st = fs.styles(dict.fromkeys(d["variant"]))
-    for pol, sub in d.groupby("variant", sort=False):
-        kw = {"color": st[pol]["color"], "marker": st[pol]["marker"]}
-        a1.scatter(sub["rows_kept"], sub["retention"], label=disp("variant", pol), s=36, alpha=0.85, **kw)
+    sets = pruning_sets(df)
+    if not sets:
+        with_p = df[[("pruning" in p) for p in fr.params_per_row(df)]]
+        diff = [names_of([c]) for c in fr.label_columns(with_p)
+                if c not in ("variant", "policy", "policy_params")]
+        return md + ("Skipped: `pruning` does not vary with everything else fixed (no two "
+                     "points differ in their policy's `pruning` parameter alone), so a "
+                     "trend across these points would show their other differences" +
+                     (f" ({', '.join(diff)})" if diff else "") + ", not pruning.\n\n")
+    d = pd.concat(sets)
+    modes = list(dict.fromkeys(d["pruning"]))
+    st = fs.styles([f"pruning={m}" for m in modes])
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.4), constrained_layout=True)
+    for sub in sets:
+        sub = sub.sort_values("rows_kept")
+        for a, y in ((a1, "retention"), (a2, "tokens_per_s")):
+            a.plot(sub["rows_kept"], sub[y], color="#aaaaaa", linewidth=0.8, zorder=1)
+    for m in modes:
+        sub = d[d["pruning"] == m]
+        name = f"pruning={m}"
+        kw = {"color": st[name]["color"], "marker": st[name]["marker"]}
+        a1.scatter(sub["rows_kept"], sub["retention"], label=name, s=36, alpha=0.9, zorder=3,
+                   **kw)
         a2.errorbar(sub["rows_kept"], sub["tokens_per_s"], yerr=yerr_of(sub, ci),
-                    linestyle="none", capsize=3, markersize=6, alpha=0.85,
-                    label=disp("variant", pol), **kw)
-    for _, r in d.iterrows():
-        rows.append([fr.label_of(r, labels) if labels else r["policy"], r["rows_kept"],
-                     r["retention"]] + tput_cells(r, ci))
+                    linestyle="none", capsize=3, markersize=6, alpha=0.9, label=name,
+                    zorder=3, **kw)
     a1.set_xlabel("share of tree rows kept past the exit layer")
     a1.set_ylabel("retention (accepted tokens vs unpruned)")
     a1.set_title("what pruning costs in acceptance")
@@ -625,15 +1165,25 @@ def section_pruning(df: pd.DataFrame, labels: list[str], ci: bool,
     a2.set_title("what it does to throughput")
     for a in (a1, a2):
         a.grid(alpha=0.3)
-    others = [c for c in labels if c not in ("variant",)]
-    title = "Verification pruning trade-off (one marker per point)"
-    if others:
-        title += "\npoints differ also in " + names_of(others)
+    title = ("Verification pruning trade-off: points that differ in `pruning` alone\n"
+             f"(a grey line joins each such set: {len(sets)} set{'s' if len(sets) > 1 else ''})")
     hs, ls = legend_entries([a1])
-    fs.finish(fig, title, None, None, hs, ls, legend_title="policy")
+    fs.finish(fig, title, None, None, hs, ls, legend_title="pruning")
+    left = len(df[[("pruning" in p) for p in fr.params_per_row(df)]]) - len(d)
+    if left:
+        fs.add_notes(fig, [f"{left} point(s) with a `pruning` parameter have no counterpart "
+                           "that differs in `pruning` alone; they are not drawn (they would "
+                           "mix other differences into the trend)."])
+    fs.declare(fig, [f"pruning={m}" for m in modes])
     figs["pruning_tradeoff.png"] = fr.fig_bytes(fig)
-    return (md + "![pruning trade-off](pruning_tradeoff.png)\n\n" +
-            fr.md_table(["point", "rows kept", "retention"] + tput_header(ci), rows) + "\n")
+    rows = []
+    for k, sub in enumerate(sets, start=1):
+        for _, r in sub.iterrows():
+            rows.append([str(k), fr.label_of(r, labels) if labels else r["policy"],
+                         r["pruning"], r["rows_kept"], r["retention"]] + tput_cells(r, ci))
+    return (md + "![pruning trade-off](pruning_tradeoff.png)\n\n" + notes_md(fig) +
+            fr.md_table(["set", "point", "pruning", "rows kept", "retention"] +
+                        tput_header(ci), rows) + "\n")
 
 
 def parse_hist(s) -> list[float] | None:
@@ -644,53 +1194,91 @@ def parse_hist(s) -> list[float] | None:
         return None
 
 
+# the columns the accepted-length figure gets a panel per value of, in order
+# (a study's own variable first), while the panels stay few
+ACCEPT_FACETS = ["dram_fraction", "max_new_tokens", "target", "draft", "device", "trace",
+                 "accept", "temperature", "top_p", "runtime"]
+MAX_ACCEPT_PANELS = 9
+
+
 def section_accepted(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]) -> str:
     md = "## Accepted length\n\n"
     d = df[df["policy"] != "flash_ar"]
     if "mean_accepted" not in df.columns or d.empty:
         return md + "Skipped: no drafting point (only Flash-AR, or no `mean_accepted`).\n\n"
     if "accepted_hist" in d.columns:
-        # per-cycle distribution per policy variant: the histograms of its points summed
-        dist = {}
-        for name in dict.fromkeys(d["variant"]):
-            total: list[float] = []
-            for _, r in d[d["variant"] == name].iterrows():
-                h = parse_hist(r["accepted_hist"]) or []
-                total += [0.0] * (len(h) - len(total))
-                for k, x in enumerate(h):
-                    total[k] += x
-            if total and sum(total) > 0:
-                dist[name] = np.asarray(total) / sum(total)
-        rows = [[name] + [f"{x:.3f}" for x in p] for name, p in dist.items()]
-        fams = list(dict.fromkeys(fs.family(n) for n in dist))
-        panel_of = {n: (fs.family(n) if len(dist) > MAX_LINES else "") for n in dist}
-        keys = list(dict.fromkeys(panel_of.values()))
-        st = fs.styles(dist)
-        fig, axes = fs.panels(len(keys), sharex=True, sharey=True, w=4.4, h=3.3)
+        facet = []
+        for c in fr.varying(d, ACCEPT_FACETS):
+            if n_combos(d, facet + [c]) == n_combos(d, facet):
+                continue
+            if n_combos(d, facet + [c]) <= MAX_ACCEPT_PANELS:
+                facet.append(c)
+        pooled = [c for c in fr.varying(d, ACCEPT_FACETS) if c not in facet and
+                  n_combos(d, facet + [c]) > n_combos(d, facet)]
+        # per-cycle distribution per panel and policy variant: its points' histograms summed
+        dist: dict[tuple, np.ndarray] = {}
+        panel_rows = {}
+        for key, sub in fr.groups(d, facet):
+            pk = disp_of(sub.iloc[0], facet) if facet else ""
+            panel_rows[pk] = sub
+            for name in dict.fromkeys(sub["variant"]):
+                total: list[float] = []
+                for _, r in sub[sub["variant"] == name].iterrows():
+                    h = parse_hist(r["accepted_hist"]) or []
+                    total += [0.0] * (len(h) - len(total))
+                    for k, x in enumerate(h):
+                        total[k] += x
+                if total and sum(total) > 0:
+                    dist[(pk, name)] = np.asarray(total) / sum(total)
+        variants_all = list(dict.fromkeys(n for _, n in dist))
+        shown = {v: disp("variant", v) for v in variants_all}
+        st = fs.styles(shown.values())
+        cells, split = [], False
+        for pk in panel_rows:
+            chunks = fs.chunk_series([shown[n] for (p, n) in dist if p == pk],
+                                     fs.MAX_LEGEND - 2)
+            split = split or len(chunks) > 1
+            cells += [(pk, ch) for ch in chunks]
+        fig, axes = fs.panels(len(cells), sharex=True, sharey=True, w=4.6, h=3.3)
         width = max(len(p) for p in dist.values()) if dist else 1
-        for ax, key in zip(axes, keys):
-            for name, p in dist.items():
-                if panel_of[name] == key:
-                    ax.plot(range(len(p)), p, markersize=4, label=disp("variant", name),
-                            **fs.line_kw(st[name]))
-            if key:
-                ax.set_title(f"{key}")
+        back = {v: k for k, v in shown.items()}
+        same = len({tuple(p) for _, p in cells}) == 1
+        for ax, (pk, part) in zip(axes, cells):
+            for name in part:
+                p = dist[(pk, back[name])]
+                ax.plot(range(len(p)), p, markersize=4, label=name, **fs.line_kw(st[name]))
+            t = pk + ("\n" + chunk_title(part) if split and "[" in "".join(part) else "")
+            if t.strip():
+                ax.set_title(t.strip())
             ax.grid(alpha=0.3)
             ax.set_xlim(-0.5, width - 0.5)
         title = "Accepted draft tokens per cycle (distribution over cycles)"
-        if len(keys) > 1:
-            title += f"\n(one panel per policy family: {len(fams)} families)"
-        hs, ls = legend_entries(axes)
-        fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles", hs, ls,
-                  legend_title="policy")
+        if facet:
+            title += f"\none panel per {names_of(facet)}"
+        if pooled:
+            title += ("; " if facet else "\n") + "each sums the cycles of its points over " + \
+                names_of(pooled)
+        if same and not split:
+            hs, ls = legend_entries(axes)
+            fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles", hs, ls,
+                      legend_title="policy")
+        else:
+            for ax in axes:
+                fs.panel_legend(ax, "policy")
+            fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles")
+        fs.declare(fig, shown.values())
         figs["accepted_length.png"] = fr.fig_bytes(fig)
-        width = max(len(r) for r in rows) - 1 if rows else 0
-        return (md + "Per-cycle distribution (`accepted_hist`, summed over each policy's "
-                "points).\n\n![accepted length](accepted_length.png)\n\n" +
-                fr.md_table(["policy"] + [str(k) for k in range(width)],
-                            [r + [""] * (width + 1 - len(r)) for r in rows]) + "\n")
+        width = max(len(p) for p in dist.values()) if dist else 0
+        rows = [([pk] if facet else []) + [shown[n]] + [f"{x:.3f}" for x in p] +
+                [""] * (width - len(p)) for (pk, n), p in dist.items()]
+        return (md + "Per-cycle distribution (`accepted_hist`, summed over the points of each "
+                "policy" + (f" in each panel: one per {names_of(facet)}" if facet else "") +
+                (f"; pooled over {names_of(pooled)}" if pooled else "") +
+                ").\n\n![accepted length](accepted_length.png)\n\n" + notes_md(fig) +
+                fr.md_table((["panel"] if facet else []) + ["policy"] +
+                            [str(k) for k in range(width)], rows) + "\n")
     pols = list(dict.fromkeys(d["variant"]))
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(pols) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(pols) + 2), 4.5), constrained_layout=True)
     data = [d[d["variant"] == p]["mean_accepted"].to_numpy(dtype=float) for p in pols]
     ax.boxplot(data, showmeans=True,
                meanprops={"marker": "^", "markerfacecolor": fs.OKABE_ITO["vermillion"],
@@ -732,6 +1320,8 @@ def build(results_dir: str) -> tuple[str, dict[str, bytes]]:
     labels = fr.label_columns(df)
     SHORT_VARIANT.clear()
     SHORT_VARIANT.update(short_variants(df))
+    TRACE_NAMES.clear()
+    TRACE_NAMES.update(readable_traces(df))
     figs: dict[str, bytes] = {}
     md = [f"# flashspec report: {os.path.basename(os.path.normpath(results_dir))}\n\n",
           f"Source: `{src}`, {len(df)} point{'s' if len(df) != 1 else ''}. ",
@@ -740,6 +1330,9 @@ def build(results_dir: str) -> tuple[str, dict[str, bytes]]:
           ("Throughput with its 95% confidence interval (`tokens_per_s_lo`, "
            "`tokens_per_s_hi`).\n\n") if ci else
           "The results carry no confidence interval columns.\n\n"]
+    if TRACE_NAMES:
+        md.append("Traces named by a checksum are shown in the figures as: " +
+                  ", ".join(f"{v} = `{k}`" for k, v in TRACE_NAMES.items()) + ".\n\n")
     md.append(section_points(df, labels, ci))
     md.append(section_speedup(df, figs))
     md.append(section_throughput(df, labels, ci, figs))
@@ -752,8 +1345,8 @@ def build(results_dir: str) -> tuple[str, dict[str, bytes]]:
     return "".join(md), figs
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="report.py",
+def main(argv: list[str] | None = None, prog: str = "report.py") -> int:
+    ap = argparse.ArgumentParser(prog=prog,
                                  description="Tables and figures of a flashspec results "
                                  "directory.")
     ap.add_argument("results_dir", metavar="RESULTS_DIR")
@@ -770,10 +1363,10 @@ def main(argv: list[str] | None = None) -> int:
         files = {"report.md": md.encode()}
         files.update(figs)
         fr.write_outputs(out, files, stale=FIGURES)
-        print(f"report.py: wrote {os.path.join(out, 'report.md')} and {len(figs)} "
+        print(f"{prog}: wrote {os.path.join(out, 'report.md')} and {len(figs)} "
               f"figure{'s' if len(figs) != 1 else ''}", file=sys.stderr)
 
-    return fr.run_main("report.py", body)
+    return fr.run_main(prog, body)
 
 
 if __name__ == "__main__":

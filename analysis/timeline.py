@@ -23,8 +23,16 @@ import sys
 import textwrap
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import figstyle as fs  # noqa: E402
-import fsresults as fr  # noqa: E402
+if __name__ == "__main__":
+    import depcheck  # the script's own directory is on sys.path
+
+    depcheck.require("timeline.py")
+if __package__:
+    from . import figstyle as fs
+    from . import fsresults as fr
+else:  # run as a script, or imported with analysis/ on sys.path
+    import figstyle as fs  # noqa: E402
+    import fsresults as fr  # noqa: E402
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -93,9 +101,12 @@ def render(doc: dict, cycles: tuple[int, int] | None) -> bytes:
     t_all = [e["ts"] for e in spans] + [e["ts"] + e["dur"] for e in spans]
     secs = bool(t_all) and max(t_all) - min(t_all) > 20e6  # more than 20 s: seconds
     unit = 1e6 if secs else 1e3
-    fig, (ax, axc) = plt.subplots(2, 1, figsize=(WIDTH_IN, 1.6 + 0.5 * len(tids) + 1.4),
+    # the lanes half an inch each, the DRAM counter a panel of its own at least
+    # figstyle.MIN_PANEL_IN tall
+    lanes_in, dram_in = max(fs.MIN_PANEL_IN, 0.5 * len(tids)), fs.MIN_PANEL_IN + 0.4
+    fig, (ax, axc) = plt.subplots(2, 1, figsize=(WIDTH_IN, lanes_in + dram_in + 2.0),
                                   sharex=True,
-                                  gridspec_kw={"height_ratios": [max(1, len(tids)), 1.4]})
+                                  gridspec_kw={"height_ratios": [lanes_in, dram_in]})
     used = {}
     for e in spans:
         k = kind_of(e.get("name", ""))
@@ -124,8 +135,11 @@ def render(doc: dict, cycles: tuple[int, int] | None) -> bytes:
     axc.grid(alpha=0.3)
     other = doc.get("otherData") if isinstance(doc.get("otherData"), dict) else {}
     if other.get("policy"):
+        trace = str(other.get("trace", "?"))
+        # a trace made in memory is named by its checksum: no name to show
+        trace = "a synthetic trace" if fs.hash_like(trace) else f"trace {trace}"
         head = (f"Timeline of {other.get('policy')}: {other.get('target', '?')} on "
-                f"{other.get('device', '?')}, trace {other.get('trace', '?')}, DRAM "
+                f"{other.get('device', '?')}, {trace}, DRAM "
                 f"{100 * float(other.get('dram_fraction') or 0):g}% (point "
                 f"{other.get('point', '?')}, prompt {other.get('prompt', '?')})")
         params = other.get("policy_params", "")
@@ -143,11 +157,12 @@ def render(doc: dict, cycles: tuple[int, int] | None) -> bytes:
     handles.append(Line2D([], [], color="black", label="DRAM in use"))
     fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.9),
                title="span kind", frameon=False)
+    fs.declare(fig, [h.get_label() for h in handles])
     return fr.fig_bytes(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="timeline.py",
+def main(argv: list[str] | None = None, prog: str = "timeline.py") -> int:
+    ap = argparse.ArgumentParser(prog=prog,
                                  description="Render a flashspec trace-event timeline as PNG.")
     ap.add_argument("timeline", metavar="FILE.json")
     ap.add_argument("-o", "--output", metavar="PNG", help="default: FILE.png")
@@ -160,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cycles:
         m = re.fullmatch(r"(\d+):(\d+)", args.cycles)
         if not m or int(m.group(1)) >= int(m.group(2)):
-            print("timeline.py: --cycles needs A:B with A < B", file=sys.stderr)
+            print(f"{prog}: --cycles needs A:B with A < B", file=sys.stderr)
             return fr.EX_USAGE
         rng = (int(m.group(1)), int(m.group(2)))
 
@@ -170,9 +185,9 @@ def main(argv: list[str] | None = None) -> int:
         out = args.output or os.path.splitext(args.timeline)[0] + ".png"
         d, name = os.path.split(os.path.abspath(out))
         fr.write_outputs(d, {name: png})
-        print(f"timeline.py: wrote {out}", file=sys.stderr)
+        print(f"{prog}: wrote {out}", file=sys.stderr)
 
-    return fr.run_main("timeline.py", body)
+    return fr.run_main(prog, body)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
  * eng_select.c -- partial selection (eng_select.h): quickselect with a
  * median-of-three pivot down to the k-th position, then a sort of the k
  * elements before it; and the merge of runs already in order (a tree of
- * losers), through a comparator callback or with rank keys compared inline.
+ * losers), through a comparator callback or with rank keys compared inline;
+ * and a partial insertion sort over rank keys for pools out of order.
  */
 #include "eng_select.h"
 
@@ -213,4 +214,21 @@ int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, in
     if (check && !runs_in_order(start, runs, ranked_before, key)) return -1;
     if (runs <= SEL_TREE_RUNS) return merge_ranked(start, runs, k, key, next, out);
     return merge_runs(start, runs, k, ranked_before, key, heap, next, out);
+}
+
+int eng_select_top(const eng_rank *key, int *idx, int n, int k)
+{
+    int m = 0;
+    if (k < 1) return 0;
+    for (int i = 0; i < n; i++) {
+        int x = idx[i];
+        if (m == k && !ranked_before(key, x, idx[m - 1])) continue;
+        int j = m < k ? m++ : m - 1;
+        while (j > 0 && ranked_before(key, x, idx[j - 1])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = x;
+    }
+    return m;
 }

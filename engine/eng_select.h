@@ -52,4 +52,11 @@ typedef struct eng_rank {
 int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, int check, int *heap,
                       int *next, int *out);
 
+/* The best k of the elements idx[0..n) (indices into key), by the order
+ * above, into idx[0..min(n, k)), best first; returns how many (0 when k < 1).
+ * The rest of idx is left in no particular order.  A partial insertion sort,
+ * O(n k): for a small k over a pool whose runs are not in order (where
+ * eng_select_ranked returns -1), with the same result as a full sort. */
+int eng_select_top(const eng_rank *key, int *idx, int n, int k);
+
 #endif

@@ -21,7 +21,8 @@
  * fallback mode (each prompt adapts from scratch, so points do not depend on
  * prompt order).  Memory: one malloc in create (params + ring), nothing after.
  */
-#include "eng_policy.h"
+#include "pol_adaptive_chain.h"
+#include "pol_chain.h"
 
 #include <stddef.h>
 #include <stdlib.h>

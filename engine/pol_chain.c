@@ -13,7 +13,7 @@
  * State: a copy of the params, malloc'ed in create, freed in destroy.  create
  * rejects params outside the table's ranges with ENG_E_ARG.
  */
-#include "eng_policy.h"
+#include "pol_chain.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -28,7 +28,7 @@
  * to select, R = runs <= 1 + depth * k.
  * State: mallocs in create (sized from the params), nothing after.
  */
-#include "eng_policy.h"
+#include "pol_eagle2.h"
 #include "eng_select.h"
 
 #include <stddef.h>
@@ -89,25 +89,6 @@ static int e2_cmp(const void *x, const void *y)
     return e2_before(a, b) ? -1 : (e2_before(b, a) ? 1 : 0);
 }
 
-/* the best k of pool indices idx[0..n) by e2_before into idx[0..min(n, k)),
- * in order (a partial insertion sort: the rest is not ordered); returns how
- * many were placed */
-static int32_t e2_top_idx(const e2_entry *pool, int32_t *idx, int32_t n, int32_t k)
-{
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t x = idx[i];
-        if (m == k && !e2_before(&pool[x], &pool[idx[m - 1]])) continue;
-        int32_t j = m < k ? m++ : m - 1;
-        while (j > 0 && e2_before(&pool[x], &pool[idx[j - 1]])) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = x;
-    }
-    return m;
-}
-
 static int32_t materialise(eng_tree *t, e2_entry *e)
 {
     if (e->node != ENG_NO_NODE) return e->node;
@@ -141,9 +122,9 @@ static void e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, i
  * s->level, best first; returns how many.  Each expanded node's candidates
  * enter the pool in rank order with non-increasing scores and increasing
  * order, so the best are a merge of the runs (eng_select_ranked); when an
- * oracle's lists are not sorted, a partial insertion over every index.  Both
- * give the same indices in the same order (e2_before is a strict total
- * order). */
+ * oracle's lists are not sorted, a partial insertion over every index
+ * (eng_select_top).  Both give the same indices in the same order: the keys'
+ * order, e2_before's, is a strict total order. */
 static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int *sorted)
 {
     int m = eng_select_ranked(s->run + r0, r1 - r0, k, s->key, 1, s->heap, s->next, s->level);
@@ -152,7 +133,7 @@ static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int *sort
     int32_t n = 0;
     for (int32_t i = s->run[r0]; i < s->run[r1]; i++)
         s->level[n++] = i;
-    return e2_top_idx(s->pool, s->level, n, k);
+    return eng_select_top(s->key, s->level, n, k);
 }
 
 static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)

@@ -51,7 +51,7 @@
  * State: malloc'ed in create, freed in destroy; the carried chain's candidate
  * sets are allocated on first use (prov_max + 1 sets of the draft's K).
  */
-#include "eng_policy.h"
+#include "pol_edgellm.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * the target's token at the root (the bonus).  No draft calls, no state: self is
  * NULL and there is nothing to destroy.  Pruning and planning use the defaults.
  */
-#include "eng_policy.h"
+#include "pol_flash_ar.h"
 
 const eng_param_desc eng_flash_ar_param_table[] = {
     {.name = NULL},

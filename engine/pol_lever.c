@@ -53,7 +53,7 @@
  * Memory: one state struct plus score/normalisation scratch for
  * ENG_POL_MAX_NODES nodes, all in create; nothing per cycle.
  */
-#include "eng_policy.h"
+#include "pol_lever.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -490,7 +490,7 @@ static int lv_build_hook(void *self, eng_tree *t, eng_draft_oracle *draft,
     lv_state *s = self;
     if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
     s->n_calls = 0;
-    if (s->inner.i) return s->inner.i->build(s->inner.self, t, draft, lim);
+    if (s->inner.i) return eng_policy_build(&s->inner, t, draft, lim);
     return gain_cost_build(s, t, draft, lim);
 }
 
@@ -579,8 +579,7 @@ static int lv_calibrate(void *self, const eng_cost_profile *prof)
     s->exit_layer = -1;
     if (s->p.pruning != ENG_PRUNE_NONE && prof->exit_layers && s->p.exit_index < prof->n_exit)
         s->exit_layer = prof->exit_layers[s->p.exit_index];
-    if (s->inner.i && s->inner.i->calibrate) return s->inner.i->calibrate(s->inner.self, prof);
-    return ENG_OK;
+    return s->inner.i ? eng_policy_calibrate(&s->inner, prof) : ENG_OK;
 }
 
 static void lv_destroy(void *self)

@@ -71,7 +71,7 @@
  * re-sampled sets out of order fall back to selections over the entries.
  * State: mallocs in create (sized from the params), nothing after.
  */
-#include "eng_policy.h"
+#include "pol_lyanna.h"
 #include "eng_select.h"
 
 #include <stddef.h>
@@ -169,24 +169,6 @@ static int ly_cmp(const void *x, const void *y)
     return ly_before(a, b) ? -1 : (ly_before(b, a) ? 1 : 0);
 }
 
-/* the best k of pool indices idx[0..n) by ly_before into idx[0..min(n, k)),
- * in order (a partial insertion sort); returns how many */
-static int32_t ly_top_idx(const ly_entry *pool, int32_t *idx, int32_t n, int32_t k)
-{
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t x = idx[i];
-        if (m == k && !ly_before(&pool[x], &pool[idx[m - 1]])) continue;
-        int32_t j = m < k ? m++ : m - 1;
-        while (j > 0 && ly_before(&pool[x], &pool[idx[j - 1]])) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = x;
-    }
-    return m;
-}
-
 /* Tree node of an entry: the parent's existing child with the same token
  * (merging) or a new child.  Returns the id, or a negative code (ENG_E_FULL at
  * the cap). */
@@ -281,10 +263,11 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         if (i == steps) break;
         /* the k best children of this step become the next frontier: a merge
          * of the step's runs, or (re-sampled sets out of order) a partial
-         * insertion over them -- the same entries in the same order */
+         * insertion over them (eng_select_top) -- the same entries in the
+         * same order; the loop takes at most k */
         s->run[runs] = n_pool;
         int m = eng_select_ranked(s->run + r0, runs - r0, k, s->key, 1, s->heap, s->next, s->step);
-        ns = m >= 0 ? m : ly_top_idx(s->pool, s->step, ns, k); /* the loop takes at most k */
+        ns = m >= 0 ? m : eng_select_top(s->key, s->step, ns, k);
         nf = 0;
         for (int32_t q = 0; q < ns && nf < k; q++) {
             ly_entry *e = &s->pool[s->step[q]];

@@ -26,7 +26,7 @@
  * Cost per layer: O(n K log(n K)) to pick the beam, O(N log N) for C_L over
  * the N <= n L materialised nodes.  State: one malloc in create.
  */
-#include "eng_policy.h"
+#include "pol_opt_tree.h"
 #include "eng_select.h"
 
 #include <math.h>

@@ -34,7 +34,7 @@
  * State: tables and shape sized from the params in create; calibrate reuses
  * them.  Nothing is allocated per cycle.
  */
-#include "eng_policy.h"
+#include "pol_sequoia.h"
 
 #include <math.h>
 #include <stddef.h>

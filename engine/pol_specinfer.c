@@ -15,7 +15,7 @@
  * draft nodes, 3 leaves, depth 8.  State: a params copy plus an id scratch,
  * one malloc in create.
  */
-#include "eng_policy.h"
+#include "pol_specinfer.h"
 
 #include <stddef.h>
 #include <stdlib.h>

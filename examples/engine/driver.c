@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define K 3         /* candidates per expanded node */
 #define CAP 256     /* tree capacity, root included */
@@ -98,31 +97,28 @@ int main(int argc, char **argv)
     uint8_t keep[CAP];
     eng_token last = 1;
     int total = 0;
-    if (pol.i->reset) pol.i->reset(pol.self); /* a new prompt */
+    /* the eng_policy_* wrappers apply each optional hook's default */
+    eng_policy_reset(&pol); /* a new prompt */
     for (int c = 0; c < cycles; c++) {
         eng_tree_reset(&tree, last);
         model.calls = 0;
         eng_build_limits lim = {CAP, 32, 1000};
-        if (pol.i->build(pol.self, &tree, &draft, &lim) != ENG_OK) return 1;
-        uint8_t *kp = NULL;
-        if (pol.i->prune) {
-            memset(keep, 1, (size_t)tree.n_nodes);
-            if (pol.i->prune(pol.self, &tree, &target, keep) != ENG_OK) return 1;
-            kp = keep;
-        }
+        if (eng_policy_build(&pol, &tree, &draft, &lim) != ENG_OK) return 1;
+        uint8_t *kp; /* keep, or NULL when the policy verifies every node */
+        if (eng_policy_prune(&pol, &tree, &target, keep, &kp) != ENG_OK) return 1;
         eng_verify_plan plan;
-        if (pol.i->plan)
-            pol.i->plan(pol.self, &tree, kp, &plan);
-        else
-            eng_plan_default(&tree, kp, &plan);
+        eng_policy_plan(&pol, &tree, kp, &plan);
         toy_verify(NULL, &tree, kp, g);
         eng_outcome oc = eng_accept_greedy(&tree, g, kp, NULL, emit, CAP);
-        if (pol.i->observe) {
-            eng_feedback fb = {.tree = &tree, .g = g, .keep = kp, .outcome = oc, .plan = plan,
-                               .draft_ms = 1.0 * model.calls, .verify_ms = 20.0,
-                               .draft_calls = model.calls};
-            pol.i->observe(pol.self, &fb);
-        }
+        eng_feedback fb = {.tree = &tree,
+                           .g = g,
+                           .keep = kp,
+                           .outcome = oc,
+                           .plan = plan,
+                           .draft_ms = 1.0 * model.calls,
+                           .verify_ms = 20.0,
+                           .draft_calls = model.calls};
+        eng_policy_observe(&pol, &fb);
         printf("cycle %d: drafted %d nodes in %d draft calls, verified %d rows, accepted %d, "
                "emitted %d:", c + 1, tree.n_nodes - 1, model.calls, plan.rows, oc.accepted,
                oc.emitted);

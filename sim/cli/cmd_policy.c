@@ -18,7 +18,7 @@
 #include "eng_param.h"
 #include "eng_policy.h"
 #include "sim/lua/lpolicy.h"
-#include "sim/lua/plugin.h"
+#include "sim/cli/plugin.h"
 
 static const char usage[] =
     "usage: flashspec policies [NAME | FILE.lua] [--plugin FILE.so ...] [--markdown]\n"

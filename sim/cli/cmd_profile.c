@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "sim/hw/sim_hw.h"
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 
 static const char usage[] =
     "usage: flashspec profile DEVICE MODEL [--draft MODEL] [--dram-fraction X] [--ctx N]\n"

@@ -526,161 +526,158 @@ enum {
     O_BY_PROMPT
 };
 
-static int cmd_synth(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"output", required_argument, NULL, 'o'},
-        {"prompts", required_argument, NULL, O_PROMPTS},
-        {"prompt-len", required_argument, NULL, O_PROMPT_LEN},
-        {"output-len", required_argument, NULL, O_OUTPUT_LEN},
-        {"vocab", required_argument, NULL, O_VOCAB},
-        {"k", required_argument, NULL, O_K},
-        {"depth", required_argument, NULL, O_DEPTH},
-        {"max-depth", required_argument, NULL, O_DEPTH},
-        {"nodes", required_argument, NULL, O_NODES},
-        {"max-nodes", required_argument, NULL, O_NODES},
-        {"target-layers", required_argument, NULL, O_TARGET_LAYERS},
-        {"exit-layers", required_argument, NULL, O_EXIT_LAYERS},
-        {"accept", required_argument, NULL, O_ACCEPT},
-        {"calibration", required_argument, NULL, O_CALIBRATION},
-        {"coverage", required_argument, NULL, O_COVERAGE},
-        {"predictor-accuracy", required_argument, NULL, O_PREDICTOR},
-        {"seed", required_argument, NULL, O_SEED},
-        {"target", required_argument, NULL, O_TARGET},
-        {"draft", required_argument, NULL, O_DRAFT},
-        {"node-streams", no_argument, NULL, O_NODE_STREAMS},
-        {"coverage-share", required_argument, NULL, O_COVERAGE_SHARE},
-        {"by-prompt", no_argument, NULL, O_BY_PROMPT},
-        {NULL, 0, NULL, 0}};
-    trc_synth_params p;
-    trc_synth_default_params(&p);
-    const char *out = NULL;
-    int by_prompt = 0;
-    optind = 0;
-    opterr = 0;
-    int c, idx = -1;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, &idx)) != -1) {
-        char flag[32];
-        snprintf(flag, sizeof flag, "--%s", idx >= 0 ? opts[idx].name : "output");
-        idx = -1;
-        int32_t *field = NULL;
-        long long v = 0;
-        int rc = EX_OK_;
-        switch (c) {
-        case 'h':
-            fputs(usage_synth, stdout);
-            return EX_OK_;
-        case 'o':
-            out = optarg;
-            break;
-        case O_PROMPTS:
-            field = &p.prompts;
-            break;
-        case O_PROMPT_LEN:
-            field = &p.prompt_len;
-            break;
-        case O_OUTPUT_LEN:
-            field = &p.output_len;
-            break;
-        case O_VOCAB:
-            field = &p.vocab;
-            break;
-        case O_K:
-            field = &p.k;
-            break;
-        case O_DEPTH:
-            field = &p.max_depth;
-            break;
-        case O_NODES:
-            field = &p.max_nodes;
-            break;
-        case O_TARGET_LAYERS:
-            field = &p.target_layers;
-            break;
-        case O_SEED:
-            rc = parse_int(flag, optarg, 0, INT64_MAX, &v);
-            p.seed = (uint64_t)v;
-            break;
-        case O_EXIT_LAYERS:
-            rc = parse_list(flag, optarg, 1, TRC_MAX_EXIT, p.exit_layers, NULL, &p.n_exit);
-            break;
-        case O_ACCEPT:
-            rc = parse_list(flag, optarg, 0, TRC_MAX_DEPTH, NULL, p.accept, &p.n_accept);
-            break;
-        case O_CALIBRATION:
-            rc = parse_real(flag, optarg, &p.calibration);
-            break;
-        case O_COVERAGE:
-            rc = parse_real(flag, optarg, &p.coverage);
-            break;
-        case O_PREDICTOR:
-            rc = parse_real(flag, optarg, &p.predictor_accuracy);
-            break;
-        case O_NODE_STREAMS:
-            p.node_streams = 1;
-            break;
-        case O_BY_PROMPT:
-            by_prompt = 1;
-            break;
-        case O_COVERAGE_SHARE:
-            rc = parse_real(flag, optarg, &p.coverage_share);
-            break;
-        case O_TARGET:
-        case O_DRAFT:
-            if (strlen(optarg) >= TRC_NAME_CAP)
-                return fail(EX_USAGE_, "trace synth: %s must be shorter than %d bytes", flag,
-                            TRC_NAME_CAP);
-            snprintf(c == O_TARGET ? p.target : p.draft, TRC_NAME_CAP, "%s", optarg);
-            break;
-        default:
-            return bad_option("synth", argv, c);
-        }
-        if (field) {
-            rc = parse_int(flag, optarg, INT32_MIN, INT32_MAX, &v);
-            *field = (int32_t)v;
-        }
-        if (rc) return rc;
-    }
-    if (optind != argc)
-        return fail(EX_USAGE_, "trace synth: unexpected argument \"%s\" (see --help)",
-                    argv[optind]);
-    if (!out) return fail(EX_USAGE_, "trace synth: -o FILE is required (see --help)");
-    if (p.n_accept == 0) return fail(EX_USAGE_, "trace synth: --accept needs at least one value");
-    /* the output is checked before a trace that may take minutes is generated:
-     * its directory must exist and be writable, and FILE must not be a directory */
-    {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", out);
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            snprintf(dir, sizeof dir, ".");
-        else if (slash == dir)
-            dir[1] = 0;
-        else
-            *slash = 0;
-        struct stat st;
-        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
-            return fail(EX_CANTCREAT_, "%s: cannot create output: %s", out, strerror(EISDIR));
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
-            return fail(EX_CANTCREAT_, "%s: cannot create output: %s", out,
-                        stat(dir, &st) != 0    ? strerror(errno)
-                        : !S_ISDIR(st.st_mode) ? strerror(ENOTDIR)
-                                               : strerror(EACCES));
-    }
+static const struct option synth_opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"output", required_argument, NULL, 'o'},
+    {"prompts", required_argument, NULL, O_PROMPTS},
+    {"prompt-len", required_argument, NULL, O_PROMPT_LEN},
+    {"output-len", required_argument, NULL, O_OUTPUT_LEN},
+    {"vocab", required_argument, NULL, O_VOCAB},
+    {"k", required_argument, NULL, O_K},
+    {"depth", required_argument, NULL, O_DEPTH},
+    {"max-depth", required_argument, NULL, O_DEPTH},
+    {"nodes", required_argument, NULL, O_NODES},
+    {"max-nodes", required_argument, NULL, O_NODES},
+    {"target-layers", required_argument, NULL, O_TARGET_LAYERS},
+    {"exit-layers", required_argument, NULL, O_EXIT_LAYERS},
+    {"accept", required_argument, NULL, O_ACCEPT},
+    {"calibration", required_argument, NULL, O_CALIBRATION},
+    {"coverage", required_argument, NULL, O_COVERAGE},
+    {"predictor-accuracy", required_argument, NULL, O_PREDICTOR},
+    {"seed", required_argument, NULL, O_SEED},
+    {"target", required_argument, NULL, O_TARGET},
+    {"draft", required_argument, NULL, O_DRAFT},
+    {"node-streams", no_argument, NULL, O_NODE_STREAMS},
+    {"coverage-share", required_argument, NULL, O_COVERAGE_SHARE},
+    {"by-prompt", no_argument, NULL, O_BY_PROMPT},
+    {NULL, 0, NULL, 0}};
 
+/* The int32 field of p that option c sets, or NULL. */
+static int32_t *synth_int_field(trc_synth_params *p, int c)
+{
+    switch (c) {
+    case O_PROMPTS:
+        return &p->prompts;
+    case O_PROMPT_LEN:
+        return &p->prompt_len;
+    case O_OUTPUT_LEN:
+        return &p->output_len;
+    case O_VOCAB:
+        return &p->vocab;
+    case O_K:
+        return &p->k;
+    case O_DEPTH:
+        return &p->max_depth;
+    case O_NODES:
+        return &p->max_nodes;
+    case O_TARGET_LAYERS:
+        return &p->target_layers;
+    default:
+        return NULL;
+    }
+}
+
+/* One option of `trace synth` (flag: its long name, for messages).  Returns
+ * -1 to go on or an exit code (EX_OK_ after --help). */
+static int synth_opt(trc_synth_params *p, int c, const char *flag, const char *arg,
+                     const char **out, int *by_prompt, char **argv)
+{
+    long long v = 0;
+    int32_t *field = synth_int_field(p, c);
+    if (field) {
+        int rc = parse_int(flag, arg, INT32_MIN, INT32_MAX, &v);
+        *field = (int32_t)v;
+        return rc ? rc : -1;
+    }
+    int rc = EX_OK_;
+    switch (c) {
+    case 'h':
+        fputs(usage_synth, stdout);
+        return EX_OK_;
+    case 'o':
+        *out = arg;
+        break;
+    case O_SEED:
+        rc = parse_int(flag, arg, 0, INT64_MAX, &v);
+        p->seed = (uint64_t)v;
+        break;
+    case O_EXIT_LAYERS:
+        rc = parse_list(flag, arg, 1, TRC_MAX_EXIT, p->exit_layers, NULL, &p->n_exit);
+        break;
+    case O_ACCEPT:
+        rc = parse_list(flag, arg, 0, TRC_MAX_DEPTH, NULL, p->accept, &p->n_accept);
+        break;
+    case O_CALIBRATION:
+        rc = parse_real(flag, arg, &p->calibration);
+        break;
+    case O_COVERAGE:
+        rc = parse_real(flag, arg, &p->coverage);
+        break;
+    case O_PREDICTOR:
+        rc = parse_real(flag, arg, &p->predictor_accuracy);
+        break;
+    case O_COVERAGE_SHARE:
+        rc = parse_real(flag, arg, &p->coverage_share);
+        break;
+    case O_NODE_STREAMS:
+        p->node_streams = 1;
+        break;
+    case O_BY_PROMPT:
+        *by_prompt = 1;
+        break;
+    case O_TARGET:
+    case O_DRAFT:
+        if (strlen(arg) >= TRC_NAME_CAP)
+            return fail(EX_USAGE_, "trace synth: %s must be shorter than %d bytes", flag,
+                        TRC_NAME_CAP);
+        snprintf(c == O_TARGET ? p->target : p->draft, TRC_NAME_CAP, "%s", arg);
+        break;
+    default:
+        return bad_option("synth", argv, c);
+    }
+    return rc ? rc : -1;
+}
+
+/* The output is checked before a trace that may take minutes is generated:
+ * its directory must exist and be writable, and FILE must not be a
+ * directory.  Returns -1 or an exit code. */
+static int synth_output_ok(const char *out)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return fail(EX_CANTCREAT_, "%s: cannot create output: %s", out, strerror(EISDIR));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
+        return fail(EX_CANTCREAT_, "%s: cannot create output: %s", out,
+                    stat(dir, &st) != 0    ? strerror(errno)
+                    : !S_ISDIR(st.st_mode) ? strerror(ENOTDIR)
+                                           : strerror(EACCES));
+    return -1;
+}
+
+/* Generates the trace of p into out (prompt by prompt with by_prompt). */
+static int synth_write(const trc_synth_params *p, const char *out, int by_prompt)
+{
     trc_err err;
     if (by_prompt) {
         trc_meta m;
         uint64_t sum = 0;
-        int rc = trc_synth_save(&p, out, &m, &sum, &err);
+        int rc = trc_synth_save(p, out, &m, &sum, &err);
         if (rc) return fail(exit_code(rc), "%s", err.msg);
         printf("%s: wrote %d prompts, %lld trees, %lld nodes, checksum 0x%016llx\n", out,
                m.n_prompts, (long long)m.n_trees, (long long)m.n_nodes, (unsigned long long)sum);
         return EX_OK_;
     }
     trc_trace *t;
-    int rc = trc_synth(&p, &t, &err);
+    int rc = trc_synth(p, &t, &err);
     if (rc) return fail(exit_code(rc), "%s", err.msg);
     rc = trc_save(t, out, &err);
     if (rc) {
@@ -692,6 +689,31 @@ static int cmd_synth(int argc, char **argv)
            (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));
     trc_free(t);
     return EX_OK_;
+}
+
+static int cmd_synth(int argc, char **argv)
+{
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    const char *out = NULL;
+    int by_prompt = 0;
+    optind = 0;
+    opterr = 0;
+    int c, idx = -1;
+    while ((c = getopt_long(argc, argv, ":ho:", synth_opts, &idx)) != -1) {
+        char flag[32];
+        snprintf(flag, sizeof flag, "--%s", idx >= 0 ? synth_opts[idx].name : "output");
+        idx = -1;
+        int rc = synth_opt(&p, c, flag, optarg, &out, &by_prompt, argv);
+        if (rc >= 0) return rc;
+    }
+    if (optind != argc)
+        return fail(EX_USAGE_, "trace synth: unexpected argument \"%s\" (see --help)",
+                    argv[optind]);
+    if (!out) return fail(EX_USAGE_, "trace synth: -o FILE is required (see --help)");
+    if (p.n_accept == 0) return fail(EX_USAGE_, "trace synth: --accept needs at least one value");
+    int rc = synth_output_ok(out);
+    return rc >= 0 ? rc : synth_write(&p, out, by_prompt);
 }
 
 int cli_trace_main(int argc, char **argv)

@@ -38,8 +38,8 @@
 #include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
-#include "sim/lua/home.h"
-#include "sim/lua/plugin.h"
+#include "sim/config/home.h"
+#include "sim/cli/plugin.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
@@ -191,6 +191,288 @@ static const char usage_demo[] =
 
 /* 0 = run, 1 = demo, 2 = sweep, 3 = calibrate, 4 = tune (3 and 4: sweep
  * defaults, their own help) */
+/* What the options of run/sweep/calibrate/tune/demo say (script_cmd). */
+typedef struct cli_opts {
+    const char *verb; /* argv[0] */
+    int kind, demo;
+    fs_script_opts o;
+    fs_timeline_opts tl;
+    int tl_index_given;
+    const char *args[FS_MAX_ARGS];
+    const char *plugin_paths[FS_MAX_PLUGINS];
+    int n_plugin_paths;
+} cli_opts;
+
+static const struct option script_opts[] = {
+    {"jobs", required_argument, NULL, 'j'},
+    {"no-resume", no_argument, NULL, 'R'},
+    {"resume", required_argument, NULL, 'F'},
+    {"output", required_argument, NULL, 'o'},
+    {"unsafe", no_argument, NULL, 'u'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"max-instructions", required_argument, NULL, 'I'},
+    {"max-memory-mb", required_argument, NULL, 'M'},
+    {"max-seconds", required_argument, NULL, 'S'},
+    {"trace-cache-mb", required_argument, NULL, 'C'},
+    {"verify-trace", no_argument, NULL, 'V'},
+    {"strict", no_argument, NULL, 'X'},
+    {"timeline", required_argument, NULL, 'T'},
+    {"timeline-point", required_argument, NULL, 'P'},
+    {"timeline-prompt", required_argument, NULL, 'p'},
+    {"arg", required_argument, NULL, 'A'},
+    {"plugin", required_argument, NULL, 'L'},
+    {NULL, 0, NULL, 0},
+};
+
+/* -j N.  Returns -1 (accepted) or an exit code. */
+static int opt_jobs(cli_opts *c, const char *arg)
+{
+    char *end;
+    long j = strtol(arg, &end, 10);
+    if (c->demo || *end || end == arg || j < 1 || j > 1024) {
+        fprintf(stderr, "flashspec: %s: -j needs a number of workers in 1..1024 (see --help)\n",
+                c->verb);
+        return FS_EXIT_USAGE;
+    }
+    c->o.jobs = (int)j;
+    return -1;
+}
+
+/* --max-instructions / --max-memory-mb / --trace-cache-mb (opt 'I', 'M', 'C'). */
+static int opt_count(cli_opts *c, int opt, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    long long cap = opt == 'I' ? (long long)1e15 : (long long)1 << 30;
+    if (c->demo || errno || *end || end == arg || v < 1 || v > cap) {
+        fprintf(stderr, "flashspec: %s: --%s needs a positive integer (see --help)\n", c->verb,
+                opt == 'I'   ? "max-instructions"
+                : opt == 'M' ? "max-memory-mb"
+                             : "trace-cache-mb");
+        return FS_EXIT_USAGE;
+    }
+    if (opt == 'I')
+        c->o.max_instructions = v;
+    else if (opt == 'M')
+        c->o.max_memory_mb = v;
+    else
+        c->o.trace_cache_mb = v;
+    return -1;
+}
+
+static int opt_seconds(cli_opts *c, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (c->demo || errno || *end || end == arg || !(v > 0 && v <= 1e7)) {
+        fprintf(stderr,
+                "flashspec: %s: --max-seconds needs a number of seconds in (0, 1e7] (see "
+                "--help)\n",
+                c->verb);
+        return FS_EXIT_USAGE;
+    }
+    c->o.max_seconds = v;
+    return -1;
+}
+
+/* --timeline-point / --timeline-prompt (opt 'P', 'p'). */
+static int opt_timeline_index(cli_opts *c, int opt, const char *arg)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (c->demo || errno || *end || end == arg || v < 0 || v > INT32_MAX) {
+        fprintf(stderr, "flashspec: %s: --%s needs an index >= 0 (see --help)\n", c->verb,
+                opt == 'P' ? "timeline-point" : "timeline-prompt");
+        return FS_EXIT_USAGE;
+    }
+    if (opt == 'P')
+        c->tl.point = v;
+    else
+        c->tl.prompt = (int32_t)v;
+    c->tl_index_given = 1;
+    return -1;
+}
+
+/* --arg KEY=VALUE: each KEY once. */
+static int opt_arg(cli_opts *c, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        fprintf(stderr, "flashspec: %s: --arg needs KEY=VALUE, got '%s' (see --help)\n", c->verb,
+                arg);
+        return FS_EXIT_USAGE;
+    }
+    for (int i = 0; i < c->o.n_args; i++) {
+        if (strncmp(c->args[i], arg, (size_t)(eq - arg) + 1) == 0) {
+            fprintf(stderr, "flashspec: %s: --arg %.*s given twice\n", c->verb, (int)(eq - arg),
+                    arg);
+            return FS_EXIT_USAGE;
+        }
+    }
+    if (c->o.n_args == FS_MAX_ARGS) {
+        fprintf(stderr, "flashspec: %s: more than %d --arg options\n", c->verb, FS_MAX_ARGS);
+        return FS_EXIT_USAGE;
+    }
+    c->args[c->o.n_args++] = arg;
+    c->o.args = c->args;
+    return -1;
+}
+
+static int opt_resume(cli_opts *c, const char *arg)
+{
+    if (strcmp(arg, "force") == 0) {
+        c->o.resume_any_build = 1;
+    } else if (strcmp(arg, "build") != 0) {
+        fprintf(stderr,
+                "flashspec: %s: --resume takes 'build' (the default: only points this build "
+                "saved) or 'force' (points any build saved), not '%s'\n",
+                c->verb, arg);
+        return FS_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* One option of the script verbs.  Returns -1 to go on, or the exit code
+ * (FS_EXIT_OK after --help). */
+static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
+{
+    /* options the demo refuses (it runs the default experiment as shipped) */
+    int not_demo = strchr("TAVXRLFu", opt) != NULL;
+    if (c->demo && not_demo) opt = '?';
+    switch (opt) {
+    case 'j':
+        return opt_jobs(c, arg);
+    case 'I':
+    case 'M':
+    case 'C':
+        return opt_count(c, opt, arg);
+    case 'S':
+        return opt_seconds(c, arg);
+    case 'P':
+    case 'p':
+        return opt_timeline_index(c, opt, arg);
+    case 'A':
+        return opt_arg(c, arg);
+    case 'F':
+        return opt_resume(c, arg);
+    case 'T':
+        if (!*arg) {
+            fprintf(stderr, "flashspec: %s: --timeline needs a file name (see --help)\n", c->verb);
+            return FS_EXIT_USAGE;
+        }
+        c->tl.path = arg;
+        return -1;
+    case 'L':
+        if (c->n_plugin_paths == FS_MAX_PLUGINS) {
+            fprintf(stderr, "flashspec: %s: more than %d --plugin options\n", c->verb,
+                    FS_MAX_PLUGINS);
+            return FS_EXIT_USAGE;
+        }
+        c->plugin_paths[c->n_plugin_paths++] = arg;
+        return -1;
+    case 'V':
+        c->o.verify_trace = 1;
+        return -1;
+    case 'X':
+        c->o.strict = 1;
+        return -1;
+    case 'R':
+        c->o.no_resume = 1;
+        return -1;
+    case 'u':
+        c->o.unsafe = 1;
+        return -1;
+    case 'o':
+        c->o.out_dir = arg;
+        return -1;
+    case 'q':
+        c->o.quiet = 1;
+        return -1;
+    case 'v':
+        if (!c->demo) break;
+        c->o.quiet = 0;
+        return -1;
+    case 'h':
+        fputs(c->demo        ? usage_demo
+              : c->kind == 3 ? usage_calibrate
+              : c->kind == 4 ? usage_tune
+                             : usage_run,
+              stdout);
+        return FS_EXIT_OK;
+    default:
+        break;
+    }
+    fprintf(stderr, "flashspec: %s: unknown or incomplete option '%s' (see --help)\n", c->verb,
+            given);
+    return FS_EXIT_USAGE;
+}
+
+/* After the options: plug-ins loaded (by the command line only, before the
+ * script, which cannot load code, runs) and option combinations checked.
+ * Returns -1 or an exit code. */
+static int script_opts_finish(cli_opts *c, fs_plugin *plugins)
+{
+    for (int i = 0; i < c->n_plugin_paths; i++) {
+        char perr[1024];
+        int prc = fs_plugin_load(c->plugin_paths[i], &plugins[i], plugins, i, perr, sizeof perr);
+        if (prc) {
+            fprintf(stderr, "flashspec: %s\n", perr);
+            return prc;
+        }
+    }
+    c->o.plugins = plugins;
+    c->o.n_plugins = c->n_plugin_paths;
+    if (c->o.no_resume && c->o.resume_any_build) {
+        fprintf(stderr, "flashspec: %s: --no-resume and --resume=force contradict each other\n",
+                c->verb);
+        return FS_EXIT_USAGE;
+    }
+    if (c->tl_index_given && !c->tl.path) {
+        fprintf(stderr,
+                "flashspec: %s: --timeline-point and --timeline-prompt need --timeline "
+                "FILE.json (see --help)\n",
+                c->verb);
+        return FS_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The script (the demo's: configs/default.lua) and the default output
+ * directory results/<script name>.  Returns -1 or an exit code. */
+static int script_and_output(cli_opts *c, int argc, char **argv, char *script, size_t sn,
+                             char *outbuf, size_t on)
+{
+    if (c->demo) {
+        if (optind != argc) {
+            fprintf(stderr, "flashspec: demo takes no arguments (see --help)\n");
+            return FS_EXIT_USAGE;
+        }
+        snprintf(script, sn, "%s/default.lua", fs_config_dir());
+        return -1;
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "flashspec: %s needs exactly one SCRIPT.lua (see --help)\n", c->verb);
+        return FS_EXIT_USAGE;
+    }
+    snprintf(script, sn, "%s", argv[optind]);
+    if (!c->o.out_dir) {
+        const char *base = strrchr(script, '/');
+        base = base ? base + 1 : script;
+        size_t n = strlen(base);
+        if (n > 4 && strcmp(base + n - 4, ".lua") == 0) n -= 4;
+        snprintf(outbuf, on, "results/%.*s", (int)n, base);
+        c->o.out_dir = outbuf;
+    }
+    return -1;
+}
+
+/* run, sweep, calibrate, tune and demo (kind 0, 2, 3, 4, 1): options, then
+ * the script. */
 static int script_cmd(int argc, char **argv, int kind)
 {
     /* the command line as given (getopt may reorder argv), for DIR/run.json */
@@ -199,250 +481,29 @@ static int script_cmd(int argc, char **argv, int kind)
     cmdline[n_cmd++] = "flashspec";
     for (int i = 0; i < argc && n_cmd < 258; i++)
         cmdline[n_cmd++] = argv[i];
-    int demo = kind == 1;
-    static const struct option opts[] = {
-        {"jobs", required_argument, NULL, 'j'},
-        {"no-resume", no_argument, NULL, 'R'},
-        {"resume", required_argument, NULL, 'F'},
-        {"output", required_argument, NULL, 'o'},
-        {"unsafe", no_argument, NULL, 'u'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {"max-instructions", required_argument, NULL, 'I'},
-        {"max-memory-mb", required_argument, NULL, 'M'},
-        {"max-seconds", required_argument, NULL, 'S'},
-        {"trace-cache-mb", required_argument, NULL, 'C'},
-        {"verify-trace", no_argument, NULL, 'V'},
-        {"strict", no_argument, NULL, 'X'},
-        {"timeline", required_argument, NULL, 'T'},
-        {"timeline-point", required_argument, NULL, 'P'},
-        {"timeline-prompt", required_argument, NULL, 'p'},
-        {"arg", required_argument, NULL, 'A'},
-        {"plugin", required_argument, NULL, 'L'},
-        {NULL, 0, NULL, 0},
-    };
-    static const char *args[FS_MAX_ARGS];
+    static cli_opts c;
     static fs_plugin plugins[FS_MAX_PLUGINS];
-    const char *plugin_paths[FS_MAX_PLUGINS];
-    int n_plugin_paths = 0;
-    fs_script_opts o = {0};
-    fs_timeline_opts tl = {0};
-    int tl_index_given = 0;
-    o.quiet = demo; /* the demo's table says it all */
-    o.jobs = kind >= 2 ? sim_sweep_default_workers() : 1;
-    int c;
+    memset(&c, 0, sizeof c);
+    c.verb = argv[0];
+    c.kind = kind;
+    c.demo = kind == 1;
+    c.o.quiet = c.demo; /* the demo's table says it all */
+    c.o.jobs = kind >= 2 ? sim_sweep_default_workers() : 1;
+    int opt, rc = -1;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "j:o:qvh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': {
-            char *end;
-            long j = strtol(optarg, &end, 10);
-            if (demo || *end || end == optarg || j < 1 || j > 1024) {
-                fprintf(stderr, "flashspec: %s: -j needs a number of workers in 1..1024 (see "
-                                "--help)\n", argv[0]);
-                return FS_EXIT_USAGE;
-            }
-            o.jobs = (int)j;
-            break;
-        }
-        case 'I':
-        case 'M':
-        case 'C': {
-            char *end;
-            errno = 0;
-            long long v = strtoll(optarg, &end, 10);
-            long long cap = c == 'I' ? (long long)1e15 : (long long)1 << 30;
-            if (demo || errno || *end || end == optarg || v < 1 || v > cap) {
-                fprintf(stderr, "flashspec: %s: --%s needs a positive integer (see --help)\n",
-                        argv[0],
-                        c == 'I'   ? "max-instructions"
-                        : c == 'M' ? "max-memory-mb"
-                                   : "trace-cache-mb");
-                return FS_EXIT_USAGE;
-            }
-            if (c == 'I')
-                o.max_instructions = v;
-            else if (c == 'M')
-                o.max_memory_mb = v;
-            else
-                o.trace_cache_mb = v;
-            break;
-        }
-        case 'S': {
-            char *end;
-            errno = 0;
-            double v = strtod(optarg, &end);
-            if (demo || errno || *end || end == optarg || !(v > 0 && v <= 1e7)) {
-                fprintf(stderr, "flashspec: %s: --max-seconds needs a number of seconds in "
-                                "(0, 1e7] (see --help)\n", argv[0]);
-                return FS_EXIT_USAGE;
-            }
-            o.max_seconds = v;
-            break;
-        }
-        case 'T':
-            if (demo) goto bad;
-            if (!*optarg) {
-                fprintf(stderr, "flashspec: %s: --timeline needs a file name (see --help)\n",
-                        argv[0]);
-                return FS_EXIT_USAGE;
-            }
-            tl.path = optarg;
-            break;
-        case 'P':
-        case 'p': {
-            char *end;
-            errno = 0;
-            long long v = strtoll(optarg, &end, 10);
-            if (demo || errno || *end || end == optarg || v < 0 || v > INT32_MAX) {
-                fprintf(stderr, "flashspec: %s: --%s needs an index >= 0 (see --help)\n",
-                        argv[0], c == 'P' ? "timeline-point" : "timeline-prompt");
-                return FS_EXIT_USAGE;
-            }
-            if (c == 'P')
-                tl.point = v;
-            else
-                tl.prompt = (int32_t)v;
-            tl_index_given = 1;
-            break;
-        }
-        case 'A': {
-            const char *eq = strchr(optarg, '=');
-            if (demo) goto bad;
-            if (!eq || eq == optarg) {
-                fprintf(stderr, "flashspec: %s: --arg needs KEY=VALUE, got '%s' (see --help)\n",
-                        argv[0], optarg);
-                return FS_EXIT_USAGE;
-            }
-            for (int i = 0; i < o.n_args; i++) {
-                if (strncmp(args[i], optarg, (size_t)(eq - optarg) + 1) == 0) {
-                    fprintf(stderr, "flashspec: %s: --arg %.*s given twice\n", argv[0],
-                            (int)(eq - optarg), optarg);
-                    return FS_EXIT_USAGE;
-                }
-            }
-            if (o.n_args == FS_MAX_ARGS) {
-                fprintf(stderr, "flashspec: %s: more than %d --arg options\n", argv[0],
-                        FS_MAX_ARGS);
-                return FS_EXIT_USAGE;
-            }
-            args[o.n_args++] = optarg;
-            o.args = args;
-            break;
-        }
-        case 'V':
-            if (demo) goto bad;
-            o.verify_trace = 1;
-            break;
-        case 'X':
-            if (demo) goto bad;
-            o.strict = 1;
-            break;
-        case 'R':
-            if (demo) goto bad;
-            o.no_resume = 1;
-            break;
-        case 'L':
-            if (demo) goto bad;
-            if (n_plugin_paths == FS_MAX_PLUGINS) {
-                fprintf(stderr, "flashspec: %s: more than %d --plugin options\n", argv[0],
-                        FS_MAX_PLUGINS);
-                return FS_EXIT_USAGE;
-            }
-            plugin_paths[n_plugin_paths++] = optarg;
-            break;
-        case 'F':
-            if (demo) goto bad;
-            if (strcmp(optarg, "force") == 0) {
-                o.resume_any_build = 1;
-            } else if (strcmp(optarg, "build") != 0) {
-                fprintf(stderr, "flashspec: %s: --resume takes 'build' (the default: only "
-                                "points this build saved) or 'force' (points any build "
-                                "saved), not '%s'\n", argv[0], optarg);
-                return FS_EXIT_USAGE;
-            }
-            break;
-        case 'o':
-            o.out_dir = optarg;
-            break;
-        case 'u':
-            if (demo) goto bad;
-            o.unsafe = 1;
-            break;
-        case 'q':
-            o.quiet = 1;
-            break;
-        case 'v':
-            if (!demo) goto bad;
-            o.quiet = 0;
-            break;
-        case 'h':
-            fputs(demo        ? usage_demo
-                  : kind == 3 ? usage_calibrate
-                  : kind == 4 ? usage_tune
-                              : usage_run,
-                  stdout);
-            return FS_EXIT_OK;
-        default:
-        bad:
-            fprintf(stderr, "flashspec: %s: unknown or incomplete option '%s' (see --help)\n",
-                    argv[0], argv[optind - 1]);
-            return FS_EXIT_USAGE;
-        }
-    }
-    /* native plug-ins: loaded here, by the command line only, before the
-     * script (which cannot load code) runs */
-    for (int i = 0; i < n_plugin_paths; i++) {
-        char perr[1024];
-        int prc = fs_plugin_load(plugin_paths[i], &plugins[i], plugins, i, perr, sizeof perr);
-        if (prc) {
-            fprintf(stderr, "flashspec: %s\n", perr);
-            return prc;
-        }
-    }
-    o.plugins = plugins;
-    o.n_plugins = n_plugin_paths;
-    if (o.no_resume && o.resume_any_build) {
-        fprintf(stderr, "flashspec: %s: --no-resume and --resume=force contradict each other\n",
-                argv[0]);
-        return FS_EXIT_USAGE;
-    }
-    if (tl_index_given && !tl.path) {
-        fprintf(stderr, "flashspec: %s: --timeline-point and --timeline-prompt need "
-                        "--timeline FILE.json (see --help)\n",
-                argv[0]);
-        return FS_EXIT_USAGE;
-    }
+    while (rc < 0 && (opt = getopt_long(argc, argv, "j:o:qvh", script_opts, NULL)) != -1)
+        rc = script_opt(&c, opt, optarg, argv[optind - 1]);
+    if (rc < 0) rc = script_opts_finish(&c, plugins);
     char script[4096], outbuf[4096];
-    if (demo) {
-        if (optind != argc) {
-            fprintf(stderr, "flashspec: demo takes no arguments (see --help)\n");
-            return FS_EXIT_USAGE;
-        }
-        snprintf(script, sizeof script, "%s/default.lua", fs_config_dir());
-    } else {
-        if (optind != argc - 1) {
-            fprintf(stderr, "flashspec: %s needs exactly one SCRIPT.lua (see --help)\n",
-                    argv[0]);
-            return FS_EXIT_USAGE;
-        }
-        snprintf(script, sizeof script, "%s", argv[optind]);
-        if (!o.out_dir) {
-            const char *base = strrchr(script, '/');
-            base = base ? base + 1 : script;
-            size_t n = strlen(base);
-            if (n > 4 && strcmp(base + n - 4, ".lua") == 0) n -= 4;
-            snprintf(outbuf, sizeof outbuf, "results/%.*s", (int)n, base);
-            o.out_dir = outbuf;
-        }
-    }
-    o.script = script;
-    o.argv = cmdline;
-    o.argc = n_cmd;
+    if (rc < 0)
+        rc = script_and_output(&c, argc, argv, script, sizeof script, outbuf, sizeof outbuf);
+    if (rc >= 0) return rc;
+    c.o.script = script;
+    c.o.argv = cmdline;
+    c.o.argc = n_cmd;
     char err[1024] = "";
-    int rc = fs_script_run_timeline(&o, &tl, err, sizeof err);
+    rc = fs_script_run_timeline(&c.o, &c.tl, err, sizeof err);
     if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
     return rc;
 }

@@ -16,7 +16,19 @@
 #ifndef FS_LUA_API_H
 #define FS_LUA_API_H
 
+#include <limits.h>
 #include <stddef.h>
+
+#include "engine/eng_policy.h"
+
+#define FS_MAX_PLUGINS 16
+
+/* A native policy plug-in the command line loaded (sim/cli/plugin.h). */
+typedef struct fs_plugin {
+    const eng_policy_desc *desc; /* in the loaded object, valid until exit */
+    char digest[33];             /* of the file's bytes: enters the point id */
+    char path[PATH_MAX];
+} fs_plugin;
 
 /* Exit codes (sysexits.h values, documented in the README). */
 enum {
@@ -54,9 +66,9 @@ typedef struct fs_script_opts {
      * keys are non-empty and unique (the CLI checks) */
     const char *const *args;
     int n_args;
-    /* native policy plug-ins loaded by the command line (plugin.h): each is
-     * flashspec.policy.NAME, its file digest in the points' ids */
-    const struct fs_plugin *plugins;
+    /* native policy plug-ins loaded by the command line (sim/cli/plugin.h):
+     * each is flashspec.policy.NAME, its file digest in the points' ids */
+    const fs_plugin *plugins;
     int n_plugins;
     /* the command line, recorded in DIR/run.json (may be NULL) */
     const char *const *argv;

@@ -15,7 +15,8 @@
 
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
+#include "sim/lua/api.h"
 #include "sim/lua/rows.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
@@ -65,7 +66,7 @@ typedef struct fs_api {
      * with the Lua heap against the script's memory limit */
     const fs_lua_limits *lim;
     size_t held_bytes;
-    const struct fs_plugin *plugins; /* borrowed from the options */
+    const fs_plugin *plugins; /* borrowed from the options */
     int n_plugins;
     size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
     int verify_trace;         /* --verify-trace */

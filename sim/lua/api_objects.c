@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include "sim/lua/api.h"
-#include "sim/lua/home.h"
+#include "sim/config/home.h"
 #include "sim/lua/lparams.h"
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 
 /* --------------------------------------------------------------- profiles */
 

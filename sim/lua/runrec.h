@@ -22,7 +22,7 @@
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_device.h"
 #include "sim/hw/sim_model.h"
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 
 typedef struct fs_runrec fs_runrec;
 

@@ -346,6 +346,83 @@ static int fsync_path(const char *path, int flags)
     return rc;
 }
 
+/* The file names of one write: temporaries beside the final names. */
+typedef struct out_paths {
+    char *tmp_csv, *tmp_h5, *fin_csv, *fin_h5;
+    int have_csv, have_h5; /* a temporary exists (removed on failure) */
+} out_paths;
+
+/* Writes csv[0..len) to the CSV temporary, synced.  Returns 0 or -1 (err set). */
+static int write_csv_temp(out_paths *op, const char *csv, size_t len, char *err, size_t errlen)
+{
+    int fd = make_temp(op->tmp_csv);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot create output", op->fin_csv, strerror(errno));
+        return -1;
+    }
+    op->have_csv = 1;
+    if (write_all(fd, csv, len) != 0 || fsync(fd) != 0) {
+        set_err(err, errlen, "cannot write output", op->fin_csv, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (close(fd) != 0) {
+        set_err(err, errlen, "cannot write output", op->fin_csv, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The HDF5 temporary: mkstemp reserves the name, HDF5 truncates and fills
+ * it; synced.  Returns 0 or -1 (err set). */
+static int write_h5_temp(out_paths *op, const sim_out_table *t, char *err, size_t errlen)
+{
+    int fd = make_temp(op->tmp_h5);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot create output", op->fin_h5, strerror(errno));
+        return -1;
+    }
+    op->have_h5 = 1;
+    close(fd);
+    errno = 0;
+    if (h5_write(t, op->tmp_h5) != 0) {
+        set_err(err, errlen, "cannot write output", op->fin_h5,
+                errno ? strerror(errno) : "HDF5 library error");
+        return -1;
+    }
+    if (fsync_path(op->tmp_h5, O_RDONLY) != 0) {
+        set_err(err, errlen, "cannot write output", op->fin_h5, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Renames both temporaries over the final names (the HDF5 file first) and
+ * syncs the directory; on a failure after the first rename the final files
+ * are removed again: both or neither.  Returns 0 or -1 (err set). */
+static int commit_both(out_paths *op, const char *dir, char *err, size_t errlen)
+{
+    if (rename(op->tmp_h5, op->fin_h5) != 0) {
+        set_err(err, errlen, "cannot create output", op->fin_h5, strerror(errno));
+        return -1;
+    }
+    op->have_h5 = 0;
+    if (rename(op->tmp_csv, op->fin_csv) != 0) {
+        set_err(err, errlen, "cannot create output", op->fin_csv, strerror(errno));
+        unlink(op->fin_h5);
+        return -1;
+    }
+    op->have_csv = 0;
+    /* some file systems cannot fsync a directory (EINVAL): the renames stand */
+    if (fsync_path(dir, O_RDONLY | O_DIRECTORY) != 0 && errno != EINVAL) {
+        set_err(err, errlen, "cannot create output", dir, strerror(errno));
+        unlink(op->fin_h5);
+        unlink(op->fin_csv);
+        return -1;
+    }
+    return 0;
+}
+
 int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = '\0';
@@ -354,93 +431,33 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
         return SIM_OUT_E_ARG;
     }
     int rc = SIM_OUT_E_NOMEM;
-    char *csv = NULL, *tmp_csv = NULL, *tmp_h5 = NULL, *fin_csv = NULL, *fin_h5 = NULL;
-    int have_csv = 0, have_h5 = 0, fd = -1;
+    char *csv = NULL;
     size_t csv_len = 0;
-
-    tmp_csv = temp_template(dir, SIM_OUT_CSV_NAME);
-    tmp_h5 = temp_template(dir, SIM_OUT_H5_NAME);
-    fin_csv = join(dir, SIM_OUT_CSV_NAME);
-    fin_h5 = join(dir, SIM_OUT_H5_NAME);
-    if (!tmp_csv || !tmp_h5 || !fin_csv || !fin_h5) {
+    out_paths op = {temp_template(dir, SIM_OUT_CSV_NAME),
+                    temp_template(dir, SIM_OUT_H5_NAME),
+                    join(dir, SIM_OUT_CSV_NAME),
+                    join(dir, SIM_OUT_H5_NAME),
+                    0,
+                    0};
+    if (!op.tmp_csv || !op.tmp_h5 || !op.fin_csv || !op.fin_h5) {
         set_err(err, errlen, "cannot write results to", dir, strerror(ENOMEM));
-        goto done;
+    } else if (sim_out_csv_format(t, &csv, &csv_len) != SIM_OUT_OK) {
+        set_err(err, errlen, "cannot format", op.fin_csv, strerror(ENOMEM));
+    } else {
+        rc = SIM_OUT_E_CREATE;
+        if (mkdir_p(dir) != 0)
+            set_err(err, errlen, "cannot create output directory", dir, strerror(errno));
+        else if (write_csv_temp(&op, csv, csv_len, err, errlen) == 0 &&
+                 write_h5_temp(&op, t, err, errlen) == 0 && commit_both(&op, dir, err, errlen) == 0)
+            rc = SIM_OUT_OK;
     }
-    if (sim_out_csv_format(t, &csv, &csv_len) != SIM_OUT_OK) {
-        set_err(err, errlen, "cannot format", fin_csv, strerror(ENOMEM));
-        goto done;
-    }
-    rc = SIM_OUT_E_CREATE;
-    if (mkdir_p(dir) != 0) {
-        set_err(err, errlen, "cannot create output directory", dir, strerror(errno));
-        goto done;
-    }
-
-    /* CSV temporary */
-    if ((fd = make_temp(tmp_csv)) < 0) {
-        set_err(err, errlen, "cannot create output", fin_csv, strerror(errno));
-        goto done;
-    }
-    have_csv = 1;
-    if (write_all(fd, csv, csv_len) != 0 || fsync(fd) != 0) {
-        set_err(err, errlen, "cannot write output", fin_csv, strerror(errno));
-        goto done;
-    }
-    if (close(fd) != 0) {
-        fd = -1;
-        set_err(err, errlen, "cannot write output", fin_csv, strerror(errno));
-        goto done;
-    }
-    fd = -1;
-
-    /* HDF5 temporary: mkstemp reserves the name, HDF5 truncates and fills it */
-    if ((fd = make_temp(tmp_h5)) < 0) {
-        set_err(err, errlen, "cannot create output", fin_h5, strerror(errno));
-        goto done;
-    }
-    have_h5 = 1;
-    close(fd);
-    fd = -1;
-    errno = 0;
-    if (h5_write(t, tmp_h5) != 0) {
-        set_err(err, errlen, "cannot write output", fin_h5,
-                errno ? strerror(errno) : "HDF5 library error");
-        goto done;
-    }
-    if (fsync_path(tmp_h5, O_RDONLY) != 0) {
-        set_err(err, errlen, "cannot write output", fin_h5, strerror(errno));
-        goto done;
-    }
-
-    /* commit */
-    if (rename(tmp_h5, fin_h5) != 0) {
-        set_err(err, errlen, "cannot create output", fin_h5, strerror(errno));
-        goto done;
-    }
-    have_h5 = 0;
-    if (rename(tmp_csv, fin_csv) != 0) {
-        set_err(err, errlen, "cannot create output", fin_csv, strerror(errno));
-        unlink(fin_h5);
-        goto done;
-    }
-    have_csv = 0;
-    /* some file systems cannot fsync a directory (EINVAL): the renames stand */
-    if (fsync_path(dir, O_RDONLY | O_DIRECTORY) != 0 && errno != EINVAL) {
-        set_err(err, errlen, "cannot create output", dir, strerror(errno));
-        unlink(fin_h5);
-        unlink(fin_csv);
-        goto done;
-    }
-    rc = SIM_OUT_OK;
-done:
-    if (fd >= 0) close(fd);
-    if (have_csv) unlink(tmp_csv);
-    if (have_h5) unlink(tmp_h5);
+    if (op.have_csv) unlink(op.tmp_csv);
+    if (op.have_h5) unlink(op.tmp_h5);
     free(csv);
-    free(tmp_csv);
-    free(tmp_h5);
-    free(fin_csv);
-    free(fin_h5);
+    free(op.tmp_csv);
+    free(op.tmp_h5);
+    free(op.fin_csv);
+    free(op.fin_h5);
     return rc;
 }
 

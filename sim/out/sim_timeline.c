@@ -309,22 +309,10 @@ static void put_counters(buf *b, const sim_timeline_cycle *c, int64_t t, int64_t
         (long long)accepted_total);
 }
 
-int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
+/* Phase 1: the groups (resource, provisional or not) in canonical order --
+ * by resource rank, then first appearance -- and each span's group. */
+static int32_t assign_groups(const sim_timeline *tl, span_rec *sp, int64_t ns, group *groups)
 {
-    if (!tl || !out) return SIM_TIMELINE_E_ARG;
-    *out = NULL;
-    if (len) *len = 0;
-    if (tl->nomem) return SIM_TIMELINE_E_NOMEM;
-    int64_t ns = tl->n_spans;
-    span_rec *sp = NULL;
-    if (ns > 0) {
-        sp = malloc(sizeof *sp * (size_t)ns);
-        if (!sp) return SIM_TIMELINE_E_NOMEM;
-        memcpy(sp, tl->spans, sizeof *sp * (size_t)ns);
-    }
-
-    /* 1. groups in canonical order */
-    group groups[2 * MAX_NAMES];
     int32_t ng = 0;
     for (int rank = 0; rank <= 3; rank++) {
         /* resources of this rank by first appearance (intern order) */
@@ -343,8 +331,14 @@ int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
             }
         }
     }
+    return ng;
+}
 
-    /* 2. lanes by interval partitioning, group by group */
+/* Phase 2: lanes by interval partitioning, group by group; then the spans in
+ * lane order and each group's first thread id (1 is the cycles track).
+ * Returns 0 or SIM_TIMELINE_E_NOMEM. */
+static int assign_lanes(span_rec *sp, int64_t ns, group *groups, int32_t ng)
+{
     if (ns > 0) qsort(sp, (size_t)ns, sizeof *sp, cmp_span_group_time);
     int64_t *lane_end = NULL;
     int32_t lane_cap = 0;
@@ -359,7 +353,6 @@ int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
                 int64_t *n = realloc(lane_end, sizeof *n * (size_t)c);
                 if (!n) {
                     free(lane_end);
-                    free(sp);
                     return SIM_TIMELINE_E_NOMEM;
                 }
                 lane_end = n;
@@ -372,75 +365,92 @@ int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
     }
     free(lane_end);
     if (ns > 0) qsort(sp, (size_t)ns, sizeof *sp, cmp_span_lane_time);
-
-    /* tids: 1 = cycles, then lanes group by group */
     int32_t tid = 2;
     for (int32_t g = 0; g < ng; g++) {
         groups[g].tid0 = tid;
         tid += groups[g].lanes;
     }
+    return 0;
+}
 
+/* The earliest time of any span or cycle: the trace's clock origin. */
+static int64_t clock_origin(const sim_timeline *tl, const span_rec *sp, int64_t ns)
+{
     int64_t origin = 0;
     int have = 0;
     for (int64_t i = 0; i < ns; i++)
         if (!have || sp[i].t0 < origin) origin = sp[i].t0, have = 1;
     for (int64_t i = 0; i < tl->n_cycles; i++)
         if (!have || tl->cycles[i].t0_ns < origin) origin = tl->cycles[i].t0_ns, have = 1;
+    return origin;
+}
 
-    /* 3. output */
-    buf b = {0};
+/* The header: metadata, process and thread names. */
+static void put_header(buf *b, const sim_timeline *tl, const group *groups, int32_t ng,
+                       int64_t origin, int64_t ns)
+{
     const char *title = "flashspec timeline";
     for (int32_t i = 0; i < tl->n_meta; i++)
         if (strcmp(tl->meta[i].key, "title") == 0) title = tl->meta[i].value;
-    put(&b, "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{");
+    put(b, "{\"displayTimeUnit\":\"ms\",\n\"otherData\":{");
     for (int32_t i = 0; i < tl->n_meta; i++) {
-        put_str(&b, tl->meta[i].key);
-        put(&b, ":");
-        put_str(&b, tl->meta[i].value);
-        put(&b, ",");
+        put_str(b, tl->meta[i].key);
+        put(b, ":");
+        put_str(b, tl->meta[i].value);
+        put(b, ",");
     }
-    put(&b, "\"clock_origin_ns\":\"%lld\",\"events\":\"%lld\",\"truncated\":\"%s\"},\n",
+    put(b, "\"clock_origin_ns\":\"%lld\",\"events\":\"%lld\",\"truncated\":\"%s\"},\n",
         (long long)origin, (long long)(ns + tl->n_cycles), tl->truncated ? "yes" : "no");
-    put(&b, "\"traceEvents\":[");
-    put(&b, "\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":");
-    put_str(&b, title);
-    put(&b, "}}");
+    put(b, "\"traceEvents\":[");
+    put(b, "\n{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":");
+    put_str(b, title);
+    put(b, "}}");
     int first = 0;
-    put_thread_meta(&b, 1, "cycles", "", 0, &first);
+    put_thread_meta(b, 1, "cycles", "", 0, &first);
     for (int32_t g = 0; g < ng; g++)
         for (int32_t l = 0; l < groups[g].lanes; l++)
-            put_thread_meta(&b, groups[g].tid0 + l, res_title(tl->names[groups[g].res]),
+            put_thread_meta(b, groups[g].tid0 + l, res_title(tl->names[groups[g].res]),
                             groups[g].provisional ? " provisional" : "", l, &first);
+}
 
-    /* the cycles track: cycle, with its draft and verify phases inside */
+/* The cycles track: each cycle, with its draft and verify phases inside. */
+static void put_cycles(buf *b, const sim_timeline *tl, int64_t origin)
+{
     for (int64_t i = 0; i < tl->n_cycles; i++) {
         const sim_timeline_cycle *c = &tl->cycles[i];
         int64_t t0 = c->t0_ns, t1 = c->t1_ns < c->t0_ns ? c->t0_ns : c->t1_ns;
         char name[64];
         snprintf(name, sizeof name, "cycle %lld", (long long)i);
-        put_x(&b, 1, name, "cycle", t0, t1, origin);
-        put(&b, ",\"args\":{\"prompt\":%d,\"pos\":%d,\"ctx_len\":%d,\"emitted\":%d,"
-                "\"accepted\":%d,\"rows\":%d,\"leaves\":%d,\"draft_calls\":%d,"
-                "\"provisional_calls\":%d,\"provisional_done\":%d,\"draft_ms\":%.6f,"
-                "\"verify_ms\":%.6f,\"flash_ms\":%.6f,\"npu_ms\":%.6f,\"cpu_ms\":%.6f,"
-                "\"kv_ms\":%.6f,\"idle_ms\":%.6f}}",
+        put_x(b, 1, name, "cycle", t0, t1, origin);
+        put(b,
+            ",\"args\":{\"prompt\":%d,\"pos\":%d,\"ctx_len\":%d,\"emitted\":%d,"
+            "\"accepted\":%d,\"rows\":%d,\"leaves\":%d,\"draft_calls\":%d,"
+            "\"provisional_calls\":%d,\"provisional_done\":%d,\"draft_ms\":%.6f,"
+            "\"verify_ms\":%.6f,\"flash_ms\":%.6f,\"npu_ms\":%.6f,\"cpu_ms\":%.6f,"
+            "\"kv_ms\":%.6f,\"idle_ms\":%.6f}}",
             (int)c->prompt, (int)c->pos, (int)c->ctx_len, (int)c->emitted, (int)c->accepted,
             (int)c->rows, (int)c->leaves, (int)c->draft_calls, (int)c->provisional_calls,
-            (int)c->provisional_done, c->draft_ms, c->verify_ms, c->flash_ms, c->npu_ms,
-            c->cpu_ms, c->kv_ms, c->idle_ms);
+            (int)c->provisional_done, c->draft_ms, c->verify_ms, c->flash_ms, c->npu_ms, c->cpu_ms,
+            c->kv_ms, c->idle_ms);
         int64_t d = ms_to_ns(c->draft_ms), v = ms_to_ns(c->verify_ms);
         int64_t d_end = t0 + d < t1 ? t0 + d : t1;
         int64_t v_start = t1 - v > d_end ? t1 - v : d_end;
         if (d > 0) {
-            put_x(&b, 1, "draft", "cycle", t0, d_end, origin);
-            put(&b, "}");
+            put_x(b, 1, "draft", "cycle", t0, d_end, origin);
+            put(b, "}");
         }
         if (v > 0) {
-            put_x(&b, 1, "verify", "cycle", v_start, t1, origin);
-            put(&b, "}");
+            put_x(b, 1, "verify", "cycle", v_start, t1, origin);
+            put(b, "}");
         }
     }
-    /* resource lanes */
+}
+
+/* The resource lanes' spans, then the counters: at each cycle start, and the
+ * state after the last cycle. */
+static void put_spans_and_counters(buf *b, const sim_timeline *tl, const span_rec *sp, int64_t ns,
+                                   const group *groups, int64_t origin)
+{
     for (int64_t i = 0; i < ns; i++) {
         const span_rec *s = &sp[i];
         char name[NAME_CAP + 16];
@@ -448,21 +458,45 @@ int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
             snprintf(name, sizeof name, "%s %d", tl->names[s->label], (int)s->index);
         else
             snprintf(name, sizeof name, "%s", tl->names[s->label]);
-        put_x(&b, groups[s->group].tid0 + s->lane, name, tl->names[s->res], s->t0, s->t1,
-              origin);
-        put(&b, ",\"args\":{\"index\":%d}}", (int)s->index);
+        put_x(b, groups[s->group].tid0 + s->lane, name, tl->names[s->res], s->t0, s->t1, origin);
+        put(b, ",\"args\":{\"index\":%d}}", (int)s->index);
     }
-    /* counters: at each cycle start, and the state after the last cycle */
     int64_t emitted = 0, accepted = 0;
     for (int64_t i = 0; i < tl->n_cycles; i++) {
         const sim_timeline_cycle *c = &tl->cycles[i];
-        put_counters(&b, c, c->t0_ns, origin, emitted, accepted);
+        put_counters(b, c, c->t0_ns, origin, emitted, accepted);
         emitted += c->emitted;
         accepted += c->accepted;
         if (i == tl->n_cycles - 1)
-            put_counters(&b, c, c->t1_ns < c->t0_ns ? c->t0_ns : c->t1_ns, origin, emitted,
+            put_counters(b, c, c->t1_ns < c->t0_ns ? c->t0_ns : c->t1_ns, origin, emitted,
                          accepted);
     }
+}
+
+int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
+{
+    if (!tl || !out) return SIM_TIMELINE_E_ARG;
+    *out = NULL;
+    if (len) *len = 0;
+    if (tl->nomem) return SIM_TIMELINE_E_NOMEM;
+    int64_t ns = tl->n_spans;
+    span_rec *sp = NULL;
+    if (ns > 0) {
+        sp = malloc(sizeof *sp * (size_t)ns);
+        if (!sp) return SIM_TIMELINE_E_NOMEM;
+        memcpy(sp, tl->spans, sizeof *sp * (size_t)ns);
+    }
+    group groups[2 * MAX_NAMES];
+    int32_t ng = assign_groups(tl, sp, ns, groups);
+    if (assign_lanes(sp, ns, groups, ng) != 0) {
+        free(sp);
+        return SIM_TIMELINE_E_NOMEM;
+    }
+    int64_t origin = clock_origin(tl, sp, ns);
+    buf b = {0};
+    put_header(&b, tl, groups, ng, origin, ns);
+    put_cycles(&b, tl, origin);
+    put_spans_and_counters(&b, tl, sp, ns, groups, origin);
     put(&b, "\n]}\n");
     free(sp);
     if (b.oom) {

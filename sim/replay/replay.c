@@ -236,7 +236,7 @@ static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, 
                              .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = n,
                              .verify_nl_ms = vnl, .n_nl_rows = nr, .n_nl_leaves = nl,
                              .exit_layers = exits, .n_exit = n_exit};
-    int rc = pol->i->calibrate(pol->self, &prof);
+    int rc = eng_policy_calibrate(pol, &prof);
     free(buf);
     return rc == ENG_OK ? 0 : -1;
 }
@@ -322,7 +322,7 @@ static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64
 static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t prompt,
                         int32_t pos)
 {
-    const char *m = pol->i->error ? pol->i->error(pol->self) : NULL;
+    const char *m = eng_policy_error(pol);
     if (!m) return 0;
     fail(err, errlen, SIM_REPLAY_E_CONFIG, "%s (prompt %d, position %d)", m, prompt, pos);
     return 1;
@@ -378,38 +378,78 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
     return -1;
 }
 
-static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
+/* ------------------------------------------------------------ one point */
+
+/* One point's replay: what its phases share.  replay_open sets it up,
+ * replay_prompt runs a prompt's cycles (replay_cycle each), replay_finish
+ * turns the running totals into means, replay_close frees it. */
+typedef struct replay {
+    const sim_point *pt;
+    sim_point_stats *out;
+    char *err;
+    size_t errlen;
+    int32_t n_prompts, runtime, max_ctx, prov_cap;
+    double dram_fixed, kv_per_tok; /* DRAM in use at a context length */
+    sim_hw *hw;
+    eng_policy pol;
+    gsl_rng *rng, *acc_rng;
+    rp_synth_stats stats;
+    rp_oracle orc;
+    int oracle_ok;
+    run_state s;
+    int64_t *p_tok; /* [n_prompts] tokens and virtual ms per prompt (bootstrap) */
+    double *p_ms;
+} replay;
+
+/* A failed hook: the policy's own explanation when it gives one (exit 78),
+ * else fmt as an internal error. */
+static int hook_failed(replay *r, int32_t tp, int32_t pos, const char *fmt, ...)
 {
-    double t_start = wall_s();
-    memset(out, 0, sizeof *out);
+    if (policy_error(&r->pol, r->err, r->errlen, tp, pos)) return SIM_REPLAY_E_CONFIG;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, r->errlen, fmt, ap);
+    va_end(ap);
+    return SIM_REPLAY_E_INTERNAL;
+}
+
+/* The point's own keys: prompt range, runtime and acceptance rule.  Sets
+ * n_prompts and runtime; returns SIM_REPLAY_OK or E_CONFIG with err. */
+static int check_point(replay *r)
+{
+    const sim_point *pt = r->pt;
     const trc_meta *meta = trc_get_meta(pt->trace);
     if (pt->max_new_tokens < 1)
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "max_new_tokens must be >= 1");
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "max_new_tokens must be >= 1");
     if (pt->prompt_offset < 0 || pt->prompt_offset >= meta->n_prompts)
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG,
-                    "prompt_offset = %d is out of range [0, %d] for this trace",
-                    pt->prompt_offset, meta->n_prompts - 1);
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG,
+                    "prompt_offset = %d is out of range [0, %d] for this trace", pt->prompt_offset,
+                    meta->n_prompts - 1);
     int32_t avail = meta->n_prompts - pt->prompt_offset;
     if (pt->prompts < 0 || pt->prompts > avail)
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG,
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG,
                     "prompts = %d is out of range [0, %d] for this trace%s", pt->prompts, avail,
                     pt->prompt_offset ? " from prompt_offset" : "");
-    int32_t n_prompts = pt->prompts ? pt->prompts : avail;
+    r->n_prompts = pt->prompts ? pt->prompts : avail;
     if (pt->runtime < SIM_POINT_RUNTIME_AUTO || pt->runtime > SIM_POINT_RUNTIME_SPEC)
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown runtime %d", pt->runtime);
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "unknown runtime %d", pt->runtime);
     /* one runtime per phone, the same for every policy (replay.h "Runtimes") */
-    int32_t runtime =
-        pt->runtime == SIM_POINT_RUNTIME_SPEC ? SIM_RUNTIME_SPEC : SIM_RUNTIME_BASELINE;
+    r->runtime = pt->runtime == SIM_POINT_RUNTIME_SPEC ? SIM_RUNTIME_SPEC : SIM_RUNTIME_BASELINE;
     if (pt->accept < SIM_ACCEPT_GREEDY || pt->accept > SIM_ACCEPT_SAMPLING)
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "unknown acceptance rule %d", pt->accept);
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "unknown acceptance rule %d",
+                    pt->accept);
     if (pt->accept == SIM_ACCEPT_TOP_P && !(pt->top_p > 0.0 && pt->top_p <= 1.0))
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "top_p = %g is out of range (0, 1]",
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "top_p = %g is out of range (0, 1]",
                     pt->top_p);
     if (pt->accept == SIM_ACCEPT_SAMPLING && !(pt->temperature > 0.0))
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "temperature = %g must be > 0",
+        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "temperature = %g must be > 0",
                     pt->temperature);
+    return SIM_REPLAY_OK;
+}
 
-    /* the longest context the point can reach, for the KV-cache accounting */
+/* The longest context the point can reach, for the KV-cache accounting. */
+static int32_t max_context(const sim_point *pt, int32_t n_prompts)
+{
     int32_t max_ctx = 0;
     for (int32_t p = 0; p < n_prompts; p++) {
         const int32_t *tok;
@@ -418,303 +458,339 @@ static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size
         int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
         if (pl + gen + RP_TREE_CAP > max_ctx) max_ctx = pl + gen + RP_TREE_CAP;
     }
+    return max_ctx;
+}
 
-    sim_hw *hw = NULL;
+/* Everything the cycles need: the phone model, buffers, the policy, the two
+ * random streams, the trace's synthesis statistics, the oracle and the
+ * policy's calibration.  Returns SIM_REPLAY_OK or an error with err;
+ * replay_close frees what was set up either way. */
+static int replay_open(replay *r)
+{
+    const sim_point *pt = r->pt;
+    int rc = check_point(r);
+    if (rc != SIM_REPLAY_OK) return rc;
+    r->max_ctx = max_context(pt, r->n_prompts);
     char hw_err[256] = "";
     int hrc = sim_hw_create(pt->device, pt->target, pt->policy->needs_draft ? pt->draft : NULL,
-                            pt->dram_fraction, max_ctx, &hw, hw_err, sizeof hw_err);
-    if (hrc == SIM_HW_E_NOFIT) return fail(err, errlen, SIM_REPLAY_E_NOFIT, "%s", hw_err);
-    if (hrc != SIM_HW_OK) return fail(err, errlen, SIM_REPLAY_E_CONFIG, "%s", hw_err);
-
-    int rc = SIM_REPLAY_OK;
-    eng_policy pol = {0};
-    gsl_rng *rng = NULL, *acc_rng = NULL;
-    rp_synth_stats stats;
-    rp_oracle orc;
-    run_state s;
-    int oracle_ok = 0;
-    int64_t *p_tok = calloc((size_t)n_prompts + 1, sizeof(int64_t));
-    double *p_ms = calloc((size_t)n_prompts + 1, sizeof(double));
-    if (run_state_init(&s, meta->k) != 0 || !p_tok || !p_ms) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the replay buffers");
-        goto done;
-    }
-    if (pt->policy->create(pt->policy_params, &pol) != ENG_OK) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be created",
-                  pt->policy->name);
-        goto done;
-    }
+                            pt->dram_fraction, r->max_ctx, &r->hw, hw_err, sizeof hw_err);
+    if (hrc == SIM_HW_E_NOFIT) return fail(r->err, r->errlen, SIM_REPLAY_E_NOFIT, "%s", hw_err);
+    if (hrc != SIM_HW_OK) return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "%s", hw_err);
+    r->p_tok = calloc((size_t)r->n_prompts + 1, sizeof(int64_t));
+    r->p_ms = calloc((size_t)r->n_prompts + 1, sizeof(double));
+    if (run_state_init(&r->s, trc_get_meta(pt->trace)->k) != 0 || !r->p_tok || !r->p_ms)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL,
+                    "out of memory for the replay buffers");
+    if (pt->policy->create(pt->policy_params, &r->pol) != ENG_OK)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be created",
+                    pt->policy->name);
     gsl_set_error_handler_off();
-    rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
-        goto done;
-    }
-    gsl_rng_set(rng, (unsigned long)pt->seed);
+    r->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r->rng) return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
+    gsl_rng_set(r->rng, (unsigned long)pt->seed);
     /* acceptance draws get their own stream: the synthesis of unrecorded nodes
      * stays the same whatever the rule */
-    acc_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!acc_rng) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
-        goto done;
-    }
-    gsl_rng_set(acc_rng, (unsigned long)(pt->seed ^ 0x9e3779b97f4a7c15ULL));
+    r->acc_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r->acc_rng)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
+    gsl_rng_set(r->acc_rng, (unsigned long)(pt->seed ^ 0x9e3779b97f4a7c15ULL));
     /* the trace keeps its statistics (computed once, or read from its index) */
-    if (rp_synth_fit(pt->trace, &stats) != 0) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the trace statistics");
-        goto done;
-    }
-    if (rp_oracle_init(&orc, pt->trace, &stats, rng, RP_TREE_CAP) != 0) {
-        rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
-        goto done;
-    }
-    oracle_ok = 1;
-
-    if (pol.i->calibrate && calibrate(pt, hw, &stats, &pol, n_prompts, runtime, max_ctx) != 0) {
-        rc = policy_error(&pol, err, errlen, pt->prompt_offset, 0)
-                 ? SIM_REPLAY_E_CONFIG
-                 : fail(err, errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be calibrated",
-                        pt->policy->name);
-        goto done;
-    }
-
+    if (rp_synth_fit(pt->trace, &r->stats) != 0)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL,
+                    "out of memory for the trace statistics");
+    if (rp_oracle_init(&r->orc, pt->trace, &r->stats, r->rng, RP_TREE_CAP) != 0)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
+    r->oracle_ok = 1;
+    if (eng_policy_calibrates(&r->pol) &&
+        calibrate(pt, r->hw, &r->stats, &r->pol, r->n_prompts, r->runtime, r->max_ctx) != 0)
+        return hook_failed(r, pt->prompt_offset, 0, "policy %s could not be calibrated",
+                           pt->policy->name);
     sim_hw_memory mem;
-    sim_hw_get_memory(hw, &mem);
-    out->dram_bytes = mem.total_bytes;
-    out->resident_layers = mem.resident_layers;
-    /* DRAM in use at a context length: the KV caches are accounted at max_ctx */
+    sim_hw_get_memory(r->hw, &mem);
+    r->out->dram_bytes = mem.total_bytes;
+    r->out->resident_layers = mem.resident_layers;
+    /* the KV caches are accounted at max_ctx */
     double kv_all = mem.bytes[SIM_MEM_KV_TARGET] + mem.bytes[SIM_MEM_KV_DRAFT];
-    double dram_fixed = mem.total_bytes - kv_all, kv_per_tok = kv_all / (double)max_ctx;
-    int32_t prov_cap = pol.i->provisional ? sim_hw_overlap_cap(hw) : 0;
+    r->dram_fixed = mem.total_bytes - kv_all;
+    r->kv_per_tok = kv_all / (double)r->max_ctx;
+    r->prov_cap = sim_hw_overlap_cap(r->hw);
+    return SIM_REPLAY_OK;
+}
 
-    for (int32_t p = 0; p < n_prompts && rc == SIM_REPLAY_OK; p++) {
-        const int32_t *prompt, *ref;
-        int32_t tp = pt->prompt_offset + p; /* the trace's prompt index */
-        int32_t plen = trc_prompt(pt->trace, tp, &prompt);
-        int32_t L = trc_ref(pt->trace, tp, &ref);
-        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
-        /* a trace opened prompt by prompt reads (and validates) the prompt
-         * now; damaged data fails this point only */
-        trc_err terr;
-        if (trc_prompt_acquire(pt->trace, tp, &terr) != TRC_OK) {
-            rc = fail(err, errlen,
-                      terr.code == TRC_E_NOMEM ? SIM_REPLAY_E_INTERNAL : SIM_REPLAY_E_DATA, "%s",
-                      terr.msg);
-            break;
+static void replay_close(replay *r)
+{
+    free(r->p_tok);
+    free(r->p_ms);
+    if (r->oracle_ok) rp_oracle_free(&r->orc);
+    gsl_rng_free(r->rng);
+    gsl_rng_free(r->acc_rng);
+    eng_policy_destroy(&r->pol);
+    run_state_free(&r->s);
+    sim_hw_destroy(r->hw);
+}
+
+/* Where a cycle stands: the prompt and position, and what each phase hands
+ * the next. */
+typedef struct cycle {
+    int32_t p, tp, plen, pos, gen;
+    const int32_t *ref;
+    uint8_t *keep;      /* NULL: every node verified */
+    uint8_t *keep_full; /* the unpruned tree's (provisional nodes excluded) */
+    int pruned;
+    eng_verify_plan plan;
+    int32_t n_verified, n_build, n_prov, emitted, acc_full;
+    eng_outcome oc;
+    sim_verify_shape vs;
+    sim_cycle_time ct;
+} cycle;
+
+/* Phase 1: the policy's tree, its pruning and verification plan (checked),
+ * and its provisional drafting. */
+static int cycle_draft(replay *r, cycle *c)
+{
+    run_state *s = &r->s;
+    eng_build_limits lim = {RP_TREE_CAP, RP_TREE_CAP - 1, c->gen - c->pos};
+    int brc = eng_policy_build(&r->pol, &s->tree, &r->orc.draft, &lim);
+    if (brc != ENG_OK)
+        return hook_failed(r, c->tp, c->pos,
+                           "policy %s failed to build a tree (code %d) at prompt %d position %d",
+                           r->pol.i->name, brc, c->tp, c->pos);
+    if (eng_policy_prune(&r->pol, &s->tree, &r->orc.target, s->keep, &c->keep) != ENG_OK)
+        return hook_failed(r, c->tp, c->pos, "policy %s failed to prune", r->pol.i->name);
+    c->pruned = c->keep != NULL;
+    eng_policy_plan(&r->pol, &s->tree, c->keep, &c->plan);
+    if (policy_error(&r->pol, r->err, r->errlen, c->tp, c->pos)) /* plan or an earlier reset */
+        return SIM_REPLAY_E_CONFIG;
+    if (check_plan(&s->tree, c->keep, &c->plan, r->pt, r->err, r->errlen, c->tp, c->pos) != 0)
+        return SIM_REPLAY_E_CONFIG;
+    /* provisional drafting: nodes it appends are not verified now */
+    c->n_verified = s->tree.n_nodes;
+    c->n_build = r->orc.n_calls;
+    c->n_prov = 0;
+    c->keep_full = NULL;
+    if (r->prov_cap <= 0) return SIM_REPLAY_OK;
+    int64_t room = (int64_t)c->n_verified + r->prov_cap;
+    eng_build_limits plim = {room < RP_TREE_CAP ? (int32_t)room : RP_TREE_CAP, RP_TREE_CAP - 1,
+                             c->gen - c->pos};
+    if (eng_policy_provisional(&r->pol, &s->tree, &r->orc.draft, &plim) != ENG_OK)
+        return hook_failed(r, c->tp, c->pos,
+                           "policy %s failed to draft provisionally at prompt %d position %d",
+                           r->pol.i->name, c->tp, c->pos);
+    c->n_prov = r->orc.n_calls - c->n_build;
+    int32_t nv = c->n_verified, extra = s->tree.n_nodes - nv;
+    if (extra > 0) {
+        memset(s->keep_all, 1, (size_t)nv);
+        memset(s->keep_all + nv, 0, (size_t)extra);
+        if (!c->keep) {
+            memset(s->keep, 1, (size_t)nv);
+            c->keep = s->keep;
         }
-        if (pol.i->reset) pol.i->reset(pol.self);
-        sim_hw_generation_start(hw);
-        int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
-        if (traced && pt->span_fn) sim_hw_set_span_fn(hw, pt->span_fn, pt->trace_ctx);
-        int32_t pos = 0;
-        while (pos < gen) {
-            eng_token root = pos > 0 ? ref[pos - 1] : (plen > 0 ? prompt[plen - 1] : 0);
-            eng_tree_reset(&s.tree, root);
-            rp_oracle_begin(&orc, tp, pos);
-            eng_build_limits lim = {RP_TREE_CAP, RP_TREE_CAP - 1, gen - pos};
-            int brc = pol.i->build(pol.self, &s.tree, &orc.draft, &lim);
-            if (brc != ENG_OK) {
-                rc = policy_error(&pol, err, errlen, tp, pos) ? SIM_REPLAY_E_CONFIG
-                     : fail(err, errlen, SIM_REPLAY_E_INTERNAL,
-                            "policy %s failed to build a tree (code %d) at prompt %d position %d",
-                            pol.i->name, brc, tp, pos);
-                break;
-            }
-            uint8_t *keep = NULL;
-            if (pol.i->prune) {
-                memset(s.keep, 1, (size_t)s.tree.n_nodes);
-                if (pol.i->prune(pol.self, &s.tree, &orc.target, s.keep) != ENG_OK) {
-                    rc = policy_error(&pol, err, errlen, tp, pos)
-                             ? SIM_REPLAY_E_CONFIG
-                             : fail(err, errlen, SIM_REPLAY_E_INTERNAL,
-                                    "policy %s failed to prune", pol.i->name);
-                    break;
-                }
-                keep = s.keep;
-            }
-            eng_verify_plan plan;
-            if (pol.i->plan)
-                pol.i->plan(pol.self, &s.tree, keep, &plan);
-            else
-                eng_plan_default(&s.tree, keep, &plan);
-            if (policy_error(&pol, err, errlen, tp, pos)) { /* plan or an earlier reset */
-                rc = SIM_REPLAY_E_CONFIG;
-                break;
-            }
-            if (check_plan(&s.tree, keep, &plan, pt, err, errlen, tp, pos) != 0) {
-                rc = SIM_REPLAY_E_CONFIG;
-                break;
-            }
-            /* provisional drafting: nodes it appends are not verified now */
-            int32_t n_verified = s.tree.n_nodes, n_build = orc.n_calls, n_prov = 0;
-            uint8_t *keep_full = NULL;
-            if (pol.i->provisional && prov_cap > 0) {
-                int64_t room = (int64_t)n_verified + prov_cap;
-                eng_build_limits plim = {room < RP_TREE_CAP ? (int32_t)room : RP_TREE_CAP,
-                                         RP_TREE_CAP - 1, gen - pos};
-                if (pol.i->provisional(pol.self, &s.tree, &orc.draft, &plim) != ENG_OK) {
-                    if (policy_error(&pol, err, errlen, tp, pos)) {
-                        rc = SIM_REPLAY_E_CONFIG;
-                        break;
-                    }
-                    rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
-                              "policy %s failed to draft provisionally at prompt %d position %d",
-                              pol.i->name, tp, pos);
-                    break;
-                }
-                n_prov = orc.n_calls - n_build;
-                if (s.tree.n_nodes > n_verified) {
-                    memset(s.keep_all, 1, (size_t)n_verified);
-                    memset(s.keep_all + n_verified, 0, (size_t)(s.tree.n_nodes - n_verified));
-                    if (!keep) {
-                        memset(s.keep, 1, (size_t)n_verified);
-                        keep = s.keep;
-                    }
-                    memset(s.keep + n_verified, 0, (size_t)(s.tree.n_nodes - n_verified));
-                    keep_full = s.keep_all;
-                }
-            }
-            orc.target.verify(orc.target.ctx, &s.tree, keep, s.g);
-            eng_outcome oc;
-            if (pt->accept == SIM_ACCEPT_GREEDY) {
-                oc = eng_accept_greedy(&s.tree, s.g, keep, s.path, s.emit, RP_TREE_CAP + 1);
-            } else {
-                orc.target.dists(orc.target.ctx, &s.tree, keep, s.tcand, s.tn);
-                oc = pt->accept == SIM_ACCEPT_TOP_P
-                         ? eng_accept_top_p(&s.tree, s.tcand, s.tn, orc.target.k, keep, pt->top_p,
-                                            s.path, s.emit, RP_TREE_CAP + 1)
-                         : eng_accept_sampling(&s.tree, s.tcand, s.tn, orc.target.k, keep,
-                                               pt->temperature, rng_uniform, acc_rng, s.path,
-                                               s.emit, RP_TREE_CAP + 1);
-            }
-            if (oc.emitted < 1) {
-                rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
-                          "policy %s emitted no token at prompt %d position %d", pol.i->name, tp,
-                          pos);
-                break;
-            }
-            int32_t emitted = oc.emitted < gen - pos ? oc.emitted : gen - pos;
-            for (int32_t j = 0; j < emitted && pt->accept != SIM_ACCEPT_GREEDY; j++)
-                out->mismatched += s.emit[j] != ref[pos + j];
-            for (int32_t j = 0; j < emitted && pt->accept == SIM_ACCEPT_GREEDY; j++) {
-                if (s.emit[j] != ref[pos + j]) {
-                    rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
-                              "policy %s emitted token %d at prompt %d position %d where the "
-                              "reference has %d",
-                              pol.i->name, s.emit[j], tp, pos + j, ref[pos + j]);
-                    break;
-                }
-            }
-            if (rc != SIM_REPLAY_OK) break;
-            int32_t acc_full = oc.accepted;
-            if (pol.i->prune && pt->accept == SIM_ACCEPT_GREEDY) {
-                /* the same tree verified unpruned: pruning may only shorten */
-                orc.target.verify(orc.target.ctx, &s.tree, keep_full, s.g_full);
-                eng_token *emit_full = s.emit + RP_TREE_CAP + 1;
-                eng_outcome of = eng_accept_greedy(&s.tree, s.g_full, keep_full, s.path,
-                                                   emit_full, RP_TREE_CAP + 1);
-                acc_full = of.accepted;
-                for (int32_t j = 0; j < oc.emitted && rc == SIM_REPLAY_OK; j++)
-                    if (j >= of.emitted || emit_full[j] != s.emit[j])
-                        rc = fail(err, errlen, SIM_REPLAY_E_MISMATCH,
-                                  "policy %s: pruning changed emitted token %d at prompt %d "
-                                  "position %d",
-                                  pol.i->name, j, tp, pos);
-                if (rc != SIM_REPLAY_OK) break;
-            }
-
-            /* price the cycle on the phone model (build calls, then provisional) */
-            for (int32_t c = 0; c < orc.n_calls; c++) {
-                s.calls[c].unit = orc.calls[c].unit;
-                s.calls[c].rows = orc.calls[c].rows;
-                s.calls[c].ctx_len = orc.calls[c].ctx_len;
-                s.calls[c].part = orc.calls[c].part;
-            }
-            sim_verify_shape vs = {
-                .rows = plan.rows,
-                .leaves = plan.leaves,
-                .ctx_len = plen + pos,
-                .exit_layer = plan.exit_layer,
-                .rows_after_exit = plan.rows_after_exit,
-                .proj = plan.proj,
-                .proj_rows = oc.accepted + 1 < plan.rows ? oc.accepted + 1 : plan.rows,
-                .runtime = runtime,
-                /* nothing drafted and the root alone: a plain decode step */
-                .decode = n_build == 0 && n_prov == 0 && plan.rows == 1,
-            };
-            sim_cycle_time ct;
-            sim_overlap ov = {s.calls + n_build, n_prov, plan.overlap_gate};
-            if (sim_hw_cycle_overlap(hw, s.calls, n_build, &vs, &ov, &ct, s.call_ms) !=
-                SIM_HW_OK) {
-                rc = fail(err, errlen, SIM_REPLAY_E_INTERNAL,
-                          "policy %s produced a cycle the phone model rejects (%d draft calls, "
-                          "%d rows, %d leaves) at prompt %d position %d",
-                          pol.i->name, orc.n_calls, plan.rows, plan.leaves, tp, pos);
-                break;
-            }
-
-            if (pol.i->observe) {
-                eng_feedback fb = {
-                    .tree = &s.tree, .g = s.g, .keep = keep, .outcome = oc, .plan = plan,
-                    .draft_ms = ct.draft_ms, .verify_ms = ct.verify_ms,
-                    .draft_calls = n_build, .call_ms = s.call_ms,
-                    .verified_nodes = n_verified, .provisional_calls = n_prov,
-                    .provisional_done = ct.overlap_calls,
-                };
-                pol.i->observe(pol.self, &fb);
-                if (policy_error(&pol, err, errlen, tp, pos)) {
-                    rc = SIM_REPLAY_E_CONFIG;
-                    break;
-                }
-            }
-            if (n_prov > 0) {
-                out->provisional_calls += ct.overlap_calls;
-                if (emitted == oc.emitted)
-                    out->provisional_kept += provisional_kept(&s.tree, n_verified,
-                                                              ct.overlap_calls, &oc, s.mark);
-            }
-            if (traced && pt->cycle_fn) {
-                sim_cycle_info ci = {
-                    .prompt = p, .pos = pos, .ctx_len = plen + pos, .emitted = emitted,
-                    .accepted = oc.accepted < emitted ? oc.accepted : emitted,
-                    .rows = plan.rows, .leaves = plan.leaves, .draft_calls = n_build,
-                    .provisional_calls = n_prov, .provisional_done = ct.overlap_calls,
-                    .dram_used_bytes = dram_fixed + kv_per_tok * (double)(plen + pos + plan.rows),
-                    .ct = &ct,
-                };
-                pt->cycle_fn(pt->trace_ctx, &ci);
-            }
-            p_tok[p] += emitted;
-            p_ms[p] += ct.cycle_ms;
-            out->cycles++;
-            out->tokens += emitted;
-            int32_t acc = oc.accepted < emitted ? oc.accepted : emitted;
-            out->accepted += acc;
-            out->accepted_hist[acc < RP_HIST_BINS - 1 ? acc : RP_HIST_BINS - 1]++;
-            out->proposed += n_verified - 1;
-            out->verify_rows += plan.rows;
-            if (plan.rows > out->verify_rows_max) out->verify_rows_max = plan.rows;
-            out->rows_after_exit += plan.exit_layer >= 0 ? plan.rows_after_exit : plan.rows;
-            out->accepted_unpruned += acc_full;
-            out->proj_ms += sim_hw_proj_ms(hw, &vs);
-            out->total_ms += ct.cycle_ms;
-            out->draft_ms += ct.draft_ms;
-            out->verify_ms += ct.verify_ms;
-            out->waste_ms += cycle_waste(hw, &vs, &ct, oc.accepted);
-            out->flash_ms += ct.flash_ms;
-            out->npu_ms += ct.npu_ms;
-            out->cpu_ms += ct.cpu_ms;
-            out->kv_ms += ct.kv_ms;
-            out->idle_ms += ct.idle_ms;
-            out->energy_mj += ct.energy_mj;
-            out->throttled_cycles += ct.throttled;
-            pos += emitted;
-        }
-        if (traced && pt->span_fn) sim_hw_set_span_fn(hw, NULL, NULL);
-        trc_prompt_release(pt->trace, tp);
-        out->prompts++;
+        memset(s->keep + nv, 0, (size_t)extra);
+        c->keep_full = s->keep_all;
     }
-    if (rc == SIM_REPLAY_OK && out->cycles > 0) {
+    return SIM_REPLAY_OK;
+}
+
+/* Phase 2: the target verifies; the acceptance rule walks the tree; under
+ * greedy acceptance every emitted token is the reference's, also with the
+ * tree verified unpruned (pruning may only shorten). */
+static int cycle_accept(replay *r, cycle *c)
+{
+    const sim_point *pt = r->pt;
+    run_state *s = &r->s;
+    rp_oracle *orc = &r->orc;
+    orc->target.verify(orc->target.ctx, &s->tree, c->keep, s->g);
+    if (pt->accept == SIM_ACCEPT_GREEDY) {
+        c->oc = eng_accept_greedy(&s->tree, s->g, c->keep, s->path, s->emit, RP_TREE_CAP + 1);
+    } else {
+        orc->target.dists(orc->target.ctx, &s->tree, c->keep, s->tcand, s->tn);
+        c->oc = pt->accept == SIM_ACCEPT_TOP_P
+                    ? eng_accept_top_p(&s->tree, s->tcand, s->tn, orc->target.k, c->keep, pt->top_p,
+                                       s->path, s->emit, RP_TREE_CAP + 1)
+                    : eng_accept_sampling(&s->tree, s->tcand, s->tn, orc->target.k, c->keep,
+                                          pt->temperature, rng_uniform, r->acc_rng, s->path,
+                                          s->emit, RP_TREE_CAP + 1);
+    }
+    const char *name = r->pol.i->name;
+    if (c->oc.emitted < 1)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_MISMATCH,
+                    "policy %s emitted no token at prompt %d position %d", name, c->tp, c->pos);
+    c->emitted = c->oc.emitted < c->gen - c->pos ? c->oc.emitted : c->gen - c->pos;
+    for (int32_t j = 0; j < c->emitted && pt->accept != SIM_ACCEPT_GREEDY; j++)
+        r->out->mismatched += s->emit[j] != c->ref[c->pos + j];
+    for (int32_t j = 0; j < c->emitted && pt->accept == SIM_ACCEPT_GREEDY; j++)
+        if (s->emit[j] != c->ref[c->pos + j])
+            return fail(r->err, r->errlen, SIM_REPLAY_E_MISMATCH,
+                        "policy %s emitted token %d at prompt %d position %d where the "
+                        "reference has %d",
+                        name, s->emit[j], c->tp, c->pos + j, c->ref[c->pos + j]);
+    c->acc_full = c->oc.accepted;
+    if (!c->pruned || pt->accept != SIM_ACCEPT_GREEDY) return SIM_REPLAY_OK;
+    orc->target.verify(orc->target.ctx, &s->tree, c->keep_full, s->g_full);
+    eng_token *emit_full = s->emit + RP_TREE_CAP + 1;
+    eng_outcome of =
+        eng_accept_greedy(&s->tree, s->g_full, c->keep_full, s->path, emit_full, RP_TREE_CAP + 1);
+    c->acc_full = of.accepted;
+    for (int32_t j = 0; j < c->oc.emitted; j++)
+        if (j >= of.emitted || emit_full[j] != s->emit[j])
+            return fail(r->err, r->errlen, SIM_REPLAY_E_MISMATCH,
+                        "policy %s: pruning changed emitted token %d at prompt %d position %d",
+                        name, j, c->tp, c->pos);
+    return SIM_REPLAY_OK;
+}
+
+/* Phase 3: the cycle priced on the phone model (build calls, then the
+ * provisional ones), then told to the policy. */
+static int cycle_price(replay *r, cycle *c)
+{
+    run_state *s = &r->s;
+    for (int32_t i = 0; i < r->orc.n_calls; i++) {
+        s->calls[i].unit = r->orc.calls[i].unit;
+        s->calls[i].rows = r->orc.calls[i].rows;
+        s->calls[i].ctx_len = r->orc.calls[i].ctx_len;
+        s->calls[i].part = r->orc.calls[i].part;
+    }
+    const eng_verify_plan *pl = &c->plan;
+    c->vs = (sim_verify_shape){
+        .rows = pl->rows,
+        .leaves = pl->leaves,
+        .ctx_len = c->plen + c->pos,
+        .exit_layer = pl->exit_layer,
+        .rows_after_exit = pl->rows_after_exit,
+        .proj = pl->proj,
+        .proj_rows = c->oc.accepted + 1 < pl->rows ? c->oc.accepted + 1 : pl->rows,
+        .runtime = r->runtime,
+        /* nothing drafted and the root alone: a plain decode step */
+        .decode = c->n_build == 0 && c->n_prov == 0 && pl->rows == 1,
+    };
+    sim_overlap ov = {s->calls + c->n_build, c->n_prov, pl->overlap_gate};
+    if (sim_hw_cycle_overlap(r->hw, s->calls, c->n_build, &c->vs, &ov, &c->ct, s->call_ms) !=
+        SIM_HW_OK)
+        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL,
+                    "policy %s produced a cycle the phone model rejects (%d draft calls, %d "
+                    "rows, %d leaves) at prompt %d position %d",
+                    r->pol.i->name, r->orc.n_calls, pl->rows, pl->leaves, c->tp, c->pos);
+    eng_feedback fb = {
+        .tree = &s->tree,
+        .g = s->g,
+        .keep = c->keep,
+        .outcome = c->oc,
+        .plan = c->plan,
+        .draft_ms = c->ct.draft_ms,
+        .verify_ms = c->ct.verify_ms,
+        .draft_calls = c->n_build,
+        .call_ms = s->call_ms,
+        .verified_nodes = c->n_verified,
+        .provisional_calls = c->n_prov,
+        .provisional_done = c->ct.overlap_calls,
+    };
+    eng_policy_observe(&r->pol, &fb);
+    if (policy_error(&r->pol, r->err, r->errlen, c->tp, c->pos)) return SIM_REPLAY_E_CONFIG;
+    return SIM_REPLAY_OK;
+}
+
+/* Phase 4: the cycle into the running totals (and the timeline). */
+static void cycle_record(replay *r, const cycle *c, int traced)
+{
+    const sim_point *pt = r->pt;
+    sim_point_stats *out = r->out;
+    const sim_cycle_time *ct = &c->ct;
+    const eng_verify_plan *pl = &c->plan;
+    if (c->n_prov > 0) {
+        out->provisional_calls += ct->overlap_calls;
+        if (c->emitted == c->oc.emitted)
+            out->provisional_kept +=
+                provisional_kept(&r->s.tree, c->n_verified, ct->overlap_calls, &c->oc, r->s.mark);
+    }
+    int32_t acc = c->oc.accepted < c->emitted ? c->oc.accepted : c->emitted;
+    if (traced && pt->cycle_fn) {
+        sim_cycle_info ci = {
+            .prompt = c->p,
+            .pos = c->pos,
+            .ctx_len = c->plen + c->pos,
+            .emitted = c->emitted,
+            .accepted = acc,
+            .rows = pl->rows,
+            .leaves = pl->leaves,
+            .draft_calls = c->n_build,
+            .provisional_calls = c->n_prov,
+            .provisional_done = ct->overlap_calls,
+            .dram_used_bytes =
+                r->dram_fixed + r->kv_per_tok * (double)(c->plen + c->pos + pl->rows),
+            .ct = ct,
+        };
+        pt->cycle_fn(pt->trace_ctx, &ci);
+    }
+    r->p_tok[c->p] += c->emitted;
+    r->p_ms[c->p] += ct->cycle_ms;
+    out->cycles++;
+    out->tokens += c->emitted;
+    out->accepted += acc;
+    out->accepted_hist[acc < RP_HIST_BINS - 1 ? acc : RP_HIST_BINS - 1]++;
+    out->proposed += c->n_verified - 1;
+    out->verify_rows += pl->rows;
+    if (pl->rows > out->verify_rows_max) out->verify_rows_max = pl->rows;
+    out->rows_after_exit += pl->exit_layer >= 0 ? pl->rows_after_exit : pl->rows;
+    out->accepted_unpruned += c->acc_full;
+    out->proj_ms += sim_hw_proj_ms(r->hw, &c->vs);
+    out->total_ms += ct->cycle_ms;
+    out->draft_ms += ct->draft_ms;
+    out->verify_ms += ct->verify_ms;
+    out->waste_ms += cycle_waste(r->hw, &c->vs, ct, c->oc.accepted);
+    out->flash_ms += ct->flash_ms;
+    out->npu_ms += ct->npu_ms;
+    out->cpu_ms += ct->cpu_ms;
+    out->kv_ms += ct->kv_ms;
+    out->idle_ms += ct->idle_ms;
+    out->energy_mj += ct->energy_mj;
+    out->throttled_cycles += ct->throttled;
+}
+
+/* Prompt p of the point (the trace's prompt offset + p), cycle by cycle
+ * until its new tokens are generated. */
+static int replay_prompt(replay *r, int32_t p)
+{
+    const sim_point *pt = r->pt;
+    cycle c = {.p = p, .tp = pt->prompt_offset + p};
+    const int32_t *prompt;
+    c.plen = trc_prompt(pt->trace, c.tp, &prompt);
+    int32_t L = trc_ref(pt->trace, c.tp, &c.ref);
+    c.gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+    /* a trace opened prompt by prompt reads (and validates) the prompt now;
+     * damaged data fails this point only */
+    trc_err terr;
+    if (trc_prompt_acquire(pt->trace, c.tp, &terr) != TRC_OK)
+        return fail(r->err, r->errlen,
+                    terr.code == TRC_E_NOMEM ? SIM_REPLAY_E_INTERNAL : SIM_REPLAY_E_DATA, "%s",
+                    terr.msg);
+    eng_policy_reset(&r->pol);
+    sim_hw_generation_start(r->hw);
+    int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
+    if (traced && pt->span_fn) sim_hw_set_span_fn(r->hw, pt->span_fn, pt->trace_ctx);
+    int rc = SIM_REPLAY_OK;
+    for (c.pos = 0; c.pos < c.gen && rc == SIM_REPLAY_OK; c.pos += c.emitted) {
+        eng_token root = c.pos > 0 ? c.ref[c.pos - 1] : (c.plen > 0 ? prompt[c.plen - 1] : 0);
+        eng_tree_reset(&r->s.tree, root);
+        rp_oracle_begin(&r->orc, c.tp, c.pos);
+        rc = cycle_draft(r, &c);
+        if (rc == SIM_REPLAY_OK) rc = cycle_accept(r, &c);
+        if (rc == SIM_REPLAY_OK) rc = cycle_price(r, &c);
+        if (rc == SIM_REPLAY_OK) cycle_record(r, &c, traced);
+    }
+    /* also after a failed cycle: the prompt is handed back */
+    if (traced && pt->span_fn) sim_hw_set_span_fn(r->hw, NULL, NULL);
+    trc_prompt_release(pt->trace, c.tp);
+    r->out->prompts++;
+    return rc;
+}
+
+/* The running totals as the result's means and rates and the bootstrap
+ * interval over prompts (ok: every prompt ran), and the oracle's expansion
+ * counts. */
+static void replay_finish(replay *r, int ok)
+{
+    sim_point_stats *out = r->out;
+    if (ok && out->cycles > 0) {
         double c = (double)out->cycles;
         out->waste_frac = out->verify_ms > 0 ? out->waste_ms / out->verify_ms : 0.0;
         out->waste_ms /= c;
@@ -742,24 +818,30 @@ static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size
         out->kv_ms /= c;
         out->idle_ms /= c;
         out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
-        bootstrap_ci(p_tok, p_ms, out->prompts, pt->seed, &out->tokens_per_s_lo,
+        bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
                      &out->tokens_per_s_hi);
     }
-    out->expansions = orc.expansions;
-    out->recorded_expansions = orc.recorded_expansions;
-    out->resampled_expansions = orc.resampled_expansions;
-    out->penalised_expansions = orc.penalised_expansions;
-    out->coverage = orc.expansions ? (double)orc.recorded_expansions / (double)orc.expansions : 1.0;
+    const rp_oracle *orc = &r->orc;
+    out->expansions = orc->expansions;
+    out->recorded_expansions = orc->recorded_expansions;
+    out->resampled_expansions = orc->resampled_expansions;
+    out->penalised_expansions = orc->penalised_expansions;
+    out->coverage =
+        orc->expansions ? (double)orc->recorded_expansions / (double)orc->expansions : 1.0;
+}
 
-done:
-    free(p_tok);
-    free(p_ms);
-    if (oracle_ok) rp_oracle_free(&orc);
-    gsl_rng_free(rng);
-    gsl_rng_free(acc_rng);
-    eng_policy_destroy(&pol);
-    run_state_free(&s);
-    sim_hw_destroy(hw);
+static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
+{
+    double t_start = wall_s();
+    memset(out, 0, sizeof *out);
+    replay r = {.pt = pt, .out = out, .err = err, .errlen = errlen};
+    int rc = replay_open(&r);
+    if (rc == SIM_REPLAY_OK) {
+        for (int32_t p = 0; p < r.n_prompts && rc == SIM_REPLAY_OK; p++)
+            rc = replay_prompt(&r, p);
+        replay_finish(&r, rc == SIM_REPLAY_OK);
+    }
+    replay_close(&r);
     out->sim_wall_s = wall_s() - t_start;
     return rc;
 }

@@ -27,7 +27,18 @@ Reference metric expressions (analysis/README.md "Reference CSV"):
   figures          every figure of report.py, fidelity.py and timeline.py has a
                    title, axis labels and a legend, and series stay distinct
                    (the Figure objects inspected); the checker flags a figure
-                   without a title
+                   without a title, a hash as a label, a panel under the least
+                   height, a series neither in the legend nor reported as not
+                   drawn, an overlong legend and a tree axis that disagrees
+                   with verify_rows_max
+  report_rules     on synthesised results: tree sizes with the root on the
+                   tree axis, nothing left out without a note (baselines
+                   borrowed or series reported), hash-named traces named,
+                   pruning drawn only where it alone varies, accepted length
+                   a panel per DRAM budget, the breakdown per token too
+  package          analysis/ installed into a fresh venv (pip -e, offline):
+                   the README's recipe and flashspec-report run from another
+                   directory; a missing dependency is one line, exit 69
 """
 from __future__ import annotations
 
@@ -131,14 +142,22 @@ def case_report(c: Ctx) -> None:
     check(len(dram) == 12, f"12 rows of throughput vs DRAM (got {len(dram)})")
     check(any(ln.startswith("| flash_ar | 50 |") for ln in dram), "flash_ar at 50% DRAM")
     check(len(table_rows(md, "Latency breakdown per cycle")) == 12, "12 breakdown bars")
+    # every policy with a tree size, in nodes with the root: Flash-AR 1, chain k=4 5,
+    # eagle2 total_tokens 7 / 15 -> 8 / 16, lever n_max 64 -> 65; per DRAM budget
     tree = table_rows(md, "Throughput vs tree budget")
-    check(len(tree) == 4 and all("eagle2" in ln for ln in tree), "eagle2 8/16-node series")
-    check(any("| 16 |" in ln for ln in tree) and any("| 8 |" in ln for ln in tree),
-          "tree budgets 8 and 16")
+    budgets = sorted({(ln.split("|")[1].strip().split(" ")[0], ln.split("|")[2].strip())
+                      for ln in tree})
+    check(len(tree) == 12 and budgets == [("chain", "5"), ("eagle2", "16"), ("eagle2", "8"),
+                                          ("flash_ar", "1"), ("lever[pruning=full]", "65"),
+                                          ("lever[pruning=none]", "65")],
+          f"tree budgets, root included ({budgets})")
     prune = table_rows(md, "Pruning trade-off")
     check(len(prune) == 4 and all("lever" in ln for ln in prune), "lever pruning rows")
+    # a panel per DRAM budget (the study's variable), not pooled over it
     acc = table_rows(md, "Accepted length")
-    check(len(acc) == 5, f"5 drafting variants in the accepted-length table (got {len(acc)})")
+    check(len(acc) == 10 and sum(ln.startswith("| DRAM 0% |") for ln in acc) == 5 and
+          sum(ln.startswith("| DRAM 50% |") for ln in acc) == 5,
+          f"5 drafting variants per DRAM budget in the accepted-length table (got {len(acc)})")
     with open(os.path.join(res, "results.csv"), newline="") as f:
         has_ci = "tokens_per_s_lo" in next(csv.reader(f))
     points_header = md.split("## Points")[1].splitlines()[2]
@@ -965,11 +984,114 @@ def series_clashes(fig) -> list[str]:
     return out
 
 
+def legend_texts(fig) -> list[str]:
+    """The entries of every legend of a figure (the figure's and its panels')."""
+    legends = list(fig.legends) + [a.get_legend() for a in fig.axes if a.get_legend()]
+    return [t.get_text() for lg in legends for t in lg.get_texts()]
+
+
+def plain_figure(plt, label: str = "a", title: str = "t", size=(6.0, 4.0)):
+    """A figure the checker passes: title, labelled axes, a legend."""
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    ax.plot([0, 1], [0, 1], label=label)
+    ax.set_title(title)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.legend()
+    return fig, ax
+
+
+def negative_checks(fs) -> None:
+    """figure_problems flags each way a figure misleads: a hash as a label
+    (legend entry, tick label, figure title, panel title), a panel under the
+    least height, a series of the data neither in the legend nor reported as
+    not drawn (and one reported but named in no note), a legend too long to
+    read, and a tree-size axis that disagrees with verify_rows_max."""
+    import matplotlib.pyplot as plt
+
+    def flags(fig, words: str) -> bool:
+        return any(words in p for p in fs.figure_problems(fig, "neg"))
+
+    fig, ax = plain_figure(plt)
+    check(fs.figure_problems(fig, "neg") == [], f"plain figure passes "
+          f"({fs.figure_problems(fig, 'neg')})")
+    plt.close(fig)
+    # a hash instead of a name, wherever the label is
+    for where in ("legend", "tick", "title", "panel title"):
+        fig, ax = plain_figure(plt, label="synth-955c5697" if where == "legend" else "a")
+        if where == "tick":
+            ax.set_xticks([0, 1])
+            ax.set_xticklabels(["code", "0x9c7399350640ee40"])
+        elif where == "title":
+            fig.suptitle("Throughput on synth-1654e936")
+        elif where == "panel title":
+            ax.set_title("trace 955c5697")
+        check(flags(fig, "is a hash, not a name"), f"a hash as {where} is caught "
+              f"({fs.figure_problems(fig, 'neg')})")
+        plt.close(fig)
+    fig, ax = plain_figure(plt, label="lever[theta=5.674926809991031e-06]")
+    check(not flags(fig, "is a hash"), "a number in scientific notation is no hash")
+    plt.close(fig)
+    # a thin strip of a panel
+    fig, axes = plt.subplots(4, 1, figsize=(6, 4), layout="constrained")
+    for a in axes:
+        a.plot([0, 1], [0, 1], label="a")
+        a.set_xlabel("x")
+        a.set_ylabel("y")
+    fig.suptitle("t")
+    fig.legend()
+    check(flags(fig, f"less than {fs.MIN_PANEL_IN:g} in"), "a panel under the least height "
+          f"is caught ({fs.figure_problems(fig, 'neg')})")
+    plt.close(fig)
+    # series of the data against the legend
+    fig, ax = plain_figure(plt)
+    fs.declare(fig, ["a", "weak draft"])
+    check(flags(fig, "series 'weak draft' is in the data but neither in the legend"),
+          "a series missing from the legend is caught")
+    fs.declare(fig, ["a", "weak draft"], {"weak draft": "no Flash-AR point"})
+    check(not flags(fig, "weak draft"), "a series reported as not drawn passes "
+          f"({fs.figure_problems(fig, 'neg')})")
+    fig.fs_dropped = {"edgellm": "no tree budget"}  # dropped, but no note says so
+    check(flags(fig, "series 'edgellm' is not drawn and no note"),
+          "a dropped series without a note is caught")
+    plt.close(fig)
+    fig, ax = plain_figure(plt)
+    for k in range(fs.MAX_LEGEND + 1):
+        ax.plot([0, 1], [k, k], label=f"s{k}")
+    ax.legend()
+    check(flags(fig, "a legend of"), "a legend of too many entries is caught")
+    plt.close(fig)
+    # the tree axis: lever n_max = 15 is a 16-node cap (it verified 16 rows)
+    for xs, caps, rows, nodes, bad in (
+            ([16, 32], [16, 32], [16, 16], [True, True], None),
+            ([15, 31], [15, 31], [16, 16], [True, True], "verified up to 16 rows"),
+            ([15, 32], [16, 32], [16, 16], [True, True], "bound its cap of 16"),
+            ([16, 32], [16, 32], [19, 19], [False, False], None),   # EdgeLLM's branches
+            ([16], [16], [16], [True], "has no point at x = 32")):
+        fig, ax = plain_figure(plt)
+        ax.errorbar(xs, [1.0] * len(xs), label="lever")
+        ax.legend()
+        fs.register_tree_points(ax, "lever", [16, 32] if bad and "x = 32" in bad else xs,
+                                caps if not (bad and "x = 32" in bad) else [16, 32],
+                                rows if not (bad and "x = 32" in bad) else [16, 16],
+                                nodes if not (bad and "x = 32" in bad) else [True, True])
+        probs = fs.figure_problems(fig, "neg")
+        if bad is None:
+            check(probs == [], f"tree axis at {xs} with rows {rows} passes ({probs})")
+        else:
+            check(any(bad in p for p in probs), f"tree axis at {xs}, caps {caps}, rows {rows}: "
+                  f"'{bad}' caught ({probs})")
+        plt.close(fig)
+
+
 def case_figures(c: Ctx) -> None:
     """Every figure of report.py, fidelity.py and timeline.py, built in this
-    process from small results, has a title, labelled axes and a legend (the
-    matplotlib Figure objects are inspected), and no two series of a panel look
-    alike; the checker itself flags a figure without them."""
+    process from small results, passes figstyle.figure_problems (title,
+    labelled axes, a legend of at most MAX_LEGEND entries, no hash as a label,
+    no panel under MIN_PANEL_IN, every series of its data in the legend or
+    reported as not drawn, a tree axis that agrees with verify_rows_max; the
+    matplotlib Figure objects are inspected), and no two series of a panel
+    look alike; the checker itself flags each of these (negative_checks)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -993,21 +1115,47 @@ def case_figures(c: Ctx) -> None:
                     check(False, p)
                 for p in series_clashes(fig):
                     check(False, f"{os.path.basename(d)}/{name}: {p}")
+                # the series check has the data's series to compare the legend with
+                check(bool(getattr(fig, "fs_series", None)),
+                      f"{os.path.basename(d)}/{name} declares the series of its data")
             if d != wide:
                 continue
-            # the wide results: many series go to panels, not to a dropped legend
+            # the wide results: many series go to panels, not to a dropped legend;
+            # the speed-up against the DRAM budget, a row of panels per target, each
+            # row with its own y range
             sp = by.get("speedup.png")
-            check(sp is not None and len(sp.axes) == 3, "speed-up: a panel per target")
+            check(sp is not None, "speed-up drawn")
             if sp is not None:
-                labels = [t.get_text() for t in sp.legends[0].get_texts()] if sp.legends else []
-                check({"chain", "lever[pruning=none]", "Flash-AR (1×)"} <= set(labels),
-                      f"speed-up legend names the policies and the baseline ({labels})")
+                labels = legend_texts(sp)
+                check("Flash-AR (1×)" in labels and
+                      all(any(lab.split(" · ")[0] == pol for lab in labels)
+                          for pol in ("chain", "eagle2[total_tokens=7]", "lever[pruning=none]")),
+                      f"speed-up legends name the policies and the baseline ({labels})")
+                check(max(len(lg.get_texts()) for lg in [a.get_legend() for a in sp.axes
+                                                         if a.get_legend()] + sp.legends)
+                      <= fs.MAX_LEGEND, "speed-up: no legend longer than figstyle.MAX_LEGEND")
+                rows: dict[str, list] = {}
+                for a in sp.axes:
+                    if a.get_visible() and a.get_title():
+                        rows.setdefault(a.get_title().split(" · ")[0], []).append(a)
+                check(set(rows) == {"t-4b", "t-8b", "t-14b"}, f"a row per target ({set(rows)})")
+                if set(rows) == {"t-4b", "t-8b", "t-14b"}:
+                    share = sp.axes[0].get_shared_y_axes()
+                    check(all(share.joined(r[0], a) for r in rows.values() for a in r) and
+                          not share.joined(rows["t-4b"][0], rows["t-14b"][0]),
+                          "the panels of a target share a y range, other targets' do not")
+                check(all(a.xaxis.get_label_text() == "" for a in sp.axes) and
+                      "DRAM" in sp._supxlabel.get_text(), "speed-up against the DRAM budget")
             lb = by.get("latency_breakdown.png")
             if lb is not None:
                 labels = [t.get_text() for lg in lb.legends for t in lg.get_texts()]
                 check(any(lab.startswith("overlap") for lab in labels) and
-                      "cycle wall time" in labels,
+                      "wall time" in labels,
                       f"breakdown legend: overlap and wall time {labels}")
+                titles = [a.get_title() for a in lb.axes]
+                check(any(t.endswith("per decode cycle") for t in titles) and
+                      any(t.endswith("per generated token") for t in titles),
+                      f"breakdown per cycle and per generated token ({titles[:2]})")
     check(made == ALL_FIGURES, f"every report figure built (missing {ALL_FIGURES - made})")
 
     # fidelity.py and timeline.py
@@ -1015,11 +1163,23 @@ def case_figures(c: Ctx) -> None:
                 "policy,dram_fraction,metric,value,source\n"
                 "flash_ar,0,tokens_per_s,1.0,a test\nchain,0,ms_per_token,500,a test\n")
     with fr.capture_figures() as caught:
-        fidelity.build(res, ref, False)
+        files, _ = fidelity.build(res, ref, False)
         check(len(caught) == 1, f"fidelity: one figure ({len(caught)})")
         for fig in caught:
             for p in fs.figure_problems(fig, "fidelity.png"):
                 check(False, p)
+            # a dot per reference row at (simulated - published) / published in %,
+            # the +-10% band shaded
+            errs = sorted(100 * float(r["rel_error"]) for r in
+                          csv.DictReader(io.StringIO(files["fidelity.csv"].decode())))
+            dots = sorted(float(x) for col in fig.axes[0].collections
+                          for x, _ in col.get_offsets())
+            check(len(dots) == len(errs) and all(abs(a - b) < 1e-9 for a, b in zip(dots, errs)),
+                  f"fidelity: a dot per row at its relative error ({dots} vs {errs})")
+            band = [p.get_xy() for p in fig.axes[0].patches]
+            check(any(abs(min(x for x, _ in xy) + 10) < 1e-9 and
+                      abs(max(x for x, _ in xy) - 10) < 1e-9 for xy in band),
+                  "fidelity: the +-10% band shaded")
     tl = os.path.join(c.tmp, "tl.json")
     r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
                     os.path.join(c.tmp, "tlrun"), "--timeline", tl, "--timeline-point", "8")
@@ -1034,6 +1194,8 @@ def case_figures(c: Ctx) -> None:
             check(w <= 12, f"timeline.png at most 12 in wide ({w})")
             check(bool(fig.legends) and not any(a.get_legend() for a in fig.axes),
                   "timeline legend outside the lanes")
+
+    negative_checks(fs)
 
     # negative checks: the checker catches what a figure lacks
     fig, ax = plt.subplots()
@@ -1065,6 +1227,323 @@ def case_figures(c: Ctx) -> None:
     plt.close(fig)
     check(len({(s["color"], s["marker"]) for s in (fs.style(k) for k in range(42))}) == 42,
           "42 series styles differ in colour or marker")
+
+
+# ------------------------------------------------------------- report rules
+
+SYNTH_HEAD = ["policy", "policy_params", "device", "target", "draft", "trace",
+              "dram_fraction", "max_new_tokens", "prompts", "tokens_per_s", "tokens_per_cycle",
+              "mean_accepted", "cycle_ms", "draft_ms", "flash_ms", "npu_ms", "cpu_ms", "kv_ms",
+              "idle_ms", "verify_rows", "verify_rows_max", "rows_kept", "retention",
+              "accepted_hist"]
+
+
+def synth_row(policy: str, params: str, tps: float, trace: str = "workload-code-strong",
+              dram: float = 0.0, rows_max: int = 1, draft: str = "d-strong", tpc: float = 2.0,
+              rows_kept: float = 1.0, **extra) -> dict:
+    """One result row with plausible values; `extra` adds or replaces columns."""
+    r = {"policy": policy, "policy_params": params, "device": "phone", "target": "t-8b",
+         "draft": "none" if policy == "flash_ar" else draft, "trace": trace,
+         "dram_fraction": repr(dram), "max_new_tokens": "64", "prompts": "4",
+         "tokens_per_s": repr(tps), "tokens_per_cycle": repr(1.0 if policy == "flash_ar" else tpc),
+         "mean_accepted": repr(0.0 if policy == "flash_ar" else tpc - 1),
+         "cycle_ms": "1000.0", "draft_ms": "50.0", "flash_ms": "700.0", "npu_ms": "200.0",
+         "cpu_ms": "80.0", "kv_ms": "30.0", "idle_ms": "10.0", "verify_rows": repr(rows_max * 0.9),
+         "verify_rows_max": str(rows_max), "rows_kept": repr(rows_kept),
+         "retention": repr(1.0 - (1.0 - rows_kept) / 10), "accepted_hist": "10;20;10"}
+    r.update({k: str(v) for k, v in extra.items()})
+    return r
+
+
+def synth_dir(c: Ctx, name: str, rows: list[dict]) -> str:
+    head = list(SYNTH_HEAD) + [k for r in rows for k in r if k not in SYNTH_HEAD]
+    head = list(dict.fromkeys(head))
+    return results_dir(c, name, head, [[r.get(k, "") for k in head] for r in rows])
+
+
+def line_x(fig, label: str) -> list[list[float]]:
+    """The x data of every line (or errorbar) labelled `label`, per panel."""
+    out = []
+    for a in fig.axes:
+        for cont in a.containers:
+            if hasattr(cont, "lines") and cont.get_label() == label:
+                out.append([float(v) for v in cont.lines[0].get_xdata()])
+    return out
+
+
+def case_report_rules(c: Ctx) -> None:
+    """report.py's figures never mislead: one tree size (nodes with the root,
+    flashspec's caps: lever n_max + 1, edgellm max_tokens + 1, ...) on the
+    tree axis and its ticks; no series or point left out without a note in
+    the figure and in report.md (a drafting point on a trace Flash-AR did not
+    run on borrows the baseline Flash-AR gives on every other trace, or is
+    reported as not drawn); traces named by a hash get a name; pruning drawn
+    only where it alone varies; accepted length a panel per DRAM budget; the
+    latency breakdown per cycle and per generated token.  Synthesised results,
+    built in this process."""
+    import matplotlib
+    matplotlib.use("Agg")
+    report = analysis_module(c, "report")
+    fs = analysis_module(c, "figstyle")
+    fr = analysis_module(c, "fsresults")
+
+    # the tree size of every policy, root included, from policy_params or param_ columns
+    for pol, params, want in [
+            ("flash_ar", "none", 1), ("chain", "k=8,unit=cpu", 9),
+            ("eagle2", "top_k=8,depth=8,total_tokens=15,unit=npu", 16),
+            ("specinfer", "widths=1/1/3/1/1/1/1/1,unit=cpu", 21),
+            ("specinfer", "widths=1,1,3", 6), ("lever", "drafting=gain_cost,n_max=15,d_max=10", 16),
+            ("lyanna", "b=16,k=4", 17), ("sequoia", "max_nodes=16,max_depth=8", 16),
+            ("opt_tree", "nodes=15", 16), ("adaptive_chain", "k_min=1,k_max=8", 9),
+            ("edgellm", "navigation=true,fallback=true,max_tokens=15,verify=branches", 16)]:
+        got = fr.tree_budget_of(pol, params)
+        check(got == want, f"tree budget of {pol} {params}: {got}, want {want}")
+    check(str(fr.tree_budget_of("edgellm", "fallback=false,max_tokens=15")) == "nan",
+          "edgellm without fallback has no node cap")
+    check(not fr.tree_rows_are_nodes("edgellm", "verify=branches") and
+          fr.tree_rows_are_nodes("edgellm", "verify=tree") and
+          fr.tree_rows_are_nodes("lever", "n_max=15"), "branch verification repeats prefixes")
+    import pandas as pd
+    pdf = fr.add_derived(pd.DataFrame({"policy": ["lever", "chain", "lever"],
+                                       "target": ["t"] * 3, "tokens_per_s": [1.0, 1.0, 1.0],
+                                       "param_n_max": [15.0, float("nan"), 63.0],
+                                       "param_k": [float("nan"), 8.0, float("nan")]}))
+    check(list(pdf["tree_budget"]) == [16.0, 9.0, 64.0],
+          f"tree budget from param_ columns ({list(pdf['tree_budget'])})")
+    pdf = fr.add_derived(pd.DataFrame({"policy": ["lever"], "target": ["t"],
+                                       "tokens_per_s": [1.0], "policy_params": ["n_max=31"],
+                                       "param_n_max": [15.0]}))
+    check(list(pdf["tree_budget"]) == [32.0], "policy_params first, param_ columns second")
+
+    def built(d: str):
+        with fr.capture_figures() as caught:
+            md, figs = report.build(d)
+            by = dict(zip(figs, caught))
+            for name, fig in by.items():
+                for p in fs.figure_problems(fig, f"{os.path.basename(d)}/{name}"):
+                    check(False, p)
+            return md, by, [(n, getattr(f, "fs_notes", []),
+                             legend_texts(f), getattr(f, "fs_dropped", {}),
+                             {n2: line_x(f, n2) for n2 in legend_texts(f)},
+                             [t.get_text() for a in f.axes for t in a.get_xticklabels()])
+                            for n, f in by.items()]
+
+    # tree sizes on the axis; EdgeLLM drawn; weak-draft points on their own traces
+    ed = "navigation=true,fallback={fb},budget=8,max_tokens={m},verify=branches"
+    rows = [synth_row("flash_ar", "none", 1.0, rows_max=1),
+            synth_row("chain", "k=8,unit=cpu", 1.3, rows_max=9),
+            synth_row("specinfer", "widths=1/1/3,unit=cpu", 1.2, rows_max=6)]
+    for m in (15, 31):
+        rows += [synth_row("lever", f"drafting=gain_cost,n_max={m},d_max=10", 1.8, rows_max=16),
+                 synth_row("eagle2", f"top_k=8,depth=8,total_tokens={m},unit=npu",
+                           1.9 - m / 100, rows_max=m + 1),
+                 synth_row("sequoia", f"max_nodes={m + 1},max_depth=8", 1.1, rows_max=16),
+                 synth_row("edgellm", ed.format(fb="true", m=m), 1.4, rows_max=19)]
+    rows.append(synth_row("edgellm", ed.format(fb="false", m=32), 1.3, rows_max=9))
+    # the weak draft's traces: no Flash-AR point there; the one Flash-AR gives on
+    # every trace it ran (1.0) is their baseline
+    rows += [synth_row("chain", "k=8,unit=cpu", 0.9, trace="workload-code-weak", draft="d-weak",
+                       rows_max=9),
+             synth_row("lever", "drafting=gain_cost,n_max=15,d_max=10", 1.2,
+                       trace="workload-code-weak", draft="d-weak", rows_max=16)]
+    # a trace made in memory, named by its checksum, with a tag naming it
+    rows += [synth_row("flash_ar", "none", 1.0, trace="synth-955c5697", tag_workload="dialogue"),
+             synth_row("chain", "k=8,unit=cpu", 1.1, trace="synth-955c5697",
+                       tag_workload="dialogue", rows_max=9)]
+    for r in rows:
+        r.setdefault("tag_workload", "code")
+    d = synth_dir(c, "rules_tree", rows)
+    md, by, info = built(d)
+    info = {n: rest for n, *rest in info}
+    tree = info.get("throughput_vs_tree.png")
+    check(tree is not None, "tree figure drawn")
+    if tree is not None:
+        notes, legend, dropped, xs, ticks = tree
+        want = {"flash_ar": [1.0], "chain": [9.0], "specinfer": [6.0], "lever": [16.0, 32.0],
+                "eagle2": [16.0, 32.0], "sequoia": [16.0, 32.0],
+                "edgellm[fallback=true]": [16.0, 32.0]}
+        for name, x in want.items():
+            check(xs.get(name) == [x], f"tree axis: {name} at {x} nodes ({xs.get(name)})")
+        check("15" not in ticks and "31" not in ticks and {"16", "32"} <= set(ticks),
+              f"tree ticks name the budgets 16, 32 ({ticks})")
+        check("edgellm[fallback=false]" in dropped and
+              any("Not drawn: edgellm[fallback=false]" in n for n in notes) and
+              "**Not drawn:** edgellm[fallback=false]" in md,
+              f"EdgeLLM without a cap: reported as not drawn ({dropped})")
+        check(any(n.startswith("Hollow marker") for n in notes),
+              "a cap that never bound is marked and explained")
+        check(any("not drawn: no series of their setting" in n for n in notes),
+              f"points whose setting varies no tree budget are counted ({notes})")
+    tree_md = table_rows(md, "Throughput vs tree budget")
+    lever = {ln.split("|")[2].strip(): ln.split("|")[5].strip() for ln in tree_md
+             if ln.startswith("| lever ")}
+    check(lever == {"16": "yes", "32": "no"},
+          f"tree table: lever's cap of 16 binds, 32 does not ({lever})")
+    sp = info.get("speedup.png")
+    check(sp is not None, "speed-up drawn")
+    if sp is not None:
+        notes, legend, dropped, xs, ticks = sp
+        check(not dropped and any("Flash-AR did not run on code-weak" in n for n in notes),
+              f"weak-draft points drawn over the borrowed baseline ({notes}, {dropped})")
+    sp_md = table_rows(md, "Speed-up over Flash-AR")
+    check(any("workload-code-weak" in ln and "| 0.900×" in ln for ln in sp_md),
+          f"chain on the weak draft: 0.9 over Flash-AR's 1.0 ({sp_md})")
+    check("workload dialogue = `synth-955c5697`" in md,
+          "the hash-named trace is shown by its tag, the mapping in report.md")
+    check(all("955c5697" not in t for n in info.values() for t in n[4] + n[1]),
+          "no figure label holds the trace's hash")
+
+    # a baseline that cannot be borrowed (Flash-AR differs between traces): not drawn
+    rows = [synth_row("flash_ar", "none", 1.0, trace="a"),
+            synth_row("flash_ar", "none", 1.2, trace="b"),
+            synth_row("chain", "k=8,unit=cpu", 1.3, trace="a", rows_max=9),
+            synth_row("chain", "k=8,unit=cpu", 1.5, trace="b", rows_max=9),
+            synth_row("lever", "n_max=15", 1.8, trace="c", rows_max=16),
+            synth_row("chain", "k=8,unit=cpu", 1.4, trace="c", rows_max=9)]
+    md, by, info = built(synth_dir(c, "rules_lost", rows))
+    info = {n: rest for n, *rest in info}
+    sp = info.get("speedup.png")
+    if check_true(sp is not None, "speed-up drawn with a lost baseline"):
+        notes, legend, dropped, xs, ticks = sp
+        check("lever" in dropped and "lever" not in legend and "chain" in legend,
+              f"lever (only on trace c) is reported as not drawn ({dropped}, {legend})")
+        check(any("chain at c: not drawn (no Flash-AR point" in n for n in notes),
+              f"chain's point on trace c is named ({notes})")
+    check("**Not drawn:** lever (no Flash-AR point with the same workload)" in md,
+          "report.md names the series left out and why")
+
+    # pruning: confounded with the DRAM budget -> skipped; alone -> drawn
+    rows = [synth_row("flash_ar", "none", 1.0, dram=0.0),
+            synth_row("flash_ar", "none", 2.0, dram=1.0),
+            synth_row("flash_ar", "none", 1.5, dram=0.5),
+            synth_row("lever", "pruning=full,n_max=15", 1.8, dram=0.0, rows_max=16,
+                      rows_kept=0.8),
+            synth_row("lever", "pruning=none,n_max=15", 2.5, dram=1.0, rows_max=16),
+            synth_row("chain", "k=8,unit=cpu", 1.3, dram=0.0, rows_max=9,
+                      accepted_hist="30;10;5"),
+            synth_row("chain", "k=8,unit=cpu", 1.9, dram=0.5, rows_max=9,
+                      accepted_hist="30;10;5", tpc=4.0)]
+    md, by, info = built(synth_dir(c, "rules_prune", rows))
+    check("pruning_tradeoff.png" not in by and
+          "Skipped: `pruning` does not vary with everything else fixed" in md and
+          "DRAM budget" in md.split("## Pruning trade-off")[1].split("##")[0],
+          "pruning confounded with the DRAM budget: skipped with the reason")
+    acc = by.get("accepted_length.png")
+    check(acc is not None and sorted(a.get_title() for a in acc.axes if a.get_visible()) ==
+          ["DRAM 0%", "DRAM 100%", "DRAM 50%"],
+          "accepted length: a panel per DRAM budget "
+          f"({[a.get_title() for a in acc.axes] if acc else None})")
+    dram = dict((n, rest) for n, *rest in info).get("throughput_vs_dram.png")
+    check(dram is not None and any("No result row for chain at DRAM 100%" in n for n in dram[0])
+          and "No result row for chain at DRAM 100%" in md,
+          "a missing DRAM point is named under the figure and in report.md")
+    lb = by.get("latency_breakdown.png")
+    if check_true(lb is not None, "latency breakdown drawn"):
+        # chain at DRAM 50%: 4 tokens per cycle, its flash I/O 700 ms a cycle, 175 a token
+        widths = {}
+        for a in lb.axes:
+            for p in a.patches:
+                if p.get_label() == "flash I/O" or p.get_facecolor()[:3] == \
+                        matplotlib.colors.to_rgb(fs.RESOURCE_STYLE["flash I/O"][0]):
+                    widths.setdefault(a.get_title().split("\n")[-1], set()).add(
+                        round(p.get_width(), 6))
+        check(widths.get("per decode cycle") == {700.0} and
+              175.0 in widths.get("per generated token", set()) and
+              350.0 in widths.get("per generated token", set()),
+              f"flash I/O per cycle 700 ms, per token 700 / tokens per cycle ({widths})")
+    rows = [synth_row("lever", "pruning=full,n_max=15", 1.8, rows_max=16, rows_kept=0.8),
+            synth_row("lever", "pruning=none,n_max=15", 1.7, rows_max=16),
+            synth_row("lever", "pruning=full,n_max=15", 2.8, rows_max=16, rows_kept=0.8,
+                      dram=0.5),
+            synth_row("lever", "pruning=none,n_max=15", 2.7, rows_max=16, dram=0.5)]
+    md, by, info = built(synth_dir(c, "rules_prune2", rows))
+    pr = by.get("pruning_tradeoff.png")
+    check(pr is not None and "2 sets" in pr._suptitle.get_text() and
+          set(legend_texts(pr)) == {"pruning=full", "pruning=none"},
+          "pruning varied alone: drawn, a set per DRAM budget")
+
+
+def check_true(cond: bool, what: str) -> bool:
+    check(cond, what)
+    return cond
+
+
+# ----------------------------------------------------------------- package
+
+def readme_recipe(home: str) -> str:
+    """The README's Python recipe (the ```python block that imports
+    analysis.fsresults)."""
+    with open(os.path.join(home, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        if "from analysis import fsresults" in block:
+            return block
+    return ""
+
+
+def case_package(c: Ctx) -> None:
+    """analysis/ installs as the package `analysis` (analysis/pyproject.toml)
+    into a fresh venv that sees Debian's numpy, pandas, h5py and matplotlib,
+    offline: `pip install --no-deps --no-build-isolation -e analysis/`.  From
+    another directory the README's recipe (from analysis import fsresults;
+    fsresults.load(DIR)) runs and `flashspec-report DIR` writes report.md; with
+    pandas missing, flashspec-report says so in one line naming the
+    interpreter and the fix, exit 69, no traceback."""
+    venv = os.path.join(c.tmp, "venv")
+    r = run([PY, "-m", "venv", "--system-site-packages", venv])
+    if not check_true(r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "pip")),
+                      f"{PY} -m venv made a venv with pip (Debian: apt-get install python3-venv "
+                      f"python3-pip): {r.stderr.strip()[-300:]}"):
+        return
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PIP_NO_INDEX="1",
+               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    r = run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", "--no-build-isolation",
+             "-e", os.path.join(c.home, "analysis")], env=env, cwd=c.tmp)
+    if not check_true(r.returncode == 0, "pip install -e analysis/ offline (it needs setuptools "
+                      "and wheel: Debian python3-pip brings them): "
+                      f"{(r.stdout + r.stderr).strip()[-600:]}"):
+        return
+    res = os.path.join(c.tmp, "mixed")  # 6 points, with chain's param_k
+    r = c.flashspec("run", "tests/analysis/scripts/load.lua", "-q", "-o", res,
+                    "--arg", "which=mixed")
+    check(r.returncode == 0, f"load.lua mixed: {r.stderr.strip()}")
+    elsewhere = os.path.join(c.tmp, "elsewhere")
+    os.makedirs(elsewhere)
+    recipe = readme_recipe(c.home)
+    check(bool(recipe), "README.md holds the fsresults recipe")
+    recipe, n = re.subn(r"fsresults\.load\((['\"]).*?\1\)", f"fsresults.load({res!r})", recipe)
+    check(n == 1, "the recipe loads one results directory")
+    code = recipe + "\nimport analysis, sys\nprint(analysis.__file__)\nprint(len(df), sys.prefix)\n"
+    py = os.path.join(venv, "bin", "python")
+    r = run([py, "-c", code], env=env, cwd=elsewhere)
+    out = r.stdout.strip().splitlines()
+    check(r.returncode == 0 and len(out) >= 2 and
+          out[-2] == os.path.join(c.home, "analysis", "__init__.py") and
+          out[-1] == f"6 {venv}",
+          f"README recipe from another directory, the package from the venv: "
+          f"{r.stdout.strip()[-400:]} {r.stderr.strip()[-400:]}")
+    exe = os.path.join(venv, "bin", "flashspec-report")
+    r = run([exe, res, "-o", os.path.join(c.tmp, "rep")], env=env, cwd=elsewhere)
+    check(r.returncode == 0 and os.path.exists(os.path.join(c.tmp, "rep", "report.md")) and
+          is_png(os.path.join(c.tmp, "rep", "speedup.png")),
+          f"flashspec-report wrote report.md: {r.stderr.strip()[-400:]}")
+    check(r.stderr.startswith("flashspec-report: wrote "), f"named as the command ({r.stderr})")
+    # a missing dependency: one line, the interpreter, the fix, exit 69
+    stub = os.path.join(c.tmp, "stub")
+    os.makedirs(stub)
+    write(os.path.join(stub, "pandas.py"), 'raise ImportError("No module named \'pandas\'")\n')
+    r = run([exe, res, "-o", os.path.join(c.tmp, "rep2")], env=dict(env, PYTHONPATH=stub),
+            cwd=elsewhere)
+    line = r.stderr.strip()
+    check(r.returncode == 69 and "\n" not in line and "Traceback" not in r.stderr and
+          line.startswith(f"flashspec-report: {os.path.join(venv, 'bin', 'python')}") and
+          "lacks pandas" in line and "apt-get install python3-pandas" in line and
+          "pip install pandas" in line and not os.path.exists(os.path.join(c.tmp, "rep2")),
+          f"missing pandas: one line, exit 69 ({r.returncode}: {r.stderr.strip()[-400:]})")
+    r = run([PY, c.tool("report.py"), res], env=dict(env, PYTHONPATH=stub), cwd=elsewhere)
+    check(r.returncode == 69 and r.stderr.startswith(f"report.py: {PY} lacks pandas"),
+          f"report.py run directly says the same ({r.stderr.strip()[-300:]})")
 
 
 # ----------------------------------------------------------------- loading
@@ -1103,7 +1582,9 @@ def case_load(c: Ctx) -> None:
             check(got == want, f"{which} {name}: dtypes follow the stored types "
                   f"{sorted(set(got.items()) ^ set(want.items()))}")
             text = [k for k, v in want.items() if v == "object"]
-            check(all(isinstance(v, str) for k in text for v in df[k]),
+            # a point without that parameter or tag: NaN in a param_ / tag_ column
+            check(all(isinstance(v, str) or (k.startswith(("param_", "tag_")) and v != v)
+                      for k in text for v in df[k]),
                   f"{which} {name}: every text cell is a str")
         first = frames["load(DIR)"]
         for name, df in frames.items():
@@ -1166,6 +1647,8 @@ CASES = {
     "timeline": case_timeline,
     "load": case_load,
     "figures": case_figures,
+    "report_rules": case_report_rules,
+    "package": case_package,
 }
 
 

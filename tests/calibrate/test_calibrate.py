@@ -467,8 +467,10 @@ def case_bootstrap_options() -> None:
         expect(re.search(r"^interval a nan nan nan$", p.stdout, re.M | re.I),
                f"no bootstrap: the interval is NaN: {p.stdout}")
         bad = os.path.join(tmp, "bad.lua")
-        for val, needle in (("-1", "bootstrap must be an integer"), ("2.5", "bootstrap must be"),
-                            ("20000", "bootstrap must be")):
+        # the options are checked as the run keys are (lparams.h): the key's line
+        for val, needle in (("-1", "key 'bootstrap' = -1 is out of range [0, 10000]"),
+                            ("2.5", "key 'bootstrap' must be an integer (got 2.5)"),
+                            ("20000", "key 'bootstrap' = 20000 is out of range")):
             with open(bad, "w") as f:
                 f.write(open(ACCEPT).read().replace('bootstrap = tonumber(A.boot or "0"),',
                                                     f"bootstrap = {val},"))

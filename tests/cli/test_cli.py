@@ -376,7 +376,12 @@ print(rows[1].tuned.k, rows[2].tuned.k, c.tuned.alpha0, c.tuned.navigation)
             ("knobs = { unit = { values = { 'cpu', 'gpu' } } }", r"'gpu' is not one of its choices"),
             ("knobs = { k = { 1, 8 } }, objective = 'tokens_per_sec'", r"objective 'tokens_per_sec'"),
             ("knobs = { k = { 1, 8 } }, objective = 'policy'", r"not a numeric result column"),
-            ("knobs = { k = { 1, 8 } }, holdout = 1.5", r"holdout must be a number in \[0, 1\)"),
+            # an option's value is checked as the run keys are (lparams.h): the key's line
+            ("knobs = { k = { 1, 8 } }, holdout = 1.5",
+             r"key 'holdout' = 1\.5 is out of range \[0, 1\]", 8),
+            ("knobs = { k = { 1, 8 } }, holdout = 1", r"key 'holdout' = 1 leaves no prompt", 8),
+            ("knobs = { k = { 1, 8 } }, max_evals = 2.5",
+             r"key 'max_evals' must be an integer \(got 2\.5\)", 8),
             ("knobs = { k = { 1, 8 } }, max_evals = 4", r"8 combinations but max_evals = 4"),
             ("knobs = { k = { 1.5, 8 } }", r"1\.5 is not a whole number"),
             ("knobs = {}", r"knobs is empty"),
@@ -387,11 +392,12 @@ print(rows[1].tuned.k, rows[2].tuned.k, c.tuned.alpha0, c.tuned.navigation)
              r"objective 'max_new_tokens' is the same at every knob vector tried.*\(k\) do "
              r"not move it"),
         )
-        for i, (knobs, needle) in enumerate(bad):
+        for i, (knobs, needle, *line) in enumerate(bad):
             src = TUNE_HEAD + ("local r = fs.tune(with { policy = fs.policy.chain {},\n"
                                f"  {knobs} }})\n")
             rc, _, err, out = run_src(d, f"bad{i}.lua", src)
-            one_line_error(err, 78, rc, rf"bad{i}\.lua:7: flashspec\.tune: ", needle)
+            one_line_error(err, 78, rc, rf"bad{i}\.lua:{line[0] if line else 7}: flashspec\.tune: ",
+                           needle)
             no_results(out)
         rc, _, err, out = run_src(d, "few.lua", TUNE_HEAD.replace("prompts = 8", "prompts = 1") +
                                   "fs.tune(with { policy = fs.policy.chain {}, knobs = { k = { 1, 4 } } })\n")

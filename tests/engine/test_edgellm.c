@@ -9,7 +9,7 @@
  * provisional pipeline's keep / discard decisions, including that kept tokens
  * enter the next tree without draft calls.
  */
-#include "eng_policy.h"
+#include "pol_edgellm.h"
 
 #include "../check.h"
 

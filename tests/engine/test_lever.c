@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../check.h"
-#include "eng_policy.h"
+#include "pol_lever.h"
 
 static _Alignas(8) unsigned char tree_mem[1 << 16];
 

@@ -19,7 +19,8 @@
  * cycle, candidate sets of shared nodes kept) vs a verification of its own
  * (no draft call at all), and parameter validation.
  */
-#include "eng_policy.h"
+#include "pol_chain.h"
+#include "pol_lyanna.h"
 
 #include "../check.h"
 

@@ -17,6 +17,7 @@ import tempfile
 
 POLICY = r'''/* pol_first_k.c -- a chain of the draft's top-1 tokens, k of them. */
 #include "eng_policy.h"
+#include "pol_chain.h" /* eng_chain_draft */
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -7,7 +7,8 @@
  * a chain built from top-1s must spell seq[1..n] exactly.  It records every call
  * (count, unit, ids) so the tests can check how the policy used it.
  */
-#include "eng_policy.h"
+#include "pol_chain.h"
+#include "pol_flash_ar.h"
 
 #include "../check.h"
 
@@ -293,6 +294,150 @@ static void test_plan_default(void)
     CHECK_EQ_INT(plan.leaves, 1);
 }
 
+/* A policy of test hooks: each counts its calls; prune checks that keep
+ * arrived all ones and drops node 1. */
+typedef struct hook_log {
+    int32_t reset, build, prune, plan, observe, calibrate, provisional, error;
+    int32_t keep_all_ones;
+} hook_log;
+
+static void hk_reset(void *self)
+{
+    ((hook_log *)self)->reset++;
+}
+
+static int hk_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
+{
+    (void)draft, (void)lim;
+    ((hook_log *)self)->build++;
+    eng_tree_add(t, 0, 11, -0.5f);
+    eng_tree_add(t, 0, 12, -0.7f);
+    return ENG_OK;
+}
+
+static int hk_prune(void *self, const eng_tree *t, eng_target_oracle *target, uint8_t *keep)
+{
+    hook_log *h = self;
+    (void)target;
+    h->prune++;
+    h->keep_all_ones = 1;
+    for (int32_t u = 0; u < t->n_nodes; u++)
+        h->keep_all_ones &= keep[u] == 1;
+    keep[1] = 0;
+    return ENG_OK;
+}
+
+static void hk_plan(void *self, const eng_tree *t, const uint8_t *keep, eng_verify_plan *plan)
+{
+    ((hook_log *)self)->plan++;
+    eng_plan_default(t, keep, plan);
+    plan->proj = ENG_PROJ_ONDEMAND_CPU;
+}
+
+static void hk_observe(void *self, const eng_feedback *fb)
+{
+    (void)fb;
+    ((hook_log *)self)->observe++;
+}
+
+static int hk_calibrate(void *self, const eng_cost_profile *prof)
+{
+    (void)prof;
+    ((hook_log *)self)->calibrate++;
+    return ENG_E_ORACLE;
+}
+
+static int hk_provisional(void *self, eng_tree *t, eng_draft_oracle *draft,
+                          const eng_build_limits *lim)
+{
+    (void)draft, (void)lim;
+    ((hook_log *)self)->provisional++;
+    eng_tree_add(t, 2, 13, -0.1f);
+    return ENG_OK;
+}
+
+static const char *hk_error(void *self)
+{
+    ((hook_log *)self)->error++;
+    return "hook error";
+}
+
+/* The eng_policy_* wrappers: every optional hook missing gives its documented
+ * default; every hook present is called as it is. */
+static void test_wrappers(void)
+{
+    static _Alignas(8) unsigned char m[8 * sizeof(eng_node)];
+    eng_tree t;
+    eng_build_limits lim = {8, 4, 100};
+    eng_draft_oracle dr = {.expand = oracle_expand, .ctx = NULL, .k = KCAND};
+    eng_target_oracle tg = {.verify = NULL};
+    eng_cost_profile prof = {.n_pos = 0};
+    eng_feedback fb = {.tree = &t};
+    eng_verify_plan plan, want;
+    uint8_t keep[8];
+    uint8_t *mask = keep;
+
+    hook_log none_log = {0};
+    const eng_policy_i none_i = {.name = "none", .build = hk_build};
+    eng_policy none = {&none_i, &none_log};
+    eng_tree_init(&t, m, sizeof m, 8, 0);
+    eng_tree_reset(&t, 1);
+    CHECK_EQ_INT(eng_policy_calibrates(&none), 0);
+    CHECK_EQ_INT(eng_policy_calibrate(&none, &prof), ENG_OK);
+    eng_policy_reset(&none);
+    CHECK_EQ_INT(eng_policy_build(&none, &t, &dr, &lim), ENG_OK);
+    CHECK_EQ_INT(t.n_nodes, 3);
+    memset(keep, 7, sizeof keep);
+    CHECK_EQ_INT(eng_policy_prune(&none, &t, &tg, keep, &mask), ENG_OK);
+    CHECK(mask == NULL);
+    CHECK(keep[0] == 7 && keep[2] == 7); /* untouched */
+    eng_policy_plan(&none, &t, mask, &plan);
+    eng_plan_default(&t, NULL, &want);
+    CHECK(memcmp(&plan, &want, sizeof plan) == 0);
+    CHECK_EQ_INT(eng_policy_provisional(&none, &t, &dr, &lim), ENG_OK);
+    CHECK_EQ_INT(t.n_nodes, 3);
+    eng_policy_observe(&none, &fb);
+    CHECK(eng_policy_error(&none) == NULL);
+    CHECK_EQ_INT(none_log.build, 1);
+    eng_policy_destroy(&none); /* no destroy hook: only forgets */
+    CHECK(none.i == NULL && none.self == NULL);
+    const eng_policy_i nobuild_i = {.name = "nobuild"};
+    eng_policy nobuild = {&nobuild_i, NULL};
+    CHECK_EQ_INT(eng_policy_build(&nobuild, &t, &dr, &lim), ENG_E_ARG);
+
+    hook_log all_log = {0};
+    const eng_policy_i all_i = {.name = "all",
+                                .reset = hk_reset,
+                                .build = hk_build,
+                                .prune = hk_prune,
+                                .plan = hk_plan,
+                                .observe = hk_observe,
+                                .calibrate = hk_calibrate,
+                                .provisional = hk_provisional,
+                                .error = hk_error};
+    eng_policy all = {&all_i, &all_log};
+    eng_tree_reset(&t, 1);
+    CHECK_EQ_INT(eng_policy_calibrates(&all), 1);
+    CHECK_EQ_INT(eng_policy_calibrate(&all, &prof), ENG_E_ORACLE);
+    eng_policy_reset(&all);
+    CHECK_EQ_INT(eng_policy_build(&all, &t, &dr, &lim), ENG_OK);
+    memset(keep, 0, sizeof keep);
+    CHECK_EQ_INT(eng_policy_prune(&all, &t, &tg, keep, &mask), ENG_OK);
+    CHECK(mask == keep);
+    CHECK_EQ_INT(all_log.keep_all_ones, 1);
+    CHECK(keep[0] == 1 && keep[1] == 0 && keep[2] == 1);
+    eng_policy_plan(&all, &t, mask, &plan);
+    CHECK_EQ_INT(plan.rows, 2);
+    CHECK_EQ_INT(plan.proj, ENG_PROJ_ONDEMAND_CPU);
+    CHECK_EQ_INT(eng_policy_provisional(&all, &t, &dr, &lim), ENG_OK);
+    CHECK_EQ_INT(t.n_nodes, 4);
+    eng_policy_observe(&all, &fb);
+    CHECK(eng_policy_error(&all) != NULL && strcmp(eng_policy_error(&all), "hook error") == 0);
+    CHECK(all_log.reset == 1 && all_log.build == 1 && all_log.prune == 1 && all_log.plan == 1 &&
+          all_log.observe == 1 && all_log.calibrate == 1 && all_log.provisional == 1 &&
+          all_log.error == 2);
+}
+
 static void test_registry(void)
 {
     int32_t n = 0;
@@ -384,6 +529,7 @@ int main(void)
     test_chain_cycle();
     test_flash_ar();
     test_plan_default();
+    test_wrappers();
     test_registry();
     test_nearest();
     return check_done("test_policies");

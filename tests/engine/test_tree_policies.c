@@ -11,7 +11,11 @@
  * Sequoia's DP vs exhaustive search over all small trees, adaptive-k window
  * behaviour, and the tree compaction the pool/beam policies rely on.
  */
-#include "eng_policy.h"
+#include "pol_adaptive_chain.h"
+#include "pol_eagle2.h"
+#include "pol_opt_tree.h"
+#include "pol_sequoia.h"
+#include "pol_specinfer.h"
 
 #include "../check.h"
 

@@ -22,7 +22,7 @@
  * gets a non-empty reason.  Never a crash.
  */
 #include "sim/lua/api_impl.h"
-#include "sim/lua/plugin.h"
+#include "sim/cli/plugin.h"
 #include "sim/sweep/sim_sweep_store.h"
 
 #include <stdint.h>

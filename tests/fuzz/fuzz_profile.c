@@ -14,7 +14,7 @@
  * directory), and those load cleanly, so every message names the input.
  * Built as fuzz_trace.c is (tests/fuzz/meson.build).
  */
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -19,7 +19,7 @@
  * argv[1]: the configs directory.
  */
 #include "sim/hw/sim_hw.h"
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /*
- * test_refcsv.c -- reference CSV (sim/lua/refcsv.h): reading (comments, blank
+ * test_refcsv.c -- reference CSV (sim/fit/refcsv.h) over the simulator's
+ * result rows (sim/lua/lfit.h: the result columns): reading (comments, blank
  * lines, CR LF, quoted fields, true line numbers), every rejected input with its
  * status and one-line message naming the file and line, matching of key cells
  * against result rows (text, numeric, tree_nodes, empty = any) and the metric
@@ -8,7 +9,8 @@
  * Writes its inputs into a fresh directory under $TMPDIR (or /tmp), removed at
  * the end.
  */
-#include "sim/lua/refcsv.h"
+#include "sim/fit/refcsv.h"
+#include "sim/lua/lfit.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,6 +24,8 @@
 
 static char dir[512];
 static char path[600];
+static fs_rows_meta meta; /* the result rows' run (zeroed) */
+static fs_ref_cols cols;  /* the result columns (fs_ref_result_cols) */
 
 /* Writes data[0..n) to dir/name and returns its path (static). */
 static const char *put(const char *name, const char *data, size_t n)
@@ -39,7 +43,7 @@ static const char *put(const char *name, const char *data, size_t n)
 
 static int load(const char *data, fs_ref *r, char *err, size_t errlen)
 {
-    return fs_ref_load(put("r.csv", data, strlen(data)), r, err, errlen);
+    return fs_ref_load(put("r.csv", data, strlen(data)), &cols, r, err, errlen);
 }
 
 /* A rejected input: status want, one line holding where ("r.csv:LINE:") and
@@ -170,7 +174,7 @@ static void test_limits_ok(void)
     for (size_t i = 80; i < n; i += 81) huge[i] = '\n';
     const char *p = put("huge.csv", huge, n);
     char msg[512] = "";
-    CHECK_EQ_INT(fs_ref_load(p, &r, msg, sizeof msg), FS_REF_E_DATA);
+    CHECK_EQ_INT(fs_ref_load(p, &cols, &r, msg, sizeof msg), FS_REF_E_DATA);
     CHECK(strstr(msg, "larger than") != NULL);
     free(huge);
     unlink(p);
@@ -182,16 +186,16 @@ static void test_rejected(void)
     char err[512] = "";
     /* files */
     snprintf(path, sizeof path, "%s/none.csv", dir);
-    CHECK_EQ_INT(fs_ref_load(path, &r, err, sizeof err), FS_REF_E_MISSING);
+    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), FS_REF_E_MISSING);
     CHECK(strstr(err, "none.csv: cannot open reference file") != NULL);
-    CHECK_EQ_INT(fs_ref_load(dir, &r, err, sizeof err), FS_REF_E_DATA);
+    CHECK_EQ_INT(fs_ref_load(dir, &cols, &r, err, sizeof err), FS_REF_E_DATA);
     CHECK(strstr(err, "not a regular file") != NULL);
     snprintf(path, sizeof path, "%s/fifo.csv", dir);
     CHECK(mkfifo(path, 0600) == 0);
-    CHECK_EQ_INT(fs_ref_load(path, &r, err, sizeof err), FS_REF_E_DATA); /* must not block */
+    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), FS_REF_E_DATA); /* must not block */
     CHECK(strstr(err, "not a regular file") != NULL);
     unlink(path);
-    CHECK_EQ_INT(fs_ref_load(put("nul.csv", HDR "a\0b\n", sizeof(HDR "a\0b\n") - 1), &r, err,
+    CHECK_EQ_INT(fs_ref_load(put("nul.csv", HDR "a\0b\n", sizeof(HDR "a\0b\n") - 1), &cols, &r, err,
                              sizeof err),
                  FS_REF_E_DATA);
     CHECK(strstr(err, "NUL bytes") != NULL);
@@ -296,8 +300,6 @@ static void test_match(void)
         fprintf(stderr, "  %s\n", err);
         return;
     }
-    fs_rows_meta m;
-    memset(&m, 0, sizeof m);
     fs_row chain8 = row_of("chain", "k=8,unit=cpu", "qwen3-8b-q4_0");
     fs_row chain4 = row_of("chain", "k=4,unit=cpu", "qwen3-8b-q4_0");
     fs_row chain8l = row_of("chain", "k=8,unit=cpu", "llama3.1-8b-q4_0");
@@ -306,22 +308,22 @@ static void test_match(void)
     fs_row e60 = row_of("eagle2", "top_k=10,depth=6,total_tokens=60,unit=npu", "qwen3-8b-q4_0");
     fs_row si = row_of("specinfer", "widths=1/1/3/1,unit=npu", "qwen3-8b-q4_0");
     fs_row lever = row_of("lever", "n_max=64", "qwen3-8b-q4_0");
-    CHECK(fs_ref_match(&r, 0, &m, &chain8));
-    CHECK(!fs_ref_match(&r, 0, &m, &chain4));
-    CHECK(!fs_ref_match(&r, 0, &m, &chain8l));
-    CHECK(!fs_ref_match(&r, 0, &m, &ar));
-    CHECK(fs_ref_match(&r, 1, &m, &ar));
-    CHECK(!fs_ref_match(&r, 1, &m, &chain8));
-    CHECK(fs_ref_match(&r, 2, &m, &e16));
-    CHECK(!fs_ref_match(&r, 2, &m, &e60));
-    CHECK(fs_ref_match(&r, 3, &m, &si));
-    CHECK(fs_ref_match(&r, 4, &m, &lever) && fs_ref_match(&r, 4, &m, &chain4));
+    CHECK(fs_ref_match(&r, 0, &cols, &chain8));
+    CHECK(!fs_ref_match(&r, 0, &cols, &chain4));
+    CHECK(!fs_ref_match(&r, 0, &cols, &chain8l));
+    CHECK(!fs_ref_match(&r, 0, &cols, &ar));
+    CHECK(fs_ref_match(&r, 1, &cols, &ar));
+    CHECK(!fs_ref_match(&r, 1, &cols, &chain8));
+    CHECK(fs_ref_match(&r, 2, &cols, &e16));
+    CHECK(!fs_ref_match(&r, 2, &cols, &e60));
+    CHECK(fs_ref_match(&r, 3, &cols, &si));
+    CHECK(fs_ref_match(&r, 4, &cols, &lever) && fs_ref_match(&r, 4, &cols, &chain4));
     chain4.dram_fraction = 0.2 + 1e-12;
-    CHECK(fs_ref_match(&r, 4, &m, &chain4));
-    CHECK(!fs_ref_match(&r, 5, &m, &chain4));
+    CHECK(fs_ref_match(&r, 4, &cols, &chain4));
+    CHECK(!fs_ref_match(&r, 5, &cols, &chain4));
     /* a policy whose tree size is not fixed never matches a tree_nodes key */
-    CHECK(!fs_ref_match(&r, 6, &m, &lever));
-    CHECK(fs_ref_match(&r, 6, &m, &ar));
+    CHECK(!fs_ref_match(&r, 6, &cols, &lever));
+    CHECK(fs_ref_match(&r, 6, &cols, &ar));
     fs_ref_free(&r);
 
     /* tree sizes from parameter labels */
@@ -371,12 +373,10 @@ static void test_eval(void)
         return;
     }
     CHECK_EQ_INT(r.n_rows, n);
-    fs_rows_meta m;
-    memset(&m, 0, sizeof m);
     fs_row row = row_of("chain", "k=8,unit=cpu", "qwen3-8b-q4_0");
     for (int i = 0; i < n && i < r.n_rows; i++) {
         double v = -12345.0;
-        int e = fs_ref_eval(&r, i, &m, &row, &v);
+        int e = fs_ref_eval(&r, i, &cols, &row, &v);
         if (isnan(cases[i].want)) {
             CHECK_EQ_INT(e, -1);
             CHECK_NEAR(v, -12345.0, 0); /* untouched */
@@ -398,6 +398,7 @@ int main(void)
         fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(errno));
         return 2;
     }
+    cols = fs_ref_result_cols(&meta);
     test_good_file();
     test_limits_ok();
     test_rejected();

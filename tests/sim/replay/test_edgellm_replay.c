@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "../../check.h"
-#include "sim/lua/profile.h"
+#include "engine/pol_edgellm.h"
+#include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 
 static sim_device dev;

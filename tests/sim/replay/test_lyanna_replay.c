@@ -27,7 +27,8 @@
 #include <string.h>
 
 #include "../../check.h"
-#include "sim/lua/profile.h"
+#include "engine/pol_lyanna.h"
+#include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/rp_oracle.h"
 

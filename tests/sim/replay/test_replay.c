@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "../../check.h"
-#include "sim/lua/profile.h"
+#include "engine/pol_chain.h"
+#include "engine/pol_flash_ar.h"
+#include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 
 static sim_device dev;

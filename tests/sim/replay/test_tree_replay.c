@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "../../check.h"
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 
 static sim_device dev;

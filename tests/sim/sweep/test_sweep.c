@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "../../check.h"
-#include "sim/lua/profile.h"
+#include "engine/pol_chain.h"
+#include "sim/config/profile.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
 

@@ -11,9 +11,9 @@
  * deeper than SIM_PROFILE_MAX_BASES, a bad base name or type are E_CONFIG; an
  * error inside a base (also a sandbox escape) names the base file.
  *
- * argv[1]: tests/sim/lua/data; argv[2]: the configs directory.
+ * argv[1]: tests/sim/config/data; argv[2]: the configs directory.
  */
-#include "sim/lua/profile.h"
+#include "sim/config/profile.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -351,6 +351,71 @@ static void test_inheritance(const char *cfg)
     CHECK(unsetenv("FLASHSPEC_CONFIG_DIR") == 0);
 }
 
+/* The search path: FLASHSPEC_CONFIG_PATH's directories first (empty entries
+ * skipped), the shipped directory last; the first regular file wins; a base
+ * naming the file itself resolves further along; names list the union. */
+static void test_search_path(const char *cfg)
+{
+    char tmp[] = "/tmp/flashspec-path-XXXXXX", path[2048], err[1024], d1[1100], d2[1100];
+    CHECK(mkdtemp(tmp) != NULL);
+    snprintf(d1, sizeof d1, "%s/one", tmp);
+    snprintf(d2, sizeof d2, "%s/two", tmp);
+    for (int i = 0; i < 2; i++) {
+        const char *d = i ? d2 : d1;
+        CHECK(mkdir(d, 0700) == 0);
+        snprintf(path, sizeof path, "%s/devices", d);
+        CHECK(mkdir(path, 0700) == 0);
+    }
+    write_profile(d1, "mine", "return { base = \"oneplus12\", launch_us = 7 }\n");
+    write_profile(d2, "oneplus12", "return { base = \"oneplus12\", read_gbps = 2.5 }\n");
+    char env[2300];
+    snprintf(env, sizeof env, ":%s::%s:", d1, d2);
+    CHECK(setenv("FLASHSPEC_CONFIG_PATH", env, 1) == 0);
+    CHECK(setenv("FLASHSPEC_CONFIG_DIR", cfg, 1) == 0);
+    char dirs[SIM_PROFILE_MAX_DIRS][SIM_PROFILE_DIR_CAP];
+    CHECK(sim_profile_dirs(dirs, SIM_PROFILE_MAX_DIRS) == 3);
+    CHECK(!strcmp(dirs[0], d1) && !strcmp(dirs[1], d2) && !strcmp(dirs[2], cfg));
+    CHECK(sim_profile_find("devices", "mine", 0, path, sizeof path) == 0);
+    CHECK(sim_profile_find("devices", "mine", 1, path, sizeof path) == -1);
+    CHECK(sim_profile_find("devices", "oneplus12", 0, path, sizeof path) == 1);
+    CHECK(sim_profile_find("devices", "oneplus12", 2, path, sizeof path) == 2);
+    CHECK(sim_profile_find("devices", "../x", 0, path, sizeof path) == -2);
+    /* mine -> the user's oneplus12 -> the shipped oneplus12 */
+    sim_device d;
+    CHECK(sim_profile_find("devices", "mine", 0, path, sizeof path) == 0);
+    int rc = sim_profile_load_device(path, &d, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_PROFILE_OK && d.launch_us == 7 && d.read_gbps == 2.5 && d.npu_gflops > 0);
+    char names[SIM_PROFILE_LIST_MAX][SIM_PROFILE_NAME_CAP];
+    int n = sim_profile_names("devices", names, SIM_PROFILE_LIST_MAX), ones = 0, mine = 0;
+    for (int i = 0; i < n; i++) {
+        ones += !strcmp(names[i], "oneplus12");
+        mine += !strcmp(names[i], "mine");
+        CHECK(i == 0 || strcmp(names[i - 1], names[i]) < 0);
+    }
+    CHECK(n >= 3 && ones == 1 && mine == 1);
+    /* a file that derives from itself with nothing further along: a cycle */
+    write_profile(d1, "loop", "return { base = \"loop\" }\n");
+    CHECK(sim_profile_find("devices", "loop", 0, path, sizeof path) == 0);
+    rc = sim_profile_load_device(path, &d, err, sizeof err);
+    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "makes a cycle"));
+    CHECK(unsetenv("FLASHSPEC_CONFIG_PATH") == 0);
+    CHECK(sim_profile_find("devices", "mine", 0, path, sizeof path) == -1);
+    CHECK(unsetenv("FLASHSPEC_CONFIG_DIR") == 0);
+    const char *files[] = {"one/devices/mine.lua",
+                           "one/devices/loop.lua",
+                           "two/devices/oneplus12.lua",
+                           "one/devices",
+                           "two/devices",
+                           "one",
+                           "two"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, files[i]);
+        CHECK(remove(path) == 0);
+    }
+    CHECK(rmdir(tmp) == 0);
+}
+
 /* Standing variants (profile.h): parsed, validated, sorted, inherited from
  * the nearest file that declares them, applied over the resolved device. */
 static void test_variants(const char *cfg)
@@ -482,6 +547,7 @@ int main(int argc, char **argv)
     test_missing_and_names(argv[2]);
     test_inheritance(argv[2]);
     test_variants(argv[2]);
+    test_search_path(argv[2]);
     printf("profile: ok\n");
     return check_done("lua/profile");
 }

@@ -11,8 +11,8 @@
  * directory is $FLASHSPEC_CONFIG_DIR when set and non-empty, else
  * <home>/configs.  Both are resolved once per process.
  */
-#ifndef FS_LUA_HOME_H
-#define FS_LUA_HOME_H
+#ifndef FS_CONFIG_HOME_H
+#define FS_CONFIG_HOME_H
 
 const char *fs_home_dir(void);
 const char *fs_config_dir(void);

@@ -2,7 +2,7 @@
  * home.c -- the home and configs directories (home.h).
  */
 #define _DEFAULT_SOURCE /* realpath */
-#include "sim/lua/home.h"
+#include "sim/config/home.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -40,8 +40,7 @@ static int installed_home(char *out, size_t n)
     *slash = 0;
     char cand[PATH_MAX], cfg[PATH_MAX + 16], real[PATH_MAX];
     if (snprintf(cand, sizeof cand, "%s/%s", exe, FS_SHARE_REL) >= (int)sizeof cand) return -1;
-    if (snprintf(cfg, sizeof cfg, "%s/configs", cand) >= (int)sizeof cfg || !is_dir(cfg))
-        return -1;
+    if (snprintf(cfg, sizeof cfg, "%s/configs", cand) >= (int)sizeof cfg || !is_dir(cfg)) return -1;
     if (!realpath(cand, real)) return -1;
     snprintf(out, n, "%s", real);
     return 0;

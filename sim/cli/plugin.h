@@ -3,23 +3,16 @@
  * exporting one eng_policy_desc and the ABI number it was built for
  * (engine/eng_policy.h, "Native plug-ins").  Loaded by the command line
  * only -- a script cannot load code -- before the script runs; its policy is
- * then flashspec.policy.NAME like a built-in one.
+ * then flashspec.policy.NAME like a built-in one (the loaded plug-ins reach
+ * the script API as fs_plugin records, sim/lua/api.h).
  */
-#ifndef FS_LUA_PLUGIN_H
-#define FS_LUA_PLUGIN_H
+#ifndef FS_CLI_PLUGIN_H
+#define FS_CLI_PLUGIN_H
 
-#include <limits.h>
 #include <stddef.h>
 
 #include "engine/eng_policy.h"
-
-#define FS_MAX_PLUGINS 16
-
-typedef struct fs_plugin {
-    const eng_policy_desc *desc; /* in the loaded object, valid until exit */
-    char digest[33];             /* of the file's bytes: enters the point id */
-    char path[PATH_MAX];
-} fs_plugin;
+#include "sim/lua/api.h" /* fs_plugin: what the script API is handed */
 
 /* Loads path as plug-in number n_loaded (loaded[0..n_loaded) are the earlier
  * ones, for name clashes).  Returns 0, or an exit code (66 missing file, 78

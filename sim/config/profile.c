@@ -20,8 +20,8 @@
 #include "profile.h"
 #include "home.h"
 
-#include "lparams.h"
-#include "sandbox.h"
+#include "sim/lua/lparams.h"
+#include "sim/lua/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,6 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 
 #define PROFILE_MEM_CAP ((size_t)64 << 20)
 #define PROFILE_STEPS_CAP 50000000LL
@@ -90,9 +89,9 @@ typedef struct job {
     const char *what;
     sim_device_variants *vars; /* devices: out, the file's `variants` (NULL: unknown key) */
     int has_vars;              /* out: the file sets `variants` */
-    int has_base;             /* out: the file sets `base` */
-    char base[BASE_NAME_CAP]; /* out: its value */
-    int base_line;            /* out: the line of `base =` */
+    int has_base;              /* out: the file sets `base` */
+    char base[BASE_NAME_CAP];  /* out: its value */
+    int base_line;             /* out: the line of `base =` */
 } job;
 
 static int variant_name_ok(const char *s, size_t n)
@@ -254,7 +253,8 @@ static int load_file(job *j, char *err, size_t errlen)
         return SIM_PROFILE_E_MISSING;
     }
 
-    fs_lua_limits lim = {.mem_limit_bytes = PROFILE_MEM_CAP, .step_limit = PROFILE_STEPS_CAP,
+    fs_lua_limits lim = {.mem_limit_bytes = PROFILE_MEM_CAP,
+                         .step_limit = PROFILE_STEPS_CAP,
                          .max_seconds = PROFILE_SECONDS_CAP};
     lua_State *L = fs_sandbox_new(FS_SANDBOX_PROFILE, &lim);
     if (!L) {
@@ -659,7 +659,7 @@ int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int
 
 void sim_profile_suggest(const char *kind, const char *name, char *out, size_t n)
 {
-    char (*list)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *list);
+    char(*list)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *list);
     if (n) out[0] = 0;
     if (!list) return;
     int k = sim_profile_names(kind, list, SIM_PROFILE_LIST_MAX);

@@ -2,10 +2,14 @@
  * refcsv.h -- reference measurements: the CSV that analysis/fidelity.py and
  * flashspec.calibrate read, matched against result rows.
  *
+ * The rows matched are the caller's: fs_ref_cols names their columns (the
+ * kind of each, the value of one in a row), so the reader knows no result
+ * type (sim/lua/lfit.h gives the simulator's result rows).
+ *
  * Format (analysis/README.md "Reference CSV"): lines starting with '#' and
  * blank lines are ignored (line numbers stay true); the first other line is the
  * header.  Columns `metric`, `value` and `source` are required, `note` is
- * optional; every other column is a key naming a result column (rows.h) or the
+ * optional; every other column is a key naming a result column or the
  * derived `tree_nodes` (nodes of the verified tree, root included, for the
  * policies that fix it: flash_ar 1, chain k + 1, eagle2 total_tokens + 1,
  * specinfer 1 + w1 + w1 w2 + ...).  An empty key cell matches anything.
@@ -19,13 +23,11 @@
  * every error is one line "PATH:LINE: ..." and status FS_REF_E_DATA (exit 65),
  * FS_REF_E_MISSING (66) or FS_REF_E_NOMEM (70).
  */
-#ifndef FS_LUA_REFCSV_H
-#define FS_LUA_REFCSV_H
+#ifndef FS_FIT_REFCSV_H
+#define FS_FIT_REFCSV_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "sim/lua/rows.h"
 
 #define FS_REF_MAX_BYTES (8 << 20)
 #define FS_REF_MAX_ROWS 10000
@@ -34,20 +36,35 @@
 
 enum { FS_REF_OK = 0, FS_REF_E_DATA = -1, FS_REF_E_MISSING = -2, FS_REF_E_NOMEM = -3 };
 
+/* Column kinds (equal to FS_COL_* of sim/lua/rows.h, as sim/lua/lfit.c checks). */
+enum { FS_REF_COL_NONE = 0, FS_REF_COL_NUMBER = 1, FS_REF_COL_TEXT = 2 };
+
+/* The result rows a reference is read for and matched against.  The derived
+ * key tree_nodes reads the text columns policy and policy_params. */
+typedef struct fs_ref_cols {
+    /* The kind of the result column called name (FS_REF_COL_NONE: none). */
+    int (*kind)(const char *name);
+    /* The value of column name in row: a number into *num or text into
+     * text[0..n) (text may be NULL); returns its kind. */
+    int (*get)(const void *ctx, const void *row, const char *name, double *num, char *text,
+               size_t n);
+    const void *ctx; /* passed to get */
+} fs_ref_cols;
+
 /* One step of a metric in reverse Polish notation. */
 typedef struct fs_ref_op {
-    char kind;      /* 'n' number, 'c' column, or one of + - * / */
-    double num;     /* 'n' */
-    char col[48];   /* 'c' */
+    char kind;    /* 'n' number, 'c' column, or one of + - * / */
+    double num;   /* 'n' */
+    char col[48]; /* 'c' */
 } fs_ref_op;
 
 typedef struct fs_ref_row {
-    int32_t line;                        /* 1-based line in the file */
-    char *keys[FS_REF_MAX_COLS];         /* key cells, "" = any (owned) */
-    char metric[128];                    /* as written */
+    int32_t line;                /* 1-based line in the file */
+    char *keys[FS_REF_MAX_COLS]; /* key cells, "" = any (owned) */
+    char metric[128];            /* as written */
     fs_ref_op ops[FS_REF_MAX_OPS];
     int32_t n_ops;
-    double value;                        /* measured */
+    double value; /* measured */
     char source[128], note[128];
 } fs_ref_row;
 
@@ -59,18 +76,18 @@ typedef struct fs_ref {
     int32_t n_rows;
 } fs_ref;
 
-/* Loads and validates path into *out (free with fs_ref_free).  Returns FS_REF_OK
- * or an error status with one line in err. */
-int fs_ref_load(const char *path, fs_ref *out, char *err, size_t errlen);
+/* Loads and validates path into *out (free with fs_ref_free), its key and
+ * metric columns against cols->kind.  Returns FS_REF_OK or an error status
+ * with one line in err. */
+int fs_ref_load(const char *path, const fs_ref_cols *cols, fs_ref *out, char *err, size_t errlen);
 void fs_ref_free(fs_ref *r); /* NULL-safe; leaves *r empty */
 
 /* 1 when result row r matches reference row k (every non-empty key equal). */
-int fs_ref_match(const fs_ref *ref, int32_t k, const fs_rows_meta *m, const fs_row *r);
+int fs_ref_match(const fs_ref *ref, int32_t k, const fs_ref_cols *cols, const void *r);
 
 /* The metric of reference row k evaluated on result row r: 0 and *out, or -1
  * (division by zero, non-finite result). */
-int fs_ref_eval(const fs_ref *ref, int32_t k, const fs_rows_meta *m, const fs_row *r,
-                double *out);
+int fs_ref_eval(const fs_ref *ref, int32_t k, const fs_ref_cols *cols, const void *r, double *out);
 
 /* Nodes of the verified tree, root included, that policy `policy` with the
  * parameter label `params` ("k=8,unit=cpu") fixes; NAN when it does not. */

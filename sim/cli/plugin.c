@@ -2,7 +2,7 @@
  * plugin.c -- loading native policy plug-ins (plugin.h).
  */
 #define _GNU_SOURCE /* RTLD_NOW | RTLD_LOCAL, realpath */
-#include "sim/lua/plugin.h"
+#include "sim/cli/plugin.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -251,9 +251,10 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         return 78;
     }
     if (*abi != ENG_POLICY_ABI) {
-        snprintf(err, errlen, "--plugin %s: built for policy ABI %d, this flashspec has ABI %d; "
-                 "rebuild it against this version's libflashspec-engine", path, (int)*abi,
-                 ENG_POLICY_ABI);
+        snprintf(err, errlen,
+                 "--plugin %s: built for policy ABI %d, this flashspec has ABI %d; "
+                 "rebuild it against this version's libflashspec-engine",
+                 path, (int)*abi, ENG_POLICY_ABI);
         dlclose(h);
         return 78;
     }

@@ -1,0 +1,48 @@
+/*
+ * lfit.h -- the binding's side of sim/fit: Lua run from sim/fit's callbacks
+ * under a pcall guard, and the simulator's result rows as the rows a
+ * reference CSV is matched against.
+ *
+ * The guard.  sim/fit (and GSL below it) calls back into the binding -- the
+ * model of flashspec.calibrate, the objective of flashspec.tune -- and a Lua
+ * error must never unwind through those C frames.  fs_guard_call runs a
+ * lua_CFunction under lua_pcall; on an error it keeps the error object and
+ * returns FS_GUARD_FAILED, which the callback returns to sim/fit as its code
+ * (sim/fit stops and hands the code back).  Once sim/fit has returned,
+ * fs_guard_rethrow raises the kept error -- the same object, so the script
+ * sees the error the evaluation raised.  After a failure, fs_guard_call
+ * fails again at once without running anything.
+ */
+#ifndef FS_LUA_LFIT_H
+#define FS_LUA_LFIT_H
+
+#include <lua.h>
+
+#include "sim/fit/refcsv.h"
+#include "sim/lua/rows.h"
+
+/* The code a guarded call that raised returns (positive: a sim/fit callback's). */
+#define FS_GUARD_FAILED 1
+
+typedef struct fs_guard {
+    lua_State *L;
+    int err_ref; /* registry reference of the kept error, or LUA_NOREF */
+} fs_guard;
+
+void fs_guard_init(fs_guard *g, lua_State *L);
+
+/* Calls fn under lua_pcall with its arguments: ud (a light userdata) and, when
+ * arg_idx is not 0, a copy of the value at that stack index (so fn reaches it
+ * as index 2).  Returns 0, or FS_GUARD_FAILED with the error kept. */
+int fs_guard_call(fs_guard *g, lua_CFunction fn, void *ud, int arg_idx);
+
+/* Raises the kept error, if there is one (returns otherwise). */
+void fs_guard_rethrow(fs_guard *g);
+
+/* Drops a kept error (its owner's __gc); twice is harmless. */
+void fs_guard_free(fs_guard *g);
+
+/* The result rows (fs_row, rows.h) of a run with meta m, as reference rows. */
+fs_ref_cols fs_ref_result_cols(const fs_rows_meta *m);
+
+#endif
