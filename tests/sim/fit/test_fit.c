@@ -490,6 +490,7 @@ static void test_search_continuous(void)
     CHECK_EQ_INT(s.evals, o.calls);
     CHECK(s.evals <= 200 && o.batches == 0);
     /* a small budget is kept */
+    sim_fit_search_free(&s);
     search_of(&s, &o, 1);
     sim_fit_knob_range(&s.k[0], 0.0, 1.0, 0, 0.9);
     s.max_evals = 7;
@@ -556,6 +557,7 @@ static void test_search_mixed(void)
     CHECK_NEAR(s.best, 0.1, 1e-4);
     CHECK(s.evals <= 200);
     /* an objective that fails on its third call: its code, no call after */
+    sim_fit_search_free(&s);
     search_of(&s, &o, 2);
     s.k[0].discrete = 1;
     s.k[0].values[s.k[0].n_values++] = 0;
