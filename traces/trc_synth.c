@@ -586,6 +586,72 @@ static void *par_work(void *arg)
     return NULL;
 }
 
+/* The batch's slots for `batch` trees (0, or TRC_E_NOMEM). */
+static int par_batch_alloc(par_batch *b, size_t M, size_t MK, size_t MKE, int64_t batch)
+{
+    b->n = malloc(sizeof(int32_t) * (size_t)batch);
+    b->parent = malloc(sizeof(int32_t) * M * (size_t)batch);
+    b->token = malloc(sizeof(int32_t) * M * (size_t)batch);
+    b->dtok = malloc(sizeof(int32_t) * MK * (size_t)batch);
+    b->ttok = malloc(sizeof(int32_t) * MK * (size_t)batch);
+    b->dlp = malloc(sizeof(float) * MK * (size_t)batch);
+    b->tlp = malloc(sizeof(float) * MK * (size_t)batch);
+    b->exit = MKE ? malloc(sizeof(float) * MKE * (size_t)batch) : NULL;
+    return b->n && b->parent && b->token && b->dtok && b->ttok && b->dlp && b->tlp &&
+                   (!MKE || b->exit)
+               ? TRC_OK
+               : TRC_E_NOMEM;
+}
+
+static void par_batch_free(par_batch *b)
+{
+    free(b->n);
+    free(b->parent);
+    free(b->token);
+    free(b->dtok);
+    free(b->ttok);
+    free(b->dlp);
+    free(b->tlp);
+    free(b->exit);
+}
+
+/* One batch: the workers fill its slots (a thread that cannot start has its
+ * share run here), then its trees go to the sink in order. */
+static int par_run_batch(gen *g, const sink *out, par_batch *b, par_worker *w, pthread_t *th,
+                         size_t M, size_t MK, size_t MKE)
+{
+    const trc_synth_params *p = g->p;
+    int64_t plen = p->prompt_len, L = p->output_len;
+    int32_t T = b->threads;
+    int ok[64] = {0};
+    for (int32_t k = 1; k < T; k++)
+        ok[k] = pthread_create(&th[k], NULL, par_work, &w[k]) == 0;
+    par_work(&w[0]);
+    for (int32_t k = 1; k < T; k++) {
+        if (ok[k])
+            pthread_join(th[k], NULL);
+        else
+            par_work(&w[k]);
+    }
+    int rc = TRC_OK;
+    for (int64_t i = 0; i < b->count && !rc; i++) {
+        int64_t t = b->first + i, pi = t / L;
+        if (t % L == 0)
+            rc = out->prompt(out->ctx, b->prompt_tok + pi * plen, p->prompt_len,
+                             b->ref_tok + pi * L, p->output_len);
+        gen view = *g;
+        view.parent = b->parent + (size_t)i * M;
+        view.token = b->token + (size_t)i * M;
+        view.dtok = b->dtok + (size_t)i * MK;
+        view.ttok = b->ttok + (size_t)i * MK;
+        view.dlp = b->dlp + (size_t)i * MK;
+        view.tlp = b->tlp + (size_t)i * MK;
+        view.exit = MKE ? b->exit + (size_t)i * MKE : NULL;
+        if (!rc) rc = out->tree(out->ctx, &view, b->n[i]);
+    }
+    return rc;
+}
+
 static int run_parallel(gen *g, const sink *out)
 {
     const trc_synth_params *p = g->p;
@@ -600,20 +666,10 @@ static int run_parallel(gen *g, const sink *out)
     int32_t *prompt_tok = malloc(sizeof(int32_t) * (size_t)(P * plen > 0 ? P * plen : 1));
     int32_t *ref_tok = malloc(sizeof(int32_t) * (size_t)(P * L));
     int32_t *root = malloc(sizeof(int32_t) * (size_t)P);
-    b.n = malloc(sizeof(int32_t) * (size_t)batch);
-    b.parent = malloc(sizeof(int32_t) * M * (size_t)batch);
-    b.token = malloc(sizeof(int32_t) * M * (size_t)batch);
-    b.dtok = malloc(sizeof(int32_t) * MK * (size_t)batch);
-    b.ttok = malloc(sizeof(int32_t) * MK * (size_t)batch);
-    b.dlp = malloc(sizeof(float) * MK * (size_t)batch);
-    b.tlp = malloc(sizeof(float) * MK * (size_t)batch);
-    b.exit = MKE ? malloc(sizeof(float) * MKE * (size_t)batch) : NULL;
     par_worker *w = calloc((size_t)T, sizeof *w);
     pthread_t *th = calloc((size_t)T, sizeof *th);
-    int rc = prompt_tok && ref_tok && root && b.n && b.parent && b.token && b.dtok && b.ttok &&
-                     b.dlp && b.tlp && (!MKE || b.exit) && w && th
-                 ? TRC_OK
-                 : TRC_E_NOMEM;
+    int rc = par_batch_alloc(&b, M, MK, MKE, batch);
+    if (!prompt_tok || !ref_tok || !root || !w || !th) rc = TRC_E_NOMEM;
     int32_t ready = 0;
     for (; ready < T && !rc; ready++) {
         w[ready].b = &b;
@@ -635,31 +691,7 @@ static int run_parallel(gen *g, const sink *out)
     for (int64_t first = 0; first < total && !rc; first += batch) {
         b.first = first;
         b.count = total - first < batch ? total - first : batch;
-        int ok[64] = {0}; /* a thread that cannot start: its share runs here */
-        for (int32_t k = 1; k < T; k++)
-            ok[k] = pthread_create(&th[k], NULL, par_work, &w[k]) == 0;
-        par_work(&w[0]);
-        for (int32_t k = 1; k < T; k++) {
-            if (ok[k])
-                pthread_join(th[k], NULL);
-            else
-                par_work(&w[k]);
-        }
-        for (int64_t i = 0; i < b.count && !rc; i++) {
-            int64_t t = first + i, pi = t / L;
-            if (t % L == 0)
-                rc = out->prompt(out->ctx, prompt_tok + pi * plen, p->prompt_len, ref_tok + pi * L,
-                                 p->output_len);
-            gen view = *g;
-            view.parent = b.parent + (size_t)i * M;
-            view.token = b.token + (size_t)i * M;
-            view.dtok = b.dtok + (size_t)i * MK;
-            view.ttok = b.ttok + (size_t)i * MK;
-            view.dlp = b.dlp + (size_t)i * MK;
-            view.tlp = b.tlp + (size_t)i * MK;
-            view.exit = MKE ? b.exit + (size_t)i * MKE : NULL;
-            if (!rc) rc = out->tree(out->ctx, &view, b.n[i]);
-        }
+        rc = par_run_batch(g, out, &b, w, th, M, MK, MKE);
     }
     for (int32_t k = 0; k < ready; k++)
         gen_free(&w[k].g);
@@ -668,14 +700,7 @@ static int run_parallel(gen *g, const sink *out)
     free(prompt_tok);
     free(ref_tok);
     free(root);
-    free(b.n);
-    free(b.parent);
-    free(b.token);
-    free(b.dtok);
-    free(b.ttok);
-    free(b.dlp);
-    free(b.tlp);
-    free(b.exit);
+    par_batch_free(&b);
     return rc;
 }
 

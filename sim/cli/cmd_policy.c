@@ -137,6 +137,60 @@ static int print_policy(const eng_policy_desc *p, int markdown)
     return 0;
 }
 
+/* One policy by name (built in or a loaded plug-in): its parameters, or a
+ * "no such policy" line with the nearest name. */
+static int show_one(const char *name, int markdown, const fs_plugin *plugins, int n_plugins)
+{
+    int32_t count = 0;
+    const eng_policy_desc *const *reg = eng_policy_registry(&count);
+    const eng_policy_desc *p = eng_policy_lookup(name);
+    for (int i = 0; i < n_plugins && !p; i++)
+        if (!strcmp(plugins[i].desc->name, name)) p = plugins[i].desc;
+    if (p) return print_policy(p, markdown);
+    const char *best = NULL;
+    int32_t bd = 0;
+    for (int32_t i = 0; i < count; i++) {
+        int32_t d = eng_params_distance(name, reg[i]->name);
+        if (!best || d < bd) best = reg[i]->name, bd = d;
+    }
+    int32_t near = (int32_t)strlen(name) / 2 > 2 ? (int32_t)strlen(name) / 2 : 2;
+    if (best && bd <= near)
+        fprintf(stderr, "flashspec: policies: no policy '%s' in this build (did you mean '%s'?)\n",
+                name, best);
+    else
+        fprintf(stderr,
+                "flashspec: policies: no policy '%s' in this build (flashspec policies lists "
+                "them)\n",
+                name);
+    return 64;
+}
+
+/* Every policy: the built-in ones, then the loaded plug-ins. */
+static int list_all(int markdown, const fs_plugin *plugins, int n_plugins)
+{
+    int32_t count = 0;
+    const eng_policy_desc *const *reg = eng_policy_registry(&count);
+    if (markdown) printf("| policy | drafts | description |\n|---|---|---|\n");
+    for (int32_t i = 0; i < count; i++) {
+        if (markdown)
+            printf("| `%s` | %s | %s |\n", reg[i]->name, reg[i]->needs_draft ? "yes" : "no",
+                   reg[i]->doc ? reg[i]->doc : "");
+        else
+            printf("%-16s %-6s %s\n", reg[i]->name, reg[i]->needs_draft ? "drafts" : "-",
+                   reg[i]->doc ? reg[i]->doc : "");
+    }
+    for (int i = 0; i < n_plugins; i++) {
+        const eng_policy_desc *d = plugins[i].desc;
+        if (markdown)
+            printf("| `%s` | %s | %s (plug-in %s) |\n", d->name, d->needs_draft ? "yes" : "no",
+                   d->doc ? d->doc : "", plugins[i].path);
+        else
+            printf("%-16s %-6s %s (plug-in %s)\n", d->name, d->needs_draft ? "drafts" : "-",
+                   d->doc ? d->doc : "", plugins[i].path);
+    }
+    return 0;
+}
+
 int cli_policy_main(int argc, char **argv)
 {
     const char *name = NULL;
@@ -173,8 +227,6 @@ int cli_policy_main(int argc, char **argv)
             name = argv[i];
         }
     }
-    int32_t count = 0;
-    const eng_policy_desc *const *reg = eng_policy_registry(&count);
     size_t nl = name ? strlen(name) : 0;
     if (name && nl > 4 && strcmp(name + nl - 4, ".lua") == 0) {
         char err[1024];
@@ -184,45 +236,6 @@ int cli_policy_main(int argc, char **argv)
         }
         return 0;
     }
-    if (name) {
-        const eng_policy_desc *p = eng_policy_lookup(name);
-        for (int i = 0; i < n_plugins && !p; i++)
-            if (!strcmp(plugins[i].desc->name, name)) p = plugins[i].desc;
-        if (!p) {
-            const char *best = NULL;
-            int32_t bd = 0;
-            for (int32_t i = 0; i < count; i++) {
-                int32_t d = eng_params_distance(name, reg[i]->name);
-                if (!best || d < bd) best = reg[i]->name, bd = d;
-            }
-            int32_t near = (int32_t)strlen(name) / 2 > 2 ? (int32_t)strlen(name) / 2 : 2;
-            if (best && bd <= near)
-                fprintf(stderr, "flashspec: policies: no policy '%s' in this build (did you mean "
-                                "'%s'?)\n", name, best);
-            else
-                fprintf(stderr, "flashspec: policies: no policy '%s' in this build (flashspec "
-                                "policies lists them)\n", name);
-            return 64;
-        }
-        return print_policy(p, markdown);
-    }
-    if (markdown) printf("| policy | drafts | description |\n|---|---|---|\n");
-    for (int32_t i = 0; i < count; i++) {
-        if (markdown)
-            printf("| `%s` | %s | %s |\n", reg[i]->name, reg[i]->needs_draft ? "yes" : "no",
-                   reg[i]->doc ? reg[i]->doc : "");
-        else
-            printf("%-16s %-6s %s\n", reg[i]->name, reg[i]->needs_draft ? "drafts" : "-",
-                   reg[i]->doc ? reg[i]->doc : "");
-    }
-    for (int i = 0; i < n_plugins; i++) {
-        const eng_policy_desc *d = plugins[i].desc;
-        if (markdown)
-            printf("| `%s` | %s | %s (plug-in %s) |\n", d->name, d->needs_draft ? "yes" : "no",
-                   d->doc ? d->doc : "", plugins[i].path);
-        else
-            printf("%-16s %-6s %s (plug-in %s)\n", d->name, d->needs_draft ? "drafts" : "-",
-                   d->doc ? d->doc : "", plugins[i].path);
-    }
-    return 0;
+    if (name) return show_one(name, markdown, plugins, n_plugins);
+    return list_all(markdown, plugins, n_plugins);
 }

@@ -685,6 +685,52 @@ static const eng_param_desc synth_keys[] = {
 };
 #undef SL
 
+/* The generator's parameters from the validated script keys. */
+static void synth_params(const synth_lua *s, int workers, trc_synth_params *p)
+{
+    trc_synth_default_params(p);
+    p->seed = (uint64_t)s->seed;
+    p->prompts = s->prompts;
+    p->prompt_len = s->prompt_len;
+    p->output_len = s->output_len;
+    p->vocab = s->vocab;
+    p->k = s->k;
+    p->max_depth = s->depth;
+    p->max_nodes = s->nodes;
+    p->target_layers = s->target_layers;
+    p->n_exit = s->n_exit;
+    memcpy(p->exit_layers, s->exit_layers, sizeof p->exit_layers);
+    p->n_accept = s->n_accept;
+    memcpy(p->accept, s->accept, sizeof p->accept);
+    p->calibration = s->calibration;
+    p->coverage = s->coverage;
+    p->predictor_accuracy = s->predictor_accuracy;
+    p->node_streams = s->node_streams;
+    p->threads = workers; /* the trace does not depend on it */
+    p->coverage_share = s->coverage_share;
+    snprintf(p->target, sizeof p->target, "%s", s->target);
+    snprintf(p->draft, sizeof p->draft, "%s", s->draft);
+}
+
+/* Before generating: the most the trace can take (every tree full) against
+ * what is left of the script's memory limit; raises when it cannot fit. */
+static void synth_fits(lua_State *L, fs_api *a, const synth_lua *s, const char *chunk, int line)
+{
+    double P = s->prompts, T = P * s->output_len, N = T * s->nodes, NK = N * s->k;
+    double most = 2 * (P + 1) * 8 + P * s->prompt_len * 4.0 + T * 12 + 8 + N * 17 + NK * 16 +
+                  NK * s->n_exit * 4;
+    const fs_lua_limits *lim = a->lim;
+    if (lim && lim->mem_limit_bytes &&
+        most > (double)lim->mem_limit_bytes - (double)(fs_api_mem_in_use(a)))
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: flashspec.trace.synth: a trace of %d prompts x %d tokens x %d nodes may "
+                 "need %.1f MiB, more than the %.1f MiB left of the script's memory limit of %zu "
+                 "MiB (see --max-memory-mb)",
+                 chunk, line, s->prompts, s->output_len, s->nodes, most / 1048576.0,
+                 (double)lim->mem_limit_bytes / 1048576.0 -
+                     (double)(fs_api_mem_in_use(a)) / 1048576.0,
+                 lim->mem_limit_bytes >> 20);
+}
 
 int fs_l_trace_synth(lua_State *L)
 {
@@ -718,50 +764,13 @@ int fs_l_trace_synth(lua_State *L)
         return 1;
     }
     trc_synth_params p;
-    trc_synth_default_params(&p);
-    p.seed = (uint64_t)s.seed;
-    p.prompts = s.prompts;
-    p.prompt_len = s.prompt_len;
-    p.output_len = s.output_len;
-    p.vocab = s.vocab;
-    p.k = s.k;
-    p.max_depth = s.depth;
-    p.max_nodes = s.nodes;
-    p.target_layers = s.target_layers;
-    p.n_exit = s.n_exit;
-    memcpy(p.exit_layers, s.exit_layers, sizeof p.exit_layers);
-    p.n_accept = s.n_accept;
-    memcpy(p.accept, s.accept, sizeof p.accept);
-    p.calibration = s.calibration;
-    p.coverage = s.coverage;
-    p.predictor_accuracy = s.predictor_accuracy;
-    p.node_streams = s.node_streams;
-    p.threads = a->ex.workers; /* the trace does not depend on it */
-    p.coverage_share = s.coverage_share;
-    snprintf(p.target, sizeof p.target, "%s", s.target);
-    snprintf(p.draft, sizeof p.draft, "%s", s.draft);
-    /* before generating: the most the trace can take (every tree full) */
-    {
-        double P = s.prompts, T = P * s.output_len, N = T * s.nodes, NK = N * s.k;
-        double most = 2 * (P + 1) * 8 + P * s.prompt_len * 4.0 + T * 12 + 8 + N * 17 + NK * 16 +
-                      NK * s.n_exit * 4;
-        const fs_lua_limits *lim = a->lim;
-        if (lim && lim->mem_limit_bytes &&
-            most > (double)lim->mem_limit_bytes - (double)(fs_api_mem_in_use(a)))
-            return fs_raise(L, FS_EXIT_CONFIG, 0,
-                            "%s:%d: flashspec.trace.synth: a trace of %d prompts x %d tokens x "
-                            "%d nodes may need %.1f MiB, more than the %.1f MiB left of the "
-                            "script's memory limit of %zu MiB (see --max-memory-mb)",
-                            chunk, line, s.prompts, s.output_len, s.nodes, most / 1048576.0,
-                            (double)lim->mem_limit_bytes / 1048576.0 -
-                                (double)(fs_api_mem_in_use(a)) / 1048576.0,
-                            lim->mem_limit_bytes >> 20);
-    }
+    synth_params(&s, a->ex.workers, &p);
+    synth_fits(L, a, &s, chunk, line);
     trc_trace *t = NULL;
     trc_err terr;
     if (trc_synth(&p, &t, &terr) != TRC_OK)
         return fs_raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
-                     terr.msg);
+                        terr.msg);
     check_held(L, a, t, "flashspec.trace.synth");
     char name[128];
     if (s.name[0])

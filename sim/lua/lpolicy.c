@@ -577,6 +577,46 @@ static int check_declared(lua_State *L)
 }
 
 /* Creates the state of one policy instance.  NULL with err set on failure. */
+/* The params table (p->args) against the hooks table's declarations (at
+ * index hooks).  0, or -1 with err. */
+static int lp_check_args(lua_State *L, const lp_params *p, int hooks, char *err, size_t errlen)
+{
+    char src[1100];
+    snprintf(src, sizeof src, "return %s", p->args);
+    lua_pushcfunction(L, lp_msgh);
+    lua_pushcfunction(L, check_declared);
+    lua_pushvalue(L, hooks);
+    if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") != LUA_OK ||
+        lua_pcall(L, 0, 1, 0) != LUA_OK || lua_pcall(L, 2, 0, hooks + 1) != LUA_OK) {
+        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+        return -1;
+    }
+    lua_settop(L, hooks);
+    return 0;
+}
+
+/* A registry reference for each hook function of the hooks table (at index
+ * hooks); a hook that is neither a function nor absent is an error. */
+static int lp_take_hooks(lp_state *s, const lp_params *p, int hooks, char *err, size_t errlen)
+{
+    lua_State *L = s->L;
+    for (int h = 0; h < H_N; h++) {
+        lua_getfield(L, hooks, hook_names[h]);
+        if (lua_isfunction(L, -1)) {
+            s->ref[h] = luaL_ref(L, LUA_REGISTRYINDEX);
+            continue;
+        }
+        int bad = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        s->ref[h] = LUA_NOREF;
+        if (bad) {
+            snprintf(err, errlen, "%.300s: hook '%s' must be a function", p->file, hook_names[h]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
 {
     lp_state *s = calloc(1, sizeof *s);
@@ -610,34 +650,10 @@ static lp_state *lp_open(const lp_params *p, char *err, size_t errlen)
         return NULL;
     }
     int hooks = lua_gettop(L);
-    {
-        char src[1100];
-        snprintf(src, sizeof src, "return %s", p->args);
-        lua_pushcfunction(L, lp_msgh);
-        lua_pushcfunction(L, check_declared);
-        lua_pushvalue(L, hooks);
-        if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") != LUA_OK ||
-            lua_pcall(L, 0, 1, 0) != LUA_OK || lua_pcall(L, 2, 0, hooks + 1) != LUA_OK) {
-            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
-            lp_destroy(s);
-            return NULL;
-        }
-        lua_settop(L, hooks);
-    }
-    for (int h = 0; h < H_N; h++) {
-        lua_getfield(L, hooks, hook_names[h]);
-        if (lua_isfunction(L, -1)) {
-            s->ref[h] = luaL_ref(L, LUA_REGISTRYINDEX);
-        } else {
-            int bad = !lua_isnil(L, -1);
-            lua_pop(L, 1);
-            s->ref[h] = LUA_NOREF;
-            if (bad) {
-                snprintf(err, errlen, "%.300s: hook '%s' must be a function", p->file, hook_names[h]);
-                lp_destroy(s);
-                return NULL;
-            }
-        }
+    if (lp_check_args(L, p, hooks, err, errlen) != 0 ||
+        lp_take_hooks(s, p, hooks, err, errlen) != 0) {
+        lp_destroy(s);
+        return NULL;
     }
     lua_getfield(L, hooks, "name");
     const char *nm = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
@@ -809,84 +825,95 @@ static int args_serialize(lua_State *L, int tbl, char *out, size_t cap, char *wh
     return 0;
 }
 
-int fs_l_policy_lua(lua_State *L)
+/* flashspec.policy.lua(path, params): the file found (beside the script,
+ * else in the project), the params table serialised canonically, the file's
+ * bytes read once and kept for the run (they enter the point id and are what
+ * every point runs), and the script's limits. */
+static void policy_lua_params(lua_State *L, fs_api *a, const char *chunk, int line, lp_params *p)
 {
-    char chunk[PATH_MAX];
-    int line;
-    fs_caller_src(L, chunk, sizeof chunk, &line);
     const char *path = luaL_checkstring(L, 1);
-    fs_api *a = fs_api_get(L);
-    lp_params p;
-    memset(&p, 0, sizeof p);
+    memset(p, 0, sizeof *p);
     char tried[2 * PATH_MAX + 16] = "", found[PATH_MAX];
     if (fs_api_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
-        return fs_raise(L, FS_EXIT_NOINPUT, 0,
-                        "%s:%d: flashspec.policy.lua: policy file '%s' "
-                        "not found%s",
-                        chunk, line, path, tried);
-    if (strlen(found) >= sizeof p.file)
-        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long", chunk,
-                        line);
-    snprintf(p.file, sizeof p.file, "%s", found);
+        fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: policy file '%s' not found%s",
+                 chunk, line, path, tried);
+    if (strlen(found) >= sizeof p->file)
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long", chunk, line);
+    snprintf(p->file, sizeof p->file, "%s", found);
     /* the params table, canonical: keys sorted, values exact */
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     char why[256];
-    if (args_serialize(L, lua_isnoneornil(L, 2) ? 0 : 2, p.args, sizeof p.args, why, sizeof why))
-        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, why);
-    /* the file is read once, here: its whole content enters the point id,
-     * and those bytes -- kept for the run -- are what every point runs */
+    if (args_serialize(L, lua_isnoneornil(L, 2) ? 0 : 2, p->args, sizeof p->args, why, sizeof why))
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, why);
     char *buf, rerr[LP_ERR_CAP];
     size_t len;
-    if (read_source(p.file, &buf, &len, rerr, sizeof rerr) != 0)
-        return fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line,
-                        rerr);
+    if (read_source(p->file, &buf, &len, rerr, sizeof rerr) != 0)
+        fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, rerr);
     char *kept = lua_newuserdatauv(L, len ? len : 1, 0); /* counted against the script */
     memcpy(kept, buf, len);
     free(buf);
     luaL_ref(L, LUA_REGISTRYINDEX);
-    p.src = kept;
-    p.src_len = len;
-    source_hash(kept, len, p.source_hash, sizeof p.source_hash);
+    p->src = kept;
+    p->src_len = len;
+    source_hash(kept, len, p->source_hash, sizeof p->source_hash);
     const fs_lua_limits *lim = a->lim;
-    p.step_limit = lim ? lim->step_limit : 0;
-    p.mem_limit = lim ? lim->mem_limit_bytes : 0;
-    p.pool = lim ? lim->pool : NULL;
+    p->step_limit = lim ? lim->step_limit : 0;
+    p->mem_limit = lim ? lim->mem_limit_bytes : 0;
+    p->pool = lim ? lim->pool : NULL;
+}
 
-    /* load it once here: a broken file is the script's error, at this line */
-    char err[LP_ERR_CAP];
-    lp_state *s = lp_open(&p, err, sizeof err);
-    if (!s)
-        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line,
-                        err);
-    lp_desc *d = lua_newuserdatauv(L, sizeof *d, 0);
-    memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", s->name);
-    if (!s->named) { /* the file name without .lua */
-        const char *base = strrchr(p.file, '/');
-        base = base ? base + 1 : p.file;
+/* d->name: the hooks table's `name` (named), else the file name without
+ * .lua; raises unless it is a plain word that no built-in, `lua` or plug-in
+ * policy has. */
+static void policy_lua_name(lua_State *L, fs_api *a, const char *hook_name, int named,
+                            const lp_params *p, lp_desc *d, const char *chunk, int line)
+{
+    snprintf(d->name, sizeof d->name, "%s", hook_name);
+    if (!named) {
+        const char *base = strrchr(p->file, '/');
+        base = base ? base + 1 : p->file;
         size_t bl = strlen(base);
         if (bl > 4 && !strcmp(base + bl - 4, ".lua")) bl -= 4;
         snprintf(d->name, sizeof d->name, "%.*s", (int)(bl < 63 ? bl : 63), base);
     }
-    int needs_draft = s->needs_draft, named = s->named;
-    lp_destroy(s);
     /* the name goes into every result row: a plain word */
     if (!policy_name_ok(d->name))
-        return fs_raise(L, FS_EXIT_CONFIG, 0,
-                        "%s:%d: flashspec.policy.lua: %s: %s must be 1 to 63 letters, digits, "
-                        "'_', '-' or '.', starting with a letter or '_'%s",
-                        chunk, line, p.file, named ? "its policy name" : "its file name",
-                        named ? "" : " (or set `name` in the hooks table)");
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: flashspec.policy.lua: %s: %s must be 1 to 63 letters, digits, '_', '-' "
+                 "or '.', starting with a letter or '_'%s",
+                 chunk, line, p->file, named ? "its policy name" : "its file name",
+                 named ? "" : " (or set `name` in the hooks table)");
     /* rows name their policy: a Lua policy must not pass for another one */
     int taken = eng_policy_lookup(d->name) != NULL || strcmp(d->name, "lua") == 0;
     for (int i = 0; i < a->n_plugins && !taken; i++)
         taken = strcmp(a->plugins[i].desc->name, d->name) == 0;
     if (taken)
-        return fs_raise(L, FS_EXIT_CONFIG, 0,
-                        "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name "
-                        "(its rows would pass for that policy's); set another `name` in the "
-                        "hooks table",
-                        chunk, line, p.file, named ? "policy name" : "its file name", d->name);
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name (its rows "
+                 "would pass for that policy's); set another `name` in the hooks table",
+                 chunk, line, p->file, named ? "policy name" : "its file name", d->name);
+}
+
+int fs_l_policy_lua(lua_State *L)
+{
+    char chunk[PATH_MAX];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    fs_api *a = fs_api_get(L);
+    lp_params p;
+    policy_lua_params(L, a, chunk, line, &p);
+    /* load it once here: a broken file is the script's error, at this line */
+    char err[LP_ERR_CAP];
+    lp_state *s = lp_open(&p, err, sizeof err);
+    if (!s)
+        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, err);
+    lp_desc *d = lua_newuserdatauv(L, sizeof *d, 0);
+    memset(d, 0, sizeof *d);
+    char hook_name[sizeof d->name];
+    snprintf(hook_name, sizeof hook_name, "%s", s->name);
+    int needs_draft = s->needs_draft, named = s->named;
+    lp_destroy(s);
+    policy_lua_name(L, a, hook_name, named, &p, d, chunk, line);
     snprintf(d->doc, sizeof d->doc, "Lua policy %.140s", p.file);
     d->desc = (eng_policy_desc){.name = d->name, .doc = d->doc, .params_size = sizeof p,
                                 .params = lp_table, .create = lp_create,
@@ -923,6 +950,64 @@ static void spec_cell(lua_State *L, int idx, const char *k, char *out, size_t n)
     lua_pop(L, 1);
 }
 
+/* One row of a declared params table (the spec table at `spec`): key,
+ * default, values and meaning. */
+static void describe_param(lua_State *L, int spec, const char *key, int markdown)
+{
+    char def[64], lo[32], hi[32], ch[128], doc[256], vals[160];
+    spec_cell(L, spec, "default", def, sizeof def);
+    spec_cell(L, spec, "min", lo, sizeof lo);
+    spec_cell(L, spec, "max", hi, sizeof hi);
+    spec_cell(L, spec, "choices", ch, sizeof ch);
+    spec_cell(L, spec, "doc", doc, sizeof doc);
+    lua_getfield(L, spec, "integer");
+    int integer = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (ch[0])
+        snprintf(vals, sizeof vals, "%s", ch);
+    else if (lo[0] || hi[0])
+        snprintf(vals, sizeof vals, "%s%s..%s", integer ? "integer " : "", lo[0] ? lo : "",
+                 hi[0] ? hi : "");
+    else
+        snprintf(vals, sizeof vals, "any");
+    if (markdown)
+        printf("| `%s` | %s | %s | %s |\n", key, def, vals, doc);
+    else
+        printf("  %-16s %-14s %-24s %s\n", key, def, vals, doc);
+}
+
+/* The declared params of the file (its hooks table loaded again), sorted by
+ * key, or a line saying it declares none. */
+static void describe_params(lua_State *L, lp_params *p, int markdown)
+{
+    lua_pushcfunction(L, load_policy);
+    lua_pushlightuserdata(L, p);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) return;
+    lua_getfield(L, -1, "params");
+    if (!lua_istable(L, -1)) {
+        printf("  (no params declared: the file reads its params table itself)\n");
+        return;
+    }
+    int decl = lua_gettop(L);
+    const char *keys[128];
+    int nk = 0;
+    lua_pushnil(L);
+    while (lua_next(L, decl) && nk < 128) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING) keys[nk++] = lua_tostring(L, -1);
+    }
+    qsort(keys, (size_t)nk, sizeof keys[0], cmp_keys);
+    if (markdown)
+        printf("\n| key | default | values | meaning |\n|---|---|---|---|\n");
+    else
+        printf("  %-16s %-14s %-24s %s\n", "key", "default", "values", "meaning");
+    for (int i = 0; i < nk; i++) {
+        lua_getfield(L, decl, keys[i]);
+        describe_param(L, lua_gettop(L), keys[i], markdown);
+        lua_pop(L, 1);
+    }
+}
+
 int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t errlen)
 {
     lp_params p;
@@ -939,78 +1024,29 @@ int fs_lua_policy_describe(const char *path, int markdown, char *err, size_t err
         free(buf);
         return -1;
     }
+    int bad = 0;
     if (s->named && !policy_name_ok(s->name)) {
         snprintf(err, errlen, "%.300s: its policy name must be 1 to 63 letters, digits, '_', "
                  "'-' or '.', starting with a letter or '_'", path);
-        lp_destroy(s);
-        free(buf);
-        return -1;
-    }
-    if (s->named && (eng_policy_lookup(s->name) || strcmp(s->name, "lua") == 0)) {
+        bad = 1;
+    } else if (s->named && (eng_policy_lookup(s->name) || strcmp(s->name, "lua") == 0)) {
         snprintf(err, errlen, "%.300s: policy name '%s' is already a built-in policy's name (its "
                  "rows would pass for that policy's); set another `name` in the hooks table",
                  path, s->name);
-        lp_destroy(s);
-        free(buf);
-        return -1;
+        bad = 1;
     }
-    lua_State *L = s->L;
-    printf("%s: Lua policy %s%s\n", s->named ? s->name : "(unnamed)", path,
-           s->needs_draft ? "" : " (drafts nothing)");
-    printf("  hooks:");
-    for (int h = 0; h < H_N; h++)
-        if (s->ref[h] != LUA_NOREF) printf(" %s", hook_names[h]);
-    printf("\n");
-    /* the hooks table again, for its params declaration */
-    lua_pushcfunction(L, load_policy);
-    lua_pushlightuserdata(L, &p);
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
-        lua_getfield(L, -1, "params");
-        if (lua_istable(L, -1)) {
-            int decl = lua_gettop(L);
-            const char *keys[128];
-            int nk = 0;
-            lua_pushnil(L);
-            while (lua_next(L, decl) && nk < 128) {
-                lua_pop(L, 1);
-                if (lua_type(L, -1) == LUA_TSTRING) keys[nk++] = lua_tostring(L, -1);
-            }
-            qsort(keys, (size_t)nk, sizeof keys[0], cmp_keys);
-            if (markdown)
-                printf("\n| key | default | values | meaning |\n|---|---|---|---|\n");
-            else
-                printf("  %-16s %-14s %-24s %s\n", "key", "default", "values", "meaning");
-            for (int i = 0; i < nk; i++) {
-                lua_getfield(L, decl, keys[i]);
-                int spec = lua_gettop(L);
-                char def[64], lo[32], hi[32], ch[128], doc[256], vals[160];
-                spec_cell(L, spec, "default", def, sizeof def);
-                spec_cell(L, spec, "min", lo, sizeof lo);
-                spec_cell(L, spec, "max", hi, sizeof hi);
-                spec_cell(L, spec, "choices", ch, sizeof ch);
-                spec_cell(L, spec, "doc", doc, sizeof doc);
-                lua_getfield(L, spec, "integer");
-                int integer = lua_toboolean(L, -1);
-                lua_pop(L, 2);
-                if (ch[0])
-                    snprintf(vals, sizeof vals, "%s", ch);
-                else if (lo[0] || hi[0])
-                    snprintf(vals, sizeof vals, "%s%s..%s", integer ? "integer " : "",
-                             lo[0] ? lo : "", hi[0] ? hi : "");
-                else
-                    snprintf(vals, sizeof vals, "any");
-                if (markdown)
-                    printf("| `%s` | %s | %s | %s |\n", keys[i], def, vals, doc);
-                else
-                    printf("  %-16s %-14s %-24s %s\n", keys[i], def, vals, doc);
-            }
-        } else {
-            printf("  (no params declared: the file reads its params table itself)\n");
-        }
+    if (!bad) {
+        printf("%s: Lua policy %s%s\n", s->named ? s->name : "(unnamed)", path,
+               s->needs_draft ? "" : " (drafts nothing)");
+        printf("  hooks:");
+        for (int h = 0; h < H_N; h++)
+            if (s->ref[h] != LUA_NOREF) printf(" %s", hook_names[h]);
+        printf("\n");
+        describe_params(s->L, &p, markdown);
     }
     lp_destroy(s);
     free(buf);
-    return 0;
+    return bad ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ tune */
