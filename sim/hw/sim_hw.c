@@ -1,6 +1,7 @@
 /*
  * sim_hw.c -- the phone model's handle and the speculative cycle (semantics in
- * sim_hw.h; the DRAM accounting and the cost formulas are in sim_hw_costs.c).
+ * sim_hw.h; the DRAM accounting is in sim_hw_memory.c, each step's latency in
+ * sim_hw_steps.c).
  *
  * Structure: a cycle is a small state machine ("cyc") driven by DES events.
  * Verification ops are indexed 0..L: ops 0..L-1 are the target's layers, op L

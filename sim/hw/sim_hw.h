@@ -27,7 +27,7 @@
  *
  * One cycle (sim_hw_cycle), all on the virtual clock, starting at sim_hw_now():
  *   1. draft calls, serially, each one forward of `rows` nodes of the whole
- *      draft on its unit (CPU or NPU; sim_cost.h formulas; the draft reads its
+ *      draft on its unit (CPU or NPU; sim_primitives.h formulas; the draft reads its
  *      weights and its KV over ctx_len from DRAM);
  *   2. verification (if a shape is given):
  *      - KV / temporary-sequence management on the CPU: with leaves > 1 every
@@ -149,7 +149,7 @@
 #ifndef SIM_HW_H
 #define SIM_HW_H
 
-#include "sim_cost.h"
+#include "sim_primitives.h"
 #include "sim_device.h"
 #include "sim_model.h"
 #include "engine/eng_oracle.h"

@@ -1,7 +1,7 @@
 /*
  * sim_hw_impl.h -- private to sim/hw: the phone model's handle, shared by
- * sim_hw.c (creation, the cycle) and sim_hw_costs.c (DRAM accounting, cost
- * formulas).  Nothing outside sim/hw includes it.
+ * sim_hw.c (creation, the cycle), sim_hw_memory.c (DRAM accounting) and
+ * sim_hw_steps.c (the latency of each step).  Nothing outside sim/hw includes it.
  */
 #ifndef SIM_HW_IMPL_H
 #define SIM_HW_IMPL_H

@@ -349,7 +349,7 @@ def case_resume_build():
     numbers; --resume=force reuses them on purpose."""
     with tempfile.TemporaryDirectory() as t:
         other = build_variant(t, "d->verify_setup_us * 1e-3", "d->verify_setup_us * 2e-3",
-                              "sim/hw/sim_hw_costs.c")
+                              "sim/hw/sim_hw_steps.c")
         d, ref = os.path.join(t, "out"), os.path.join(t, "ref")
         rc, _, err = run("run", script("grid.lua"), "-o", d)
         expect(rc == 0 and counts(err) == (51, 0), f"first run: {rc} {err}")

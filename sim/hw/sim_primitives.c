@@ -1,8 +1,8 @@
 /*
- * sim_cost.c -- the formulas of sim_cost.h.  No state, no allocation; called a
+ * sim_primitives.c -- the formulas of sim_primitives.h.  No state, no allocation; called a
  * few times per simulated cycle, so they stay branch-light.
  */
-#include "sim_cost.h"
+#include "sim_primitives.h"
 
 #include <math.h>
 

@@ -1,8 +1,9 @@
 /*
- * sim_hw_costs.c -- the phone model's DRAM accounting and the costs it derives
- * from the device and model profiles (semantics in sim_hw.h): pure functions of
- * the handle's constants, used by the cycle (sim_hw.c) and by `flashspec
- * profile`.
+ * sim_hw_steps.c -- the latency of each step of a cycle that the phone model
+ * derives from the device and model profiles (semantics in sim_hw.h): layer
+ * and head reads, NPU and CPU passes, draft calls, the output projection, the
+ * verification set-up and KV management.  Pure functions of the handle's
+ * constants, used by the cycle (sim_hw.c) and by `flashspec profile`.
  */
 #include "sim_hw.h"
 #include "sim_hw_impl.h"
@@ -10,81 +11,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static const char *const mem_names[SIM_MEM_NCAT] = {"draft",     "pinned",   "head",
-                                                    "kv_target", "kv_draft", "buffers"};
-
-const char *sim_mem_cat_name(sim_mem_cat c)
-{
-    return (unsigned)c < SIM_MEM_NCAT ? mem_names[c] : "?";
-}
-
-/* ---- DRAM accounting ---- */
-
-int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
-                       double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
-                       size_t errlen)
-{
-    char buf[256];
-    memset(out, 0, sizeof *out);
-    if (!(dram_fraction >= 0.0 && dram_fraction <= 1.0) || max_ctx_tokens < 1) {
-        sim_hwi_set_err(err, errlen, "dram_fraction must be in [0, 1] and max context >= 1 token");
-        return SIM_HW_E_INVALID;
-    }
-    if (sim_device_check(dev, buf, sizeof buf) || sim_model_check(target, buf, sizeof buf) ||
-        (draft && sim_model_check(draft, buf, sizeof buf))) {
-        sim_hwi_set_err(err, errlen, buf);
-        return SIM_HW_E_INVALID;
-    }
-    int32_t L = target->layers;
-    /* floor with a guard against x * L landing a hair below an integer */
-    int32_t pinned = (int32_t)floor(dram_fraction * L + 1e-9);
-    if (pinned > L) pinned = L;
-    int32_t streamed = L - pinned;
-    int head_resident = target->tied_embeddings || (pinned == L && dev->pin_head);
-    double lb = sim_model_layer_bytes(target), hb = sim_model_head_bytes(target);
-    int32_t ahead = dev->prefetch_layers > dev->spec_prefetch_layers ? dev->prefetch_layers
-                                                                     : dev->spec_prefetch_layers;
-    int32_t buffers = streamed ? (ahead + 1 < streamed ? ahead + 1 : streamed) : 0;
-
-    out->layers = L;
-    out->resident_layers = pinned;
-    out->streamed_layers = streamed;
-    out->buffers = buffers;
-    out->head_resident = head_resident;
-    out->streamed_bytes = streamed * lb + (head_resident ? 0.0 : hb);
-    out->bytes[SIM_MEM_DRAFT] = draft ? sim_model_weight_bytes(draft) : 0.0;
-    out->bytes[SIM_MEM_PINNED] = pinned * lb;
-    out->bytes[SIM_MEM_HEAD] = head_resident ? hb : 0.0;
-    out->bytes[SIM_MEM_KV_TARGET] = (double)max_ctx_tokens * sim_model_kv_token_bytes(target);
-    out->bytes[SIM_MEM_KV_DRAFT] =
-        draft ? (double)max_ctx_tokens * sim_model_kv_token_bytes(draft) : 0.0;
-    if (dev->kv_shared && draft) { /* one region, sized for the larger cache */
-        if (out->bytes[SIM_MEM_KV_DRAFT] > out->bytes[SIM_MEM_KV_TARGET])
-            out->bytes[SIM_MEM_KV_TARGET] = out->bytes[SIM_MEM_KV_DRAFT];
-        out->bytes[SIM_MEM_KV_DRAFT] = 0.0;
-    }
-    out->bytes[SIM_MEM_BUFFERS] = buffers * lb + (head_resident ? 0.0 : hb);
-    for (int c = 0; c < SIM_MEM_NCAT; c++)
-        out->total_bytes += out->bytes[c];
-    out->budget_bytes = dev->dram_budget_gb * 1e9;
-    if (out->total_bytes > out->budget_bytes) {
-        if (err && errlen)
-            snprintf(err, errlen,
-                     "does not fit: %s at dram_fraction %.2f needs %.2f GB of DRAM (draft %.2f + "
-                     "pinned %.2f + head %.2f + kv %.2f + buffers %.2f) but device '%s' leaves "
-                     "the LLM %.2f GB",
-                     target->name, dram_fraction, out->total_bytes / 1e9,
-                     out->bytes[SIM_MEM_DRAFT] / 1e9, out->bytes[SIM_MEM_PINNED] / 1e9,
-                     out->bytes[SIM_MEM_HEAD] / 1e9,
-                     (out->bytes[SIM_MEM_KV_TARGET] + out->bytes[SIM_MEM_KV_DRAFT]) / 1e9,
-                     out->bytes[SIM_MEM_BUFFERS] / 1e9, dev->name, out->budget_bytes / 1e9);
-        return SIM_HW_E_NOFIT;
-    }
-    return SIM_HW_OK;
-}
-
-/* ---- derived costs ---- */
 
 double sim_hw_layer_read_ms(const sim_hw *hw)
 {

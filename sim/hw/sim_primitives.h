@@ -1,5 +1,6 @@
 /*
- * sim_cost.h -- closed-form latency of the phone's primitive operations.
+ * sim_primitives.h -- closed-form latency of the phone's primitive operations
+ * (functions sim_cost_*: the cost of one flash read, NPU pass or CPU pass).
  *
  * Pure functions of (device, work); the DES (sim_hw.c) only sequences them.
  * All results are milliseconds, all sizes bytes, all work FLOPs.
@@ -24,8 +25,8 @@
  *
  * Unit conventions: x_gbps * 1e6 = bytes per ms; x_gflops * 1e6 = FLOPs per ms.
  */
-#ifndef SIM_COST_H
-#define SIM_COST_H
+#ifndef SIM_PRIMITIVES_H
+#define SIM_PRIMITIVES_H
 
 #include "sim_device.h"
 
