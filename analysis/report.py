@@ -387,7 +387,8 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
     """y (tokens/s) against column x: a line per series, panels when there
     are more than MAX_LINES series (a row of panels per target, each row with
     its own y range), series split into panels of at most fs.MAX_LEGEND
-    legend entries; every series keeps its style in every panel; a shaded
+    legend entries; every series keeps its style in every panel; a series's
+    line breaks at an x value it lacks inside its range; a shaded
     band where the results carry a model-uncertainty band; a dashed line at
     `reference`.  With `holes`, the x values a series lacks (no result row
     in hole_frame, default df) are named in a note.  on_series(ax, name,
@@ -417,11 +418,17 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
             if g.empty:
                 continue
             xs = xscale * g[x].to_numpy(dtype=float)
-            line = ax.errorbar(xs, g[y].astype(float), yerr=yerr_of(g, ci), capsize=3,
+            # an x value the series lacks inside its range breaks the line
+            # there (NaN) instead of joining its neighbours across the hole
+            lo_x, hi_x = float(g[x].min()), float(g[x].max())
+            grid = pd.DataFrame({"_xf": [v for v in all_x if lo_x <= v <= hi_x]})
+            gg = grid.merge(g.assign(_xf=g[x].astype(float)), on="_xf", how="left")
+            gx = xscale * gg["_xf"].to_numpy(dtype=float)
+            line = ax.errorbar(gx, gg[y].astype(float), yerr=yerr_of(gg, ci), capsize=3,
                                markersize=5, label=name, **fs.line_kw(st[name]))
             if band:
-                ax.fill_between(xs, g["tokens_per_s_model_lo"].astype(float),
-                                g["tokens_per_s_model_hi"].astype(float),
+                ax.fill_between(gx, gg["tokens_per_s_model_lo"].astype(float),
+                                gg["tokens_per_s_model_hi"].astype(float),
                                 color=line.lines[0].get_color(), alpha=0.15, linewidth=0)
             if on_series is not None:
                 on_series(ax, name, g, xs, st[name])

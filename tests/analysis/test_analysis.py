@@ -1437,6 +1437,17 @@ def case_report_rules(c: Ctx) -> None:
     check(dram is not None and any("No result row for chain at DRAM 100%" in n for n in dram[0])
           and "No result row for chain at DRAM 100%" in md,
           "a missing DRAM point is named under the figure and in report.md")
+    # a series that lacks a DRAM budget inside its range: its line breaks there
+    rows = [synth_row("flash_ar", "none", v, dram=d) for v, d in ((1.0, 0.0), (1.5, 0.5),
+                                                                  (2.0, 1.0))]
+    rows += [synth_row("chain", "k=8,unit=cpu", v, dram=d, rows_max=9)
+             for v, d in ((1.3, 0.0), (2.1, 1.0))]
+    _, gby, _ = built(synth_dir(c, "rules_gap", rows))
+    gap = gby.get("throughput_vs_dram.png")
+    ys = [cont.lines[0].get_ydata() for a in (gap.axes if gap else []) for cont in a.containers
+          if cont.get_label() == "chain" and cont.lines and cont.lines[0] is not None]
+    check(len(ys) == 1 and len(ys[0]) == 3 and float(ys[0][1]) != float(ys[0][1]),
+          f"a missing DRAM point inside a line breaks it, not a straight join ({ys})")
     lb = by.get("latency_breakdown.png")
     if check_true(lb is not None, "latency breakdown drawn"):
         # chain at DRAM 50%: 4 tokens per cycle, its flash I/O 700 ms a cycle, 175 a token
