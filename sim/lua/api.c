@@ -329,10 +329,7 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
             if (!isfinite(x))
                 fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: '%s' is not a finite number",
                          chunk, kl, what, names[i]);
-            for (int prec = 6; prec <= 17; prec++) {
-                snprintf(v, sizeof v, "%.*g", prec, x);
-                if (strtod(v, NULL) == x) break;
-            }
+            fs_fmt_exact(v, sizeof v, x);
         } else if (ty == LUA_TSTRING) {
             size_t len;
             const char *sv = lua_tolstring(L, -1, &len);

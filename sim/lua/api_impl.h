@@ -82,6 +82,10 @@ typedef struct fs_api {
  * included: what `tree_nodes` sets), NaN for other policies. */
 double fs_tree_cap(const eng_policy_desc *desc, const void *params);
 
+/* x in the fewest significant digits (6 to 17) that read back as x: 0.1
+ * stays "0.1", a tuned 0.090373524058708 is not cut to 0.0903735. */
+void fs_fmt_exact(char *out, size_t n, double x);
+
 /* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
  * every row of table read from params, into out (cut at n bytes). */
 void fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);

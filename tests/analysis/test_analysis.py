@@ -1541,10 +1541,10 @@ def case_package(c: Ctx) -> None:
           f"flashspec-report wrote report.md: {r.stderr.strip()[-400:]}")
     check(r.stderr.startswith("flashspec-report: wrote "), f"named as the command ({r.stderr})")
     # a missing dependency: one line, the interpreter, the fix, exit 69
-    stub = os.path.join(c.tmp, "stub")
-    os.makedirs(stub)
-    write(os.path.join(stub, "pandas.py"), 'raise ImportError("No module named \'pandas\'")\n')
-    r = run([exe, res, "-o", os.path.join(c.tmp, "rep2")], env=dict(env, PYTHONPATH=stub),
+    no_pandas = os.path.join(c.tmp, "no-pandas")
+    os.makedirs(no_pandas)
+    write(os.path.join(no_pandas, "pandas.py"), 'raise ImportError("No module named \'pandas\'")\n')
+    r = run([exe, res, "-o", os.path.join(c.tmp, "rep2")], env=dict(env, PYTHONPATH=no_pandas),
             cwd=elsewhere)
     line = r.stderr.strip()
     check(r.returncode == 69 and "\n" not in line and "Traceback" not in r.stderr and
@@ -1552,7 +1552,7 @@ def case_package(c: Ctx) -> None:
           "lacks pandas" in line and "apt-get install python3-pandas" in line and
           "pip install pandas" in line and not os.path.exists(os.path.join(c.tmp, "rep2")),
           f"missing pandas: one line, exit 69 ({r.returncode}: {r.stderr.strip()[-400:]})")
-    r = run([PY, c.tool("report.py"), res], env=dict(env, PYTHONPATH=stub), cwd=elsewhere)
+    r = run([PY, c.tool("report.py"), res], env=dict(env, PYTHONPATH=no_pandas), cwd=elsewhere)
     check(r.returncode == 69 and r.stderr.startswith(f"report.py: {PY} lacks pandas"),
           f"report.py run directly says the same ({r.stderr.strip()[-300:]})")
 

@@ -1,0 +1,414 @@
+/*
+ * api_policy.c -- the policies a script composes points from:
+ * flashspec.policy.NAME{...} for every policy of the engine registry and
+ * every loaded plug-in, validated against the policy's parameter table; lists
+ * of values expand to lists of policies; `tree_nodes`, the one tree-size
+ * knob, maps to each tree policy's own parameter; each policy's label (the
+ * policy_params column).  See api_impl.h.
+ */
+#include "api_impl.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/lua/api.h"
+#include "sim/lua/lparams.h"
+
+void fs_fmt_exact(char *out, size_t n, double x)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, x);
+        if (strtod(out, NULL) == x) return;
+    }
+}
+
+void fs_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (; d && d->name; d++) {
+        const char *f = (const char *)params + d->offset;
+        char v[96];
+        switch (d->type) {
+        case ENG_PARAM_INT: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%d", x);
+            break;
+        }
+        case ENG_PARAM_BOOL: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%s", x ? "true" : "false");
+            break;
+        }
+        case ENG_PARAM_ENUM: {
+            int32_t x;
+            memcpy(&x, f, sizeof x);
+            snprintf(v, sizeof v, "%s", d->choices[x]);
+            break;
+        }
+        case ENG_PARAM_DOUBLE: {
+            double x;
+            memcpy(&x, f, sizeof x);
+            fs_fmt_exact(v, sizeof v, x);
+            break;
+        }
+        case ENG_PARAM_STRING:
+            snprintf(v, sizeof v, "%s", f);
+            break;
+        case ENG_PARAM_DOUBLE_LIST:
+        case ENG_PARAM_INT_LIST: {
+            int32_t cnt;
+            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+            if (cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
+            size_t u = 0;
+            v[0] = 0;
+            for (int32_t i = 0; i < cnt && u < sizeof v; i++) {
+                if (d->type == ENG_PARAM_INT_LIST) {
+                    int32_t x;
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%d", i ? "/" : "", x);
+                } else {
+                    double x;
+                    char e[32];
+                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                    fs_fmt_exact(e, sizeof e, x);
+                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%s", i ? "/" : "", e);
+                }
+            }
+            break;
+        }
+        }
+        if (used < n)
+            used += (size_t)snprintf(out + used, n - used, "%s%s=%s", used ? "," : "", d->name, v);
+    }
+}
+
+void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params)
+{
+    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
+    memset(u, 0, sizeof *u + desc->params_size);
+    u->desc = desc;
+    memcpy(u->params, params, desc->params_size);
+    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
+    luaL_setmetatable(L, MT_POLICY);
+}
+
+/* ---------------------------------------------------- the tree-size knob */
+
+/* `tree_nodes` (nodes of one verified tree, root included) and the parameter
+ * each built-in tree policy sizes its trees by: param = tree_nodes - minus.
+ * EdgeLLM's cap is max_tokens with its fallback on (the default), budget
+ * without; SpecInfer's tree is its widths cut to the deepest prefix that
+ * fits (its shape stays fixed).  Caps (sized = 0) bound a tree the policy
+ * sizes itself per cycle; the others fix its size. */
+typedef struct tree_knob {
+    const char *policy, *param;
+    int32_t minus;
+} tree_knob;
+
+static const tree_knob tree_knobs[] = {
+    {"chain", "k", 1},
+    {"adaptive_chain", "k_max", 1},
+    {"specinfer", "widths", 0},
+    {"eagle2", "total_tokens", 1},
+    {"opt_tree", "nodes", 1},
+    {"sequoia", "max_nodes", 0},
+    {"lever", "n_max", 1},
+    {"lyanna", "b", 1},
+    {"edgellm", "max_tokens", 1},
+    {NULL, NULL, 0},
+};
+
+static const tree_knob *tree_knob_of(const char *policy)
+{
+    for (const tree_knob *k = tree_knobs; k->policy; k++)
+        if (!strcmp(k->policy, policy)) return k;
+    return NULL;
+}
+
+/* The parameter tree_nodes sets for policy desc given the user's table at t. */
+static const char *tree_param(lua_State *L, const tree_knob *k, int t)
+{
+    if (strcmp(k->policy, "edgellm") != 0) return k->param;
+    lua_getfield(L, t, "fallback");
+    int off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return off ? "budget" : "max_tokens";
+}
+
+double fs_tree_cap(const eng_policy_desc *desc, const void *params)
+{
+    const tree_knob *k = desc ? tree_knob_of(desc->name) : NULL;
+    if (!k || eng_policy_lookup(desc->name) != desc) return NAN;
+    const char *name = k->param;
+    if (!strcmp(k->policy, "edgellm")) {
+        const eng_param_desc *fb = eng_params_find(desc->params, "fallback");
+        int32_t on = 1;
+        if (fb) memcpy(&on, (const char *)params + fb->offset, sizeof on);
+        if (!on) name = "budget";
+    }
+    const eng_param_desc *d = eng_params_find(desc->params, name);
+    if (!d) return NAN;
+    const char *f = (const char *)params + d->offset;
+    if (d->type == ENG_PARAM_INT_LIST) { /* widths: 1 + w1 + w1 w2 + ... */
+        int32_t cnt, w;
+        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+        double nodes = 1.0, level = 1.0;
+        for (int32_t i = 0; i < cnt && i < d->cap; i++) {
+            memcpy(&w, f + (size_t)i * sizeof w, sizeof w);
+            level *= w;
+            nodes += level;
+        }
+        return nodes;
+    }
+    int32_t x;
+    memcpy(&x, f, sizeof x);
+    return (double)x + k->minus;
+}
+
+/* SpecInfer: the widths list (at wi) cut to the deepest prefix whose tree
+ * holds at most n nodes; raises when not even the first level fits. */
+static void specinfer_widths(lua_State *L, int wi, lua_Integer n, const char *what,
+                             const char *chunk, int line)
+{
+    lua_newtable(L);
+    lua_Integer nodes = 1, level = 1, len = (lua_Integer)lua_rawlen(L, wi);
+    for (lua_Integer i = 1; i <= len; i++) {
+        lua_rawgeti(L, wi, i);
+        lua_Integer w = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+        lua_pop(L, 1);
+        if (w < 1 || w > 64)
+            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: widths[%lld] must be an integer in [1, 64]",
+                     chunk, line, what, (long long)i);
+        level *= w;
+        if (nodes + level > n) break;
+        nodes += level;
+        lua_pushinteger(L, w);
+        lua_rawseti(L, -2, i);
+    }
+    if (lua_rawlen(L, -1) == 0)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: tree_nodes = %lld: not even the first level of widths fits (a "
+                 "tree of %lld nodes)",
+                 chunk, line, what, (long long)n, (long long)(1 + level));
+}
+
+/* Rewrites the constructor table at index 1 when it holds `tree_nodes` (a
+ * value or a list of values) into the policy's own parameter, for a built-in
+ * tree policy; a policy that declares tree_nodes itself takes it as is. */
+static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char *what,
+                           const char *chunk, int line)
+{
+    if (eng_params_find(desc->params, "tree_nodes")) return;
+    lua_getfield(L, 1, "tree_nodes");
+    int tn = lua_gettop(L);
+    if (lua_isnil(L, tn)) {
+        lua_pop(L, 1);
+        return;
+    }
+    int kl = slp_key_line(chunk, line, "tree_nodes");
+    const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
+    if (!k)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: key 'tree_nodes' is for tree policies (chain, adaptive_chain, "
+                 "specinfer, eagle2, opt_tree, sequoia, lever, lyanna, edgellm); %s %s",
+                 chunk, kl, what, desc->name,
+                 strcmp(desc->name, "flash_ar") ? "declares no such parameter"
+                                                : "verifies one row, it has no tree");
+    const char *param = tree_param(L, k, 1);
+    const eng_param_desc *d = eng_params_find(desc->params, param);
+    int widths = d->type == ENG_PARAM_INT_LIST;
+    lua_getfield(L, 1, param);
+    int given = lua_gettop(L);
+    if (!lua_isnil(L, given) && !widths)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: set one of 'tree_nodes' and '%s' (tree_nodes = %s + %d)", chunk, kl,
+                 what, param, param, (int)k->minus);
+    if (widths) { /* the shape to cut: the given widths, else the default */
+        if (lua_isnil(L, given)) {
+            lua_createtable(L, d->def_count, 0);
+            for (int32_t i = 0; i < d->def_count; i++) {
+                lua_pushinteger(L, (lua_Integer)d->def_list[i]);
+                lua_rawseti(L, -2, i + 1);
+            }
+            lua_replace(L, given);
+        }
+        lua_rawgeti(L, given, 1);
+        int nested = lua_type(L, -1) == LUA_TTABLE;
+        lua_pop(L, 1);
+        if (lua_type(L, given) != LUA_TTABLE || nested)
+            fs_raise(L, FS_EXIT_CONFIG, 0,
+                     "%s:%d: %s: with 'tree_nodes', 'widths' must be one list of integers (the "
+                     "shape tree_nodes cuts)",
+                     chunk, kl, what);
+    }
+    /* one value or a plain list of values */
+    int list = lua_type(L, tn) == LUA_TTABLE && !lua_getmetatable(L, tn);
+    if (lua_type(L, tn) == LUA_TTABLE && !list) lua_pop(L, 1); /* the metatable */
+    lua_Integer n = list ? (lua_Integer)lua_rawlen(L, tn) : 1;
+    if (list && n == 0)
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is an empty list", chunk, kl,
+                 what);
+    lua_Integer lo = (lua_Integer)d->min + k->minus, hi = (lua_Integer)d->max + k->minus;
+    if (widths) lo = 2, hi = 1 << 20;
+    lua_createtable(L, (int)n, 0);
+    int out = lua_gettop(L);
+    for (lua_Integer i = 1; i <= n; i++) {
+        if (list)
+            lua_rawgeti(L, tn, i);
+        else
+            lua_pushvalue(L, tn);
+        lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : LUA_MININTEGER;
+        if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1)) {
+            double x = lua_tonumber(L, -1);
+            if (x == floor(x) && fabs(x) < 1e15) v = (lua_Integer)x;
+        }
+        lua_pop(L, 1);
+        if (v == LUA_MININTEGER || v < lo || v > hi)
+            fs_raise(L, FS_EXIT_CONFIG, 0,
+                     "%s:%d: %s: tree_nodes must be %s in [%lld, %lld] (nodes per tree, root "
+                     "included; %s = tree_nodes%s)",
+                     chunk, kl, what, list ? "a list of integers" : "an integer", (long long)lo,
+                     (long long)hi, param,
+                     widths     ? " cut"
+                     : k->minus ? " - 1"
+                                : "");
+        if (widths)
+            specinfer_widths(L, given, v, what, chunk, kl);
+        else
+            lua_pushinteger(L, v - k->minus);
+        lua_rawseti(L, out, i);
+    }
+    /* a copy of the user's table with the policy's own key */
+    lua_newtable(L);
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_pushnil(L);
+    lua_setfield(L, -2, "tree_nodes");
+    if (list)
+        lua_pushvalue(L, out);
+    else
+        lua_rawgeti(L, out, 1);
+    lua_setfield(L, -2, param);
+    lua_replace(L, 1);
+    lua_settop(L, 1);
+}
+
+/* Pushes one policy object of desc from the params table at idx. */
+static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const char *what,
+                       const char *chunk, int line)
+{
+    ud_policy *u = lua_newuserdatauv(L, sizeof *u + desc->params_size, 0);
+    memset(u, 0, sizeof *u + desc->params_size);
+    u->desc = desc;
+    slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
+    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
+    const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
+    if (k) {
+        lua_getfield(L, idx, tree_param(L, k, idx));
+        u->cap_set = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+    }
+    luaL_setmetatable(L, MT_POLICY);
+}
+
+/* 1 when the value at idx is a set of alternatives for row d: a plain list
+ * for a scalar parameter, a plain list of lists for a list parameter. */
+static int alternatives(lua_State *L, int idx, const eng_param_desc *d)
+{
+    if (lua_type(L, idx) != LUA_TTABLE) return 0;
+    if (lua_getmetatable(L, idx)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int list = d->type == ENG_PARAM_DOUBLE_LIST || d->type == ENG_PARAM_INT_LIST;
+    if (!list) return 1;
+    lua_rawgeti(L, idx, 1);
+    int nested = lua_type(L, -1) == LUA_TTABLE;
+    lua_pop(L, 1);
+    return nested;
+}
+
+#define POLICY_MAX_ALTERNATIVES 4096
+
+/* flashspec.policy.NAME { ... }: one policy object; when some parameters are
+ * given sets of alternatives (k = { 4, 8, 16 }), a plain list of policy
+ * objects, one per combination (parameters in the policy's declared order,
+ * the last fastest) -- which a sweep key expands like any list. */
+int fs_l_policy_make(lua_State *L)
+{
+    const eng_policy_desc *desc = lua_touserdata(L, lua_upvalueindex(1));
+    if (lua_isnoneornil(L, 1)) {
+        lua_newtable(L);
+        lua_replace(L, 1);
+    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    char chunk[PATH_MAX], what[96];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    snprintf(what, sizeof what, "flashspec.policy.%s", desc->name);
+    map_tree_nodes(L, desc, what, chunk, line);
+    const eng_param_desc *alt[64];
+    lua_Integer len[64], at[64], total = 1;
+    int na = 0;
+    for (const eng_param_desc *d = desc->params; d && d->name && na < 64; d++) {
+        lua_getfield(L, 1, d->name);
+        if (alternatives(L, -1, d)) {
+            lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+            if (n < 1)
+                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list", chunk,
+                                line, what, d->name);
+            if (total > POLICY_MAX_ALTERNATIVES / n)
+                return fs_raise(L, FS_EXIT_CONFIG, 0,
+                                "%s:%d: %s: the lists make more than %d "
+                                "policies",
+                                chunk, line, what, POLICY_MAX_ALTERNATIVES);
+            total *= n;
+            alt[na] = d;
+            len[na] = n;
+            at[na++] = 0;
+        }
+        lua_pop(L, 1);
+    }
+    if (na == 0) {
+        policy_one(L, desc, 1, what, chunk, line);
+        return 1;
+    }
+    lua_createtable(L, (int)total, 0);
+    int out = lua_gettop(L);
+    for (lua_Integer c = 0; c < total; c++) {
+        lua_newtable(L); /* the params with this combination's values */
+        int one = lua_gettop(L);
+        lua_pushnil(L);
+        while (lua_next(L, 1)) {
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_rawset(L, one);
+        }
+        for (int i = 0; i < na; i++) {
+            lua_getfield(L, 1, alt[i]->name);
+            lua_rawgeti(L, -1, at[i] + 1);
+            lua_setfield(L, one, alt[i]->name);
+            lua_pop(L, 1);
+        }
+        policy_one(L, desc, one, what, chunk, line);
+        lua_rawseti(L, out, c + 1);
+        lua_pop(L, 1);
+        for (int i = na - 1; i >= 0; i--) /* the last fastest */
+            if (++at[i] < len[i])
+                break;
+            else
+                at[i] = 0;
+    }
+    return 1;
+}
