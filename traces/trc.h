@@ -268,6 +268,9 @@ typedef struct trc_synth_params {
 } trc_synth_params;
 
 void trc_synth_default_params(trc_synth_params *p);
+/* Checks p alone: TRC_OK, or TRC_E_ARG with the offending key in err (what
+ * trc_synth and trc_synth_save check first). */
+int trc_synth_check(const trc_synth_params *p, trc_err *err);
 /* Checks p (TRC_E_ARG with the offending key in err) and generates the trace. */
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err);
 /* The same trace written to path prompt by prompt, holding about one prompt's

@@ -722,6 +722,11 @@ static int gen_error(trc_err *err, int rc)
                     rc == TRC_E_NOMEM ? "out of memory" : "generator produced bad input");
 }
 
+int trc_synth_check(const trc_synth_params *p, trc_err *err)
+{
+    return check_params(p, err);
+}
+
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
 {
     *out = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/lua/rows.h"
+#include "sim/sim_status.h"
 
 static const char usage[] =
     "usage: flashspec columns [--markdown]\n"
@@ -43,7 +44,7 @@ int cli_columns_main(int argc, char **argv)
                     "flashspec: columns: unexpected argument '%s' (see flashspec columns "
                     "--help)\n",
                     argv[i]);
-            return 64;
+            return FS_EXIT_USAGE;
         }
         markdown = 1;
     }

@@ -19,6 +19,7 @@
 #include "eng_policy.h"
 #include "sim/lua/lpolicy.h"
 #include "sim/cli/plugin.h"
+#include "sim/sim_status.h"
 
 static const char usage[] =
     "usage: flashspec policies [NAME | FILE.lua] [--plugin FILE.so ...] [--markdown]\n"
@@ -162,7 +163,7 @@ static int show_one(const char *name, int markdown, const fs_plugin *plugins, in
                 "flashspec: policies: no policy '%s' in this build (flashspec policies lists "
                 "them)\n",
                 name);
-    return 64;
+    return FS_EXIT_USAGE;
 }
 
 /* Every policy: the built-in ones, then the loaded plug-ins. */
@@ -209,7 +210,7 @@ int cli_policy_main(int argc, char **argv)
             if (!path || n_plugins == FS_MAX_PLUGINS) {
                 fprintf(stderr, "flashspec: policies: --plugin needs a FILE.so (at most %d)\n",
                         FS_MAX_PLUGINS);
-                return 64;
+                return FS_EXIT_USAGE;
             }
             char perr[1024];
             int prc = fs_plugin_load(path, &plugins[n_plugins], plugins, n_plugins, perr,
@@ -222,7 +223,7 @@ int cli_policy_main(int argc, char **argv)
         } else if (argv[i][0] == '-' || name) {
             fprintf(stderr, "flashspec: policies: unexpected argument '%s' (see flashspec policies "
                             "--help)\n", argv[i]);
-            return 64;
+            return FS_EXIT_USAGE;
         } else {
             name = argv[i];
         }
@@ -232,7 +233,7 @@ int cli_policy_main(int argc, char **argv)
         char err[1024];
         if (fs_lua_policy_describe(name, markdown, err, sizeof err) != 0) {
             fprintf(stderr, "flashspec: policies: %s\n", err);
-            return 78;
+            return FS_EXIT_CONFIG;
         }
         return 0;
     }

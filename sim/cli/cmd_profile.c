@@ -20,6 +20,7 @@
 
 #include "sim/hw/sim_hw.h"
 #include "sim/config/profile.h"
+#include "sim/sim_status.h"
 
 static const char usage[] =
     "usage: flashspec profile DEVICE MODEL [--draft MODEL] [--dram-fraction X] [--ctx N]\n"
@@ -38,7 +39,7 @@ static int load(const char *kind, const char *name, void *out)
     char path[4096], err[1024];
     if (sim_profile_path(kind, name, path, sizeof path) != SIM_PROFILE_OK) {
         fprintf(stderr, "flashspec: invalid %s profile name '%s'\n", kind, name);
-        return 78;
+        return sim_status_exit(SIM_CONFIG_NAME);
     }
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -46,13 +47,13 @@ static int load(const char *kind, const char *name, void *out)
         sim_profile_suggest(kind, name, hint, sizeof hint);
         fprintf(stderr, "flashspec: unknown %s '%s'%s (no %s)\n",
                 strcmp(kind, "devices") == 0 ? "device" : "model", name, hint, path);
-        return 66;
+        return sim_status_exit(SIM_MISSING);
     }
     int rc = strcmp(kind, "devices") == 0 ? sim_profile_load_device(path, out, err, sizeof err)
                                           : sim_profile_load_model(path, out, err, sizeof err);
     if (rc != SIM_PROFILE_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
-        return sim_profile_exit_code(rc);
+        return sim_status_exit(rc);
     }
     return 0;
 }
@@ -139,14 +140,14 @@ int cli_profile_main(int argc, char **argv)
             if (parse_num(optarg, 0.0, 1.0, &frac) != 0) {
                 fprintf(stderr, "flashspec: profile: --dram-fraction must be in [0, 1] (got '%s')\n",
                         optarg);
-                return 64;
+                return FS_EXIT_USAGE;
             }
             break;
         case 'c':
             if (parse_num(optarg, 0, 1 << 24, &ctx) != 0) {
                 fprintf(stderr, "flashspec: profile: --ctx must be a token count (got '%s')\n",
                         optarg);
-                return 64;
+                return FS_EXIT_USAGE;
             }
             break;
         case 'h':
@@ -155,12 +156,12 @@ int cli_profile_main(int argc, char **argv)
         default:
             fprintf(stderr, "flashspec: profile: unknown or incomplete option '%s' (see --help)\n",
                     argv[optind - 1]);
-            return 64;
+            return FS_EXIT_USAGE;
         }
     }
     if (optind != argc - 2) {
         fprintf(stderr, "flashspec: profile needs DEVICE and MODEL (see --help)\n");
-        return 64;
+        return FS_EXIT_USAGE;
     }
     sim_device dev;
     sim_model tgt, drf;
@@ -174,7 +175,7 @@ int cli_profile_main(int argc, char **argv)
                        sizeof err);
     if (rc != SIM_HW_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
-        return rc == SIM_HW_E_NOMEM ? 70 : 78;
+        return sim_status_exit(rc);
     }
     printf("device %s, target %s%s%s, dram_fraction %.2f, context %d tokens\n\n", dev.name,
            tgt.name, draft_name ? ", draft " : "", draft_name ? drf.name : "", frac, (int)ctx);
@@ -223,7 +224,7 @@ static int list_kind(const char *kind, int md)
     char (*names)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *names);
     if (!names) {
         fprintf(stderr, "flashspec: out of memory\n");
-        return 70;
+        return sim_status_exit(SIM_NOMEM);
     }
     int n = sim_profile_names(kind, names, SIM_PROFILE_LIST_MAX);
     if (n < 0) {
@@ -233,7 +234,7 @@ static int list_kind(const char *kind, int md)
         if (slash) *slash = 0;
         fprintf(stderr, "flashspec: cannot list %s: cannot read %s\n", kind, path);
         free(names);
-        return 66;
+        return sim_status_exit(SIM_MISSING);
     }
     int dev = strcmp(kind, "devices") == 0, bad = 0;
     static const char *const dh[] = {"device",      "DRAM GB",      "flash GB/s", "NPU GFLOP/s",
@@ -291,7 +292,7 @@ static int list_kind(const char *kind, int md)
     }
     if (md) printf("\n");
     free(names);
-    return bad ? 78 : 0;
+    return sim_status_exit(bad ? SIM_CONFIG : SIM_OK);
 }
 
 int cli_profiles_main(int argc, char **argv)
@@ -310,12 +311,12 @@ int cli_profiles_main(int argc, char **argv)
             want_dev = 0;
         } else {
             fprintf(stderr, "flashspec: profiles: unknown argument '%s' (see --help)\n", argv[i]);
-            return 64;
+            return FS_EXIT_USAGE;
         }
     }
     if (!want_dev && !want_mod) {
         fprintf(stderr, "flashspec: profiles: give 'devices' or 'models', not both\n");
-        return 64;
+        return FS_EXIT_USAGE;
     }
     int rc = 0;
     if (want_dev) rc = list_kind("devices", md);

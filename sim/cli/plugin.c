@@ -4,6 +4,8 @@
 #define _GNU_SOURCE /* RTLD_NOW | RTLD_LOCAL, realpath */
 #include "sim/cli/plugin.h"
 
+#include "sim/sim_status.h"
+
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -222,25 +224,25 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "--plugin %s: %s", path, strerror(errno));
-        return 66;
+        return FS_EXIT_NOINPUT;
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "--plugin %s: not a regular file", path);
-        return 66;
+        return FS_EXIT_NOINPUT;
     }
     char real[PATH_MAX];
     if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
     snprintf(out->path, sizeof out->path, "%s", real);
     if (digest_file(real, out->digest) != 0) {
         snprintf(err, errlen, "--plugin %s: cannot read it: %s", path, strerror(errno));
-        return 66;
+        return FS_EXIT_NOINPUT;
     }
     /* a path with a slash: dlopen never searches the library path for it */
     void *h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
         snprintf(err, errlen, "--plugin %s: cannot load it: %s", path, e ? e : "unknown error");
-        return 78;
+        return FS_EXIT_CONFIG;
     }
     const int32_t *abi = dlsym(h, ENG_PLUGIN_ABI_SYMBOL);
     const eng_policy_desc *d = dlsym(h, ENG_PLUGIN_DESC_SYMBOL);
@@ -248,7 +250,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         snprintf(err, errlen, "--plugin %s: not a flashspec policy plug-in (no symbol %s)", path,
                  !abi ? ENG_PLUGIN_ABI_SYMBOL : ENG_PLUGIN_DESC_SYMBOL);
         dlclose(h);
-        return 78;
+        return FS_EXIT_CONFIG;
     }
     if (*abi != ENG_POLICY_ABI) {
         snprintf(err, errlen,
@@ -256,25 +258,25 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
                  "rebuild it against this version's libflashspec-engine",
                  path, (int)*abi, ENG_POLICY_ABI);
         dlclose(h);
-        return 78;
+        return FS_EXIT_CONFIG;
     }
     char why[256];
     if (fs_plugin_check_desc(d, why, sizeof why)) {
         snprintf(err, errlen, "--plugin %s: its %s needs %s", path, ENG_PLUGIN_DESC_SYMBOL, why);
         dlclose(h);
-        return 78;
+        return FS_EXIT_CONFIG;
     }
     if (eng_policy_lookup(d->name) || strcmp(d->name, "lua") == 0) {
         snprintf(err, errlen, "--plugin %s: policy '%s' is already built in", path, d->name);
         dlclose(h);
-        return 78;
+        return FS_EXIT_CONFIG;
     }
     for (int i = 0; i < n_loaded; i++)
         if (strcmp(loaded[i].desc->name, d->name) == 0) {
             snprintf(err, errlen, "--plugin %s: policy '%s' is already given by --plugin %s", path,
                      d->name, loaded[i].path);
             dlclose(h);
-            return 78;
+            return FS_EXIT_CONFIG;
         }
     out->desc = d; /* the object stays loaded: policies point into it */
     return 0;

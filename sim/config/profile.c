@@ -600,21 +600,6 @@ int sim_profile_path(const char *kind, const char *name, char *out, size_t n)
     return sim_profile_find(kind, name, 0, out, n) == -2 ? SIM_PROFILE_E_NAME : SIM_PROFILE_OK;
 }
 
-int sim_profile_exit_code(int status)
-{
-    switch (status) {
-    case SIM_PROFILE_OK:
-        return 0;
-    case SIM_PROFILE_E_MISSING:
-        return 66;
-    case SIM_PROFILE_E_CONFIG:
-    case SIM_PROFILE_E_NAME:
-        return 78;
-    default:
-        return 70;
-    }
-}
-
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp((const char *)a, (const char *)b);

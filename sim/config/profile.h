@@ -47,22 +47,21 @@
 #include "engine/eng_param.h"
 #include "sim/hw/sim_device.h"
 #include "sim/hw/sim_model.h"
+#include "sim/sim_status.h"
 
 #include <stddef.h>
 
+/* Status codes (sim_status.h). */
 enum {
-    SIM_PROFILE_OK = 0,
-    SIM_PROFILE_E_MISSING = -1,
-    SIM_PROFILE_E_CONFIG = -2,
-    SIM_PROFILE_E_NAME = -3,
-    SIM_PROFILE_E_NOMEM = -4
+    SIM_PROFILE_OK = SIM_OK,
+    SIM_PROFILE_E_MISSING = SIM_MISSING,
+    SIM_PROFILE_E_CONFIG = SIM_CONFIG,
+    SIM_PROFILE_E_NAME = SIM_CONFIG_NAME,
+    SIM_PROFILE_E_NOMEM = SIM_NOMEM
 };
 
 /* Most bases one profile may have above it (a -> b -> ... : 8 links). */
 #define SIM_PROFILE_MAX_BASES 8
-
-/* The sysexits code for a status above (0 for SIM_PROFILE_OK). */
-int sim_profile_exit_code(int status);
 
 int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen);
 

@@ -22,16 +22,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "sim/sim_status.h"
 
-/* Status codes shared by sim_evq, sim_des and sim_res. */
+/* Status codes shared by sim_evq, sim_des and sim_res (sim_status.h). */
 enum {
-    SIM_DES_OK = 0,
-    SIM_DES_E_NOMEM = -1, /* allocation failed */
-    SIM_DES_E_FULL = -2,  /* fixed-capacity arena is full */
-    SIM_DES_E_PAST = -3,  /* event time earlier than the clock */
-    SIM_DES_E_STATE = -4, /* e.g. releasing a resource nobody holds */
-    SIM_DES_E_EMPTY = -5, /* pop on an empty queue */
-    SIM_DES_E_LIMIT = -6  /* too many resources */
+    SIM_DES_OK = SIM_OK,
+    SIM_DES_E_NOMEM = SIM_NOMEM,              /* allocation failed */
+    SIM_DES_E_FULL = SIM_INTERNAL_DES_FULL,   /* fixed-capacity arena is full */
+    SIM_DES_E_PAST = SIM_INTERNAL_DES_PAST,   /* event time earlier than the clock */
+    SIM_DES_E_STATE = SIM_INTERNAL_DES_STATE, /* e.g. releasing a resource nobody holds */
+    SIM_DES_E_EMPTY = SIM_INTERNAL_DES_EMPTY, /* pop on an empty queue */
+    SIM_DES_E_LIMIT = SIM_INTERNAL_DES_LIMIT  /* too many resources */
 };
 
 typedef struct sim_des sim_des;

@@ -28,13 +28,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "sim/sim_status.h"
 
 #define FS_REF_MAX_BYTES (8 << 20)
 #define FS_REF_MAX_ROWS 10000
 #define FS_REF_MAX_COLS 32
 #define FS_REF_MAX_OPS 64 /* tokens of one metric expression */
 
-enum { FS_REF_OK = 0, FS_REF_E_DATA = -1, FS_REF_E_MISSING = -2, FS_REF_E_NOMEM = -3 };
+/* Status codes (sim_status.h). */
+enum {
+    FS_REF_OK = SIM_OK,
+    FS_REF_E_DATA = SIM_DATA,       /* a malformed file: "PATH:LINE: ..." */
+    FS_REF_E_MISSING = SIM_MISSING, /* the file cannot be opened */
+    FS_REF_E_NOMEM = SIM_NOMEM
+};
 
 /* Column kinds (equal to FS_COL_* of sim/lua/rows.h, as sim/lua/lfit.c checks). */
 enum { FS_REF_COL_NONE = 0, FS_REF_COL_NUMBER = 1, FS_REF_COL_TEXT = 2 };

@@ -58,11 +58,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "sim/sim_status.h"
 
 #define SIM_FIT_MAX_PARAMS 64
 #define SIM_FIT_NAME_CAP 64
 
-enum { SIM_FIT_OK = 0, SIM_FIT_E_NOMEM = -1, SIM_FIT_E_NOCONV = -2 };
+/* Status codes (sim_status.h). */
+enum {
+    SIM_FIT_OK = SIM_OK,
+    SIM_FIT_E_NOMEM = SIM_NOMEM,
+    SIM_FIT_E_NOCONV = SIM_DATA_NOCONV /* the data do not pin the fit down */
+};
 
 /* ----------------------------------------------------------------- bounds */
 

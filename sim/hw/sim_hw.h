@@ -154,15 +154,17 @@
 #include "sim_model.h"
 #include "engine/eng_oracle.h"
 #include "engine/eng_policy.h"
+#include "sim/sim_status.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* Status codes (sim_status.h). */
 enum {
-    SIM_HW_OK = 0,
-    SIM_HW_E_NOFIT = -1,   /* DRAM accounting exceeds dram_budget_gb */
-    SIM_HW_E_INVALID = -2, /* bad argument or inconsistent profile */
-    SIM_HW_E_NOMEM = -3
+    SIM_HW_OK = SIM_OK,
+    SIM_HW_E_NOFIT = SIM_CONFIG_NOFIT,     /* DRAM accounting exceeds dram_budget_gb */
+    SIM_HW_E_INVALID = SIM_CONFIG_INVALID, /* bad argument or inconsistent profile */
+    SIM_HW_E_NOMEM = SIM_NOMEM
 };
 
 typedef struct sim_hw sim_hw;

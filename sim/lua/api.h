@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "engine/eng_policy.h"
+#include "sim/sim_status.h" /* the FS_EXIT_* codes */
 
 #define FS_MAX_PLUGINS 16
 
@@ -29,18 +30,6 @@ typedef struct fs_plugin {
     char digest[33];             /* of the file's bytes: enters the point id */
     char path[PATH_MAX];
 } fs_plugin;
-
-/* Exit codes (sysexits.h values, documented in the README). */
-enum {
-    FS_EXIT_OK = 0,
-    FS_EXIT_USAGE = 64,
-    FS_EXIT_DATA = 65,
-    FS_EXIT_NOINPUT = 66,
-    FS_EXIT_SOFTWARE = 70,
-    FS_EXIT_CANTCREAT = 73,
-    FS_EXIT_CONFIG = 78,
-    FS_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: finished points saved for resuming */
-};
 
 /* Default prompt cache per trace (--trace-cache-mb). */
 #define FS_TRACE_CACHE_MB 512

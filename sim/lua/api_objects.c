@@ -73,9 +73,7 @@ static void profile_check(lua_State *L, int rc, const char *what, const char *na
         free(dirs);
         fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s'%s (%s)", what, name, hint, where);
     }
-    if (rc == SIM_PROFILE_E_MISSING) fs_raise(L, FS_EXIT_NOINPUT, 0, "%s", err);
-    if (rc == SIM_PROFILE_E_NOMEM) fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s", err);
-    if (rc != SIM_PROFILE_OK) fs_raise(L, FS_EXIT_CONFIG, 0, "%s", err);
+    if (rc != SIM_PROFILE_OK) fs_raise(L, sim_status_exit(rc), 0, "%s", err);
 }
 
 /* Checks flashspec.device/model's optional second argument (the stack holds
@@ -595,10 +593,7 @@ int fs_l_trace(lua_State *L)
         trc_err terr;
         int rc = trc_open(real, a->trace_cache_bytes, &t, &terr);
         if (rc != TRC_OK) {
-            int code = rc == TRC_E_MISSING ? FS_EXIT_NOINPUT
-                       : rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE
-                                           : FS_EXIT_DATA;
-            return fs_raise(L, code, 0, "%s", terr.msg);
+            return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 0, "%s", terr.msg);
         }
         if (a->verify_trace) { /* every prompt, and the index against the data */
             trc_trace *c = NULL;
@@ -606,7 +601,7 @@ int fs_l_trace(lua_State *L)
             trc_free(c);
             if (rc != TRC_OK) {
                 trc_free(t);
-                return fs_raise(L, rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_DATA, 0,
+                return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 0,
                                 "%s (--verify-trace)", terr.msg);
             }
         }
@@ -767,9 +762,9 @@ int fs_l_trace_synth(lua_State *L)
     synth_fits(L, a, &s, chunk, line);
     trc_trace *t = NULL;
     trc_err terr;
-    if (trc_synth(&p, &t, &terr) != TRC_OK)
-        return fs_raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
-                        terr.msg);
+    int rc = trc_synth(&p, &t, &terr);
+    if (rc != TRC_OK)
+        return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 1, "%s", terr.msg);
     check_held(L, a, t, "flashspec.trace.synth");
     char name[128];
     if (s.name[0])

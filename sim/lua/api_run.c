@@ -244,8 +244,8 @@ static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size
         return FS_EXIT_SOFTWARE;
     }
     if (!mine) return FS_EXIT_OK; /* another MPI rank writes it */
-    if (sim_timeline_write(ex->tl, t->path, err, errlen) != SIM_TIMELINE_OK)
-        return FS_EXIT_CANTCREAT;
+    int rc = sim_timeline_write(ex->tl, t->path, err, errlen);
+    if (rc != SIM_TIMELINE_OK) return sim_status_exit(rc);
     if (!a->quiet || sim_timeline_truncated(ex->tl))
         fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
                         "cycles, %lld spans%s)\n",
@@ -280,12 +280,10 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
         snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
         return FS_EXIT_SOFTWARE;
     }
-    int code = FS_EXIT_OK;
-    if (sim_out_write_file(o->out_dir, "script.lua", src, len, err, errlen) != SIM_OUT_OK ||
-        sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen) != SIM_OUT_OK)
-        code = FS_EXIT_CANTCREAT;
+    int rc = sim_out_write_file(o->out_dir, "script.lua", src, len, err, errlen);
+    if (rc == SIM_OUT_OK) rc = sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen);
     free(json);
-    return code;
+    return sim_status_exit(rc);
 }
 
 /* Removes a record whose results could not be written. */
@@ -482,7 +480,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
              * again if they cannot be written): runrec.h */
             code = write_record(&a, o, script_src, script_len, err, errlen);
             if (code == FS_EXIT_OK)
-                code = fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen);
+                code = sim_status_exit(
+                    fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen));
             if (code != FS_EXIT_OK) drop_record(o->out_dir);
             if (code == FS_EXIT_OK && !a.quiet)
                 fprintf(stderr,
@@ -493,9 +492,10 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         }
         for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a.ex.rank == 0 &&
                             i < a.n_outputs; i++) {
-            if (sim_out_write_file(o->out_dir, a.outputs[i].name, a.outputs[i].data,
-                                   a.outputs[i].len, err, errlen) != SIM_OUT_OK)
-                code = FS_EXIT_CANTCREAT;
+            int rc = sim_out_write_file(o->out_dir, a.outputs[i].name, a.outputs[i].data,
+                                        a.outputs[i].len, err, errlen);
+            if (rc != SIM_OUT_OK)
+                code = sim_status_exit(rc);
             else if (!a.quiet)
                 fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a.outputs[i].name);
         }

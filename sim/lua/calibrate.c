@@ -585,12 +585,7 @@ static void read_reference(cal *c, int idx)
     lua_pop(L, 1);
     fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
     int rc = fs_ref_load(rpath, &cols, &c->ref, err, sizeof err);
-    if (rc != FS_REF_OK)
-        cal_raise(c,
-                  rc == FS_REF_E_MISSING ? FS_EXIT_NOINPUT
-                  : rc == FS_REF_E_NOMEM ? FS_EXIT_SOFTWARE
-                                         : FS_EXIT_DATA,
-                  "%s", err);
+    if (rc != FS_REF_OK) cal_raise(c, sim_status_exit(rc), "%s", err);
 }
 
 /* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those
@@ -756,7 +751,7 @@ static void fit(cal *c)
 {
     int rc = sim_fit_run(&c->f, c->o.starts);
     if (rc == SIM_FIT_E_NOCONV)
-        cal_raise(c, FS_EXIT_DATA,
+        cal_raise(c, sim_status_exit(rc),
                   "%s:%d: flashspec.calibrate: the fit did not converge in %d "
                   "iterations (%s); nothing written",
                   c->chunk, c->line, c->o.max_iter, c->f.reason);

@@ -402,20 +402,20 @@ void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
 }
 
 /* Declares the param_ and tag_ columns of rows[0..n) in t (after the fixed
- * ones).  Returns 0 or 70 (memory). */
+ * ones).  Returns SIM_OK or SIM_NOMEM. */
 static int dyn_declare(sim_out_table *t, dyn_cols *dc, const fs_row *rows, int32_t n, int tags)
 {
     dc->prefix = tags ? "tag_" : "param_";
     for (int32_t ri = 0; ri < n && !dc->oom; ri++)
         fs_row_each_pair(tags ? rows[ri].tags : rows[ri].policy_params, tags, dyn_collect, dc);
-    if (dc->oom) return 70;
+    if (dc->oom) return SIM_NOMEM;
     for (int32_t i = 0; i < dc->n; i++) {
         dyn_col *c = &dc->c[i];
         /* one type whatever the other rows hold: numbers are doubles */
         sim_out_type ty = c->numbers ? SIM_OUT_DOUBLE : SIM_OUT_STRING;
         c->col = sim_out_add_column(t, c->name, ty);
-        if (c->col < 0) return 70;
-        if (ty == SIM_OUT_DOUBLE && sim_out_set_exact(t, c->col) != SIM_OUT_OK) return 70;
+        if (c->col < 0) return SIM_NOMEM;
+        if (ty == SIM_OUT_DOUBLE && sim_out_set_exact(t, c->col) != SIM_OUT_OK) return SIM_NOMEM;
     }
     return 0;
 }
@@ -425,18 +425,18 @@ static int dyn_fill(sim_out_table *t, dyn_cols *dc, const fs_row *r, int64_t row
     dyn_set ds = {dc, t, row, SIM_OUT_OK};
     dc->prefix = tags ? "tag_" : "param_";
     fs_row_each_pair(tags ? r->tags : r->policy_params, tags, dyn_set_cell, &ds);
-    return ds.rc == SIM_OUT_OK ? 0 : 70;
+    return ds.rc == SIM_OUT_OK ? SIM_OK : SIM_NOMEM;
 }
 
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
                   char *err, size_t errlen)
 {
     sim_out_table *t = sim_out_create();
-    int rc = t ? 0 : 70;
+    int rc = t ? SIM_OK : SIM_NOMEM;
     for (int c = 0; c < N_COLUMNS && rc == 0; c++) {
         sim_out_type ty = col_is_str(c) ? SIM_OUT_STRING : col_is_int(c) ? SIM_OUT_INT64
                                                                          : SIM_OUT_DOUBLE;
-        if (sim_out_add_column(t, columns[c].name, ty) != c) rc = 70;
+        if (sim_out_add_column(t, columns[c].name, ty) != c) rc = SIM_NOMEM;
     }
     dyn_cols params = {0}, tags = {0};
     if (rc == 0) rc = dyn_declare(t, &params, rows, n, 0);
@@ -444,7 +444,7 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
     for (int32_t ri = 0; ri < n && rc == 0; ri++) {
         int64_t row = sim_out_append_row(t);
         if (row < 0) {
-            rc = 70;
+            rc = SIM_NOMEM;
             break;
         }
         for (int c = 0; c < N_COLUMNS && rc == 0; c++) {
@@ -456,7 +456,7 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
             int src = col_is_str(c)   ? sim_out_set_string(t, row, c, s)
                       : col_is_int(c) ? sim_out_set_int64(t, row, c, i)
                                       : sim_out_set_double(t, row, c, d);
-            if (src != SIM_OUT_OK) rc = 70;
+            if (src != SIM_OUT_OK) rc = SIM_NOMEM;
         }
         if (rc == 0) rc = dyn_fill(t, &params, &rows[ri], row, 0);
         if (rc == 0) rc = dyn_fill(t, &tags, &rows[ri], row, 1);
@@ -465,12 +465,11 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
     free(tags.c);
     if (rc == 0 && (sim_out_set_attr(t, "flashspec_version", FS_VERSION) != SIM_OUT_OK ||
                     sim_out_set_attr(t, "script_hash", m->script_hash) != SIM_OUT_OK))
-        rc = 70;
-    if (rc == 70) {
+        rc = SIM_NOMEM;
+    if (rc != SIM_OK)
         snprintf(err, errlen, "out of memory for the results table");
-    } else if (sim_out_write(t, dir, err, errlen) != SIM_OUT_OK) {
-        rc = 73;
-    }
+    else
+        rc = sim_out_write(t, dir, err, errlen);
     sim_out_destroy(t);
     return rc;
 }

@@ -70,8 +70,8 @@ int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double 
 void fs_row_each_pair(const char *text, int tags,
                       int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
 
-/* Writes rows to DIR/results.{csv,h5} atomically.  Returns 0, 70 (memory) or 73
- * (cannot create output) with one line in err. */
+/* Writes rows to DIR/results.{csv,h5} atomically.  Returns SIM_OK, or a status
+ * (sim_status.h: SIM_NOMEM, SIM_CANTCREATE) with one line in err. */
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
                   char *err, size_t errlen);
 

@@ -271,13 +271,6 @@ void fs_sweep_push_failed(lua_State *L, const fs_staged *s, int64_t i)
 
 /* ------------------------------------------------------------ execute */
 
-static int code_of(int replay_rc)
-{
-    if (replay_rc == SIM_REPLAY_E_DATA) return FS_EXIT_DATA;
-    return replay_rc == SIM_REPLAY_E_CONFIG || replay_rc == SIM_REPLAY_E_NOFIT ? FS_EXIT_CONFIG
-                                                                               : FS_EXIT_SOFTWARE;
-}
-
 /* sim_point.cycle_fn of the timeline point: flattens the replay's cycle for
  * the writer (sim/out stays independent of the replay). */
 static void timeline_cycle(void *ctx, const sim_cycle_info *ci)
@@ -473,7 +466,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
         if (j->state == SIM_SWEEP_COMPUTED || j->state == SIM_SWEEP_RESUMED) {
             s->row.st = j->st;
         } else if (j->state == SIM_SWEEP_FAILED) {
-            s->code = code_of(j->replay_rc);
+            s->code = sim_status_exit(j->replay_rc);
             /* a longer line is cut: the return value says so, and is enough */
             int w = snprintf(s->err, sizeof s->err,
                      "%s:%d: flashspec.%s (%s%s%s on %s, %s, trace %s, dram_fraction=%g): %s",
@@ -510,11 +503,10 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     ex->computed += sum.computed;
     ex->resumed += sum.resumed;
     if (rc == SIM_SWEEP_E_INTERRUPTED)
-        fs_exec_raise(L, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", chunk, line);
-    if (rc == SIM_SWEEP_E_STORE) fs_exec_raise(L, FS_EXIT_CANTCREAT, "%s", err);
+        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: interrupted", chunk, line);
     if (rc == SIM_SWEEP_E_MISMATCH)
-        fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: %s", chunk, line, err);
-    if (rc != SIM_SWEEP_OK) fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s", err);
+        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: %s", chunk, line, err);
+    if (rc != SIM_SWEEP_OK) fs_exec_raise(L, sim_status_exit(rc), "%s", err);
     if (single) return;
 
     int64_t failed = 0;

@@ -95,22 +95,22 @@ int32_t sim_out_find_column(const sim_out_table *t, const char *name)
 
 int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type)
 {
-    if (!t || !name || !name[0] || t->nrows > 0) return SIM_OUT_E_ARG;
+    if (!t || !name || !name[0] || t->nrows > 0) return -SIM_OUT_E_ARG;
     /* names become HDF5 link names: no '/', and "." names the group itself */
-    if (strchr(name, '/') || strcmp(name, ".") == 0) return SIM_OUT_E_ARG;
+    if (strchr(name, '/') || strcmp(name, ".") == 0) return -SIM_OUT_E_ARG;
     if (type != SIM_OUT_STRING && type != SIM_OUT_INT64 && type != SIM_OUT_DOUBLE)
-        return SIM_OUT_E_ARG;
-    if (sim_out_find_column(t, name) >= 0) return SIM_OUT_E_ARG;
+        return -SIM_OUT_E_ARG;
+    if (sim_out_find_column(t, name) >= 0) return -SIM_OUT_E_ARG;
     if (t->ncols == t->cap_cols) {
         int32_t cap = t->cap_cols ? 2 * t->cap_cols : 16;
         res_col *cols = realloc(t->cols, (size_t)cap * sizeof *cols);
-        if (!cols) return SIM_OUT_E_NOMEM;
+        if (!cols) return -SIM_OUT_E_NOMEM;
         t->cols = cols;
         t->cap_cols = cap;
     }
     res_col *c = &t->cols[t->ncols];
     c->name = dup_str(name);
-    if (!c->name) return SIM_OUT_E_NOMEM;
+    if (!c->name) return -SIM_OUT_E_NOMEM;
     c->type = type;
     c->exact = 0;
     c->cells = NULL;
@@ -118,7 +118,7 @@ int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type
         c->cells = malloc((size_t)t->cap_rows * cell_size(type));
         if (!c->cells) {
             free(c->name);
-            return SIM_OUT_E_NOMEM;
+            return -SIM_OUT_E_NOMEM;
         }
     }
     return t->ncols++;
@@ -169,9 +169,9 @@ static int grow_rows(sim_out_table *t, int64_t cap)
 
 int64_t sim_out_append_row(sim_out_table *t)
 {
-    if (!t) return SIM_OUT_E_ARG;
+    if (!t) return -SIM_OUT_E_ARG;
     if (t->nrows == t->cap_rows && grow_rows(t, t->cap_rows ? 2 * t->cap_rows : 16) != SIM_OUT_OK)
-        return SIM_OUT_E_NOMEM;
+        return -SIM_OUT_E_NOMEM;
     int64_t r = t->nrows;
     int32_t c;
     for (c = 0; c < t->ncols; c++) {
@@ -191,7 +191,7 @@ int64_t sim_out_append_row(sim_out_table *t)
 err:
     while (c-- > 0)
         if (t->cols[c].type == SIM_OUT_STRING) free(((char **)t->cols[c].cells)[r]);
-    return SIM_OUT_E_NOMEM;
+    return -SIM_OUT_E_NOMEM;
 }
 
 static res_col *cell_col(sim_out_table *t, int64_t row, int32_t col, sim_out_type type)

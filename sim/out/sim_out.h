@@ -41,18 +41,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/sim_status.h"
+
 typedef enum sim_out_type {
     SIM_OUT_STRING = 0,
     SIM_OUT_INT64 = 1,
     SIM_OUT_DOUBLE = 2
 } sim_out_type;
 
-/* Status codes (negative = failure). */
+/* Status codes (sim_status.h). */
 enum {
-    SIM_OUT_OK = 0,
-    SIM_OUT_E_ARG = -1,   /* bad argument: unknown column, wrong type, duplicate name */
-    SIM_OUT_E_NOMEM = -2, /* allocation failed */
-    SIM_OUT_E_CREATE = -3 /* cannot create output (the CLI exits with 73) */
+    SIM_OUT_OK = SIM_OK,
+    SIM_OUT_E_ARG = SIM_INTERNAL_ARG, /* bad argument: unknown column, wrong type, duplicate name */
+    SIM_OUT_E_NOMEM = SIM_NOMEM,      /* allocation failed */
+    SIM_OUT_E_CREATE = SIM_CANTCREATE /* cannot create output */
 };
 
 typedef struct sim_out_table sim_out_table; /* opaque */
@@ -63,7 +65,8 @@ void sim_out_destroy(sim_out_table *t); /* NULL-safe */
 
 /* Declares the next column.  name: non-empty, unique in the table, no '/' and
  * not "." (it becomes an HDF5 dataset name).  Only while
- * the table has no rows.  Returns the column index (>= 0) or SIM_OUT_E_*. */
+ * the table has no rows.  Returns the column index (>= 0), or -SIM_OUT_E_*
+ * (a negated status) on failure. */
 int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type);
 
 /* Marks double column col as exact (see above).  Only while the table has no
@@ -75,7 +78,8 @@ int sim_out_col_exact(const sim_out_table *t, int32_t col); /* 1 when marked */
  * Returns SIM_OUT_OK or SIM_OUT_E_*. */
 int sim_out_set_attr(sim_out_table *t, const char *key, const char *value);
 
-/* Appends a row of default cells; returns its index (>= 0) or SIM_OUT_E_NOMEM. */
+/* Appends a row of default cells; returns its index (>= 0), or -SIM_OUT_E_NOMEM
+ * (a negated status) on failure. */
 int64_t sim_out_append_row(sim_out_table *t);
 
 /* Cell setters.  SIM_OUT_E_ARG when row/col is out of range or the column has

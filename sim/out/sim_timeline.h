@@ -47,12 +47,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "sim/sim_status.h"
 
+/* Status codes (sim_status.h). */
 enum {
-    SIM_TIMELINE_OK = 0,
-    SIM_TIMELINE_E_ARG = -1,    /* bad argument */
-    SIM_TIMELINE_E_NOMEM = -2,  /* allocation failed */
-    SIM_TIMELINE_E_CREATE = -3  /* cannot create the file (the CLI exits with 73) */
+    SIM_TIMELINE_OK = SIM_OK,
+    SIM_TIMELINE_E_ARG = SIM_INTERNAL_ARG, /* bad argument */
+    SIM_TIMELINE_E_NOMEM = SIM_NOMEM,      /* allocation failed */
+    SIM_TIMELINE_E_CREATE = SIM_CANTCREATE /* cannot create the file */
 };
 
 /* Default cap on recorded spans + cycles; later ones are dropped and the file

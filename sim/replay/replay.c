@@ -32,6 +32,13 @@ static int fail(char *err, size_t n, int code, const char *fmt, ...)
     return code;
 }
 
+/* A prompt of a trace read prompt by prompt that cannot be read: damaged data
+ * fail this point only; out of memory is not the file's fault. */
+static int prompt_status(int trc_code)
+{
+    return trc_code == TRC_E_NOMEM ? SIM_NOMEM : SIM_REPLAY_E_DATA;
+}
+
 static double wall_s(void)
 {
     struct timespec ts;
@@ -760,9 +767,7 @@ static int replay_prompt(replay *r, int32_t p)
      * damaged data fails this point only */
     trc_err terr;
     if (trc_prompt_acquire(pt->trace, c.tp, &terr) != TRC_OK)
-        return fail(r->err, r->errlen,
-                    terr.code == TRC_E_NOMEM ? SIM_REPLAY_E_INTERNAL : SIM_REPLAY_E_DATA, "%s",
-                    terr.msg);
+        return fail(r->err, r->errlen, prompt_status(terr.code), "%s", terr.msg);
     eng_policy_reset(&r->pol);
     sim_hw_generation_start(r->hw);
     int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
@@ -881,9 +886,7 @@ int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen)
     for (int32_t p = first; p < first + n; p++) {
         trc_err terr;
         if (trc_prompt_acquire(pt->trace, p, &terr) != TRC_OK)
-            return fail(err, errlen,
-                        terr.code == TRC_E_NOMEM ? SIM_REPLAY_E_INTERNAL : SIM_REPLAY_E_DATA,
-                        "%s", terr.msg);
+            return fail(err, errlen, prompt_status(terr.code), "%s", terr.msg);
         trc_prompt_release(pt->trace, p);
     }
     return SIM_REPLAY_OK;

@@ -56,15 +56,17 @@
 
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
+#include "sim/sim_status.h"
 #include "traces/trc.h"
 
+/* Status codes (sim_status.h). */
 enum {
-    SIM_REPLAY_OK = 0,
-    SIM_REPLAY_E_CONFIG = 1,   /* the point cannot run as configured (exit 78) */
-    SIM_REPLAY_E_NOFIT = 2,    /* does not fit the DRAM budget (exit 78) */
-    SIM_REPLAY_E_MISMATCH = 3, /* emitted token differs from the reference (exit 70) */
-    SIM_REPLAY_E_INTERNAL = 4, /* allocation or engine failure (exit 70) */
-    SIM_REPLAY_E_DATA = 5      /* a prompt of the trace is damaged (exit 65) */
+    SIM_REPLAY_OK = SIM_OK,
+    SIM_REPLAY_E_CONFIG = SIM_CONFIG,      /* the point cannot run as configured */
+    SIM_REPLAY_E_NOFIT = SIM_CONFIG_NOFIT, /* does not fit the DRAM budget */
+    SIM_REPLAY_E_MISMATCH = SIM_MISMATCH,  /* emitted token differs from the reference */
+    SIM_REPLAY_E_INTERNAL = SIM_INTERNAL,  /* allocation or engine failure */
+    SIM_REPLAY_E_DATA = SIM_DATA           /* a prompt of the trace is damaged */
 };
 
 struct sim_cycle_info;

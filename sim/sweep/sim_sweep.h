@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "sim/replay/replay.h"
+#include "sim/sim_status.h"
 #include "sim/sweep/sim_sweep_store.h"
 
 /* Job states. */
@@ -45,13 +46,13 @@ enum {
     SIM_SWEEP_FAILED = 3    /* replay failed: replay_rc and err say why */
 };
 
-/* Status codes of sim_sweep_run. */
+/* Status codes of sim_sweep_run (sim_status.h). */
 enum {
-    SIM_SWEEP_OK = 0,
-    SIM_SWEEP_E_STORE = 1,       /* the store directory cannot be created (exit 73) */
-    SIM_SWEEP_E_NOMEM = 2,       /* allocation or MPI failure (exit 70) */
-    SIM_SWEEP_E_INTERRUPTED = 3, /* SIGINT/SIGTERM: finished jobs are persisted */
-    SIM_SWEEP_E_MISMATCH = 4     /* MPI ranks expanded different point lists (exit 78) */
+    SIM_SWEEP_OK = SIM_OK,
+    SIM_SWEEP_E_STORE = SIM_CANTCREATE,        /* the store directory cannot be created */
+    SIM_SWEEP_E_NOMEM = SIM_NOMEM,             /* allocation or MPI failure */
+    SIM_SWEEP_E_INTERRUPTED = SIM_INTERRUPTED, /* SIGINT/SIGTERM: finished jobs are persisted */
+    SIM_SWEEP_E_MISMATCH = SIM_CONFIG_RANKS    /* MPI ranks expanded different point lists */
 };
 
 #define SIM_SWEEP_ERR_CAP 384

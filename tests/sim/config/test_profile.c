@@ -49,7 +49,7 @@ static void expect_config(const char *file, int line, const char *want)
                 want);
         CHECK(0);
     }
-    CHECK(sim_profile_exit_code(rc) == 78);
+    CHECK(sim_status_exit(rc) == 78);
 }
 
 static void test_shipped(const char *cfg)
@@ -143,7 +143,7 @@ static void test_missing_and_names(const char *cfg)
     char err[1024] = "", path[256];
     sim_model m;
     int rc = sim_profile_load_model("/nonexistent/dir/x.lua", &m, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_MISSING && sim_profile_exit_code(rc) == 66);
+    CHECK(rc == SIM_PROFILE_E_MISSING && sim_status_exit(rc) == 66);
     CHECK(strncmp(err, "/nonexistent/dir/x.lua: cannot open", 35) == 0);
 
     CHECK(sim_profile_path("devices", "../etc/passwd", path, sizeof path) == SIM_PROFILE_E_NAME);
@@ -152,8 +152,8 @@ static void test_missing_and_names(const char *cfg)
     CHECK(sim_profile_path("models", "", path, sizeof path) == SIM_PROFILE_E_NAME);
     CHECK(sim_profile_path("models", ".hidden", path, sizeof path) == SIM_PROFILE_E_NAME);
     CHECK(sim_profile_path("policies", "x", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_profile_exit_code(SIM_PROFILE_E_NAME) == 78);
-    CHECK(sim_profile_exit_code(SIM_PROFILE_E_NOMEM) == 70);
+    CHECK(sim_status_exit(SIM_PROFILE_E_NAME) == 78);
+    CHECK(sim_status_exit(SIM_PROFILE_E_NOMEM) == 70);
 
     CHECK(setenv("FLASHSPEC_CONFIG_DIR", cfg, 1) == 0);
     CHECK(sim_profile_path("models", "qwen3-8b-q4_0", path, sizeof path) == SIM_PROFILE_OK);
@@ -259,7 +259,7 @@ static void test_inheritance(const char *cfg)
     snprintf(data, sizeof data, "%s/dev_base_missing.lua", data_dir);
     expect_inherit(cfg, "dev_base_missing.lua", SIM_PROFILE_E_MISSING, data, 3,
                    "base profile 'no-such-phone' not found");
-    CHECK(sim_profile_exit_code(SIM_PROFILE_E_MISSING) == 66);
+    CHECK(sim_status_exit(SIM_PROFILE_E_MISSING) == 66);
     snprintf(data, sizeof data, "%s/dev_base_badname.lua", data_dir);
     expect_inherit(cfg, "dev_base_badname.lua", SIM_PROFILE_E_CONFIG, data, 4,
                    "invalid base profile name '../devices/oneplus12'");

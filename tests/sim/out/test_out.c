@@ -150,11 +150,11 @@ static void test_table_api(void)
     sim_out_table *t = sim_out_create();
     CHECK(t != NULL);
     CHECK(sim_out_add_column(t, "a", SIM_OUT_INT64) == 0);
-    CHECK(sim_out_add_column(t, "a", SIM_OUT_DOUBLE) == SIM_OUT_E_ARG); /* duplicate */
-    CHECK(sim_out_add_column(t, "", SIM_OUT_DOUBLE) == SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, "x/y", SIM_OUT_DOUBLE) == SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, ".", SIM_OUT_DOUBLE) == SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, "bad", (sim_out_type)7) == SIM_OUT_E_ARG);
+    CHECK(sim_out_add_column(t, "a", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG); /* duplicate */
+    CHECK(sim_out_add_column(t, "", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG);
+    CHECK(sim_out_add_column(t, "x/y", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG);
+    CHECK(sim_out_add_column(t, ".", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG);
+    CHECK(sim_out_add_column(t, "bad", (sim_out_type)7) == -SIM_OUT_E_ARG);
     CHECK(sim_out_add_column(t, "b", SIM_OUT_DOUBLE) == 1);
     CHECK(sim_out_add_column(t, "s", SIM_OUT_STRING) == 2);
     CHECK(sim_out_find_column(t, "s") == 2);
@@ -164,7 +164,7 @@ static void test_table_api(void)
     for (int64_t i = 0; i < 1000; i++)
         CHECK(sim_out_append_row(t) == i);
     CHECK(sim_out_nrows(t) == 1000);
-    CHECK(sim_out_add_column(t, "late", SIM_OUT_INT64) == SIM_OUT_E_ARG); /* rows exist */
+    CHECK(sim_out_add_column(t, "late", SIM_OUT_INT64) == -SIM_OUT_E_ARG); /* rows exist */
     const int64_t *a = sim_out_col_data(t, 0);
     const double *b = sim_out_col_data(t, 1);
     const char *const *s = sim_out_col_data(t, 2);

@@ -1,0 +1,143 @@
+/*
+ * test_status.c -- the one status space (sim/sim_status.h): every module's
+ * codes are codes of the space, distinct within their module and of the
+ * documented primary class; the single mapping gives each class its
+ * documented exit code; trace library codes come in as documented.
+ */
+#include "sim/sim_status.h"
+
+#include "sim/config/profile.h"
+#include "sim/des/sim_evq.h"
+#include "sim/fit/refcsv.h"
+#include "sim/fit/sim_fit.h"
+#include "sim/hw/sim_hw.h"
+#include "sim/out/sim_out.h"
+#include "sim/out/sim_timeline.h"
+#include "sim/replay/replay.h"
+#include "sim/sweep/sim_sweep.h"
+#include "traces/trc.h"
+
+#include <string.h>
+
+#include "../../check.h"
+
+typedef struct {
+    int code;
+    int exit; /* the documented exit code */
+} want;
+
+/* The codes of one module: each a named code of the space, pairwise distinct,
+ * and mapped to the exit code its header documents. */
+static void module(const char *name, const want *w, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(sim_status_name(w[i].code), "unknown") == 0)
+            fprintf(stderr, "%s: code %d has no name\n", name, w[i].code);
+        CHECK(strcmp(sim_status_name(w[i].code), "unknown") != 0);
+        CHECK_EQ_INT(sim_status_exit(w[i].code), w[i].exit);
+        for (int j = 0; j < i; j++)
+            CHECK(w[i].code != w[j].code);
+    }
+}
+
+static void test_modules(void)
+{
+    const want profile[] = {{SIM_PROFILE_OK, 0},
+                            {SIM_PROFILE_E_MISSING, 66},
+                            {SIM_PROFILE_E_CONFIG, 78},
+                            {SIM_PROFILE_E_NAME, 78},
+                            {SIM_PROFILE_E_NOMEM, 70}};
+    module("profile", profile, 5);
+    const want ref[] = {
+        {FS_REF_OK, 0}, {FS_REF_E_DATA, 65}, {FS_REF_E_MISSING, 66}, {FS_REF_E_NOMEM, 70}};
+    module("refcsv", ref, 4);
+    const want fit[] = {{SIM_FIT_OK, 0}, {SIM_FIT_E_NOMEM, 70}, {SIM_FIT_E_NOCONV, 65}};
+    module("fit", fit, 3);
+    const want sweep[] = {{SIM_SWEEP_OK, 0},
+                          {SIM_SWEEP_E_STORE, 73},
+                          {SIM_SWEEP_E_NOMEM, 70},
+                          {SIM_SWEEP_E_INTERRUPTED, 130},
+                          {SIM_SWEEP_E_MISMATCH, 78}};
+    module("sweep", sweep, 5);
+    const want tl[] = {{SIM_TIMELINE_OK, 0},
+                       {SIM_TIMELINE_E_ARG, 70},
+                       {SIM_TIMELINE_E_NOMEM, 70},
+                       {SIM_TIMELINE_E_CREATE, 73}};
+    module("timeline", tl, 4);
+    const want out[] = {
+        {SIM_OUT_OK, 0}, {SIM_OUT_E_ARG, 70}, {SIM_OUT_E_NOMEM, 70}, {SIM_OUT_E_CREATE, 73}};
+    module("out", out, 4);
+    const want des[] = {{SIM_DES_OK, 0},      {SIM_DES_E_NOMEM, 70}, {SIM_DES_E_FULL, 70},
+                        {SIM_DES_E_PAST, 70}, {SIM_DES_E_STATE, 70}, {SIM_DES_E_EMPTY, 70},
+                        {SIM_DES_E_LIMIT, 70}};
+    module("des", des, 7);
+    const want replay[] = {{SIM_REPLAY_OK, 0},          {SIM_REPLAY_E_CONFIG, 78},
+                           {SIM_REPLAY_E_NOFIT, 78},    {SIM_REPLAY_E_MISMATCH, 70},
+                           {SIM_REPLAY_E_INTERNAL, 70}, {SIM_REPLAY_E_DATA, 65}};
+    module("replay", replay, 6);
+    const want hw[] = {
+        {SIM_HW_OK, 0}, {SIM_HW_E_NOFIT, 78}, {SIM_HW_E_INVALID, 78}, {SIM_HW_E_NOMEM, 70}};
+    module("hw", hw, 4);
+    /* one out-of-memory code, one cannot-create code across the modules */
+    const int nomem[] = {SIM_PROFILE_E_NOMEM,  FS_REF_E_NOMEM,  SIM_FIT_E_NOMEM, SIM_SWEEP_E_NOMEM,
+                         SIM_TIMELINE_E_NOMEM, SIM_OUT_E_NOMEM, SIM_DES_E_NOMEM, SIM_HW_E_NOMEM};
+    for (size_t i = 0; i < sizeof nomem / sizeof nomem[0]; i++)
+        CHECK_EQ_INT(nomem[i], SIM_NOMEM);
+    const int create[] = {SIM_OUT_E_CREATE, SIM_TIMELINE_E_CREATE, SIM_SWEEP_E_STORE};
+    for (size_t i = 0; i < sizeof create / sizeof create[0]; i++)
+        CHECK_EQ_INT(create[i], SIM_CANTCREATE);
+    /* the DRAM misfit is one code from the phone model up to the replay */
+    CHECK_EQ_INT(SIM_HW_E_NOFIT, SIM_REPLAY_E_NOFIT);
+}
+
+static void test_primary(void)
+{
+    const want p[] = {{SIM_OK, 0},           {SIM_NOMEM, 70},      {SIM_INTERNAL, 70},
+                      {SIM_MISMATCH, 70},    {SIM_USAGE, 64},      {SIM_DATA, 65},
+                      {SIM_MISSING, 66},     {SIM_CANTCREATE, 73}, {SIM_CONFIG, 78},
+                      {SIM_INTERRUPTED, 130}};
+    CHECK_EQ_INT((int)(sizeof p / sizeof p[0]), SIM_N_PRIMARY);
+    for (int i = 0; i < SIM_N_PRIMARY; i++) {
+        CHECK_EQ_INT(p[i].code, i);
+        CHECK_EQ_INT(sim_status_exit(p[i].code), p[i].exit);
+        CHECK_EQ_INT(sim_status_primary(p[i].code), p[i].code);
+    }
+    /* an extended code takes its primary's exit code and keeps its own name */
+    const int ext[] = {SIM_INTERNAL_DES_FULL, SIM_INTERNAL_ARG, SIM_CONFIG_NOFIT,
+                       SIM_CONFIG_INVALID,    SIM_CONFIG_NAME,  SIM_CONFIG_RANKS,
+                       SIM_CONFIG_ARG,        SIM_DATA_FORMAT,  SIM_DATA_SCHEMA,
+                       SIM_DATA_NOCONV};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        CHECK(ext[i] > 0xff);
+        CHECK_EQ_INT(sim_status_exit(ext[i]), sim_status_exit(sim_status_primary(ext[i])));
+        CHECK(strcmp(sim_status_name(ext[i]), sim_status_name(sim_status_primary(ext[i]))) != 0);
+        CHECK(strncmp(sim_status_name(ext[i]), sim_status_name(sim_status_primary(ext[i])),
+                      strlen(sim_status_name(sim_status_primary(ext[i])))) == 0);
+    }
+    /* outside the space: a fault, never success */
+    CHECK_EQ_INT(sim_status_exit(-1), 70);
+    CHECK_EQ_INT(sim_status_exit(0x100), 70);
+    CHECK_EQ_INT(sim_status_exit(SIM_N_PRIMARY), 70);
+    CHECK_EQ_INT(sim_status_exit(1 << 20), 70);
+    CHECK(strcmp(sim_status_name(12345), "unknown") == 0);
+}
+
+static void test_trc(void)
+{
+    const want t[] = {{TRC_OK, 0},      {TRC_E_MISSING, 66}, {TRC_E_FORMAT, 65}, {TRC_E_SCHEMA, 65},
+                      {TRC_E_DATA, 65}, {TRC_E_WRITE, 73},   {TRC_E_ARG, 78},    {TRC_E_NOMEM, 70}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        CHECK_EQ_INT(sim_status_exit(sim_status_from_trc(t[i].code)), t[i].exit);
+        for (size_t j = 0; j < i; j++)
+            CHECK(sim_status_from_trc(t[i].code) != sim_status_from_trc(t[j].code));
+    }
+    CHECK_EQ_INT(sim_status_from_trc(99), SIM_INTERNAL);
+}
+
+int main(void)
+{
+    test_primary();
+    test_modules();
+    test_trc();
+    return check_done("status");
+}
