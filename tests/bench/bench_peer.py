@@ -5,39 +5,67 @@ phone model included, next to flashspec's replay of the same points (meson
 benchmark; it checks agreement, and reports speed without asserting it).
 
 The peer does the same work as flashspec's replay loop, written the plain
-way: it reads the trace with h5py and the phone and model profiles from
-configs/ (their `key = value` lines), then walks every prompt cycle by cycle.
+way: it reads the traces with h5py, then walks every prompt cycle by cycle.
+  - Profiles: the peer asks flashspec once for the resolved values of the
+    device (with its standing variants) and of the two models -- a one-token
+    point into a scratch directory, whose run.json lists every key as
+    flashspec resolved it (bases, variants, defaults) -- and reads that file.
+    It does not parse the Lua profiles itself.
   - Flash-AR emits one token per cycle; Chain-SD drafts the draft's top-1
     token n = min(k, tokens left - 1) times, one draft call per token; the
     target accepts the longest prefix that matches the reference tokens (its
     own choices, recorded in every tree); the cycle emits the accepted tokens
     plus one.
-  - Every cycle is priced on the phone model: each draft call on the CPU
-    (weights plus KV over its context from DRAM, or its FLOPs), then the
-    verification of the chain's rows: the temporary-sequence set-up on the
-    CPU, the target's layers streamed from flash one request queue at a time
-    and run on the NPU in padded graphs, and the LM head -- the recurrence
-    sim/hw/sim_hw.h describes (read of op i issued when the compute of op
-    i - 1 - prefetch ends, FIFO reads, serial compute), on an integer
-    nanosecond clock rounded the same way.
-  - Like flashspec it ends each point with the 95% bootstrap interval of the
-    tokens per second over prompts: 1,000 resamples drawn with GSL's
-    MT19937 seeded as flashspec seeds it (the point's replay seed from its
-    point_id; numpy's MT19937 in the state gsl_rng_set leaves, and
-    gsl_rng_uniform_int's rejection rule), and GSL's quantile rule.
-Its cycles, tokens, milliseconds per token and interval must equal
-flashspec's point for point (the floating-point values exactly: the same
-operations in the same order); the benchmark exits non-zero when they do not.
+  - Every cycle is priced on the phone model with flashspec's arithmetic
+    (sim/hw): each draft call on the CPU (weights plus KV over its context
+    from DRAM, or its FLOPs), then the verification of the chain's rows: the
+    tree set-up on the CPU (its parts: a constant, per streamed and per
+    resident GB, per streamed op; paid by a tree of 2+ rows, and by a
+    one-row tree with verify_setup_one_row, never by a plain decode step),
+    the target's layers streamed from flash and run on the NPU in padded
+    graphs (at least verify_min_rows rows from 2 rows on), and the LM head
+    -- the walk sim/hw/sim_hw.h describes (read of op i issued when the
+    compute of op i - 1 - prefetch ends, FIFO reads, serial compute), on an
+    integer nanosecond clock rounded the same way.  Like flashspec, the peer
+    derives the per-phone constants once per point (read times of a layer
+    and of the head, what a verification streams, the tree set-up) and
+    computes each cycle's step times from them; with prefetch 0 the walk's
+    end is the same closed form flashspec uses.  flashspec keeps no table of
+    verification costs by shape for these policies (replay.c's profile cache
+    serves policies that calibrate, which these two do not), so neither
+    does the peer.
+  - A point is replayed on the device and again on each of its standing
+    variants, as flashspec replays a row (tokens_per_s_model_lo / _hi: the
+    least and most tokens/s over them), each replay ending, as flashspec's
+    does, with the 95% bootstrap interval of the tokens per second over
+    prompts: 1,000 resamples drawn with GSL's MT19937 seeded as flashspec
+    seeds it (the point's replay seed from its point_id, a hash of the point
+    that the peer takes from flashspec's rows -- the peer process gets the
+    ids on its command line; numpy's MT19937 in the state gsl_rng_set leaves, and
+    gsl_rng_uniform_int's rejection rule), summed in order, and GSL's
+    quantile rule.
+Its cycles, tokens, milliseconds per token, tokens per second, interval and
+model band must equal flashspec's point for point (the floating-point values
+exactly: the same operations in the same order); the benchmark exits
+non-zero when they do not.
 
-Reported: the replay loop's time per point in both -- flashspec's sim_wall_s
-(set-up of the phone model and policy included) after a first pass that
-reads the traces into memory, and the peer's replay with the trace already
-in Python lists -- medians over REPEAT interleaved rounds, and the ratio
-peer / flashspec.  The profiles are read before the timing in both.
+Reported:
+  - the replay loop's time per point in both -- flashspec's sim_wall_s (set-up
+    of the phone model and policy, the device's variants and every interval
+    included) after a first pass that reads the traces into memory, and the
+    peer's replay of the same (the trace already in Python lists, the profiles
+    already read) -- medians over REPEAT interleaved rounds, and the ratio
+    peer / flashspec;
+  - the whole process: wall time of a fresh `flashspec run -j 1` that runs
+    every point once (reading the traces once), against a fresh peer process
+    that starts Python, imports numpy and h5py, reads the traces, resolves
+    the profiles (its one flashspec call, timed apart too) and replays every
+    point -- PROCESS_REPEAT interleaved rounds, median [min, max] of the
+    ratio peer / flashspec.
 """
+import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -50,33 +78,40 @@ import numpy as np
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 TRACES = ["workload-code-strong", "workload-math-weak", "workload-dialogue-strong"]
+POLICIES = ["flash_ar", "chain"]
 DEVICE, TARGET, DRAFT = "oneplus12", "qwen3-8b-q4_0", "qwen3-8b-eagle3-q4_0"
 MAX_NEW = 128
 K = 8
 REPEAT = 5
+PROCESS_REPEAT = 9
 BOOTSTRAP = 1000
+CONFIG_TRACE = "synth-small"  # the smallest bundled trace, for the profile query
 
-LINE = re.compile(r"^\s*([a-z_0-9]+)\s*=\s*([^,]+|\{[^}]*\})\s*,?\s*(--.*)?$")
+PROFILE_SCRIPT = """local fs = flashspec
+fs.run { device = fs.device "%s", target = fs.model "%s", draft = fs.model "%s",
+  trace = fs.trace "traces/data/%s.h5", prompts = 1, max_new_tokens = 1,
+  policy = fs.policy.chain { k = 1 } }
+""" % (DEVICE, TARGET, DRAFT, CONFIG_TRACE)
 
 
-def profile(kind, name):
-    """The `key = value` lines of configs/<kind>/<name>.lua as a dict."""
-    keys = {}
-    with open(os.path.join(HOME, "configs", kind, name + ".lua")) as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            v = m.group(2).strip()
-            if v.startswith("{"):
-                keys[m.group(1)] = [float(x) for x in v.strip("{} ").split(",") if x.strip()]
-            elif v in ("true", "false"):
-                keys[m.group(1)] = 1.0 if v == "true" else 0.0
-            elif v.startswith('"'):
-                keys[m.group(1)] = v.strip('"')
-            else:
-                keys[m.group(1)] = float(v)
-    return keys
+def resolved_profiles(tmp):
+    """The device (its values and its standing variants', in flashspec's
+    order), target and draft as flashspec resolves them: one flashspec call
+    on a one-token point, then its run.json."""
+    script = os.path.join(tmp, "profiles.lua")
+    with open(script, "w") as f:
+        f.write(PROFILE_SCRIPT)
+    out = os.path.join(tmp, "profiles")
+    p = subprocess.run([BIN, "run", "-q", "-j", "1", "--no-resume", script, "-o", out],
+                       cwd=HOME, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"peer: flashspec could not resolve the profiles ({p.returncode}): {p.stderr}")
+    with open(os.path.join(out, "run.json")) as f:
+        run = json.load(f)
+    dev = run["devices"][0]
+    models = {m["name"]: m["values"] for m in run["models"]}
+    devices = [dev["values"]] + [v["values"] for v in dev["variants"]]
+    return devices, models[TARGET], models[DRAFT]
 
 
 def llround(x):
@@ -86,31 +121,46 @@ def llround(x):
 
 
 class Phone:
-    """The phone model's costs for one device, target and draft (0% DRAM)."""
+    """The phone model's costs for one device, target and draft, all target
+    layers streamed (dram_fraction 0), without thermal throttling."""
 
     def __init__(self, dev, tgt, dft):
-        self.d = dev
-        self.t, self.e = tgt, dft
-        if dev.get("thermal", 0):
+        if dev["thermal"] and dev["thermal_throttle"] > 0:
             sys.exit("peer: the device enables thermal throttling; not modelled")
-        self.L = int(tgt["layers"])
+        self.d, self.t, self.e = dev, tgt, dft
+        self.L = tgt["layers"]
+        # DRAM residency at dram_fraction 0: no layer pinned; the head is in
+        # DRAM only when tied to the embeddings (sim_hw_memory.c)
+        self.head_resident = bool(tgt["tied_embeddings"])
         self.layer_bytes = self.bytes_of(tgt, self.layer_params(tgt))
-        self.head_bytes = self.bytes_of(tgt, tgt["vocab"] * tgt["hidden"])
-        self.head_resident = tgt["tied_embeddings"] != 0
+        self.head_bytes = self.bytes_of(tgt, float(tgt["vocab"]) * tgt["hidden"])
         self.kv_layer_bytes = 2.0 * tgt["kv_heads"] * tgt["head_dim"] * tgt["kv_bits"] / 8.0
         self.layer_flops = 2.0 * self.layer_params(tgt)
         self.head_flops = 2.0 * tgt["vocab"] * tgt["hidden"]
         self.attn_flops = 4.0 * tgt["heads"] * tgt["head_dim"]
-        q = int(dev["queue_depth"])
-        self.layer_read_ns = llround(self.flash_ms(self.layer_bytes, q) * 1e6)
-        self.head_read_ns = llround(self.flash_ms(self.head_bytes, q) * 1e6)
+        # each runtime's reads: 0 the device's, 1 its spec_* alternative
+        self.read_ns, self.stream_ns = [], []
+        for queue in (dev["queue_depth"], dev["spec_queue_depth"]):
+            lr = llround(self.flash_ms(self.layer_bytes, queue) * 1e6)
+            hr = llround(self.flash_ms(self.head_bytes, queue) * 1e6)
+            self.read_ns.append((lr, hr))
+            self.stream_ns.append(self.L * lr + (0 if self.head_resident else hr))
+        self.prefetch = (dev["prefetch_layers"], dev["spec_prefetch_layers"])
+        # the tree set-up, by part (sim_hw_tree_setup_ms)
+        streamed = self.L * self.layer_bytes + (0.0 if self.head_resident else self.head_bytes)
+        resident = 0.0 + (self.head_bytes if self.head_resident else 0.0)
+        self.tree_setup_ms = (dev["verify_setup_us"] * 1e-3
+                              + streamed * 1e-9 * dev["verify_setup_streamed_us_per_gb"] * 1e-3
+                              + resident * 1e-9 * dev["verify_setup_resident_us_per_gb"] * 1e-3
+                              + (self.L + (not self.head_resident)) * dev["verify_setup_layer_us"]
+                              * 1e-3)
         e = dft
-        d_layer = e["layers"] * self.layer_params(e)
         self.d_bytes = (e["layers"] * self.bytes_of(e, self.layer_params(e))
-                        + self.bytes_of(e, e["fusion_in"] * e["hidden"] * e["hidden"])
-                        + self.bytes_of(e, e["vocab"] * e["hidden"]))
-        self.d_flops = 2.0 * (d_layer + e["fusion_in"] * e["hidden"] * e["hidden"]
-                              + e["vocab"] * e["hidden"])
+                        + self.bytes_of(e, float(e["fusion_in"]) * e["hidden"] * e["hidden"])
+                        + self.bytes_of(e, float(e["vocab"]) * e["hidden"]))
+        self.d_flops = 2.0 * (e["layers"] * self.layer_params(e)
+                              + float(e["fusion_in"]) * e["hidden"] * e["hidden"]
+                              + float(e["vocab"]) * e["hidden"])
         self.d_kv_bytes = e["layers"] * (2.0 * e["kv_heads"] * e["head_dim"] * e["kv_bits"] / 8.0)
         self.d_attn = 4.0 * e["layers"] * e["heads"] * e["head_dim"]
 
@@ -120,8 +170,8 @@ class Phone:
 
     @staticmethod
     def layer_params(m):
-        h, a = m["hidden"], m.get("attn_in_mult", 1.0)
-        qd, kvd = m["heads"] * m["head_dim"], m["kv_heads"] * m["head_dim"]
+        h, a = float(m["hidden"]), float(m["attn_in_mult"])
+        qd, kvd = float(m["heads"]) * m["head_dim"], float(m["kv_heads"]) * m["head_dim"]
         return a * h * qd + 2.0 * a * h * kvd + qd * h + 3.0 * h * m["ffn"]
 
     def flash_ms(self, nbytes, queue):
@@ -133,12 +183,12 @@ class Phone:
 
     def pad(self, rows):
         shapes = self.d["npu_shapes"]
-        smax = int(shapes[-1])
+        smax = shapes[-1]
         if rows > smax:
             return smax, (rows + smax - 1) // smax
         for s in shapes:
             if s >= rows:
-                return int(s), 1
+                return s, 1
         return smax, 1
 
     def npu_ms(self, rows, nbytes, flops, eff):
@@ -149,29 +199,38 @@ class Phone:
         return execs * ((d["launch_us"] + d["sync_us"]) * 1e-3 + max(mem, comp)) / eff
 
     def graph_rows(self, rows):
-        vmin = int(self.d["verify_min_rows"])
+        vmin = self.d["verify_min_rows"]
         return vmin if 2 <= rows < vmin else rows
 
     def draft_call_ns(self, ctx):
         """One draft forward of one row on the CPU over ctx tokens."""
-        d, e = self.d, self.e
+        d = self.d
         nbytes = self.d_bytes + ctx * self.d_kv_bytes
         flops = self.d_flops + self.d_attn * (ctx + 1)
-        ms = max(nbytes / (d["cpu_gbps"] * 1e6), flops / (d["cpu_gflops"] * 1e6)) / e[
+        ms = max(nbytes / (d["cpu_gbps"] * 1e6), flops / (d["cpu_gflops"] * 1e6)) / self.e[
             "cpu_efficiency"]
         return llround(ms * 1e6)
 
-    def verify_ns(self, rows, ctx):
-        """The verification of a chain of `rows` rows (root included)."""
+    def verify_ns(self, rows, ctx, decode):
+        """The verification of a chain of `rows` rows (root included), one
+        leaf; decode: a plain decode step (nothing drafted)."""
         g = self.graph_rows(rows)
         p, execs = self.pad(g)
+        eff = self.t["npu_efficiency"]
         layer = llround(self.npu_ms(g, self.layer_bytes + ctx * self.kv_layer_bytes,
                                     self.layer_flops + self.attn_flops * (ctx + p * execs),
-                                    self.t["npu_efficiency"]) * 1e6)
-        head = llround(self.npu_ms(g, self.head_bytes, self.head_flops,
-                                   self.t["npu_efficiency"]) * 1e6)
-        kv = llround((self.d["verify_setup_us"] * 1e-3 if rows >= 2 else 0.0) * 1e6)
-        prefetch = int(self.d["prefetch_layers"])
+                                    eff) * 1e6)
+        head = llround(self.npu_ms(g, self.head_bytes, self.head_flops, eff) * 1e6)
+        tree = rows >= 2 or (self.d["verify_setup_one_row"] and not decode)
+        kv = llround((self.tree_setup_ms if tree else 0.0) * 1e6)
+        rt = 1 if self.d["verify_overlap"] and not decode else 0
+        lr, hr = self.read_ns[rt]
+        prefetch = self.prefetch[rt]
+        if prefetch == 0:
+            # read, compute, read, ...: layer 0 starts once its read and the
+            # set-up are done, every later op when the one before ends plus
+            # its read
+            return max(lr, kv) + (self.stream_ns[rt] - lr) + self.L * layer + head
         end = []
         flash_free = prev = 0
         for i in range(self.L + 1):
@@ -179,11 +238,9 @@ class Phone:
             issue = 0 if i <= prefetch else end[i - 1 - prefetch]
             ready = issue
             if not (is_head and self.head_resident):
-                flash_free = max(flash_free, issue) + (self.head_read_ns if is_head
-                                                       else self.layer_read_ns)
+                flash_free = max(flash_free, issue) + (hr if is_head else lr)
                 ready = flash_free
-            start = max(ready, prev, kv)
-            prev = start + (head if is_head else layer)
+            prev = max(ready, prev, kv) + (head if is_head else layer)
             end.append(prev)
         return prev
 
@@ -209,7 +266,7 @@ class Trace:
 
 def replay(tr, policy, phone):
     """Cycles, tokens, milliseconds in all, and tokens and milliseconds per
-    prompt, of one point."""
+    prompt, of one point on one phone."""
     cycles = tokens = 0
     total_ms = 0.0
     p_tok, p_ms = [], []
@@ -222,13 +279,13 @@ def replay(tr, policy, phone):
         pos = 0
         while pos < gen:
             draft_ns = 0
+            n = 0
             if policy == "flash_ar":
                 emitted = 1
-                rows = 1
             else:
                 t = r0 + pos
                 b, e = tr.node_off[t], tr.node_off[t + 1]
-                n = min(K, gen - pos - 1)
+                n = max(min(K, gen - pos - 1), 0)
                 acc, u = 0, 0
                 while acc < n:
                     want = tr.ref[r0 + pos + acc]
@@ -238,11 +295,10 @@ def replay(tr, policy, phone):
                     u = tr.child(b, e, u, want)
                     if u < 0:
                         sys.exit("bench: the reference path leaves the recorded tree")
-                for depth in range(max(n, 0)):  # one call per drafted token
+                for depth in range(n):  # one call per drafted token
                     draft_ns += phone.draft_call_ns(plen + pos + depth + 1)
                 emitted = acc + 1
-                rows = max(n, 0) + 1
-            cycle_ms = (draft_ns + phone.verify_ns(rows, plen + pos)) * 1e-6
+            cycle_ms = (draft_ns + phone.verify_ns(n + 1, plen + pos, n == 0)) * 1e-6
             total_ms += cycle_ms
             p_tok[-1] += emitted
             p_ms[-1] += cycle_ms
@@ -281,8 +337,8 @@ def quantile_sorted(x, f):
     lhs = int(index)
     delta = index - lhs
     if lhs == len(x) - 1:
-        return x[lhs]
-    return (1 - delta) * x[lhs] + delta * x[lhs + 1]
+        return float(x[lhs])
+    return float((1 - delta) * x[lhs] + delta * x[lhs + 1])
 
 
 def bootstrap(p_tok, p_ms, seed, point):
@@ -291,26 +347,51 @@ def bootstrap(p_tok, p_ms, seed, point):
     n = len(p_tok)
     if n < 2:
         return point, point
-    raw = gsl_mt19937((seed ^ 0xB0075A3B1E5) & 0xFFFFFFFFFFFFFFFF).random_raw(
-        2 * BOOTSTRAP * n).tolist()
-    at, scale = 0, 0xFFFFFFFF // n
-    rates = []
-    for _ in range(BOOTSTRAP):
-        st = sm = 0.0
-        for _ in range(n):
-            while True:  # gsl_rng_uniform_int: reject the top of the range
-                k = raw[at] // scale
-                at += 1
-                if k < n:
-                    break
-            st += p_tok[k]
-            sm += p_ms[k]
-        rates.append(st / (sm / 1000.0) if sm > 0 else 0.0)
+    bg = gsl_mt19937((seed ^ 0xB0075A3B1E5) & 0xFFFFFFFFFFFFFFFF)
+    # gsl_rng_uniform_int: k = draw // (0xFFFFFFFF // n), drawn again while k >= n
+    need, scale, idx = BOOTSTRAP * n, 0xFFFFFFFF // n, np.empty(0, dtype=np.uint64)
+    while len(idx) < need:
+        k = bg.random_raw(need - len(idx)) // scale
+        idx = np.concatenate([idx, k[k < n]])
+    idx = idx.astype(np.intp).reshape(BOOTSTRAP, n)
+    # cumsum adds left to right, as flashspec's loop does (sum() would not)
+    st = np.cumsum(np.array(p_tok, dtype=np.float64)[idx], axis=1)[:, -1]
+    sm = np.cumsum(np.array(p_ms)[idx], axis=1)[:, -1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = np.where(sm > 0, st / (sm / 1000.0), 0.0)
     rates.sort()
     return quantile_sorted(rates, 0.025), quantile_sorted(rates, 0.975)
 
 
-SCRIPT = """local fs = flashspec
+def peer_point(tr, policy, devices, tgt, dft, point_id):
+    """A point as flashspec replays a row: on the device, then on each of its
+    standing variants, each with its interval.  Returns cycles, tokens, ms per
+    token, tokens/s, its interval, and the least and most tokens/s over the
+    device and its variants (nan, nan without variants)."""
+    seed = replay_seed(point_id)
+    rows = []
+    for dev in devices:
+        phone = Phone(dev, tgt, dft)
+        cycles, tokens, total_ms, p_tok, p_ms = replay(tr, policy, phone)
+        tps = tokens / (total_ms / 1000.0)
+        lo, hi = bootstrap(p_tok, p_ms, seed, tps)
+        rows.append((cycles, tokens, total_ms / tokens, tps, lo, hi))
+    band = [r[3] for r in rows]
+    model = (min(band), max(band)) if len(rows) > 1 else (math.nan, math.nan)
+    return rows[0] + model
+
+
+FIELDS = "cycles, tokens, ms per token, tokens/s, its interval (lo, hi) and model band (lo, hi)"
+
+
+def same(a, b):
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
+def flashspec_script(passes):
+    """A sweep of every point; passes = 2 reads the traces in a first pass and
+    prints the second's rows."""
+    return """local fs = flashspec
 local traces = {}
 for _, n in ipairs { %s } do traces[#traces + 1] = fs.trace("traces/data/" .. n .. ".h5") end
 local function sweep()
@@ -318,63 +399,142 @@ local function sweep()
     draft = fs.model "%s", trace = traces, max_new_tokens = %d,
     policy = { fs.policy.flash_ar {}, fs.policy.chain { k = %d } } }
 end
-sweep() -- the first pass reads every prompt into the trace cache
-for _, r in ipairs(sweep()) do
-  print("row", r.trace, r.policy, r.cycles, r.tokens, string.format("%%.17g", r.ms_per_token),
-        r.sim_wall_s, r.point_id, string.format("%%.17g %%.17g %%.17g", r.tokens_per_s,
-        r.tokens_per_s_lo, r.tokens_per_s_hi))
+%sfor _, r in ipairs(sweep()) do
+  print("row", r.trace, r.policy, r.point_id, r.sim_wall_s, r.cycles, r.tokens,
+        string.format("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g", r.ms_per_token, r.tokens_per_s,
+        r.tokens_per_s_lo, r.tokens_per_s_hi, r.tokens_per_s_model_lo, r.tokens_per_s_model_hi))
 end
-""" % (", ".join(f'"{t}"' for t in TRACES), DEVICE, TARGET, DRAFT, MAX_NEW, K)
+""" % (", ".join(f'"{t}"' for t in TRACES), DEVICE, TARGET, DRAFT, MAX_NEW, K,
+       "sweep() -- the first pass reads every prompt into the trace cache\n" if passes == 2
+       else "")
+
+
+def run_flashspec(script, out):
+    """One flashspec process: {(trace, policy): (point_id, sim_wall_s, values)}."""
+    p = subprocess.run([BIN, "run", "-q", "-j", "1", "--no-resume", script, "-o", out], cwd=HOME,
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
+    rows = {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if f[:1] == ["row"]:
+            rows[(f[1], f[2])] = (f[3], float(f[4]),
+                                  (int(f[5]), int(f[6])) + tuple(float(x) for x in f[7:13]))
+    if len(rows) != len(TRACES) * len(POLICIES):
+        sys.exit(f"bench: flashspec printed {len(rows)} rows: {p.stdout}")
+    return rows
+
+
+def peer_process(ids):
+    """The whole peer as one process (`bench_peer.py --peer TRACE:POLICY=ID ...`):
+    traces, profiles, every point; one JSON line per point on stdout."""
+    t0 = time.perf_counter()
+    traces = {t: Trace(os.path.join(HOME, "traces", "data", t + ".h5")) for t in TRACES}
+    with tempfile.TemporaryDirectory() as tmp:
+        t1 = time.perf_counter()
+        devices, tgt, dft = resolved_profiles(tmp)
+        t2 = time.perf_counter()
+    for arg in ids:
+        key, point_id = arg.split("=")
+        trace, policy = key.split(":")
+        values = peer_point(traces[trace], policy, devices, tgt, dft, point_id)
+        print(json.dumps({"trace": trace, "policy": policy, "values": [repr(v) for v in values]}))
+    print(json.dumps({"profiles_s": t2 - t1, "traces_s": t1 - t0}))
 
 
 def main():
     traces = {t: Trace(os.path.join(HOME, "traces", "data", t + ".h5")) for t in TRACES}
-    dev, tgt, dft = profile("devices", DEVICE), profile("models", TARGET), profile("models", DRAFT)
-    c_wall, py_wall = {}, {}
+    c_wall, py_wall, ref, ids = {}, {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        script = os.path.join(tmp, "peer.lua")
-        with open(script, "w") as f:
-            f.write(SCRIPT)
+        devices, tgt, dft = resolved_profiles(tmp)
+        loop_script = os.path.join(tmp, "loop.lua")
+        with open(loop_script, "w") as f:
+            f.write(flashspec_script(2))
+        one_script = os.path.join(tmp, "once.lua")
+        with open(one_script, "w") as f:
+            f.write(flashspec_script(1))
+
+        # the replay loops, interleaved: a flashspec run, then the peer's points
         for i in range(REPEAT):
-            p = subprocess.run([BIN, "run", "-q", "-j", "1", "--no-resume", script, "-o",
-                                os.path.join(tmp, f"r{i}")], cwd=HOME, capture_output=True,
-                               text=True, timeout=600)
-            if p.returncode != 0:
-                sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
-            for line in p.stdout.splitlines():
-                f = line.split()
-                if f[:1] != ["row"]:
-                    continue
-                key = (f[1], f[2])
-                c_wall.setdefault(key, []).append(float(f[6]))
+            for key, (point_id, wall, ours) in run_flashspec(loop_script,
+                                                             os.path.join(tmp, f"r{i}")).items():
+                c_wall.setdefault(key, []).append(wall)
                 t0 = time.perf_counter()
-                phone = Phone(dev, tgt, dft)
-                cycles, tokens, total_ms, p_tok, p_ms = replay(traces[f[1]], f[2], phone)
-                tps = tokens / (total_ms / 1000.0)
-                lo, hi = bootstrap(p_tok, p_ms, replay_seed(f[7]), tps)
+                peer = peer_point(traces[key[0]], key[1], devices, tgt, dft, point_id)
                 py_wall.setdefault(key, []).append(time.perf_counter() - t0)
-                ms_tok = total_ms / tokens
-                peer = (cycles, tokens, ms_tok, tps, lo, hi)
-                ours = (int(f[3]), int(f[4]), float(f[5]), float(f[8]), float(f[9]), float(f[10]))
-                if peer != ours:
-                    sys.exit(f"bench: {key}: the peer gives cycles, tokens, ms per token, tokens/s "
-                             f"and its interval {peer!r}, flashspec {ours!r}")
-    print(f"Peer replay (Python, numpy + h5py, phone model included) against flashspec,")
-    print(f"{REPEAT} interleaved rounds; cycles, tokens, ms per token, tokens/s and its bootstrap")
-    print("interval agree exactly on every point.  Replay loop time per point, median [min, max]:")
-    ratios = {"flash_ar": [], "chain": []}
+                if not same(peer, ours):
+                    sys.exit(f"bench: {key}: the peer gives {FIELDS} {peer!r}, "
+                             f"flashspec {ours!r}")
+                if ref.setdefault(key, ours) != ours and not same(ref[key], ours):
+                    sys.exit(f"bench: {key}: flashspec changed its result between runs")
+                ids[key] = point_id
+
+        # whole processes, interleaved: flashspec run once, the peer process
+        argv = [sys.executable, os.path.abspath(__file__), "--peer"] + [
+            f"{t}:{p}={ids[(t, p)]}" for (t, p) in ids]
+        c_proc, py_proc, prof_s = [], [], []
+        for i in range(PROCESS_REPEAT):
+            t0 = time.perf_counter()
+            rows = run_flashspec(one_script, os.path.join(tmp, f"w{i}"))
+            c_proc.append(time.perf_counter() - t0)
+            for key, (_, _, ours) in rows.items():
+                if not same(ref[key], ours):
+                    sys.exit(f"bench: {key}: flashspec's single pass gives {ours!r}, "
+                             f"its loop runs {ref[key]!r}")
+            t0 = time.perf_counter()
+            p = subprocess.run(argv, cwd=HOME, capture_output=True, text=True, timeout=600,
+                               env=dict(os.environ, FLASHSPEC_BIN=BIN, FLASHSPEC_HOME=HOME))
+            py_proc.append(time.perf_counter() - t0)
+            if p.returncode != 0:
+                sys.exit(f"bench: the peer process failed ({p.returncode}): {p.stderr}")
+            got = 0
+            for line in p.stdout.splitlines():
+                r = json.loads(line)
+                if "profiles_s" in r:
+                    prof_s.append(r["profiles_s"])
+                    continue
+                key, peer = (r["trace"], r["policy"]), tuple(float(v) for v in r["values"])
+                peer = (int(peer[0]), int(peer[1])) + peer[2:]
+                if not same(peer, ref[key]):
+                    sys.exit(f"bench: {key}: the peer process gives {FIELDS} {peer!r}, "
+                             f"flashspec {ref[key]!r}")
+                got += 1
+            if got != len(ref):
+                sys.exit(f"bench: the peer process gave {got} of {len(ref)} points")
+
+    n_var = len(devices) - 1
+    print("Peer replay (Python, numpy + h5py, phone model included) against flashspec "
+          f"({DEVICE}: the device and its {n_var} standing variants per point).")
+    print("Cycles, tokens, ms per token, tokens/s, its bootstrap interval and the model band "
+          "agree exactly on every point.")
+    print(f"Replay loop time per point, median [min, max] over {REPEAT} interleaved rounds:")
+    ratios = {p: [] for p in POLICIES}
     for key in c_wall:
         c, py = statistics.median(c_wall[key]), statistics.median(py_wall[key])
         r = [b / a for a, b in zip(c_wall[key], py_wall[key])]
-        ratios[key[1]].append(py / c)
+        ratios[key[1]].append(statistics.median(r))
         print(f"  {key[0]:<26} {key[1]:<9} flashspec {c * 1e3:7.3f} ms "
               f"[{min(c_wall[key]) * 1e3:.3f}, {max(c_wall[key]) * 1e3:.3f}]   "
-              f"peer {py * 1e3:8.2f} ms   peer / flashspec {py / c:6.1f} "
+              f"peer {py * 1e3:8.2f} ms   peer / flashspec {statistics.median(r):6.1f} "
               f"[{min(r):.1f}, {max(r):.1f}]")
     for pol, r in ratios.items():
-        print(f"  {pol}: peer / flashspec time {statistics.median(r):.1f} (median over traces; "
-              f"min {min(r):.1f}, max {max(r):.1f})")
+        print(f"  replay loop, {pol}: peer / flashspec {statistics.median(r):.1f} "
+              f"(median over traces; min {min(r):.1f}, max {max(r):.1f})")
+    r = [b / a for a, b in zip(c_proc, py_proc)]
+    print(f"Whole process, every point once, median [min, max] over {PROCESS_REPEAT} "
+          "interleaved rounds:")
+    print(f"  flashspec run -j 1 {statistics.median(c_proc) * 1e3:7.1f} ms "
+          f"[{min(c_proc) * 1e3:.1f}, {max(c_proc) * 1e3:.1f}]   peer process "
+          f"{statistics.median(py_proc) * 1e3:7.1f} ms [{min(py_proc) * 1e3:.1f}, "
+          f"{max(py_proc) * 1e3:.1f}] (of which its flashspec call for the profiles "
+          f"{statistics.median(prof_s) * 1e3:.1f} ms)")
+    print(f"  whole process: peer / flashspec {statistics.median(r):.2f} "
+          f"[{min(r):.2f}, {max(r):.2f}]")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--peer"]:
+        peer_process(sys.argv[2:])
+    else:
+        main()
