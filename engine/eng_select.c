@@ -158,18 +158,22 @@ static inline void node_load(sel_node *x, const eng_rank *key, int run, int at, 
     x->tie = x->live ? key[at].tie : 0;
 }
 
-static sel_node build_nodes(const int *start, int runs, int p, const eng_rank *key, sel_node *tree)
+/* The tree's first matches, bottom up: win[p] is the winner of the subtree
+ * at p (leaf runs + r holds run r's head), tree[p] its loser; the same
+ * matches as playing each subtree's winners against each other from the
+ * root down.  Returns the overall winner. */
+static sel_node build_nodes(const int *start, int runs, const eng_rank *key, sel_node *tree)
 {
-    sel_node w;
-    if (p >= runs) {
-        node_load(&w, key, p - runs, start[p - runs], start[p - runs + 1]);
-        return w;
+    sel_node win[2 * SEL_TREE_RUNS];
+    for (int r = 0; r < runs; r++)
+        node_load(&win[runs + r], key, r, start[r], start[r + 1]);
+    for (int p = runs - 1; p >= 1; p--) {
+        const sel_node *a = &win[2 * p], *b = &win[2 * p + 1];
+        int b_wins = node_before(b, a);
+        tree[p] = b_wins ? *a : *b;
+        win[p] = b_wins ? *b : *a;
     }
-    sel_node a = build_nodes(start, runs, 2 * p, key, tree);
-    sel_node b = build_nodes(start, runs, 2 * p + 1, key, tree);
-    int b_wins = node_before(&b, &a);
-    tree[p] = b_wins ? a : b;
-    return b_wins ? b : a;
+    return win[1]; /* runs == 1: the leaf itself */
 }
 
 static int merge_ranked(const int *start, int runs, int k, const eng_rank *key, int *next, int *out)
@@ -181,7 +185,7 @@ static int merge_ranked(const int *start, int runs, int k, const eng_rank *key, 
         n += start[r + 1] - start[r];
     }
     if (runs < 1 || n < 1 || k < 1) return 0;
-    sel_node w = build_nodes(start, runs, 1, key, tree);
+    sel_node w = build_nodes(start, runs, key, tree);
     int m = 0;
     while (m < k && w.live) {
         int r = w.run;

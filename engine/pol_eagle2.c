@@ -31,6 +31,7 @@
 #include "pol_eagle2.h"
 #include "eng_select.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,35 +101,39 @@ static int32_t materialise(eng_tree *t, e2_entry *e)
     return id;
 }
 
-/* adds the top-k candidates of tree node u (score base) to the pool */
-static void e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool)
+/* adds the top-k candidates of tree node u (score base) to the pool; 0 when
+ * one of them ranks before its predecessor (the oracle's list is out of
+ * order), else 1 */
+static int e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool)
 {
-    int32_t cn = 0;
+    int32_t cn = 0, n = *n_pool, depth = t->nodes[u].depth + 1;
     const eng_cand *c = eng_tree_cands(t, u, &cn);
-    for (int32_t j = 0; j < cn && j < s->p.top_k && *n_pool < s->cap_pool; j++) {
-        e2_entry *e = &s->pool[*n_pool];
-        e->score = base + (double)c[j].logp;
-        e->depth = t->nodes[u].depth + 1;
-        e->order = *n_pool;
-        e->parent = u;
-        e->rank = j;
-        e->node = ENG_NO_NODE;
-        s->key[*n_pool] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
-        (*n_pool)++;
+    int32_t end = cn < s->p.top_k ? cn : s->p.top_k;
+    if (end > s->cap_pool - n) end = s->cap_pool - n;
+    int in_order = 1;
+    double prev = INFINITY;
+    for (int32_t j = 0; j < end; j++, n++) {
+        double score = base + (double)c[j].logp;
+        in_order &= !(score > prev);
+        prev = score;
+        s->pool[n] = (e2_entry){score, depth, n, u, j, ENG_NO_NODE};
+        s->key[n] = (eng_rank){score, (long long)depth << 32 | n};
     }
+    *n_pool = n;
+    return in_order;
 }
 
 /* The best k of the runs run[r0 .. r1) (their pool indices contiguous) into
  * s->level, best first; returns how many.  Each expanded node's candidates
  * enter the pool in rank order with non-increasing scores and increasing
  * order, so the best are a merge of the runs (eng_select_ranked); when an
- * oracle's lists are not sorted, a partial insertion over every index
- * (eng_select_top).  Both give the same indices in the same order: the keys'
- * order, e2_before's, is a strict total order. */
-static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int *sorted)
+ * oracle's lists are not sorted (in_order = 0: e2_propose tested them while
+ * filling the pool), a partial insertion over every index (eng_select_top).  Both give the same
+ * indices in the same order: the keys' order, e2_before's, is a strict total order. */
+static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int in_order, int *sorted)
 {
-    int m = eng_select_ranked(s->run + r0, r1 - r0, k, s->key, 1, s->heap, s->next, s->level);
-    if (m >= 0) return m;
+    if (in_order)
+        return eng_select_ranked(s->run + r0, r1 - r0, k, s->key, 0, s->heap, s->next, s->level);
     *sorted = 0;
     int32_t n = 0;
     for (int32_t i = s->run[r0]; i < s->run[r1]; i++)
@@ -153,9 +158,9 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int rc = draft->expand(draft->ctx, t, &root, 1, s->p.unit);
     if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
     s->run[runs++] = 0;
-    e2_propose(s, t, 0, 0.0, &n_pool);
+    int in_order = e2_propose(s, t, 0, 0.0, &n_pool);
     s->run[runs] = n_pool;
-    int32_t nf = e2_pick(s, 0, runs, k, &sorted);
+    int32_t nf = e2_pick(s, 0, runs, k, in_order, &sorted);
     for (int32_t step = 1; step < max_d && nf > 0; step++) {
         /* materialise the frontier (the best k of the last step) and expand it */
         int32_t n = nf < k ? nf : k, front[64];
@@ -169,12 +174,13 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         rc = draft->expand(draft->ctx, t, s->ids, n, s->p.unit);
         if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
         int32_t r0 = runs;
+        in_order = 1;
         for (int32_t i = 0; i < n; i++) {
             const e2_entry *f = &s->pool[front[i]];
-            e2_propose(s, t, f->node, f->score, &n_pool);
+            in_order &= e2_propose(s, t, f->node, f->score, &n_pool);
             s->run[++runs] = n_pool;
         }
-        nf = e2_pick(s, r0, runs, k, &sorted);
+        nf = e2_pick(s, r0, runs, k, in_order, &sorted);
     }
 
     /* global top-total: the best `total` of the pool, best first.  Parents are

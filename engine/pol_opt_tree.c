@@ -90,7 +90,6 @@ typedef struct ot_state {
     int first[ENG_POL_MAX_NODES + 1];
     int heap[ENG_POL_MAX_NODES], next[ENG_POL_MAX_NODES]; /* eng_select_ranked scratch */
     int pick[ENG_POL_MAX_NODES];                          /* the beam's candidates, best first */
-    ot_cand top[ENG_POL_MAX_NODES];                       /* the beam, copied out */
     uint8_t keep[ENG_POL_MAX_NODES];
 } ot_state;
 
@@ -106,24 +105,41 @@ static int cand_cmp(const void *x, const void *y)
     return cand_before(a, b) ? -1 : (cand_before(b, a) ? 1 : 0);
 }
 
-/* The best `beam` of the nc candidates into cands[0..beam), best first, the
- * rest in any order -- what eng_select_sorted gives.  Each parent's
- * candidates come in rank order with non-increasing scores (draft candidates
- * are sorted by log-prob) and increasing order, so the best are a merge of
- * the parents' lists (eng_select_ranked: O(beam log parents) instead of a
- * selection over every candidate); an oracle whose lists are not sorted gets
- * the selection.  Both give the same candidates in the same order
- * (cand_before is a strict total order). */
-static void pick_beam(ot_state *s, int32_t parents, int32_t nc, int32_t beam)
+/* A candidate's tie-break key: its order, the index of its parent in the
+ * layer (below ENG_POL_MAX_NODES) in the low bits, where it decides nothing
+ * (orders differ) and pick_beam reads it back. */
+#define OT_RUN_BITS 16
+_Static_assert(ENG_POL_MAX_NODES <= (1 << OT_RUN_BITS), "a parent index fits its bits");
+
+static long long key_tie(int32_t order, int32_t run)
 {
-    int m = eng_select_ranked(s->first, parents, beam, s->key, 1, s->heap, s->next, s->pick);
-    if (m < 0) {
-        eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
+    return (long long)order << OT_RUN_BITS | run;
+}
+
+/* The best `beam` of the nc candidates of parents lo .. lo + parents - 1 into
+ * cands[0..beam), best first.  Each parent's candidates come in rank order
+ * with non-increasing scores (draft candidates are sorted by log-prob; the
+ * caller tested it while ranking them: in_order) and increasing order, so the
+ * best are a merge of the parents' lists (eng_select_ranked: O(beam log
+ * parents) instead of a selection over every candidate), and only the picked
+ * ones are written out; an oracle whose lists are not sorted gets the
+ * selection over every candidate.  Both give the same candidates in the same
+ * order (cand_before is a strict total order). */
+static void pick_beam(ot_state *s, int32_t lo, int32_t parents, int32_t nc, int32_t beam,
+                      int in_order)
+{
+    if (in_order) {
+        int m = eng_select_ranked(s->first, parents, beam, s->key, 0, s->heap, s->next, s->pick);
+        for (int i = 0; i < m; i++) {
+            int32_t x = s->pick[i], r = (int32_t)(s->key[x].tie & ((1 << OT_RUN_BITS) - 1));
+            s->cands[i] = (ot_cand){s->key[x].score, lo + r, x - s->first[r], x};
+        }
         return;
     }
-    for (int i = 0; i < m; i++)
-        s->top[i] = s->cands[s->pick[i]];
-    memcpy(s->cands, s->top, sizeof *s->cands * (size_t)m);
+    for (int32_t r = 0; r < parents; r++)
+        for (int32_t x = s->first[r]; x < s->first[r + 1]; x++)
+            s->cands[x] = (ot_cand){s->key[x].score, lo + r, x - s->first[r], x};
+    eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
 }
 
 /* nodes: cum_logq desc, depth asc, id asc (insertion sort reading the tree) */
@@ -188,23 +204,24 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         int rc = draft->expand(draft->ctx, t, s->ids, cnt, s->p.unit);
         if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
         int32_t nc = 0;
+        int in_order = 1; /* no candidate ranks before its predecessor */
         for (int32_t u = lo; u < hi; u++) {
             int32_t cn = 0;
             const eng_cand *c = eng_tree_cands(t, u, &cn);
+            double base = (double)t->nodes[u].cum_logq, prev = INFINITY;
             s->first[u - lo] = nc;
-            for (int32_t j = 0; j < cn && j < OT_MAX_K; j++) {
-                ot_cand *x = &s->cands[nc];
-                x->score = (double)t->nodes[u].cum_logq + (double)c[j].logp;
-                x->parent = u;
-                x->rank = j;
-                x->order = nc;
-                s->key[nc++] = (eng_rank){x->score, x->order};
+            if (cn > OT_MAX_K) cn = OT_MAX_K;
+            for (int32_t j = 0; j < cn; j++, nc++) {
+                double score = base + (double)c[j].logp;
+                in_order &= !(score > prev);
+                prev = score;
+                s->key[nc] = (eng_rank){score, key_tie(nc, u - lo)};
             }
         }
         s->first[cnt] = nc;
-        /* the beam: the best n candidates, in order (the rest unsorted) */
+        /* the beam: the best n candidates, in order */
         int32_t beam = nc < n ? nc : n;
-        pick_beam(s, cnt, nc, beam);
+        pick_beam(s, lo, cnt, nc, beam, in_order);
         if (L >= 2) {
             /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
             double w = 0.0;

@@ -153,13 +153,39 @@ void rp_oracle_map(rp_oracle *o, const eng_tree *t)
     o->mapped = t->n_nodes < o->cap ? t->n_nodes : o->cap;
 }
 
-static int32_t random_token(rp_oracle *o, const eng_cand *c, int32_t n, eng_token avoid)
+/* Empties the token set of a synthesised candidate set (a new stamp; when
+ * the stamps wrap, every slot is cleared). */
+static void syn_clear(rp_oracle *o)
+{
+    if (++o->syn_stamp == 0) {
+        memset(o->syn, 0, sizeof o->syn);
+        o->syn_stamp = 1;
+    }
+}
+
+/* Adds x to the token set: 1, or 0 when it holds x already. */
+static int syn_insert(rp_oracle *o, eng_token x)
+{
+    _Static_assert(RP_SYN_SLOTS == 256, "the hash keeps 8 bits");
+    uint32_t h = ((uint32_t)x * 2654435761u) >> 24;
+    for (;; h = (h + 1) & (RP_SYN_SLOTS - 1)) {
+        struct rp_syn_slot *s = &o->syn[h];
+        if (s->stamp != o->syn_stamp) {
+            s->tok = x;
+            s->stamp = o->syn_stamp;
+            return 1;
+        }
+        if (s->tok == x) return 0;
+    }
+}
+
+/* A uniform token id the set does not hold yet (drawn again until one is
+ * new), added to it. */
+static int32_t random_token(rp_oracle *o)
 {
     for (;;) {
         eng_token x = (eng_token)gsl_rng_uniform_int(o->rng, (unsigned long)o->vocab);
-        int dup = (x == avoid);
-        for (int32_t j = 0; j < n && !dup; j++) dup = (c[j].tok == x);
-        if (!dup) return x;
+        if (syn_insert(o, x)) return x;
     }
 }
 
@@ -184,9 +210,12 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c)
     int32_t d = t->nodes[id].depth;
     if (d >= st->fitted_depths) d = st->fitted_depths - 1;
     const double *prof = (d >= 0 && st->depth_nodes[d] > 0) ? st->mean_logp_depth[d] : st->mean_logp;
+    /* distinct tokens, none of them the reference token unless placed */
+    syn_clear(o);
+    syn_insert(o, want);
     for (int32_t j = 0; j < k; j++) {
         c[j].logp = (float)prof[j];
-        c[j].tok = (j == want_rank) ? want : random_token(o, c, j, want);
+        c[j].tok = (j == want_rank) ? want : random_token(o);
     }
 }
 

@@ -76,6 +76,10 @@ typedef struct rp_synth_stats {
  * (trc_get_stats).  0, or -1 when they cannot be had (out of memory). */
 int rp_synth_fit(const trc_trace *t, rp_synth_stats *st);
 
+/* Slots of the set of tokens drawn for one synthesised candidate set (at
+ * most TRC_MAX_K + 1 tokens: a quarter full at most). */
+#define RP_SYN_SLOTS 256
+
 typedef struct rp_call {
     eng_unit unit;
     int32_t rows;
@@ -100,6 +104,13 @@ typedef struct rp_oracle {
     eng_token *m_tok;
     rp_call *calls;   /* [cap_calls] draft calls of the cycle */
     int32_t n_calls, cap_calls;
+    /* the tokens a synthesised candidate set holds so far (and the one it must
+     * avoid): open addressing, a slot in use when its stamp is the set's */
+    struct rp_syn_slot {
+        eng_token tok;
+        uint32_t stamp;
+    } syn[RP_SYN_SLOTS];
+    uint32_t syn_stamp;
     /* totals over the oracle's life */
     int64_t expansions, recorded_expansions;
     /* candidate sets served by resample (also counted in expansions and, when
