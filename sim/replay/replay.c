@@ -704,13 +704,13 @@ static void price_variants(replay *r, const cycle *c, const sim_overlap *ov)
 {
     for (int32_t i = 0; i < r->n_var; i++) {
         rp_variant *v = &r->var[i];
-        sim_cycle_time ct;
+        double ms;
         if (!v->priced) continue;
         if ((c->plan.rows > c->n_verified && c->plan.rows > v->most) ||
-            sim_hw_cycle_overlap(v->hw, r->s.calls, c->n_build, &c->vs, ov, &ct, NULL) != SIM_HW_OK)
+            sim_hw_cycle_overlap_ms(v->hw, r->s.calls, c->n_build, &c->vs, ov, &ms) != SIM_HW_OK)
             v->priced = 0;
         else
-            v->total_ms += ct.cycle_ms;
+            v->total_ms += ms;
     }
 }
 
