@@ -306,10 +306,18 @@ static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64
     }
     double *ends = rate + B, *top = rate + 2 * B;
     gsl_rng_set(r, (unsigned long)(seed ^ 0xb0075a3b1e5ULL));
+    /* gsl_rng_uniform_int(r, n), its scale worked out once: the same draws
+     * from the generator, rejected by the same rule, give the same j */
+    unsigned long (*get)(void *) = r->type->get;
+    unsigned long offset = r->type->min, un = (unsigned long)n;
+    unsigned long scale = (r->type->max - offset) / un;
     for (size_t b = 0; b < B; b++) {
         double st = 0.0, sm = 0.0;
         for (int32_t i = 0; i < n; i++) {
-            unsigned long j = gsl_rng_uniform_int(r, (unsigned long)n);
+            unsigned long j;
+            do
+                j = (get(r->state) - offset) / scale;
+            while (j >= un);
             st += (double)tok[j];
             sm += ms[j];
         }
