@@ -64,9 +64,16 @@ typedef struct cyc {
     int err;
 } cyc;
 
+/* llround(ms * 1e6): halves away from zero.  Below 2^52 in magnitude the
+ * fraction x - trunc(x) is exact, so comparing it with one half rounds as
+ * llround does, without the library call (several per cycle). */
 static int64_t ms_to_ns(double ms)
 {
-    return (int64_t)llround(ms * 1e6);
+    double x = ms * 1e6;
+    if (!(fabs(x) < 4503599627370496.0)) return (int64_t)llround(x);
+    int64_t i = (int64_t)x;
+    double f = x - (double)i;
+    return i + (f >= 0.5) - (f <= -0.5);
 }
 
 /* ---- creation ---- */
@@ -587,6 +594,34 @@ static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, 
     return 0;
 }
 
+_Static_assert(sizeof(sim_verify_shape) == 9 * sizeof(int32_t),
+               "sim_verify_shape compares as bytes (shape_memo)");
+
+/* The memo slot holding what verify_walk prices for v's shape at slow apart
+ * from the context length (sim_hwi_memo), filled now on a miss with the same
+ * calls the walk made for every cycle: the layers' padded graphs of rows and
+ * of final rows (sim_hw_layer_npu_ms pads the same way), the head and the
+ * set-up.  The key drops what those ignore: the context length,
+ * rows_after_exit without an exit layer, proj_rows for the eager head. */
+static const sim_hwi_memo *shape_memo(sim_hw *hw, const sim_verify_shape *v, double slow)
+{
+    sim_verify_shape k = *v;
+    k.ctx_len = 0;
+    if (k.exit_layer < 0) k.rows_after_exit = k.rows;
+    if (k.proj == ENG_PROJ_EAGER_NPU) k.proj_rows = 0;
+    sim_hwi_memo *m = &hw->memo[(uint32_t)v->rows % SIM_HWI_MEMO];
+    if (m->valid && m->slow == slow && memcmp(&m->key, &k, sizeof k) == 0) return m;
+    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
+    m->p_a = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, v->rows), &m->execs_a);
+    m->p_b = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, final_rows), &m->execs_b);
+    m->head_ns = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
+    m->kv_ns = ms_to_ns(sim_hw_setup_ms(hw, v) * slow);
+    m->key = k;
+    m->slow = slow;
+    m->valid = 1;
+    return m;
+}
+
 /* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
  * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
  * ends; reads are FIFO on the flash channel; op i computes after its weights
@@ -598,19 +633,19 @@ static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, 
  * With ov (gated overlapping calls), overlap_fill places them in the gaps
  * where the target waits for weights.  Returns the end of the last op, or -1
  * when the prefetch depth exceeds the ring or overlap_fill cannot decide. */
-static int64_t verify_walk(const sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
+static int64_t verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
                            cyc_sum *w, walk_ov *ov)
 {
     int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
     int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
     if (p < 0 || p >= WALK_RING) return -1;
-    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    int64_t lay_a = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * slow);
-    int64_t lay_b = v->exit_layer >= 0
-                        ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * slow)
-                        : lay_a;
-    int64_t head = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
-    int64_t kv = ms_to_ns(sim_hw_setup_ms(hw, v) * slow);
+    const sim_hwi_memo *m = shape_memo(hw, v, slow);
+    int64_t lay_a = ms_to_ns(sim_hwi_layer_npu_pad_ms(hw, m->p_a, m->execs_a, v->ctx_len) * slow);
+    int64_t lay_b =
+        v->exit_layer >= 0
+            ? ms_to_ns(sim_hwi_layer_npu_pad_ms(hw, m->p_b, m->execs_b, v->ctx_len) * slow)
+            : lay_a;
+    int64_t head = m->head_ns, kv = m->kv_ns;
     int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
     int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     int32_t L = hw->L, n = L + 1;
@@ -701,32 +736,43 @@ static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t 
  * abut, the KV work covers the start of the verification, and a layer that
  * waits for its weights waits on a read that is running or on reads queued
  * back to back before it -- so idle_ms is 0.  The clock then jumps to the
- * cycle's end.  Returns 0, or -1 (nothing done) when the walk cannot run. */
+ * cycle's end.  direct_walk fills *m and moves the clock; direct_cycle also
+ * summarises the cycle into *out.  Returns 0, or -1 (nothing done) when the
+ * walk cannot run. */
+static int direct_walk(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int32_t n_calls,
+                       const sim_verify_shape *v, const sim_overlap *ov, cyc_sum *m,
+                       double *call_ms)
+{
+    *m = (cyc_sum){.t0 = sim_des_now(s->des), .slow = cycle_slow(hw)};
+    int64_t t = m->t0;
+    for (int32_t i = 0; i < n_calls; i++) {
+        const sim_draft_call *k = &calls[i];
+        int64_t d =
+            ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m->slow);
+        if (call_ms) call_ms[i] = (double)d * 1e-6;
+        if (k->unit == ENG_UNIT_NPU)
+            m->npu_ns += d;
+        else
+            m->cpu_ns += d;
+        m->events++;
+        t += d;
+    }
+    m->t_draft_end = m->t_verify_end = m->t1 = t;
+    if (v) {
+        walk_ov o = {.ov = ov, .dur_of = -1};
+        m->t1 = m->t_verify_end = verify_walk(hw, v, m->slow, t, m, ov ? &o : NULL);
+        if (m->t1 < 0) return -1;
+    }
+    sim_des_run_until(s->des, m->t1); /* the queue is empty: only the clock moves */
+    return 0;
+}
+
 static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int32_t n_calls,
                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
                         double *call_ms)
 {
-    cyc_sum m = {.t0 = sim_des_now(s->des), .slow = cycle_slow(hw)};
-    int64_t t = m.t0;
-    for (int32_t i = 0; i < n_calls; i++) {
-        const sim_draft_call *k = &calls[i];
-        int64_t d =
-            ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m.slow);
-        if (call_ms) call_ms[i] = (double)d * 1e-6;
-        if (k->unit == ENG_UNIT_NPU)
-            m.npu_ns += d;
-        else
-            m.cpu_ns += d;
-        m.events++;
-        t += d;
-    }
-    m.t_draft_end = m.t_verify_end = m.t1 = t;
-    if (v) {
-        walk_ov o = {.ov = ov, .dur_of = -1};
-        m.t1 = m.t_verify_end = verify_walk(hw, v, m.slow, t, &m, ov ? &o : NULL);
-        if (m.t1 < 0) return -1;
-    }
-    sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
+    cyc_sum m;
+    if (direct_walk(hw, s, calls, n_calls, v, ov, &m, call_ms) != 0) return -1;
     finish_cycle(hw, calls, n_calls, v, ov, &m, out);
     return 0;
 }
@@ -761,17 +807,27 @@ static cyc_sum summary(const cyc *c, int64_t t0, int64_t t1, int64_t flash_ns, i
                      .ov_busy_ns = c->ov_busy_ns};
 }
 
+/* What every cycle checks first; *ov becomes NULL without overlapping calls.
+ * SIM_HW_OK, SIM_HW_E_NOMEM (a broken handle) or SIM_HW_E_INVALID. */
+static int cycle_check(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                       const sim_verify_shape *v, const sim_overlap **ov)
+{
+    if (hw->broken) return SIM_HW_E_NOMEM;
+    if (!check_shape(hw, calls, n_calls, v)) return SIM_HW_E_INVALID;
+    if (*ov && (*ov)->n_calls > 0) {
+        if (!v || !check_shape(hw, (*ov)->calls, (*ov)->n_calls, NULL)) return SIM_HW_E_INVALID;
+    } else {
+        *ov = NULL;
+    }
+    return SIM_HW_OK;
+}
+
 static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
                      int32_t n_calls, const sim_verify_shape *v, const sim_overlap *ov,
                      sim_cycle_time *out, double *call_ms)
 {
-    if (hw->broken) return SIM_HW_E_NOMEM;
-    if (!check_shape(hw, calls, n_calls, v)) return SIM_HW_E_INVALID;
-    if (ov && ov->n_calls > 0) {
-        if (!v || !check_shape(hw, ov->calls, ov->n_calls, NULL)) return SIM_HW_E_INVALID;
-    } else {
-        ov = NULL;
-    }
+    int rc = cycle_check(hw, calls, n_calls, v, &ov);
+    if (rc != SIM_HW_OK) return rc;
     spans = spans && hw->span_fn != NULL;
     int fast = !spans && !hw->events_always;
     if (fast && (!ov || ov->gate) && direct_cycle(hw, s, calls, n_calls, v, ov, out, call_ms) == 0)
@@ -846,6 +902,24 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
                          double *call_ms)
 {
     return run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, out, call_ms);
+}
+
+int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms)
+{
+    const sim_overlap *o = ov;
+    int rc = cycle_check(hw, calls, n_calls, v, &o);
+    if (rc != SIM_HW_OK) return rc;
+    cyc_sum m;
+    if (!hw->span_fn && !hw->events_always && (!o || o->gate) &&
+        direct_walk(hw, &hw->main, calls, n_calls, v, o, &m, NULL) == 0) {
+        *cycle_ms = (double)(m.t1 - m.t0) * 1e-6; /* as finish_cycle */
+        return SIM_HW_OK;
+    }
+    sim_cycle_time ct;
+    rc = run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, &ct, NULL);
+    if (rc == SIM_HW_OK) *cycle_ms = ct.cycle_ms;
+    return rc;
 }
 
 int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,

@@ -300,6 +300,12 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
                          const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
                          double *call_ms);
 
+/* sim_hw_cycle_overlap's cycle_ms alone, with the same effect on the clock
+ * and the same return codes: for a caller that only adds up decode time (the
+ * replay's standing variants), without the rest of sim_cycle_time. */
+int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms);
+
 /* The verification of *v alone (no draft calls, no overlap) without running
  * the event simulation: a recurrence with exactly the cycle's semantics and
  * rounding, so *verify_ms equals sim_hw_estimate's verify_ms for the same shape

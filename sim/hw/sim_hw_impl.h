@@ -20,6 +20,19 @@ typedef struct sim_sim { /* a DES with the three resources */
     int64_t *read_end;  /* L + 1 read completion times */
 } sim_sim;
 
+/* What verify_walk prices for a verification shape apart from its context
+ * length (the layers' graphs padded, the head, the set-up), for the last
+ * shapes it met: a slot per rows % SIM_HWI_MEMO, keyed by every field it
+ * depends on.  A hit gives the very numbers a miss computes. */
+#define SIM_HWI_MEMO 8
+typedef struct sim_hwi_memo {
+    int valid;
+    sim_verify_shape key; /* ctx_len 0; rows_after_exit = rows without an exit layer */
+    double slow;
+    int32_t p_a, execs_a, p_b, execs_b; /* padded graphs of rows and of final rows */
+    int64_t head_ns, kv_ns;
+} sim_hwi_memo;
+
 struct sim_hw {
     sim_device dev;
     sim_model tgt, dft;
@@ -50,11 +63,16 @@ struct sim_hw {
     sim_hw_span_fn span_fn;
     void *span_ctx;
     int events_always; /* sim_hw_set_events_always */
+    sim_hwi_memo memo[SIM_HWI_MEMO];
 };
 
 /* Bytes one execution of a draft part reads: weights (without or only the LM
  * head) and, unless it is the head alone, the KV over ctx_len. */
 double sim_hwi_draft_part_bytes(const sim_hw *hw, int32_t ctx_len, int32_t part);
+
+/* sim_hw_layer_npu_ms once the verification graph is padded (p rows per
+ * execution, execs executions). */
+double sim_hwi_layer_npu_pad_ms(const sim_hw *hw, int32_t p, int32_t execs, int32_t ctx_len);
 
 /* Copies msg into err (err NULL or n 0: nothing). */
 static inline void sim_hwi_set_err(char *err, size_t n, const char *msg)

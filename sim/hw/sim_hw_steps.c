@@ -46,12 +46,16 @@ int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows)
 
 double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len)
 {
+    int32_t execs, p = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, rows), &execs);
+    return sim_hwi_layer_npu_pad_ms(hw, p, execs, ctx_len);
+}
+
+double sim_hwi_layer_npu_pad_ms(const sim_hw *hw, int32_t p, int32_t execs, int32_t ctx_len)
+{
     /* padded rows attend too: the static graph attends over ctx + padded rows */
-    rows = sim_hw_verify_graph_rows(hw, rows);
-    int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
     double bytes = hw->layer_bytes + (double)ctx_len * hw->kv_layer_bytes;
     double flops = hw->layer_flops + hw->attn_flops_per_tok * ((double)ctx_len + (double)p * execs);
-    return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->tgt.npu_efficiency);
+    return sim_cost_npu_exec_ms(&hw->dev, p, execs, bytes, flops, hw->tgt.npu_efficiency);
 }
 
 double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows)

@@ -42,6 +42,12 @@ double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double f
 {
     int32_t execs;
     int32_t p = sim_cost_npu_pad(d, rows, &execs);
+    return sim_cost_npu_exec_ms(d, p, execs, bytes, flops_per_row, eff);
+}
+
+double sim_cost_npu_exec_ms(const sim_device *d, int32_t p, int32_t execs, double bytes,
+                            double flops_per_row, double eff)
+{
     if (execs == 0) return 0.0;
     double mem = bytes / (d->npu_gbps * 1e6);
     double comp = (double)p * flops_per_row / (d->npu_gflops * 1e6);

@@ -38,6 +38,10 @@ double sim_cost_flash_ms(const sim_device *d, double bytes, double eff); /* Q = 
 double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_t queue_depth);
 double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
                        double eff);
+/* sim_cost_npu_ms once the rows are padded: p rows per execution, execs
+ * executions (sim_cost_npu_pad's result for the rows). */
+double sim_cost_npu_exec_ms(const sim_device *d, int32_t p, int32_t execs, double bytes,
+                            double flops_per_row, double eff);
 double sim_cost_cpu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
                        double eff);
 

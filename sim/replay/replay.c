@@ -22,6 +22,7 @@
 #include "rp_oracle.h"
 
 #define RP_TREE_CAP 1024 /* largest tree a policy may build, root included */
+#define RP_MAX_VARIANTS 64 /* standing variants a point may list */
 
 static int fail(char *err, size_t n, int code, const char *fmt, ...)
 {
@@ -305,10 +306,18 @@ static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64
     }
     double *ends = rate + B, *top = rate + 2 * B;
     gsl_rng_set(r, (unsigned long)(seed ^ 0xb0075a3b1e5ULL));
+    /* gsl_rng_uniform_int(r, n), its scale worked out once: the same draws
+     * from the generator, rejected by the same rule, give the same j */
+    unsigned long (*get)(void *) = r->type->get;
+    unsigned long offset = r->type->min, un = (unsigned long)n;
+    unsigned long scale = (r->type->max - offset) / un;
     for (size_t b = 0; b < B; b++) {
         double st = 0.0, sm = 0.0;
         for (int32_t i = 0; i < n; i++) {
-            unsigned long j = gsl_rng_uniform_int(r, (unsigned long)n);
+            unsigned long j;
+            do
+                j = (get(r->state) - offset) / scale;
+            while (j >= un);
             st += (double)tok[j];
             sm += ms[j];
         }
@@ -387,6 +396,24 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
 
 /* ------------------------------------------------------------ one point */
 
+/* A standing variant of the device priced alongside the point's own replay
+ * (sim_replay_run): a policy that never sees a latency (no observe, calibrate
+ * or provisional hook, built in) drafts the same trees, verifies the same
+ * plans and accepts the same tokens on any phone, so a variant's replay
+ * differs from the device's only in the prices of its cycles; the variant's
+ * phone model prices each cycle as the device's does, in the same order, and
+ * its decode time is their sum, as its own replay would add them.  A variant
+ * whose phone model cannot be made or refuses a cycle, or whose compiled
+ * graphs would refuse a plan the device's took (check_plan), is not priced
+ * (priced = 0) and is replayed in full afterwards, which reports what failed
+ * exactly as before. */
+typedef struct rp_variant {
+    sim_hw *hw;   /* while the point replays */
+    int32_t most; /* the variant's largest compiled graph (check_plan), 0 none */
+    int priced;   /* every cycle so far priced on it */
+    double total_ms;
+} rp_variant;
+
 /* One point's replay: what its phases share.  replay_open sets it up,
  * replay_prompt runs a prompt's cycles (replay_cycle each), replay_finish
  * turns the running totals into means, replay_close frees it. */
@@ -406,6 +433,9 @@ typedef struct replay {
     run_state s;
     int64_t *p_tok; /* [n_prompts] tokens and virtual ms per prompt (bootstrap) */
     double *p_ms;
+    int interval;    /* the bootstrap interval is wanted (not for a variant) */
+    rp_variant *var; /* [n_var] standing variants priced alongside (rp_variant) */
+    int32_t n_var;
 } replay;
 
 /* A failed hook: the policy's own explanation when it gives one (exit 78),
@@ -468,6 +498,29 @@ static int32_t max_context(const sim_point *pt, int32_t n_prompts)
     return max_ctx;
 }
 
+/* The variants' phone models (rp_variant), made as their own replays would
+ * make them, when the policy never sees a latency: a built-in policy (a Lua
+ * or plug-in one may read the host's clock) without observe, calibrate or
+ * provisional hooks.  Otherwise none is priced alongside (n_var = 0). */
+static void open_variants(replay *r)
+{
+    const sim_point *pt = r->pt;
+    const eng_policy_i *h = r->pol.i;
+    if (eng_policy_lookup(pt->policy->name) != pt->policy || h->observe || h->calibrate ||
+        h->provisional)
+        r->n_var = 0;
+    for (int32_t i = 0; i < r->n_var; i++) {
+        rp_variant *v = &r->var[i];
+        const sim_device *d = &pt->variants[i];
+        char hw_err[256];
+        v->most = d->n_npu_shapes > 0 ? d->npu_shapes[d->n_npu_shapes - 1] : 0;
+        v->total_ms = 0.0;
+        v->priced = sim_hw_create(d, pt->target, pt->policy->needs_draft ? pt->draft : NULL,
+                                  pt->dram_fraction, r->max_ctx, &v->hw, hw_err,
+                                  sizeof hw_err) == SIM_HW_OK;
+    }
+}
+
 /* Everything the cycles need: the phone model, buffers, the policy, the two
  * random streams, the trace's synthesis statistics, the oracle and the
  * policy's calibration.  Returns SIM_REPLAY_OK or an error with err;
@@ -521,11 +574,16 @@ static int replay_open(replay *r)
     r->dram_fixed = mem.total_bytes - kv_all;
     r->kv_per_tok = kv_all / (double)r->max_ctx;
     r->prov_cap = sim_hw_overlap_cap(r->hw);
+    open_variants(r);
     return SIM_REPLAY_OK;
 }
 
 static void replay_close(replay *r)
 {
+    for (int32_t i = 0; i < r->n_var; i++) {
+        sim_hw_destroy(r->var[i].hw);
+        r->var[i].hw = NULL;
+    }
     free(r->p_tok);
     free(r->p_ms);
     if (r->oracle_ok) rp_oracle_free(&r->orc);
@@ -646,6 +704,24 @@ static int cycle_accept(replay *r, cycle *c)
     return SIM_REPLAY_OK;
 }
 
+/* The cycle priced on each variant still priced alongside (rp_variant): the
+ * plan must pass check_plan against the variant's compiled graphs (it passed
+ * the device's, and only the largest graph differs), then its phone model
+ * prices the same calls and verification. */
+static void price_variants(replay *r, const cycle *c, const sim_overlap *ov)
+{
+    for (int32_t i = 0; i < r->n_var; i++) {
+        rp_variant *v = &r->var[i];
+        double ms;
+        if (!v->priced) continue;
+        if ((c->plan.rows > c->n_verified && c->plan.rows > v->most) ||
+            sim_hw_cycle_overlap_ms(v->hw, r->s.calls, c->n_build, &c->vs, ov, &ms) != SIM_HW_OK)
+            v->priced = 0;
+        else
+            v->total_ms += ms;
+    }
+}
+
 /* Phase 3: the cycle priced on the phone model (build calls, then the
  * provisional ones), then told to the policy. */
 static int cycle_price(replay *r, cycle *c)
@@ -677,6 +753,7 @@ static int cycle_price(replay *r, cycle *c)
                     "policy %s produced a cycle the phone model rejects (%d draft calls, %d "
                     "rows, %d leaves) at prompt %d position %d",
                     r->pol.i->name, r->orc.n_calls, pl->rows, pl->leaves, c->tp, c->pos);
+    price_variants(r, c, &ov);
     eng_feedback fb = {
         .tree = &s->tree,
         .g = s->g,
@@ -770,6 +847,8 @@ static int replay_prompt(replay *r, int32_t p)
         return fail(r->err, r->errlen, prompt_status(terr.code), "%s", terr.msg);
     eng_policy_reset(&r->pol);
     sim_hw_generation_start(r->hw);
+    for (int32_t i = 0; i < r->n_var; i++)
+        if (r->var[i].priced) sim_hw_generation_start(r->var[i].hw);
     int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
     if (traced && pt->span_fn) sim_hw_set_span_fn(r->hw, pt->span_fn, pt->trace_ctx);
     int rc = SIM_REPLAY_OK;
@@ -823,8 +902,9 @@ static void replay_finish(replay *r, int ok)
         out->kv_ms /= c;
         out->idle_ms /= c;
         out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
-        bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
-                     &out->tokens_per_s_hi);
+        if (r->interval)
+            bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
+                         &out->tokens_per_s_hi);
     }
     const rp_oracle *orc = &r->orc;
     out->expansions = orc->expansions;
@@ -835,11 +915,21 @@ static void replay_finish(replay *r, int ok)
         orc->expansions ? (double)orc->recorded_expansions / (double)orc->expansions : 1.0;
 }
 
-static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
+/* One replay of pt: with its bootstrap interval when interval is set, and
+ * with the n_var variants in var priced alongside when the policy allows
+ * (rp_variant; var[i].priced says which were). */
+static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen,
+                      int interval, rp_variant *var, int32_t n_var)
 {
     double t_start = wall_s();
     memset(out, 0, sizeof *out);
-    replay r = {.pt = pt, .out = out, .err = err, .errlen = errlen};
+    replay r = {.pt = pt,
+                .out = out,
+                .err = err,
+                .errlen = errlen,
+                .interval = interval,
+                .var = var,
+                .n_var = n_var};
     int rc = replay_open(&r);
     if (rc == SIM_REPLAY_OK) {
         for (int32_t p = 0; p < r.n_prompts && rc == SIM_REPLAY_OK; p++)
@@ -851,9 +941,6 @@ static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size
     return rc;
 }
 
-/* The point, then the same point on each standing variant of its device
- * (replay.h): the variants change no number of the point's own row but the
- * model band and the host time. */
 /* The prompts [first, first + n) the point replays (as replay_one): 0, or -1
  * when its range does not fit the trace (the replay reports that). */
 static int point_prompts(const sim_point *pt, int32_t *first, int32_t *n)
@@ -892,28 +979,52 @@ int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen)
     return SIM_REPLAY_OK;
 }
 
+/* A variant's tokens_per_s from its priced decode time, as replay_finish
+ * computes it for the same cycles and tokens. */
+static double variant_tokens_per_s(const sim_point_stats *out, double total_ms)
+{
+    if (out->cycles <= 0) return 0.0;
+    return total_ms > 0 ? (double)out->tokens / (total_ms / 1000.0) : 0;
+}
+
+/* The point, then the same point on each standing variant of its device
+ * (replay.h): the variants change no number of the point's own row but the
+ * model band and the host time.  A variant priced alongside the point
+ * (rp_variant) gives its tokens_per_s from its decode time; any other is
+ * replayed in full, without the bootstrap interval nobody reads. */
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
-    int rc = replay_one(pt, out, err, errlen);
+    rp_variant var[RP_MAX_VARIANTS];
+    int32_t n_var = pt->variants && pt->n_variants > 0 && pt->n_variants <= RP_MAX_VARIANTS
+                        ? pt->n_variants
+                        : 0;
+    memset(var, 0, sizeof var);
+    int rc = replay_one(pt, out, err, errlen, 1, var, n_var);
     out->tokens_per_s_model_lo = out->tokens_per_s_model_hi = NAN;
     if (rc != SIM_REPLAY_OK || pt->n_variants <= 0) return rc;
-    if (!pt->variants || pt->n_variants > 64)
+    if (!pt->variants || pt->n_variants > RP_MAX_VARIANTS)
         return fail(err, errlen, SIM_REPLAY_E_CONFIG, "bad list of device variants");
     sim_point_stats *vs = malloc(sizeof *vs);
     if (!vs) return fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory");
     double lo = out->tokens_per_s, hi = lo, wall = out->sim_wall_s;
     for (int32_t i = 0; i < pt->n_variants; i++) {
-        sim_point v = *pt;
-        v.device = &pt->variants[i];
-        v.variants = NULL;
-        v.n_variants = 0;
-        v.span_fn = NULL;
-        v.cycle_fn = NULL;
-        rc = replay_one(&v, vs, err, errlen);
-        if (rc != SIM_REPLAY_OK) break;
-        if (vs->tokens_per_s < lo) lo = vs->tokens_per_s;
-        if (vs->tokens_per_s > hi) hi = vs->tokens_per_s;
-        wall += vs->sim_wall_s;
+        double tps;
+        if (var[i].priced) {
+            tps = variant_tokens_per_s(out, var[i].total_ms);
+        } else { /* replayed in full: its interval is never read */
+            sim_point v = *pt;
+            v.device = &pt->variants[i];
+            v.variants = NULL;
+            v.n_variants = 0;
+            v.span_fn = NULL;
+            v.cycle_fn = NULL;
+            rc = replay_one(&v, vs, err, errlen, 0, NULL, 0);
+            if (rc != SIM_REPLAY_OK) break;
+            tps = vs->tokens_per_s;
+            wall += vs->sim_wall_s;
+        }
+        if (tps < lo) lo = tps;
+        if (tps > hi) hi = tps;
     }
     free(vs);
     if (rc != SIM_REPLAY_OK) return rc;

@@ -99,7 +99,11 @@ typedef struct sim_point {
     int32_t trace_prompt;
     /* the device's standing variants (zero-initialised = none): the point is
      * also replayed on each, same seed, no timeline; tokens_per_s_model_lo/hi
-     * span the throughputs of the device and its variants */
+     * span the throughputs of the device and its variants.  For a built-in
+     * policy that never sees a latency (no observe, calibrate or provisional
+     * hook) the variants' phone models price the point's own cycles as it
+     * replays (the trees, plans and tokens are the same on any phone); the
+     * numbers are those of a replay of its own either way */
     const sim_device *variants; /* borrowed, n_variants entries */
     int32_t n_variants;
 } sim_point;

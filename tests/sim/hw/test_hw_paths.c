@@ -3,7 +3,8 @@
  * same numbers: sim_des (events; with a span hook or sim_hw_set_events_always),
  * the event-free walk (no overlapping draft calls) and sim_lite (overlapping
  * calls).  Against a naive recurrence of the verification schedule, and
- * against each other field by field on random phones, shapes and cycles.
+ * against each other field by field on random phones, shapes and cycles;
+ * sim_hw_cycle_overlap_ms gives the same duration and clock.
  */
 #include "sim/hw/sim_hw.h"
 
@@ -159,11 +160,14 @@ static void test_walk_equals_events(void)
         d.contention_load = 1.0 + (double)(next_rand(&seed) % 4) * 0.15;
         sim_model *m = &ms[next_rand(&seed) % 3];
         double x = (double)(next_rand(&seed) % 5) / 4.0;
-        sim_hw *ev = NULL, *wk = NULL;
+        sim_hw *ev = NULL, *wk = NULL, *du = NULL, *due = NULL;
         char err[512];
         if (sim_hw_create(&d, m, &e, x, 8192, &ev, err, sizeof err) != SIM_HW_OK) continue;
         CHECK(sim_hw_create(&d, m, &e, x, 8192, &wk, err, sizeof err) == SIM_HW_OK);
+        CHECK(sim_hw_create(&d, m, &e, x, 8192, &du, err, sizeof err) == SIM_HW_OK);
+        CHECK(sim_hw_create(&d, m, &e, x, 8192, &due, err, sizeof err) == SIM_HW_OK);
         sim_hw_set_events_always(ev, 1);
+        sim_hw_set_events_always(due, 1);
         for (int k = 0; k < 20; k++) {
             sim_draft_call calls[6];
             int32_t n_calls = (int32_t)(next_rand(&seed) % 7);
@@ -179,6 +183,8 @@ static void test_walk_equals_events(void)
             if (next_rand(&seed) % 10 == 0) {
                 sim_hw_generation_start(ev);
                 sim_hw_generation_start(wk);
+                sim_hw_generation_start(du);
+                sim_hw_generation_start(due);
             }
             sim_draft_call prov[6];
             sim_overlap ov = {prov, 0, (int32_t)(next_rand(&seed) % 2)};
@@ -201,6 +207,12 @@ static void test_walk_equals_events(void)
             for (int32_t i = 0; i < n_calls; i++)
                 CHECK(ca[i] == cb[i]);
             CHECK(sim_hw_now(ev) == sim_hw_now(wk));
+            /* the duration alone, on its own clocks (walked, and on events) */
+            double dm = -1, dme = -2;
+            CHECK(sim_hw_cycle_overlap_ms(du, calls, n_calls, vp, &ov, &dm) == SIM_HW_OK);
+            CHECK(sim_hw_cycle_overlap_ms(due, calls, n_calls, vp, &ov, &dme) == SIM_HW_OK);
+            CHECK(dm == a.cycle_ms && dme == a.cycle_ms);
+            CHECK(sim_hw_now(du) == sim_hw_now(ev) && sim_hw_now(due) == sim_hw_now(ev));
             if (vp) {
                 double da = -1, db = -2;
                 CHECK(sim_hw_verify_direct(ev, vp, &da) == SIM_HW_OK);
@@ -217,8 +229,16 @@ static void test_walk_equals_events(void)
         CHECK(sim_hw_estimate(ev, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
         CHECK(sim_hw_estimate(wk, NULL, 0, &v, &b, NULL) == SIM_HW_OK);
         CHECK(same_cycle(&a, &b));
+        /* a shape the phone refuses: nothing priced, the clock stays */
+        int64_t now = sim_hw_now(du);
+        double dm = -1;
+        v.leaves = v.rows + 1;
+        CHECK(sim_hw_cycle_overlap_ms(du, NULL, 0, &v, NULL, &dm) == SIM_HW_E_INVALID);
+        CHECK(dm == -1 && sim_hw_now(du) == now);
         sim_hw_destroy(ev);
         sim_hw_destroy(wk);
+        sim_hw_destroy(du);
+        sim_hw_destroy(due);
     }
     CHECK(cycles > 1000 && throttled > 100);
     CHECK(overlapped > 300);
@@ -302,9 +322,62 @@ static void test_overlap_tie(void)
     CHECK(ties > 0);
 }
 
+/* The walk remembers what it priced for the last shapes of each row count:
+ * shapes that share their rows but differ in any other field (leaves, exit
+ * layer and rows after it, projection and its rows, runtime, decode step,
+ * context, thermal slow-down), met in any order on one handle, are priced as
+ * the event simulation prices each alone. */
+static void test_shape_memo(void)
+{
+    sim_model m = q8(), e = eagle(4096, 12288);
+    uint64_t seed = 11;
+    for (int trial = 0; trial < 40; trial++) {
+        sim_device d = powered();
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 3);
+        d.verify_min_rows = 1 + (int32_t)(next_rand(&seed) % 12);
+        d.verify_setup_us = 300.0;
+        d.verify_setup_one_row = (int32_t)(next_rand(&seed) % 2);
+        d.verify_overlap = (int32_t)(next_rand(&seed) % 2);
+        d.kv_seq_us = 90.0;
+        d.thermal = 1;
+        d.thermal_onset_s = 0.5;
+        d.thermal_throttle = 0.3;
+        sim_hw *wk = NULL, *ev = NULL;
+        char err[512];
+        CHECK(sim_hw_create(&d, &m, &e, 0.25, 8192, &wk, err, sizeof err) == SIM_HW_OK);
+        CHECK(sim_hw_create(&d, &m, &e, 0.25, 8192, &ev, err, sizeof err) == SIM_HW_OK);
+        if (!wk || !ev) break;
+        sim_hw_set_events_always(ev, 1);
+        for (int k = 0; k < 200; k++) {
+            /* few values per field, so that shapes differing in one field
+             * only meet in one memo slot */
+            sim_verify_shape v = shape(1 + (int32_t)(next_rand(&seed) % 2) * 8, 1);
+            v.leaves = next_rand(&seed) % 2 ? v.rows : 1;
+            v.ctx_len = next_rand(&seed) % 2 ? 2000 : 100;
+            v.exit_layer = next_rand(&seed) % 2 ? 5 : -1;
+            v.rows_after_exit = next_rand(&seed) % 2 ? v.rows : 1;
+            v.proj = (eng_proj_mode)(next_rand(&seed) % 3);
+            v.proj_rows = next_rand(&seed) % 2 ? v.rows : 1;
+            v.runtime = (int32_t)(next_rand(&seed) % 2);
+            v.decode = v.rows == 1 && next_rand(&seed) % 2;
+            sim_cycle_time a, b;
+            CHECK(sim_hw_cycle(ev, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+            CHECK(sim_hw_cycle(wk, NULL, 0, &v, &b, NULL) == SIM_HW_OK);
+            CHECK(same_cycle(&a, &b));
+            if (k % 50 == 0) {
+                sim_hw_generation_start(ev);
+                sim_hw_generation_start(wk);
+            }
+        }
+        sim_hw_destroy(wk);
+        sim_hw_destroy(ev);
+    }
+}
+
 int main(void)
 {
     test_schedule_differential();
+    test_shape_memo();
     test_walk_equals_events();
     test_overlap_tie();
     printf("hw paths: ok\n");

@@ -1,9 +1,11 @@
 /*
  * test_replay.c -- the replay loop end to end in C: exact bounds with perfect
  * and useless drafts, the per-cycle identities, determinism, DRAM residency,
- * coverage, and the errors a point can report.
+ * coverage, the errors a point can report, and the model band over a device's
+ * standing variants.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +142,79 @@ static void test_errors(void)
     trc_free(t);
 }
 
+/* A point of policy (its default params) on d with n_var standing variants. */
+static int run_on(const trc_trace *t, const char *policy, const sim_device *d,
+                  const sim_device *var, int32_t n_var, sim_point_stats *st, char *err)
+{
+    const eng_policy_desc *desc = eng_policy_lookup(policy);
+    static _Alignas(max_align_t) unsigned char params[4096];
+    CHECK(desc && desc->params_size <= sizeof params);
+    eng_params_defaults(desc->params, params);
+    sim_point pt = {.device = d,
+                    .target = &tgt,
+                    .draft = &drf,
+                    .trace = t,
+                    .policy = desc,
+                    .policy_params = params,
+                    .max_new_tokens = 40,
+                    .seed = 11,
+                    .accept = SIM_ACCEPT_GREEDY,
+                    .top_p = 0.9,
+                    .temperature = 1.0,
+                    .variants = var,
+                    .n_variants = n_var};
+    return sim_replay_run(&pt, st, err, 256);
+}
+
+/* The model band is the least and the most tokens_per_s of the point replayed
+ * on the device and on each variant as a point of its own, exactly -- whether
+ * the variants are priced alongside the point (policies that never see a
+ * latency) or replayed in full (the others) -- and the variants change no
+ * other number of the row; a variant that cannot run fails the point as its
+ * own replay fails. */
+static void test_variants(void)
+{
+    static const char *const policies[] = {"flash_ar", "chain",   "specinfer", "eagle2",
+                                           "opt_tree", "sequoia", "lever"};
+    trc_trace *t = synth(0.7, 0.9, 24);
+    sim_device var[3] = {dev, dev, dev};
+    var[0].npu_gflops *= 1.2;
+    var[0].verify_min_rows = 1;
+    var[1].verify_setup_us = 0;
+    var[1].launch_us *= 2;
+    var[2].thermal = 1; /* throttled from the first second of a generation */
+    var[2].thermal_onset_s = 1.0;
+    var[2].thermal_throttle = 0.35;
+    char err[256], err2[256];
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+        sim_point_stats band, plain, own;
+        CHECK_EQ_INT(run_on(t, policies[i], &dev, var, 3, &band, err), SIM_REPLAY_OK);
+        CHECK_EQ_INT(run_on(t, policies[i], &dev, NULL, 0, &plain, err), SIM_REPLAY_OK);
+        double lo = plain.tokens_per_s, hi = lo;
+        for (int v = 0; v < 3; v++) {
+            CHECK_EQ_INT(run_on(t, policies[i], &var[v], NULL, 0, &own, err), SIM_REPLAY_OK);
+            CHECK(own.tokens_per_s != plain.tokens_per_s || v == 0); /* the variants matter */
+            lo = own.tokens_per_s < lo ? own.tokens_per_s : lo;
+            hi = own.tokens_per_s > hi ? own.tokens_per_s : hi;
+        }
+        CHECK(band.tokens_per_s_model_lo == lo && band.tokens_per_s_model_hi == hi);
+        band.sim_wall_s = plain.sim_wall_s = 0;
+        band.tokens_per_s_model_lo = plain.tokens_per_s_model_lo;
+        band.tokens_per_s_model_hi = plain.tokens_per_s_model_hi;
+        CHECK(memcmp(&band, &plain, sizeof band) == 0);
+    }
+    /* the second variant does not fit the DRAM budget: the point fails as
+     * that variant's own replay does */
+    var[1].dram_budget_gb = 0.5;
+    sim_point_stats st;
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_EQ_INT(run_on(t, policies[i], &var[1], NULL, 0, &st, err), SIM_REPLAY_E_NOFIT);
+        CHECK_EQ_INT(run_on(t, policies[i], &dev, var, 3, &st, err2), SIM_REPLAY_E_NOFIT);
+        CHECK(strcmp(err, err2) == 0);
+    }
+    trc_free(t);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -150,5 +225,6 @@ int main(int argc, char **argv)
     test_bounds();
     test_flash_ar();
     test_errors();
+    test_variants();
     return check_done("replay/replay");
 }
