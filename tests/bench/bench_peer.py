@@ -34,9 +34,10 @@ way: it reads the traces with h5py, then walks every prompt cycle by cycle.
     verification costs by shape for these policies (replay.c's profile cache
     serves policies that calibrate, which these two do not), so neither
     does the peer.
-  - A point is replayed on the device and again on each of its standing
-    variants, as flashspec replays a row (tokens_per_s_model_lo / _hi: the
-    least and most tokens/s over them), each replay ending, as flashspec's
+  - A point is walked once and each cycle priced on the device and on each
+    of its standing variants, as flashspec replays a row of a policy whose
+    trees do not depend on the phone (tokens_per_s_model_lo / _hi: the least
+    and most tokens/s over them); the device's replay ends, as flashspec's
     does, with the 95% bootstrap interval of the tokens per second over
     prompts: 1,000 resamples drawn with GSL's MT19937 seeded as flashspec
     seeds it (the point's replay seed from its point_id, a hash of the point
@@ -264,21 +265,23 @@ class Trace:
         return -1
 
 
-def replay(tr, policy, phone):
-    """Cycles, tokens, milliseconds in all, and tokens and milliseconds per
-    prompt, of one point on one phone."""
+def replay(tr, policy, phones):
+    """Cycles and tokens of one point, and per phone its milliseconds in all
+    and its tokens and milliseconds per prompt: the point is walked once and
+    each cycle priced on every phone (the trees and tokens of these policies
+    do not depend on the phone)."""
     cycles = tokens = 0
-    total_ms = 0.0
-    p_tok, p_ms = [], []
+    total_ms = [0.0] * len(phones)
+    p_tok, p_ms = [], [[] for _ in phones]
     for p in range(len(tr.ref_off) - 1):
         p_tok.append(0)
-        p_ms.append(0.0)
+        for m in p_ms:
+            m.append(0.0)
         plen = tr.prompt_off[p + 1] - tr.prompt_off[p]
         r0 = tr.ref_off[p]
         gen = min(tr.ref_off[p + 1] - r0, MAX_NEW)
         pos = 0
         while pos < gen:
-            draft_ns = 0
             n = 0
             if policy == "flash_ar":
                 emitted = 1
@@ -295,13 +298,15 @@ def replay(tr, policy, phone):
                     u = tr.child(b, e, u, want)
                     if u < 0:
                         sys.exit("bench: the reference path leaves the recorded tree")
+                emitted = acc + 1
+            for i, phone in enumerate(phones):
+                draft_ns = 0
                 for depth in range(n):  # one call per drafted token
                     draft_ns += phone.draft_call_ns(plen + pos + depth + 1)
-                emitted = acc + 1
-            cycle_ms = (draft_ns + phone.verify_ns(n + 1, plen + pos, n == 0)) * 1e-6
-            total_ms += cycle_ms
+                cycle_ms = (draft_ns + phone.verify_ns(n + 1, plen + pos, n == 0)) * 1e-6
+                total_ms[i] += cycle_ms
+                p_ms[i][-1] += cycle_ms
             p_tok[-1] += emitted
-            p_ms[-1] += cycle_ms
             pos += emitted
             tokens += emitted
             cycles += 1
@@ -364,21 +369,18 @@ def bootstrap(p_tok, p_ms, seed, point):
 
 
 def peer_point(tr, policy, devices, tgt, dft, point_id):
-    """A point as flashspec replays a row: on the device, then on each of its
-    standing variants, each with its interval.  Returns cycles, tokens, ms per
-    token, tokens/s, its interval, and the least and most tokens/s over the
-    device and its variants (nan, nan without variants)."""
-    seed = replay_seed(point_id)
-    rows = []
-    for dev in devices:
-        phone = Phone(dev, tgt, dft)
-        cycles, tokens, total_ms, p_tok, p_ms = replay(tr, policy, phone)
-        tps = tokens / (total_ms / 1000.0)
-        lo, hi = bootstrap(p_tok, p_ms, seed, tps)
-        rows.append((cycles, tokens, total_ms / tokens, tps, lo, hi))
-    band = [r[3] for r in rows]
-    model = (min(band), max(band)) if len(rows) > 1 else (math.nan, math.nan)
-    return rows[0] + model
+    """A point as flashspec replays a row of these policies: walked once,
+    priced on the device and on each of its standing variants, with the
+    device's interval.  Returns cycles, tokens, ms per token, tokens/s, its
+    interval, and the least and most tokens/s over the device and its
+    variants (nan, nan without variants)."""
+    phones = [Phone(dev, tgt, dft) for dev in devices]
+    cycles, tokens, total_ms, p_tok, p_ms = replay(tr, policy, phones)
+    band = [tokens / (ms / 1000.0) for ms in total_ms]
+    tps = band[0]
+    lo, hi = bootstrap(p_tok, p_ms[0], replay_seed(point_id), tps)
+    model = (min(band), max(band)) if len(phones) > 1 else (math.nan, math.nan)
+    return (cycles, tokens, total_ms[0] / tokens, tps, lo, hi) + model
 
 
 FIELDS = "cycles, tokens, ms per token, tokens/s, its interval (lo, hi) and model band (lo, hi)"

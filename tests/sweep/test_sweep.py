@@ -6,6 +6,7 @@ comes from $FLASHSPEC_BIN, the project root from $FLASHSPEC_HOME; MPI cases
 run when $FLASHSPEC_MPI is 1 (flashspec built with MPI and mpirun found) and
 are skipped (exit 77) otherwise.
 """
+import atexit
 import csv
 import glob
 import os
@@ -51,11 +52,22 @@ def mpi_cmd(ranks):
             BIN]
 
 
+_ompi_dir = None
+
+
 def mpi_env():
-    """Environment of MPI runs.  Sanitizer builds: OpenMPI keeps allocations
-    until exit in components it dlopen()s; keeping them loaded and unwinding
-    slowly lets tests/sweep/lsan-mpi.supp name their libraries."""
-    env = dict(os.environ, OMPI_MCA_mca_base_component_disable_dlclose="1")
+    """Environment of MPI runs.  Each test process gives mpirun a session
+    directory of its own (OpenMPI's default, /tmp/ompi.HOST.UID, is shared:
+    two tests starting mpirun at once race to create it).  Sanitizer builds:
+    OpenMPI keeps allocations until exit in components it dlopen()s; keeping
+    them loaded and unwinding slowly lets tests/sweep/lsan-mpi.supp name their
+    libraries."""
+    global _ompi_dir
+    if _ompi_dir is None:
+        _ompi_dir = tempfile.mkdtemp(prefix="fs-ompi-")
+        atexit.register(shutil.rmtree, _ompi_dir, True)
+    env = dict(os.environ, OMPI_MCA_mca_base_component_disable_dlclose="1",
+               OMPI_MCA_orte_tmpdir_base=_ompi_dir)
     for var in ("ASAN_OPTIONS", "LSAN_OPTIONS"):
         env[var] = ":".join(x for x in (env.get(var, ""), "fast_unwind_on_malloc=0") if x)
     return env
