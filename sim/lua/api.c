@@ -243,6 +243,18 @@ void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int
     a->held_bytes += bytes;
 }
 
+int fs_api_try_hold(fs_api *a, size_t bytes)
+{
+    const fs_lua_limits *lim = a->lim;
+    size_t used = fs_api_mem_in_use(a);
+    if (lim && lim->mem_limit_bytes &&
+        (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes))
+        return -1;
+    if (lim && lim->pool && fs_mem_pool_take(lim->pool, bytes) != 0) return -1;
+    a->held_bytes += bytes;
+    return 0;
+}
+
 void fs_api_release(fs_api *a, size_t bytes)
 {
     if (bytes > a->held_bytes) bytes = a->held_bytes;

@@ -29,6 +29,10 @@
 #define MT_POLICY "flashspec.policy"
 #define API_KEY "flashspec.api"
 
+/* Draw memos of synthetic traces a run keeps at most, and the most bytes each
+ * may take (a trace shape that needs more is synthesised without one). */
+#define FS_SYNTH_MEMO_MAX 16
+#define FS_SYNTH_MEMO_BYTES ((size_t)256 << 20)
 
 typedef struct fs_trace_entry {
     char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
@@ -76,6 +80,13 @@ typedef struct fs_api {
     struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
     struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */
     int32_t n_profiles, cap_profiles;
+    /* while flashspec.calibrate fits (synth_memo_on > 0): a draw memo per
+     * shape of node-stream synthetic trace (trc.h trc_synth_memo), so that an
+     * evaluation redraws only what its knobs move; held against the memory
+     * limit like traces */
+    int32_t synth_memo_on;
+    trc_synth_memo *synth_memo[FS_SYNTH_MEMO_MAX];
+    int32_t n_synth_memo;
 } fs_api;
 
 /* The tree-size cap of a built-in tree policy's params (nodes per tree, root
@@ -99,6 +110,14 @@ void fs_api_free_profiles(fs_api *a);
 void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
                    const char *what);
 void fs_api_release(fs_api *a, size_t bytes);
+/* Counts `bytes` more as fs_api_charge does, or returns -1 (nothing counted)
+ * where that would pass the memory limit. */
+int fs_api_try_hold(fs_api *a, size_t bytes);
+
+/* flashspec.calibrate's fit begins (on = 1) or ends (on = 0): while any fit
+ * runs, flashspec.trace.synth keeps draw memos (fs_api.synth_memo); when the
+ * last ends they are freed. */
+void fs_api_synth_memos(fs_api *a, int on);
 /* Bytes of the run's memory in use (the shared pool when there is one: every
  * Lua state's heap and what the API holds; else the script's heap and held). */
 size_t fs_api_mem_in_use(const fs_api *a);

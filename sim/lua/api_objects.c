@@ -731,6 +731,35 @@ static void synth_fits(lua_State *L, fs_api *a, const synth_lua *s, const char *
                  lim->mem_limit_bytes >> 20);
 }
 
+void fs_api_synth_memos(fs_api *a, int on)
+{
+    a->synth_memo_on += on ? 1 : -1;
+    if (a->synth_memo_on > 0) return;
+    a->synth_memo_on = 0;
+    for (int32_t i = 0; i < a->n_synth_memo; i++) {
+        fs_api_release(a, trc_synth_memo_bytes(a->synth_memo[i]));
+        trc_synth_memo_free(a->synth_memo[i]);
+    }
+    a->n_synth_memo = 0;
+}
+
+/* The draw memo for traces of p's shape while a fit runs: the one kept, else
+ * a new one where the memory allows; NULL: synthesise without. */
+static trc_synth_memo *synth_memo_for(fs_api *a, const trc_synth_params *p)
+{
+    if (a->synth_memo_on <= 0 || !p->node_streams) return NULL;
+    for (int32_t i = 0; i < a->n_synth_memo; i++)
+        if (trc_synth_memo_fits(a->synth_memo[i], p)) return a->synth_memo[i];
+    if (a->n_synth_memo == FS_SYNTH_MEMO_MAX) return NULL;
+    trc_synth_memo *m = trc_synth_memo_new(p, FS_SYNTH_MEMO_BYTES);
+    if (m && fs_api_try_hold(a, trc_synth_memo_bytes(m)) != 0) {
+        trc_synth_memo_free(m);
+        m = NULL;
+    }
+    if (m) a->synth_memo[a->n_synth_memo++] = m;
+    return m;
+}
+
 int fs_l_trace_synth(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -767,7 +796,7 @@ int fs_l_trace_synth(lua_State *L)
     synth_fits(L, a, &s, chunk, line);
     trc_trace *t = NULL;
     trc_err terr;
-    if (trc_synth(&p, &t, &terr) != TRC_OK)
+    if (trc_synth_memo_run(&p, synth_memo_for(a, &p), &t, &terr) != TRC_OK)
         return fs_raise(L, terr.code == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 1, "%s",
                         terr.msg);
     check_held(L, a, t, "flashspec.trace.synth");

@@ -152,6 +152,7 @@ typedef struct cal {
     fs_memo memo;     /* points already run, by id: a difference step replays only
                          the points its parameter moves (sweep_exec.h) */
     int tty;          /* progress lines: stderr is a terminal, no -q */
+    int memos_on;     /* 1 while the fit holds the run's draw memos on */
 } cal;
 
 /* Raised errors carry an exit code; see the header comment. */
@@ -689,6 +690,7 @@ static int cal_gc(lua_State *L)
     sim_fit_free(&c->f);
     fs_memo_free(&c->memo);
     if (c->a && c->a->memo == &c->memo) c->a->memo = NULL;
+    if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
     fs_guard_free(&c->guard);
     memset(c, 0, sizeof *c);
@@ -1013,10 +1015,14 @@ int fs_l_calibrate(lua_State *L)
     cal *c = cal_new(L);
     read_spec(c, 1);
     set_up(c, 1);
+    fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
+    c->memos_on = 1;
     fit(c);
     cal_check(c, sim_fit_bootstrap(&c->f, c->o.bootstrap, (unsigned long)c->o.bootstrap_seed),
               "the bootstrap");
     leave_one_out(c);
+    c->memos_on = 0;
+    fs_api_synth_memos(c->a, 0);
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line is done */
     push_result(c);
     write_outputs(c);
