@@ -75,8 +75,6 @@ typedef struct fs_api {
     size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
     int verify_trace;         /* --verify-trace */
     int strict;               /* --strict */
-    fs_memo *memo;            /* while flashspec.calibrate evaluates: results of points already
-                                 run (sweep_exec.h); NULL = every point runs */
     struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
     struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */
     int32_t n_profiles, cap_profiles;
@@ -181,6 +179,27 @@ void fs_caller_src(lua_State *L, char *chunk, size_t n, int *line);
  * the rows are read); returns the staged array, *n its length. */
 fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
                         int64_t *n);
+
+/* The first half of fs_api_sweep: expands the sweep table at idx and stages
+ * its points (raising for an invalid one), pushing the same two values; no
+ * point runs. */
+fs_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int record, int64_t *n);
+
+/* One evaluation's staged points and when it ran (fs_memo.now). */
+typedef struct fs_eval {
+    fs_staged *sp;
+    int64_t n;
+    int64_t now;
+} fs_eval;
+
+/* The second half of fs_api_sweep without records (an evaluation of
+ * flashspec.calibrate), for m evaluations at once (a Jacobian's columns):
+ * each point's statistics, the memo and its counts are those of the m
+ * evaluations run one after the other in order (memo NULL: every point
+ * runs), but the points that run -- each id once -- run together on the
+ * workers.  A failed point keeps its code and message, as fs_api_sweep's. */
+void fs_api_run_evals(lua_State *L, fs_eval *ev, int32_t m, fs_memo *memo, const char *chunk,
+                      int line);
 
 /* Pushes the array of point tables the sweep table at idx expands to
  * (flashspec.sweep's expansion and key checks), without running them. */

@@ -181,13 +181,13 @@ static void cal_check(cal *c, int rc, const char *what)
 
 /* On a terminal (and without -q): one line, rewritten after every
  * evaluation, with the count and the RMS relative error of the fitted rows. */
-static void progress(const cal *c, const double *pred, int32_t rep)
+static void progress(const cal *c, const double *pred, int32_t rep, int64_t eval)
 {
     if (!c->tty) return;
     double rms = sim_fit_rms_of(&c->f, pred);
     /* padded to a whole line: the stderr filter passes no terminal escapes */
     fprintf(stderr, "\rflashspec: calibrate %s: evaluation %lld%s, RMS %.2f%%%-20s", c->o.name,
-            (long long)c->f.evals, rep ? " (bootstrap)" : "", 100 * rms, "");
+            (long long)eval, rep ? " (bootstrap)" : "", 100 * rms, "");
     fflush(stderr);
 }
 
@@ -232,14 +232,13 @@ static void match_rows(cal *c, const fs_staged *sp, int64_t n, double *pred)
     }
 }
 
-/* Runs the points for parameters x (replicate rep) and fills pred; raises on
- * failure. */
-static void evaluate(cal *c, const double *x, int32_t rep, double *pred)
+/* Calls points(x [, rep]) and leaves the sweep table it returns on the
+ * stack; the evaluation's generation is the next one. */
+static void call_points(cal *c, const double *x, int32_t rep)
 {
     lua_State *L = c->L;
     if (sim_sweep_interrupted())
         cal_raise(c, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
-    int top = lua_gettop(L);
     c->a->generation++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
     lua_createtable(L, 0, c->f.np);
@@ -258,16 +257,34 @@ static void evaluate(cal *c, const double *x, int32_t rep, double *pred)
                   "%s:%d: flashspec.calibrate: points(p) must return a sweep "
                   "table, got %s",
                   c->chunk, c->line, luaL_typename(L, -1));
-    int64_t n;
-    c->memo.now = c->a->generation;
-    c->a->memo = &c->memo;
-    fs_staged *sp = fs_api_sweep(L, -1, c->chunk, c->line, 0, &n);
-    c->a->memo = NULL;
-    fs_memo_prune(&c->memo);
-    for (int64_t i = 0; i < n; i++)
-        if (sp[i].code) cal_raise(c, sp[i].code, "%s", sp[i].err);
-    match_rows(c, sp, n, pred);
-    progress(c, pred, rep);
+}
+
+/* Runs the points for the m parameter vectors x[j * np ..] (replicate rep)
+ * and fills pred[j * n ..]: as m evaluations one after the other -- the same
+ * predictions, memo counts and first error --, with the points of all m
+ * run together on the workers (the columns of a Jacobian).  Raises on
+ * failure. */
+static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pred)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    luaL_checkstack(L, 3 * m + 8, "calibrate");
+    fs_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
+    int tab = lua_gettop(L) + 1;
+    for (int32_t j = 0; j < m; j++) {
+        call_points(c, x + (size_t)j * (size_t)c->f.np, rep);
+        ev[j].now = c->a->generation;
+    }
+    for (int32_t j = 0; j < m; j++)
+        ev[j].sp = fs_api_stage(L, tab + j, c->chunk, c->line, 0, &ev[j].n);
+    fs_api_run_evals(L, ev, m, &c->memo, c->chunk, c->line);
+    int64_t first = c->f.evals - m + 1; /* the count of the first of them */
+    for (int32_t j = 0; j < m; j++) {
+        for (int64_t i = 0; i < ev[j].n; i++)
+            if (ev[j].sp[i].code) cal_raise(c, ev[j].sp[i].code, "%s", ev[j].sp[i].err);
+        match_rows(c, ev[j].sp, ev[j].n, pred + (size_t)j * (size_t)c->f.n);
+        progress(c, pred + (size_t)j * (size_t)c->f.n, rep, first + j);
+    }
     lua_settop(L, top);
     /* synthetic traces made by the points function and unused by the last two
      * evaluations are not needed again (a difference step reuses the base's) */
@@ -276,6 +293,7 @@ static void evaluate(cal *c, const double *x, int32_t rep, double *pred)
 
 typedef struct cal_eval {
     cal *c;
+    int32_t m;
     const double *x;
     int32_t rep;
     double *pred;
@@ -284,7 +302,7 @@ typedef struct cal_eval {
 static int evaluate_lua(lua_State *L)
 {
     cal_eval *e = lua_touserdata(L, 1);
-    evaluate(e->c, e->x, e->rep, e->pred);
+    evaluate(e->c, e->m, e->x, e->rep, e->pred);
     return 0;
 }
 
@@ -292,7 +310,15 @@ static int evaluate_lua(lua_State *L)
 static int cal_model(void *ctx, const double *x, int32_t rep, double *pred)
 {
     cal *c = ctx;
-    cal_eval e = {.c = c, .x = x, .rep = rep, .pred = pred};
+    cal_eval e = {.c = c, .m = 1, .x = x, .rep = rep, .pred = pred};
+    return fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+}
+
+/* sim/fit's batch model (a Jacobian's columns): the same, m at once. */
+static int cal_model_batch(void *ctx, int32_t m, const double *x, int32_t rep, double *pred)
+{
+    cal *c = ctx;
+    cal_eval e = {.c = c, .m = m, .x = x, .rep = rep, .pred = pred};
     return fs_guard_call(&c->guard, evaluate_lua, &e, 0);
 }
 
@@ -689,7 +715,6 @@ static int cal_gc(lua_State *L)
     free(c->matches);
     sim_fit_free(&c->f);
     fs_memo_free(&c->memo);
-    if (c->a && c->a->memo == &c->memo) c->a->memo = NULL;
     if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
     fs_guard_free(&c->guard);
@@ -739,6 +764,7 @@ static void set_up(cal *c, int idx)
     f->fd_step = c->o.fd_step;
     f->max_iter = c->o.max_iter;
     f->model = cal_model;
+    f->model_batch = cal_model_batch;
     f->ctx = c;
     c->matches = calloc((size_t)n, sizeof *c->matches);
     if (sim_fit_init(f, n) != SIM_FIT_OK || !c->matches)
