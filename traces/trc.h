@@ -270,6 +270,8 @@ typedef struct trc_synth_params {
 void trc_synth_default_params(trc_synth_params *p);
 /* Checks p (TRC_E_ARG with the offending key in err) and generates the trace. */
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err);
+/* trc_synth's checks of p alone: TRC_OK, or TRC_E_ARG as trc_synth gives it. */
+int trc_synth_check(const trc_synth_params *p, trc_err *err);
 
 /* A draw memo for node-stream synthesis: traces of one shape generated again
  * and again with other knobs (flashspec.calibrate fits the acceptance).  Each

@@ -810,6 +810,11 @@ static int gen_error(trc_err *err, int rc)
                     rc == TRC_E_NOMEM ? "out of memory" : "generator produced bad input");
 }
 
+int trc_synth_check(const trc_synth_params *p, trc_err *err)
+{
+    return check_params(p, err);
+}
+
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
 {
     return trc_synth_memo_run(p, NULL, out, err);

@@ -275,6 +275,7 @@ static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pr
         call_points(c, x + (size_t)j * (size_t)c->f.np, rep);
         ev[j].now = c->a->generation;
     }
+    fs_api_synth_resolve(L, c->a); /* the traces they asked for, generated together */
     for (int32_t j = 0; j < m; j++)
         ev[j].sp = fs_api_stage(L, tab + j, c->chunk, c->line, 0, &ev[j].n);
     fs_api_run_evals(L, ev, m, &c->memo, c->chunk, c->line);
@@ -311,7 +312,10 @@ static int cal_model(void *ctx, const double *x, int32_t rep, double *pred)
 {
     cal *c = ctx;
     cal_eval e = {.c = c, .m = 1, .x = x, .rep = rep, .pred = pred};
-    return fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    c->a->synth_defer++; /* named synthetic traces are generated together */
+    int rc = fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    c->a->synth_defer--;
+    return rc;
 }
 
 /* sim/fit's batch model (a Jacobian's columns): the same, m at once. */
@@ -319,7 +323,10 @@ static int cal_model_batch(void *ctx, int32_t m, const double *x, int32_t rep, d
 {
     cal *c = ctx;
     cal_eval e = {.c = c, .m = m, .x = x, .rep = rep, .pred = pred};
-    return fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    c->a->synth_defer++;
+    int rc = fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    c->a->synth_defer--;
+    return rc;
 }
 
 /* --------------------------------------------------------------- options */

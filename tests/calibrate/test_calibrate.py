@@ -372,6 +372,31 @@ def case_memo_exact() -> None:
     print("memo_exact: ok")
 
 
+def case_synth_in_points() -> None:
+    """Named synthetic traces that points asks for are generated together after
+    it returns: a trace used inside points (an fs.run there) is generated then,
+    and the fit is the same bit for bit; a trace whose parameters are wrong is
+    the synth call's own error (its line, exit 78), at -j 1 and -j 2."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(truth_rows(ACCEPT), ref, seed=11)
+        fits = {}
+        for peek in ("0", "1"):
+            p = fit(ACCEPT, os.path.join(tmp, "out" + peek), ref, "--arg", "two=1",
+                    "--arg", f"peek={peek}")
+            expect(p.returncode == 0, f"peek={peek}: exit {p.returncode}: {p.stderr.strip()}")
+            fits[peek] = [l for l in p.stdout.splitlines()
+                          if l.startswith(("param ", "rms ", "points ", "exact "))]
+        expect(fits["0"] == fits["1"] and len(fits["0"]) == 5,
+               f"a trace used inside points changed the fit: {fits}")
+        line = line_of(ACCEPT, "-- BADSYNTH")
+        for jobs in ("1", "2"):
+            out = os.path.join(tmp, "bad" + jobs)
+            p = fit(ACCEPT, out, ref, "--arg", "badsynth=1", jobs=jobs)
+            expect_error(p, 78, out, re.escape(f"{ACCEPT}:{line}:"), "max_nodes")
+    print("synth_in_points: ok")
+
+
 # ------------------------------------------------------------- bootstrap
 
 def case_bootstrap_coverage() -> None:

@@ -12,6 +12,11 @@
 --                              reuses the other's (fit.points_reused); then print
 --                              "exact N of M": fit.rows' predictions against a
 --                              fresh fs.sweep of the fitted values
+--   --arg peek=1               points also runs a point on its first trace before
+--                              returning (fs.run): the trace is generated then, not
+--                              with the others
+--   --arg badsynth=1           points asks for a trace whose parameters are wrong
+--                              (nodes < depth + 1): exit 78 naming its line
 local fs = flashspec
 local A = fs.args
 local TRUTH = { a = 0.55 }
@@ -34,6 +39,14 @@ local function points(p, rep)
       pts[#pts + 1] = { policy = fs.policy.chain { k = k },
                         trace = trace(p.a or p["a" .. seed], seed, rep) }
     end
+    if A.peek == "1" and seed == 11 then
+      fs.run { device = dev, target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0",
+               max_new_tokens = 8, prompts = 1, policy = fs.policy.chain { k = 4 },
+               trace = pts[1].trace }
+    end
+  end
+  if A.badsynth == "1" then
+    fs.trace.synth { name = "bad", depth = 8, nodes = 4, node_streams = true } -- BADSYNTH
   end
   return { device = dev, target = fs.model "qwen3-8b-q4_0",
            draft = fs.model "qwen3-8b-eagle3-q4_0", max_new_tokens = 64, points = pts }
