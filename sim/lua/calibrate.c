@@ -153,6 +153,7 @@ typedef struct cal {
                          the points its parameter moves (sweep_exec.h) */
     int tty;          /* progress lines: stderr is a terminal, no -q */
     int memos_on;     /* 1 while the fit holds the run's draw memos on */
+    int need_interval; /* a reference row reads tokens_per_s_lo/hi: points bootstrap them */
 } cal;
 
 /* Raised errors carry an exit code; see the header comment. */
@@ -276,8 +277,11 @@ static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pr
         ev[j].now = c->a->generation;
     }
     fs_api_synth_resolve(L, c->a); /* the traces they asked for, generated together */
-    for (int32_t j = 0; j < m; j++)
+    for (int32_t j = 0; j < m; j++) {
         ev[j].sp = fs_api_stage(L, tab + j, c->chunk, c->line, 0, &ev[j].n);
+        for (int64_t i = 0; i < ev[j].n; i++) /* no row of the fit reads the interval */
+            ev[j].sp[i].pt.no_interval = !c->need_interval;
+    }
     fs_api_run_evals(L, ev, m, &c->memo, c->chunk, c->line);
     int64_t first = c->f.evals - m + 1; /* the count of the first of them */
     for (int32_t j = 0; j < m; j++) {
@@ -763,6 +767,22 @@ static void read_spec(cal *c, int idx)
     read_reference(c, idx);
 }
 
+/* 1 when a reference row reads the throughput's bootstrap interval over
+ * the prompts (a key or a metric naming tokens_per_s_lo or _hi). */
+static int reads_interval(const fs_ref *ref)
+{
+    static const char *const cols[] = {"tokens_per_s_lo", "tokens_per_s_hi"};
+    for (int c = 0; c < 2; c++) {
+        for (int32_t j = 0; j < ref->n_keys; j++)
+            if (!strcmp(ref->key_names[j], cols[c])) return 1;
+        for (int32_t k = 0; k < ref->n_rows; k++)
+            for (int32_t o = 0; o < ref->rows[k].n_ops; o++)
+                if (ref->rows[k].ops[o].kind == 'c' && !strcmp(ref->rows[k].ops[o].col, cols[c]))
+                    return 1;
+    }
+    return 0;
+}
+
 /* The fit's problem: the reference rows as observations, the held-out rows. */
 static void set_up(cal *c, int idx)
 {
@@ -778,6 +798,7 @@ static void set_up(cal *c, int idx)
         cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
     for (int32_t k = 0; k < n; k++)
         f->y[k] = c->ref.rows[k].value;
+    c->need_interval = reads_interval(&c->ref);
     read_holdout(c, idx);
     if (n - c->n_hold < f->np)
         cal_raise(c, FS_EXIT_CONFIG,

@@ -818,8 +818,9 @@ static void replay_finish(replay *r, int ok)
         out->kv_ms /= c;
         out->idle_ms /= c;
         out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
-        bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
-                     &out->tokens_per_s_hi);
+        if (!r->pt->no_interval)
+            bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
+                         &out->tokens_per_s_hi);
     }
     const rp_oracle *orc = &r->orc;
     out->expansions = orc->expansions;

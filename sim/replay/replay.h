@@ -100,6 +100,9 @@ typedef struct sim_point {
      * span the throughputs of the device and its variants */
     const sim_device *variants; /* borrowed, n_variants entries */
     int32_t n_variants;
+    /* 1: no bootstrap over the prompts -- tokens_per_s_lo/hi are the point
+     * estimate (a caller that reads neither: a calibration's evaluations) */
+    int32_t no_interval;
 } sim_point;
 
 /* One replayed cycle, for sim_point.cycle_fn. */

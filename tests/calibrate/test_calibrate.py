@@ -397,6 +397,32 @@ def case_synth_in_points() -> None:
     print("synth_in_points: ok")
 
 
+def case_interval_metric() -> None:
+    """A fit's evaluations skip the bootstrap interval over the prompts unless
+    a reference row reads it: fitted to tokens_per_s_lo and to an expression of
+    tokens_per_s_hi, each prediction lies strictly below (above) the point
+    estimate of a fresh fs.sweep -- an interval, not the estimate itself."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [r for r in truth_rows(ACCEPT) if r["metric"] == "tokens_per_s"]
+        for i, r in enumerate(rows):
+            r["metric"] = "tokens_per_s_lo" if i % 2 else "0.5*tokens_per_s_hi+1"
+            if i % 2 == 0:
+                r["value"] = repr(0.5 * float(r["value"]) + 1)
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(rows, ref, seed=5)
+        p = fit(ACCEPT, os.path.join(tmp, "out"), ref, "--arg", "two=1")
+        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr.strip()}")
+        got = re.findall(r"^row (\S+) (\S+) tokens_per_s (\S+)$", p.stdout, re.M)
+        expect(len(got) == 4, f"rows {got}")
+        for metric, pred, tps in got:
+            pred, tps = float(pred), float(tps)
+            if metric == "tokens_per_s_lo":
+                expect(pred < tps, f"{metric} {pred} is not below tokens_per_s {tps}")
+            else:
+                expect(pred > 0.5 * tps + 1, f"{metric} {pred} is not above {0.5 * tps + 1}")
+    print("interval_metric: ok")
+
+
 # ------------------------------------------------------------- bootstrap
 
 def case_bootstrap_coverage() -> None:

@@ -11,7 +11,8 @@
 --                              step moves one trace's points only, and the fit
 --                              reuses the other's (fit.points_reused); then print
 --                              "exact N of M": fit.rows' predictions against a
---                              fresh fs.sweep of the fitted values
+--                              fresh fs.sweep of the fitted values, after a line
+--                              "row METRIC PREDICTED tokens_per_s FRESH" per row
 --   --arg peek=1               points also runs a point on its first trace before
 --                              returning (fs.run): the trace is generated then, not
 --                              with the others
@@ -95,6 +96,9 @@ if A.two == "1" then
   local rows, exact = fs.sweep(points(p)), 0
   for _, r in ipairs(fit.rows) do
     for _, s in ipairs(rows) do
+      if s.trace == r.trace and s.policy_params == r.policy_params then
+        print(string.format("row %s %.17g tokens_per_s %.17g", r.metric, r.predicted, s.tokens_per_s))
+      end
       if s.trace == r.trace and s.policy_params == r.policy_params and s[r.metric] == r.predicted then
         exact = exact + 1
         break
