@@ -105,6 +105,9 @@ static void *synth_worker(void *arg)
          i = atomic_fetch_add(&pool->next, 1)) {
         fs_synth_pending *q = pool->q[i];
         q->rc = trc_synth_memo_run(&q->p, q->memo, &q->t, &q->err);
+        /* its statistics, which every replay on it fits its synthesis on,
+         * here beside the others rather than under the trace's lock later */
+        if (q->rc == TRC_OK) (void)trc_get_stats(q->t);
     }
     return NULL;
 }
