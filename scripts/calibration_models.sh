@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/calibration_models.sh [OUTDIR] -- the model comparison behind the
+# scripts/calibration_models.sh [OUTDIR [MODEL ...]] -- the model comparison behind the
 # OnePlus 12 profile (configs/calibration/README.md "Model selection"): fits
 # configs/calibration/oneplus12.lua under each candidate mechanism
 # and prints one line per model (parameters, RMS relative error, leave-one-out
@@ -9,11 +9,13 @@
 #
 # FLASHSPEC_BIN (default build/sim/cli/flashspec) names the binary; OUTDIR
 # (default results/calibration-models) receives one directory per model with
-# its report.
+# its report.  Each MODEL after it, "LABEL|KEY=VALUE ...", is compared too
+# (e.g. "smallest shape 4|min_rows=4").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${FLASHSPEC_BIN:-$root/build/sim/cli/flashspec}
 out=${1:-$root/results/calibration-models}
+shift || true
 spec=$root/configs/calibration/oneplus12.lua
 mkdir -p "$out" || exit 73
 
@@ -35,6 +37,7 @@ models=(
   "shipped, Table 5 held out|holdout=table5"
   "min1, Table 6 held out|min_rows=1 holdout=table6"
   "min1, Table 5 held out|min_rows=1 holdout=table5"
+  "$@"
 )
 lines=()
 for m in "${models[@]}"; do
