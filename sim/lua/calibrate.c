@@ -30,6 +30,15 @@
  * final Jacobian), "exact" (a refit without each row, from the fitted values)
  * or "none"; AIC = n ln(RSS/n) + 2p, BIC = n ln(RSS/n) + p ln n.
  *
+ * Speed, with the same numbers: the Jacobian's columns are one batch -- points
+ * is called for each, the named synthetic traces they ask for are generated
+ * together on the workers (api_synth.c), through a draw memo per trace shape
+ * kept for the fit, and the points of all columns run together, each point id
+ * once, reusing by id the points earlier evaluations ran (fs_memo, with the
+ * counts of the columns evaluated one after the other) -- and a point's
+ * bootstrap interval over the prompts is drawn only when a reference row
+ * reads it.
+ *
  * Parametric bootstrap (bootstrap = N replicates, bootstrap_seed = S): the
  * delta method assumes a smooth response, but the simulator's moves in
  * plateaus, so its standard error can be far too small.  Each replicate
