@@ -183,8 +183,10 @@ size_t trci_lazy_bytes(const trc_trace *t);
 /* trc_synth_memo.c: the draw memo's records.  A node's record has one
  * segment per run of costly draws: the draft's top-1 Beta (keyed by its two
  * shapes as well), the draft's stick-breaking weights (k - 1 doubles), the
- * target's log-probs (k floats) and each exit layer's scores (k floats). */
-enum { TRCI_SEG_TOP1, TRCI_SEG_DRAFT, TRCI_SEG_TARGET, TRCI_SEG_EXIT };
+ * draft's and the target's tokens and the target's log-probs (keyed by the
+ * rank of g(u) and the reference token; 3 k values) and each exit layer's
+ * scores (k floats). */
+enum { TRCI_SEG_TOP1, TRCI_SEG_DRAFT, TRCI_SEG_TOKENS, TRCI_SEG_EXIT };
 #define TRCI_MEMO_STATE_MAX 64 /* bytes of a stream state the memo keeps */
 /* 1 when m fits p and was free: the caller now holds it until release, which
  * adds the caller's counts. */

@@ -43,7 +43,8 @@
  * monotonically with it (the single stream re-draws everything after the
  * first changed decision).  With a draw memo (trc_synth_memo_run,
  * trc_synth_memo.c) a node's costly runs of draws -- the draft's top-1 Beta,
- * its stick-breaking weights, the target's probabilities, the exit logits --
+ * its stick-breaking weights, the tokens and the target's probabilities, the
+ * exit logits --
  * are taken from the memo where it recorded them from the same stream state:
  * the same numbers, so the same trace.  GSL's aborting error handler is
  * switched off process-wide on entry.
@@ -317,17 +318,40 @@ static void draft_probs(gen *g, double top1, double *q, float *lp)
     stick_break(g->K, top1, w, q, lp);
 }
 
-/* The target's log-probs: its top-1 ~ Beta(A, B), the rest stick-broken
- * (memo: the log-probs, which depend on these draws alone). */
-static void target_probs(gen *g, float *lp)
+/* The draft's tokens dt (g(u) = next at rank `rank` when both are known),
+ * the target's top-K tt (g(u) first) and its log-probs lp: its top-1 ~
+ * Beta(A, B), the rest stick-broken.  A pure function of the stream's state,
+ * rank and next (memo: all three, keyed by rank and next). */
+static void node_tokens(gen *g, int rank, int32_t next, int32_t *dt, int32_t *tt, float *lp)
 {
-    unsigned char in[TRCI_MEMO_STATE_MAX];
-    if (memo_get(g, TRCI_SEG_TARGET, NULL, lp, in)) return;
+    unsigned char in[TRCI_MEMO_STATE_MAX], val[3 * 4 * TRC_MAX_K];
+    const int K = g->K;
+    const size_t row = sizeof(int32_t) * (size_t)K;
+    double key[2] = {rank, next};
+    if (memo_get(g, TRCI_SEG_TOKENS, key, val, in)) {
+        memcpy(dt, val, row), memcpy(tt, val + row, row), memcpy(lp, val + 2 * row, row);
+        return;
+    }
+    for (int j = 0; j < K; j++)
+        dt[j] = -1;
+    if (next >= 0 && rank >= 0) dt[rank] = next;
+    for (int j = 0; j < K; j++)
+        if (dt[j] < 0) dt[j] = fresh_token(g, dt, K, next);
+    int32_t gu = next >= 0 ? next : rank >= 0 ? dt[rank] : fresh_token(g, dt, K, -1);
+    int n = 0;
+    tt[n++] = gu;
+    for (int j = 0; j < K && n < K; j++)
+        if (dt[j] != gu && gsl_rng_uniform(g->rng) < 0.5) tt[n++] = dt[j];
+    while (n < K) {
+        tt[n] = fresh_token(g, tt, n, -1);
+        n++;
+    }
     double q[TRC_MAX_K], w[TRC_MAX_K];
     double top1 = gsl_ran_beta(g->rng, TGT_TOP1_A, TGT_TOP1_B);
     stick_draws(g, w);
-    stick_break(g->K, top1, w, q, lp);
-    memo_put(g, TRCI_SEG_TARGET, in, NULL, lp);
+    stick_break(K, top1, w, q, lp);
+    memcpy(val, dt, row), memcpy(val + row, tt, row), memcpy(val + 2 * row, lp, row);
+    memo_put(g, TRCI_SEG_TOKENS, in, key, val);
 }
 
 /* Exit layer e's logits s[0..K) before the swap (memo: all K). */
@@ -379,25 +403,8 @@ static int gen_node(gen *g, int32_t i, int32_t d, int32_t next)
         }
     }
 
-    int32_t *dt = g->dtok + (size_t)i * K;
-    for (int j = 0; j < K; j++)
-        dt[j] = -1;
-    if (next >= 0 && rank >= 0) dt[rank] = next;
-    for (int j = 0; j < K; j++)
-        if (dt[j] < 0) dt[j] = fresh_token(g, dt, K, next);
-    int32_t gu = next >= 0 ? next : rank >= 0 ? dt[rank] : fresh_token(g, dt, K, -1);
-
-    /* target top-K */
-    int32_t *tt = g->ttok + (size_t)i * K;
-    int n = 0;
-    tt[n++] = gu;
-    for (int j = 0; j < K && n < K; j++)
-        if (dt[j] != gu && gsl_rng_uniform(g->rng) < 0.5) tt[n++] = dt[j];
-    while (n < K) {
-        tt[n] = fresh_token(g, tt, n, -1);
-        n++;
-    }
-    target_probs(g, g->tlp + (size_t)i * K);
+    node_tokens(g, rank, next, g->dtok + (size_t)i * K, g->ttok + (size_t)i * K,
+                g->tlp + (size_t)i * K);
 
     /* exit scores */
     for (int e = 0; e < g->E; e++) {

@@ -5,15 +5,15 @@
  *
  * A node's draws come from its own taus2 stream (trc_synth.c, node_streams),
  * and the costly ones -- the Beta draws of the draft's top-1 probability and
- * of the stick-breaking, the target's probabilities, the exit-score logits --
- * are each a pure function of the stream's state when they start (and of the
- * Beta's shapes for the top-1).  A record holds, per node and per such run of
- * draws ("segment"), the state it started from, the state it left and what it
- * gave.  When a later synthesis reaches the same node with the same state
- * (the knobs moved only the cheap decisions before it, or nothing that
- * changes how many numbers those draws took), the record gives the same
- * numbers without drawing them: the trace is the same bit for bit, and a
- * difference step of the acceptance redraws a few percent of its nodes.
+ * of the stick-breaking, the draft's and the target's tokens with the
+ * target's probabilities, the exit-score logits -- are each a pure function
+ * of the stream's state when they start (and of the Beta's shapes for the
+ * top-1, of the rank of g(u) and the reference token for the tokens).  A record holds, per node and
+ * per such run of draws ("segment"), the state it started from, the state it left and what it gave.
+ * When a later synthesis reaches the same node with the same state (the knobs moved only the cheap
+ * decisions before it, or nothing that changes how many numbers those draws took), the record gives
+ * the same numbers without drawing them: the trace is the same bit for bit, and a difference step
+ * of the acceptance redraws a few percent of its nodes.
  *
  * Layout: records of the same size, one per node slot ((prompt * output_len
  * + position) * max_nodes + node index); in a record, segment s at off[s]:
@@ -50,10 +50,11 @@ static void memo_layout(trc_synth_memo *m)
     size_t K = (size_t)m->k;
     m->nseg = TRCI_SEG_EXIT + m->n_exit;
     for (int s = 0; s < m->nseg; s++) {
-        m->nkey[s] = s == TRCI_SEG_TOP1 ? 2 : 0;
-        m->nval[s] = s == TRCI_SEG_TOP1    ? sizeof(double)
-                     : s == TRCI_SEG_DRAFT ? sizeof(double) * (K - 1)
-                                           : sizeof(float) * K;
+        m->nkey[s] = s == TRCI_SEG_TOP1 || s == TRCI_SEG_TOKENS ? 2 : 0;
+        m->nval[s] = s == TRCI_SEG_TOP1     ? sizeof(double)
+                     : s == TRCI_SEG_DRAFT  ? sizeof(double) * (K - 1)
+                     : s == TRCI_SEG_TOKENS ? 3 * sizeof(int32_t) * K
+                                            : sizeof(float) * K;
     }
     size_t at = 0;
     for (int s = 0; s < m->nseg; s++) {
