@@ -11,7 +11,10 @@ Times, on -j 2 (the wall clock of the whole process):
             16-model comparison), once per build; with BENCH_CALIBRATE_MODELS=20
             the same with four more models of configs/calibration/README.md
             (smallest shape 4 and 16, a per-leaf cost beside the set-up, the
-            coverage share): a 20-model comparison.
+            coverage share): a 20-model comparison.  The base build's
+            comparison runs one model at a time at -j 2 (CALIBRATION_MODELS_JOBS=1,
+            as the script did before it fitted models side by side), this
+            build's with the script's default (one model per CPU).
 With FLASHSPEC_BIN_BASE (another build's binary) every run alternates between
 the two builds (base, this, base, this, ...), so machine noise hits both alike,
 the ratio base / this of the medians is printed, and each pair of runs is
@@ -72,6 +75,8 @@ def calibrate(binary, tmp, tag, *args):
 def models(binary, tmp, tag):
     out = os.path.join(tmp, tag)
     env = dict(os.environ, FLASHSPEC_BIN=binary)
+    if tag.startswith("base"):
+        env["CALIBRATION_MODELS_JOBS"] = "1"
     extra = MORE_MODELS if MODELS == "20" else []
     dt, stdout = timed(["scripts/calibration_models.sh", out, *extra], env=env)
     # the reports, not the per-model logs (they name their directory)
