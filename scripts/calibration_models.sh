@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/calibration_models.sh [OUTDIR] -- the model comparison behind the
+# scripts/calibration_models.sh [OUTDIR [MODEL ...]] -- the model comparison behind the
 # OnePlus 12 profile (configs/calibration/README.md "Model selection"): fits
 # configs/calibration/oneplus12.lua under each candidate mechanism
 # and prints one line per model (parameters, RMS relative error, leave-one-out
@@ -7,13 +7,20 @@
 # first (a held-out fit's AIC counts its fitted rows only: compare those lines
 # by their held-out RMS).  About 1-3 min per model on 2 cores.
 #
+# The models are fitted CALIBRATION_MODELS_JOBS at a time (default: one per
+# CPU), each on the CPUs left to it (-j; a fit is the same at any -j): on two
+# CPUs two models at -j 1, which keeps both busy where one fit at -j 2 leaves
+# them idle between its evaluations.
+#
 # FLASHSPEC_BIN (default build/sim/cli/flashspec) names the binary; OUTDIR
 # (default results/calibration-models) receives one directory per model with
-# its report.
+# its report.  Each MODEL after it, "LABEL|KEY=VALUE ...", is compared too
+# (e.g. "smallest shape 4|min_rows=4").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${FLASHSPEC_BIN:-$root/build/sim/cli/flashspec}
 out=${1:-$root/results/calibration-models}
+shift || true
 spec=$root/configs/calibration/oneplus12.lua
 mkdir -p "$out" || exit 73
 
@@ -35,14 +42,29 @@ models=(
   "shipped, Table 5 held out|holdout=table5"
   "min1, Table 6 held out|min_rows=1 holdout=table6"
   "min1, Table 5 held out|min_rows=1 holdout=table5"
+  "$@"
 )
+cpus=$(nproc 2>/dev/null || echo 2)
+njobs=${CALIBRATION_MODELS_JOBS:-$cpus}
+[[ $njobs =~ ^[1-9][0-9]*$ ]] || { echo "calibration_models: CALIBRATION_MODELS_JOBS must be a positive integer" >&2; exit 64; }
+per=$(( cpus / njobs > 0 ? cpus / njobs : 1 ))
+dir_of() { printf '%s/%s' "$out" "$(printf '%s' "${1%%|*}" | tr -c 'A-Za-z0-9' '_')"; }
+for m in "${models[@]}"; do
+  args=()
+  for a in ${m#*|}; do args+=(--arg "$a"); done
+  dir=$(dir_of "$m")
+  while (( $(jobs -rp | wc -l) >= njobs )); do wait -n; done
+  { "$bin" calibrate "$spec" -j "$per" -q -o "$dir" "${args[@]}" >"$dir.txt" 2>&1
+    echo $? >"$dir.rc"; } &
+done
+wait
 lines=()
 for m in "${models[@]}"; do
   label=${m%%|*}
-  args=()
-  for a in ${m#*|}; do args+=(--arg "$a"); done
-  dir=$out/$(printf '%s' "$label" | tr -c 'A-Za-z0-9' '_')
-  if ! "$bin" calibrate "$spec" -j 2 -q -o "$dir" "${args[@]}" >"$dir.txt" 2>&1; then
+  dir=$(dir_of "$m")
+  rc=$(cat "$dir.rc" 2>/dev/null || echo 1)
+  rm -f "$dir.rc"
+  if [ "$rc" != 0 ]; then
     echo "calibration_models: '$label' failed (see $dir.txt)" >&2
     continue
   fi

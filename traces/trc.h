@@ -273,6 +273,32 @@ void trc_synth_default_params(trc_synth_params *p);
 int trc_synth_check(const trc_synth_params *p, trc_err *err);
 /* Checks p (TRC_E_ARG with the offending key in err) and generates the trace. */
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err);
+
+/* A draw memo for node-stream synthesis: traces of one shape generated again
+ * and again with other knobs (flashspec.calibrate fits the acceptance).  Each
+ * node's costly draws -- the Beta draws of the draft's probabilities, the
+ * target's probabilities, the exit-score logits -- are a pure function of
+ * the state of the node's stream where they start; the memo keeps, per node,
+ * what they gave and from which state, and a later synthesis that reaches a
+ * node's draws from the same state takes them from it.  The trace is the
+ * same bit for bit with or without a memo, whatever the memo holds.
+ *
+ * trc_synth_memo_new: a memo for traces with p's seed, prompts, output_len,
+ * max_nodes, k and n_exit (trc_synth_memo_fits); NULL when p has no
+ * node_streams, the memo would take more than max_bytes, or memory runs
+ * out.  trc_synth_memo_run is trc_synth drawing through memo (NULL: none);
+ * a memo serves one synthesis at a time -- one that finds it in use by
+ * another thread, or made for another shape, draws everything itself.
+ * trc_synth_memo_counts: the segments of draws taken from the memo and
+ * drawn, over its uses (not while it is in use). */
+typedef struct trc_synth_memo trc_synth_memo;
+trc_synth_memo *trc_synth_memo_new(const trc_synth_params *p, size_t max_bytes);
+int trc_synth_memo_fits(const trc_synth_memo *m, const trc_synth_params *p);
+size_t trc_synth_memo_bytes(const trc_synth_memo *m); /* 0 for NULL */
+void trc_synth_memo_counts(const trc_synth_memo *m, int64_t *hits, int64_t *misses);
+void trc_synth_memo_free(trc_synth_memo *m); /* NULL-safe */
+int trc_synth_memo_run(const trc_synth_params *p, trc_synth_memo *memo, trc_trace **out,
+                       trc_err *err);
 /* The same trace written to path prompt by prompt, holding about one prompt's
  * trees in memory (traces larger than memory): the generator runs twice, once
  * to size the file and once to fill it; each prompt is checked as trc_load

@@ -93,6 +93,12 @@ size_t trci_node_bytes(const trc_meta *m, int64_t n);
 /* The same without the node arrays (a lazily opened trace). */
 trc_trace *trci_trace_alloc_resident(const trc_meta *meta, int64_t n_prompt_tok);
 
+/* Makes room in b for prompt_tok more prompt tokens, `trees` more trees
+ * (reference tokens) and `nodes` more nodes, so that adding them moves no
+ * data (trc_synth knows its sizes, at most, before it starts; room left over
+ * is given back at trc_builder_finish).  0, TRC_E_ARG or TRC_E_NOMEM. */
+int trci_builder_reserve(trc_builder *b, int64_t prompt_tok, int64_t trees, int64_t nodes);
+
 /* The single validation routine behind trc_load and trc_builder_finish: checks the
  * header values, offsets, tree structure, reference paths, token ranges, log-probs
  * and exit scores; derives first_child/next_sibling and the checksum.  name
@@ -173,6 +179,29 @@ int trci_lazy_index(trc_trace *t, trc_err *err);
 const uint64_t *trci_lazy_hashes(const trc_trace *t);              /* [P] */
 const trci_nodes *trci_lazy_window(const trc_trace *t, int32_t p); /* acquired prompt */
 size_t trci_lazy_bytes(const trc_trace *t);
+
+/* trc_synth_memo.c: the draw memo's records.  A node's record has one
+ * segment per run of costly draws: the draft's top-1 Beta (keyed by its two
+ * shapes as well), the draft's stick-breaking weights (k - 1 doubles), the
+ * draft's and the target's tokens and the target's log-probs (keyed by the
+ * rank of g(u) and the reference token; 3 k values) and each exit layer's
+ * scores (k floats). */
+enum { TRCI_SEG_TOP1, TRCI_SEG_DRAFT, TRCI_SEG_TOKENS, TRCI_SEG_EXIT };
+#define TRCI_MEMO_STATE_MAX 64 /* bytes of a stream state the memo keeps */
+/* 1 when m fits p and was free: the caller now holds it until release, which
+ * adds the caller's counts. */
+int trci_memo_acquire(trc_synth_memo *m, const trc_synth_params *p);
+void trci_memo_release(trc_synth_memo *m, int64_t hits, int64_t misses);
+/* The record of node `node` of the tree at (prompt, pos). */
+unsigned char *trci_memo_node(trc_synth_memo *m, int32_t prompt, int64_t pos, int32_t node);
+/* When segment seg of rec was recorded from the stream state `state` (and
+ * key), copies its values to val, sets state to where those draws left the
+ * stream and returns 1; else 0. */
+int trci_memo_get(const trc_synth_memo *m, const unsigned char *rec, int seg, void *state,
+                  const double *key, void *val);
+/* Records segment seg: its draws went from state_in to state_out (key, val). */
+void trci_memo_put(trc_synth_memo *m, unsigned char *rec, int seg, const void *state_in,
+                   const void *state_out, const double *key, const void *val);
 
 /* Fills err (may be NULL) with code and a printf-formatted message; control
  * characters are replaced so the message stays on one line.  Returns code. */

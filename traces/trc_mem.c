@@ -283,10 +283,27 @@ static int vec_push(vec *v, size_t esz, const void *src, size_t count)
     return TRC_OK;
 }
 
-/* Hands the buffer over (at least one element, so never NULL); the vec is emptied. */
+/* Room for cap elements in all (a no-op when there is).  0 or TRC_E_NOMEM. */
+static int vec_reserve(vec *v, size_t esz, size_t cap)
+{
+    if (cap <= v->cap) return TRC_OK;
+    if (cap > SIZE_MAX / esz) return TRC_E_NOMEM;
+    void *q = realloc(v->p, cap * esz);
+    if (!q) return TRC_E_NOMEM;
+    v->p = q;
+    v->cap = cap;
+    return TRC_OK;
+}
+
+/* Hands the buffer over (at least one element, so never NULL; room reserved
+ * beyond the elements is given back); the vec is emptied. */
 static void *vec_take(vec *v, size_t esz)
 {
     void *p = v->p;
+    if (p && v->n && v->n < v->cap) {
+        void *q = realloc(p, v->n * esz);
+        if (q) p = q;
+    }
     if (!p) p = calloc(1, esz);
     v->p = NULL;
     v->n = v->cap = 0;
@@ -349,6 +366,26 @@ void trc_builder_free(trc_builder *b)
     for (int i = 0; i < V_COUNT; i++)
         free(b->v[i].p);
     free(b);
+}
+
+int trci_builder_reserve(trc_builder *b, int64_t prompt_tok, int64_t trees, int64_t nodes)
+{
+    const uint64_t KE = (uint64_t)b->meta.k * (uint64_t)(b->meta.n_exit + 1);
+    if (prompt_tok < 0 || trees < 0 || nodes < 0 || (uint64_t)nodes > SIZE_MAX / 8 / KE)
+        return TRC_E_ARG;
+    size_t n = (size_t)nodes, nk = n * (size_t)b->meta.k, ne = nk * (size_t)b->meta.n_exit;
+    vec *v = b->v;
+    if (vec_reserve(&v[V_PTOK], 4, v[V_PTOK].n + (size_t)prompt_tok) ||
+        vec_reserve(&v[V_RTOK], 4, v[V_RTOK].n + (size_t)trees) ||
+        vec_reserve(&v[V_NOFF], 8, v[V_NOFF].n + (size_t)trees) ||
+        vec_reserve(&v[V_PAR], 4, v[V_PAR].n + n) || vec_reserve(&v[V_TOK], 4, v[V_TOK].n + n) ||
+        vec_reserve(&v[V_DEP], 1, v[V_DEP].n + n) || vec_reserve(&v[V_DTOK], 4, v[V_DTOK].n + nk) ||
+        vec_reserve(&v[V_DLP], 4, v[V_DLP].n + nk) ||
+        vec_reserve(&v[V_TTOK], 4, v[V_TTOK].n + nk) ||
+        vec_reserve(&v[V_TLP], 4, v[V_TLP].n + nk) ||
+        (ne && vec_reserve(&v[V_EXIT], 4, v[V_EXIT].n + ne)))
+        return TRC_E_NOMEM;
+    return TRC_OK;
 }
 
 static int misuse(trc_builder *b, int code, const char *what)

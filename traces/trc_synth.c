@@ -41,8 +41,13 @@
  * depth d is u_d < a_d with u_d fixed by the seed alone: raising accept only
  * turns wrong into right where it crosses u_d, and a chain's acceptance grows
  * monotonically with it (the single stream re-draws everything after the
- * first changed decision).  GSL's aborting error handler is switched off
- * process-wide on entry.
+ * first changed decision).  With a draw memo (trc_synth_memo_run,
+ * trc_synth_memo.c) a node's costly runs of draws -- the draft's top-1 Beta,
+ * its stick-breaking weights, the tokens and the target's probabilities, the
+ * exit logits --
+ * are taken from the memo where it recorded them from the same stream state:
+ * the same numbers, so the same trace.  GSL's aborting error handler is
+ * switched off process-wide on entry.
  */
 #include "trc_impl.h"
 
@@ -188,6 +193,11 @@ typedef struct gen {
     frontier *heap;    /* capacity M*K */
     int hn;
     int64_t seq;
+    /* node_streams with a draw memo (trc_synth_memo.c): the node's record
+     * while gen_node runs on its stream, else NULL; segments served / drawn */
+    trc_synth_memo *memo;
+    unsigned char *rec;
+    int64_t hits, misses;
 } gen;
 
 static int heap_less(const frontier *a, const frontier *b) /* a ranks below b */
@@ -238,22 +248,120 @@ static int32_t fresh_token(gen *g, const int32_t *v, int n, int32_t avoid)
     }
 }
 
-/* Sorted probabilities q[0..K) with q[0] = top1 and sum <= 1; log-probs to lp. */
-static void stick_break(gen *g, double top1, double *q, float *lp)
+/* Segment seg of the node's memo record (see gen.memo): 1 when it holds the
+ * draws from the stream's present state (and key) -- val filled, the stream
+ * moved past them --; else 0, the state saved to in for memo_put. */
+static int memo_get(gen *g, int seg, const double *key, void *val, unsigned char *in)
+{
+    if (!g->rec) return 0;
+    void *st = gsl_rng_state(g->rng);
+    if (trci_memo_get(g->memo, g->rec, seg, st, key, val)) {
+        g->hits++;
+        return 1;
+    }
+    g->misses++;
+    memcpy(in, st, gsl_rng_size(g->rng));
+    return 0;
+}
+
+static void memo_put(gen *g, int seg, const unsigned char *in, const double *key, const void *val)
+{
+    if (g->rec) trci_memo_put(g->memo, g->rec, seg, in, gsl_rng_state(g->rng), key, val);
+}
+
+/* Beta(a, b), through the memo's top-1 segment (keyed by the shapes). */
+static double draft_top1(gen *g, double a, double b)
+{
+    unsigned char in[TRCI_MEMO_STATE_MAX];
+    double key[2] = {a, b}, x;
+    if (memo_get(g, TRCI_SEG_TOP1, key, &x, in)) return x;
+    x = gsl_ran_beta(g->rng, a, b);
+    memo_put(g, TRCI_SEG_TOP1, in, key, &x);
+    return x;
+}
+
+/* The K - 1 stick-breaking weights w ~ Beta(1, STICK_BETA) of stick_break. */
+static void stick_draws(gen *g, double *w)
+{
+    for (int j = 1; j < g->K; j++)
+        w[j - 1] = gsl_ran_beta(g->rng, 1.0, STICK_BETA);
+}
+
+/* Sorted probabilities q[0..K) with q[0] = top1 and sum <= 1 from the weights
+ * w[0..K-1); log-probs to lp. */
+static void stick_break(int K, double top1, const double *w, double *q, float *lp)
 {
     q[0] = top1 < PROB_FLOOR ? PROB_FLOOR : top1 > 1.0 ? 1.0 : top1;
     double rest = 1.0 - q[0];
-    for (int j = 1; j < g->K; j++) {
-        double v = rest * gsl_ran_beta(g->rng, 1.0, STICK_BETA);
+    for (int j = 1; j < K; j++) {
+        double v = rest * w[j - 1];
         if (v > q[j - 1]) v = q[j - 1];
         if (v < PROB_FLOOR) v = PROB_FLOOR;
         q[j] = v;
         rest = rest > v ? rest - v : 0.0;
     }
-    for (int j = 0; j < g->K; j++)
+    for (int j = 0; j < K; j++)
         lp[j] = (float)log(q[j]);
-    for (int j = 1; j < g->K; j++) /* float rounding must not unsort */
+    for (int j = 1; j < K; j++) /* float rounding must not unsort */
         if (lp[j] > lp[j - 1]) lp[j] = lp[j - 1];
+}
+
+/* The draft's probabilities q and log-probs lp below top1 (memo: the weights). */
+static void draft_probs(gen *g, double top1, double *q, float *lp)
+{
+    unsigned char in[TRCI_MEMO_STATE_MAX];
+    double w[TRC_MAX_K];
+    if (!memo_get(g, TRCI_SEG_DRAFT, NULL, w, in)) {
+        stick_draws(g, w);
+        memo_put(g, TRCI_SEG_DRAFT, in, NULL, w);
+    }
+    stick_break(g->K, top1, w, q, lp);
+}
+
+/* The draft's tokens dt (g(u) = next at rank `rank` when both are known),
+ * the target's top-K tt (g(u) first) and its log-probs lp: its top-1 ~
+ * Beta(A, B), the rest stick-broken.  A pure function of the stream's state,
+ * rank and next (memo: all three, keyed by rank and next). */
+static void node_tokens(gen *g, int rank, int32_t next, int32_t *dt, int32_t *tt, float *lp)
+{
+    unsigned char in[TRCI_MEMO_STATE_MAX], val[3 * 4 * TRC_MAX_K];
+    const int K = g->K;
+    const size_t row = sizeof(int32_t) * (size_t)K;
+    double key[2] = {rank, next};
+    if (memo_get(g, TRCI_SEG_TOKENS, key, val, in)) {
+        memcpy(dt, val, row), memcpy(tt, val + row, row), memcpy(lp, val + 2 * row, row);
+        return;
+    }
+    for (int j = 0; j < K; j++)
+        dt[j] = -1;
+    if (next >= 0 && rank >= 0) dt[rank] = next;
+    for (int j = 0; j < K; j++)
+        if (dt[j] < 0) dt[j] = fresh_token(g, dt, K, next);
+    int32_t gu = next >= 0 ? next : rank >= 0 ? dt[rank] : fresh_token(g, dt, K, -1);
+    int n = 0;
+    tt[n++] = gu;
+    for (int j = 0; j < K && n < K; j++)
+        if (dt[j] != gu && gsl_rng_uniform(g->rng) < 0.5) tt[n++] = dt[j];
+    while (n < K) {
+        tt[n] = fresh_token(g, tt, n, -1);
+        n++;
+    }
+    double q[TRC_MAX_K], w[TRC_MAX_K];
+    double top1 = gsl_ran_beta(g->rng, TGT_TOP1_A, TGT_TOP1_B);
+    stick_draws(g, w);
+    stick_break(K, top1, w, q, lp);
+    memcpy(val, dt, row), memcpy(val + row, tt, row), memcpy(val + 2 * row, lp, row);
+    memo_put(g, TRCI_SEG_TOKENS, in, key, val);
+}
+
+/* Exit layer e's logits s[0..K) before the swap (memo: all K). */
+static void exit_logits(gen *g, int e, float *s)
+{
+    unsigned char in[TRCI_MEMO_STATE_MAX];
+    if (memo_get(g, TRCI_SEG_EXIT + e, NULL, s, in)) return;
+    for (int j = 0; j < g->K; j++)
+        s[j] = (float)(SCORE_SIGMA * gsl_ran_gaussian_ziggurat(g->rng, 1.0));
+    memo_put(g, TRCI_SEG_EXIT + e, in, NULL, s);
 }
 
 /* Fills node i's draft and target top-K and exit scores.  next = g(u) when known
@@ -274,12 +382,12 @@ static int gen_node(gen *g, int32_t i, int32_t d, int32_t next)
     double ac = a < 0.001 ? 0.001 : a > 0.999 ? 0.999 : a;
     double al = ac * KAPPA, be = (1.0 - ac) * KAPPA, top1;
     if (gsl_rng_uniform(g->rng) < p->calibration)
-        top1 = rank == 0 ? gsl_ran_beta(g->rng, al + 1.0, be) : gsl_ran_beta(g->rng, al, be + 1.0);
+        top1 = rank == 0 ? draft_top1(g, al + 1.0, be) : draft_top1(g, al, be + 1.0);
     else
-        top1 = gsl_ran_beta(g->rng, al, be);
+        top1 = draft_top1(g, al, be);
     double *q = g->q + (size_t)i * K;
     float *dlp = g->dlp + (size_t)i * K;
-    stick_break(g, top1, q, dlp);
+    draft_probs(g, top1, q, dlp);
     if (rank == 1) {
         double tot = 0.0;
         for (int j = 1; j < K; j++)
@@ -295,35 +403,16 @@ static int gen_node(gen *g, int32_t i, int32_t d, int32_t next)
         }
     }
 
-    int32_t *dt = g->dtok + (size_t)i * K;
-    for (int j = 0; j < K; j++)
-        dt[j] = -1;
-    if (next >= 0 && rank >= 0) dt[rank] = next;
-    for (int j = 0; j < K; j++)
-        if (dt[j] < 0) dt[j] = fresh_token(g, dt, K, next);
-    int32_t gu = next >= 0 ? next : rank >= 0 ? dt[rank] : fresh_token(g, dt, K, -1);
-
-    /* target top-K */
-    int32_t *tt = g->ttok + (size_t)i * K;
-    double tq[TRC_MAX_K];
-    int n = 0;
-    tt[n++] = gu;
-    for (int j = 0; j < K && n < K; j++)
-        if (dt[j] != gu && gsl_rng_uniform(g->rng) < 0.5) tt[n++] = dt[j];
-    while (n < K) {
-        tt[n] = fresh_token(g, tt, n, -1);
-        n++;
-    }
-    stick_break(g, gsl_ran_beta(g->rng, TGT_TOP1_A, TGT_TOP1_B), tq, g->tlp + (size_t)i * K);
+    node_tokens(g, rank, next, g->dtok + (size_t)i * K, g->ttok + (size_t)i * K,
+                g->tlp + (size_t)i * K);
 
     /* exit scores */
     for (int e = 0; e < g->E; e++) {
         float *s = g->exit + ((size_t)i * g->E + (size_t)e) * K;
         int best = 0;
-        for (int j = 0; j < K; j++) {
-            s[j] = (float)(SCORE_SIGMA * gsl_ran_gaussian_ziggurat(g->rng, 1.0));
+        exit_logits(g, e, s);
+        for (int j = 1; j < K; j++)
             if (s[j] > s[best]) best = j;
-        }
         if (rank >= 0) {
             int win = rank;
             if (K > 1 && gsl_rng_uniform(g->rng) >= g->exit_acc[e]) {
@@ -374,7 +463,9 @@ static int gen_node_at(gen *g, int64_t pos, int32_t i, int32_t d, int32_t next)
     h = splitmix64(h ^ (uint64_t)i);
     gsl_rng_set(g->node_rng, (unsigned long)((h ^ (h >> 32)) & 0xffffffffu));
     g->rng = g->node_rng;
+    g->rec = g->memo ? trci_memo_node(g->memo, g->prompt, pos, i) : NULL;
     int rank = gen_node(g, i, d, next);
+    g->rec = NULL;
     g->rng = g->main_rng;
     return rank;
 }
@@ -675,6 +766,7 @@ static int run_parallel(gen *g, const sink *out)
         w[ready].b = &b;
         w[ready].idx = ready;
         rc = gen_init(&w[ready].g, p);
+        w[ready].g.memo = g->memo; /* the workers' trees use disjoint records */
     }
     /* the main stream's draws, in run()'s order */
     for (int64_t pi = 0; pi < P && !rc; pi++) {
@@ -693,8 +785,11 @@ static int run_parallel(gen *g, const sink *out)
         b.count = total - first < batch ? total - first : batch;
         rc = par_run_batch(g, out, &b, w, th, M, MK, MKE);
     }
-    for (int32_t k = 0; k < ready; k++)
+    for (int32_t k = 0; k < ready; k++) {
+        g->hits += w[k].g.hits;
+        g->misses += w[k].g.misses;
         gen_free(&w[k].g);
+    }
     free(w);
     free(th);
     free(prompt_tok);
@@ -729,6 +824,12 @@ int trc_synth_check(const trc_synth_params *p, trc_err *err)
 
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
 {
+    return trc_synth_memo_run(p, NULL, out, err);
+}
+
+int trc_synth_memo_run(const trc_synth_params *p, trc_synth_memo *memo, trc_trace **out,
+                       trc_err *err)
+{
     *out = NULL;
     gsl_set_error_handler_off();
     int rc = check_params(p, err);
@@ -741,8 +842,13 @@ int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
         trc_builder_free(b);
         return trci_err(err, TRC_E_NOMEM, "synth: out of memory");
     }
+    if (memo && trci_memo_acquire(memo, p)) g.memo = memo;
+    int64_t trees = (int64_t)p->prompts * p->output_len;
+    /* room for every tree full: filling it moves nothing (best effort) */
+    (void)trci_builder_reserve(b, (int64_t)p->prompts * p->prompt_len, trees, trees * p->max_nodes);
     sink to_builder = {builder_prompt, builder_tree, b};
     rc = run(&g, &to_builder);
+    if (g.memo) trci_memo_release(g.memo, g.hits, g.misses);
     if (rc) {
         trc_builder_free(b);
         rc = gen_error(err, rc);

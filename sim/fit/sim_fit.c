@@ -179,6 +179,42 @@ static double resid_of(const sim_fit *f, const double *pred, int32_t k)
     return (pred[k] - f->y[k]) / f->y[k];
 }
 
+/* The model at each column's step from z at once (model_batch): the
+ * predictions into jc_pred's columns 1..p, and priv->cur left as the last
+ * column's, as calling the model column by column leaves it. */
+static int column_batch(sim_fit *f, const gsl_vector *z)
+{
+    sim_fit_priv *q = f->priv;
+    size_t n = (size_t)f->n, p = (size_t)f->np;
+    double *x = malloc(sizeof *x * p * p);
+    if (!x) return sim_fit_fail(f, SIM_FIT_E_NOMEM);
+    for (size_t j = 0; j < p; j++)
+        for (size_t i = 0; i < p; i++) {
+            double zi = gsl_vector_get(z, i) + (i == j ? f->fd_step : 0.0);
+            x[j * p + i] = sim_fit_x(f->par[i].lo, f->par[i].hi, zi);
+        }
+    q->cur_ok = 0;
+    f->evals += (int64_t)p;
+    int rc = f->model_batch(f->ctx, (int32_t)p, x, q->rep, q->jc_pred + n);
+    free(x);
+    if (rc != 0) return sim_fit_fail(f, rc);
+    memcpy(q->cur, q->jc_pred + p * n, sizeof(double) * n);
+    for (size_t i = 0; i < p; i++)
+        q->cur_z[i] = gsl_vector_get(z, i) + (i == p - 1 ? f->fd_step : 0.0);
+    q->cur_rep = q->rep;
+    q->cur_ok = 1;
+    return 0;
+}
+
+/* 1 when every column's step moves its coordinate (in floating point): the
+ * columns are then all new points, which a batch evaluates. */
+static int steps_move(const sim_fit *f, const gsl_vector *z)
+{
+    for (size_t j = 0; j < (size_t)f->np; j++)
+        if (gsl_vector_get(z, j) + f->fd_step == gsl_vector_get(z, j)) return 0;
+    return 1;
+}
+
 /* Runs the model at z and at each column's step in z (forward differences
  * with an absolute step); keeps the predictions in jc_pred. */
 static int jacobian_points(sim_fit *f, const gsl_vector *z)
@@ -188,7 +224,8 @@ static int jacobian_points(sim_fit *f, const gsl_vector *z)
     gsl_vector *zz = gsl_vector_alloc(p);
     if (!zz) return GSL_ENOMEM;
     q->jc_ok = 0;
-    for (size_t j = 0; j <= p; j++) { /* j = 0: z itself; j: column j - 1 */
+    int batch = f->model_batch && steps_move(f, z);
+    for (size_t j = 0; j <= (batch ? 0 : p); j++) { /* j = 0: z itself; j: column j - 1 */
         gsl_vector_memcpy(zz, z);
         if (j > 0) gsl_vector_set(zz, j - 1, gsl_vector_get(z, j - 1) + f->fd_step);
         if (predict(f, zz) != 0) {
@@ -198,6 +235,7 @@ static int jacobian_points(sim_fit *f, const gsl_vector *z)
         memcpy(q->jc_pred + j * n, q->cur, sizeof(double) * n);
     }
     gsl_vector_free(zz);
+    if (batch && column_batch(f, z) != 0) return GSL_EBADFUNC;
     for (size_t j = 0; j < p; j++)
         q->jc_z[j] = gsl_vector_get(z, j);
     q->jc_rep = q->rep;

@@ -111,6 +111,12 @@ void sim_fit_sort_params(sim_fit_param *par, int32_t np);
 /* The model: parameters x[np] (natural units) and the replicate rep (0: the
  * fit; 1..B: the bootstrap's) in, pred[n] out.  0, or a positive code. */
 typedef int (*sim_fit_model)(void *ctx, const double *x, int32_t rep, double *pred);
+/* The model at m parameter vectors at once -- x[j * np + i], pred[j * n + k],
+ * j < m -- (the columns of a forward-difference Jacobian): the same
+ * predictions as m calls of the model in order, the first failure's code;
+ * free to run the m evaluations together. */
+typedef int (*sim_fit_model_batch)(void *ctx, int32_t m, const double *x, int32_t rep,
+                                   double *pred);
 
 typedef enum sim_fit_loo_kind {
     SIM_FIT_LOO_NONE,
@@ -126,6 +132,7 @@ typedef struct sim_fit {
     double fd_step;   /* forward-difference step in z */
     int32_t max_iter; /* per least-squares fit */
     sim_fit_model model;
+    sim_fit_model_batch model_batch; /* NULL: the Jacobian's columns call model in turn */
     void *ctx;
     int32_t n;     /* observations (sim_fit_init) */
     double *y;     /* [n] measured values, positive finite (written over during a
@@ -135,7 +142,8 @@ typedef struct sim_fit {
     /* ---- readable while the model runs ---- */
     const uint8_t *skip; /* [n] 1: out of the objective now (held out, or the
                             row an exact leave-one-out refit leaves out); NULL: none */
-    int64_t evals;       /* model calls so far, the running one included */
+    int64_t evals;       /* model evaluations so far, the running ones included (a
+                            batch counts all of its columns when it starts) */
 
     /* ---- results: sim_fit_run ---- */
     int32_t n_hold, nf;   /* held-out rows; fitted rows (n - n_hold) */

@@ -464,7 +464,8 @@ int fs_name_index(lua_State *L)
 static fs_trace_entry *trace_find(fs_api *a, const char *key)
 {
     for (int32_t i = 0; i < a->n_traces; i++)
-        if (a->traces[i]->trace && strcmp(a->traces[i]->key, key) == 0) return a->traces[i];
+        if ((a->traces[i]->trace || a->traces[i]->pending) && strcmp(a->traces[i]->key, key) == 0)
+            return a->traces[i];
     return NULL;
 }
 
@@ -480,6 +481,7 @@ void fs_api_release_traces(fs_api *a, int32_t from, int64_t before)
 
 const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line)
 {
+    if (u->entry->pending) fs_api_synth_resolve(L, fs_api_get(L)); /* generated together */
     if (!u->entry->trace)
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: trace '%s' was made inside a flashspec.calibrate evaluation and is "
@@ -511,6 +513,7 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
     snprintf(e->name, sizeof e->name, "%s", name);
     e->trace = t;
     e->used_at = a->generation;
+    e->pending = NULL;
     return e;
 }
 
@@ -706,13 +709,19 @@ static void synth_params(const synth_lua *s, int workers, trc_synth_params *p)
     snprintf(p->draft, sizeof p->draft, "%s", s->draft);
 }
 
-/* Before generating: the most the trace can take (every tree full) against
- * what is left of the script's memory limit; raises when it cannot fit. */
-static void synth_fits(lua_State *L, fs_api *a, const synth_lua *s, const char *chunk, int line)
+/* The most a trace of s can take (every tree full). */
+static double synth_most(const synth_lua *s)
 {
     double P = s->prompts, T = P * s->output_len, N = T * s->nodes, NK = N * s->k;
-    double most = 2 * (P + 1) * 8 + P * s->prompt_len * 4.0 + T * 12 + 8 + N * 17 + NK * 16 +
-                  NK * s->n_exit * 4;
+    return 2 * (P + 1) * 8 + P * s->prompt_len * 4.0 + T * 12 + 8 + N * 17 + NK * 16 +
+           NK * s->n_exit * 4;
+}
+
+/* Before generating: the most the trace can take against what is left of the
+ * script's memory limit; raises when it cannot fit. */
+static void synth_fits(lua_State *L, fs_api *a, const synth_lua *s, const char *chunk, int line)
+{
+    double most = synth_most(s);
     const fs_lua_limits *lim = a->lim;
     if (lim && lim->mem_limit_bytes &&
         most > (double)lim->mem_limit_bytes - (double)(fs_api_mem_in_use(a)))
@@ -759,10 +768,21 @@ int fs_l_trace_synth(lua_State *L)
     }
     trc_synth_params p;
     synth_params(&s, a->ex.workers, &p);
-    synth_fits(L, a, &s, chunk, line);
     trc_trace *t = NULL;
     trc_err terr;
-    int rc = trc_synth(&p, &t, &terr);
+    double most = synth_most(&s);
+    if (s.name[0] && most < 0x1p60 && fs_api_synth_can_defer(a, (size_t)most)) {
+        /* an evaluation of flashspec.calibrate: generated with the others */
+        if (trc_synth_check(&p, &terr) != TRC_OK)
+            return fs_raise(L, sim_status_exit(sim_status_from_trc(terr.code)), 1, "%s", terr.msg);
+        e = trace_add(L, a, key, s.name, NULL);
+        fs_api_synth_defer(L, a, e, &p, (size_t)most, chunk, line);
+        push_trace(L, e);
+        return 1;
+    }
+    fs_api_synth_resolve(L, a); /* those recorded first: the memory limit sees them */
+    synth_fits(L, a, &s, chunk, line);
+    int rc = trc_synth_memo_run(&p, fs_api_synth_memo_for(a, &p), &t, &terr);
     if (rc != TRC_OK)
         return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 1, "%s", terr.msg);
     check_held(L, a, t, "flashspec.trace.synth");

@@ -510,6 +510,9 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     sim_sweep_deadline_clear();
     sim_sweep_signals_restore();
     lua_close(L);
+    a.synth_memo_on = 1;
+    fs_api_synth_memos(&a, 0); /* a fit the script's error cut short */
+    fs_api_synth_free_pending(&a);
     for (int32_t i = 0; i < a.n_traces; i++) {
         trc_free(a.traces[i]->trace);
         free(a.traces[i]);

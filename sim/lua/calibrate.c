@@ -30,6 +30,15 @@
  * final Jacobian), "exact" (a refit without each row, from the fitted values)
  * or "none"; AIC = n ln(RSS/n) + 2p, BIC = n ln(RSS/n) + p ln n.
  *
+ * Speed, with the same numbers: the Jacobian's columns are one batch -- points
+ * is called for each, the named synthetic traces they ask for are generated
+ * together on the workers (api_synth.c), through a draw memo per trace shape
+ * kept for the fit, and the points of all columns run together, each point id
+ * once, reusing by id the points earlier evaluations ran (fs_memo, with the
+ * counts of the columns evaluated one after the other) -- and a point's
+ * bootstrap interval over the prompts is drawn only when a reference row
+ * reads it.
+ *
  * Parametric bootstrap (bootstrap = N replicates, bootstrap_seed = S): the
  * delta method assumes a smooth response, but the simulator's moves in
  * plateaus, so its standard error can be far too small.  Each replicate
@@ -152,6 +161,8 @@ typedef struct cal {
     fs_memo memo;     /* points already run, by id: a difference step replays only
                          the points its parameter moves (sweep_exec.h) */
     int tty;          /* progress lines: stderr is a terminal, no -q */
+    int memos_on;     /* 1 while the fit holds the run's draw memos on */
+    int need_interval; /* a reference row reads tokens_per_s_lo/hi: points bootstrap them */
 } cal;
 
 /* Raised errors carry an exit code; see the header comment. */
@@ -180,13 +191,13 @@ static void cal_check(cal *c, int rc, const char *what)
 
 /* On a terminal (and without -q): one line, rewritten after every
  * evaluation, with the count and the RMS relative error of the fitted rows. */
-static void progress(const cal *c, const double *pred, int32_t rep)
+static void progress(const cal *c, const double *pred, int32_t rep, int64_t eval)
 {
     if (!c->tty) return;
     double rms = sim_fit_rms_of(&c->f, pred);
     /* padded to a whole line: the stderr filter passes no terminal escapes */
     fprintf(stderr, "\rflashspec: calibrate %s: evaluation %lld%s, RMS %.2f%%%-20s", c->o.name,
-            (long long)c->f.evals, rep ? " (bootstrap)" : "", 100 * rms, "");
+            (long long)eval, rep ? " (bootstrap)" : "", 100 * rms, "");
     fflush(stderr);
 }
 
@@ -231,14 +242,13 @@ static void match_rows(cal *c, const fs_staged *sp, int64_t n, double *pred)
     }
 }
 
-/* Runs the points for parameters x (replicate rep) and fills pred; raises on
- * failure. */
-static void evaluate(cal *c, const double *x, int32_t rep, double *pred)
+/* Calls points(x [, rep]) and leaves the sweep table it returns on the
+ * stack; the evaluation's generation is the next one. */
+static void call_points(cal *c, const double *x, int32_t rep)
 {
     lua_State *L = c->L;
     if (sim_sweep_interrupted())
         cal_raise(c, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
-    int top = lua_gettop(L);
     c->a->generation++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
     lua_createtable(L, 0, c->f.np);
@@ -257,16 +267,38 @@ static void evaluate(cal *c, const double *x, int32_t rep, double *pred)
                   "%s:%d: flashspec.calibrate: points(p) must return a sweep "
                   "table, got %s",
                   c->chunk, c->line, luaL_typename(L, -1));
-    int64_t n;
-    c->memo.now = c->a->generation;
-    c->a->memo = &c->memo;
-    fs_staged *sp = fs_api_sweep(L, -1, c->chunk, c->line, 0, &n);
-    c->a->memo = NULL;
-    fs_memo_prune(&c->memo);
-    for (int64_t i = 0; i < n; i++)
-        if (sp[i].code) cal_raise(c, sp[i].code, "%s", sp[i].err);
-    match_rows(c, sp, n, pred);
-    progress(c, pred, rep);
+}
+
+/* Runs the points for the m parameter vectors x[j * np ..] (replicate rep)
+ * and fills pred[j * n ..]: as m evaluations one after the other -- the same
+ * predictions, memo counts and first error --, with the points of all m
+ * run together on the workers (the columns of a Jacobian).  Raises on
+ * failure. */
+static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pred)
+{
+    lua_State *L = c->L;
+    int top = lua_gettop(L);
+    luaL_checkstack(L, 3 * m + 8, "calibrate");
+    fs_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
+    int tab = lua_gettop(L) + 1;
+    for (int32_t j = 0; j < m; j++) {
+        call_points(c, x + (size_t)j * (size_t)c->f.np, rep);
+        ev[j].now = c->a->generation;
+    }
+    fs_api_synth_resolve(L, c->a); /* the traces they asked for, generated together */
+    for (int32_t j = 0; j < m; j++) {
+        ev[j].sp = fs_api_stage(L, tab + j, c->chunk, c->line, 0, &ev[j].n);
+        for (int64_t i = 0; i < ev[j].n; i++) /* no row of the fit reads the interval */
+            ev[j].sp[i].pt.no_interval = !c->need_interval;
+    }
+    fs_api_run_evals(L, ev, m, &c->memo, c->chunk, c->line);
+    int64_t first = c->f.evals - m + 1; /* the count of the first of them */
+    for (int32_t j = 0; j < m; j++) {
+        for (int64_t i = 0; i < ev[j].n; i++)
+            if (ev[j].sp[i].code) cal_raise(c, ev[j].sp[i].code, "%s", ev[j].sp[i].err);
+        match_rows(c, ev[j].sp, ev[j].n, pred + (size_t)j * (size_t)c->f.n);
+        progress(c, pred + (size_t)j * (size_t)c->f.n, rep, first + j);
+    }
     lua_settop(L, top);
     /* synthetic traces made by the points function and unused by the last two
      * evaluations are not needed again (a difference step reuses the base's) */
@@ -275,6 +307,7 @@ static void evaluate(cal *c, const double *x, int32_t rep, double *pred)
 
 typedef struct cal_eval {
     cal *c;
+    int32_t m;
     const double *x;
     int32_t rep;
     double *pred;
@@ -283,7 +316,7 @@ typedef struct cal_eval {
 static int evaluate_lua(lua_State *L)
 {
     cal_eval *e = lua_touserdata(L, 1);
-    evaluate(e->c, e->x, e->rep, e->pred);
+    evaluate(e->c, e->m, e->x, e->rep, e->pred);
     return 0;
 }
 
@@ -291,8 +324,22 @@ static int evaluate_lua(lua_State *L)
 static int cal_model(void *ctx, const double *x, int32_t rep, double *pred)
 {
     cal *c = ctx;
-    cal_eval e = {.c = c, .x = x, .rep = rep, .pred = pred};
-    return fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    cal_eval e = {.c = c, .m = 1, .x = x, .rep = rep, .pred = pred};
+    c->a->synth_defer++; /* named synthetic traces are generated together */
+    int rc = fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    c->a->synth_defer--;
+    return rc;
+}
+
+/* sim/fit's batch model (a Jacobian's columns): the same, m at once. */
+static int cal_model_batch(void *ctx, int32_t m, const double *x, int32_t rep, double *pred)
+{
+    cal *c = ctx;
+    cal_eval e = {.c = c, .m = m, .x = x, .rep = rep, .pred = pred};
+    c->a->synth_defer++;
+    int rc = fs_guard_call(&c->guard, evaluate_lua, &e, 0);
+    c->a->synth_defer--;
+    return rc;
 }
 
 /* --------------------------------------------------------------- options */
@@ -683,7 +730,7 @@ static int cal_gc(lua_State *L)
     free(c->matches);
     sim_fit_free(&c->f);
     fs_memo_free(&c->memo);
-    if (c->a && c->a->memo == &c->memo) c->a->memo = NULL;
+    if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
     fs_guard_free(&c->guard);
     memset(c, 0, sizeof *c);
@@ -724,6 +771,22 @@ static void read_spec(cal *c, int idx)
     read_reference(c, idx);
 }
 
+/* 1 when a reference row reads the throughput's bootstrap interval over
+ * the prompts (a key or a metric naming tokens_per_s_lo or _hi). */
+static int reads_interval(const fs_ref *ref)
+{
+    static const char *const cols[] = {"tokens_per_s_lo", "tokens_per_s_hi"};
+    for (int c = 0; c < 2; c++) {
+        for (int32_t j = 0; j < ref->n_keys; j++)
+            if (!strcmp(ref->key_names[j], cols[c])) return 1;
+        for (int32_t k = 0; k < ref->n_rows; k++)
+            for (int32_t o = 0; o < ref->rows[k].n_ops; o++)
+                if (ref->rows[k].ops[o].kind == 'c' && !strcmp(ref->rows[k].ops[o].col, cols[c]))
+                    return 1;
+    }
+    return 0;
+}
+
 /* The fit's problem: the reference rows as observations, the held-out rows. */
 static void set_up(cal *c, int idx)
 {
@@ -732,12 +795,14 @@ static void set_up(cal *c, int idx)
     f->fd_step = c->o.fd_step;
     f->max_iter = c->o.max_iter;
     f->model = cal_model;
+    f->model_batch = cal_model_batch;
     f->ctx = c;
     c->matches = calloc((size_t)n, sizeof *c->matches);
     if (sim_fit_init(f, n) != SIM_FIT_OK || !c->matches)
         cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
     for (int32_t k = 0; k < n; k++)
         f->y[k] = c->ref.rows[k].value;
+    c->need_interval = reads_interval(&c->ref);
     read_holdout(c, idx);
     if (n - c->n_hold < f->np)
         cal_raise(c, FS_EXIT_CONFIG,
@@ -1008,10 +1073,14 @@ int fs_l_calibrate(lua_State *L)
     cal *c = cal_new(L);
     read_spec(c, 1);
     set_up(c, 1);
+    fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
+    c->memos_on = 1;
     fit(c);
     cal_check(c, sim_fit_bootstrap(&c->f, c->o.bootstrap, (unsigned long)c->o.bootstrap_seed),
               "the bootstrap");
     leave_one_out(c);
+    c->memos_on = 0;
+    fs_api_synth_memos(c->a, 0);
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line is done */
     push_result(c);
     write_outputs(c);

@@ -379,7 +379,8 @@ int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
         m->e = e;
         m->cap = cap;
     }
-    m->e[m->n] = (fs_memo_entry){.id = id, .used_at = m->now, .st = *st};
+    m->e[m->n] = (fs_memo_entry){.id = id, .used_at = m->now, .pending = !st};
+    if (st) m->e[m->n].st = *st;
     m->n++;
     if (2 * m->n > m->n_slot) return memo_index(m, m->n_slot ? 2 * m->n_slot : 128);
     uint32_t h = memo_hash(id, m->n_slot);
@@ -387,6 +388,14 @@ int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
         h = (h + 1) & (uint32_t)(m->n_slot - 1);
     m->slot[h] = m->n - 1;
     return 0;
+}
+
+void fs_memo_fill(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
+{
+    fs_memo_entry *e = fs_memo_find(m, id);
+    if (!e || !e->pending) return;
+    e->st = *st;
+    e->pending = 0;
 }
 
 void fs_memo_prune(fs_memo *m)

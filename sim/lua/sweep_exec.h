@@ -64,6 +64,7 @@ typedef struct fs_staged {
 typedef struct fs_memo_entry {
     sim_sweep_id id;
     int64_t used_at; /* evaluation that last used it */
+    int32_t pending; /* 1: put by a batch of evaluations still running it (st not yet known) */
     sim_point_stats st;
 } fs_memo_entry;
 
@@ -77,8 +78,12 @@ typedef struct fs_memo {
 
 /* The entry of id, or NULL. */
 fs_memo_entry *fs_memo_find(fs_memo *m, sim_sweep_id id);
-/* Adds id's statistics (a full memo keeps what it has).  0, or -1 out of memory. */
+/* Adds id's statistics (a full memo keeps what it has; an entry of id already
+ * there is only marked used); st NULL adds it pending, its statistics to come
+ * with fs_memo_fill.  0, or -1 out of memory. */
 int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st);
+/* Gives a pending entry of id (if the memo still holds it) its statistics. */
+void fs_memo_fill(fs_memo *m, sim_sweep_id id, const sim_point_stats *st);
 /* Drops the entries unused in the last FS_MEMO_KEEP evaluations. */
 void fs_memo_prune(fs_memo *m);
 void fs_memo_free(fs_memo *m);

@@ -902,7 +902,7 @@ static void replay_finish(replay *r, int ok)
         out->kv_ms /= c;
         out->idle_ms /= c;
         out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
-        if (r->interval)
+        if (r->interval && !r->pt->no_interval)
             bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
                          &out->tokens_per_s_hi);
     }

@@ -106,6 +106,9 @@ typedef struct sim_point {
      * numbers are those of a replay of its own either way */
     const sim_device *variants; /* borrowed, n_variants entries */
     int32_t n_variants;
+    /* 1: no bootstrap over the prompts -- tokens_per_s_lo/hi are the point
+     * estimate (a caller that reads neither: a calibration's evaluations) */
+    int32_t no_interval;
 } sim_point;
 
 /* One replayed cycle, for sim_point.cycle_fn. */

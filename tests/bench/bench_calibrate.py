@@ -6,13 +6,21 @@ Times, on -j 2 (the wall clock of the whole process):
   shipped   `flashspec calibrate configs/calibration/oneplus12.lua` as the
             profile's test runs it (leave-one-out by leverage), REPEAT times;
   loo       the same with exact leave-one-out (one refit per reference row),
-            once per build;
+            BENCH_CALIBRATE_LOO_REPEAT times (default 1);
   models    with BENCH_CALIBRATE_MODELS=1, scripts/calibration_models.sh (the
-            16-model comparison), once per build.
+            16-model comparison), once per build; with BENCH_CALIBRATE_MODELS=20
+            the same with four more models of configs/calibration/README.md
+            (smallest shape 4 and 16, a per-leaf cost beside the set-up, the
+            coverage share): a 20-model comparison.  The base build's
+            comparison runs one model at a time at -j 2 (CALIBRATION_MODELS_JOBS=1,
+            as the script did before it fitted models side by side), this
+            build's with the script's default (one model per CPU).
 With FLASHSPEC_BIN_BASE (another build's binary) every run alternates between
 the two builds (base, this, base, this, ...), so machine noise hits both alike,
-and the ratio base / this of the medians is printed.  Prints median [min, max]
-seconds and the evaluations, replays and reused points of the shipped fit.
+the ratio base / this of the medians is printed, and each pair of runs is
+compared: the same standard output and the same files written (a faster build
+must fit the same values).  Prints median [min, max] seconds and the
+evaluations of the shipped fit.
 """
 import os
 import re
@@ -26,7 +34,16 @@ BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 BASE = os.environ.get("FLASHSPEC_BIN_BASE", "")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 REPEAT = int(os.environ.get("BENCH_CALIBRATE_REPEAT", "3"))
+LOO_REPEAT = int(os.environ.get("BENCH_CALIBRATE_LOO_REPEAT", "1"))
+MODELS = os.environ.get("BENCH_CALIBRATE_MODELS", "")
 SPEC = "configs/calibration/oneplus12.lua"
+# the four more models of a 20-model comparison (configs/calibration/README.md)
+MORE_MODELS = [
+    "the same, smallest multi-row shape 4|min_rows=4",
+    "the same, smallest multi-row shape 16|min_rows=16",
+    "min1, set-up and a per-leaf cost|min_rows=1 overhead=both",
+    "min1, the top-K recovers 60% of the misses|min_rows=1 coverage=share",
+]
 
 
 def timed(cmd, env=None):
@@ -38,9 +55,32 @@ def timed(cmd, env=None):
     return dt, p.stdout
 
 
+def files_of(d):
+    """Every file under d (relative path -> bytes)."""
+    out = {}
+    for root, _, names in os.walk(d):
+        for n in names:
+            path = os.path.join(root, n)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, d)] = f.read()
+    return out
+
+
 def calibrate(binary, tmp, tag, *args):
-    return timed([binary, "calibrate", SPEC, "-j", "2", "-q", "-o", os.path.join(tmp, tag),
-                  *args])
+    out = os.path.join(tmp, tag)
+    dt, stdout = timed([binary, "calibrate", SPEC, "-j", "2", "-q", "-o", out, *args])
+    return dt, stdout, files_of(out)
+
+
+def models(binary, tmp, tag):
+    out = os.path.join(tmp, tag)
+    env = dict(os.environ, FLASHSPEC_BIN=binary)
+    if tag.startswith("base"):
+        env["CALIBRATION_MODELS_JOBS"] = "1"
+    extra = MORE_MODELS if MODELS == "20" else []
+    dt, stdout = timed(["scripts/calibration_models.sh", out, *extra], env=env)
+    # the reports, not the per-model logs (they name their directory)
+    return dt, stdout, {k: v for k, v in files_of(out).items() if not k.endswith(".txt")}
 
 
 def summary(name, xs):
@@ -51,33 +91,43 @@ def summary(name, xs):
 def main():
     builds = [("base", BASE), ("this", BIN)] if BASE else [("this", BIN)]
     times = {b: {"shipped": [], "loo": [], "models": []} for b, _ in builds}
+    differ = []
     first_line = {}
+
+    def pair(kind, i, run):
+        outs = {}
+        for b, binary in builds:
+            dt, stdout, files = run(binary, b)
+            times[b][kind].append(dt)
+            outs[b] = (stdout, files)
+            if kind == "shipped":
+                first_line[b] = stdout.splitlines()[0]
+        if BASE and outs["base"] != outs["this"]:
+            differ.append(f"{kind} run {i + 1}")
+
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(REPEAT):
-            for b, binary in builds:
-                dt, out = calibrate(binary, tmp, f"{b}{i}", "--arg", "loo=approx")
-                times[b]["shipped"].append(dt)
-                first_line[b] = out.splitlines()[0]
-        for b, binary in builds:
-            dt, _ = calibrate(binary, tmp, f"{b}-loo", "--arg", "loo=exact")
-            times[b]["loo"].append(dt)
-        if os.environ.get("BENCH_CALIBRATE_MODELS") == "1":
-            for b, binary in builds:
-                env = dict(os.environ, FLASHSPEC_BIN=binary)
-                dt, _ = timed(["scripts/calibration_models.sh", os.path.join(tmp, f"{b}-models")],
-                              env=env)
-                times[b]["models"].append(dt)
+            pair("shipped", i, lambda binary, b, i=i: calibrate(binary, tmp, f"{b}{i}", "--arg",
+                                                                "loo=approx"))
+        for i in range(LOO_REPEAT):
+            pair("loo", i, lambda binary, b, i=i: calibrate(binary, tmp, f"{b}-loo{i}", "--arg",
+                                                            "loo=exact"))
+        if MODELS in ("1", "20"):
+            pair("models", 0, lambda binary, b: models(binary, tmp, f"{b}-models"))
     print(f"flashspec calibrate {SPEC}, -j 2, wall seconds:")
     for b, _ in builds:
         print(f" {b}: {first_line[b]}")
         for k in ("shipped", "loo", "models"):
             if times[b][k]:
-                print(summary(k, times[b][k]))
+                label = k if k != "models" else f"models ({'20' if MODELS == '20' else '16'})"
+                print(summary(label, times[b][k]))
     if BASE:
         for k in ("shipped", "loo", "models"):
             if times["this"][k]:
                 r = statistics.median(times["base"][k]) / statistics.median(times["this"][k])
                 print(f"  {k}: base / this = {r:.2f}x")
+        print("  outputs: " + ("identical in every pair of runs" if not differ else
+                               "DIFFER in " + ", ".join(differ)))
     m = re.search(r"(\d+) evaluations", first_line["this"])
     if m:
         print(f"  this build: {m.group(1)} evaluations in the shipped fit")

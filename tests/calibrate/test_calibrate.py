@@ -372,6 +372,57 @@ def case_memo_exact() -> None:
     print("memo_exact: ok")
 
 
+def case_synth_in_points() -> None:
+    """Named synthetic traces that points asks for are generated together after
+    it returns: a trace used inside points (an fs.run there) is generated then,
+    and the fit is the same bit for bit; a trace whose parameters are wrong is
+    the synth call's own error (its line, exit 78), at -j 1 and -j 2."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(truth_rows(ACCEPT), ref, seed=11)
+        fits = {}
+        for peek in ("0", "1"):
+            p = fit(ACCEPT, os.path.join(tmp, "out" + peek), ref, "--arg", "two=1",
+                    "--arg", f"peek={peek}")
+            expect(p.returncode == 0, f"peek={peek}: exit {p.returncode}: {p.stderr.strip()}")
+            fits[peek] = [l for l in p.stdout.splitlines()
+                          if l.startswith(("param ", "rms ", "points ", "exact "))]
+        expect(fits["0"] == fits["1"] and len(fits["0"]) == 5,
+               f"a trace used inside points changed the fit: {fits}")
+        line = line_of(ACCEPT, "-- BADSYNTH")
+        for jobs in ("1", "2"):
+            out = os.path.join(tmp, "bad" + jobs)
+            p = fit(ACCEPT, out, ref, "--arg", "badsynth=1", jobs=jobs)
+            expect_error(p, 78, out, re.escape(f"{ACCEPT}:{line}:"), "max_nodes")
+    print("synth_in_points: ok")
+
+
+def case_interval_metric() -> None:
+    """A fit's evaluations skip the bootstrap interval over the prompts unless
+    a reference row reads it: fitted to tokens_per_s_lo and to an expression of
+    tokens_per_s_hi, each prediction lies strictly below (above) the point
+    estimate of a fresh fs.sweep -- an interval, not the estimate itself."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [r for r in truth_rows(ACCEPT) if r["metric"] == "tokens_per_s"]
+        for i, r in enumerate(rows):
+            r["metric"] = "tokens_per_s_lo" if i % 2 else "0.5*tokens_per_s_hi+1"
+            if i % 2 == 0:
+                r["value"] = repr(0.5 * float(r["value"]) + 1)
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(rows, ref, seed=5)
+        p = fit(ACCEPT, os.path.join(tmp, "out"), ref, "--arg", "two=1")
+        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr.strip()}")
+        got = re.findall(r"^row (\S+) (\S+) tokens_per_s (\S+)$", p.stdout, re.M)
+        expect(len(got) == 4, f"rows {got}")
+        for metric, pred, tps in got:
+            pred, tps = float(pred), float(tps)
+            if metric == "tokens_per_s_lo":
+                expect(pred < tps, f"{metric} {pred} is not below tokens_per_s {tps}")
+            else:
+                expect(pred > 0.5 * tps + 1, f"{metric} {pred} is not above {0.5 * tps + 1}")
+    print("interval_metric: ok")
+
+
 # ------------------------------------------------------------- bootstrap
 
 def case_bootstrap_coverage() -> None:

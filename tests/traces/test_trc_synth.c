@@ -509,6 +509,97 @@ static void test_synth_threads(const char *dir)
     CHECK(rmdir(tmp_dir) == 0);
 }
 
+/* 1 when a and b hold the same trees, byte for byte: every node array of
+ * every tree (not only the checksum that summarises them). */
+static int same_trees(const trc_trace *a, const trc_trace *b)
+{
+    const trc_meta *ma = trc_get_meta(a), *mb = trc_get_meta(b);
+    if (ma->n_prompts != mb->n_prompts || ma->n_nodes != mb->n_nodes || ma->k != mb->k ||
+        ma->n_exit != mb->n_exit)
+        return 0;
+    for (int32_t p = 0; p < ma->n_prompts; p++) {
+        const int32_t *ra, *rb;
+        int32_t L = trc_ref(a, p, &ra);
+        if (L != trc_ref(b, p, &rb) || memcmp(ra, rb, sizeof *ra * (size_t)L) != 0) return 0;
+        for (int32_t pos = 0; pos < L; pos++) {
+            trc_tree x, y;
+            if (trc_tree_get(a, p, pos, &x) != TRC_OK || trc_tree_get(b, p, pos, &y) != TRC_OK ||
+                x.n != y.n)
+                return 0;
+            size_t n = (size_t)x.n, nk = n * (size_t)x.k, ne = nk * (size_t)x.n_exit;
+            if (memcmp(x.parent, y.parent, 4 * n) || memcmp(x.token, y.token, 4 * n) ||
+                memcmp(x.draft_tok, y.draft_tok, 4 * nk) ||
+                memcmp(x.draft_logp, y.draft_logp, 4 * nk) ||
+                memcmp(x.tgt_tok, y.tgt_tok, 4 * nk) || memcmp(x.tgt_logp, y.tgt_logp, 4 * nk) ||
+                (ne && memcmp(x.exit_score, y.exit_score, 4 * ne)))
+                return 0;
+        }
+    }
+    return trc_checksum(a) == trc_checksum(b) &&
+           memcmp(trc_get_stats(a), trc_get_stats(b), sizeof(trc_stats)) == 0;
+}
+
+/* The draw memo: a sequence of node-stream traces of one shape whose knobs
+ * move (the acceptance by a difference step and by more, its fall with depth,
+ * coverage, calibration, predictor accuracy, the coverage share), each made
+ * through one memo, is byte for byte the trace made without it -- on one
+ * thread and on three --; the memo serves most of a small step's draws; a
+ * memo of another shape is not used; no memo without node streams or room. */
+static void test_synth_memo(void)
+{
+    trc_synth_params p;
+    base_params(&p);
+    p.prompts = 3;
+    p.output_len = 48;
+    p.max_nodes = 12;
+    p.k = 4;
+    p.node_streams = 1;
+    p.n_accept = 8;
+    trc_synth_memo *m = trc_synth_memo_new(&p, (size_t)1 << 30);
+    CHECK(m != NULL && trc_synth_memo_fits(m, &p) && trc_synth_memo_bytes(m) > 0);
+    const double a1[] = {0.80, 0.803, 0.803, 0.85, 0.40, 0.40, 0.41, 0.41, 0.41, 0.41};
+    int64_t hits = 0, misses = 0;
+    for (int i = 0; i < 10 && m; i++) {
+        p.accept[0] = a1[i];
+        for (int d = 1; d < 8; d++) /* falling with depth; step 2 moves the fall only */
+            p.accept[d] = p.accept[d - 1] * (i == 2 ? 0.76 : 0.75);
+        p.coverage = i == 5 ? 0.5 : 0.92;
+        p.calibration = i == 6 ? 0.2 : 0.7;
+        p.predictor_accuracy = i == 7 ? 0.5 : 0.85;
+        p.coverage_share = i == 8 ? 0.6 : -1.0;
+        p.threads = i % 2 ? 3 : 1;
+        trc_trace *plain = make(&p), *t = NULL;
+        trc_err err;
+        CHECK_EQ_INT(trc_synth_memo_run(&p, m, &t, &err), TRC_OK);
+        CHECK(plain && t && same_trees(plain, t));
+        int64_t h, mi;
+        trc_synth_memo_counts(m, &h, &mi);
+        if (i == 0) CHECK(h == 0 && mi > 0);
+        if (i == 1) CHECK(h - hits > 2 * (mi - misses)); /* the top-1 Beta moves, little else */
+        if (i == 9) CHECK(h - hits > 3 * (mi - misses)); /* the same knobs: all but one */
+        hits = h, misses = mi;
+        trc_free(plain);
+        trc_free(t);
+    }
+    /* another shape (more prompts): drawn without the memo, the same trace */
+    p.prompts = 4;
+    CHECK(!trc_synth_memo_fits(m, &p));
+    trc_trace *plain = make(&p), *t = NULL;
+    trc_err err;
+    CHECK_EQ_INT(trc_synth_memo_run(&p, m, &t, &err), TRC_OK);
+    CHECK(plain && t && same_trees(plain, t));
+    int64_t h, mi;
+    trc_synth_memo_counts(m, &h, &mi);
+    CHECK(h == hits && mi == misses);
+    trc_free(plain);
+    trc_free(t);
+    trc_synth_memo_free(m);
+    CHECK(trc_synth_memo_new(&p, 1024) == NULL); /* no room */
+    p.node_streams = 0;
+    CHECK(trc_synth_memo_new(&p, (size_t)1 << 30) == NULL);
+    trc_synth_memo_free(NULL);
+}
+
 /* 1 when files a and b hold the same bytes. */
 static int same_file(const char *a, const char *b)
 {
@@ -601,6 +692,7 @@ int main(int argc, char **argv)
 {
     test_save_by_prompt(argc > 3 ? argv[3] : ".");
     test_synth_threads(argc > 3 ? argv[3] : ".");
+    test_synth_memo();
     test_param_errors();
     test_node_streams_and_share();
     test_determinism();

@@ -11,7 +11,13 @@
 --                              step moves one trace's points only, and the fit
 --                              reuses the other's (fit.points_reused); then print
 --                              "exact N of M": fit.rows' predictions against a
---                              fresh fs.sweep of the fitted values
+--                              fresh fs.sweep of the fitted values, after a line
+--                              "row METRIC PREDICTED tokens_per_s FRESH" per row
+--   --arg peek=1               points also runs a point on its first trace before
+--                              returning (fs.run): the trace is generated then, not
+--                              with the others
+--   --arg badsynth=1           points asks for a trace whose parameters are wrong
+--                              (nodes < depth + 1): exit 78 naming its line
 local fs = flashspec
 local A = fs.args
 local TRUTH = { a = 0.55 }
@@ -34,6 +40,14 @@ local function points(p, rep)
       pts[#pts + 1] = { policy = fs.policy.chain { k = k },
                         trace = trace(p.a or p["a" .. seed], seed, rep) }
     end
+    if A.peek == "1" and seed == 11 then
+      fs.run { device = dev, target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0",
+               max_new_tokens = 8, prompts = 1, policy = fs.policy.chain { k = 4 },
+               trace = pts[1].trace }
+    end
+  end
+  if A.badsynth == "1" then
+    fs.trace.synth { name = "bad", depth = 8, nodes = 4, node_streams = true } -- BADSYNTH
   end
   return { device = dev, target = fs.model "qwen3-8b-q4_0",
            draft = fs.model "qwen3-8b-eagle3-q4_0", max_new_tokens = 64, points = pts }
@@ -82,6 +96,9 @@ if A.two == "1" then
   local rows, exact = fs.sweep(points(p)), 0
   for _, r in ipairs(fit.rows) do
     for _, s in ipairs(rows) do
+      if s.trace == r.trace and s.policy_params == r.policy_params then
+        print(string.format("row %s %.17g tokens_per_s %.17g", r.metric, r.predicted, s.tokens_per_s))
+      end
       if s.trace == r.trace and s.policy_params == r.policy_params and s[r.metric] == r.predicted then
         exact = exact + 1
         break

@@ -69,6 +69,8 @@ typedef struct model {
     int fail_code;
     int32_t max_rep; /* largest replicate seen */
     int one;         /* linear: a g alone */
+    int64_t batches; /* batch calls (expo_batch) */
+    int32_t batch_m; /* columns of the last one */
 } model;
 
 /* a exp(-b t) + c, parameters in name order a, b, c. */
@@ -80,6 +82,19 @@ static int expo(void *ctx, const double *x, int32_t rep, double *pred)
     if (rep > m->max_rep) m->max_rep = rep;
     for (int k = 0; k < N; k++)
         pred[k] = x[0] * exp(-x[1] * m->t[k]) + x[2];
+    return 0;
+}
+
+/* expo at m parameter vectors, in order (sim_fit_model_batch). */
+static int expo_batch(void *ctx, int32_t mm, const double *x, int32_t rep, double *pred)
+{
+    model *m = ctx;
+    m->batches++;
+    m->batch_m = mm;
+    for (int32_t j = 0; j < mm; j++) {
+        int rc = expo(ctx, x + 3 * j, rep, pred + N * j);
+        if (rc) return rc;
+    }
     return 0;
 }
 
@@ -402,6 +417,48 @@ static void test_failure(void)
     sim_fit_free(&f);
 }
 
+/* A batch model (the Jacobian's columns at once) fits exactly as the model
+ * called column by column: the same values, errors, evaluations, leave-one-
+ * out errors and bootstrap replicates, bit for bit; a failure inside a batch
+ * is the failing column's code. */
+static void test_batch(void)
+{
+    sim_fit f[2];
+    model m[2];
+    for (int b = 0; b < 2; b++) {
+        expo_problem(&f[b], &m[b]);
+        f[b].y[3] *= 1.04; /* residuals, so that the bootstrap has noise */
+        f[b].y[8] *= 0.97;
+        if (b) f[b].model_batch = expo_batch;
+        CHECK_EQ_INT(sim_fit_run(&f[b], 2), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_stats(&f[b]), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_loo(&f[b], SIM_FIT_LOO_EXACT), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], 5, 3), SIM_FIT_OK);
+    }
+    CHECK(m[0].batches == 0 && m[1].batches > 0 && m[1].batch_m == 3);
+    CHECK(m[0].calls == m[1].calls && f[0].evals == f[1].evals && f[0].iters == f[1].iters);
+    for (int i = 0; i < 3; i++)
+        CHECK(f[0].par[i].value == f[1].par[i].value && f[0].par[i].se == f[1].par[i].se &&
+              f[0].par[i].ci_lo == f[1].par[i].ci_lo && f[0].par[i].ci_hi == f[1].par[i].ci_hi);
+    CHECK(!memcmp(f[0].pred, f[1].pred, sizeof(double) * N) &&
+          !memcmp(f[0].resid, f[1].resid, sizeof(double) * N) &&
+          !memcmp(f[0].loo_e, f[1].loo_e, sizeof(double) * N));
+    CHECK(f[0].boot_m == f[1].boot_m &&
+          !memcmp(f[0].boot, f[1].boot, sizeof(double) * 3 * (size_t)f[0].boot_m));
+    for (int b = 0; b < 2; b++)
+        sim_fit_free(&f[b]);
+    /* a column of the first Jacobian fails: its code, and no call after it */
+    expo_problem(&f[0], &m[0]);
+    f[0].model_batch = expo_batch;
+    m[0].fail_at = 3; /* the start, then column 1, then column 2 */
+    m[0].fail_code = 9;
+    CHECK_EQ_INT(sim_fit_run(&f[0], 1), 9);
+    CHECK(m[0].calls == 3 && m[0].batches == 1);
+    CHECK_EQ_INT(sim_fit_run(&f[0], 1), 9);
+    CHECK_EQ_INT(m[0].calls, 3);
+    sim_fit_free(&f[0]);
+}
+
 /* A fit that cannot converge in max_iter: no start converged, and why. */
 static void test_no_convergence(void)
 {
@@ -599,6 +656,7 @@ int main(void)
     test_holdout();
     test_bootstrap();
     test_failure();
+    test_batch();
     test_no_convergence();
     test_search_continuous();
     test_search_discrete();

@@ -1,0 +1,215 @@
+/*
+ * api_synth.c -- what flashspec.calibrate adds to flashspec.trace.synth
+ * (api_objects.c) while it fits: draw memos, and traces generated together.
+ *
+ * Draw memos (fs_api_synth_memos): one trc_synth_memo per shape of
+ * node-stream trace, for the length of a fit, so that an evaluation redraws
+ * only what its knobs move (trc.h).  Held against the memory limit; a shape
+ * that does not fit is synthesised without one.
+ *
+ * Traces generated together (fs_api.synth_defer): while an evaluation calls
+ * the spec's points function, a named synthetic trace that is not made yet
+ * is only recorded -- its parameters checked, its entry made, its userdata
+ * handed back -- and fs_api_synth_resolve then generates every recorded one
+ * at once: each on its own worker (one thread each) when there are several,
+ * else on all of them.  The traces are the ones flashspec.trace.synth makes
+ * (the same at any thread count), charged to the memory limit in the order
+ * they were asked for; a trace is recorded only when the most the recorded
+ * ones may take still fits, so the limit sees what it would have seen.
+ * Anything that reads a recorded trace before then (fs_trace_get) generates
+ * it first.
+ */
+#include "api_impl.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fs_synth_pending {
+    trc_synth_params p;
+    trc_synth_memo *memo;
+    size_t most; /* the most the trace may take (every tree full) */
+    char chunk[PATH_MAX];
+    int line;
+    trc_trace *t; /* generated */
+    trc_err err;
+    int rc;
+};
+
+/* ------------------------------------------------------------------ memos */
+
+void fs_api_synth_memos(fs_api *a, int on)
+{
+    a->synth_memo_on += on ? 1 : -1;
+    if (a->synth_memo_on > 0) return;
+    a->synth_memo_on = 0;
+    for (int32_t i = 0; i < a->n_synth_memo; i++) {
+        fs_api_release(a, trc_synth_memo_bytes(a->synth_memo[i]));
+        trc_synth_memo_free(a->synth_memo[i]);
+    }
+    a->n_synth_memo = 0;
+}
+
+trc_synth_memo *fs_api_synth_memo_for(fs_api *a, const trc_synth_params *p)
+{
+    if (a->synth_memo_on <= 0 || !p->node_streams) return NULL;
+    for (int32_t i = 0; i < a->n_synth_memo; i++)
+        if (trc_synth_memo_fits(a->synth_memo[i], p)) return a->synth_memo[i];
+    if (a->n_synth_memo == FS_SYNTH_MEMO_MAX) return NULL;
+    trc_synth_memo *m = trc_synth_memo_new(p, FS_SYNTH_MEMO_BYTES);
+    if (m && fs_api_try_hold(a, trc_synth_memo_bytes(m)) != 0) {
+        trc_synth_memo_free(m);
+        m = NULL;
+    }
+    if (m) a->synth_memo[a->n_synth_memo++] = m;
+    return m;
+}
+
+/* --------------------------------------------------------------- deferred */
+
+int fs_api_synth_can_defer(const fs_api *a, size_t most)
+{
+    const fs_lua_limits *lim = a->lim;
+    if (a->synth_defer <= 0) return 0;
+    size_t used = fs_api_mem_in_use(a) + a->synth_pending_most;
+    return !(lim && lim->mem_limit_bytes &&
+             (most > lim->mem_limit_bytes || used > lim->mem_limit_bytes - most));
+}
+
+void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_synth_params *p,
+                        size_t most, const char *chunk, int line)
+{
+    fs_synth_pending *q = calloc(1, sizeof *q);
+    if (!q) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+    q->p = *p;
+    q->most = most;
+    snprintf(q->chunk, sizeof q->chunk, "%s", chunk);
+    q->line = line;
+    e->pending = q;
+    a->synth_pending_most += most;
+    a->n_synth_pending++;
+}
+
+typedef struct synth_pool {
+    fs_synth_pending **q;
+    int32_t n;
+    atomic_int next;
+} synth_pool;
+
+static void *synth_worker(void *arg)
+{
+    synth_pool *pool = arg;
+    for (int i = atomic_fetch_add(&pool->next, 1); i < pool->n;
+         i = atomic_fetch_add(&pool->next, 1)) {
+        fs_synth_pending *q = pool->q[i];
+        q->rc = trc_synth_memo_run(&q->p, q->memo, &q->t, &q->err);
+        /* its statistics, which every replay on it fits its synthesis on,
+         * here beside the others rather than under the trace's lock later */
+        if (q->rc == TRC_OK) (void)trc_get_stats(q->t);
+    }
+    return NULL;
+}
+
+/* Generates q[0..n): one thread each on up to `workers` threads (all of them
+ * for one trace). */
+static void synth_all(fs_api *a, fs_synth_pending **q, int32_t n)
+{
+    int32_t w = a->ex.workers > 0 ? a->ex.workers : 1;
+    int32_t each = n >= w ? 1 : w / n, nt = n < w ? n : w;
+    for (int32_t i = 0; i < n; i++) {
+        q[i]->p.threads = each; /* the trace does not depend on it */
+        q[i]->memo = fs_api_synth_memo_for(a, &q[i]->p);
+    }
+    synth_pool pool = {.q = q, .n = n};
+    atomic_init(&pool.next, 0);
+    pthread_t th[64];
+    int32_t started = 0;
+    for (; started < nt - 1 && started < 64; started++)
+        if (pthread_create(&th[started], NULL, synth_worker, &pool) != 0) break;
+    synth_worker(&pool);
+    for (int32_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* The recorded entries, in the order their traces were asked for. */
+static int32_t pending_entries(fs_api *a, fs_trace_entry **out)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < a->n_traces; i++)
+        if (a->traces[i]->pending) out[n++] = a->traces[i];
+    return n;
+}
+
+/* Drops the recorded traces of e[from..n) (generated or not): an error
+ * leaves them gone, as a trace released by flashspec.calibrate. */
+static void drop_pending(fs_api *a, fs_trace_entry **e, int32_t from, int32_t n)
+{
+    for (int32_t i = from; i < n; i++) {
+        trc_free(e[i]->pending->t);
+        a->synth_pending_most -= e[i]->pending->most;
+        free(e[i]->pending);
+        e[i]->pending = NULL;
+    }
+    a->n_synth_pending -= n - from;
+}
+
+/* Gives entry e its generated trace, charged to the memory limit: 0, or -1
+ * (nothing changed) when it failed or the charge is refused. */
+static int attach(fs_api *a, fs_trace_entry *e)
+{
+    fs_synth_pending *p = e->pending;
+    if (p->rc != TRC_OK || fs_api_try_hold(a, trc_bytes(p->t)) != 0) return -1;
+    e->trace = p->t;
+    a->synth_pending_most -= p->most;
+    a->n_synth_pending--;
+    free(p);
+    e->pending = NULL;
+    return 0;
+}
+
+void fs_api_synth_resolve(lua_State *L, fs_api *a)
+{
+    if (a->n_synth_pending <= 0) return;
+    fs_trace_entry **e = malloc(sizeof *e * (size_t)a->n_synth_pending);
+    fs_synth_pending **q = malloc(sizeof *q * (size_t)a->n_synth_pending);
+    if (!e || !q) {
+        free(e), free(q);
+        fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+    }
+    int32_t n = pending_entries(a, e), i = 0;
+    for (int32_t k = 0; k < n; k++)
+        q[k] = e[k]->pending;
+    synth_all(a, q, n);
+    free(q);
+    while (i < n && attach(a, e[i]) == 0)
+        i++;
+    if (i == n) {
+        free(e);
+        return;
+    }
+    /* the first that failed, in the order asked: its error, the rest dropped
+     * (the parameters were checked, so the generator ran out of memory) */
+    fs_synth_pending p = *e[i]->pending;
+    size_t need = p.rc == TRC_OK ? trc_bytes(p.t) : 0;
+    drop_pending(a, e, i, n);
+    free(e);
+    if (p.rc != TRC_OK)
+        fs_raise(L, p.rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 0, "%s:%d: %s",
+                 p.chunk, p.line, p.err.msg);
+    fs_api_charge(L, a, need, p.chunk, p.line, "flashspec.trace.synth"); /* refused: raises */
+    fs_api_release(a, need); /* memory came free meanwhile: the trace is gone all the same */
+}
+
+void fs_api_synth_free_pending(fs_api *a)
+{
+    for (int32_t i = 0; i < a->n_traces; i++) {
+        if (!a->traces[i]->pending) continue;
+        trc_free(a->traces[i]->pending->t);
+        free(a->traces[i]->pending);
+        a->traces[i]->pending = NULL;
+    }
+    a->n_synth_pending = 0;
+    a->synth_pending_most = 0;
+}
