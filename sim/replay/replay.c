@@ -433,7 +433,8 @@ typedef struct replay {
     run_state s;
     int64_t *p_tok; /* [n_prompts] tokens and virtual ms per prompt (bootstrap) */
     double *p_ms;
-    int interval;    /* the bootstrap interval is wanted (not for a variant) */
+    int interval;    /* the bootstrap interval is wanted (not for a variant, nor with
+                        sim_point.no_interval) */
     rp_variant *var; /* [n_var] standing variants priced alongside (rp_variant) */
     int32_t n_var;
 } replay;
@@ -902,7 +903,7 @@ static void replay_finish(replay *r, int ok)
         out->kv_ms /= c;
         out->idle_ms /= c;
         out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
-        if (r->interval && !r->pt->no_interval)
+        if (r->interval)
             bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
                          &out->tokens_per_s_hi);
     }
@@ -927,7 +928,7 @@ static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size
                 .out = out,
                 .err = err,
                 .errlen = errlen,
-                .interval = interval,
+                .interval = interval && !pt->no_interval,
                 .var = var,
                 .n_var = n_var};
     int rc = replay_open(&r);
