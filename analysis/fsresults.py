@@ -722,26 +722,36 @@ def md_table(header: list[str], rows: list[list]) -> str:
 
 
 # When a list, fig_bytes appends every figure it renders to it and leaves them
-# open (see capture_figures), so that a test can inspect the Figure objects.
+# open (see capture_figures), so that a test can inspect the Figure objects;
+# with _RENDER false it lays them out without making the PNG.
 _CAPTURED: list | None = None
+_RENDER = True
 
 
 class capture_figures:
     """`with fsresults.capture_figures() as figs:` collects the matplotlib
     Figures that fig_bytes renders inside the block, in order, instead of
-    closing them; they are closed when the block ends."""
+    closing them; they are closed when the block ends.  With render=False,
+    fig_bytes places the notes and returns no bytes: the figures are laid out
+    when first inspected (figstyle.figure_problems draws them), and no PNG is
+    made (a test that inspects the Figure objects only)."""
+
+    def __init__(self, render: bool = True) -> None:
+        self.render = render
 
     def __enter__(self) -> list:
-        global _CAPTURED
+        global _CAPTURED, _RENDER
         self.figs: list = []
         _CAPTURED = self.figs
+        _RENDER = self.render
         return self.figs
 
     def __exit__(self, *exc) -> None:
-        global _CAPTURED
+        global _CAPTURED, _RENDER
         import matplotlib.pyplot as plt
 
         _CAPTURED = None
+        _RENDER = True
         for f in self.figs:
             plt.close(f)
 
@@ -753,6 +763,9 @@ def fig_bytes(fig) -> bytes:
     before = getattr(fig, "_fs_before_save", None)
     if before is not None:
         before()  # e.g. figstyle.place_notes: the notes below everything else
+    if _CAPTURED is not None and not _RENDER:
+        _CAPTURED.append(fig)
+        return b""
     fig.savefig(b, format="png", dpi=110, bbox_inches="tight",
                 metadata={"Software": None})
     fig._fs_drawn = True  # laid out and drawn (figstyle.figure_problems)

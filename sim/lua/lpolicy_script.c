@@ -154,9 +154,10 @@ static void policy_lua_params(lua_State *L, fs_api *a, const char *chunk, int li
     if (fs_api_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
         fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: policy file '%s' not found%s",
                  chunk, line, path, tried);
-    if (strlen(found) >= sizeof p->file)
+    size_t flen = strlen(found);
+    if (flen >= sizeof p->file)
         fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long", chunk, line);
-    snprintf(p->file, sizeof p->file, "%s", found);
+    memcpy(p->file, found, flen + 1);
     /* the params table, canonical: keys sorted, values exact */
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     char why[256];

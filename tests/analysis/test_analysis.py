@@ -1090,7 +1090,8 @@ def case_figures(c: Ctx) -> None:
     labelled axes, a legend of at most MAX_LEGEND entries, no hash as a label,
     no panel under MIN_PANEL_IN, every series of its data in the legend or
     reported as not drawn, a tree axis that agrees with verify_rows_max; the
-    matplotlib Figure objects are inspected), and no two series of a panel
+    matplotlib Figure objects are inspected, laid out but not made into PNG
+    bytes, which the report tests check), and no two series of a panel
     look alike; the checker itself flags each of these (negative_checks)."""
     import matplotlib
     matplotlib.use("Agg")
@@ -1105,7 +1106,7 @@ def case_figures(c: Ctx) -> None:
     wide = widened(res, os.path.join(c.tmp, "wide"))
     made: set[str] = set()
     for d in (res, wide):
-        with fr.capture_figures() as caught:
+        with fr.capture_figures(render=False) as caught:
             _, figs = report.build(d)
             check(len(caught) == len(figs), f"{d}: one Figure per PNG ({len(caught)})")
             by = dict(zip(figs, caught))
@@ -1162,7 +1163,7 @@ def case_figures(c: Ctx) -> None:
     ref = write(os.path.join(c.tmp, "ref.csv"),
                 "policy,dram_fraction,metric,value,source\n"
                 "flash_ar,0,tokens_per_s,1.0,a test\nchain,0,ms_per_token,500,a test\n")
-    with fr.capture_figures() as caught:
+    with fr.capture_figures(render=False) as caught:
         files, _ = fidelity.build(res, ref, False)
         check(len(caught) == 1, f"fidelity: one figure ({len(caught)})")
         for fig in caught:
@@ -1184,7 +1185,7 @@ def case_figures(c: Ctx) -> None:
     r = c.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o",
                     os.path.join(c.tmp, "tlrun"), "--timeline", tl, "--timeline-point", "8")
     check(r.returncode == 0, f"timeline run: {r.stderr.strip()}")
-    with fr.capture_figures() as caught:
+    with fr.capture_figures(render=False) as caught:
         timeline.render(timeline.load(tl), None)
         timeline.render(timeline.load(tl), (0, 2))
         for fig in caught:
@@ -1280,7 +1281,7 @@ def case_report_rules(c: Ctx) -> None:
     reported as not drawn); traces named by a hash get a name; pruning drawn
     only where it alone varies; accepted length a panel per DRAM budget; the
     latency breakdown per cycle and per generated token.  Synthesised results,
-    built in this process."""
+    built in this process (laid out, not made into PNG bytes)."""
     import matplotlib
     matplotlib.use("Agg")
     report = analysis_module(c, "report")
@@ -1316,7 +1317,7 @@ def case_report_rules(c: Ctx) -> None:
     check(list(pdf["tree_budget"]) == [32.0], "policy_params first, param_ columns second")
 
     def built(d: str):
-        with fr.capture_figures() as caught:
+        with fr.capture_figures(render=False) as caught:
             md, figs = report.build(d)
             by = dict(zip(figs, caught))
             for name, fig in by.items():
