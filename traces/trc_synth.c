@@ -48,15 +48,18 @@
  * are taken from the memo where it recorded them from the same stream state:
  * the same numbers, so the same trace.  GSL's aborting error handler is
  * switched off process-wide on entry.
+ *
+ * The parameters' defaults and checks are in trc_synth_params.c; node streams
+ * on several threads (threads > 1) in trc_synth_par.c, which shares the
+ * generator's state with this file through trc_gen.h.
  */
-#include "trc_impl.h"
+#include "trc_gen.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,138 +70,8 @@
 #define TGT_TOP1_B 1.5
 #define SCORE_SIGMA 2.0  /* exit-score logit scale */
 #define PROB_FLOOR 1e-30 /* keeps log-probs finite */
-#define MAX_TREES 100000000LL
-#define MAX_NODES_TOTAL 2147483647LL
-
-void trc_synth_default_params(trc_synth_params *p)
-{
-    static const double accept[] = {0.80, 0.75, 0.70, 0.66, 0.62, 0.58, 0.55, 0.52};
-    memset(p, 0, sizeof *p);
-    p->seed = 1;
-    p->prompts = 4;
-    p->prompt_len = 64;
-    p->output_len = 128;
-    p->vocab = 151936;
-    p->k = 8;
-    p->max_depth = 8;
-    p->max_nodes = 32;
-    p->target_layers = 36;
-    p->n_exit = 1;
-    p->exit_layers[0] = 18;
-    p->n_accept = (int32_t)(sizeof accept / sizeof accept[0]);
-    memcpy(p->accept, accept, sizeof accept);
-    p->calibration = 0.7;
-    p->coverage = 0.92;
-    p->coverage_share = -1.0;
-    p->predictor_accuracy = 0.85;
-    trci_strcpy(p->target, sizeof p->target, "synthetic-target");
-    trci_strcpy(p->draft, sizeof p->draft, "synthetic-draft");
-}
-
-/* ------------------------------------------------------- parameter checks */
-
-static int bad_int(trc_err *err, const char *key, long long lo, long long hi, long long got)
-{
-    return trci_err(err, TRC_E_ARG, "synth: %s must be in [%lld, %lld] (got %lld)", key, lo, hi,
-                    got);
-}
-
-static int bad_unit(trc_err *err, const char *key, double got)
-{
-    return trci_err(err, TRC_E_ARG, "synth: %s must be in [0,1] (got %g)", key, got);
-}
-
-static int check_params(const trc_synth_params *p, trc_err *err)
-{
-    if (p->prompts < 1 || p->prompts > 1000000)
-        return bad_int(err, "prompts", 1, 1000000, p->prompts);
-    if (p->prompt_len < 0 || p->prompt_len > 1000000)
-        return bad_int(err, "prompt_len", 0, 1000000, p->prompt_len);
-    if (p->output_len < 1 || p->output_len > 1000000)
-        return bad_int(err, "output_len", 1, 1000000, p->output_len);
-    if (p->k < 1 || p->k > TRC_MAX_K) return bad_int(err, "k", 1, TRC_MAX_K, p->k);
-    if (p->vocab <= p->k) return bad_int(err, "vocab", (long long)p->k + 1, INT32_MAX, p->vocab);
-    if (p->max_depth < 1 || p->max_depth > TRC_MAX_DEPTH)
-        return bad_int(err, "max_depth", 1, TRC_MAX_DEPTH, p->max_depth);
-    if (p->max_nodes < p->max_depth + 1 || p->max_nodes > 65536)
-        return bad_int(err, "max_nodes", (long long)p->max_depth + 1, 65536, p->max_nodes);
-    long long trees = (long long)p->prompts * p->output_len;
-    if (trees > MAX_TREES)
-        return trci_err(err, TRC_E_ARG, "synth: prompts * output_len must be <= %lld (got %lld)",
-                        MAX_TREES, trees);
-    if (trees * p->max_nodes > MAX_NODES_TOTAL)
-        return trci_err(err, TRC_E_ARG,
-                        "synth: prompts * output_len * max_nodes must be <= %lld (got %lld)",
-                        MAX_NODES_TOTAL, trees * p->max_nodes);
-    if (p->target_layers < 2 || p->target_layers > 100000)
-        return bad_int(err, "target_layers", 2, 100000, p->target_layers);
-    if (p->n_exit < 0 || p->n_exit > TRC_MAX_EXIT)
-        return trci_err(err, TRC_E_ARG, "synth: exit_layers must hold at most %d layers (got %d)",
-                        TRC_MAX_EXIT, p->n_exit);
-    for (int e = 0; e < p->n_exit; e++) {
-        if (p->exit_layers[e] < 1 || p->exit_layers[e] >= p->target_layers)
-            return trci_err(err, TRC_E_ARG,
-                            "synth: exit_layers values must be in [1, target_layers) = [1, %d) "
-                            "(got %d)",
-                            p->target_layers, p->exit_layers[e]);
-        if (e > 0 && p->exit_layers[e] <= p->exit_layers[e - 1])
-            return trci_err(err, TRC_E_ARG,
-                            "synth: exit_layers must be strictly ascending (got %d after %d)",
-                            p->exit_layers[e], p->exit_layers[e - 1]);
-    }
-    if (p->n_accept < 1 || p->n_accept > TRC_MAX_DEPTH)
-        return trci_err(err, TRC_E_ARG, "synth: accept must hold 1 to %d values (got %d)",
-                        TRC_MAX_DEPTH, p->n_accept);
-    for (int d = 0; d < p->n_accept; d++)
-        if (!(p->accept[d] >= 0.0 && p->accept[d] <= 1.0))
-            return trci_err(err, TRC_E_ARG,
-                            "synth: accept values must be in [0,1] (got %g at depth %d)",
-                            p->accept[d], d + 1);
-    if (!(p->calibration >= 0.0 && p->calibration <= 1.0))
-        return bad_unit(err, "calibration", p->calibration);
-    if (!(p->coverage >= 0.0 && p->coverage <= 1.0)) return bad_unit(err, "coverage", p->coverage);
-    if (p->coverage_share != -1.0 && !(p->coverage_share >= 0.0 && p->coverage_share <= 1.0))
-        return trci_err(err, TRC_E_ARG,
-                        "synth: coverage_share must be in [0,1], or -1 for off (got %g)",
-                        p->coverage_share);
-    if (!(p->predictor_accuracy >= 0.0 && p->predictor_accuracy <= 1.0))
-        return bad_unit(err, "predictor_accuracy", p->predictor_accuracy);
-    if (!memchr(p->target, '\0', sizeof p->target))
-        return trci_err(err, TRC_E_ARG, "synth: target must be shorter than %d bytes",
-                        TRC_NAME_CAP);
-    if (!memchr(p->draft, '\0', sizeof p->draft))
-        return trci_err(err, TRC_E_ARG, "synth: draft must be shorter than %d bytes", TRC_NAME_CAP);
-    return TRC_OK;
-}
 
 /* -------------------------------------------------------------- generator */
-
-typedef struct frontier {
-    double joint;
-    int64_t seq;
-    int32_t node, cand;
-} frontier;
-
-typedef struct gen {
-    const trc_synth_params *p;
-    gsl_rng *rng;
-    gsl_rng *main_rng, *node_rng; /* node_streams: rng is node_rng inside gen_node */
-    int32_t prompt;
-    int K, D, M, E;
-    double exit_acc[TRC_MAX_EXIT];
-    /* one tree, M nodes */
-    int32_t *parent, *token, *depth, *dtok, *ttok;
-    float *dlp, *tlp, *exit;
-    double *q, *joint; /* draft probabilities [M*K], joint probability [M] */
-    frontier *heap;    /* capacity M*K */
-    int hn;
-    int64_t seq;
-    /* node_streams with a draw memo (trc_synth_memo.c): the node's record
-     * while gen_node runs on its stream, else NULL; segments served / drawn */
-    trc_synth_memo *memo;
-    unsigned char *rec;
-    int64_t hits, misses;
-} gen;
 
 static int heap_less(const frontier *a, const frontier *b) /* a ranks below b */
 {
@@ -471,7 +344,7 @@ static int gen_node_at(gen *g, int64_t pos, int32_t i, int32_t d, int32_t next)
 }
 
 /* Builds the tree at position pos of a prompt whose reference is ref[0..L). */
-static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int32_t root_tok)
+int32_t trci_gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int32_t root_tok)
 {
     int K = g->K;
     int32_t dref = (int32_t)(L - pos < g->D ? L - pos : g->D), n = 0;
@@ -497,21 +370,13 @@ static int32_t gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int3
     return n;
 }
 
-/* Where the generator's output goes: one prompt, then its output_len trees,
- * prompt after prompt (trc_builder's order). */
-typedef struct sink {
-    int (*prompt)(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref, int32_t len);
-    int (*tree)(void *ctx, const gen *g, int32_t n);
-    void *ctx;
-} sink;
-
-static int run_parallel(gen *g, const sink *out);
-
+/* The whole trace into out, prompt after prompt, on one thread (on several
+ * with node streams and threads > 1: trc_synth_par.c). */
 static int run(gen *g, const sink *out)
 {
     const trc_synth_params *p = g->p;
     if (p->node_streams && p->threads > 1 && (int64_t)p->prompts * p->output_len > 1)
-        return run_parallel(g, out);
+        return trci_synth_run_parallel(g, out);
     size_t plen = (size_t)p->prompt_len, L = (size_t)p->output_len;
     int32_t *prompt = malloc((plen ? plen : 1) * sizeof *prompt);
     int32_t *ref = malloc(L * sizeof *ref);
@@ -527,7 +392,7 @@ static int run(gen *g, const sink *out)
             int32_t root = pos > 0 ? ref[pos - 1]
                            : plen  ? prompt[plen - 1]
                                    : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-            int32_t n = gen_tree(g, ref, (int64_t)L, pos, root);
+            int32_t n = trci_gen_tree(g, ref, (int64_t)L, pos, root);
             rc = out->tree(out->ctx, g, n);
         }
     }
@@ -566,7 +431,7 @@ static void synth_meta(const trc_synth_params *p, trc_meta *m)
         snprintf(m->source + w, sizeof m->source - (size_t)w, " streams=node");
 }
 
-static void gen_free(gen *g)
+void trci_gen_free(gen *g)
 {
     gsl_rng_free(g->main_rng);
     gsl_rng_free(g->node_rng);
@@ -585,7 +450,7 @@ static void gen_free(gen *g)
 }
 
 /* The generator at its start (seeded); TRC_E_NOMEM when memory runs out. */
-static int gen_init(gen *g, const trc_synth_params *p)
+int trci_gen_init(gen *g, const trc_synth_params *p)
 {
     memset(g, 0, sizeof *g);
     g->p = p;
@@ -615,188 +480,11 @@ static int gen_init(gen *g, const trc_synth_params *p)
     if (!g->rng || (p->node_streams && !g->node_rng) || !g->parent || !g->token || !g->depth ||
         !g->dtok || !g->ttok || !g->dlp || !g->tlp || (g->E && !g->exit) || !g->q || !g->joint ||
         !g->heap) {
-        gen_free(g);
+        trci_gen_free(g);
         return TRC_E_NOMEM;
     }
     gsl_rng_set(g->rng, (unsigned long)((p->seed ^ (p->seed >> 32)) & 0xffffffffULL));
     return TRC_OK;
-}
-
-/* ------------------------------------------ node streams, in parallel */
-
-/* With node_streams a tree is a pure function of (seed, prompt, position, the
- * prompt's reference and root): the main stream draws every prompt, reference
- * and root first, in run()'s order; then `threads` workers generate the trees
- * of a batch into per-tree slots, and the slots go to the sink in order.  The
- * output does not depend on the thread count (traces/tests: synth_threads). */
-#define PAR_BATCH_BYTES ((size_t)8 << 20)
-
-typedef struct par_batch {
-    const trc_synth_params *p;
-    const int32_t *prompt_tok, *ref_tok, *root; /* [P*plen], [P*L], [P] */
-    int64_t first, count;                       /* trees [first, first + count) */
-    int32_t threads;
-    /* slots: tree i of the batch at i * M (nodes), i * MK, i * MKE */
-    int32_t *n, *parent, *token, *dtok, *ttok;
-    float *dlp, *tlp, *exit;
-} par_batch;
-
-typedef struct par_worker {
-    par_batch *b;
-    gen g;
-    int32_t idx;
-} par_worker;
-
-static void *par_work(void *arg)
-{
-    par_worker *w = arg;
-    par_batch *b = w->b;
-    gen *g = &w->g;
-    const trc_synth_params *p = b->p;
-    int64_t L = p->output_len, plen = p->prompt_len;
-    size_t M = (size_t)g->M, MK = M * (size_t)g->K, MKE = MK * (size_t)g->E;
-    for (int64_t i = w->idx; i < b->count; i += b->threads) {
-        int64_t t = b->first + i, pi = t / L, pos = t % L;
-        const int32_t *ref = b->ref_tok + pi * L;
-        int32_t root = pos > 0 ? ref[pos - 1]
-                       : plen  ? b->prompt_tok[pi * plen + plen - 1]
-                               : b->root[pi];
-        g->prompt = (int32_t)pi;
-        int32_t n = gen_tree(g, ref, L, pos, root);
-        b->n[i] = n;
-        memcpy(b->parent + (size_t)i * M, g->parent, sizeof(int32_t) * (size_t)n);
-        memcpy(b->token + (size_t)i * M, g->token, sizeof(int32_t) * (size_t)n);
-        memcpy(b->dtok + (size_t)i * MK, g->dtok, sizeof(int32_t) * (size_t)n * (size_t)g->K);
-        memcpy(b->ttok + (size_t)i * MK, g->ttok, sizeof(int32_t) * (size_t)n * (size_t)g->K);
-        memcpy(b->dlp + (size_t)i * MK, g->dlp, sizeof(float) * (size_t)n * (size_t)g->K);
-        memcpy(b->tlp + (size_t)i * MK, g->tlp, sizeof(float) * (size_t)n * (size_t)g->K);
-        if (g->E)
-            memcpy(b->exit + (size_t)i * MKE, g->exit,
-                   sizeof(float) * (size_t)n * (size_t)g->K * (size_t)g->E);
-    }
-    return NULL;
-}
-
-/* The batch's slots for `batch` trees (0, or TRC_E_NOMEM). */
-static int par_batch_alloc(par_batch *b, size_t M, size_t MK, size_t MKE, int64_t batch)
-{
-    b->n = malloc(sizeof(int32_t) * (size_t)batch);
-    b->parent = malloc(sizeof(int32_t) * M * (size_t)batch);
-    b->token = malloc(sizeof(int32_t) * M * (size_t)batch);
-    b->dtok = malloc(sizeof(int32_t) * MK * (size_t)batch);
-    b->ttok = malloc(sizeof(int32_t) * MK * (size_t)batch);
-    b->dlp = malloc(sizeof(float) * MK * (size_t)batch);
-    b->tlp = malloc(sizeof(float) * MK * (size_t)batch);
-    b->exit = MKE ? malloc(sizeof(float) * MKE * (size_t)batch) : NULL;
-    return b->n && b->parent && b->token && b->dtok && b->ttok && b->dlp && b->tlp &&
-                   (!MKE || b->exit)
-               ? TRC_OK
-               : TRC_E_NOMEM;
-}
-
-static void par_batch_free(par_batch *b)
-{
-    free(b->n);
-    free(b->parent);
-    free(b->token);
-    free(b->dtok);
-    free(b->ttok);
-    free(b->dlp);
-    free(b->tlp);
-    free(b->exit);
-}
-
-/* One batch: the workers fill its slots (a thread that cannot start has its
- * share run here), then its trees go to the sink in order. */
-static int par_run_batch(gen *g, const sink *out, par_batch *b, par_worker *w, pthread_t *th,
-                         size_t M, size_t MK, size_t MKE)
-{
-    const trc_synth_params *p = g->p;
-    int64_t plen = p->prompt_len, L = p->output_len;
-    int32_t T = b->threads;
-    int ok[64] = {0};
-    for (int32_t k = 1; k < T; k++)
-        ok[k] = pthread_create(&th[k], NULL, par_work, &w[k]) == 0;
-    par_work(&w[0]);
-    for (int32_t k = 1; k < T; k++) {
-        if (ok[k])
-            pthread_join(th[k], NULL);
-        else
-            par_work(&w[k]);
-    }
-    int rc = TRC_OK;
-    for (int64_t i = 0; i < b->count && !rc; i++) {
-        int64_t t = b->first + i, pi = t / L;
-        if (t % L == 0)
-            rc = out->prompt(out->ctx, b->prompt_tok + pi * plen, p->prompt_len,
-                             b->ref_tok + pi * L, p->output_len);
-        gen view = *g;
-        view.parent = b->parent + (size_t)i * M;
-        view.token = b->token + (size_t)i * M;
-        view.dtok = b->dtok + (size_t)i * MK;
-        view.ttok = b->ttok + (size_t)i * MK;
-        view.dlp = b->dlp + (size_t)i * MK;
-        view.tlp = b->tlp + (size_t)i * MK;
-        view.exit = MKE ? b->exit + (size_t)i * MKE : NULL;
-        if (!rc) rc = out->tree(out->ctx, &view, b->n[i]);
-    }
-    return rc;
-}
-
-static int run_parallel(gen *g, const sink *out)
-{
-    const trc_synth_params *p = g->p;
-    int64_t P = p->prompts, plen = p->prompt_len, L = p->output_len, total = P * L;
-    int32_t T = p->threads > 64 ? 64 : p->threads;
-    size_t M = (size_t)g->M, MK = M * (size_t)g->K, MKE = MK * (size_t)g->E;
-    size_t per_tree = sizeof(int32_t) * (1 + 2 * M + 2 * MK) + sizeof(float) * (2 * MK + MKE);
-    int64_t batch = (int64_t)(PAR_BATCH_BYTES / per_tree);
-    if (batch < T) batch = T;
-    if (batch > total) batch = total;
-    par_batch b = {.p = p, .threads = T};
-    int32_t *prompt_tok = malloc(sizeof(int32_t) * (size_t)(P * plen > 0 ? P * plen : 1));
-    int32_t *ref_tok = malloc(sizeof(int32_t) * (size_t)(P * L));
-    int32_t *root = malloc(sizeof(int32_t) * (size_t)P);
-    par_worker *w = calloc((size_t)T, sizeof *w);
-    pthread_t *th = calloc((size_t)T, sizeof *th);
-    int rc = par_batch_alloc(&b, M, MK, MKE, batch);
-    if (!prompt_tok || !ref_tok || !root || !w || !th) rc = TRC_E_NOMEM;
-    int32_t ready = 0;
-    for (; ready < T && !rc; ready++) {
-        w[ready].b = &b;
-        w[ready].idx = ready;
-        rc = gen_init(&w[ready].g, p);
-        w[ready].g.memo = g->memo; /* the workers' trees use disjoint records */
-    }
-    /* the main stream's draws, in run()'s order */
-    for (int64_t pi = 0; pi < P && !rc; pi++) {
-        for (int64_t i = 0; i < plen; i++)
-            prompt_tok[pi * plen + i] =
-                (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-        for (int64_t i = 0; i < L; i++)
-            ref_tok[pi * L + i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-        root[pi] = plen ? 0 : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-    }
-    b.prompt_tok = prompt_tok;
-    b.ref_tok = ref_tok;
-    b.root = root;
-    for (int64_t first = 0; first < total && !rc; first += batch) {
-        b.first = first;
-        b.count = total - first < batch ? total - first : batch;
-        rc = par_run_batch(g, out, &b, w, th, M, MK, MKE);
-    }
-    for (int32_t k = 0; k < ready; k++) {
-        g->hits += w[k].g.hits;
-        g->misses += w[k].g.misses;
-        gen_free(&w[k].g);
-    }
-    free(w);
-    free(th);
-    free(prompt_tok);
-    free(ref_tok);
-    free(root);
-    par_batch_free(&b);
-    return rc;
 }
 
 static int builder_prompt(void *ctx, const int32_t *prompt, int32_t plen, const int32_t *ref,
@@ -817,11 +505,6 @@ static int gen_error(trc_err *err, int rc)
                     rc == TRC_E_NOMEM ? "out of memory" : "generator produced bad input");
 }
 
-int trc_synth_check(const trc_synth_params *p, trc_err *err)
-{
-    return check_params(p, err);
-}
-
 int trc_synth(const trc_synth_params *p, trc_trace **out, trc_err *err)
 {
     return trc_synth_memo_run(p, NULL, out, err);
@@ -832,13 +515,13 @@ int trc_synth_memo_run(const trc_synth_params *p, trc_synth_memo *memo, trc_trac
 {
     *out = NULL;
     gsl_set_error_handler_off();
-    int rc = check_params(p, err);
+    int rc = trc_synth_check(p, err);
     if (rc) return rc;
     trc_meta m;
     synth_meta(p, &m);
     gen g;
     trc_builder *b = trc_builder_new(&m);
-    if (!b || gen_init(&g, p) != TRC_OK) {
+    if (!b || trci_gen_init(&g, p) != TRC_OK) {
         trc_builder_free(b);
         return trci_err(err, TRC_E_NOMEM, "synth: out of memory");
     }
@@ -855,7 +538,7 @@ int trc_synth_memo_run(const trc_synth_params *p, trc_synth_memo *memo, trc_trac
     } else {
         rc = trc_builder_finish(b, "synth", out, err);
     }
-    gen_free(&g);
+    trci_gen_free(&g);
     return rc;
 }
 
@@ -929,7 +612,7 @@ int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_o
                    uint64_t *checksum_out, trc_err *err)
 {
     gsl_set_error_handler_off();
-    int rc = check_params(p, err);
+    int rc = trc_synth_check(p, err);
     if (rc) return rc;
     trc_meta m;
     synth_meta(p, &m);
@@ -939,11 +622,11 @@ int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_o
     z.ref_tok = malloc(sizeof(int32_t) * (size_t)(P * L));
     z.tree_nodes = malloc(sizeof(int64_t) * (size_t)(P * L));
     gen g;
-    rc = z.prompt_tok && z.ref_tok && z.tree_nodes ? gen_init(&g, p) : TRC_E_NOMEM;
+    rc = z.prompt_tok && z.ref_tok && z.tree_nodes ? trci_gen_init(&g, p) : TRC_E_NOMEM;
     if (!rc) {
         sink count = {sizes_prompt, sizes_tree, &z};
         rc = run(&g, &count);
-        gen_free(&g);
+        trci_gen_free(&g);
     }
     trc_trace *res = NULL;
     if (!rc) {
@@ -976,12 +659,12 @@ int trc_synth_save(const trc_synth_params *p, const char *path, trc_meta *meta_o
     trc_free(res);
     if (rc) return rc;
     rows_out o = {.meta = &m, .stream = st, .err = err};
-    rc = gen_init(&g, p);
+    rc = trci_gen_init(&g, p);
     if (!rc) {
         sink rows = {rows_prompt, rows_tree, &o};
         rc = run(&g, &rows);
         if (!rc) rc = rows_flush(&o);
-        gen_free(&g);
+        trci_gen_free(&g);
     }
     trc_builder_free(o.b);
     if (rc) {

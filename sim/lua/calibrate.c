@@ -63,7 +63,8 @@
  * Options: name, loo, max_iter, fd_step, starts, bootstrap and bootstrap_seed
  * are checked against cal_keys (lparams.h: type and range, one line naming
  * the key's line); the others (reference, params, points, profile, holdout)
- * here.
+ * one by one.  The spec table is read in calibrate_spec.c, which shares the
+ * calibration's state (cal) with this file through calibrate_impl.h.
  *
  * Errors (one line, nothing written): reference file problems as refcsv.h
  * (65/66); a parameter whose start is not strictly inside its bounds, lo >= hi,
@@ -75,98 +76,32 @@
  * DIR/<name>.md (the report), DIR/<name>.csv (per-row residuals and leave-one-
  * out errors) and, with `profile`, DIR/<profile.name>.lua: a device profile
  * deriving from profile.base whose keys are the fitted device keys, each with
- * its value, standard error, bounds and source.
+ * its value, standard error, bounds and source.  Their texts are formatted by
+ * sim/fit/sim_fit_report.c (no Lua); this file hands them to the run.
  */
 #include <lauxlib.h>
-#include <math.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "sim/config/home.h"
-#include "sim/config/profile.h"
 #include "sim/fit/refcsv.h"
 #include "sim/fit/sim_fit.h"
-#include "sim/hw/sim_device.h"
+#include "sim/fit/sim_fit_report.h"
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
+#include "sim/lua/calibrate_impl.h"
 #include "sim/lua/lfit.h"
-#include "sim/lua/lparams.h"
 #include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep.h"
 
 /* A progress line's width of spaces between carriage returns. */
 #define PROGRESS_CLEAR                                                                             \
     "\r                                                                              \r"
-#define CAL_NAME_CAP SIM_FIT_NAME_CAP
-#define WHAT "flashspec.calibrate"
-
-/* The options checked against cal_keys. */
-typedef struct cal_opts {
-    char name[CAL_NAME_CAP];
-    int32_t loo; /* index into loo_choices */
-    int32_t max_iter, starts, bootstrap;
-    double fd_step, bootstrap_seed;
-} cal_opts;
-
-static const char *const loo_choices[] = {"approx", "exact", "none", NULL};
-static const sim_fit_loo_kind loo_kinds[] = {SIM_FIT_LOO_APPROX, SIM_FIT_LOO_EXACT,
-                                             SIM_FIT_LOO_NONE};
-
-#define CO(f) offsetof(cal_opts, f)
-static const eng_param_desc cal_keys[] = {
-    {"name", ENG_PARAM_STRING, CO(name), 0, 0, 0, NULL, CAL_NAME_CAP, 0, "calibration", NULL, 0,
-     "the calibration's name: its outputs are NAME.md and NAME.csv"},
-    {"loo", ENG_PARAM_ENUM, CO(loo), 0, 2, 0, loo_choices, 0, 0, NULL, NULL, 0,
-     "leave-one-out: approx (leverage), exact (refits) or none"},
-    {"max_iter", ENG_PARAM_INT, CO(max_iter), 1, 10000, 100, NULL, 0, 0, NULL, NULL, 0,
-     "iterations of each least-squares fit, at most"},
-    {"fd_step", ENG_PARAM_DOUBLE, CO(fd_step), 1e-8, 1, 0.05, NULL, 0, 0, NULL, NULL, 0,
-     "forward-difference step of the Jacobian, in the unbounded coordinate"},
-    {"starts", ENG_PARAM_INT, CO(starts), 1, 64, 1, NULL, 0, 0, NULL, NULL, 0,
-     "fits from this many starting points, the lowest converged RSS kept"},
-    {"bootstrap", ENG_PARAM_INT, CO(bootstrap), 0, 10000, 0, NULL, 0, 0, NULL, NULL, 0,
-     "replicates of the parametric bootstrap (0: none)"},
-    {"bootstrap_seed", ENG_PARAM_DOUBLE, CO(bootstrap_seed), 0, 4294967295.0, 1, NULL, 0, 0, NULL,
-     NULL, 0, "seed of the bootstrap's measurement noise (an integer)"},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-};
-#undef CO
-
-/* The keys checked here rather than against cal_keys. */
-static const char *const cal_object_keys[] = {"reference", "params",  "points",
-                                              "profile",   "holdout", NULL};
-
-typedef struct cal {
-    lua_State *L;
-    fs_api *a;
-    char chunk[PATH_MAX];
-    int line;
-    fs_guard guard; /* evaluations run Lua under it (lfit.h) */
-    int fn_ref;     /* registry reference of the points function */
-    cal_opts o;
-    char prof_base[SIM_NAME_CAP], prof_name[SIM_NAME_CAP]; /* "" = no profile */
-    fs_ref ref;
-    char ref_arg[256]; /* the reference as the spec names it (for the outputs) */
-    sim_fit f;         /* the fit (sim/fit): parameters, rows, results */
-    uint8_t device_key[SIM_FIT_MAX_PARAMS]; /* 1: a numeric key of sim_device (profiled) */
-    int32_t n_hold;
-    int32_t *matches; /* [n_rows] points matched in the last evaluation */
-    int32_t traces0;  /* traces made before the fit: never released */
-    fs_memo memo;     /* points already run, by id: a difference step replays only
-                         the points its parameter moves (sweep_exec.h) */
-    int tty;          /* progress lines: stderr is a terminal, no -q */
-    int memos_on;     /* 1 while the fit holds the run's draw memos on */
-    int need_interval; /* a reference row reads tokens_per_s_lo/hi: points bootstrap them */
-} cal;
 
 /* Raised errors carry an exit code; see the header comment. */
-static int cal_raise(cal *c, int code, const char *fmt, ...)
+int fs_cal_raise(cal *c, int code, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -184,7 +119,7 @@ static void cal_check(cal *c, int rc, const char *what)
     if (rc == SIM_FIT_OK) return;
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
     fs_guard_rethrow(&c->guard);
-    cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for %s", what);
+    fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for %s", what);
 }
 
 /* ------------------------------------------------------------ evaluation */
@@ -211,8 +146,8 @@ static void no_match(cal *c, int32_t k)
         if (ref->rows[k].keys[j][0])
             at += (size_t)snprintf(keys + at, sizeof keys - at, "%s%s=%s", at ? ", " : "",
                                    ref->key_names[j], ref->rows[k].keys[j]);
-    cal_raise(c, FS_EXIT_DATA, "%s:%d: no point matches this reference row (%s)", ref->path,
-              ref->rows[k].line, keys);
+    fs_cal_raise(c, FS_EXIT_DATA, "%s:%d: no point matches this reference row (%s)", ref->path,
+                 ref->rows[k].line, keys);
 }
 
 /* Each reference row's prediction: the mean of its metric over the points
@@ -228,11 +163,11 @@ static void match_rows(cal *c, const fs_staged *sp, int64_t n, double *pred)
             if (!fs_ref_match(ref, k, &cols, &sp[i].row)) continue;
             double v;
             if (fs_ref_eval(ref, k, &cols, &sp[i].row, &v) != 0)
-                cal_raise(c, FS_EXIT_DATA,
-                          "%s:%d: metric '%s' is not a finite number for the "
-                          "point %s %s on %s (trace %s)",
-                          ref->path, ref->rows[k].line, ref->rows[k].metric, sp[i].row.policy,
-                          sp[i].row.target, sp[i].row.device, sp[i].row.trace);
+                fs_cal_raise(c, FS_EXIT_DATA,
+                             "%s:%d: metric '%s' is not a finite number for the "
+                             "point %s %s on %s (trace %s)",
+                             ref->path, ref->rows[k].line, ref->rows[k].metric, sp[i].row.policy,
+                             sp[i].row.target, sp[i].row.device, sp[i].row.trace);
             sum += v;
             m++;
         }
@@ -248,7 +183,7 @@ static void call_points(cal *c, const double *x, int32_t rep)
 {
     lua_State *L = c->L;
     if (sim_sweep_interrupted())
-        cal_raise(c, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
+        fs_cal_raise(c, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
     c->a->generation++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
     lua_createtable(L, 0, c->f.np);
@@ -263,10 +198,10 @@ static void call_points(cal *c, const double *x, int32_t rep)
     }
     lua_call(L, nargs, 1); /* errors propagate as the script's */
     if (!lua_istable(L, -1))
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: points(p) must return a sweep "
-                  "table, got %s",
-                  c->chunk, c->line, luaL_typename(L, -1));
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: points(p) must return a sweep "
+                     "table, got %s",
+                     c->chunk, c->line, luaL_typename(L, -1));
 }
 
 /* Runs the points for the m parameter vectors x[j * np ..] (replicate rep)
@@ -295,7 +230,7 @@ static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pr
     int64_t first = c->f.evals - m + 1; /* the count of the first of them */
     for (int32_t j = 0; j < m; j++) {
         for (int64_t i = 0; i < ev[j].n; i++)
-            if (ev[j].sp[i].code) cal_raise(c, ev[j].sp[i].code, "%s", ev[j].sp[i].err);
+            if (ev[j].sp[i].code) fs_cal_raise(c, ev[j].sp[i].code, "%s", ev[j].sp[i].err);
         match_rows(c, ev[j].sp, ev[j].n, pred + (size_t)j * (size_t)c->f.n);
         progress(c, pred + (size_t)j * (size_t)c->f.n, rep, first + j);
     }
@@ -342,370 +277,21 @@ static int cal_model_batch(void *ctx, int32_t m, const double *x, int32_t rep, d
     return rc;
 }
 
-/* --------------------------------------------------------------- options */
-
-/* Closest calibrate key to k, or NULL (as the run keys: lparams.h). */
-static const char *nearest_key(const char *k)
-{
-    const char *best = eng_params_nearest(cal_keys, k);
-    int32_t best_d = best ? eng_params_distance(k, best) : INT32_MAX;
-    int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
-    for (int i = 0; cal_object_keys[i]; i++) {
-        int32_t d = eng_params_distance(k, cal_object_keys[i]);
-        if (d <= limit && d < best_d) {
-            best = cal_object_keys[i];
-            best_d = d;
-        }
-    }
-    return best;
-}
-
-static int is_object_key(const char *k)
-{
-    for (int i = 0; cal_object_keys[i]; i++)
-        if (!strcmp(k, cal_object_keys[i])) return 1;
-    return 0;
-}
-
-/* Unknown keys, then the options of cal_keys (lparams.h). */
-static void check_options(cal *c, int idx)
-{
-    lua_State *L = c->L;
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: %s: keys must be names", c->chunk, c->line, WHAT);
-        const char *k = lua_tostring(L, -1);
-        if (is_object_key(k) || eng_params_find(cal_keys, k)) continue;
-        const char *near = nearest_key(k);
-        int kl = slp_key_line(c->chunk, c->line, k);
-        if (near)
-            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
-                      c->chunk, kl, k, WHAT, near);
-        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
-    }
-    lua_newtable(L);
-    int tmp = lua_gettop(L);
-    for (const eng_param_desc *d = cal_keys; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
-    slp_check_table(L, tmp, cal_keys, &c->o, WHAT, c->chunk, c->line);
-    lua_pop(L, 1);
-    if (c->o.bootstrap_seed != floor(c->o.bootstrap_seed))
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->chunk,
-                  slp_key_line(c->chunk, c->line, "bootstrap_seed"), WHAT, c->o.bootstrap_seed);
-}
-
-/* name: a file name, not the run's results, not an earlier calibration's. */
-static void check_name(cal *c)
-{
-    const char *s = c->o.name;
-    int ok = *s != 0;
-    for (const char *q = s; ok && *q; q++)
-        ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
-             strchr("._-", *q);
-    if (!ok || *s == '.')
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: name must be a file name "
-                  "of letters, digits and . _ - (not starting with .)",
-                  c->chunk, c->line);
-    /* NAME.md and NAME.csv go beside the run's own results.csv / results.h5, and
-     * beside the outputs of earlier calibrations of the same run */
-    if (strcasecmp(s, "results") == 0)
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: name '%s' would overwrite the "
-                  "run's results.csv; choose another name",
-                  c->chunk, c->line, s);
-    for (int32_t i = 0; i < c->a->n_outputs; i++) {
-        char md[CAL_NAME_CAP + 8];
-        snprintf(md, sizeof md, "%s.md", s);
-        if (strcasecmp(c->a->outputs[i].name, md) == 0)
-            cal_raise(c, FS_EXIT_CONFIG,
-                      "%s:%d: flashspec.calibrate: name '%s' is already taken "
-                      "by an earlier calibration of this run (its %s would be overwritten); give "
-                      "each calibration its own name",
-                      c->chunk, c->line, s, md);
-    }
-}
-
-/* The base of the derived profile must exist and load now. */
-static void check_profile_base(cal *c, const char *b)
-{
-    sim_device dev;
-    char path[PATH_MAX], err[512];
-    sim_profile_path("devices", b, path, sizeof path);
-    int prc = sim_profile_load_device(path, &dev, err, sizeof err);
-    if (prc == SIM_PROFILE_OK) return;
-    struct stat st;
-    char hint[1024] = "";
-    if (stat(path, &st) != 0) {
-        sim_profile_suggest("devices", b, hint, sizeof hint);
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: profile.base: unknown "
-                  "device '%s'%s (no %s)",
-                  c->chunk, c->line, b, hint, path);
-    }
-    cal_raise(c, FS_EXIT_CONFIG,
-              "%s:%d: flashspec.calibrate: profile.base '%s' does "
-              "not load: %s",
-              c->chunk, c->line, b, err);
-}
-
-/* profile = { base = NAME, name = NAME } (optional). */
-static void read_profile(cal *c, int idx)
-{
-    lua_State *L = c->L;
-    lua_getfield(L, idx, "profile");
-    if (!lua_isnil(L, -1)) {
-        if (!lua_istable(L, -1))
-            cal_raise(c, FS_EXIT_CONFIG,
-                      "%s:%d: flashspec.calibrate: profile must be { base = "
-                      "NAME, name = NAME }",
-                      c->chunk, c->line);
-        lua_getfield(L, -1, "base");
-        lua_getfield(L, -2, "name");
-        const char *b = lua_tostring(L, -2), *n = lua_tostring(L, -1);
-        char path[PATH_MAX];
-        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
-            strlen(b) >= sizeof c->prof_base || strlen(n) >= sizeof c->prof_name ||
-            sim_profile_path("devices", b, path, sizeof path) != 0 ||
-            sim_profile_path("devices", n, path, sizeof path) != 0)
-            cal_raise(c, FS_EXIT_CONFIG,
-                      "%s:%d: flashspec.calibrate: profile must be { base = "
-                      "NAME, name = NAME } with device profile names",
-                      c->chunk, c->line);
-        check_profile_base(c, b);
-        if (strcasecmp(n, "results") == 0)
-            cal_raise(c, FS_EXIT_CONFIG,
-                      "%s:%d: flashspec.calibrate: profile.name 'results' is "
-                      "reserved for the run's results; choose another name",
-                      c->chunk, c->line);
-        snprintf(c->prof_base, sizeof c->prof_base, "%s", b);
-        snprintf(c->prof_name, sizeof c->prof_name, "%s", n);
-        lua_pop(L, 2);
-    }
-    lua_pop(L, 1);
-}
-
-static double num_field(cal *c, int idx, int i, const char *pname)
-{
-    lua_rawgeti(c->L, idx, i);
-    if (!lua_isnumber(c->L, -1))
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: params.%s must be { start, lo, "
-                  "hi } (numbers)",
-                  c->chunk, c->line, pname);
-    double x = lua_tonumber(c->L, -1);
-    lua_pop(c->L, 1);
-    return x;
-}
-
-/* One entry name = { start, lo, hi } of params, its value on top of the stack. */
-static void read_param(cal *c, const char *name)
-{
-    lua_State *L = c->L;
-    if (c->f.np == SIM_FIT_MAX_PARAMS)
-        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: more than %d params", c->chunk,
-                  c->line, SIM_FIT_MAX_PARAMS);
-    if (strlen(name) >= CAL_NAME_CAP || !*name)
-        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
-                  c->chunk, c->line, name);
-    if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 3)
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: params.%s must be { start, "
-                  "lo, hi }",
-                  c->chunk, c->line, name);
-    sim_fit_param *p = &c->f.par[c->f.np++];
-    memset(p, 0, sizeof *p);
-    snprintf(p->name, sizeof p->name, "%s", name);
-    int v = lua_gettop(L);
-    p->start = num_field(c, v, 1, name);
-    p->lo = num_field(c, v, 2, name);
-    p->hi = num_field(c, v, 3, name);
-    switch (sim_fit_param_check(p->start, p->lo, p->hi)) {
-    case SIM_FIT_PARAM_BOUNDS:
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: params.%s: bounds [%g, %g] "
-                  "must be finite with lo < hi",
-                  c->chunk, c->line, name, p->lo, p->hi);
-        break;
-    case SIM_FIT_PARAM_START:
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: params.%s: start %g violates "
-                  "its bounds (it must lie strictly inside (%g, %g))",
-                  c->chunk, c->line, name, p->start, p->lo, p->hi);
-        break;
-    case SIM_FIT_PARAM_EDGE:
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: params.%s: start %g is too "
-                  "close to a bound of (%g, %g) for the fit to move it; widen the bounds",
-                  c->chunk, c->line, name, p->start, p->lo, p->hi);
-        break;
-    }
-}
-
-static int device_double_key(const char *name)
-{
-    for (const eng_param_desc *d = sim_device_keys(); d->name; d++)
-        if (!strcmp(d->name, name)) return d->type == ENG_PARAM_DOUBLE;
-    return 0;
-}
-
-/* params = { name = { start, lo, hi }, ... }, in the order of their names. */
-static void read_params(cal *c, int idx)
-{
-    lua_State *L = c->L;
-    lua_getfield(L, idx, "params");
-    int t = lua_gettop(L);
-    if (!lua_istable(L, t))
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: 'params' must be a table of "
-                  "name = { start, lo, hi }",
-                  c->chunk, c->line);
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        if (lua_type(L, -2) != LUA_TSTRING)
-            cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params keys must be names",
-                      c->chunk, c->line);
-        read_param(c, lua_tostring(L, -2));
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    if (!c->f.np)
-        cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'params' is empty", c->chunk,
-                  c->line);
-    sim_fit_sort_params(c->f.par, c->f.np); /* deterministic order */
-    for (int32_t i = 0; i < c->f.np; i++)
-        c->device_key[i] = (uint8_t)device_double_key(c->f.par[i].name);
-}
-
-/* points: the function p [, rep] -> sweep table, kept in the registry. */
-static void read_points(cal *c, int idx)
-{
-    lua_getfield(c->L, idx, "points");
-    if (!lua_isfunction(c->L, -1))
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: 'points' must be a function "
-                  "p -> sweep table",
-                  c->chunk, c->line);
-    c->fn_ref = luaL_ref(c->L, LUA_REGISTRYINDEX);
-}
-
-/* The reference file the spec names (arg): its path into rpath, or a raised
- * error when it does not exist. */
-static void find_reference(cal *c, const char *arg, char *rpath, size_t n)
-{
-    char tried[2 * PATH_MAX + 16];
-    if (!fs_api_find_file(c->a, arg, rpath, n, tried, sizeof tried)) return;
-    /* something that exists but is no regular file (a directory, a FIFO) is
-     * bad data, for fs_ref_load to name; only a missing file is exit 66 */
-    struct stat st;
-    /* the places fs_api_find_file looked: the spec's folder, the project */
-    const char *roots[2] = {c->a->script_dir, fs_home_dir()};
-    int found = 0;
-    for (int i = 0; i < (arg[0] == '/' ? 1 : 2) && !found; i++) {
-        int w = arg[0] == '/' ? snprintf(rpath, n, "%s", arg)
-                              : snprintf(rpath, n, "%s/%s", roots[i], arg);
-        found = w > 0 && (size_t)w < n && stat(rpath, &st) == 0;
-    }
-    if (!found)
-        cal_raise(c, FS_EXIT_NOINPUT, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
-                  c->chunk, c->line, arg, tried);
-}
-
-/* reference = PATH: the reference CSV, read and checked (refcsv.h). */
-static void read_reference(cal *c, int idx)
-{
-    lua_State *L = c->L;
-    lua_getfield(L, idx, "reference");
-    if (lua_type(L, -1) != LUA_TSTRING)
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: 'reference' must be the path of "
-                  "a reference CSV",
-                  c->chunk, c->line);
-    char rpath[PATH_MAX], err[2 * PATH_MAX + 64];
-    snprintf(c->ref_arg, sizeof c->ref_arg, "%s", lua_tostring(L, -1));
-    find_reference(c, lua_tostring(L, -1), rpath, sizeof rpath);
-    lua_pop(L, 1);
-    fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
-    int rc = fs_ref_load(rpath, &cols, &c->ref, err, sizeof err);
-    if (rc != FS_REF_OK) cal_raise(c, sim_status_exit(rc), "%s", err);
-}
-
-/* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those
- * sources (f.hold); each name must match at least one row. */
-static void mark_source(cal *c, const char *src)
-{
-    int any = 0;
-    for (int32_t k = 0; k < c->ref.n_rows; k++) {
-        if (strcmp(c->ref.rows[k].source, src) != 0) continue;
-        any = 1;
-        c->n_hold += !c->f.hold[k];
-        c->f.hold[k] = 1;
-    }
-    if (!any)
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: holdout '%s' matches no "
-                  "reference row's source (%s)",
-                  c->chunk, c->line, src, c->ref_arg);
-}
-
-static void read_holdout(cal *c, int idx)
-{
-    lua_State *L = c->L;
-    lua_getfield(L, idx, "holdout");
-    int t = lua_gettop(L);
-    if (!lua_isnil(L, t)) {
-        int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
-        if (!ok)
-            cal_raise(c, FS_EXIT_CONFIG,
-                      "%s:%d: flashspec.calibrate: holdout must be a source "
-                      "name or a list of them",
-                      c->chunk, c->line);
-        if (lua_type(L, t) == LUA_TSTRING) {
-            mark_source(c, lua_tostring(L, t));
-        } else {
-            lua_Integer nn = (lua_Integer)lua_rawlen(L, t);
-            for (lua_Integer i = 1; i <= nn; i++) {
-                if (lua_rawgeti(L, t, i) != LUA_TSTRING)
-                    cal_raise(c, FS_EXIT_CONFIG,
-                              "%s:%d: flashspec.calibrate: holdout must be a "
-                              "source name or a list of them",
-                              c->chunk, c->line);
-                mark_source(c, lua_tostring(L, -1));
-                lua_pop(L, 1);
-            }
-        }
-    }
-    lua_pop(L, 1);
-}
-
 /* ------------------------------------------------------------ reporting */
 
 typedef sim_strbuf buf; /* the report, residuals and profile, formatted in memory */
-#define bprintf sim_strbuf_printf
 
-/* A quoted CSV field with its quotes doubled (RFC 4180), then sep. */
-static void bcsv(buf *b, const char *s, const char *sep)
-{
-    bprintf(b, "\"");
-    for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1)
-        bprintf(b, "%.*s\"\"", (int)(q - s), s);
-    bprintf(b, "%s\"%s", s, sep);
-}
-
+/* Hands b's text to the run as the output file `name` (written when the run
+ * succeeds) and empties b; raises when memory ran out, b's included. */
 static void add_output(cal *c, const char *name, buf *b)
 {
     if (b->oom) {
         free(b->p);
-        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
+        fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
     }
     if (fs_api_add_output(c->a, name, b->p ? b->p : "", b->n) != 0) {
         free(b->p);
-        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
+        fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
     }
     /* fs_api_add_output copied it */
     free(b->p);
@@ -760,17 +346,6 @@ static cal *cal_new(lua_State *L)
     return c;
 }
 
-/* Everything the spec table at idx says, checked; the reference loaded. */
-static void read_spec(cal *c, int idx)
-{
-    check_options(c, idx);
-    check_name(c);
-    read_profile(c, idx);
-    read_params(c, idx);
-    read_points(c, idx);
-    read_reference(c, idx);
-}
-
 /* 1 when a reference row reads the throughput's bootstrap interval over
  * the prompts (a key or a metric naming tokens_per_s_lo or _hi). */
 static int reads_interval(const fs_ref *ref)
@@ -799,16 +374,16 @@ static void set_up(cal *c, int idx)
     f->ctx = c;
     c->matches = calloc((size_t)n, sizeof *c->matches);
     if (sim_fit_init(f, n) != SIM_FIT_OK || !c->matches)
-        cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
+        fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
     for (int32_t k = 0; k < n; k++)
         f->y[k] = c->ref.rows[k].value;
     c->need_interval = reads_interval(&c->ref);
-    read_holdout(c, idx);
+    fs_cal_read_holdout(c, idx);
     if (n - c->n_hold < f->np)
-        cal_raise(c, FS_EXIT_CONFIG,
-                  "%s:%d: flashspec.calibrate: %d parameters but only %d "
-                  "reference rows%s",
-                  c->chunk, c->line, f->np, n - c->n_hold, c->n_hold ? " not held out" : "");
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: %d parameters but only %d "
+                     "reference rows%s",
+                     c->chunk, c->line, f->np, n - c->n_hold, c->n_hold ? " not held out" : "");
 }
 
 /* The fit from the starts; a fit that never converges is an error. */
@@ -816,10 +391,10 @@ static void fit(cal *c)
 {
     int rc = sim_fit_run(&c->f, c->o.starts);
     if (rc == SIM_FIT_E_NOCONV)
-        cal_raise(c, sim_status_exit(rc),
-                  "%s:%d: flashspec.calibrate: the fit did not converge in %d "
-                  "iterations (%s); nothing written",
-                  c->chunk, c->line, c->o.max_iter, c->f.reason);
+        fs_cal_raise(c, sim_status_exit(rc),
+                     "%s:%d: flashspec.calibrate: the fit did not converge in %d "
+                     "iterations (%s); nothing written",
+                     c->chunk, c->line, c->o.max_iter, c->f.reason);
     cal_check(c, rc, "the fit");
     cal_check(c, sim_fit_stats(&c->f), "the fit");
 }
@@ -828,7 +403,7 @@ static void fit(cal *c)
 static void leave_one_out(cal *c)
 {
     const sim_fit *f = &c->f;
-    cal_check(c, sim_fit_loo(&c->f, loo_kinds[c->o.loo]), "the fit");
+    cal_check(c, sim_fit_loo(&c->f, fs_cal_loo_kinds[c->o.loo]), "the fit");
     if (f->n_far && c->a->ex.rank == 0)
         fprintf(stderr,
                 "flashspec: warning: %s:%d: calibration %s: %d leave-one-out error%s beyond "
@@ -935,133 +510,34 @@ static void push_result(cal *c)
                             : "converged (no further progress at the step resolution)");
 }
 
-/* NAME.md: the summary and the parameters. */
-static void report_head(const cal *c, buf *md)
-{
-    const sim_fit *f = &c->f;
-    bprintf(md, "# Calibration `%s`\n\n", c->o.name);
-    bprintf(md,
-            "Reference: `%s` (%d rows).  Spec: `%s`.  Fitted by `flashspec calibrate` "
-            "(GSL trust-region Levenberg-Marquardt on relative errors, bounds by a "
-            "logistic map, forward-difference Jacobian with step %g).\n\n",
-            c->ref_arg, f->n, c->chunk, c->o.fd_step);
-    bprintf(md, "Starts: %d (the lowest converged fit is kept).  ", c->o.starts);
-    bprintf(md,
-            "Status: %s after %zu iterations (%lld evaluations).  RMS relative error "
-            "%.2f%% (start %.2f%%); leave-one-out (%s) RMS %.2f%%.  n = %d, p = %d, "
-            "AIC %.2f, BIC %.2f.\n\n",
-            !f->no_progress ? "converged" : "converged (no further progress)", f->iters,
-            (long long)f->evals, 100 * f->rms, 100 * f->start_rms, loo_choices[c->o.loo],
-            100 * f->loo_rms, f->nf, f->np, f->aic, f->bic);
-    if (c->n_hold)
-        bprintf(md, "Held out (predicted, not fitted): %d rows, RMS relative error %.2f%%.\n\n",
-                c->n_hold, 100 * f->hold_rms);
-    if (f->boot_n)
-        bprintf(md,
-                "Parametric bootstrap: %d replicates (seed %lu), %d refits did not "
-                "converge; each replicate re-draws the spec's randomness (points(p, rep)) "
-                "and the measurement noise, and is refitted.\n\n",
-                f->boot_n, (unsigned long)c->o.bootstrap_seed, f->boot_failed);
-    bprintf(md, "## Parameters\n\n| parameter | value | standard error (delta method) | "
-                "bootstrap SE | 95%% interval (bootstrap) | start | bounds |\n"
-                "|---|---|---|---|---|---|---|\n");
-    for (int32_t i = 0; i < f->np; i++) {
-        const sim_fit_param *q = &f->par[i];
-        bprintf(md, "| `%s` | %.6g | %.3g | %.3g | [%.6g, %.6g] | %.6g | [%g, %g] |\n", q->name,
-                q->value, q->se, q->se_boot, q->ci_lo, q->ci_hi, q->start, q->lo, q->hi);
-    }
-}
-
-/* NAME.md: the residuals table. */
-static void report_residuals(const cal *c, buf *md)
-{
-    const sim_fit *f = &c->f;
-    bprintf(md, "\n## Residuals\n\n|");
-    for (int32_t j = 0; j < c->ref.n_keys; j++)
-        bprintf(md, " %s |", c->ref.key_names[j]);
-    bprintf(md, " metric | measured | predicted | error | leave-one-out | source |\n|");
-    for (int32_t j = 0; j < c->ref.n_keys + 6; j++)
-        bprintf(md, "---|");
-    bprintf(md, "\n");
-    for (int32_t k = 0; k < f->n; k++) {
-        const fs_ref_row *r = &c->ref.rows[k];
-        double pred = f->pred[k], e = f->resid[k], le = f->loo_e[k];
-        bprintf(md, "|");
-        for (int32_t j = 0; j < c->ref.n_keys; j++)
-            bprintf(md, " %s |", r->keys[j][0] ? r->keys[j] : "*");
-        if (f->hold[k])
-            bprintf(md, " `%s` | %.6g | %.6g | %+.1f%% | held out | %s |\n", r->metric, r->value,
-                    pred, 100 * e, r->source);
-        else if (sim_fit_loo_far(f, k))
-            bprintf(md, " `%s` | %.6g | %.6g | %+.1f%% | **%+.1f%%** (far) | %s |\n", r->metric,
-                    r->value, pred, 100 * e, 100 * le, r->source);
-        else
-            bprintf(md, " `%s` | %.6g | %.6g | %+.1f%% | %+.1f%% | %s |\n", r->metric, r->value,
-                    pred, 100 * e, 100 * le, r->source);
-    }
-    if (f->n_far)
-        bprintf(md,
-                "\n(far): a leave-one-out error over %.0f%% (3x the in-sample RMS, at least "
-                "10%%): the fit leans on that row.\n",
-                100 * f->far_at);
-}
-
-/* NAME.csv: per-row residuals and leave-one-out errors. */
-static void residuals_csv(const cal *c, buf *csv)
-{
-    const sim_fit *f = &c->f;
-    for (int32_t j = 0; j < c->ref.n_keys; j++)
-        bprintf(csv, "%s,", c->ref.key_names[j]);
-    bprintf(csv, "metric,measured,predicted,error,loo_error,points,source\n");
-    for (int32_t k = 0; k < f->n; k++) {
-        const fs_ref_row *r = &c->ref.rows[k];
-        for (int32_t j = 0; j < c->ref.n_keys; j++)
-            bcsv(csv, r->keys[j], ",");
-        bcsv(csv, r->metric, ",");
-        bprintf(csv, "%.17g,%.17g,%.17g,%.17g,%d,", r->value, f->pred[k], f->resid[k], f->loo_e[k],
-                c->matches[k]);
-        bcsv(csv, r->source, "\n");
-    }
-}
-
-/* PROFILE.lua: a device profile deriving from the base with the fitted keys. */
-static void profile_lua(const cal *c, buf *pf)
-{
-    const sim_fit *f = &c->f;
-    bprintf(pf,
-            "-- %s: device profile fitted by `flashspec calibrate` (spec %s, calibration "
-            "'%s').\n-- Reference measurements: %s (%d rows); RMS relative error "
-            "%.2f%%, leave-one-out (%s) %.2f%%.\n-- Every value below: fitted value, "
-            "standard error, the bounds of the fit.\nreturn {\n  name = \"%s\",\n  "
-            "base = \"%s\",\n",
-            c->prof_name, c->chunk, c->o.name, c->ref_arg, f->n, 100 * f->rms,
-            loo_choices[c->o.loo], 100 * f->loo_rms, c->prof_name, c->prof_base);
-    for (int32_t i = 0; i < f->np; i++) {
-        const sim_fit_param *q = &f->par[i];
-        if (!c->device_key[i]) continue;
-        bprintf(pf, "  %s = %.6g, -- fitted: %.6g +/- %.3g (bounds %g..%g)", q->name, q->value,
-                q->value, q->se, q->lo, q->hi);
-        if (isfinite(q->ci_lo))
-            bprintf(pf, "; bootstrap 95%% interval %.6g..%.6g", q->ci_lo, q->ci_hi);
-        bprintf(pf, "\n");
-    }
-    bprintf(pf, "}\n");
-}
-
-/* The outputs the run writes: NAME.md, NAME.csv and the profile. */
+/* The outputs the run writes: NAME.md, NAME.csv and the profile, formatted
+ * by sim/fit (sim_fit_report.h). */
 static void write_outputs(cal *c)
 {
+    const sim_fit_report rep = {.f = &c->f,
+                                .ref = &c->ref,
+                                .matches = c->matches,
+                                .device_key = c->device_key,
+                                .name = c->o.name,
+                                .spec = c->chunk,
+                                .ref_arg = c->ref_arg,
+                                .loo = fs_cal_loo_choices[c->o.loo],
+                                .prof_name = c->prof_name,
+                                .prof_base = c->prof_base,
+                                .fd_step = c->o.fd_step,
+                                .bootstrap_seed = c->o.bootstrap_seed,
+                                .starts = c->o.starts,
+                                .n_hold = c->n_hold};
     buf md = {0}, csv = {0}, pf = {0};
     char fname[CAL_NAME_CAP + 8];
-    report_head(c, &md);
-    report_residuals(c, &md);
+    sim_fit_report_md(&rep, &md);
     snprintf(fname, sizeof fname, "%s.md", c->o.name);
     add_output(c, fname, &md);
-    residuals_csv(c, &csv);
+    sim_fit_report_csv(&rep, &csv);
     snprintf(fname, sizeof fname, "%s.csv", c->o.name);
     add_output(c, fname, &csv);
     if (c->prof_base[0]) {
-        profile_lua(c, &pf);
+        sim_fit_report_profile(&rep, &pf);
         snprintf(fname, sizeof fname, "%s.lua", c->prof_name);
         add_output(c, fname, &pf);
     }
@@ -1071,7 +547,7 @@ int fs_l_calibrate(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     cal *c = cal_new(L);
-    read_spec(c, 1);
+    fs_cal_read_spec(c, 1);
     set_up(c, 1);
     fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
     c->memos_on = 1;

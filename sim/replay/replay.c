@@ -4,22 +4,26 @@
  * Memory: everything a point needs (tree arena, oracle maps, per-node target
  * tokens, emit buffers) is allocated once in run_point and reused by every cycle;
  * the cycle loop itself allocates nothing.
+ *
+ * Beside the loop: the oracles (rp_oracle.c), a calibrating policy's offline
+ * profile (rp_profile.c), the standing variants priced alongside
+ * (rp_variants.c) and the bootstrap interval (rp_interval.c).
  */
 #include "replay.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "rp_interval.h"
 #include "rp_oracle.h"
+#include "rp_profile.h"
+#include "rp_variants.h"
 
 #define RP_TREE_CAP 1024 /* largest tree a policy may build, root included */
 #define RP_MAX_VARIANTS 64 /* standing variants a point may list */
@@ -106,149 +110,6 @@ static double rng_uniform(void *ctx)
     return gsl_rng_uniform(ctx);
 }
 
-/* ------------------------------------------------- profile cache */
-
-/* The measured part of the offline profile (verification and draft
- * latencies by shape) depends only on the phone model built for the point
- * -- device, target, draft, pinned share, KV context -- the mean context
- * and the runtime; every point of a sweep over one phone and trace asks for
- * the same tables.  They are kept, process-wide, for the last
- * PROF_CACHE_SIZE keys: a hit copies the very numbers a miss computes, so
- * results are the same bytes either way. */
-#define PROF_CACHE_SIZE 32
-#define PROFILE_BYTES \
-    (sizeof(double) * (3 * (size_t)RP_PROFILE_ROWS + \
-                       (size_t)RP_PROFILE_NL_ROWS * (size_t)RP_PROFILE_NL_LEAVES))
-
-typedef struct prof_key {
-    sim_device device;
-    sim_model target, draft;
-    double dram_fraction;
-    int32_t has_draft, max_ctx, ctx, runtime;
-} prof_key;
-
-typedef struct prof_entry {
-    prof_key key;
-    double *buf; /* PROFILE_BYTES; NULL = empty slot */
-} prof_entry;
-
-static pthread_mutex_t g_prof_mu = PTHREAD_MUTEX_INITIALIZER;
-static prof_entry g_prof[PROF_CACHE_SIZE];
-static int g_prof_next;
-
-static void make_prof_key(prof_key *k, const sim_point *pt, int32_t max_ctx, int32_t ctx,
-                          int32_t runtime)
-{
-    memset(k, 0, sizeof *k); /* padding included: keys compare as bytes */
-    memcpy(&k->device, pt->device, sizeof k->device);
-    memcpy(&k->target, pt->target, sizeof k->target);
-    k->has_draft = pt->policy->needs_draft && pt->draft;
-    if (k->has_draft) memcpy(&k->draft, pt->draft, sizeof k->draft);
-    k->dram_fraction = pt->dram_fraction;
-    k->max_ctx = max_ctx;
-    k->ctx = ctx;
-    k->runtime = runtime;
-}
-
-static int prof_cache_get(const prof_key *k, double *out)
-{
-    int hit = 0;
-    pthread_mutex_lock(&g_prof_mu);
-    for (int i = 0; i < PROF_CACHE_SIZE && !hit; i++)
-        if (g_prof[i].buf && memcmp(&g_prof[i].key, k, sizeof *k) == 0) {
-            memcpy(out, g_prof[i].buf, PROFILE_BYTES);
-            hit = 1;
-        }
-    pthread_mutex_unlock(&g_prof_mu);
-    return hit;
-}
-
-static void prof_cache_put(const prof_key *k, const double *buf)
-{
-    double *copy = malloc(PROFILE_BYTES);
-    if (!copy) return; /* no cache: the next point measures again */
-    memcpy(copy, buf, PROFILE_BYTES);
-    pthread_mutex_lock(&g_prof_mu);
-    prof_entry *e = &g_prof[g_prof_next];
-    g_prof_next = (g_prof_next + 1) % PROF_CACHE_SIZE;
-    free(e->buf);
-    e->key = *k;
-    e->buf = copy;
-    pthread_mutex_unlock(&g_prof_mu);
-}
-
-/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
-static int calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
-                     int32_t n_prompts, int32_t runtime, int32_t max_ctx)
-{
-    double ctx_sum = 0.0;
-    for (int32_t p = 0; p < n_prompts; p++) {
-        const int32_t *tok;
-        int32_t pl = trc_prompt(pt->trace, pt->prompt_offset + p, &tok);
-        int32_t L = trc_ref(pt->trace, pt->prompt_offset + p, &tok);
-        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
-        ctx_sum += pl + gen / 2.0;
-    }
-    int32_t ctx = n_prompts ? (int32_t)(ctx_sum / n_prompts + 0.5) : 0;
-    const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
-    double *buf = malloc(PROFILE_BYTES);
-    if (!buf) return -1;
-    double *ver = buf, *dc = buf + n, *dn = buf + 2 * n, *vnl = buf + 3 * n;
-    prof_key key;
-    make_prof_key(&key, pt, max_ctx, ctx, runtime);
-    int cached = prof_cache_get(&key, buf);
-    /* verification by (rows, leaves): on-demand CPU projection of one row, so
-     * the table holds the shape-dependent part (the projection of the visited
-     * path does not depend on the shape) */
-    for (int32_t r = 1; r <= nr && !cached; r++) {
-        for (int32_t l = 1; l <= nl; l++) {
-            double *at = &vnl[(size_t)(r - 1) * (size_t)nl + (size_t)(l - 1)];
-            *at = NAN;
-            if (l > r) continue;
-            sim_verify_shape v = {.rows = r, .leaves = l, .ctx_len = ctx, .exit_layer = -1,
-                                  .rows_after_exit = r, .proj = ENG_PROJ_ONDEMAND_CPU,
-                                  .proj_rows = 1, .runtime = runtime};
-            if (sim_hw_verify_direct(hw, &v, at) != SIM_HW_OK) {
-                free(buf);
-                return -1;
-            }
-        }
-    }
-    /* exit layers of the trace mapped onto the simulated target (proportionally
-     * when the layer counts differ): the 0-based layer the predictor follows */
-    const trc_meta *meta = trc_get_meta(pt->trace);
-    int32_t exits[TRC_MAX_EXIT], L = sim_hw_target(hw)->layers;
-    int32_t n_exit = meta->n_exit < TRC_MAX_EXIT ? meta->n_exit : TRC_MAX_EXIT;
-    for (int32_t i = 0; i < n_exit; i++) {
-        int32_t le = meta->target_layers == L || meta->target_layers < 1
-                         ? meta->exit_layers[i]
-                         : (int32_t)((double)meta->exit_layers[i] * L / meta->target_layers + 0.5);
-        exits[i] = le - 1 > L - 2 ? L - 2 : le - 1;
-        if (exits[i] < 0) exits[i] = 0;
-    }
-    for (int32_t m = 1; m <= n && !cached; m++) {
-        sim_verify_shape v = {.rows = m, .leaves = m > 1 ? (m + 1) / 2 : 1, .ctx_len = ctx,
-                              .exit_layer = -1, .rows_after_exit = m,
-                              .proj = ENG_PROJ_EAGER_NPU, .proj_rows = 1,
-                              .runtime = runtime};
-        if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_HW_OK) {
-            free(buf);
-            return -1;
-        }
-        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
-        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
-    }
-    if (!cached) prof_cache_put(&key, buf);
-    eng_cost_profile prof = {.accept_pos = st->accept_pos, .n_pos = st->k,
-                             .verify_ms = ver, .n_verify = n,
-                             .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = n,
-                             .verify_nl_ms = vnl, .n_nl_rows = nr, .n_nl_leaves = nl,
-                             .exit_layers = exits, .n_exit = n_exit};
-    int rc = eng_policy_calibrate(pol, &prof);
-    free(buf);
-    return rc == ENG_OK ? 0 : -1;
-}
-
 /* Waste of one cycle (sim_point_stats): verification time beyond what the
  * accepted path alone would have cost on the same phone. */
 static double cycle_waste(sim_hw *hw, const sim_verify_shape *vs, const sim_cycle_time *ct,
@@ -283,54 +144,6 @@ static int32_t provisional_kept(const eng_tree *t, int32_t first, int32_t done,
         kept += mark[v] && par >= first;
     }
     return kept;
-}
-
-/* 95% percentile-bootstrap interval of sum(tok) / sum(ms) over prompts.  The
- * two quantiles read only the order statistics at floor(f (B - 1)) and the
- * next (gsl_stats_quantile_from_sorted_data), so instead of sorting all B
- * rates the k smallest and k largest are placed, in order, at both ends of
- * the array it reads: the same two values each, at a fraction of the cost. */
-static void bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64_t seed,
-                         double *lo, double *hi)
-{
-    const double f_lo = 0.025, f_hi = 0.975;
-    const size_t B = RP_BOOTSTRAP;
-    const size_t k_lo = (size_t)(f_lo * (double)(B - 1)) + 2; /* positions 0 .. k_lo - 1 */
-    const size_t k_hi = B - (size_t)(f_hi * (double)(B - 1)); /* B - k_hi .. B - 1 */
-    double *rate = malloc(sizeof(double) * (3 * B));
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rate || !r || n < 2) {
-        free(rate);
-        gsl_rng_free(r);
-        return; /* lo, hi keep the point estimate */
-    }
-    double *ends = rate + B, *top = rate + 2 * B;
-    gsl_rng_set(r, (unsigned long)(seed ^ 0xb0075a3b1e5ULL));
-    /* gsl_rng_uniform_int(r, n), its scale worked out once: the same draws
-     * from the generator, rejected by the same rule, give the same j */
-    unsigned long (*get)(void *) = r->type->get;
-    unsigned long offset = r->type->min, un = (unsigned long)n;
-    unsigned long scale = (r->type->max - offset) / un;
-    for (size_t b = 0; b < B; b++) {
-        double st = 0.0, sm = 0.0;
-        for (int32_t i = 0; i < n; i++) {
-            unsigned long j;
-            do
-                j = (get(r->state) - offset) / scale;
-            while (j >= un);
-            st += (double)tok[j];
-            sm += ms[j];
-        }
-        rate[b] = sm > 0 ? st / (sm / 1000.0) : 0.0;
-    }
-    gsl_sort_smallest(ends, k_lo, rate, 1, B); /* ends' middle is never read */
-    gsl_sort_largest(top, k_hi, rate, 1, B);   /* descending */
-    for (size_t j = 0; j < k_hi; j++)
-        ends[B - 1 - j] = top[j];
-    *lo = gsl_stats_quantile_from_sorted_data(ends, 1, B, f_lo);
-    *hi = gsl_stats_quantile_from_sorted_data(ends, 1, B, f_hi);
-    free(rate);
-    gsl_rng_free(r);
 }
 
 /* A policy that explains its failures (eng_policy_i.error, e.g. a Lua
@@ -395,24 +208,6 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
 }
 
 /* ------------------------------------------------------------ one point */
-
-/* A standing variant of the device priced alongside the point's own replay
- * (sim_replay_run): a policy that never sees a latency (no observe, calibrate
- * or provisional hook, built in) drafts the same trees, verifies the same
- * plans and accepts the same tokens on any phone, so a variant's replay
- * differs from the device's only in the prices of its cycles; the variant's
- * phone model prices each cycle as the device's does, in the same order, and
- * its decode time is their sum, as its own replay would add them.  A variant
- * whose phone model cannot be made or refuses a cycle, or whose compiled
- * graphs would refuse a plan the device's took (check_plan), is not priced
- * (priced = 0) and is replayed in full afterwards, which reports what failed
- * exactly as before. */
-typedef struct rp_variant {
-    sim_hw *hw;   /* while the point replays */
-    int32_t most; /* the variant's largest compiled graph (check_plan), 0 none */
-    int priced;   /* every cycle so far priced on it */
-    double total_ms;
-} rp_variant;
 
 /* One point's replay: what its phases share.  replay_open sets it up,
  * replay_prompt runs a prompt's cycles (replay_cycle each), replay_finish
@@ -499,29 +294,6 @@ static int32_t max_context(const sim_point *pt, int32_t n_prompts)
     return max_ctx;
 }
 
-/* The variants' phone models (rp_variant), made as their own replays would
- * make them, when the policy never sees a latency: a built-in policy (a Lua
- * or plug-in one may read the host's clock) without observe, calibrate or
- * provisional hooks.  Otherwise none is priced alongside (n_var = 0). */
-static void open_variants(replay *r)
-{
-    const sim_point *pt = r->pt;
-    const eng_policy_i *h = r->pol.i;
-    if (eng_policy_lookup(pt->policy->name) != pt->policy || h->observe || h->calibrate ||
-        h->provisional)
-        r->n_var = 0;
-    for (int32_t i = 0; i < r->n_var; i++) {
-        rp_variant *v = &r->var[i];
-        const sim_device *d = &pt->variants[i];
-        char hw_err[256];
-        v->most = d->n_npu_shapes > 0 ? d->npu_shapes[d->n_npu_shapes - 1] : 0;
-        v->total_ms = 0.0;
-        v->priced = sim_hw_create(d, pt->target, pt->policy->needs_draft ? pt->draft : NULL,
-                                  pt->dram_fraction, r->max_ctx, &v->hw, hw_err,
-                                  sizeof hw_err) == SIM_HW_OK;
-    }
-}
-
 /* Everything the cycles need: the phone model, buffers, the policy, the two
  * random streams, the trace's synthesis statistics, the oracle and the
  * policy's calibration.  Returns SIM_REPLAY_OK or an error with err;
@@ -563,7 +335,7 @@ static int replay_open(replay *r)
         return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
     r->oracle_ok = 1;
     if (eng_policy_calibrates(&r->pol) &&
-        calibrate(pt, r->hw, &r->stats, &r->pol, r->n_prompts, r->runtime, r->max_ctx) != 0)
+        rp_profile_calibrate(pt, r->hw, &r->stats, &r->pol, r->n_prompts, r->runtime, r->max_ctx))
         return hook_failed(r, pt->prompt_offset, 0, "policy %s could not be calibrated",
                            pt->policy->name);
     sim_hw_memory mem;
@@ -575,16 +347,13 @@ static int replay_open(replay *r)
     r->dram_fixed = mem.total_bytes - kv_all;
     r->kv_per_tok = kv_all / (double)r->max_ctx;
     r->prov_cap = sim_hw_overlap_cap(r->hw);
-    open_variants(r);
+    r->n_var = rp_variants_open(r->var, r->n_var, pt, &r->pol, r->max_ctx);
     return SIM_REPLAY_OK;
 }
 
 static void replay_close(replay *r)
 {
-    for (int32_t i = 0; i < r->n_var; i++) {
-        sim_hw_destroy(r->var[i].hw);
-        r->var[i].hw = NULL;
-    }
+    rp_variants_close(r->var, r->n_var);
     free(r->p_tok);
     free(r->p_ms);
     if (r->oracle_ok) rp_oracle_free(&r->orc);
@@ -705,24 +474,6 @@ static int cycle_accept(replay *r, cycle *c)
     return SIM_REPLAY_OK;
 }
 
-/* The cycle priced on each variant still priced alongside (rp_variant): the
- * plan must pass check_plan against the variant's compiled graphs (it passed
- * the device's, and only the largest graph differs), then its phone model
- * prices the same calls and verification. */
-static void price_variants(replay *r, const cycle *c, const sim_overlap *ov)
-{
-    for (int32_t i = 0; i < r->n_var; i++) {
-        rp_variant *v = &r->var[i];
-        double ms;
-        if (!v->priced) continue;
-        if ((c->plan.rows > c->n_verified && c->plan.rows > v->most) ||
-            sim_hw_cycle_overlap_ms(v->hw, r->s.calls, c->n_build, &c->vs, ov, &ms) != SIM_HW_OK)
-            v->priced = 0;
-        else
-            v->total_ms += ms;
-    }
-}
-
 /* Phase 3: the cycle priced on the phone model (build calls, then the
  * provisional ones), then told to the policy. */
 static int cycle_price(replay *r, cycle *c)
@@ -754,7 +505,8 @@ static int cycle_price(replay *r, cycle *c)
                     "policy %s produced a cycle the phone model rejects (%d draft calls, %d "
                     "rows, %d leaves) at prompt %d position %d",
                     r->pol.i->name, r->orc.n_calls, pl->rows, pl->leaves, c->tp, c->pos);
-    price_variants(r, c, &ov);
+    rp_variants_price(r->var, r->n_var, s->calls, c->n_build, &c->vs, &ov, c->plan.rows,
+                      c->n_verified);
     eng_feedback fb = {
         .tree = &s->tree,
         .g = s->g,
@@ -848,8 +600,7 @@ static int replay_prompt(replay *r, int32_t p)
         return fail(r->err, r->errlen, prompt_status(terr.code), "%s", terr.msg);
     eng_policy_reset(&r->pol);
     sim_hw_generation_start(r->hw);
-    for (int32_t i = 0; i < r->n_var; i++)
-        if (r->var[i].priced) sim_hw_generation_start(r->var[i].hw);
+    rp_variants_start(r->var, r->n_var);
     int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
     if (traced && pt->span_fn) sim_hw_set_span_fn(r->hw, pt->span_fn, pt->trace_ctx);
     int rc = SIM_REPLAY_OK;
@@ -904,8 +655,8 @@ static void replay_finish(replay *r, int ok)
         out->idle_ms /= c;
         out->tokens_per_s_lo = out->tokens_per_s_hi = out->tokens_per_s;
         if (r->interval)
-            bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
-                         &out->tokens_per_s_hi);
+            rp_bootstrap_ci(r->p_tok, r->p_ms, out->prompts, r->pt->seed, &out->tokens_per_s_lo,
+                            &out->tokens_per_s_hi);
     }
     const rp_oracle *orc = &r->orc;
     out->expansions = orc->expansions;
@@ -980,14 +731,6 @@ int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen)
     return SIM_REPLAY_OK;
 }
 
-/* A variant's tokens_per_s from its priced decode time, as replay_finish
- * computes it for the same cycles and tokens. */
-static double variant_tokens_per_s(const sim_point_stats *out, double total_ms)
-{
-    if (out->cycles <= 0) return 0.0;
-    return total_ms > 0 ? (double)out->tokens / (total_ms / 1000.0) : 0;
-}
-
 /* The point, then the same point on each standing variant of its device
  * (replay.h): the variants change no number of the point's own row but the
  * model band and the host time.  A variant priced alongside the point
@@ -1011,7 +754,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     for (int32_t i = 0; i < pt->n_variants; i++) {
         double tps;
         if (var[i].priced) {
-            tps = variant_tokens_per_s(out, var[i].total_ms);
+            tps = rp_variant_tokens_per_s(out, var[i].total_ms);
         } else { /* replayed in full: its interval is never read */
             sim_point v = *pt;
             v.device = &pt->variants[i];

@@ -31,7 +31,7 @@ way: it reads the traces with h5py, then walks every prompt cycle by cycle.
     and of the head, what a verification streams, the tree set-up) and
     computes each cycle's step times from them; with prefetch 0 the walk's
     end is the same closed form flashspec uses.  flashspec keeps no table of
-    verification costs by shape for these policies (replay.c's profile cache
+    verification costs by shape for these policies (rp_profile.c's profile cache
     serves policies that calibrate, which these two do not), so neither
     does the peer.
   - A point is walked once and each cycle priced on the device and on each

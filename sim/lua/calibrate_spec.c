@@ -1,0 +1,407 @@
+/*
+ * calibrate_spec.c -- the spec table of flashspec.calibrate read and checked
+ * into a cal (calibrate_impl.h), before anything runs: the options of
+ * cal_keys (lparams.h: type and range, one line naming the key's line, the
+ * nearest key suggested for an unknown one), the name (a file name that
+ * overwrites neither the run's results nor an earlier calibration's
+ * outputs), the profile (its base must load now), the parameters, the points
+ * function, the reference CSV (refcsv.h) and the held-out sources.
+ *
+ * Errors raise at once, one line naming the spec's line: exit 78 for the
+ * spec itself; for the reference, 66 when it does not exist and refcsv.h's
+ * codes when it does not read (calibrate.c, "Errors").
+ */
+#include <lauxlib.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "sim/config/home.h"
+#include "sim/config/profile.h"
+#include "sim/lua/calibrate_impl.h"
+#include "sim/lua/lparams.h"
+
+#define WHAT "flashspec.calibrate"
+
+const char *const fs_cal_loo_choices[] = {"approx", "exact", "none", NULL};
+const sim_fit_loo_kind fs_cal_loo_kinds[] = {SIM_FIT_LOO_APPROX, SIM_FIT_LOO_EXACT,
+                                             SIM_FIT_LOO_NONE};
+
+#define CO(f) offsetof(cal_opts, f)
+static const eng_param_desc cal_keys[] = {
+    {"name", ENG_PARAM_STRING, CO(name), 0, 0, 0, NULL, CAL_NAME_CAP, 0, "calibration", NULL, 0,
+     "the calibration's name: its outputs are NAME.md and NAME.csv"},
+    {"loo", ENG_PARAM_ENUM, CO(loo), 0, 2, 0, fs_cal_loo_choices, 0, 0, NULL, NULL, 0,
+     "leave-one-out: approx (leverage), exact (refits) or none"},
+    {"max_iter", ENG_PARAM_INT, CO(max_iter), 1, 10000, 100, NULL, 0, 0, NULL, NULL, 0,
+     "iterations of each least-squares fit, at most"},
+    {"fd_step", ENG_PARAM_DOUBLE, CO(fd_step), 1e-8, 1, 0.05, NULL, 0, 0, NULL, NULL, 0,
+     "forward-difference step of the Jacobian, in the unbounded coordinate"},
+    {"starts", ENG_PARAM_INT, CO(starts), 1, 64, 1, NULL, 0, 0, NULL, NULL, 0,
+     "fits from this many starting points, the lowest converged RSS kept"},
+    {"bootstrap", ENG_PARAM_INT, CO(bootstrap), 0, 10000, 0, NULL, 0, 0, NULL, NULL, 0,
+     "replicates of the parametric bootstrap (0: none)"},
+    {"bootstrap_seed", ENG_PARAM_DOUBLE, CO(bootstrap_seed), 0, 4294967295.0, 1, NULL, 0, 0, NULL,
+     NULL, 0, "seed of the bootstrap's measurement noise (an integer)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef CO
+
+/* The keys checked here rather than against cal_keys. */
+static const char *const cal_object_keys[] = {"reference", "params",  "points",
+                                              "profile",   "holdout", NULL};
+
+/* Closest calibrate key to k, or NULL (as the run keys: lparams.h). */
+static const char *nearest_key(const char *k)
+{
+    const char *best = eng_params_nearest(cal_keys, k);
+    int32_t best_d = best ? eng_params_distance(k, best) : INT32_MAX;
+    int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
+    for (int i = 0; cal_object_keys[i]; i++) {
+        int32_t d = eng_params_distance(k, cal_object_keys[i]);
+        if (d <= limit && d < best_d) {
+            best = cal_object_keys[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static int is_object_key(const char *k)
+{
+    for (int i = 0; cal_object_keys[i]; i++)
+        if (!strcmp(k, cal_object_keys[i])) return 1;
+    return 0;
+}
+
+/* Unknown keys, then the options of cal_keys (lparams.h). */
+static void check_options(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: %s: keys must be names", c->chunk, c->line,
+                         WHAT);
+        const char *k = lua_tostring(L, -1);
+        if (is_object_key(k) || eng_params_find(cal_keys, k)) continue;
+        const char *near = nearest_key(k);
+        int kl = slp_key_line(c->chunk, c->line, k);
+        if (near)
+            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
+                         c->chunk, kl, k, WHAT, near);
+        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
+    }
+    lua_newtable(L);
+    int tmp = lua_gettop(L);
+    for (const eng_param_desc *d = cal_keys; d->name; d++) {
+        lua_getfield(L, idx, d->name);
+        lua_setfield(L, tmp, d->name);
+    }
+    slp_check_table(L, tmp, cal_keys, &c->o, WHAT, c->chunk, c->line);
+    lua_pop(L, 1);
+    if (c->o.bootstrap_seed != floor(c->o.bootstrap_seed))
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->chunk,
+                     slp_key_line(c->chunk, c->line, "bootstrap_seed"), WHAT, c->o.bootstrap_seed);
+}
+
+/* name: a file name, not the run's results, not an earlier calibration's. */
+static void check_name(cal *c)
+{
+    const char *s = c->o.name;
+    int ok = *s != 0;
+    for (const char *q = s; ok && *q; q++)
+        ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+             strchr("._-", *q);
+    if (!ok || *s == '.')
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: name must be a file name "
+                     "of letters, digits and . _ - (not starting with .)",
+                     c->chunk, c->line);
+    /* NAME.md and NAME.csv go beside the run's own results.csv / results.h5, and
+     * beside the outputs of earlier calibrations of the same run */
+    if (strcasecmp(s, "results") == 0)
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: name '%s' would overwrite the "
+                     "run's results.csv; choose another name",
+                     c->chunk, c->line, s);
+    for (int32_t i = 0; i < c->a->n_outputs; i++) {
+        char md[CAL_NAME_CAP + 8];
+        snprintf(md, sizeof md, "%s.md", s);
+        if (strcasecmp(c->a->outputs[i].name, md) == 0)
+            fs_cal_raise(
+                c, FS_EXIT_CONFIG,
+                "%s:%d: flashspec.calibrate: name '%s' is already taken "
+                "by an earlier calibration of this run (its %s would be overwritten); give "
+                "each calibration its own name",
+                c->chunk, c->line, s, md);
+    }
+}
+
+/* The base of the derived profile must exist and load now. */
+static void check_profile_base(cal *c, const char *b)
+{
+    sim_device dev;
+    char path[PATH_MAX], err[512];
+    sim_profile_path("devices", b, path, sizeof path);
+    int prc = sim_profile_load_device(path, &dev, err, sizeof err);
+    if (prc == SIM_PROFILE_OK) return;
+    struct stat st;
+    char hint[1024] = "";
+    if (stat(path, &st) != 0) {
+        sim_profile_suggest("devices", b, hint, sizeof hint);
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: profile.base: unknown "
+                     "device '%s'%s (no %s)",
+                     c->chunk, c->line, b, hint, path);
+    }
+    fs_cal_raise(c, FS_EXIT_CONFIG,
+                 "%s:%d: flashspec.calibrate: profile.base '%s' does "
+                 "not load: %s",
+                 c->chunk, c->line, b, err);
+}
+
+/* profile = { base = NAME, name = NAME } (optional). */
+static void read_profile(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "profile");
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1))
+            fs_cal_raise(c, FS_EXIT_CONFIG,
+                         "%s:%d: flashspec.calibrate: profile must be { base = "
+                         "NAME, name = NAME }",
+                         c->chunk, c->line);
+        lua_getfield(L, -1, "base");
+        lua_getfield(L, -2, "name");
+        const char *b = lua_tostring(L, -2), *n = lua_tostring(L, -1);
+        char path[PATH_MAX];
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
+            strlen(b) >= sizeof c->prof_base || strlen(n) >= sizeof c->prof_name ||
+            sim_profile_path("devices", b, path, sizeof path) != 0 ||
+            sim_profile_path("devices", n, path, sizeof path) != 0)
+            fs_cal_raise(c, FS_EXIT_CONFIG,
+                         "%s:%d: flashspec.calibrate: profile must be { base = "
+                         "NAME, name = NAME } with device profile names",
+                         c->chunk, c->line);
+        check_profile_base(c, b);
+        if (strcasecmp(n, "results") == 0)
+            fs_cal_raise(c, FS_EXIT_CONFIG,
+                         "%s:%d: flashspec.calibrate: profile.name 'results' is "
+                         "reserved for the run's results; choose another name",
+                         c->chunk, c->line);
+        snprintf(c->prof_base, sizeof c->prof_base, "%s", b);
+        snprintf(c->prof_name, sizeof c->prof_name, "%s", n);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+}
+
+static double num_field(cal *c, int idx, int i, const char *pname)
+{
+    lua_rawgeti(c->L, idx, i);
+    if (!lua_isnumber(c->L, -1))
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: params.%s must be { start, lo, "
+                     "hi } (numbers)",
+                     c->chunk, c->line, pname);
+    double x = lua_tonumber(c->L, -1);
+    lua_pop(c->L, 1);
+    return x;
+}
+
+/* One entry name = { start, lo, hi } of params, its value on top of the stack. */
+static void read_param(cal *c, const char *name)
+{
+    lua_State *L = c->L;
+    if (c->f.np == SIM_FIT_MAX_PARAMS)
+        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: more than %d params", c->chunk,
+                     c->line, SIM_FIT_MAX_PARAMS);
+    if (strlen(name) >= CAL_NAME_CAP || !*name)
+        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
+                     c->chunk, c->line, name);
+    if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 3)
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: params.%s must be { start, "
+                     "lo, hi }",
+                     c->chunk, c->line, name);
+    sim_fit_param *p = &c->f.par[c->f.np++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    int v = lua_gettop(L);
+    p->start = num_field(c, v, 1, name);
+    p->lo = num_field(c, v, 2, name);
+    p->hi = num_field(c, v, 3, name);
+    switch (sim_fit_param_check(p->start, p->lo, p->hi)) {
+    case SIM_FIT_PARAM_BOUNDS:
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: params.%s: bounds [%g, %g] "
+                     "must be finite with lo < hi",
+                     c->chunk, c->line, name, p->lo, p->hi);
+        break;
+    case SIM_FIT_PARAM_START:
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: params.%s: start %g violates "
+                     "its bounds (it must lie strictly inside (%g, %g))",
+                     c->chunk, c->line, name, p->start, p->lo, p->hi);
+        break;
+    case SIM_FIT_PARAM_EDGE:
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: params.%s: start %g is too "
+                     "close to a bound of (%g, %g) for the fit to move it; widen the bounds",
+                     c->chunk, c->line, name, p->start, p->lo, p->hi);
+        break;
+    }
+}
+
+static int device_double_key(const char *name)
+{
+    for (const eng_param_desc *d = sim_device_keys(); d->name; d++)
+        if (!strcmp(d->name, name)) return d->type == ENG_PARAM_DOUBLE;
+    return 0;
+}
+
+/* params = { name = { start, lo, hi }, ... }, in the order of their names. */
+static void read_params(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "params");
+    int t = lua_gettop(L);
+    if (!lua_istable(L, t))
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: 'params' must be a table of "
+                     "name = { start, lo, hi }",
+                     c->chunk, c->line);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params keys must be names",
+                         c->chunk, c->line);
+        read_param(c, lua_tostring(L, -2));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (!c->f.np)
+        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'params' is empty", c->chunk,
+                     c->line);
+    sim_fit_sort_params(c->f.par, c->f.np); /* deterministic order */
+    for (int32_t i = 0; i < c->f.np; i++)
+        c->device_key[i] = (uint8_t)device_double_key(c->f.par[i].name);
+}
+
+/* points: the function p [, rep] -> sweep table, kept in the registry. */
+static void read_points(cal *c, int idx)
+{
+    lua_getfield(c->L, idx, "points");
+    if (!lua_isfunction(c->L, -1))
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: 'points' must be a function "
+                     "p -> sweep table",
+                     c->chunk, c->line);
+    c->fn_ref = luaL_ref(c->L, LUA_REGISTRYINDEX);
+}
+
+/* The reference file the spec names (arg): its path into rpath, or a raised
+ * error when it does not exist. */
+static void find_reference(cal *c, const char *arg, char *rpath, size_t n)
+{
+    char tried[2 * PATH_MAX + 16];
+    if (!fs_api_find_file(c->a, arg, rpath, n, tried, sizeof tried)) return;
+    /* something that exists but is no regular file (a directory, a FIFO) is
+     * bad data, for fs_ref_load to name; only a missing file is exit 66 */
+    struct stat st;
+    /* the places fs_api_find_file looked: the spec's folder, the project */
+    const char *roots[2] = {c->a->script_dir, fs_home_dir()};
+    int found = 0;
+    for (int i = 0; i < (arg[0] == '/' ? 1 : 2) && !found; i++) {
+        int w = arg[0] == '/' ? snprintf(rpath, n, "%s", arg)
+                              : snprintf(rpath, n, "%s/%s", roots[i], arg);
+        found = w > 0 && (size_t)w < n && stat(rpath, &st) == 0;
+    }
+    if (!found)
+        fs_cal_raise(c, FS_EXIT_NOINPUT, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
+                     c->chunk, c->line, arg, tried);
+}
+
+/* reference = PATH: the reference CSV, read and checked (refcsv.h). */
+static void read_reference(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "reference");
+    if (lua_type(L, -1) != LUA_TSTRING)
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: 'reference' must be the path of "
+                     "a reference CSV",
+                     c->chunk, c->line);
+    char rpath[PATH_MAX], err[2 * PATH_MAX + 64];
+    snprintf(c->ref_arg, sizeof c->ref_arg, "%s", lua_tostring(L, -1));
+    find_reference(c, lua_tostring(L, -1), rpath, sizeof rpath);
+    lua_pop(L, 1);
+    fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
+    int rc = fs_ref_load(rpath, &cols, &c->ref, err, sizeof err);
+    if (rc != FS_REF_OK) fs_cal_raise(c, sim_status_exit(rc), "%s", err);
+}
+
+/* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those
+ * sources (f.hold); each name must match at least one row. */
+static void mark_source(cal *c, const char *src)
+{
+    int any = 0;
+    for (int32_t k = 0; k < c->ref.n_rows; k++) {
+        if (strcmp(c->ref.rows[k].source, src) != 0) continue;
+        any = 1;
+        c->n_hold += !c->f.hold[k];
+        c->f.hold[k] = 1;
+    }
+    if (!any)
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: holdout '%s' matches no "
+                     "reference row's source (%s)",
+                     c->chunk, c->line, src, c->ref_arg);
+}
+
+void fs_cal_read_holdout(cal *c, int idx)
+{
+    lua_State *L = c->L;
+    lua_getfield(L, idx, "holdout");
+    int t = lua_gettop(L);
+    if (!lua_isnil(L, t)) {
+        int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
+        if (!ok)
+            fs_cal_raise(c, FS_EXIT_CONFIG,
+                         "%s:%d: flashspec.calibrate: holdout must be a source "
+                         "name or a list of them",
+                         c->chunk, c->line);
+        if (lua_type(L, t) == LUA_TSTRING) {
+            mark_source(c, lua_tostring(L, t));
+        } else {
+            lua_Integer nn = (lua_Integer)lua_rawlen(L, t);
+            for (lua_Integer i = 1; i <= nn; i++) {
+                if (lua_rawgeti(L, t, i) != LUA_TSTRING)
+                    fs_cal_raise(c, FS_EXIT_CONFIG,
+                                 "%s:%d: flashspec.calibrate: holdout must be a "
+                                 "source name or a list of them",
+                                 c->chunk, c->line);
+                mark_source(c, lua_tostring(L, -1));
+                lua_pop(L, 1);
+            }
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* Everything the spec table at idx says, checked; the reference loaded. */
+void fs_cal_read_spec(cal *c, int idx)
+{
+    check_options(c, idx);
+    check_name(c);
+    read_profile(c, idx);
+    read_params(c, idx);
+    read_points(c, idx);
+    read_reference(c, idx);
+}

@@ -1,0 +1,188 @@
+/*
+ * rp_profile.c -- the offline profile a policy with a calibrate hook receives
+ * before its first cycle (replay.h "Calibration", sim/replay/README.md
+ * "Calibration profile"): the positional acceptance of the trace, latency
+ * tables priced on the point's phone model at its mean context length, and
+ * the trace's exit layers mapped onto the simulated target.
+ *
+ * The measured part of the offline profile (verification and draft
+ * latencies by shape) depends only on the phone model built for the point
+ * -- device, target, draft, pinned share, KV context -- the mean context
+ * and the runtime; every point of a sweep over one phone and trace asks for
+ * the same tables.  They are kept, process-wide, for the last
+ * PROF_CACHE_SIZE keys: a hit copies the very numbers a miss computes, so
+ * results are the same bytes either way.
+ *
+ * The cache is shared by every thread that replays points: a mutex guards
+ * it, and an entry is copied in and out whole, never lent.
+ */
+#include "rp_profile.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROF_CACHE_SIZE 32
+#define PROFILE_BYTES                                                                              \
+    (sizeof(double) *                                                                              \
+     (3 * (size_t)RP_PROFILE_ROWS + (size_t)RP_PROFILE_NL_ROWS * (size_t)RP_PROFILE_NL_LEAVES))
+
+typedef struct prof_key {
+    sim_device device;
+    sim_model target, draft;
+    double dram_fraction;
+    int32_t has_draft, max_ctx, ctx, runtime;
+} prof_key;
+
+typedef struct prof_entry {
+    prof_key key;
+    double *buf; /* PROFILE_BYTES; NULL = empty slot */
+} prof_entry;
+
+static pthread_mutex_t g_prof_mu = PTHREAD_MUTEX_INITIALIZER;
+static prof_entry g_prof[PROF_CACHE_SIZE];
+static int g_prof_next;
+
+static void make_prof_key(prof_key *k, const sim_point *pt, int32_t max_ctx, int32_t ctx,
+                          int32_t runtime)
+{
+    memset(k, 0, sizeof *k); /* padding included: keys compare as bytes */
+    memcpy(&k->device, pt->device, sizeof k->device);
+    memcpy(&k->target, pt->target, sizeof k->target);
+    k->has_draft = pt->policy->needs_draft && pt->draft;
+    if (k->has_draft) memcpy(&k->draft, pt->draft, sizeof k->draft);
+    k->dram_fraction = pt->dram_fraction;
+    k->max_ctx = max_ctx;
+    k->ctx = ctx;
+    k->runtime = runtime;
+}
+
+static int prof_cache_get(const prof_key *k, double *out)
+{
+    int hit = 0;
+    pthread_mutex_lock(&g_prof_mu);
+    for (int i = 0; i < PROF_CACHE_SIZE && !hit; i++)
+        if (g_prof[i].buf && memcmp(&g_prof[i].key, k, sizeof *k) == 0) {
+            memcpy(out, g_prof[i].buf, PROFILE_BYTES);
+            hit = 1;
+        }
+    pthread_mutex_unlock(&g_prof_mu);
+    return hit;
+}
+
+static void prof_cache_put(const prof_key *k, const double *buf)
+{
+    double *copy = malloc(PROFILE_BYTES);
+    if (!copy) return; /* no cache: the next point measures again */
+    memcpy(copy, buf, PROFILE_BYTES);
+    pthread_mutex_lock(&g_prof_mu);
+    prof_entry *e = &g_prof[g_prof_next];
+    g_prof_next = (g_prof_next + 1) % PROF_CACHE_SIZE;
+    free(e->buf);
+    e->key = *k;
+    e->buf = copy;
+    pthread_mutex_unlock(&g_prof_mu);
+}
+
+/* The point's mean context length over its n_prompts prompts: the prompt
+ * and half the tokens generated, rounded. */
+static int32_t mean_context(const sim_point *pt, int32_t n_prompts)
+{
+    double ctx_sum = 0.0;
+    for (int32_t p = 0; p < n_prompts; p++) {
+        const int32_t *tok;
+        int32_t pl = trc_prompt(pt->trace, pt->prompt_offset + p, &tok);
+        int32_t L = trc_ref(pt->trace, pt->prompt_offset + p, &tok);
+        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        ctx_sum += pl + gen / 2.0;
+    }
+    return n_prompts ? (int32_t)(ctx_sum / n_prompts + 0.5) : 0;
+}
+
+/* The exit layers of the trace mapped onto the simulated target
+ * (proportionally when the layer counts differ): into exits, the 0-based
+ * layer the predictor follows; returns how many. */
+static int32_t map_exits(const sim_point *pt, sim_hw *hw, int32_t *exits)
+{
+    const trc_meta *meta = trc_get_meta(pt->trace);
+    int32_t L = sim_hw_target(hw)->layers;
+    int32_t n_exit = meta->n_exit < TRC_MAX_EXIT ? meta->n_exit : TRC_MAX_EXIT;
+    for (int32_t i = 0; i < n_exit; i++) {
+        int32_t le = meta->target_layers == L || meta->target_layers < 1
+                         ? meta->exit_layers[i]
+                         : (int32_t)((double)meta->exit_layers[i] * L / meta->target_layers + 0.5);
+        exits[i] = le - 1 > L - 2 ? L - 2 : le - 1;
+        if (exits[i] < 0) exits[i] = 0;
+    }
+    return n_exit;
+}
+
+/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
+int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
+                         int32_t n_prompts, int32_t runtime, int32_t max_ctx)
+{
+    int32_t ctx = mean_context(pt, n_prompts);
+    const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
+    double *buf = malloc(PROFILE_BYTES);
+    if (!buf) return -1;
+    double *ver = buf, *dc = buf + n, *dn = buf + 2 * n, *vnl = buf + 3 * n;
+    prof_key key;
+    make_prof_key(&key, pt, max_ctx, ctx, runtime);
+    int cached = prof_cache_get(&key, buf);
+    /* verification by (rows, leaves): on-demand CPU projection of one row, so
+     * the table holds the shape-dependent part (the projection of the visited
+     * path does not depend on the shape) */
+    for (int32_t r = 1; r <= nr && !cached; r++) {
+        for (int32_t l = 1; l <= nl; l++) {
+            double *at = &vnl[(size_t)(r - 1) * (size_t)nl + (size_t)(l - 1)];
+            *at = NAN;
+            if (l > r) continue;
+            sim_verify_shape v = {.rows = r,
+                                  .leaves = l,
+                                  .ctx_len = ctx,
+                                  .exit_layer = -1,
+                                  .rows_after_exit = r,
+                                  .proj = ENG_PROJ_ONDEMAND_CPU,
+                                  .proj_rows = 1,
+                                  .runtime = runtime};
+            if (sim_hw_verify_direct(hw, &v, at) != SIM_HW_OK) {
+                free(buf);
+                return -1;
+            }
+        }
+    }
+    int32_t exits[TRC_MAX_EXIT], n_exit = map_exits(pt, hw, exits);
+    for (int32_t m = 1; m <= n && !cached; m++) {
+        sim_verify_shape v = {.rows = m,
+                              .leaves = m > 1 ? (m + 1) / 2 : 1,
+                              .ctx_len = ctx,
+                              .exit_layer = -1,
+                              .rows_after_exit = m,
+                              .proj = ENG_PROJ_EAGER_NPU,
+                              .proj_rows = 1,
+                              .runtime = runtime};
+        if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_HW_OK) {
+            free(buf);
+            return -1;
+        }
+        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
+        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
+    }
+    if (!cached) prof_cache_put(&key, buf);
+    eng_cost_profile prof = {.accept_pos = st->accept_pos,
+                             .n_pos = st->k,
+                             .verify_ms = ver,
+                             .n_verify = n,
+                             .draft_cpu_ms = dc,
+                             .draft_npu_ms = dn,
+                             .n_draft = n,
+                             .verify_nl_ms = vnl,
+                             .n_nl_rows = nr,
+                             .n_nl_leaves = nl,
+                             .exit_layers = exits,
+                             .n_exit = n_exit};
+    int rc = eng_policy_calibrate(pol, &prof);
+    free(buf);
+    return rc == ENG_OK ? 0 : -1;
+}
