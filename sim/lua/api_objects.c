@@ -394,7 +394,9 @@ int fs_l_device(lua_State *L)
         *d = u->dev;
         sim_device_variant_apply(&vars->v[i], d);
         snprintf(u->variant_names[i], sizeof u->variant_names[i], "%s", vars->v[i].name);
-        snprintf(d->name, sizeof d->name, "%.23s~%.23s", u->dev.name, vars->v[i].name);
+        char vname[sizeof d->name]; /* composed apart: d and u->dev are parts of one object */
+        snprintf(vname, sizeof vname, "%.23s~%.23s", u->dev.name, vars->v[i].name);
+        memcpy(d->name, vname, sizeof d->name);
         if (sim_device_check(d, err, sizeof err))
             fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device: variant '%s' of %s: %s",
                      vars->v[i].name, u->name, err);

@@ -476,13 +476,13 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
             s->row.st = j->st;
         } else if (j->state == SIM_SWEEP_FAILED) {
             s->code = sim_status_exit(j->replay_rc);
-            /* a longer line is cut: the return value says so, and is enough */
+            /* a longer line is cut, and then ends in "..." */
             int w = snprintf(s->err, sizeof s->err,
                      "%s:%d: flashspec.%s (%s%s%s on %s, %s, trace %s, dram_fraction=%g): %s",
                      chunk, line, single ? "run" : "sweep", s->row.policy,
                      s->row.policy_params[0] ? " " : "", s->row.policy_params, s->row.device,
                      s->row.target, s->row.trace, s->row.dram_fraction, j->err);
-            (void)w;
+            if (w < 0 || (size_t)w >= sizeof s->err) memcpy(s->err + sizeof s->err - 4, "...", 4);
         }
     }
     if (tl_i >= 0) {

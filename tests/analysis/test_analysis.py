@@ -88,6 +88,35 @@ class Ctx:
     def script(self, *args: str) -> subprocess.CompletedProcess:
         return run([PY, *args], cwd=self.home)
 
+    def script_here(self, path: str, *args: str) -> subprocess.CompletedProcess:
+        """Runs an analysis/ tool's command line in this process, as
+        `python3 PATH ARGS` would from the project root: its __main__ with
+        sys.argv set, its own directory first on sys.path, standard output and
+        error captured, the exit status from SystemExit.  For the error cases,
+        where a fresh interpreter would spend nearly all its time importing
+        matplotlib and pandas; an exception that escapes the tool fails the
+        test, as a traceback would."""
+        import runpy
+        out, err = io.StringIO(), io.StringIO()
+        argv, path0, cwd, rc = sys.argv, list(sys.path), os.getcwd(), 0
+        sys.argv = [path, *args]
+        sys.path.insert(0, os.path.dirname(path))
+        os.chdir(self.home)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    runpy.run_path(path, run_name="__main__")
+                except SystemExit as e:
+                    if e.code is None or isinstance(e.code, int):
+                        rc = e.code or 0
+                    else:  # sys.exit("message"): printed, status 1
+                        print(e.code, file=sys.stderr)
+                        rc = 1
+        finally:
+            sys.argv, sys.path[:] = argv, path0
+            os.chdir(cwd)
+        return subprocess.CompletedProcess([PY, path, *args], rc, out.getvalue(), err.getvalue())
+
     def mini(self, name: str = "mini", *extra: str) -> str:
         out = os.path.join(self.tmp, name)
         r = self.flashspec("run", "tests/analysis/scripts/mini_study.lua", "-q", "-o", out,
@@ -211,7 +240,7 @@ def case_report_skips(c: Ctx) -> None:
 
 def case_report_errors(c: Ctx) -> None:
     missing = os.path.join(c.tmp, "nope")
-    r = c.script(c.tool("report.py"), missing)
+    r = c.script_here(c.tool("report.py"), missing)
     check(r.returncode == 66 and missing in r.stderr, "missing results dir: 66")
     check(not os.path.exists(missing), "nothing created for a missing dir")
     check(r.stderr.count("\n") == 1, "one line")
@@ -219,24 +248,24 @@ def case_report_errors(c: Ctx) -> None:
     os.makedirs(bad)
     with open(os.path.join(bad, "results.csv"), "w") as f:
         f.write("policy,target,tokens_per_s,dram_fraction\nflash_ar,x,1.5,0\nchain,x,abc,0\n")
-    r = c.script(c.tool("report.py"), bad)
+    r = c.script_here(c.tool("report.py"), bad)
     check(r.returncode == 65 and "results.csv:3" in r.stderr and "tokens_per_s" in r.stderr,
           f"non-numeric cell: 65 naming file and line ({r.stderr.strip()})")
     check(not os.path.exists(os.path.join(bad, "report")), "no partial output")
     with open(os.path.join(bad, "results.csv"), "w") as f:
         f.write("policy,target\nflash_ar,x\n")
-    r = c.script(c.tool("report.py"), bad)
+    r = c.script_here(c.tool("report.py"), bad)
     check(r.returncode == 65 and "tokens_per_s" in r.stderr, "missing column: 65")
     with open(os.path.join(bad, "results.csv"), "w") as f:
         f.write("policy,target,tokens_per_s\nflash_ar,x\n")
-    r = c.script(c.tool("report.py"), bad)
+    r = c.script_here(c.tool("report.py"), bad)
     check(r.returncode == 65 and "results.csv:2" in r.stderr, "short row: 65")
-    r = c.script(c.tool("report.py"))
+    r = c.script_here(c.tool("report.py"))
     check(r.returncode == 64, "no argument: 64")
     res = c.mini()
     blocker = os.path.join(c.tmp, "file")
     open(blocker, "w").close()
-    r = c.script(c.tool("report.py"), res, "-o", os.path.join(blocker, "sub"))
+    r = c.script_here(c.tool("report.py"), res, "-o", os.path.join(blocker, "sub"))
     check(r.returncode == 73, f"output under a file: 73 ({r.returncode})")
 
 
@@ -305,7 +334,7 @@ def case_fidelity_errors(c: Ctx) -> None:
          "not a finite number"),
     ]
     for text, code, where, what in cases:
-        r = c.script(c.tool("fidelity.py"), res, ref(text), "-o", out)
+        r = c.script_here(c.tool("fidelity.py"), res, ref(text), "-o", out)
         check(r.returncode == code and where in r.stderr and what in r.stderr,
               f"fidelity {what}: want {code} naming {where} (rc {r.returncode}: "
               f"{r.stderr.strip()})")
