@@ -13,6 +13,13 @@ of the replay's own wall time (median, min, max over REPEAT rounds) and the
 rows it actually verified per cycle (mean and largest), so a tree-size label
 never overstates the work; against a base build the speed-up as the ratio of
 medians, with the min and max of the per-round ratios.
+
+The phone is the OnePlus 12 profile, whose two standing variants (the model
+band) every point also pays for.  BENCH_POLICIES_DEVICE=NAME_OR_FILE times
+this build on another device profile (e.g. one deriving oneplus12 with
+`variants = {}`: one phone model a point); BENCH_POLICIES_DEVICE_BASE does the
+same for the base build (default: the same as this build's), so a build from
+before the model band can be compared with one phone model on both sides.
 """
 import os
 import statistics
@@ -22,6 +29,8 @@ import tempfile
 
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 BASE = os.environ.get("FLASHSPEC_BIN_BASE")
+DEVICE = os.environ.get("BENCH_POLICIES_DEVICE", "")
+DEVICE_BASE = os.environ.get("BENCH_POLICIES_DEVICE_BASE", DEVICE)
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "policy_rate.lua")
 REPEAT = 5
@@ -30,10 +39,11 @@ POLICIES = ["flash_ar", "chain", "specinfer", "sequoia", "eagle2", "opt_tree", "
             "lever"]
 
 
-def run(binary, tmp, tag, trace, policy):
+def run(binary, tmp, tag, trace, policy, device):
+    dev = ["--arg", f"device={device}"] if device else []
     p = subprocess.run([binary, "run", "-q", "-j", "1", SCRIPT, "--no-resume", "-o",
                         os.path.join(tmp, tag), "--arg", f"trace={trace}", "--arg",
-                        f"only={policy}", "--arg", f"min_s={MIN_S}"], cwd=HOME,
+                        f"only={policy}", "--arg", f"min_s={MIN_S}", *dev], cwd=HOME,
                        capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
@@ -60,13 +70,15 @@ def main():
                 for binary, tag in order:
                     if not binary:
                         continue
+                    device = DEVICE if tag == "n" else DEVICE_BASE
                     for name, (rate, rmean, rmax) in run(binary, tmp, f"{tag}{i}{pol}", trace,
-                                                         pol).items():
+                                                         pol, device).items():
                         (rates if tag == "n" else base).setdefault(name, []).append(rate)
                         if tag == "n":
                             rows[name] = (rmean, rmax)
     print(f"Replay rate per policy, one thread, {REPEAT} rounds of at least {MIN_S} s each "
-          f"(cycles/s of sim_wall_s):")
+          f"(cycles/s of sim_wall_s; device {DEVICE or 'oneplus12'}"
+          + (f", base build's {DEVICE_BASE or 'oneplus12'}" if BASE else "") + "):")
     print(f"  {'policy':<10} {'median':>10} {'min':>10} {'max':>10}  {'rows/cycle':>10} "
           f"{'rows max':>8}" + ("  speed-up vs base (median [min, max])" if BASE else ""))
     for name, r in rates.items():

@@ -8,11 +8,13 @@
 --   --arg trace=PATH   replays that trace instead of synthesising it here
 --   --arg min_s=S      runs seeds until the policy's points took S seconds
 --                      of replay (default 0.25; at least 2 seeds, at most 64)
+--   --arg device=D     the phone (a profile name or file; default oneplus12,
+--                      whose two standing variants every point also pays for)
 local fs = flashspec
 local tr = fs.args.trace and fs.trace(fs.args.trace)
   or fs.trace.synth { prompts = 4, output_len = 1000, seed = 3, nodes = 65, depth = 10 }
 local min_s = tonumber(fs.args.min_s or "0.25")
-local base = { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+local base = { device = fs.device(fs.args.device or "oneplus12"), target = fs.model "qwen3-8b-q4_0",
                draft = fs.model "qwen3-8b-eagle3-q4_0", max_new_tokens = 1000, trace = tr }
 local function point(policy, seed, max_new)
   local p = { policy = policy, seed = seed }
