@@ -31,7 +31,7 @@ local policies = {
   { "eagle2", fs.policy.eagle2 { total_tokens = 63 } },
   { "opt_tree", fs.policy.opt_tree { nodes = 63 } },
   { "edgellm", fs.policy.edgellm {} },
-  { "lyanna", fs.policy.lyanna { b = 40, k = 4 } },
+  { "lyanna", fs.policy.lyanna { b = 31, k = 4 } }, -- b = 32 verifies up to 65 rows (fused re-samples)
   { "lever", fs.policy.lever { n_max = 64 } },
 }
 for _, p in ipairs(policies) do
