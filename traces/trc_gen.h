@@ -48,6 +48,11 @@ typedef struct gen {
 int trci_gen_init(gen *g, const trc_synth_params *p);
 /* Frees what g holds and zeroes it (twice is harmless). */
 void trci_gen_free(gen *g);
+/* A prompt's draws from the main stream, in the order every run makes them:
+ * its prompt_len prompt tokens, its output_len reference tokens and, when
+ * it has no prompt tokens, the root token of its first tree (*root; else
+ * the last prompt token). */
+void trci_gen_prompt(gen *g, int32_t *prompt, int32_t *ref, int32_t *root);
 /* Builds the tree at position pos of prompt g->prompt, whose reference is
  * ref[0..L), with root token root_tok, into g's tree buffers; its node count. */
 int32_t trci_gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int32_t root_tok);

@@ -262,27 +262,6 @@ typedef struct vec {
     size_t n, cap; /* elements */
 } vec;
 
-static int vec_push(vec *v, size_t esz, const void *src, size_t count)
-{
-    if (count == 0) return TRC_OK;
-    if (count > SIZE_MAX / esz - v->n) return TRC_E_NOMEM;
-    if (v->n + count > v->cap) {
-        size_t cap = v->cap ? v->cap : 64;
-        while (cap < v->n + count)
-            cap = cap > SIZE_MAX / 2 / esz ? v->n + count : cap * 2;
-        void *q = realloc(v->p, cap * esz);
-        if (!q) return TRC_E_NOMEM;
-        v->p = q;
-        v->cap = cap;
-    }
-    if (src)
-        memcpy((char *)v->p + v->n * esz, src, count * esz);
-    else
-        memset((char *)v->p + v->n * esz, 0, count * esz);
-    v->n += count;
-    return TRC_OK;
-}
-
 /* Room for cap elements in all (a no-op when there is).  0 or TRC_E_NOMEM. */
 static int vec_reserve(vec *v, size_t esz, size_t cap)
 {
@@ -292,6 +271,24 @@ static int vec_reserve(vec *v, size_t esz, size_t cap)
     if (!q) return TRC_E_NOMEM;
     v->p = q;
     v->cap = cap;
+    return TRC_OK;
+}
+
+static int vec_push(vec *v, size_t esz, const void *src, size_t count)
+{
+    if (count == 0) return TRC_OK;
+    if (count > SIZE_MAX / esz - v->n) return TRC_E_NOMEM;
+    if (v->n + count > v->cap) {
+        size_t cap = v->cap ? v->cap : 64;
+        while (cap < v->n + count)
+            cap = cap > SIZE_MAX / 2 / esz ? v->n + count : cap * 2;
+        if (vec_reserve(v, esz, cap) != TRC_OK) return TRC_E_NOMEM;
+    }
+    if (src)
+        memcpy((char *)v->p + v->n * esz, src, count * esz);
+    else
+        memset((char *)v->p + v->n * esz, 0, count * esz);
+    v->n += count;
     return TRC_OK;
 }
 

@@ -372,6 +372,17 @@ int32_t trci_gen_tree(gen *g, const int32_t *ref, int64_t L, int64_t pos, int32_
 
 /* The whole trace into out, prompt after prompt, on one thread (on several
  * with node streams and threads > 1: trc_synth_par.c). */
+void trci_gen_prompt(gen *g, int32_t *prompt, int32_t *ref, int32_t *root)
+{
+    const trc_synth_params *p = g->p;
+    for (int32_t i = 0; i < p->prompt_len; i++)
+        prompt[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+    for (int32_t i = 0; i < p->output_len; i++)
+        ref[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+    *root = p->prompt_len ? prompt[p->prompt_len - 1]
+                          : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+}
+
 static int run(gen *g, const sink *out)
 {
     const trc_synth_params *p = g->p;
@@ -382,16 +393,12 @@ static int run(gen *g, const sink *out)
     int32_t *ref = malloc(L * sizeof *ref);
     int rc = prompt && ref ? TRC_OK : TRC_E_NOMEM;
     for (int32_t pi = 0; pi < p->prompts && !rc; pi++) {
+        int32_t root0;
         g->prompt = pi;
-        for (size_t i = 0; i < plen; i++)
-            prompt[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-        for (size_t i = 0; i < L; i++)
-            ref[i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+        trci_gen_prompt(g, prompt, ref, &root0);
         rc = out->prompt(out->ctx, prompt, p->prompt_len, ref, p->output_len);
         for (int64_t pos = 0; pos < (int64_t)L && !rc; pos++) {
-            int32_t root = pos > 0 ? ref[pos - 1]
-                           : plen  ? prompt[plen - 1]
-                                   : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
+            int32_t root = pos > 0 ? ref[pos - 1] : root0;
             int32_t n = trci_gen_tree(g, ref, (int64_t)L, pos, root);
             rc = out->tree(out->ctx, g, n);
         }

@@ -158,26 +158,41 @@ static int same_bytes(const unsigned char *a, const unsigned char *b, size_t n)
     return 1;
 }
 
+/* The parts of segment seg of a record (memo_layout): its flag byte, the
+ * stream state in and out, the key and the values. */
+typedef struct seg_parts {
+    unsigned char *flag, *in, *out, *key, *val;
+} seg_parts;
+
+static seg_parts seg_at(const trc_synth_memo *m, const unsigned char *rec, int seg)
+{
+    seg_parts p;
+    p.flag = (unsigned char *)rec + m->off[seg];
+    p.in = p.flag + 8;
+    p.out = p.in + PAD8(m->ss);
+    p.key = p.out + PAD8(m->ss);
+    p.val = p.key + 8 * m->nkey[seg];
+    return p;
+}
+
 int trci_memo_get(const trc_synth_memo *m, const unsigned char *rec, int seg, void *state,
                   const double *key, void *val)
 {
-    const unsigned char *s = rec + m->off[seg], *in = s + 8, *out = in + PAD8(m->ss),
-                        *k = out + PAD8(m->ss), *v = k + 8 * m->nkey[seg];
-    if (!s[0] || !same_bytes(in, state, m->ss)) return 0;
-    if (m->nkey[seg] && !same_bytes(k, (const unsigned char *)key, 8 * m->nkey[seg])) return 0;
-    memcpy(val, v, m->nval[seg]);
-    memcpy(state, out, m->ss);
+    seg_parts s = seg_at(m, rec, seg);
+    if (!s.flag[0] || !same_bytes(s.in, state, m->ss)) return 0;
+    if (m->nkey[seg] && !same_bytes(s.key, (const unsigned char *)key, 8 * m->nkey[seg])) return 0;
+    memcpy(val, s.val, m->nval[seg]);
+    memcpy(state, s.out, m->ss);
     return 1;
 }
 
 void trci_memo_put(trc_synth_memo *m, unsigned char *rec, int seg, const void *state_in,
                    const void *state_out, const double *key, const void *val)
 {
-    unsigned char *s = rec + m->off[seg], *in = s + 8, *out = in + PAD8(m->ss),
-                  *k = out + PAD8(m->ss), *v = k + 8 * m->nkey[seg];
-    memcpy(in, state_in, m->ss);
-    memcpy(out, state_out, m->ss);
-    if (m->nkey[seg]) memcpy(k, key, sizeof(double) * m->nkey[seg]);
-    memcpy(v, val, m->nval[seg]);
-    s[0] = 1;
+    seg_parts s = seg_at(m, rec, seg);
+    memcpy(s.in, state_in, m->ss);
+    memcpy(s.out, state_out, m->ss);
+    if (m->nkey[seg]) memcpy(s.key, key, sizeof(double) * m->nkey[seg]);
+    memcpy(s.val, val, m->nval[seg]);
+    s.flag[0] = 1;
 }

@@ -44,14 +44,12 @@ static void *par_work(void *arg)
     par_batch *b = w->b;
     gen *g = &w->g;
     const trc_synth_params *p = b->p;
-    int64_t L = p->output_len, plen = p->prompt_len;
+    int64_t L = p->output_len;
     size_t M = (size_t)g->M, MK = M * (size_t)g->K, MKE = MK * (size_t)g->E;
     for (int64_t i = w->idx; i < b->count; i += b->threads) {
         int64_t t = b->first + i, pi = t / L, pos = t % L;
         const int32_t *ref = b->ref_tok + pi * L;
-        int32_t root = pos > 0 ? ref[pos - 1]
-                       : plen  ? b->prompt_tok[pi * plen + plen - 1]
-                               : b->root[pi];
+        int32_t root = pos > 0 ? ref[pos - 1] : b->root[pi];
         g->prompt = (int32_t)pi;
         int32_t n = trci_gen_tree(g, ref, L, pos, root);
         b->n[i] = n;
@@ -160,14 +158,8 @@ int trci_synth_run_parallel(gen *g, const sink *out)
         w[ready].g.memo = g->memo; /* the workers' trees use disjoint records */
     }
     /* the main stream's draws, in run()'s order */
-    for (int64_t pi = 0; pi < P && !rc; pi++) {
-        for (int64_t i = 0; i < plen; i++)
-            prompt_tok[pi * plen + i] =
-                (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-        for (int64_t i = 0; i < L; i++)
-            ref_tok[pi * L + i] = (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-        root[pi] = plen ? 0 : (int32_t)gsl_rng_uniform_int(g->rng, (unsigned long)p->vocab);
-    }
+    for (int64_t pi = 0; pi < P && !rc; pi++)
+        trci_gen_prompt(g, prompt_tok + pi * plen, ref_tok + pi * L, &root[pi]);
     b.prompt_tok = prompt_tok;
     b.ref_tok = ref_tok;
     b.root = root;

@@ -822,6 +822,18 @@ static int cycle_check(const sim_hw *hw, const sim_draft_call *calls, int32_t n_
     return SIM_HW_OK;
 }
 
+/* 1 when a cycle may skip the event queue (no spans to report, events not
+ * forced): sim_lite, or the direct walk when every overlapping call is gated. */
+static int cycle_fast(const sim_hw *hw, int spans)
+{
+    return !spans && !hw->events_always;
+}
+
+static int cycle_direct(const sim_hw *hw, int spans, const sim_overlap *ov)
+{
+    return cycle_fast(hw, spans) && (!ov || ov->gate);
+}
+
 static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *calls,
                      int32_t n_calls, const sim_verify_shape *v, const sim_overlap *ov,
                      sim_cycle_time *out, double *call_ms)
@@ -829,8 +841,9 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     int rc = cycle_check(hw, calls, n_calls, v, &ov);
     if (rc != SIM_HW_OK) return rc;
     spans = spans && hw->span_fn != NULL;
-    int fast = !spans && !hw->events_always;
-    if (fast && (!ov || ov->gate) && direct_cycle(hw, s, calls, n_calls, v, ov, out, call_ms) == 0)
+    int fast = cycle_fast(hw, spans);
+    if (cycle_direct(hw, spans, ov) &&
+        direct_cycle(hw, s, calls, n_calls, v, ov, out, call_ms) == 0)
         return SIM_HW_OK;
     const cyc c0 = {.hw = hw,
                     .des = s->des,
@@ -911,7 +924,7 @@ int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_c
     int rc = cycle_check(hw, calls, n_calls, v, &o);
     if (rc != SIM_HW_OK) return rc;
     cyc_sum m;
-    if (!hw->span_fn && !hw->events_always && (!o || o->gate) &&
+    if (cycle_direct(hw, hw->span_fn != NULL, o) &&
         direct_walk(hw, &hw->main, calls, n_calls, v, o, &m, NULL) == 0) {
         *cycle_ms = (double)(m.t1 - m.t0) * 1e-6; /* as finish_cycle */
         return SIM_HW_OK;

@@ -225,31 +225,31 @@ size_t fs_api_mem_in_use(const fs_api *a)
     return lim->mem_used + a->held_bytes;
 }
 
+int fs_api_over_limit(const fs_api *a, size_t used, size_t bytes)
+{
+    const fs_lua_limits *lim = a->lim;
+    return lim && lim->mem_limit_bytes &&
+           (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes);
+}
+
 void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
                    const char *what)
 {
     const fs_lua_limits *lim = a->lim;
     size_t used = fs_api_mem_in_use(a);
-    int over = lim && lim->mem_limit_bytes &&
-               (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes);
-    if (!over && lim && lim->pool) over = fs_mem_pool_take(lim->pool, bytes) != 0;
-    if (over)
+    if (fs_api_try_hold(a, bytes) != 0)
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: %s: needs %.1f MiB more, and with the %.1f MiB the run already holds "
                  "(Lua heap, policy states, traces, result rows) that passes its memory limit "
                  "of %zu MiB (see --max-memory-mb)",
                  chunk, line, what, (double)bytes / 1048576.0, (double)used / 1048576.0,
-                 lim->mem_limit_bytes >> 20);
-    a->held_bytes += bytes;
+                 lim ? lim->mem_limit_bytes >> 20 : 0);
 }
 
 int fs_api_try_hold(fs_api *a, size_t bytes)
 {
     const fs_lua_limits *lim = a->lim;
-    size_t used = fs_api_mem_in_use(a);
-    if (lim && lim->mem_limit_bytes &&
-        (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes))
-        return -1;
+    if (fs_api_over_limit(a, fs_api_mem_in_use(a), bytes)) return -1;
     if (lim && lim->pool && fs_mem_pool_take(lim->pool, bytes) != 0) return -1;
     a->held_bytes += bytes;
     return 0;

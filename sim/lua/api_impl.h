@@ -118,6 +118,9 @@ void fs_api_free_profiles(fs_api *a);
 void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
                    const char *what);
 void fs_api_release(fs_api *a, size_t bytes);
+/* 1 when `bytes` more beside `used` in use would pass the run's memory limit
+ * (--max-memory-mb). */
+int fs_api_over_limit(const fs_api *a, size_t used, size_t bytes);
 /* Counts `bytes` more as fs_api_charge does, or returns -1 (nothing counted)
  * where that would pass the memory limit. */
 int fs_api_try_hold(fs_api *a, size_t bytes);

@@ -71,11 +71,8 @@ trc_synth_memo *fs_api_synth_memo_for(fs_api *a, const trc_synth_params *p)
 
 int fs_api_synth_can_defer(const fs_api *a, size_t most)
 {
-    const fs_lua_limits *lim = a->lim;
     if (a->synth_defer <= 0) return 0;
-    size_t used = fs_api_mem_in_use(a) + a->synth_pending_most;
-    return !(lim && lim->mem_limit_bytes &&
-             (most > lim->mem_limit_bytes || used > lim->mem_limit_bytes - most));
+    return !fs_api_over_limit(a, fs_api_mem_in_use(a) + a->synth_pending_most, most);
 }
 
 void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_synth_params *p,
@@ -142,17 +139,15 @@ static int32_t pending_entries(fs_api *a, fs_trace_entry **out)
     return n;
 }
 
-/* Drops the recorded traces of e[from..n) (generated or not): an error
- * leaves them gone, as a trace released by flashspec.calibrate. */
-static void drop_pending(fs_api *a, fs_trace_entry **e, int32_t from, int32_t n)
+/* Drops entry e's recorded trace (generated or not): an error leaves it
+ * gone, as a trace released by flashspec.calibrate. */
+static void drop_pending(fs_api *a, fs_trace_entry *e)
 {
-    for (int32_t i = from; i < n; i++) {
-        trc_free(e[i]->pending->t);
-        a->synth_pending_most -= e[i]->pending->most;
-        free(e[i]->pending);
-        e[i]->pending = NULL;
-    }
-    a->n_synth_pending -= n - from;
+    trc_free(e->pending->t);
+    a->synth_pending_most -= e->pending->most;
+    a->n_synth_pending--;
+    free(e->pending);
+    e->pending = NULL;
 }
 
 /* Gives entry e its generated trace, charged to the memory limit: 0, or -1
@@ -193,23 +188,18 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
      * (the parameters were checked, so the generator ran out of memory) */
     fs_synth_pending p = *e[i]->pending;
     size_t need = p.rc == TRC_OK ? trc_bytes(p.t) : 0;
-    drop_pending(a, e, i, n);
+    for (int32_t k = i; k < n; k++)
+        drop_pending(a, e[k]);
     free(e);
     if (p.rc != TRC_OK)
-        fs_raise(L, p.rc == TRC_E_NOMEM ? FS_EXIT_SOFTWARE : FS_EXIT_CONFIG, 0, "%s:%d: %s",
-                 p.chunk, p.line, p.err.msg);
+        fs_raise(L, sim_status_exit(sim_status_from_trc(p.rc)), 0, "%s:%d: %s", p.chunk, p.line,
+                 p.err.msg);
     fs_api_charge(L, a, need, p.chunk, p.line, "flashspec.trace.synth"); /* refused: raises */
     fs_api_release(a, need); /* memory came free meanwhile: the trace is gone all the same */
 }
 
 void fs_api_synth_free_pending(fs_api *a)
 {
-    for (int32_t i = 0; i < a->n_traces; i++) {
-        if (!a->traces[i]->pending) continue;
-        trc_free(a->traces[i]->pending->t);
-        free(a->traces[i]->pending);
-        a->traces[i]->pending = NULL;
-    }
-    a->n_synth_pending = 0;
-    a->synth_pending_most = 0;
+    for (int32_t i = 0; i < a->n_traces; i++)
+        if (a->traces[i]->pending) drop_pending(a, a->traces[i]);
 }

@@ -631,7 +631,7 @@ static void replay_finish(replay *r, int ok)
         out->waste_frac = out->verify_ms > 0 ? out->waste_ms / out->verify_ms : 0.0;
         out->waste_ms /= c;
         out->token_mismatch = out->tokens ? (double)out->mismatched / (double)out->tokens : 0.0;
-        out->tokens_per_s = out->total_ms > 0 ? (double)out->tokens / (out->total_ms / 1000.0) : 0;
+        out->tokens_per_s = rp_tokens_per_s((double)out->tokens, out->total_ms);
         out->ms_per_token = out->tokens ? out->total_ms / (double)out->tokens : 0;
         out->tokens_per_cycle = (double)out->tokens / c;
         out->effective_new_tokens = out->prompts ? (double)out->tokens / out->prompts : 0.0;

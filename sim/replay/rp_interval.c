@@ -53,7 +53,7 @@ void rp_bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64_t s
             st += (double)tok[j];
             sm += ms[j];
         }
-        rate[b] = sm > 0 ? st / (sm / 1000.0) : 0.0;
+        rate[b] = rp_tokens_per_s(st, sm);
     }
     gsl_sort_smallest(ends, k_lo, rate, 1, B); /* ends' middle is never read */
     gsl_sort_largest(top, k_hi, rate, 1, B);   /* descending */

@@ -22,6 +22,8 @@
  */
 #include "rp_variants.h"
 
+#include "rp_interval.h"
+
 /* The variants' phone models (rp_variant), made as their own replays would
  * make them, when the policy never sees a latency: a built-in policy (a Lua
  * or plug-in one may read the host's clock) without observe, calibrate or
@@ -86,6 +88,5 @@ void rp_variants_close(rp_variant *var, int32_t n_var)
  * computes it for the same cycles and tokens. */
 double rp_variant_tokens_per_s(const sim_point_stats *out, double total_ms)
 {
-    if (out->cycles <= 0) return 0.0;
-    return total_ms > 0 ? (double)out->tokens / (total_ms / 1000.0) : 0;
+    return out->cycles > 0 ? rp_tokens_per_s((double)out->tokens, total_ms) : 0.0;
 }
