@@ -285,10 +285,9 @@ static int32_t max_context(const sim_point *pt, int32_t n_prompts)
 {
     int32_t max_ctx = 0;
     for (int32_t p = 0; p < n_prompts; p++) {
-        const int32_t *tok;
-        int32_t pl = trc_prompt(pt->trace, pt->prompt_offset + p, &tok);
-        int32_t L = trc_ref(pt->trace, pt->prompt_offset + p, &tok);
-        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        const int32_t *prompt, *ref;
+        int32_t pl, gen = rp_prompt_gen(pt->trace, pt->prompt_offset + p, pt->max_new_tokens,
+                                        &prompt, &pl, &ref);
         if (pl + gen + RP_TREE_CAP > max_ctx) max_ctx = pl + gen + RP_TREE_CAP;
     }
     return max_ctx;
@@ -590,9 +589,7 @@ static int replay_prompt(replay *r, int32_t p)
     const sim_point *pt = r->pt;
     cycle c = {.p = p, .tp = pt->prompt_offset + p};
     const int32_t *prompt;
-    c.plen = trc_prompt(pt->trace, c.tp, &prompt);
-    int32_t L = trc_ref(pt->trace, c.tp, &c.ref);
-    c.gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+    c.gen = rp_prompt_gen(pt->trace, c.tp, pt->max_new_tokens, &prompt, &c.plen, &c.ref);
     /* a trace opened prompt by prompt reads (and validates) the prompt now;
      * damaged data fails this point only */
     trc_err terr;

@@ -54,6 +54,17 @@
 #include "engine/eng_oracle.h"
 #include "traces/trc.h"
 
+/* Trace prompt tp as a point replays it: its prompt (*prompt, *plen tokens),
+ * its reference (*ref), and the tokens it generates (returned): its
+ * reference's length, at most max_new. */
+static inline int32_t rp_prompt_gen(const trc_trace *t, int32_t tp, int32_t max_new,
+                                    const int32_t **prompt, int32_t *plen, const int32_t **ref)
+{
+    *plen = trc_prompt(t, tp, prompt);
+    int32_t L = trc_ref(t, tp, ref);
+    return L < max_new ? L : max_new;
+}
+
 /* Statistics fitted once per trace for synthesising unrecorded nodes. */
 typedef struct rp_synth_stats {
     int32_t k;

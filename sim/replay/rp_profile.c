@@ -91,10 +91,9 @@ static int32_t mean_context(const sim_point *pt, int32_t n_prompts)
 {
     double ctx_sum = 0.0;
     for (int32_t p = 0; p < n_prompts; p++) {
-        const int32_t *tok;
-        int32_t pl = trc_prompt(pt->trace, pt->prompt_offset + p, &tok);
-        int32_t L = trc_ref(pt->trace, pt->prompt_offset + p, &tok);
-        int32_t gen = L < pt->max_new_tokens ? L : pt->max_new_tokens;
+        const int32_t *prompt, *ref;
+        int32_t pl, gen = rp_prompt_gen(pt->trace, pt->prompt_offset + p, pt->max_new_tokens,
+                                        &prompt, &pl, &ref);
         ctx_sum += pl + gen / 2.0;
     }
     return n_prompts ? (int32_t)(ctx_sum / n_prompts + 0.5) : 0;
