@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""Benchmark: where a replay cycle's instructions go, per policy (meson
+benchmark; it reports, it asserts nothing about speed).
+
+For every policy of bench/policies (same trace, same settings: trees of up
+to 64 rows, tests/bench/scripts/policy_rate.lua), on the OnePlus 12 profile
+with its two standing variants (the model band, "band") and on a profile
+deriving it with no variants (one phone model a point, "one"):
+
+  rate      cycles per second of the replay's own wall time, one thread, natively
+            (median of REPEAT runs of at least MIN_S seconds);
+  instr     instructions per cycle, counted by callgrind over the cycles only
+            (collection on inside sim_replay_run, off inside
+            trc_prompt_acquire, so reading and checking the trace is left out),
+            split by where the code lives:
+              policy   engine/ (the policy's hooks, the tree, acceptance): the
+                       code a phone runtime would run itself;
+              oracle   the replay's oracle (sim/replay/rp_oracle.c) and the
+                       recorded trees it reads (traces/);
+              draws    GSL's random number generators (candidates the trace
+                       did not record, acceptance draws);
+              pricing  the phone model (sim/hw/): each cycle's draft calls and
+                       verification priced on every phone model of the point;
+              replay   the rest of the replay loop (sim/replay/, sim/);
+              libc     glibc and libm: memcpy, memset, and the exp and log
+                       that policies call (Lever's reach, EdgeLLM's confidence);
+  ns/instr  what one counted instruction costs natively (1e9 / (rate * instr)),
+  budget    the instructions a cycle could take at that cost and still reach
+            the issue's aim (1M cycles/s for chain, 250k for the tree
+            policies), for comparison with the policy column alone.
+
+valgrind (callgrind) and callgrind_annotate must be on PATH; without them the
+benchmark says so and reports the native rates only.  About 4 minutes here.
+BENCH_CYCLE_COSTS_POLICIES=chain,eagle2 limits the policies.
+"""
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
+HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "policy_rate.lua")
+POLICIES = ["flash_ar", "chain", "specinfer", "sequoia", "eagle2", "opt_tree", "edgellm", "lyanna",
+            "lever"]
+AIM = {"chain": 1e6, "flash_ar": None}  # others: 250k (tree policies)
+REPEAT = 3
+MIN_S = 0.25
+CG_MIN_S = 0.3  # seconds of replay under callgrind (about 50x slower)
+COMPONENTS = ["policy", "oracle", "draws", "pricing", "replay", "libc"]
+WARMUP_CYCLES = 16  # policy_rate.lua's first point: Flash-AR, 4 tokens on each of 4 prompts
+
+
+def component(path, obj):
+    """The component of a function, from its source file and object."""
+    if "/engine/" in path:
+        return "policy"
+    if "libgsl" in obj or "/gsl/" in path:
+        return "draws"
+    if "rp_oracle" in path or "/traces/" in path:
+        return "oracle"
+    if "/sim/hw/" in path:
+        return "pricing"
+    if "libc.so" in obj or "libm.so" in obj or "ld-linux" in obj or path.startswith("./"):
+        return "libc"  # glibc's own sources are named "./..."
+    return "replay"
+
+
+def rate_line(stdout):
+    for line in stdout.splitlines():
+        f = line.split()
+        if len(f) == 6 and f[0] == "rate":
+            return int(f[2]), float(f[3])
+    sys.exit(f"bench: no rate line in: {stdout!r}")
+
+
+def replay(tmp, tag, trace, policy, device, min_s, wrap=()):
+    p = subprocess.run([*wrap, BIN, "run", "-q", "-j", "1", SCRIPT, "--no-resume", "-o",
+                        os.path.join(tmp, tag), "--arg", f"trace={trace}", "--arg",
+                        f"only={policy}", "--arg", f"min_s={min_s}", *device], cwd=HOME,
+                       capture_output=True, text=True, timeout=3600)
+    if p.returncode != 0:
+        sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
+    return rate_line(p.stdout)
+
+
+def counted(tmp, tag, trace, policy, device):
+    """Instructions per component over the cycles, and the cycles counted."""
+    out = os.path.join(tmp, f"cg.{tag}")
+    cycles, _ = replay(tmp, tag, trace, policy, device, CG_MIN_S,
+                       ("valgrind", "--tool=callgrind", "--toggle-collect=sim_replay_run",
+                        "--toggle-collect=trc_prompt_acquire", f"--callgrind-out-file={out}"))
+    ann = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", out],
+                         capture_output=True, text=True, timeout=600)
+    if ann.returncode != 0:
+        sys.exit(f"bench: callgrind_annotate failed: {ann.stderr}")
+    tot = dict.fromkeys(COMPONENTS, 0)
+    pat = re.compile(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*?):(\S+)(?: \[(.*)\])?$")
+    for line in ann.stdout.splitlines():
+        m = pat.match(line)
+        if not m or "PROGRAM TOTALS" in line:
+            continue
+        tot[component(m.group(2), m.group(4) or "")] += int(m.group(1).replace(",", ""))
+    return tot, cycles + WARMUP_CYCLES
+
+
+def main():
+    only = os.environ.get("BENCH_CYCLE_COSTS_POLICIES")
+    policies = [p for p in POLICIES if not only or p in only.split(",")]
+    have_cg = shutil.which("valgrind") and shutil.which("callgrind_annotate")
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "policies.h5")
+        p = subprocess.run([BIN, "trace", "synth", "-o", trace, "--prompts", "4", "--output-len",
+                            "1000", "--seed", "3", "--nodes", "65", "--depth", "10"], cwd=HOME,
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            sys.exit(f"bench: trace synth failed ({p.returncode}): {p.stderr}")
+        one = os.path.join(tmp, "oneplus12-one.lua")
+        with open(one, "w") as f:
+            f.write('return { base = "oneplus12", name = "oneplus12-one", variants = {} }\n')
+        devices = [("band", []), ("one", ["--arg", f"device={one}"])]
+        if not have_cg:
+            print("bench: valgrind / callgrind_annotate not found: native rates only")
+        print("Instructions per replay cycle by component (callgrind), one thread, trees of up "
+              "to 64 rows; rate: native cycles/s (median of 3)")
+        head = (f"  {'policy':<10} {'models':<6} {'rate':>9} {'instr':>8}  "
+                + " ".join(f"{c:>8}" for c in COMPONENTS) + f"  {'ns/instr':>8} {'budget':>8}")
+        print(head)
+        for pol in policies:
+            for dname, dev in devices:
+                rates = []
+                for i in range(REPEAT):
+                    c, w = replay(tmp, f"n{dname}{pol}{i}", trace, pol, dev, MIN_S)
+                    rates.append(c / w)
+                rate = statistics.median(rates)
+                if not have_cg:
+                    print(f"  {pol:<10} {dname:<6} {rate:9.0f}")
+                    continue
+                tot, cycles = counted(tmp, f"{dname}{pol}", trace, pol, dev)
+                per = {k: v / cycles for k, v in tot.items()}
+                instr = sum(per.values())
+                ns = 1e9 / (rate * instr)
+                aim = AIM.get(pol, 2.5e5)
+                budget = f"{1e9 / aim / ns:8.0f}" if aim else f"{'-':>8}"
+                print(f"  {pol:<10} {dname:<6} {rate:9.0f} {instr:8.0f}  "
+                      + " ".join(f"{per[k]:8.0f}" for k in COMPONENTS) + f"  {ns:8.3f} {budget}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
