@@ -11,7 +11,8 @@ deriving it with no variants (one phone model a point, "one"):
             (median of REPEAT runs of at least MIN_S seconds);
   instr     instructions per cycle, counted by callgrind over the cycles only
             (collection on inside sim_replay_run, off inside
-            trc_prompt_acquire, so reading and checking the trace is left out),
+            trc_prompt_acquire, so reading and checking the trace is left out;
+            the first two seeds of each policy, so the counts repeat exactly),
             split by where the code lives:
               policy   engine/ (the policy's hooks, the tree, acceptance): the
                        code a phone runtime would run itself;
@@ -49,7 +50,7 @@ POLICIES = ["flash_ar", "chain", "specinfer", "sequoia", "eagle2", "opt_tree", "
 AIM = {"chain": 1e6, "flash_ar": None}  # others: 250k (tree policies)
 REPEAT = 3
 MIN_S = 0.25
-CG_MIN_S = 0.3  # seconds of replay under callgrind (about 50x slower)
+CG_MIN_S = 0  # under callgrind: the first two seeds only, so the counts repeat exactly
 COMPONENTS = ["policy", "oracle", "draws", "pricing", "replay", "libc"]
 WARMUP_CYCLES = 16  # policy_rate.lua's first point: Flash-AR, 4 tokens on each of 4 prompts
 
