@@ -42,11 +42,11 @@ import subprocess
 import sys
 import tempfile
 
+from bench_policies import POLICIES, policy_trace  # the same trace and policies
+
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "policy_rate.lua")
-POLICIES = ["flash_ar", "chain", "specinfer", "sequoia", "eagle2", "opt_tree", "edgellm", "lyanna",
-            "lever"]
 AIM = {"chain": 1e6, "flash_ar": None}  # others: 250k (tree policies)
 REPEAT = 3
 MIN_S = 0.25
@@ -114,11 +114,7 @@ def main():
     have_cg = shutil.which("valgrind") and shutil.which("callgrind_annotate")
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "policies.h5")
-        p = subprocess.run([BIN, "trace", "synth", "-o", trace, "--prompts", "4", "--output-len",
-                            "1000", "--seed", "3", "--nodes", "65", "--depth", "10"], cwd=HOME,
-                           capture_output=True, text=True, timeout=600)
-        if p.returncode != 0:
-            sys.exit(f"bench: trace synth failed ({p.returncode}): {p.stderr}")
+        policy_trace(BIN, HOME, trace)
         one = os.path.join(tmp, "oneplus12-one.lua")
         with open(one, "w") as f:
             f.write('return { base = "oneplus12", name = "oneplus12-one", variants = {} }\n')

@@ -55,15 +55,21 @@ def run(binary, tmp, tag, trace, policy, device):
     return out
 
 
+def policy_trace(binary, home, path):
+    """Writes the benchmark's trace to path: 4 prompts of 1,000 reference tokens,
+    recorded trees of 65 nodes (bench/cycle_costs replays the same)."""
+    p = subprocess.run([binary, "trace", "synth", "-o", path, "--prompts", "4", "--output-len",
+                        "1000", "--seed", "3", "--nodes", "65", "--depth", "10"], cwd=home,
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"bench: trace synth failed ({p.returncode}): {p.stderr}")
+
+
 def main():
     rates, base, rows = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "policies.h5")
-        p = subprocess.run([BIN, "trace", "synth", "-o", trace, "--prompts", "4", "--output-len",
-                            "1000", "--seed", "3", "--nodes", "65", "--depth", "10"], cwd=HOME,
-                           capture_output=True, text=True, timeout=600)
-        if p.returncode != 0:
-            sys.exit(f"bench: trace synth failed ({p.returncode}): {p.stderr}")
+        policy_trace(BIN, HOME, trace)
         for i in range(REPEAT):
             for pol in POLICIES:
                 order = [(BIN, "n"), (BASE, "b")] if i % 2 == 0 else [(BASE, "b"), (BIN, "n")]
