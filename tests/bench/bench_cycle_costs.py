@@ -42,11 +42,10 @@ import subprocess
 import sys
 import tempfile
 
-from bench_policies import POLICIES, policy_trace  # the same trace and policies
+from bench_policies import POLICIES, policy_trace, run  # the same trace, policies, runs
 
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts", "policy_rate.lua")
 AIM = {"chain": 1e6, "flash_ar": None}  # others: 250k (tree policies)
 REPEAT = 3
 MIN_S = 0.25
@@ -70,28 +69,18 @@ def component(path, obj):
     return "replay"
 
 
-def rate_line(stdout):
-    for line in stdout.splitlines():
-        f = line.split()
-        if len(f) == 6 and f[0] == "rate":
-            return int(f[2]), float(f[3])
-    sys.exit(f"bench: no rate line in: {stdout!r}")
-
-
-def replay(tmp, tag, trace, policy, device, min_s, wrap=()):
-    p = subprocess.run([*wrap, BIN, "run", "-q", "-j", "1", SCRIPT, "--no-resume", "-o",
-                        os.path.join(tmp, tag), "--arg", f"trace={trace}", "--arg",
-                        f"only={policy}", "--arg", f"min_s={min_s}", *device], cwd=HOME,
-                       capture_output=True, text=True, timeout=3600)
-    if p.returncode != 0:
-        sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
-    return rate_line(p.stdout)
+def one_run(tmp, tag, trace, policy, device, min_s, wrap=()):
+    """(cycles, replay wall seconds) of policy's bench/policies run."""
+    out = run(BIN, tmp, tag, trace, policy, device, min_s, wrap)
+    if policy not in out:
+        sys.exit(f"bench: no rate line for {policy}")
+    return out[policy][:2]
 
 
 def counted(tmp, tag, trace, policy, device):
     """Instructions per component over the cycles, and the cycles counted."""
     out = os.path.join(tmp, f"cg.{tag}")
-    cycles, _ = replay(tmp, tag, trace, policy, device, CG_MIN_S,
+    cycles, _ = one_run(tmp, tag, trace, policy, device, CG_MIN_S,
                        ("valgrind", "--tool=callgrind", "--toggle-collect=sim_replay_run",
                         "--toggle-collect=trc_prompt_acquire", f"--callgrind-out-file={out}"))
     ann = subprocess.run(["callgrind_annotate", "--threshold=100", "--auto=no", out],
@@ -118,7 +107,7 @@ def main():
         one = os.path.join(tmp, "oneplus12-one.lua")
         with open(one, "w") as f:
             f.write('return { base = "oneplus12", name = "oneplus12-one", variants = {} }\n')
-        devices = [("band", []), ("one", ["--arg", f"device={one}"])]
+        devices = [("band", ""), ("one", one)]
         if not have_cg:
             print("bench: valgrind / callgrind_annotate not found: native rates only")
         print("Instructions per replay cycle by component (callgrind), one thread, trees of up "
@@ -130,7 +119,7 @@ def main():
             for dname, dev in devices:
                 rates = []
                 for i in range(REPEAT):
-                    c, w = replay(tmp, f"n{dname}{pol}{i}", trace, pol, dev, MIN_S)
+                    c, w = one_run(tmp, f"n{dname}{pol}{i}", trace, pol, dev, MIN_S)
                     rates.append(c / w)
                 rate = statistics.median(rates)
                 if not have_cg:

@@ -39,19 +39,21 @@ POLICIES = ["flash_ar", "chain", "specinfer", "sequoia", "eagle2", "opt_tree", "
             "lever"]
 
 
-def run(binary, tmp, tag, trace, policy, device):
+def run(binary, tmp, tag, trace, policy, device, min_s=MIN_S, wrap=()):
+    """One policy_rate.lua run (under the command wrap, e.g. valgrind): per
+    policy name, (cycles, replay wall seconds, mean rows, largest rows)."""
     dev = ["--arg", f"device={device}"] if device else []
-    p = subprocess.run([binary, "run", "-q", "-j", "1", SCRIPT, "--no-resume", "-o",
+    p = subprocess.run([*wrap, binary, "run", "-q", "-j", "1", SCRIPT, "--no-resume", "-o",
                         os.path.join(tmp, tag), "--arg", f"trace={trace}", "--arg",
-                        f"only={policy}", "--arg", f"min_s={MIN_S}", *dev], cwd=HOME,
-                       capture_output=True, text=True, timeout=600)
+                        f"only={policy}", "--arg", f"min_s={min_s}", *dev], cwd=HOME,
+                       capture_output=True, text=True, timeout=3600)
     if p.returncode != 0:
         sys.exit(f"bench: flashspec failed ({p.returncode}): {p.stderr}")
     out = {}
     for line in p.stdout.splitlines():
         f = line.split()
         if len(f) == 6 and f[0] == "rate":
-            out[f[1]] = (int(f[2]) / float(f[3]), float(f[4]), int(f[5]))
+            out[f[1]] = (int(f[2]), float(f[3]), float(f[4]), int(f[5]))
     return out
 
 
@@ -77,8 +79,9 @@ def main():
                     if not binary:
                         continue
                     device = DEVICE if tag == "n" else DEVICE_BASE
-                    for name, (rate, rmean, rmax) in run(binary, tmp, f"{tag}{i}{pol}", trace,
-                                                         pol, device).items():
+                    for name, (cyc, wall, rmean, rmax) in run(binary, tmp, f"{tag}{i}{pol}",
+                                                              trace, pol, device).items():
+                        rate = cyc / wall
                         (rates if tag == "n" else base).setdefault(name, []).append(rate)
                         if tag == "n":
                             rows[name] = (rmean, rmax)
