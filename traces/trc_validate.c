@@ -278,6 +278,47 @@ static int check_candidates(const trc_trace *t, const int32_t *tok, int64_t i0, 
     return TRC_OK;
 }
 
+/* The reference path of tree tr (prompt p, position pos), whose rows w holds
+ * with their links made: from the root down to depth min(L - pos,
+ * max_depth), each node's target top-1 is the next reference token and a
+ * child carries it. */
+static int check_ref_path(const trc_trace *t, const trci_nodes *w, int32_t p, int64_t pos,
+                          int64_t tr, const char *name, trc_err *err)
+{
+    const trc_meta *m = &t->meta;
+    int64_t b = t->node_off[tr], bl = b - w->base;
+    const int32_t *tok = w->token + bl, *fc = w->first_child + bl, *ns = w->next_sibling + bl;
+    const int32_t *top = w->tgt_tok + bl * m->k; /* target candidates of the tree's rows */
+    const int32_t *ref = t->ref_tok + t->ref_off[p];
+    int64_t L = t->ref_off[p + 1] - t->ref_off[p];
+    int K = m->k;
+    char what[200];
+    int32_t depth_ref = (int32_t)(L - pos < m->max_depth ? L - pos : m->max_depth);
+    int32_t u = 0;
+    for (int32_t d = 0;; d++) {
+        if (pos + d < L && top[u * K] != ref[pos + d]) {
+            snprintf(what, sizeof what,
+                     "target top-1 %d on the reference path (depth %d) differs from the "
+                     "reference token %d",
+                     top[u * K], d, ref[pos + d]);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/target_tok", b + u, what);
+        }
+        if (d == depth_ref) break;
+        int32_t v = fc[u];
+        while (v >= 0 && tok[v] != ref[pos + d])
+            v = ns[v];
+        if (v < 0) {
+            snprintf(what, sizeof what,
+                     "reference path missing: no child with reference token %d (depth %d of "
+                     "%d)",
+                     ref[pos + d], d + 1, depth_ref);
+            return node_err(t, err, TRC_E_DATA, name, "/nodes/token", b + u, what);
+        }
+        u = v;
+    }
+    return TRC_OK;
+}
+
 /* Structure, links, duplicates and the reference path of one tree, whose
  * rows w holds. */
 static int check_tree(const trc_trace *t, const trci_nodes *w, int32_t p, int64_t pos, int64_t tr,
@@ -289,10 +330,7 @@ static int check_tree(const trc_trace *t, const trci_nodes *w, int32_t p, int64_
     int32_t *par = w->parent + bl, *tok = w->token + bl;
     uint8_t *dep = w->depth + bl;
     int32_t *fc = w->first_child + bl, *ns = w->next_sibling + bl;
-    const int32_t *top = w->tgt_tok + bl * m->k; /* target candidates of the tree's rows */
     const int32_t *ref = t->ref_tok + t->ref_off[p];
-    int64_t L = t->ref_off[p + 1] - t->ref_off[p];
-    int K = m->k;
     char what[200];
 
     if (par[0] != -1) {
@@ -344,30 +382,7 @@ static int check_tree(const trc_trace *t, const trci_nodes *w, int32_t p, int64_
             return node_err(t, err, TRC_E_DATA, name, "/nodes/token", b + u, what);
         }
     }
-    int32_t depth_ref = (int32_t)(L - pos < m->max_depth ? L - pos : m->max_depth);
-    int32_t u = 0;
-    for (int32_t d = 0;; d++) {
-        if (pos + d < L && top[u * K] != ref[pos + d]) {
-            snprintf(what, sizeof what,
-                     "target top-1 %d on the reference path (depth %d) differs from the "
-                     "reference token %d",
-                     top[u * K], d, ref[pos + d]);
-            return node_err(t, err, TRC_E_DATA, name, "/nodes/target_tok", b + u, what);
-        }
-        if (d == depth_ref) break;
-        int32_t v = fc[u];
-        while (v >= 0 && tok[v] != ref[pos + d])
-            v = ns[v];
-        if (v < 0) {
-            snprintf(what, sizeof what,
-                     "reference path missing: no child with reference token %d (depth %d of "
-                     "%d)",
-                     ref[pos + d], d + 1, depth_ref);
-            return node_err(t, err, TRC_E_DATA, name, "/nodes/token", b + u, what);
-        }
-        u = v;
-    }
-    return TRC_OK;
+    return check_ref_path(t, w, p, pos, tr, name, err);
 }
 
 /* ---- the parallel part of validation (see the file comment) ---- */

@@ -373,6 +373,42 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
                                    const point_opts *po, const point_ext *px, const fs_api *a);
 
+/* The keys of the point table at idx that keys describes, validated from a
+ * copy without the object keys into out (raises on invalid input). */
+static void check_keys_copy(lua_State *L, int idx, const eng_param_desc *keys, void *out,
+                            const char *what, const char *chunk, int line)
+{
+    lua_newtable(L);
+    int tmp = lua_gettop(L);
+    for (const eng_param_desc *d = keys; d->name; d++) {
+        lua_getfield(L, idx, d->name);
+        lua_setfield(L, tmp, d->name);
+    }
+    slp_check_table(L, tmp, keys, out, what, chunk, line);
+    lua_pop(L, 1);
+}
+
+/* A point asking for more tokens than the trace's references hold generates
+ * what they hold: said once per trace and value. */
+static void warn_short_trace(fs_api *a, const trc_trace *tt, const char *name,
+                             int32_t max_new_tokens, const char *chunk, int line)
+{
+    int32_t longest = 0;
+    const int32_t *tok;
+    for (int32_t p = 0; p < trc_get_meta(tt)->n_prompts; p++) {
+        int32_t len = trc_ref(tt, p, &tok);
+        if (len > longest) longest = len;
+    }
+    if (max_new_tokens > longest &&
+        fs_api_warn_once(a, trc_checksum(tt) ^ ((uint64_t)max_new_tokens << 1) ^ 0x5bd1e995ull) &&
+        a->ex.rank == 0)
+        fprintf(stderr,
+                "flashspec: warning: %s:%d: max_new_tokens = %d but trace '%s' holds at most %d "
+                "reference tokens per prompt; its points generate %d (result column "
+                "effective_new_tokens)\n",
+                chunk, line, (int)max_new_tokens, name, (int)longest, (int)longest);
+}
+
 /* Validates the point described by the table at idx and fills the next result
  * row (parameters), *pt (what the replay needs; it borrows from the Lua
  * userdata, which the caller keeps alive) and the point's stable *id.  Raises on
@@ -391,44 +427,12 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s needs a draft model (key 'draft')",
               chunk, line, what, pol->desc->name);
 
-    /* numeric keys: validate a copy without the object keys */
-    lua_newtable(L);
-    int tmp = lua_gettop(L);
-    for (const eng_param_desc *d = point_keys; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
     point_opts po;
-    slp_check_table(L, tmp, point_keys, &po, what, chunk, line);
-    lua_pop(L, 1);
-    lua_newtable(L);
-    tmp = lua_gettop(L);
-    for (const eng_param_desc *d = point_keys_ext; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
+    check_keys_copy(L, idx, point_keys, &po, what, chunk, line);
     point_ext px;
-    slp_check_table(L, tmp, point_keys_ext, &px, what, chunk, line);
-    lua_pop(L, 1);
-
-    /* a point asking for more tokens than the trace's references hold
-     * generates what they hold: said once per trace and value */
-    int32_t longest = 0;
-    const int32_t *tok;
+    check_keys_copy(L, idx, point_keys_ext, &px, what, chunk, line);
     const trc_trace *tt = fs_trace_get(L, tr, chunk, line);
-    for (int32_t p = 0; p < trc_get_meta(tt)->n_prompts; p++) {
-        int32_t len = trc_ref(tt, p, &tok);
-        if (len > longest) longest = len;
-    }
-    if (po.max_new_tokens > longest &&
-        fs_api_warn_once(a, trc_checksum(tt) ^ ((uint64_t)po.max_new_tokens << 1) ^
-                                0x5bd1e995ull) &&
-        a->ex.rank == 0)
-        fprintf(stderr,
-                "flashspec: warning: %s:%d: max_new_tokens = %d but trace '%s' holds at most %d "
-                "reference tokens per prompt; its points generate %d (result column "
-                "effective_new_tokens)\n",
-                chunk, line, (int)po.max_new_tokens, tr->entry->name, (int)longest, (int)longest);
+    warn_short_trace(a, tt, tr->entry->name, po.max_new_tokens, chunk, line);
 
     fs_check_model_pair(L, a, tt, tr->entry->name, tgt, pol->desc->needs_draft ? drf : NULL, what,
                         chunk, line);

@@ -198,6 +198,43 @@ static void specinfer_widths(lua_State *L, int wi, lua_Integer n, const char *wh
                  chunk, line, what, (long long)n, (long long)(1 + level));
 }
 
+/* The shape tree_nodes cuts for a widths parameter d, at stack index
+ * given: the widths given, else d's default put there; raises unless it is
+ * one list of integers. */
+static void widths_shape(lua_State *L, const eng_param_desc *d, int given, const char *what,
+                         const char *chunk, int kl)
+{
+    if (lua_isnil(L, given)) {
+        lua_createtable(L, d->def_count, 0);
+        for (int32_t i = 0; i < d->def_count; i++) {
+            lua_pushinteger(L, (lua_Integer)d->def_list[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_replace(L, given);
+    }
+    lua_rawgeti(L, given, 1);
+    int nested = lua_type(L, -1) == LUA_TTABLE;
+    lua_pop(L, 1);
+    if (lua_type(L, given) != LUA_TTABLE || nested)
+        fs_raise(L, FS_EXIT_CONFIG, 0,
+                 "%s:%d: %s: with 'tree_nodes', 'widths' must be one list of integers (the "
+                 "shape tree_nodes cuts)",
+                 chunk, kl, what);
+}
+
+/* The value on top of the stack (popped) as an integer, a float with an
+ * integral value included; LUA_MININTEGER when it is neither. */
+static lua_Integer integral_value(lua_State *L)
+{
+    lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : LUA_MININTEGER;
+    if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1)) {
+        double x = lua_tonumber(L, -1);
+        if (x == floor(x) && fabs(x) < 1e15) v = (lua_Integer)x;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
 /* Rewrites the constructor table at index 1 when it holds `tree_nodes` (a
  * value or a list of values) into the policy's own parameter, for a built-in
  * tree policy; a policy that declares tree_nodes itself takes it as is. */
@@ -229,24 +266,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: %s: set one of 'tree_nodes' and '%s' (tree_nodes = %s + %d)", chunk, kl,
                  what, param, param, (int)k->minus);
-    if (widths) { /* the shape to cut: the given widths, else the default */
-        if (lua_isnil(L, given)) {
-            lua_createtable(L, d->def_count, 0);
-            for (int32_t i = 0; i < d->def_count; i++) {
-                lua_pushinteger(L, (lua_Integer)d->def_list[i]);
-                lua_rawseti(L, -2, i + 1);
-            }
-            lua_replace(L, given);
-        }
-        lua_rawgeti(L, given, 1);
-        int nested = lua_type(L, -1) == LUA_TTABLE;
-        lua_pop(L, 1);
-        if (lua_type(L, given) != LUA_TTABLE || nested)
-            fs_raise(L, FS_EXIT_CONFIG, 0,
-                     "%s:%d: %s: with 'tree_nodes', 'widths' must be one list of integers (the "
-                     "shape tree_nodes cuts)",
-                     chunk, kl, what);
-    }
+    if (widths) widths_shape(L, d, given, what, chunk, kl);
     /* one value or a plain list of values */
     int list = lua_type(L, tn) == LUA_TTABLE && !lua_getmetatable(L, tn);
     if (lua_type(L, tn) == LUA_TTABLE && !list) lua_pop(L, 1); /* the metatable */
@@ -263,12 +283,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
             lua_rawgeti(L, tn, i);
         else
             lua_pushvalue(L, tn);
-        lua_Integer v = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : LUA_MININTEGER;
-        if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1)) {
-            double x = lua_tonumber(L, -1);
-            if (x == floor(x) && fabs(x) < 1e15) v = (lua_Integer)x;
-        }
-        lua_pop(L, 1);
+        lua_Integer v = integral_value(L);
         if (v == LUA_MININTEGER || v < lo || v > hi)
             fs_raise(L, FS_EXIT_CONFIG, 0,
                      "%s:%d: %s: tree_nodes must be %s in [%lld, %lld] (nodes per tree, root "

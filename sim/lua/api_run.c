@@ -296,25 +296,32 @@ static void drop_record(const char *dir)
     unlink(p);
 }
 
-int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
-                           size_t errlen)
-{
-    if (t && !t->path) t = NULL;
-    if (t && (t->point < 0 || t->prompt < 0)) {
-        snprintf(err, errlen, "--timeline-point and --timeline-prompt must be >= 0");
-        return FS_EXIT_USAGE;
-    }
+/* A script run: its state, what its phases set up and the last frees. */
+typedef struct script_run {
     fs_api a;
-    memset(&a, 0, sizeof a);
-    a.ex.rank = sim_mpi_rank();
-    a.quiet = o->quiet || a.ex.rank != 0; /* under MPI only rank 0 talks */
-    a.ex.quiet = a.quiet;
-    a.ex.workers = o->jobs > 0 ? o->jobs : 1;
-    a.ex.resume = o->no_resume ? 0 : o->resume_any_build ? SIM_SWEEP_RESUME_ANY_BUILD : 1;
-    sim_sweep_build_key(FS_VERSION, a.ex.build_key);
-    if (o->out_dir &&
-        (size_t)snprintf(a.ex.store_dir, sizeof a.ex.store_dir, "%s/points", o->out_dir) >=
-            sizeof a.ex.store_dir) {
+    fs_lua_limits lim;
+    fs_mem_pool pool;
+    int lock_fd, made_dir;
+    char *src; /* the script, read once: hashed, run and recorded */
+    size_t len;
+    lua_State *L;
+} script_run;
+
+/* Phase 1: the run's settings and every check that needs no lock -- the
+ * output paths writable, the script a readable file, the timeline made.
+ * FS_EXIT_OK, or the exit code with err. */
+static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                     size_t errlen)
+{
+    fs_api *a = &r->a;
+    a->ex.rank = sim_mpi_rank();
+    a->quiet = o->quiet || a->ex.rank != 0; /* under MPI only rank 0 talks */
+    a->ex.quiet = a->quiet;
+    a->ex.workers = o->jobs > 0 ? o->jobs : 1;
+    a->ex.resume = o->no_resume ? 0 : o->resume_any_build ? SIM_SWEEP_RESUME_ANY_BUILD : 1;
+    sim_sweep_build_key(FS_VERSION, a->ex.build_key);
+    if (o->out_dir && (size_t)snprintf(a->ex.store_dir, sizeof a->ex.store_dir, "%s/points",
+                                       o->out_dir) >= sizeof a->ex.store_dir) {
         snprintf(err, errlen, "%s: output path too long", o->out_dir);
         return FS_EXIT_CANTCREAT;
     }
@@ -344,190 +351,253 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     }
     char real[PATH_MAX];
     if (!realpath(o->script, real)) snprintf(real, sizeof real, "%s", o->script);
-    snprintf(a.script_dir, sizeof a.script_dir, "%s", real);
-    char *slash = strrchr(a.script_dir, '/');
+    snprintf(a->script_dir, sizeof a->script_dir, "%s", real);
+    char *slash = strrchr(a->script_dir, '/');
     if (slash) *slash = 0;
-    if (t) {
-        int e = dir_writable(t->path);
-        if (e) {
-            snprintf(err, errlen, "cannot write output '%s': %s", t->path, strerror(e));
-            return FS_EXIT_CANTCREAT;
-        }
-        a.ex.tl = sim_timeline_create(0);
-        if (!a.ex.tl) {
-            snprintf(err, errlen, "out of memory for the timeline");
-            return FS_EXIT_SOFTWARE;
-        }
-        a.ex.tl_point = t->point;
-        a.ex.tl_prompt = t->prompt;
+    if (!t) return FS_EXIT_OK;
+    int e = dir_writable(t->path);
+    if (e) {
+        snprintf(err, errlen, "cannot write output '%s': %s", t->path, strerror(e));
+        return FS_EXIT_CANTCREAT;
     }
+    a->ex.tl = sim_timeline_create(0);
+    if (!a->ex.tl) {
+        snprintf(err, errlen, "out of memory for the timeline");
+        return FS_EXIT_SOFTWARE;
+    }
+    a->ex.tl_point = t->point;
+    a->ex.tl_prompt = t->prompt;
+    return FS_EXIT_OK;
+}
 
-    /* one writer per output directory (sim/out/sim_lock.h): the lock is held
-     * until the run ends; only then are another run's temporaries ours to clean */
-    int lock_fd = -1, made_dir = 0;
-    if (o->out_dir && a.ex.rank == 0) {
-        lock_fd = sim_out_lock(o->out_dir, &made_dir, err, errlen);
-        if (lock_fd < 0) {
-            sim_timeline_destroy(a.ex.tl);
-            return FS_EXIT_CANTCREAT;
-        }
-        /* temporaries a killed run left in DIR and DIR/points (their writer
-         * gone, or a day old): removed before this run adds its own */
-        int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a.ex.store_dir);
-        if (gone && !a.quiet)
-            fprintf(stderr, "flashspec: removed %d temporary file%s left in %s by an "
-                            "interrupted run\n",
-                    gone, gone == 1 ? "" : "s", o->out_dir);
-    }
-    fs_lua_limits lim = {.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
-                         .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
-    if (o->max_instructions > 0) lim.step_limit = o->max_instructions;
-    if (o->max_memory_mb > 0) lim.mem_limit_bytes = (size_t)o->max_memory_mb << 20;
+/* Phase 2: one writer per output directory (sim/out/sim_lock.h), the lock
+ * held until the run ends; only then are another run's temporaries ours to
+ * clean.  FS_EXIT_OK, or FS_EXIT_CANTCREAT with err. */
+static int run_lock(script_run *r, const fs_script_opts *o, char *err, size_t errlen)
+{
+    fs_api *a = &r->a;
+    if (!o->out_dir || a->ex.rank != 0) return FS_EXIT_OK;
+    r->lock_fd = sim_out_lock(o->out_dir, &r->made_dir, err, errlen);
+    if (r->lock_fd < 0) return FS_EXIT_CANTCREAT;
+    /* temporaries a killed run left in DIR and DIR/points (their writer
+     * gone, or a day old): removed before this run adds its own */
+    int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a->ex.store_dir);
+    if (gone && !a->quiet)
+        fprintf(stderr,
+                "flashspec: removed %d temporary file%s left in %s by an "
+                "interrupted run\n",
+                gone, gone == 1 ? "" : "s", o->out_dir);
+    return FS_EXIT_OK;
+}
+
+/* Phase 3: the limits, the script read once and its sandboxed Lua state
+ * with the flashspec table.  FS_EXIT_OK, or the exit code with err. */
+static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t errlen)
+{
+    fs_api *a = &r->a;
+    fs_lua_limits *lim = &r->lim;
+    *lim = (fs_lua_limits){.mem_limit_bytes = FS_SCRIPT_MEM_LIMIT,
+                           .step_limit = o->unsafe ? 0 : FS_SCRIPT_STEP_LIMIT};
+    if (o->max_instructions > 0) lim->step_limit = o->max_instructions;
+    if (o->max_memory_mb > 0) lim->mem_limit_bytes = (size_t)o->max_memory_mb << 20;
     /* one budget for the run: the script's heap, what it holds (traces, rows)
      * and every point's policy state on every worker */
-    fs_mem_pool pool = {.limit = lim.mem_limit_bytes};
-    lim.pool = &pool;
-    lim.stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
-    lim.in_library = sim_sweep_library_call;
-    a.lim = &lim;
-    a.plugins = o->plugins;
-    a.trace_cache_bytes = (size_t)(o->trace_cache_mb > 0 ? o->trace_cache_mb : FS_TRACE_CACHE_MB)
-                          << 20;
-    a.n_plugins = o->n_plugins;
-    a.verify_trace = o->verify_trace;
-    a.strict = o->strict;
-    /* the script is read once: these bytes are hashed, run and recorded */
-    size_t script_len = 0;
-    char *script_src = read_script(o->script, &script_len, err, errlen);
-    if (o->out_dir && a.ex.rank == 0 && script_src) a.rec = fs_runrec_new();
-    lua_State *L = script_src && (a.rec || !o->out_dir || a.ex.rank != 0)
-                       ? fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, &lim)
-                       : NULL;
-    if (!L) {
-        int code = script_src ? FS_EXIT_SOFTWARE : FS_EXIT_NOINPUT;
-        if (script_src) snprintf(err, errlen, "cannot create a Lua state");
-        free(script_src);
-        fs_runrec_free(a.rec);
-        sim_timeline_destroy(a.ex.tl);
-        if (made_dir) rmdir(o->out_dir);
-        if (lock_fd >= 0) close(lock_fd);
-        return code;
+    r->pool = (fs_mem_pool){.limit = lim->mem_limit_bytes};
+    lim->pool = &r->pool;
+    lim->stop = sim_sweep_interrupted; /* SIGINT/SIGTERM/time limit stop Lua code too */
+    lim->in_library = sim_sweep_library_call;
+    a->lim = lim;
+    a->plugins = o->plugins;
+    a->trace_cache_bytes = (size_t)(o->trace_cache_mb > 0 ? o->trace_cache_mb : FS_TRACE_CACHE_MB)
+                           << 20;
+    a->n_plugins = o->n_plugins;
+    a->verify_trace = o->verify_trace;
+    a->strict = o->strict;
+    r->src = read_script(o->script, &r->len, err, errlen);
+    if (o->out_dir && a->ex.rank == 0 && r->src) a->rec = fs_runrec_new();
+    r->L = r->src && (a->rec || !o->out_dir || a->ex.rank != 0)
+               ? fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, lim)
+               : NULL;
+    if (!r->L) {
+        if (r->src) snprintf(err, errlen, "cannot create a Lua state");
+        return r->src ? FS_EXIT_SOFTWARE : FS_EXIT_NOINPUT;
     }
-    hash_bytes(script_src, script_len, a.meta.script_hash, sizeof a.meta.script_hash);
-    fs_api_open(L, &a, o);
-    if (a.ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
-        lua_pushcfunction(L, print_nothing);
-        lua_setglobal(L, "print");
+    hash_bytes(r->src, r->len, a->meta.script_hash, sizeof a->meta.script_hash);
+    fs_api_open(r->L, a, o);
+    if (a->ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
+        lua_pushcfunction(r->L, print_nothing);
+        lua_setglobal(r->L, "print");
     }
-    int code = FS_EXIT_OK;
-    sim_sweep_signals_install();
-    sim_sweep_deadline_set(o->max_seconds);
-    lua_pushcfunction(L, msgh);
-    int rc = load_script(L, o->script, script_src, script_len);
-    if (rc == LUA_OK) rc = lua_pcall(L, 0, 0, -2);
+    return FS_EXIT_OK;
+}
+
+/* The exit code and one line of the script's error (rc, its value on top of
+ * L's stack): a flashspec error's own code, else by the kind of failure; the
+ * run's memory cap named when it refused the memory. */
+static int script_error(script_run *r, const fs_script_opts *o, int rc, char *err, size_t errlen)
+{
+    lua_State *L = r->L;
+    int code;
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "code");
+        lua_getfield(L, -2, "msg");
+        code = (int)lua_tointeger(L, -2);
+        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
+        if (code == 0) code = FS_EXIT_CONFIG;
+    } else {
+        const char *m = lua_tostring(L, -1);
+        snprintf(err, errlen, "%s", m ? m : "error");
+        code = rc == LUA_ERRFILE  ? FS_EXIT_NOINPUT
+               : rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE
+                                  : FS_EXIT_CONFIG;
+        if (rc == LUA_ERRMEM && r->lim.mem_refused) { /* the cap, not the host */
+            snprintf(err, errlen,
+                     "%s: script exceeds the run's memory limit of %zu MiB (Lua heap, policy "
+                     "states, traces, result rows; see --max-memory-mb)",
+                     o->script, r->lim.mem_limit_bytes >> 20);
+            code = FS_EXIT_CONFIG;
+        }
+    }
+    /* one line: cut any traceback or embedded newline */
+    char *nl = strchr(err, '\n');
+    if (nl) *nl = 0;
+    return code;
+}
+
+/* Phase 4, when the script stopped: the exit code and one line for the time
+ * limit, an interrupt (nothing partial is written either way) or the
+ * script's error (rc, its value on top of the stack). */
+static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err, size_t errlen)
+{
+    const fs_exec *ex = &r->a.ex;
+    const char *s = ex->computed == 1 ? "" : "s", *are = ex->computed == 1 ? "is" : "are";
     if (sim_sweep_interrupted() == SIGALRM) {
-        /* the time limit: like an interrupt, nothing partial is written */
-        code = FS_EXIT_CONFIG;
-        if (a.ex.store_dir[0])
+        if (ex->store_dir[0])
             snprintf(err, errlen,
                      "%s: time limit of %g s exceeded (--max-seconds): %lld point%s computed in "
                      "this run %s saved in %s; run again to resume",
-                     o->script, o->max_seconds, (long long)a.ex.computed,
-                     a.ex.computed == 1 ? "" : "s", a.ex.computed == 1 ? "is" : "are",
-                     a.ex.store_dir);
+                     o->script, o->max_seconds, (long long)ex->computed, s, are, ex->store_dir);
         else
             snprintf(err, errlen, "%s: time limit of %g s exceeded (--max-seconds)", o->script,
                      o->max_seconds);
-    } else if (sim_sweep_interrupted()) {
-        /* whatever the script did with the error: nothing partial is written */
-        code = FS_EXIT_INTERRUPTED;
-        if (a.ex.store_dir[0])
+        return FS_EXIT_CONFIG;
+    }
+    if (sim_sweep_interrupted()) {
+        if (ex->store_dir[0])
             snprintf(err, errlen,
                      "interrupted: %lld point%s computed in this run %s saved in %s; run the "
                      "same command again to resume",
-                     (long long)a.ex.computed, a.ex.computed == 1 ? "" : "s",
-                     a.ex.computed == 1 ? "is" : "are", a.ex.store_dir);
+                     (long long)ex->computed, s, are, ex->store_dir);
         else
             snprintf(err, errlen, "interrupted (no output directory: nothing saved)");
-    } else if (rc != LUA_OK) {
-        if (lua_istable(L, -1)) {
-            lua_getfield(L, -1, "code");
-            lua_getfield(L, -2, "msg");
-            code = (int)lua_tointeger(L, -2);
-            snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
-            if (code == 0) code = FS_EXIT_CONFIG;
-        } else {
-            const char *m = lua_tostring(L, -1);
-            snprintf(err, errlen, "%s", m ? m : "error");
-            code = rc == LUA_ERRFILE ? FS_EXIT_NOINPUT
-                   : rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE
-                                      : FS_EXIT_CONFIG;
-            if (rc == LUA_ERRMEM && lim.mem_refused) { /* the cap, not the host */
-                snprintf(err, errlen,
-                         "%s: script exceeds the run's memory limit of %zu MiB (Lua heap, "
-                         "policy states, traces, result rows; see --max-memory-mb)",
-                         o->script, lim.mem_limit_bytes >> 20);
-                code = FS_EXIT_CONFIG;
-            }
-        }
-        /* one line: cut any traceback or embedded newline */
-        char *nl = strchr(err, '\n');
-        if (nl) *nl = 0;
-    } else {
-        if (t) code = timeline_finish(&a, t, err, errlen);
-        if (code == FS_EXIT_OK && o->out_dir && a.n_rows > 0 && a.ex.rank == 0) {
-            /* what produced the results, written before them (and removed
-             * again if they cannot be written): runrec.h */
-            code = write_record(&a, o, script_src, script_len, err, errlen);
-            if (code == FS_EXIT_OK)
-                code = sim_status_exit(
-                    fs_rows_write(&a.meta, a.rows, a.n_rows, o->out_dir, err, errlen));
-            if (code != FS_EXIT_OK) drop_record(o->out_dir);
-            if (code == FS_EXIT_OK && !a.quiet)
-                fprintf(stderr,
-                        "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
-                        "%lld resumed)\n",
-                        a.n_rows, a.n_rows == 1 ? "" : "s", o->out_dir,
-                        (long long)a.ex.computed, (long long)a.ex.resumed);
-        }
-        for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a.ex.rank == 0 &&
-                            i < a.n_outputs; i++) {
-            int rc = sim_out_write_file(o->out_dir, a.outputs[i].name, a.outputs[i].data,
-                                        a.outputs[i].len, err, errlen);
-            if (rc != SIM_OUT_OK)
-                code = sim_status_exit(rc);
-            else if (!a.quiet)
-                fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a.outputs[i].name);
-        }
-        if (code == FS_EXIT_OK && a.ex.point_code) {
-            code = a.ex.point_code;
-            snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
-                     (long long)a.ex.failed, a.ex.failed == 1 ? "" : "s",
-                     o->out_dir ? "the results hold the" : "the script ran its", a.n_rows,
-                     a.n_rows == 1 ? "" : "s");
-        }
+        return FS_EXIT_INTERRUPTED;
     }
-    sim_sweep_deadline_clear();
-    sim_sweep_signals_restore();
-    lua_close(L);
-    a.synth_memo_on = 1;
-    fs_api_synth_memos(&a, 0); /* a fit the script's error cut short */
-    fs_api_synth_free_pending(&a);
-    for (int32_t i = 0; i < a.n_traces; i++) {
-        trc_free(a.traces[i]->trace);
-        free(a.traces[i]);
+    return script_error(r, o, rc, err, errlen);
+}
+
+/* Phase 5, when the script succeeded: the timeline, the run record and the
+ * results, the script's files, then a failed point's code.  FS_EXIT_OK, or
+ * the exit code with err. */
+static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                     size_t errlen)
+{
+    fs_api *a = &r->a;
+    int code = t ? timeline_finish(a, t, err, errlen) : FS_EXIT_OK;
+    if (code == FS_EXIT_OK && o->out_dir && a->n_rows > 0 && a->ex.rank == 0) {
+        /* what produced the results, written before them (and removed again
+         * if they cannot be written): runrec.h */
+        code = write_record(a, o, r->src, r->len, err, errlen);
+        if (code == FS_EXIT_OK)
+            code = sim_status_exit(
+                fs_rows_write(&a->meta, a->rows, a->n_rows, o->out_dir, err, errlen));
+        if (code != FS_EXIT_OK) drop_record(o->out_dir);
+        if (code == FS_EXIT_OK && !a->quiet)
+            fprintf(stderr,
+                    "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
+                    "%lld resumed)\n",
+                    a->n_rows, a->n_rows == 1 ? "" : "s", o->out_dir, (long long)a->ex.computed,
+                    (long long)a->ex.resumed);
     }
-    free(a.traces);
-    free(a.rows);
-    for (int32_t i = 0; i < a.n_outputs; i++) free(a.outputs[i].data);
-    free(a.outputs);
-    free(a.warned);
-    fs_api_free_profiles(&a);
-    fs_runrec_free(a.rec);
-    free(script_src);
-    sim_timeline_destroy(a.ex.tl);
-    /* a directory this run made and left empty (it failed early) goes again */
-    if (made_dir && code != FS_EXIT_OK) rmdir(o->out_dir);
-    if (lock_fd >= 0) close(lock_fd);
+    for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a->ex.rank == 0 && i < a->n_outputs;
+         i++) {
+        int rc = sim_out_write_file(o->out_dir, a->outputs[i].name, a->outputs[i].data,
+                                    a->outputs[i].len, err, errlen);
+        if (rc != SIM_OUT_OK)
+            code = sim_status_exit(rc);
+        else if (!a->quiet)
+            fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a->outputs[i].name);
+    }
+    if (code == FS_EXIT_OK && a->ex.point_code) {
+        code = a->ex.point_code;
+        snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
+                 (long long)a->ex.failed, a->ex.failed == 1 ? "" : "s",
+                 o->out_dir ? "the results hold the" : "the script ran its", a->n_rows,
+                 a->n_rows == 1 ? "" : "s");
+    }
+    return code;
+}
+
+/* Phase 6: everything the run holds, and its output directory's lock; a
+ * directory this run made and left empty (it failed) goes again. */
+static void run_free(script_run *r, const fs_script_opts *o, int code)
+{
+    fs_api *a = &r->a;
+    if (r->L) lua_close(r->L);
+    a->synth_memo_on = 1;
+    fs_api_synth_memos(a, 0); /* a fit the script's error cut short */
+    fs_api_synth_free_pending(a);
+    for (int32_t i = 0; i < a->n_traces; i++) {
+        trc_free(a->traces[i]->trace);
+        free(a->traces[i]);
+    }
+    free(a->traces);
+    free(a->rows);
+    for (int32_t i = 0; i < a->n_outputs; i++)
+        free(a->outputs[i].data);
+    free(a->outputs);
+    free(a->warned);
+    fs_api_free_profiles(a);
+    fs_runrec_free(a->rec);
+    free(r->src);
+    sim_timeline_destroy(a->ex.tl);
+    if (r->made_dir && code != FS_EXIT_OK) rmdir(o->out_dir);
+    if (r->lock_fd >= 0) close(r->lock_fd);
+}
+
+int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                           size_t errlen)
+{
+    if (t && !t->path) t = NULL;
+    if (t && (t->point < 0 || t->prompt < 0)) {
+        snprintf(err, errlen, "--timeline-point and --timeline-prompt must be >= 0");
+        return FS_EXIT_USAGE;
+    }
+    script_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return FS_EXIT_SOFTWARE;
+    }
+    r->lock_fd = -1;
+    int code = run_check(r, o, t, err, errlen);
+    if (code != FS_EXIT_OK) { /* nothing locked, nothing made: only the timeline to free */
+        sim_timeline_destroy(r->a.ex.tl);
+        free(r);
+        return code;
+    }
+    code = run_lock(r, o, err, errlen);
+    if (code == FS_EXIT_OK) code = run_open(r, o, err, errlen);
+    if (code == FS_EXIT_OK) {
+        sim_sweep_signals_install();
+        sim_sweep_deadline_set(o->max_seconds);
+        lua_pushcfunction(r->L, msgh);
+        int rc = load_script(r->L, o->script, r->src, r->len);
+        if (rc == LUA_OK) rc = lua_pcall(r->L, 0, 0, -2);
+        code = rc != LUA_OK || sim_sweep_interrupted() ? run_stopped(r, o, rc, err, errlen)
+                                                       : run_write(r, o, t, err, errlen);
+        sim_sweep_deadline_clear();
+        sim_sweep_signals_restore();
+    }
+    run_free(r, o, code);
+    free(r);
     return code;
 }

@@ -382,20 +382,17 @@ static void spec_number(lua_State *L, int idx, const char *k, double *v)
     lua_pop(L, 1);
 }
 
-int fs_lua_policy_knob(const void *params, const char *name, fs_lua_knob *out, char *err,
-                       size_t errlen)
+/* Pushes the declaration of knob name (params[name] of the policy's hooks
+ * table) and returns its stack index; 0 with err when the policy declares
+ * no params or no such knob (with the closest name). */
+static int knob_decl(lua_State *L, const lp_params *p, const lp_state *s, const char *name,
+                     char *err, size_t errlen)
 {
-    const lp_params *p = params;
-    memset(out, 0, sizeof *out);
-    lp_state *s = lp_open(p, err, errlen);
-    if (!s) return -1;
-    lua_State *L = s->L;
-    int rc = -1;
     lua_pushcfunction(L, lp_load_policy);
     lua_pushlightuserdata(L, (void *)p);
     if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
         snprintf(err, errlen, "%s: cannot read its hooks table", p->file);
-        goto done;
+        return 0;
     }
     lua_getfield(L, -1, "params");
     int decl = lua_gettop(L);
@@ -404,62 +401,66 @@ int fs_lua_policy_knob(const void *params, const char *name, fs_lua_knob *out, c
                  "Lua policy %s declares no params (a `params` table in its hooks "
                  "table): its knobs cannot be searched",
                  p->file);
-        goto done;
+        return 0;
     }
     lua_getfield(L, decl, name);
-    int spec = lua_gettop(L);
-    if (!lua_istable(L, spec)) {
-        const char *best = NULL;
-        int bd = 1 << 30;
-        lua_pushnil(L);
-        while (lua_next(L, decl)) {
-            lua_pop(L, 1);
-            if (lua_type(L, -1) != LUA_TSTRING) continue;
-            int dist = eng_params_distance(name, lua_tostring(L, -1));
-            if (dist < bd) bd = dist, best = lua_tostring(L, -1);
-        }
-        if (best && bd <= (int)(strlen(name) / 2 > 2 ? strlen(name) / 2 : 2))
-            snprintf(err, errlen, "policy %s has no knob '%s' (did you mean '%s'?)", s->name, name,
-                     best);
-        else
-            snprintf(err, errlen, "policy %s has no knob '%s'", s->name, name);
-        goto done;
+    if (lua_istable(L, -1)) return lua_gettop(L);
+    const char *best = NULL;
+    int bd = 1 << 30;
+    lua_pushnil(L);
+    while (lua_next(L, decl)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) continue;
+        int dist = eng_params_distance(name, lua_tostring(L, -1));
+        if (dist < bd) bd = dist, best = lua_tostring(L, -1);
     }
-    snprintf(out->name, sizeof out->name, "%s", name);
-    out->d.name = out->name;
-    out->d.min = -1e300;
-    out->d.max = 1e300;
-    out->d.def = NAN;
-    lua_getfield(L, spec, "default");
-    int def_type = lua_type(L, -1);
-    lua_pop(L, 1);
-    lua_getfield(L, spec, "choices");
-    int has_choices = lua_istable(L, -1);
-    lua_pop(L, 1);
-    lua_getfield(L, spec, "integer");
-    int integer = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    if (has_choices) {
-        lua_getfield(L, spec, "choices");
-        int nc = 0;
-        for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
-            lua_rawgeti(L, -1, i);
-            if (lua_type(L, -1) == LUA_TSTRING && nc < FS_LUA_KNOB_CHOICES) {
-                snprintf(out->choice_text[nc], sizeof out->choice_text[nc], "%s",
-                         lua_tostring(L, -1));
-                out->choices[nc] = out->choice_text[nc];
-                nc++;
-            }
-            lua_pop(L, 1);
+    if (best && bd <= (int)(strlen(name) / 2 > 2 ? strlen(name) / 2 : 2))
+        snprintf(err, errlen, "policy %s has no knob '%s' (did you mean '%s'?)", s->name, name,
+                 best);
+    else
+        snprintf(err, errlen, "policy %s has no knob '%s'", s->name, name);
+    return 0;
+}
+
+/* The knob's choices (the declaration's `choices` list, at the top of the
+ * stack) as an enum; -1 with err when none is a string. */
+static int knob_choices(lua_State *L, const lp_state *s, const char *name, fs_lua_knob *out,
+                        char *err, size_t errlen)
+{
+    int nc = 0;
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        if (lua_type(L, -1) == LUA_TSTRING && nc < FS_LUA_KNOB_CHOICES) {
+            snprintf(out->choice_text[nc], sizeof out->choice_text[nc], "%s", lua_tostring(L, -1));
+            out->choices[nc] = out->choice_text[nc];
+            nc++;
         }
         lua_pop(L, 1);
-        if (nc == 0) {
-            snprintf(err, errlen, "knob '%s' of policy %s has no string choices", name, s->name);
-            goto done;
-        }
-        out->choices[nc] = NULL;
-        out->d.type = ENG_PARAM_ENUM;
-        out->d.choices = out->choices;
+    }
+    if (nc == 0) {
+        snprintf(err, errlen, "knob '%s' of policy %s has no string choices", name, s->name);
+        return -1;
+    }
+    out->choices[nc] = NULL;
+    out->d.type = ENG_PARAM_ENUM;
+    out->d.choices = out->choices;
+    return 0;
+}
+
+/* The knob's type and range from its declaration at spec: choices (enum),
+ * a boolean default (bool), else a number (integer when declared so) with
+ * its min and max.  0, or -1 with err (a string without choices). */
+static int knob_type(lua_State *L, int spec, const lp_state *s, const char *name, fs_lua_knob *out,
+                     char *err, size_t errlen)
+{
+    lua_getfield(L, spec, "default");
+    int def_type = lua_type(L, -1);
+    lua_getfield(L, spec, "integer");
+    int integer = lua_toboolean(L, -1);
+    lua_getfield(L, spec, "choices");
+    int rc = 0;
+    if (lua_istable(L, -1)) {
+        rc = knob_choices(L, s, name, out, err, errlen);
     } else if (def_type == LUA_TBOOLEAN) {
         out->d.type = ENG_PARAM_BOOL;
         out->d.min = 0;
@@ -469,14 +470,22 @@ int fs_lua_policy_knob(const void *params, const char *name, fs_lua_knob *out, c
                  "knob '%s' of policy %s is a string param without choices; only "
                  "numbers, booleans and choices can be searched",
                  name, s->name);
-        goto done;
+        rc = -1;
     } else {
         out->d.type = integer ? ENG_PARAM_INT : ENG_PARAM_DOUBLE;
         if (integer) out->d.min = INT32_MIN, out->d.max = INT32_MAX;
         spec_number(L, spec, "min", &out->d.min);
         spec_number(L, spec, "max", &out->d.max);
     }
-    /* the current value: the one given to the policy object, else the default */
+    lua_pop(L, 3);
+    return rc;
+}
+
+/* The knob's current value: the one given to the policy object, else the
+ * declared default (an enum's index; NaN when neither fits the type). */
+static double knob_current(lua_State *L, int spec, const lp_params *p, const char *name,
+                           const fs_lua_knob *out)
+{
     char src[1100];
     snprintf(src, sizeof src, "return %s", p->args);
     lua_getfield(L, spec, "default");
@@ -498,9 +507,28 @@ int fs_lua_policy_knob(const void *params, const char *name, fs_lua_knob *out, c
     } else if (lua_type(L, -1) == LUA_TNUMBER) {
         cur = lua_tonumber(L, -1);
     }
-    out->current = cur;
-    rc = 0;
-done:
+    lua_pop(L, 1);
+    return cur;
+}
+
+int fs_lua_policy_knob(const void *params, const char *name, fs_lua_knob *out, char *err,
+                       size_t errlen)
+{
+    const lp_params *p = params;
+    memset(out, 0, sizeof *out);
+    lp_state *s = lp_open(p, err, errlen);
+    if (!s) return -1;
+    lua_State *L = s->L;
+    int rc = -1, spec = knob_decl(L, p, s, name, err, errlen);
+    if (spec) {
+        snprintf(out->name, sizeof out->name, "%s", name);
+        out->d.name = out->name;
+        out->d.min = -1e300;
+        out->d.max = 1e300;
+        out->d.def = NAN;
+        rc = knob_type(L, spec, s, name, out, err, errlen);
+        if (rc == 0) out->current = knob_current(L, spec, p, name, out);
+    }
     lp_destroy(s);
     return rc;
 }

@@ -259,96 +259,114 @@ static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
     jput(b, "}");
 }
 
+/* The record's "flashspec", "command" and "script" members. */
+static void json_run(jbuf *b, const fs_runrec_run *run)
+{
+    jput(b, "{\n  \"flashspec\": {\"version\": ");
+    jcstr(b, run->version);
+    jput(b, ", \"build_key\": ");
+    jcstr(b, run->build_key);
+    jput(b, "},\n  \"command\": [");
+    for (int i = 0; i < run->argc; i++) {
+        jput(b, "%s", i ? ", " : "");
+        jcstr(b, run->argv[i]);
+    }
+    jput(b, "],\n  \"script\": {\"path\": ");
+    jcstr(b, run->script_path);
+    jput(b, ", \"hash\": ");
+    jcstr(b, run->script_hash);
+    jput(b, ", \"copy\": %s, \"args\": {", run->script_bytes ? "\"script.lua\"" : "null");
+    for (int i = 0; i < run->n_args; i++) {
+        const char *eq = strchr(run->args[i], '=');
+        if (!eq) continue;
+        jput(b, "%s", i ? ", " : "");
+        jstr(b, run->args[i], (size_t)(eq - run->args[i]));
+        jput(b, ": ");
+        jcstr(b, eq + 1);
+    }
+    jput(b, "}},");
+}
+
+/* The "devices" (with their variants), "models" and "policies" members. */
+static void json_objects(jbuf *b, const fs_runrec *r)
+{
+    jput(b, "\n  \"devices\": [");
+    for (int32_t i = 0; i < r->n_devs; i++) {
+        const dev_ent *e = r->devs[i];
+        jput(b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(b, e->name);
+        jput(b, ", \"values\": ");
+        jparams(b, sim_device_keys(), &e->dev);
+        jput(b, ", \"variants\": [");
+        for (int32_t v = 0; v < e->n_var; v++) {
+            jput(b, "%s{\"name\": ", v ? ", " : "");
+            jcstr(b, e->var_names[v]);
+            jput(b, ", \"values\": ");
+            jparams(b, sim_device_keys(), &e->vars[v]);
+            jput(b, "}");
+        }
+        jput(b, "]}");
+    }
+    jput(b, "\n  ],\n  \"models\": [");
+    for (int32_t i = 0; i < r->n_models; i++) {
+        jput(b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(b, r->models[i]->name);
+        jput(b, ", \"values\": ");
+        jparams(b, sim_model_keys(), &r->models[i]->m);
+        jput(b, "}");
+    }
+    jput(b, "\n  ],\n  \"policies\": [");
+    for (int32_t i = 0; i < r->n_pols; i++) {
+        jput(b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(b, r->pols[i]->desc->name);
+        jput(b, ", \"params\": ");
+        jparams(b, r->pols[i]->desc->params, r->pols[i]->params);
+        jput(b, "}");
+    }
+    jput(b, "\n  ],");
+}
+
+/* Row i + 1 of the "rows" member: what it ran (indices into the objects) and
+ * its point keys. */
+static void json_row(jbuf *b, int32_t i, const row_ent *e, const fs_row *w)
+{
+    jput(b,
+         "%s\n    {\"row\": %d, \"policy\": %d, \"device\": %d, \"target\": %d, "
+         "\"draft\": ",
+         i ? "," : "", (int)i + 1, (int)e->pol, (int)e->dev, (int)e->tgt);
+    if (e->drf >= 0)
+        jput(b, "%d", (int)e->drf);
+    else
+        jput(b, "null");
+    jput(b, ", \"trace\": ");
+    jcstr(b, w->trace);
+    jput(b, ", \"trace_checksum\": \"0x%016llx\", \"dram_fraction\": ",
+         (unsigned long long)w->trace_checksum);
+    jnum(b, w->dram_fraction);
+    jput(b,
+         ", \"max_new_tokens\": %d, \"prompts\": %d, \"prompt_offset\": %d, "
+         "\"seed\": %llu, \"accept\": ",
+         (int)w->max_new_tokens, (int)w->prompts, (int)w->prompt_offset,
+         (unsigned long long)w->seed);
+    jcstr(b, w->accept);
+    jput(b, ", \"top_p\": ");
+    jnum(b, w->top_p);
+    jput(b, ", \"temperature\": ");
+    jnum(b, w->temperature);
+    jput(b, ", \"runtime\": ");
+    jcstr(b, w->runtime);
+    jput(b, "}");
+}
+
 int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *rows, int32_t n_rows,
                    char **out, size_t *len)
 {
     jbuf b = {0};
-    jput(&b, "{\n  \"flashspec\": {\"version\": ");
-    jcstr(&b, run->version);
-    jput(&b, ", \"build_key\": ");
-    jcstr(&b, run->build_key);
-    jput(&b, "},\n  \"command\": [");
-    for (int i = 0; i < run->argc; i++) {
-        jput(&b, "%s", i ? ", " : "");
-        jcstr(&b, run->argv[i]);
-    }
-    jput(&b, "],\n  \"script\": {\"path\": ");
-    jcstr(&b, run->script_path);
-    jput(&b, ", \"hash\": ");
-    jcstr(&b, run->script_hash);
-    jput(&b, ", \"copy\": %s, \"args\": {", run->script_bytes ? "\"script.lua\"" : "null");
-    for (int i = 0; i < run->n_args; i++) {
-        const char *eq = strchr(run->args[i], '=');
-        if (!eq) continue;
-        jput(&b, "%s", i ? ", " : "");
-        jstr(&b, run->args[i], (size_t)(eq - run->args[i]));
-        jput(&b, ": ");
-        jcstr(&b, eq + 1);
-    }
-    jput(&b, "}},\n  \"devices\": [");
-    for (int32_t i = 0; i < r->n_devs; i++) {
-        const dev_ent *e = r->devs[i];
-        jput(&b, "%s\n    {\"name\": ", i ? "," : "");
-        jcstr(&b, e->name);
-        jput(&b, ", \"values\": ");
-        jparams(&b, sim_device_keys(), &e->dev);
-        jput(&b, ", \"variants\": [");
-        for (int32_t v = 0; v < e->n_var; v++) {
-            jput(&b, "%s{\"name\": ", v ? ", " : "");
-            jcstr(&b, e->var_names[v]);
-            jput(&b, ", \"values\": ");
-            jparams(&b, sim_device_keys(), &e->vars[v]);
-            jput(&b, "}");
-        }
-        jput(&b, "]}");
-    }
-    jput(&b, "\n  ],\n  \"models\": [");
-    for (int32_t i = 0; i < r->n_models; i++) {
-        jput(&b, "%s\n    {\"name\": ", i ? "," : "");
-        jcstr(&b, r->models[i]->name);
-        jput(&b, ", \"values\": ");
-        jparams(&b, sim_model_keys(), &r->models[i]->m);
-        jput(&b, "}");
-    }
-    jput(&b, "\n  ],\n  \"policies\": [");
-    for (int32_t i = 0; i < r->n_pols; i++) {
-        jput(&b, "%s\n    {\"name\": ", i ? "," : "");
-        jcstr(&b, r->pols[i]->desc->name);
-        jput(&b, ", \"params\": ");
-        jparams(&b, r->pols[i]->desc->params, r->pols[i]->params);
-        jput(&b, "}");
-    }
-    jput(&b, "\n  ],\n  \"rows\": [");
-    for (int32_t i = 0; i < n_rows && i < r->n_rows; i++) {
-        const row_ent *e = &r->rows[i];
-        const fs_row *w = &rows[i];
-        jput(&b,
-             "%s\n    {\"row\": %d, \"policy\": %d, \"device\": %d, \"target\": %d, "
-             "\"draft\": ",
-             i ? "," : "", (int)i + 1, (int)e->pol, (int)e->dev, (int)e->tgt);
-        if (e->drf >= 0)
-            jput(&b, "%d", (int)e->drf);
-        else
-            jput(&b, "null");
-        jput(&b, ", \"trace\": ");
-        jcstr(&b, w->trace);
-        jput(&b, ", \"trace_checksum\": \"0x%016llx\", \"dram_fraction\": ",
-             (unsigned long long)w->trace_checksum);
-        jnum(&b, w->dram_fraction);
-        jput(&b,
-             ", \"max_new_tokens\": %d, \"prompts\": %d, \"prompt_offset\": %d, "
-             "\"seed\": %llu, \"accept\": ",
-             (int)w->max_new_tokens, (int)w->prompts, (int)w->prompt_offset,
-             (unsigned long long)w->seed);
-        jcstr(&b, w->accept);
-        jput(&b, ", \"top_p\": ");
-        jnum(&b, w->top_p);
-        jput(&b, ", \"temperature\": ");
-        jnum(&b, w->temperature);
-        jput(&b, ", \"runtime\": ");
-        jcstr(&b, w->runtime);
-        jput(&b, "}");
-    }
+    json_run(&b, run);
+    json_objects(&b, r);
+    jput(&b, "\n  \"rows\": [");
+    for (int32_t i = 0; i < n_rows && i < r->n_rows; i++)
+        json_row(&b, i, &r->rows[i], &rows[i]);
     jput(&b, "\n  ]\n}\n");
     if (b.oom) {
         free(b.p);

@@ -429,26 +429,21 @@ static void note_point_code(fs_exec *ex, int code)
         ex->point_code = code;
 }
 
-void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single,
-                 const char *chunk, int line)
+/* The jobs of the points of sp[0..n) that run (not failed, not reused),
+ * the timeline point's with the timeline hooks; *tl_k its job (-1: none).
+ * Returns how many. */
+static int64_t exec_jobs(fs_exec *ex, const fs_staged *sp, int64_t n, sim_sweep_job *jobs,
+                         int64_t tl_i, int64_t *tl_k)
 {
-    int64_t nj = 0;
-    for (int64_t i = 0; i < n; i++)
-        nj += sp[i].code == 0 && !sp[i].memo;
-    sim_sweep_job *jobs = calloc((size_t)(nj ? nj : 1), sizeof *jobs);
-    if (!jobs) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory for %lld points", (long long)n);
-    /* the timeline point, if it is one of these: only it gets the hooks */
-    int64_t tl_i = -1, tl_k = -1;
-    if (ex->tl && ex->tl_point >= ex->points_seen && ex->tl_point - ex->points_seen < n)
-        tl_i = ex->tl_point - ex->points_seen;
-    ex->points_seen += n;
-    for (int64_t i = 0, k = 0; i < n; i++) {
+    int64_t k = 0;
+    *tl_k = -1;
+    for (int64_t i = 0; i < n; i++) {
         if (sp[i].code || sp[i].memo) continue;
         jobs[k].pt = sp[i].pt;
         jobs[k].id = sp[i].id;
         jobs[k].trace_checksum = sim_point_content_key(&sp[i].pt);
         if (i == tl_i) {
-            tl_k = k;
+            *tl_k = k;
             jobs[k].pt.span_fn = sim_timeline_span;
             jobs[k].pt.cycle_fn = timeline_cycle;
             jobs[k].pt.trace_ctx = ex->tl;
@@ -456,27 +451,23 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
         }
         k++;
     }
-    sim_sweep_params p;
-    sim_sweep_default_params(&p);
-    p.workers = ex->workers;
-    p.store_dir = ex->store_dir[0] ? ex->store_dir : NULL;
-    p.resume = ex->resume;
-    p.progress = !ex->quiet && !single;
-    p.what = "sweep";
-    p.version = ex->build_key;
-    sim_sweep_summary sum;
-    char err[512] = "";
-    int rc = sim_sweep_run(&p, jobs, nj, &sum, err, sizeof err);
+    return k;
+}
+
+/* Each run point's outcome back to sp[]: its statistics, or its error line
+ * naming the point (a longer line is cut, and then ends in "..."). */
+static void exec_collect(fs_staged *sp, int64_t n, const sim_sweep_job *jobs, int single,
+                         const char *chunk, int line)
+{
     for (int64_t i = 0, k = 0; i < n; i++) {
         fs_staged *s = &sp[i];
         if (s->code || s->memo) continue;
-        sim_sweep_job *j = &jobs[k++];
+        const sim_sweep_job *j = &jobs[k++];
         s->state = j->state;
         if (j->state == SIM_SWEEP_COMPUTED || j->state == SIM_SWEEP_RESUMED) {
             s->row.st = j->st;
         } else if (j->state == SIM_SWEEP_FAILED) {
             s->code = sim_status_exit(j->replay_rc);
-            /* a longer line is cut, and then ends in "..." */
             int w = snprintf(s->err, sizeof s->err,
                      "%s:%d: flashspec.%s (%s%s%s on %s, %s, trace %s, dram_fraction=%g): %s",
                      chunk, line, single ? "run" : "sweep", s->row.policy,
@@ -485,39 +476,35 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
             if (w < 0 || (size_t)w >= sizeof s->err) memcpy(s->err + sizeof s->err - 4, "...", 4);
         }
     }
-    if (tl_i >= 0) {
-        fs_staged *s = &sp[tl_i];
-        if (s->code) {
-            ex->tl_state = FS_TL_FAILED;
-            ex->tl_code = s->code;
-        } else if (s->state == SIM_SWEEP_COMPUTED || s->state == SIM_SWEEP_RESUMED) {
-            ex->tl_state = FS_TL_RAN;
-            ex->tl_prompts = s->row.st.prompts;
-            timeline_describe(ex, s);
-            /* a resumed point did not replay: replay it again to record it
-             * (deterministic: the same statistics; rank 0 alone) */
-            if (s->state == SIM_SWEEP_RESUMED && ex->rank == 0 &&
-                sim_timeline_n_cycles(ex->tl) == 0 && sim_timeline_n_spans(ex->tl) == 0) {
-                sim_point_stats st;
-                char rerr[SIM_SWEEP_ERR_CAP];
-                if (sim_replay_run(&jobs[tl_k].pt, &st, rerr, sizeof rerr) != SIM_REPLAY_OK) {
-                    free(jobs);
-                    fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s:%d: timeline replay: %s", chunk,
-                                  line, rerr);
-                }
-            }
-        }
-    }
-    free(jobs);
-    ex->computed += sum.computed;
-    ex->resumed += sum.resumed;
-    if (rc == SIM_SWEEP_E_INTERRUPTED)
-        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: interrupted", chunk, line);
-    if (rc == SIM_SWEEP_E_MISMATCH)
-        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: %s", chunk, line, err);
-    if (rc != SIM_SWEEP_OK) fs_exec_raise(L, sim_status_exit(rc), "%s", err);
-    if (single) return;
+}
 
+/* The timeline point's outcome (s; job its job, NULL when it did not run): failed, or ran -- and a
+ * point resumed from the store, which did not replay, replayed again to
+ * record it (deterministic: the same statistics; rank 0 alone).  0, or -1
+ * with err when that replay fails. */
+static int exec_timeline(fs_exec *ex, const fs_staged *s, const sim_sweep_job *job, char *err,
+                         size_t errlen)
+{
+    if (s->code) {
+        ex->tl_state = FS_TL_FAILED;
+        ex->tl_code = s->code;
+        return 0;
+    }
+    if (s->state != SIM_SWEEP_COMPUTED && s->state != SIM_SWEEP_RESUMED) return 0;
+    ex->tl_state = FS_TL_RAN;
+    ex->tl_prompts = s->row.st.prompts;
+    timeline_describe(ex, s);
+    if (!job || s->state != SIM_SWEEP_RESUMED || ex->rank != 0 ||
+        sim_timeline_n_cycles(ex->tl) != 0 || sim_timeline_n_spans(ex->tl) != 0)
+        return 0;
+    sim_point_stats st;
+    return sim_replay_run(&job->pt, &st, err, errlen) == SIM_REPLAY_OK ? 0 : -1;
+}
+
+/* A sweep's failed points: each on one line (rank 0), the run's exit code
+ * noted, and the summary line unless quiet. */
+static void exec_report(fs_exec *ex, const fs_staged *sp, int64_t n, const sim_sweep_summary *sum)
+{
     int64_t failed = 0;
     for (int64_t i = 0; i < n; i++) {
         if (!sp[i].code) continue;
@@ -532,6 +519,49 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
         fprintf(stderr,
                 "flashspec: sweep of %lld point%s: %lld computed, %lld resumed, %lld failed "
                 "in %.2f s\n",
-                (long long)n, n == 1 ? "" : "s", (long long)sum.computed,
-                (long long)sum.resumed, (long long)failed, sum.wall_s);
+                (long long)n, n == 1 ? "" : "s", (long long)sum->computed, (long long)sum->resumed,
+                (long long)failed, sum->wall_s);
+}
+
+void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single, const char *chunk,
+                 int line)
+{
+    int64_t nj = 0;
+    for (int64_t i = 0; i < n; i++)
+        nj += sp[i].code == 0 && !sp[i].memo;
+    sim_sweep_job *jobs = calloc((size_t)(nj ? nj : 1), sizeof *jobs);
+    if (!jobs) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory for %lld points", (long long)n);
+    /* the timeline point, if it is one of these: only it gets the hooks */
+    int64_t tl_i = -1, tl_k = -1;
+    if (ex->tl && ex->tl_point >= ex->points_seen && ex->tl_point - ex->points_seen < n)
+        tl_i = ex->tl_point - ex->points_seen;
+    ex->points_seen += n;
+    exec_jobs(ex, sp, n, jobs, tl_i, &tl_k);
+    sim_sweep_params p;
+    sim_sweep_default_params(&p);
+    p.workers = ex->workers;
+    p.store_dir = ex->store_dir[0] ? ex->store_dir : NULL;
+    p.resume = ex->resume;
+    p.progress = !ex->quiet && !single;
+    p.what = "sweep";
+    p.version = ex->build_key;
+    sim_sweep_summary sum;
+    char err[512] = "";
+    int rc = sim_sweep_run(&p, jobs, nj, &sum, err, sizeof err);
+    exec_collect(sp, n, jobs, single, chunk, line);
+    char rerr[SIM_SWEEP_ERR_CAP];
+    if (tl_i >= 0 &&
+        exec_timeline(ex, &sp[tl_i], tl_k >= 0 ? &jobs[tl_k] : NULL, rerr, sizeof rerr) != 0) {
+        free(jobs);
+        fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s:%d: timeline replay: %s", chunk, line, rerr);
+    }
+    free(jobs);
+    ex->computed += sum.computed;
+    ex->resumed += sum.resumed;
+    if (rc == SIM_SWEEP_E_INTERRUPTED)
+        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: interrupted", chunk, line);
+    if (rc == SIM_SWEEP_E_MISMATCH)
+        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: %s", chunk, line, err);
+    if (rc != SIM_SWEEP_OK) fs_exec_raise(L, sim_status_exit(rc), "%s", err);
+    if (!single) exec_report(ex, sp, n, &sum);
 }

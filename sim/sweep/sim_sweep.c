@@ -427,25 +427,22 @@ static int lists_disagree(const sim_sweep_job *jobs, int64_t n, int rank, char *
     return 1;
 }
 
-int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
-                  sim_sweep_summary *sum, char *err, size_t errlen)
+/* Before anything runs: every job pending, and what the ranks must agree on
+ * before any other collective -- the same point list, a usable resume store,
+ * no signal yet.  SIM_SWEEP_OK, or the error with err (sum filled). */
+static int sweep_begin(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
+                       sim_sweep_summary *sum, double t0, char *err, size_t errlen)
 {
-    double t0 = now_s();
-    memset(sum, 0, sizeof *sum);
     int rank = sim_mpi_rank(), size = sim_mpi_size();
     for (int64_t i = 0; i < n; i++) {
         jobs[i].state = SIM_SWEEP_PENDING;
         jobs[i].replay_rc = SIM_REPLAY_OK;
         jobs[i].err[0] = 0;
     }
-
-    /* the same point list on every rank, before any other collective */
     if (size > 1 && lists_disagree(jobs, n, rank, err, errlen)) {
         sum->pending = n;
         return SIM_SWEEP_E_MISMATCH;
     }
-
-    /* agree on local conditions before any other collective */
     char serr[SIM_SWEEP_ERR_CAP] = "";
     int store_bad = p->store_dir && n > 0 &&
                     sim_sweep_store_open(p->store_dir, serr, sizeof serr) != 0;
@@ -462,6 +459,90 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
         snprintf(err, errlen, "interrupted");
         return SIM_SWEEP_E_INTERRUPTED;
     }
+    return SIM_SWEEP_OK;
+}
+
+/* Step 1, rank 0: the jobs the resume store holds (flag[i] = 1).  A record
+ * is trusted only once the prompts it covers have been read and found to be
+ * the data its key names (a trace read prompt by prompt: its checksum is the
+ * index's; sim_point_verify_content); a point whose data fails is not
+ * resumed, and fails with that error when it runs. */
+static void sweep_resume(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
+                         unsigned char *flag)
+{
+    for (int64_t i = 0; i < n; i++) {
+        char verr[SIM_SWEEP_ERR_CAP];
+        if (sim_sweep_store_get(p->store_dir, jobs[i].id, jobs[i].trace_checksum,
+                                p->resume == SIM_SWEEP_RESUME_ANY_BUILD ? NULL : p->version,
+                                &jobs[i].st) &&
+            sim_point_verify_content(&jobs[i].pt, verr, sizeof verr) == SIM_REPLAY_OK) {
+            jobs[i].state = SIM_SWEEP_RESUMED;
+            flag[i] = 1;
+        }
+    }
+}
+
+/* Step 3: this rank's share mine[0..n_mine) on its workers, with progress;
+ * 0, or -1 when the workers could not run. */
+static int sweep_compute(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
+                         const int64_t *mine, int64_t n_mine, int64_t resumed, double t0,
+                         sim_sweep_summary *sum)
+{
+    int rank = sim_mpi_rank(), size = sim_mpi_size();
+    progress g = {.on = p->progress && rank == 0 && n > 1, .tty = isatty(STDERR_FILENO),
+                  .rank = rank, .size = size, .what = p->what ? p->what : "sweep",
+                  .t0 = t0, .last = t0, .total = n_mine + (rank == 0 ? resumed : 0),
+                  .base = rank == 0 ? resumed : 0};
+    g.last_decile = g.total ? (int)(10 * g.base / g.total) : 10;
+    pool pl = {.jobs = jobs, .mine = mine, .n_mine = n_mine, .p = p};
+    atomic_init(&pl.next, 0);
+    atomic_init(&pl.stop, 0);
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
+    int bad = run_share(&pl, p->workers, &g) != 0;
+    progress_tick(&g, g.base + pl.done, 1);
+    pthread_cond_destroy(&pl.cv);
+    pthread_mutex_destroy(&pl.mu);
+    sum->store_failures = pl.store_failures;
+    /* a warning, not progress: printed under -q too (the results are still
+     * written, but those points would be recomputed by a resumed run) */
+    if (pl.store_failures && rank == 0)
+        fprintf(stderr, "flashspec: warning: %d finished point%s could not be saved for "
+                        "resuming: %s\n",
+                pl.store_failures, pl.store_failures == 1 ? "" : "s", pl.store_err);
+    return bad ? -1 : 0;
+}
+
+/* Step 5: the outcomes counted; interrupted when a signal left points
+ * pending. */
+static int sweep_finish(const sim_sweep_job *jobs, int64_t n, int sig, double t0,
+                        sim_sweep_summary *sum, char *err, size_t errlen)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (jobs[i].state) {
+        case SIM_SWEEP_COMPUTED: sum->computed++; break;
+        case SIM_SWEEP_RESUMED: sum->resumed++; break;
+        case SIM_SWEEP_FAILED: sum->failed++; break;
+        default: sum->pending++; break;
+        }
+    }
+    sum->signal = sig;
+    sum->wall_s = now_s() - t0;
+    if (sig && sum->pending > 0) {
+        snprintf(err, errlen, "interrupted");
+        return SIM_SWEEP_E_INTERRUPTED;
+    }
+    return SIM_SWEEP_OK;
+}
+
+int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n, sim_sweep_summary *sum,
+                  char *err, size_t errlen)
+{
+    double t0 = now_s();
+    memset(sum, 0, sizeof *sum);
+    int rank = sim_mpi_rank(), size = sim_mpi_size();
+    int rc = sweep_begin(p, jobs, n, sum, t0, err, errlen);
+    if (rc != SIM_SWEEP_OK) return rc;
 
     /* 1. resume (rank 0 reads, everybody learns) */
     unsigned char *flag = calloc((size_t)(n ? n : 1), 1);  /* 1 = resumed */
@@ -474,21 +555,7 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
         snprintf(err, errlen, "out of memory for %lld sweep points", (long long)n);
         return SIM_SWEEP_E_NOMEM;
     }
-    /* a record is trusted only once the prompts it covers have been read and
-     * found to be the data its key names (a trace read prompt by prompt: its
-     * checksum is the index's; sim_point_verify_content); a point whose data
-     * fails is not resumed, and fails with that error when it runs */
-    if (rank == 0 && p->store_dir && p->resume)
-        for (int64_t i = 0; i < n; i++) {
-            char verr[SIM_SWEEP_ERR_CAP];
-            if (sim_sweep_store_get(p->store_dir, jobs[i].id, jobs[i].trace_checksum,
-                                    p->resume == SIM_SWEEP_RESUME_ANY_BUILD ? NULL : p->version,
-                                    &jobs[i].st) &&
-                sim_point_verify_content(&jobs[i].pt, verr, sizeof verr) == SIM_REPLAY_OK) {
-                jobs[i].state = SIM_SWEEP_RESUMED;
-                flag[i] = 1;
-            }
-        }
+    if (rank == 0 && p->store_dir && p->resume) sweep_resume(p, jobs, n, flag);
     int bad = sim_mpi_bcast(flag, (size_t)n) != 0;
 
     /* 2. deal: the k-th unfinished job goes to rank k mod size */
@@ -506,53 +573,20 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
     }
 
     /* 3. compute this rank's share */
-    progress g = {.on = p->progress && rank == 0 && n > 1, .tty = isatty(STDERR_FILENO),
-                  .rank = rank, .size = size, .what = p->what ? p->what : "sweep",
-                  .t0 = t0, .last = t0, .total = n_mine + (rank == 0 ? resumed : 0),
-                  .base = rank == 0 ? resumed : 0};
-    g.last_decile = g.total ? (int)(10 * g.base / g.total) : 10;
-    pool pl = {.jobs = jobs, .mine = mine, .n_mine = n_mine, .p = p};
-    atomic_init(&pl.next, 0);
-    atomic_init(&pl.stop, 0);
-    pthread_mutex_init(&pl.mu, NULL);
-    pthread_cond_init(&pl.cv, NULL);
-    if (!bad && run_share(&pl, p->workers, &g) != 0) bad = 1;
-    progress_tick(&g, g.base + pl.done, 1);
-    pthread_cond_destroy(&pl.cv);
-    pthread_mutex_destroy(&pl.mu);
-    sum->store_failures = pl.store_failures;
-    /* a warning, not progress: printed under -q too (the results are still
-     * written, but those points would be recomputed by a resumed run) */
-    if (pl.store_failures && rank == 0)
-        fprintf(stderr, "flashspec: warning: %d finished point%s could not be saved for "
-                        "resuming: %s\n",
-                pl.store_failures, pl.store_failures == 1 ? "" : "s", pl.store_err);
+    if (!bad && sweep_compute(p, jobs, n, mine, n_mine, resumed, t0, sum) != 0) bad = 1;
 
     /* 4. agree on signals and failures, then everybody gets every outcome */
-    sig = sim_mpi_max_int(sim_sweep_interrupted());
+    int sig = sim_mpi_max_int(sim_sweep_interrupted());
     bad = sim_mpi_max_int(bad);
     if (!bad && size > 1 && gather(jobs, n, owner, rank) != 0) bad = 1;
     free(flag);
     free(owner);
     free(mine);
     if (bad) {
-        snprintf(err, errlen, "cannot run the sweep: out of memory, no threads or an MPI "
-                              "failure");
+        snprintf(err, errlen,
+                 "cannot run the sweep: out of memory, no threads or an MPI "
+                 "failure");
         return SIM_SWEEP_E_NOMEM;
     }
-    for (int64_t i = 0; i < n; i++) {
-        switch (jobs[i].state) {
-        case SIM_SWEEP_COMPUTED: sum->computed++; break;
-        case SIM_SWEEP_RESUMED: sum->resumed++; break;
-        case SIM_SWEEP_FAILED: sum->failed++; break;
-        default: sum->pending++; break;
-        }
-    }
-    sum->signal = sig;
-    sum->wall_s = now_s() - t0;
-    if (sig && sum->pending > 0) {
-        snprintf(err, errlen, "interrupted");
-        return SIM_SWEEP_E_INTERRUPTED;
-    }
-    return SIM_SWEEP_OK;
+    return sweep_finish(jobs, n, sig, t0, sum, err, errlen);
 }

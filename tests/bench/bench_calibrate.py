@@ -20,10 +20,15 @@ the two builds (base, this, base, this, ...), so machine noise hits both alike,
 the ratio base / this of the medians is printed, and each pair of runs is
 compared: the same standard output and the same files written (a faster build
 must fit the same values).  Prints median [min, max] seconds and the
-evaluations of the shipped fit.
+evaluations of the shipped fit, and beside the wall clock the CPU seconds
+(user + system) each run's process took: the same work costs the same CPU on
+an idle machine, so CPU seconds that differ widely between runs of the same
+build say the machine was shared (its other load slows each instruction), and
+the runs with the least CPU show what the build does on an idle machine.
 """
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,13 +51,19 @@ MORE_MODELS = [
 ]
 
 
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(cmd, env=None):
-    t0 = time.monotonic()
+    """(wall seconds, CPU seconds of the process and its children), stdout."""
+    t0, c0 = time.monotonic(), cpu_children()
     p = subprocess.run(cmd, cwd=HOME, capture_output=True, text=True, timeout=3600, env=env)
-    dt = time.monotonic() - t0
+    dt, cpu = time.monotonic() - t0, cpu_children() - c0
     if p.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-2000:]}")
-    return dt, p.stdout
+    return (dt, cpu), p.stdout
 
 
 def files_of(d):
@@ -83,9 +94,14 @@ def models(binary, tmp, tag):
     return dt, stdout, {k: v for k, v in files_of(out).items() if not k.endswith(".txt")}
 
 
-def summary(name, xs):
+def summary(name, runs):
+    """runs: (wall, cpu) pairs."""
+    xs, cs = [w for w, _ in runs], [c for _, c in runs]
+    least = min(runs, key=lambda r: r[1])
     return (f"  {name:<8} median {statistics.median(xs):7.2f} s  "
-            f"[{min(xs):.2f}, {max(xs):.2f}] over {len(xs)}")
+            f"[{min(xs):.2f}, {max(xs):.2f}] over {len(xs)}; CPU median "
+            f"{statistics.median(cs):.2f} s [{min(cs):.2f}, {max(cs):.2f}], the run with the "
+            f"least CPU {least[0]:.2f} s")
 
 
 def main():
@@ -114,7 +130,7 @@ def main():
                                                             "loo=exact"))
         if MODELS in ("1", "20"):
             pair("models", 0, lambda binary, b: models(binary, tmp, f"{b}-models"))
-    print(f"flashspec calibrate {SPEC}, -j 2, wall seconds:")
+    print(f"flashspec calibrate {SPEC}, -j 2, wall seconds (and CPU seconds):")
     for b, _ in builds:
         print(f" {b}: {first_line[b]}")
         for k in ("shipped", "loo", "models"):
@@ -124,7 +140,8 @@ def main():
     if BASE:
         for k in ("shipped", "loo", "models"):
             if times["this"][k]:
-                r = statistics.median(times["base"][k]) / statistics.median(times["this"][k])
+                r = (statistics.median(w for w, _ in times["base"][k]) /
+                     statistics.median(w for w, _ in times["this"][k]))
                 print(f"  {k}: base / this = {r:.2f}x")
         print("  outputs: " + ("identical in every pair of runs" if not differ else
                                "DIFFER in " + ", ".join(differ)))
