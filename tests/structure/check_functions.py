@@ -10,15 +10,20 @@
       the checker finds a long function, passes a short one and a long flat
       switch, and counts a body from its opening to its closing brace
 
-A function is what the project's layout makes of one (STYLE.md, clang-format):
-its opening and closing braces alone on a line at column 0.
+A function is what the project's layout makes of one (clang-format): its
+opening and closing braces alone on a line at column 0.  A definition laid
+out otherwise (its opening brace at the end of the line that names it) would
+hide from the count, so such a line fails the check too.
 """
 import os
+import re
 import sys
 import tempfile
 
 MAX_LINES = 80
 DIRS = ["engine", "sim", "traces", "examples"]
+# a definition at column 0 whose opening brace ends its line: "int f(void) {"
+BRACE_ON_HEADER = re.compile(r"^[A-Za-z_].*\)\s*\{\s*$")
 
 
 def functions(text):
@@ -58,9 +63,14 @@ def long_functions(root):
                     continue
                 path = os.path.join(dirpath, n)
                 with open(path, encoding="utf-8") as f:
-                    for name, body in functions(f.read()):
-                        if len(body) > MAX_LINES and not flat_switch(body):
-                            found.append((len(body), os.path.relpath(path, root), name))
+                    text = f.read()
+                rel = os.path.relpath(path, root)
+                for name, body in functions(text):
+                    if len(body) > MAX_LINES and not flat_switch(body):
+                        found.append((len(body), rel, name))
+                for line in text.split("\n"):
+                    if BRACE_ON_HEADER.match(line):
+                        found.append((0, rel, line.strip() + "  <- brace not on its own line"))
     return sorted(found, reverse=True)
 
 
@@ -70,13 +80,16 @@ def self_test():
     short = "\n".join(f"    x += {i};" for i in range(MAX_LINES))
     src = (f"static int long_one(int x)\n{{\n{body}\n    return x;\n}}\n\n"
            f"static int table(int x)\n{{\n    switch (x) {{\n{cases}\n    default: return -1;\n"
-           f"    }}\n}}\n\nstatic int short_one(int x)\n{{\n{short}\n}}\n")
+           f"    }}\n}}\n\nstatic int short_one(int x)\n{{\n{short}\n}}\n"
+           f"static int hidden(int x) {{\n    return x;\n}}\n")
     with tempfile.TemporaryDirectory() as tmp:
         os.makedirs(os.path.join(tmp, "sim"))
         with open(os.path.join(tmp, "sim", "f.c"), "w", encoding="utf-8") as f:
             f.write(src)
         found = long_functions(tmp)
-    ok = [(n, name) for n, _, name in found] == [(MAX_LINES + 2, "static int long_one(int x)")]
+    ok = [(n, name) for n, _, name in found] == [
+        (MAX_LINES + 2, "static int long_one(int x)"),
+        (0, "static int hidden(int x) {  <- brace not on its own line")]
     print("self-test:", "ok" if ok else f"FAIL: found {found}")
     return 0 if ok else 1
 
@@ -89,8 +102,11 @@ def main():
         return 2
     found = long_functions(sys.argv[1])
     for n, path, name in found:
-        print(f"{path}: {name}: {n} lines (at most {MAX_LINES}, or a flat switch)")
-    print(f"{len(found)} function(s) over {MAX_LINES} lines")
+        if n:
+            print(f"{path}: {name}: {n} lines (at most {MAX_LINES}, or a flat switch)")
+        else:
+            print(f"{path}: {name}")
+    print(f"{len(found)} function(s) over {MAX_LINES} lines or laid out so they cannot be counted")
     return 1 if found else 0
 
 
