@@ -478,10 +478,10 @@ static void exec_collect(fs_staged *sp, int64_t n, const sim_sweep_job *jobs, in
     }
 }
 
-/* The timeline point's outcome (s; job its job, NULL when it did not run): failed, or ran -- and a
- * point resumed from the store, which did not replay, replayed again to
- * record it (deterministic: the same statistics; rank 0 alone).  0, or -1
- * with err when that replay fails. */
+/* The timeline point's outcome (s; job its job, NULL when it did not run):
+ * failed, or ran -- and a point resumed from the store, which did not
+ * replay, replayed again to record it (deterministic: the same statistics;
+ * rank 0 alone).  0, or -1 with err when that replay fails. */
 static int exec_timeline(fs_exec *ex, const fs_staged *s, const sim_sweep_job *job, char *err,
                          size_t errlen)
 {
