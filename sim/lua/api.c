@@ -373,21 +373,6 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
                                    const ud_model *tgt, const ud_model *drf, const fs_row *r,
                                    const point_opts *po, const point_ext *px, const fs_api *a);
 
-/* The keys of the point table at idx that keys describes, validated from a
- * copy without the object keys into out (raises on invalid input). */
-static void check_keys_copy(lua_State *L, int idx, const eng_param_desc *keys, void *out,
-                            const char *what, const char *chunk, int line)
-{
-    lua_newtable(L);
-    int tmp = lua_gettop(L);
-    for (const eng_param_desc *d = keys; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
-    slp_check_table(L, tmp, keys, out, what, chunk, line);
-    lua_pop(L, 1);
-}
-
 /* A point asking for more tokens than the trace's references hold generates
  * what they hold: said once per trace and value. */
 static void warn_short_trace(fs_api *a, const trc_trace *tt, const char *name,
@@ -428,9 +413,9 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
               chunk, line, what, pol->desc->name);
 
     point_opts po;
-    check_keys_copy(L, idx, point_keys, &po, what, chunk, line);
+    slp_check_fields(L, idx, point_keys, &po, what, chunk, line);
     point_ext px;
-    check_keys_copy(L, idx, point_keys_ext, &px, what, chunk, line);
+    slp_check_fields(L, idx, point_keys_ext, &px, what, chunk, line);
     const trc_trace *tt = fs_trace_get(L, tr, chunk, line);
     warn_short_trace(a, tt, tr->entry->name, po.max_new_tokens, chunk, line);
 

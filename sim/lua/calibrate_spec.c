@@ -96,14 +96,7 @@ static void check_options(cal *c, int idx)
                          c->chunk, kl, k, WHAT, near);
         fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
     }
-    lua_newtable(L);
-    int tmp = lua_gettop(L);
-    for (const eng_param_desc *d = cal_keys; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
-    slp_check_table(L, tmp, cal_keys, &c->o, WHAT, c->chunk, c->line);
-    lua_pop(L, 1);
+    slp_check_fields(L, idx, cal_keys, &c->o, WHAT, c->chunk, c->line);
     if (c->o.bootstrap_seed != floor(c->o.bootstrap_seed))
         fs_cal_raise(c, FS_EXIT_CONFIG,
                      "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->chunk,

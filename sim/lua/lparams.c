@@ -448,6 +448,20 @@ void slp_check_table(lua_State *L, int idx, const eng_param_desc *keys, void *pa
     slp_check_table_text(L, idx, keys, params, what, chunk_path, line_hint, NULL);
 }
 
+void slp_check_fields(lua_State *L, int idx, const eng_param_desc *keys, void *params,
+                      const char *what, const char *chunk_path, int line_hint)
+{
+    idx = lua_absindex(L, idx);
+    lua_newtable(L);
+    int tmp = lua_gettop(L);
+    for (const eng_param_desc *d = keys; d->name; d++) {
+        lua_getfield(L, idx, d->name);
+        lua_setfield(L, tmp, d->name);
+    }
+    slp_check_table(L, tmp, keys, params, what, chunk_path, line_hint);
+    lua_pop(L, 1);
+}
+
 int slp_caller(lua_State *L, int level, slp_where *w)
 {
     lua_Debug ar;

@@ -52,6 +52,12 @@ int slp_caller(lua_State *L, int level, slp_where *w);
 void slp_check_table(lua_State *L, int idx, const eng_param_desc *keys, void *params,
                      const char *what, const char *chunk_path, int line_hint);
 
+/* slp_check_table for the keys of `keys` alone, taken from the table at idx,
+ * which may hold others (objects, keys checked elsewhere): a copy of those
+ * fields is validated, so an unknown key of the table is not an error here. */
+void slp_check_fields(lua_State *L, int idx, const eng_param_desc *keys, void *params,
+                      const char *what, const char *chunk_path, int line_hint);
+
 /* Same, with the chunk's source text given (NULL: read chunk_path). */
 void slp_check_table_text(lua_State *L, int idx, const eng_param_desc *keys, void *params,
                           const char *what, const char *chunk_path, int line_hint,

@@ -520,14 +520,7 @@ static int is_tune_key(const char *k)
 static void read_options(tune *t, int idx)
 {
     lua_State *L = t->L;
-    lua_newtable(L);
-    int tmp = lua_gettop(L);
-    for (const eng_param_desc *d = tune_keys; d->name; d++) {
-        lua_getfield(L, idx, d->name);
-        lua_setfield(L, tmp, d->name);
-    }
-    slp_check_table(L, tmp, tune_keys, &t->o, WHAT, t->chunk, t->line);
-    lua_pop(L, 1);
+    slp_check_fields(L, idx, tune_keys, &t->o, WHAT, t->chunk, t->line);
     if (fs_row_column_kind(t->o.objective) != FS_COL_NUMBER)
         tune_raise(t, "objective '%s' is not a numeric result column", t->o.objective);
     if (!(t->o.holdout < 1))
