@@ -132,12 +132,18 @@ static const eng_param_desc point_keys[] = {
  * replay seed and resume record -- as it was. */
 typedef struct point_ext {
     int32_t prompt_offset;
+    int32_t synth_tokens; /* 0 offset, 1 drawn (sim_point.synth_drawn) */
 } point_ext;
+
+static const char *const synth_choices[] = {"offset", "drawn", NULL};
 
 #define PX(f) offsetof(point_ext, f)
 static const eng_param_desc point_keys_ext[] = {
     {"prompt_offset", ENG_PARAM_INT, PX(prompt_offset), 0, 1 << 24, 0, NULL, 0, 0, NULL, NULL, 0,
      "first trace prompt replayed (0-based): prompts prompt_offset .. prompt_offset + prompts - 1"},
+    {"synth_tokens", ENG_PARAM_ENUM, PX(synth_tokens), 0, 1, 0, synth_choices, 0, 0, NULL, NULL, 0,
+     "token ids of candidate sets the trace did not record: offset (one uniform draw a set, then a "
+     "fixed stride) or drawn (a draw per id); the same distribution of every result"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 #undef PX
@@ -369,9 +375,9 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
     lua_pop(L, 1);
 }
 
-static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
-                                   const ud_model *tgt, const ud_model *drf, const fs_row *r,
-                                   const point_opts *po, const point_ext *px, const fs_api *a);
+static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
+                                   const ud_model *drf, const fs_row *r, const point_opts *po,
+                                   const point_ext *px, const fs_api *a, sim_sweep_id *seed_id);
 
 /* A point asking for more tokens than the trace's references hold generates
  * what they hold: said once per trace and value. */
@@ -396,10 +402,10 @@ static void warn_short_trace(fs_api *a, const trc_trace *tt, const char *name,
 
 /* Validates the point described by the table at idx and fills the next result
  * row (parameters), *pt (what the replay needs; it borrows from the Lua
- * userdata, which the caller keeps alive) and the point's stable *id.  Raises on
- * invalid input. */
+ * userdata, which the caller keeps alive), the point's stable *id and the
+ * *seed_id its replay seed derives from.  Raises on invalid input. */
 static fs_row *build_point(lua_State *L, int idx, const char *what, const char *chunk, int line,
-                           sim_point *pt, sim_sweep_id *id)
+                           sim_point *pt, sim_sweep_id *id, sim_sweep_id *seed_id)
 {
     fs_api *a = fs_api_get(L);
     check_known_keys(L, idx, what, chunk, line);
@@ -458,6 +464,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .top_p = po.top_p,
         .temperature = po.temperature,
         .runtime = po.runtime,
+        .synth_drawn = px.synth_tokens,
         .variants = n_variants ? dev->variants : NULL,
         .n_variants = n_variants,
     };
@@ -465,16 +472,19 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->top_p = po.top_p;
     r->temperature = po.temperature;
     snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
-    *id = point_identity(pol, dev, tgt, drf, r, &po, &px, a);
+    snprintf(r->synth_tokens, sizeof r->synth_tokens, "%s", synth_choices[px.synth_tokens]);
+    *id = point_identity(pol, dev, tgt, drf, r, &po, &px, a, seed_id);
     return r;
 }
 
 /* The point's id (sim_sweep_store.h): policy, profiles (by name and by every
  * value), trace checksum and every key of point_keys, hashed from the validated
- * values, so a key added to point_keys enters the id by itself. */
-static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
-                                   const ud_model *tgt, const ud_model *drf, const fs_row *r,
-                                   const point_opts *po, const point_ext *px, const fs_api *a)
+ * values, so a key added to point_keys enters the id by itself.  *seed_id is
+ * the same hash less synth_tokens: the replay seed derives from it, so both
+ * constructions of synthesised ids replay the same random stream. */
+static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
+                                   const ud_model *drf, const fs_row *r, const point_opts *po,
+                                   const point_ext *px, const fs_api *a, sim_sweep_id *seed_id)
 {
     sim_sweep_hasher h;
     sim_sweep_hasher_init(&h);
@@ -498,6 +508,9 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev,
     sim_sweep_hasher_u64(&h, "trace_checksum", r->trace_checksum);
     sim_sweep_hasher_params(&h, "point", point_keys, po);
     if (px->prompt_offset) sim_sweep_hasher_u64(&h, "point.prompt_offset", (uint64_t)px->prompt_offset);
+    *seed_id = sim_sweep_hasher_final(&h);
+    if (px->synth_tokens)
+        sim_sweep_hasher_u64(&h, "point.synth_tokens", (uint64_t)px->synth_tokens);
     return sim_sweep_hasher_final(&h);
 }
 
@@ -506,9 +519,10 @@ static void stage_point(lua_State *L, int idx, const char *what, const char *chu
                         fs_staged *s)
 {
     memset(s, 0, sizeof *s);
-    fs_row *r = build_point(L, idx, what, chunk, line, &s->pt, &s->id);
+    sim_sweep_id seed_id;
+    fs_row *r = build_point(L, idx, what, chunk, line, &s->pt, &s->id, &seed_id);
     s->row = *r; /* the slot stays uncommitted until the point has run */
-    s->pt.seed = sim_sweep_seed(s->id);
+    s->pt.seed = sim_sweep_seed(seed_id);
 }
 
 /* Commits a run point's row to the script's results and pushes it. */

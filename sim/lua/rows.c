@@ -132,6 +132,8 @@ static const col_desc columns[] = {
     {"tokens_per_s_model_hi", COL_REAL, R(st.tokens_per_s_model_hi),
      "the most `tokens_per_s` over the device profile and its standing variants; `nan` when it "
      "declares none"},
+    {"synth_tokens", COL_STR, R(synth_tokens),
+     "token ids of candidate sets the trace did not record: `offset` or `drawn` (point key)"},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))

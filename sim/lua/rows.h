@@ -34,6 +34,7 @@ typedef struct fs_row {
     uint64_t seed, trace_checksum;
     sim_point_stats st;
     char accept[16], runtime[16]; /* point keys, as written in the script */
+    char synth_tokens[8];
     double top_p, temperature;
     int32_t prompt_offset; /* point key */
     int64_t tune_evals;    /* flashspec.tune: evaluations its search made (0 otherwise) */

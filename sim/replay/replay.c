@@ -332,6 +332,7 @@ static int replay_open(replay *r)
                     "out of memory for the trace statistics");
     if (rp_oracle_init(&r->orc, pt->trace, &r->stats, r->rng, RP_TREE_CAP) != 0)
         return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
+    r->orc.synth_drawn = pt->synth_drawn != 0;
     r->oracle_ok = 1;
     if (eng_policy_calibrates(&r->pol) &&
         rp_profile_calibrate(pt, r->hw, &r->stats, &r->pol, r->n_prompts, r->runtime, r->max_ctx))

@@ -109,6 +109,12 @@ typedef struct sim_point {
     /* 1: no bootstrap over the prompts -- tokens_per_s_lo/hi are the point
      * estimate (a caller that reads neither: a calibration's evaluations) */
     int32_t no_interval;
+    /* 1: every token id of a synthesised candidate set its own uniform draw
+     * (as re-sampled sets have them), instead of one uniform start and a
+     * fixed stride (rp_oracle.h); the same distribution of every result at
+     * several times the draws -- the reference the construction is tested
+     * against (zero-initialised = the construction) */
+    int32_t synth_drawn;
 } sim_point;
 
 /* One replayed cycle, for sim_point.cycle_fn. */

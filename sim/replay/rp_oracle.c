@@ -10,6 +10,24 @@
 
 static void bind(rp_oracle *o);
 
+/* The stride of synthesised token ids: the integer nearest vocab times the
+ * golden ratio's fraction (consecutive ids land far apart), moved up to the
+ * first one coprime to vocab. */
+static uint32_t synth_stride(uint32_t v)
+{
+    if (v < 3) return 1;
+    uint32_t s = (uint32_t)((double)v * 0.6180339887498949 + 0.5);
+    for (;; s = s + 1 < v ? s + 1 : 1) {
+        uint32_t a = v, b = s;
+        while (b) {
+            uint32_t r = a % b;
+            a = b;
+            b = r;
+        }
+        if (a == 1) return s;
+    }
+}
+
 int rp_synth_fit(const trc_trace *t, rp_synth_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -60,6 +78,17 @@ int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, g
     o->k = m->k;
     o->n_exit = m->n_exit;
     o->vocab = m->vocab;
+    o->stride = synth_stride((uint32_t)m->vocab);
+    /* the log-prob profile of each depth, as candidates hold it: the depth's
+     * own; the pooled one where the depth had no off-path node; past the
+     * fitted depths, the deepest row */
+    o->prof_rows = st->fitted_depths > 0 ? st->fitted_depths : 1;
+    for (int32_t d = 0; d < o->prof_rows; d++) {
+        const double *src = d < st->fitted_depths && st->depth_nodes[d] > 0 ? st->mean_logp_depth[d]
+                                                                            : st->mean_logp;
+        for (int32_t j = 0; j < o->k && j < TRC_MAX_K; j++)
+            o->prof[d][j] = (float)src[j];
+    }
     o->cap = cap;
     o->cap_calls = cap + 8;
     o->tnode = malloc(sizeof(int32_t) * (size_t)cap);
@@ -189,14 +218,59 @@ static int32_t random_token(rp_oracle *o)
     }
 }
 
-static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c)
+/* The tokens of ranks other than want_rank, each its own uniform draw among
+ * the ids the set does not hold yet: re-sampled sets, and the reference the
+ * offset construction is tested against (tests/sim/replay/test_synth_tokens.c). */
+static void tokens_drawn(rp_oracle *o, eng_token want, int32_t want_rank, eng_cand *c)
+{
+    syn_clear(o);
+    syn_insert(o, want);
+    for (int32_t j = 0; j < o->k; j++)
+        c[j].tok = (j == want_rank) ? want : random_token(o);
+}
+
+/* The same tokens from one draw: a uniform start x, then x + s, x + 2s, ...
+ * (mod vocab) with the stride s coprime to the vocabulary, skipping the
+ * reference token.  The ids are distinct (k + 1 <= vocab steps of a stride
+ * coprime to vocab never repeat), each is uniform over the vocabulary, and
+ * none is the reference token unless it was placed.  Nothing downstream reads
+ * a synthesised token but through those properties (sim/replay/README.md,
+ * "Off-path synthesis"), so every result has the distribution it has with
+ * tokens_drawn, at a fraction of the cost. */
+static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_cand *c)
+{
+    const uint32_t v = (uint32_t)o->vocab, s = o->stride;
+    const int32_t k = o->k;
+    uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
+    if (want == ENG_NO_TOKEN) { /* off the reference path: nothing to skip */
+        for (int32_t j = 0; j < k; j++) {
+            c[j].tok = (eng_token)x;
+            x = x + s >= v ? x + s - v : x + s;
+        }
+        return;
+    }
+    for (int32_t j = 0; j < k; j++) {
+        if (j == want_rank) {
+            c[j].tok = want;
+            continue;
+        }
+        if ((eng_token)x == want) x = x + s >= v ? x + s - v : x + s;
+        c[j].tok = (eng_token)x;
+        x = x + s >= v ? x + s - v : x + s;
+    }
+}
+
+/* Node id's synthesised candidate set: the depth's log-prob profile, the
+ * reference token placed (on the reference path) or kept out, and distinct
+ * token ids, drawn one by one when `drawn`, else from one offset. */
+static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c, int drawn)
 {
     const rp_synth_stats *st = o->stats;
-    int32_t k = o->k;
+    int32_t k = o->k, d = t->nodes[id].depth;
     eng_token want = ENG_NO_TOKEN;
     int32_t want_rank = -1;
     if (o->on_ref[id]) {
-        int32_t at = o->pos + t->nodes[id].depth;
+        int32_t at = o->pos + d;
         if (at < o->ref_len) {
             want = o->ref[at];
             double u = gsl_rng_uniform(o->rng);
@@ -204,24 +278,24 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c)
                 want_rank = 0;
             else if (u < st->deep_inset && k > 1)
                 want_rank = 1 + (int32_t)gsl_rng_uniform_int(o->rng, (unsigned long)(k - 1));
+            /* a top-k over a vocabulary of k ids holds every id: the reference
+             * token too, last (the other ids are all it has left to give) */
+            if (want_rank < 0 && k >= o->vocab) want_rank = k - 1;
         }
     }
-    /* the profile of the node's depth; past the fitted depths, the deepest one */
-    int32_t d = t->nodes[id].depth;
-    if (d >= st->fitted_depths) d = st->fitted_depths - 1;
-    const double *prof = (d >= 0 && st->depth_nodes[d] > 0) ? st->mean_logp_depth[d] : st->mean_logp;
+    const float *lp = o->prof[d < o->prof_rows ? d : o->prof_rows - 1];
+    for (int32_t j = 0; j < k; j++) /* k, a local: the stores cannot change it */
+        c[j].logp = lp[j];
     /* distinct tokens, none of them the reference token unless placed */
-    syn_clear(o);
-    syn_insert(o, want);
-    for (int32_t j = 0; j < k; j++) {
-        c[j].logp = (float)prof[j];
-        c[j].tok = (j == want_rank) ? want : random_token(o);
-    }
+    if (drawn || o->synth_drawn)
+        tokens_drawn(o, want, want_rank, c);
+    else
+        tokens_offset(o, want, want_rank, c);
 }
 
-/* Fills node id's candidate set from the recorded tree, or synthesises it;
- * counts the expansion. */
-static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id)
+/* Fills node id's candidate set from the recorded tree, or synthesises it
+ * (its tokens drawn one by one when `drawn`); counts the expansion. */
+static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id, int drawn)
 {
     if (id < 0 || id >= t->n_nodes || id >= o->cap) return ENG_E_ARG;
     eng_cand *c = eng_tree_cands_alloc(t, id, o->k);
@@ -237,7 +311,7 @@ static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id)
         }
         o->recorded_expansions++;
     } else {
-        synthesise(o, t, id, c);
+        synthesise(o, t, id, c, drawn);
     }
     return ENG_OK;
 }
@@ -261,7 +335,7 @@ static int draft_forward(rp_oracle *o, eng_tree *t, const int32_t *ids, int32_t 
     rp_oracle_map(o, t);
     int32_t max_depth = 0;
     for (int32_t q = 0; q < count; q++) {
-        int rc = fill_cands(o, t, ids[q]);
+        int rc = fill_cands(o, t, ids[q], 0);
         if (rc != ENG_OK) return rc;
         if (t->nodes[ids[q]].depth > max_depth) max_depth = t->nodes[ids[q]].depth;
     }
@@ -301,7 +375,7 @@ static int draft_resample(void *ctx, eng_tree *t, const int32_t *ids, int32_t co
     if (count < 1 || !ids || !(penalty >= 0.0 && penalty <= 1.0)) return ENG_E_ARG;
     rp_oracle_map(o, t);
     for (int32_t q = 0; q < count; q++) {
-        int rc = fill_cands(o, t, ids[q]);
+        int rc = fill_cands(o, t, ids[q], 1);
         if (rc != ENG_OK) return rc;
         o->resampled_expansions++;
         if (penalty > 0.0 && o->k > 1 && gsl_rng_uniform(o->rng) < penalty) {

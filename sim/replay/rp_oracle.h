@@ -12,7 +12,8 @@
  *    sim/replay/README.md): its K candidates get the mean log-prob profile per
  *    rank fitted on the recorded off-path nodes *of the same depth* (the
  *    deepest fitted depth beyond the recorded ones; the pooled profile where a
- *    depth has no off-path node), and random distinct token ids.  If the node
+ *    depth has no off-path node), and distinct token ids: a uniform start and
+ *    a fixed stride, one draw a set (re-sampled sets draw every id).  If the node
  *    lies on the reference path (only possible deeper than the recorded depth
  *    D), the reference token is placed at rank 1 with the acceptance rate
  *    measured at the deepest recorded depth, else at a lower rank with the
@@ -103,6 +104,15 @@ typedef struct rp_oracle {
     const rp_synth_stats *stats; /* borrowed */
     gsl_rng *rng;           /* borrowed */
     int32_t k, n_exit, vocab;
+    uint32_t stride; /* of synthesised token ids, coprime to vocab */
+    /* synthesised candidates' log-probs by depth (prof_rows rows; deeper
+     * nodes take the last) */
+    float prof[TRC_MAX_DEPTH][TRC_MAX_K];
+    int32_t prof_rows;
+    /* 1: every synthesised token its own draw, as re-sampled sets have them
+     * (the reference the one-draw construction is tested against); 0 after
+     * init */
+    int32_t synth_drawn;
     /* current cycle */
     trc_tree tree;
     const int32_t *ref;

@@ -200,8 +200,10 @@ def case_mpi_random():
 
 def case_speed_reference():
     """Results equal, value for value, those the same points gave before the
-    speed work (tests/data/speed_reference.csv.gz): every policy, trees up to
-    64 rows, greedy and sampled acceptance.  Columns added since are not in
+    speed work (tests/data/speed_reference.csv.gz, re-made once since for the
+    construction of unrecorded candidate ids; speed_reference.lua says which
+    rows moved): every policy, trees up to 64 rows, greedy and sampled
+    acceptance.  Columns added since are not in
     the reference and are not compared; the script's hash and the version
     name the run, not its results."""
     import gzip
@@ -539,6 +541,51 @@ def case_ids():
     with tempfile.TemporaryDirectory() as d:
         rc, out, err = run("run", "-j", "2", script("ids.lua"), "-o", d)
         expect(rc == 0 and "ids ok" in out, f"ids.lua failed ({rc}): {err}")
+
+
+SYNTH_SCRIPT = """local fs = flashspec
+local pts = {}
+for _, pol in ipairs { fs.policy.specinfer {}, fs.policy.lyanna {} } do
+  pts[#pts + 1] = { policy = pol, synth_tokens = fs.args.synth }
+end
+fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  draft = fs.model "qwen3-8b-eagle3-q4_0", trace = fs.trace "traces/data/synth-default.h5",
+  prompts = 2, max_new_tokens = 32, points = pts }
+"""
+
+
+def case_synth_tokens():
+    """The point key synth_tokens: `offset` is the default (same rows, same
+    point ids as leaving it out), `drawn` is another point (its own id, its
+    column says so); a misspelt key or value is one line and exit 78."""
+    with tempfile.TemporaryDirectory() as t:
+        src = os.path.join(t, "s.lua")
+        open(src, "w").write(SYNTH_SCRIPT)
+        out = {}
+        for name, args in (("default", []), ("offset", ["--arg", "synth=offset"]),
+                           ("drawn", ["--arg", "synth=drawn"])):
+            d = os.path.join(t, name)
+            rc, _, err = run("sweep", "-q", "-j", "2", src, "-o", d, *args)
+            expect(rc == 0, f"{name}: exit {rc}: {err}")
+            out[name] = (rows(d), [os.path.basename(r) for r in records(d)])
+        skip = {"script_hash", "sim_wall_s"}
+        for a, b in zip(out["default"][0], out["offset"][0]):
+            expect({k: v for k, v in a.items() if k not in skip} ==
+                   {k: v for k, v in b.items() if k not in skip},
+                   "synth_tokens = 'offset' changed a row")
+        expect(out["default"][1] == out["offset"][1], "synth_tokens = 'offset' changed a point id")
+        expect(not set(out["default"][1]) & set(out["drawn"][1]),
+               "synth_tokens = 'drawn' kept a point id")
+        expect([r["synth_tokens"] for r in out["default"][0]] == ["offset", "offset"] and
+               [r["synth_tokens"] for r in out["drawn"][0]] == ["drawn", "drawn"],
+               "the synth_tokens column")
+        for bad, needle in (("synth_token = 'drawn'", "did you mean 'synth_tokens'"),
+                            ("synth_tokens = 'random'", "synth_tokens")):
+            bsrc = os.path.join(t, "bad.lua")
+            open(bsrc, "w").write(SYNTH_SCRIPT.replace("synth_tokens = fs.args.synth", bad))
+            rc, _, err = run("sweep", "-q", bsrc, "-o", os.path.join(t, "bad"))
+            one_line(err, 78, rc, needle)
+            no_results(os.path.join(t, "bad"))
 
 
 # --------------------------------------------------------------- progress

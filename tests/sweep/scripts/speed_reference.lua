@@ -1,7 +1,12 @@
 -- Every policy, small and 64-row trees, greedy and sampled acceptance, two
 -- phones and three traces: the points whose results tests/data/speed_reference.csv.gz
 -- holds as computed before the tree policies selected their best candidates
--- instead of sorting them all (test sweep/speed_reference).
+-- instead of sorting them all (test sweep/speed_reference).  Re-made once
+-- since, when unrecorded candidate sets took their ids from one draw and a
+-- stride (synth_tokens = "offset"): the same distribution of every result
+-- (tests/sim/replay/test_synth_tokens.c), another realisation where a later
+-- draw follows a synthesised set -- 72 Lyanna rows (its re-sampling penalty
+-- draws) and one OPT-Tree row under sampling; the other 311 rows are unchanged.
 local fs = flashspec
 local traces = { fs.trace "traces/data/workload-code-strong.h5", fs.trace "traces/data/workload-dialogue-weak.h5", fs.trace "traces/data/synth-default.h5" }
 local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_chain {}, fs.policy.specinfer {},
