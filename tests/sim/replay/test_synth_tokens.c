@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../check.h"
 #include "sim/config/profile.h"
@@ -206,6 +207,76 @@ static void test_ranks(void)
     trc_free(t);
 }
 
+/* A trace whose vocabulary is its top-k (2 ids): the candidate set of an
+ * unrecorded reference-path node must hold the reference token even when the
+ * placement draw left it out (at the last rank), under both constructions;
+ * there is no other id to draw. */
+static void test_whole_vocabulary(void)
+{
+    enum { L = 6 };
+    trc_meta m;
+    memset(&m, 0, sizeof m);
+    m.vocab = 2;
+    m.k = 2;
+    m.max_depth = 1;
+    m.max_nodes = 2;
+    m.target_layers = 4;
+    strcpy(m.target, "unit-target");
+    strcpy(m.draft, "unit-draft");
+    strcpy(m.tokenizer, "unit-tok");
+    strcpy(m.source, "test_synth_tokens.c");
+    const int32_t prompt[2] = {0, 1}, ref[L] = {0, 1, 1, 0, 1, 0};
+    trc_builder *b = trc_builder_new(&m);
+    CHECK(b != NULL);
+    if (!b) return;
+    CHECK_EQ_INT(trc_builder_add_prompt(b, prompt, 2, ref, L), TRC_OK);
+    for (int32_t pos = 0; pos < L; pos++) {
+        int32_t n = 2, parent[2] = {-1, 0};
+        int32_t token[2] = {pos ? ref[pos - 1] : prompt[1], ref[pos]};
+        int32_t tok[4];
+        float lp[4] = {-0.1f, -2.5f, -0.1f, -2.5f};
+        for (int32_t i = 0; i < n; i++) { /* node i predicts ref[pos + i] */
+            int32_t next = pos + i < L ? ref[pos + i] : 0;
+            tok[2 * i] = next;
+            tok[2 * i + 1] = 1 - next;
+        }
+        CHECK_EQ_INT(trc_builder_add_tree(b, n, parent, token, tok, lp, tok, lp, NULL), TRC_OK);
+    }
+    trc_trace *t = NULL;
+    trc_err err;
+    if (trc_builder_finish(b, "whole", &t, &err) != TRC_OK) fprintf(stderr, "%s\n", err.msg);
+    CHECK(t != NULL);
+    if (!t) return;
+    rp_synth_stats st;
+    CHECK(rp_synth_fit(t, &st) == 0);
+    st.deep_top1 = st.deep_inset = 0.0; /* the placement draw never places it */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    size_t bytes = eng_tree_bytes(8, 8 * 2);
+    void *mem = malloc(bytes);
+    eng_tree tree;
+    CHECK(eng_tree_init(&tree, mem, bytes, 8, 16) == ENG_OK);
+    for (int drawn = 0; drawn < 2; drawn++) {
+        rp_oracle o;
+        CHECK(rp_oracle_init(&o, t, &st, rng, 8) == 0);
+        o.synth_drawn = drawn;
+        for (int32_t pos = 1; pos + 2 < L; pos++) {
+            eng_tree_reset(&tree, ref[pos - 1]);
+            int32_t u = eng_tree_add(&tree, 0, ref[pos], -0.1f);
+            int32_t v = eng_tree_add(&tree, u, ref[pos + 1], -0.1f); /* depth 2: unrecorded */
+            rp_oracle_begin(&o, 0, pos);
+            CHECK_EQ_INT(o.draft.expand(&o, &tree, &v, 1, ENG_UNIT_NPU), ENG_OK);
+            CHECK(o.tnode[v] < 0 && o.on_ref[v]);
+            int32_t cn = 0;
+            const eng_cand *c = eng_tree_cands(&tree, v, &cn);
+            CHECK(cn == 2 && c && c[1].tok == ref[pos + 2] && c[0].tok == 1 - ref[pos + 2]);
+        }
+        rp_oracle_free(&o);
+    }
+    free(mem);
+    gsl_rng_free(rng);
+    trc_free(t);
+}
+
 /* ---- acceptance depth over replays ---- */
 
 static sim_device dev;
@@ -311,7 +382,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_synth_tokens CONFIG_DIR TRACE_DIR\n");
         return 2;
     }
+    alarm(100); /* a construction that cannot find distinct ids would loop */
     test_ranks();
+    test_whole_vocabulary();
     load(argv[1]);
     test_depths(argv[2]);
     return check_done("replay/synth_tokens");
