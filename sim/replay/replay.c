@@ -166,8 +166,8 @@ static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t
 static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_plan *pl,
                       const sim_point *pt, char *err, size_t errlen, int32_t prompt, int32_t pos)
 {
-    int32_t kept = 0;
-    for (int32_t v = 0; v < t->n_nodes; v++) kept += v == 0 || !keep || keep[v];
+    int32_t kept = keep ? 1 : t->n_nodes; /* the root always */
+    for (int32_t v = 1; keep && v < t->n_nodes; v++) kept += keep[v] != 0;
     int32_t most = t->n_nodes, layers = pt->target->layers;
     const sim_device *d = pt->device;
     if (d->n_npu_shapes > 0 && d->npu_shapes[d->n_npu_shapes - 1] > most)
