@@ -20,20 +20,7 @@
 #include "engine/pol_edgellm.h"
 #include "sim/config/profile.h"
 #include "sim/replay/replay.h"
-
-static sim_device dev;
-static sim_model tgt, drf;
-
-static void load(const char *configs)
-{
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", configs);
-    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-}
+#include "../profiles_fixture.h"
 
 typedef struct hooks {
     int cycles, spans, provisional_spans, other_prompt;
@@ -146,7 +133,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_edgellm_replay CONFIG_DIR TRACE_DIR\n");
         return 2;
     }
-    load(argv[1]);
+    load_profiles(argv[1]);
     static const char *const files[] = {"synth-default.h5", "synth-small.h5"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         char path[1024];

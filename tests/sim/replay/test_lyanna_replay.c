@@ -31,23 +31,10 @@
 #include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/rp_oracle.h"
+#include "../profiles_fixture.h"
 
 #define CAP 1024 /* the replay's tree capacity (RP_TREE_CAP) */
 #define MAX_NEW 128
-
-static sim_device dev;
-static sim_model tgt, drf;
-
-static void load(const char *configs)
-{
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", configs);
-    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-}
 
 static void test_hooks(const trc_trace *tr)
 {
@@ -339,7 +326,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_lyanna_replay CONFIG_DIR TRACE_DIR\n");
         return 2;
     }
-    load(argv[1]);
+    load_profiles(argv[1]);
     CHECK(eng_policy_lookup("lyanna") != NULL);
     if (!eng_policy_lookup("lyanna")) return check_done("replay/lyanna");
     static const char *const files[] = {"synth-small.h5", "synth-default.h5"};

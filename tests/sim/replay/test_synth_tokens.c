@@ -36,6 +36,7 @@
 #include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/rp_oracle.h"
+#include "../profiles_fixture.h"
 
 #define ALPHA 1e-3
 #define REPS 300
@@ -279,20 +280,6 @@ static void test_whole_vocabulary(void)
 
 /* ---- acceptance depth over replays ---- */
 
-static sim_device dev;
-static sim_model tgt, drf;
-
-static void load(const char *configs)
-{
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", configs);
-    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-}
-
 static void on_cycle(void *ctx, const sim_cycle_info *ci)
 {
     int64_t *h = ctx;
@@ -385,7 +372,7 @@ int main(int argc, char **argv)
     alarm(100); /* a construction that cannot find distinct ids would loop */
     test_ranks();
     test_whole_vocabulary();
-    load(argv[1]);
+    load_profiles(argv[1]);
     test_depths(argv[2]);
     return check_done("replay/synth_tokens");
 }

@@ -18,20 +18,7 @@
 #include "../../check.h"
 #include "sim/config/profile.h"
 #include "sim/replay/replay.h"
-
-static sim_device dev;
-static sim_model tgt, drf;
-
-static void load(const char *configs)
-{
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", configs);
-    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-}
+#include "../profiles_fixture.h"
 
 static int run(const trc_trace *t, const eng_policy_desc *d, int32_t accept, double top_p,
                sim_point_stats *st)
@@ -54,7 +41,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_tree_replay CONFIG_DIR TRACE_DIR\n");
         return 2;
     }
-    load(argv[1]);
+    load_profiles(argv[1]);
     static const char *const files[] = {"synth-default.h5", "synth-small.h5"};
     int32_t n = 0;
     const eng_policy_desc *const *reg = eng_policy_registry(&n);

@@ -18,20 +18,7 @@
 #include "sim/config/profile.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
-
-static sim_device dev;
-static sim_model tgt, drf;
-
-static void load_profiles(const char *configs)
-{
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/devices/oneplus12.lua", configs);
-    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-    snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_PROFILE_OK) exit(1);
-}
+#include "../profiles_fixture.h"
 
 static sim_sweep_id id_of(const char *policy, double dram, uint64_t seed)
 {
