@@ -19,8 +19,14 @@
  *
  * Every test runs at alpha = ALPHA / (number of tests): with seeds drawn at
  * random the chance that any test rejects two equal distributions is at most
- * ALPHA (0.1%), Bonferroni.  The seeds are fixed, so the outcome repeats.  A
- * test that cannot fail says nothing, so the same statistic must reject two
+ * ALPHA (0.1%), Bonferroni -- nominally: a replay's cycles are not quite
+ * independent draws (adaptive policies carry state from cycle to cycle), so
+ * the seeds, not the cycles, are the independent units.  The seeds are fixed,
+ * so the outcome repeats.  On the bundled trace most policies never reach an
+ * unrecorded reference-path set, and their histograms agree count for count
+ * (p = 1); the streams part where a placement or a re-sampling penalty (Lyanna)
+ * follows a synthesised set, which the rank test and Lyanna's rows exercise.
+ * A test that cannot fail says nothing, so the same statistic must reject two
  * distributions that do differ: greedy against sampling acceptance.
  *
  * argv[1]: the configs directory; argv[2]: the bundled traces directory.
