@@ -79,7 +79,7 @@ int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq)
     return id;
 }
 
-eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n)
+eng_cand *eng_tree_cands_reserve(eng_tree *t, int32_t id, int32_t n)
 {
     if (id < 0 || id >= t->n_nodes || n < 1) return NULL;
     if (n > t->cap_cands - t->n_cands) return NULL;
@@ -87,8 +87,13 @@ eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n)
     u->cand_off = t->n_cands;
     u->cand_n = n;
     t->n_cands += n;
-    eng_cand *c = &t->cands[u->cand_off];
-    memset(c, 0, (size_t)n * sizeof *c);
+    return &t->cands[u->cand_off];
+}
+
+eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n)
+{
+    eng_cand *c = eng_tree_cands_reserve(t, id, n);
+    if (c) memset(c, 0, (size_t)n * sizeof *c);
     return c;
 }
 

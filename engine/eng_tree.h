@@ -78,6 +78,11 @@ int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq);
  * node's set (the old slots stay used until the next reset). */
 eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n);
 
+/* As eng_tree_cands_alloc, but the slots are not zeroed: they hold whatever
+ * the arena held.  For an oracle that writes all n slots before anything
+ * reads them (the replay's, which fills every candidate of every set). */
+eng_cand *eng_tree_cands_reserve(eng_tree *t, int32_t id, int32_t n);
+
 /* Candidate set of node id (NULL and *n = 0 if not expanded). */
 const eng_cand *eng_tree_cands(const eng_tree *t, int32_t id, int32_t *n);
 

@@ -155,6 +155,8 @@ void rp_oracle_begin(rp_oracle *o, int32_t p, int32_t pos)
 
 void rp_oracle_map(rp_oracle *o, const eng_tree *t)
 {
+    /* one new node (a chain's step) is read at once: nothing to fetch ahead of */
+    const int ahead = t->n_nodes - o->mapped > 1;
     for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++) {
         const eng_node *n = &t->nodes[i];
         o->m_parent[i] = n->parent;
@@ -168,7 +170,7 @@ void rp_oracle_map(rp_oracle *o, const eng_tree *t)
         int32_t pt = o->tnode[par];
         int32_t tn = pt >= 0 ? trc_tree_child(&o->tree, pt, n->tok) : -1;
         o->tnode[i] = tn;
-        if (tn >= 0) { /* its rows are read next: fetch them while mapping the rest */
+        if (tn >= 0 && ahead) { /* its rows are read next: fetch them while mapping the rest */
             __builtin_prefetch(o->tree.draft_tok + (size_t)tn * o->k);
             __builtin_prefetch(o->tree.draft_logp + (size_t)tn * o->k);
             __builtin_prefetch(o->tree.tgt_tok + (size_t)tn * o->k);
@@ -298,7 +300,7 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c,
 static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id, int drawn)
 {
     if (id < 0 || id >= t->n_nodes || id >= o->cap) return ENG_E_ARG;
-    eng_cand *c = eng_tree_cands_alloc(t, id, o->k);
+    eng_cand *c = eng_tree_cands_reserve(t, id, o->k); /* every slot is written below */
     if (!c) return ENG_E_FULL;
     int32_t tn = o->tnode[id];
     o->expansions++;

@@ -142,6 +142,23 @@ static void test_cands(void)
     CHECK_EQ_INT(t.n_cands, 0);
     CHECK(eng_tree_cands_alloc(&t, 0, 5) != NULL);
     CHECK(eng_tree_cands_alloc(&t, 0, 1) == NULL);
+
+    /* reserve: the same bookkeeping and refusals, the slots as the arena
+     * held them (a set written before the reset shows through) */
+    eng_tree_reset(&t, 1);
+    eng_cand *w = eng_tree_cands_alloc(&t, 0, 2);
+    CHECK(w != NULL);
+    if (w) w[1].tok = 77;
+    eng_tree_reset(&t, 1);
+    eng_cand *rs = eng_tree_cands_reserve(&t, 0, 2);
+    CHECK(rs != NULL && rs == w && t.n_cands == 2);
+    if (rs) CHECK_EQ_INT(rs[1].tok, 77);
+    int32_t rn = 0;
+    CHECK(eng_tree_cands(&t, 0, &rn) == rs && rn == 2);
+    CHECK(eng_tree_cands_reserve(&t, 0, 4) == NULL); /* 3 slots left */
+    CHECK(eng_tree_cands_reserve(&t, 0, 0) == NULL);
+    CHECK(eng_tree_cands_reserve(&t, 3, 1) == NULL);
+    CHECK_EQ_INT(t.n_cands, 2);
 }
 
 static void test_chain_full_capacity(void)
