@@ -231,6 +231,12 @@ static void tokens_drawn(rp_oracle *o, eng_token want, int32_t want_rank, eng_ca
         c[j].tok = (j == want_rank) ? want : random_token(o);
 }
 
+/* The id s after x, modulo v (x, s < v). */
+static inline uint32_t id_step(uint32_t x, uint32_t s, uint32_t v)
+{
+    return x + s >= v ? x + s - v : x + s;
+}
+
 /* The same tokens from one draw: a uniform start x, then x + s, x + 2s, ...
  * (mod vocab) with the stride s coprime to the vocabulary, skipping the
  * reference token.  The ids are distinct (k + 1 <= vocab steps of a stride
@@ -245,10 +251,8 @@ static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_c
     const int32_t k = o->k;
     uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
     if (want == ENG_NO_TOKEN) { /* off the reference path: nothing to skip */
-        for (int32_t j = 0; j < k; j++) {
+        for (int32_t j = 0; j < k; j++, x = id_step(x, s, v))
             c[j].tok = (eng_token)x;
-            x = x + s >= v ? x + s - v : x + s;
-        }
         return;
     }
     for (int32_t j = 0; j < k; j++) {
@@ -256,9 +260,9 @@ static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_c
             c[j].tok = want;
             continue;
         }
-        if ((eng_token)x == want) x = x + s >= v ? x + s - v : x + s;
+        if ((eng_token)x == want) x = id_step(x, s, v);
         c[j].tok = (eng_token)x;
-        x = x + s >= v ? x + s - v : x + s;
+        x = id_step(x, s, v);
     }
 }
 
@@ -289,7 +293,7 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c,
     for (int32_t j = 0; j < k; j++) /* k, a local: the stores cannot change it */
         c[j].logp = lp[j];
     /* distinct tokens, none of them the reference token unless placed */
-    if (drawn || o->synth_drawn)
+    if (drawn)
         tokens_drawn(o, want, want_rank, c);
     else
         tokens_offset(o, want, want_rank, c);
@@ -337,7 +341,7 @@ static int draft_forward(rp_oracle *o, eng_tree *t, const int32_t *ids, int32_t 
     rp_oracle_map(o, t);
     int32_t max_depth = 0;
     for (int32_t q = 0; q < count; q++) {
-        int rc = fill_cands(o, t, ids[q], 0);
+        int rc = fill_cands(o, t, ids[q], o->synth_drawn);
         if (rc != ENG_OK) return rc;
         if (t->nodes[ids[q]].depth > max_depth) max_depth = t->nodes[ids[q]].depth;
     }

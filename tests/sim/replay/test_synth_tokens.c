@@ -48,6 +48,7 @@
 #define REPS 300
 #define SEEDS 24
 #define BINS 16 /* accepted tokens per cycle, the last bin holding the rest */
+#define MAX_BINS (TRC_MAX_K + 1 > BINS ? TRC_MAX_K + 1 : BINS) /* ranks, or depths */
 
 enum { N_RANK_TESTS = 1, N_POLICIES = 7, N_RULES = 2 };
 static const char *const policies[N_POLICIES] = {"specinfer", "eagle2",  "opt_tree", "sequoia",
@@ -66,9 +67,10 @@ static double chi2_two_sample(const int64_t *a, const int64_t *b, int n, int *do
         nb += (double)b[i];
     }
     *dof = 0;
+    if (n > MAX_BINS) return 0.0; /* more bins than it holds: a rejection, never a pass */
     if (na <= 0 || nb <= 0) return 1.0;
     double small = na < nb ? na : nb, ra = sqrt(nb / na), rb = sqrt(na / nb);
-    double pa[BINS + 64], pb[BINS + 64];
+    double pa[MAX_BINS], pb[MAX_BINS];
     int bins = 0;
     double ca = 0, cb = 0;
     for (int i = 0; i < n; i++) {
