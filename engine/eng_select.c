@@ -7,6 +7,8 @@
  */
 #include "eng_select.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,39 +136,65 @@ static int ranked_before(const void *ctx, int a, int b)
  * itself: the matches on a path read nodes whose addresses are known before
  * the first of them is played, so the chain from one level to the next is a
  * comparison and a few conditional moves instead of three dependent loads.
- * For up to SEL_TREE_RUNS runs (the tree lives on the stack, 24 bytes a run). */
-#define SEL_TREE_RUNS 128
-
+ * For up to ENG_SELECT_TREE_RUNS runs (the tree lives on the stack, 24 bytes
+ * a run).  The keys come from an array (eng_select_ranked) or are computed
+ * from candidate runs as they are read (eng_select_cands). */
+/* A run's head in the tree; an exhausted (or empty) run holds the key
+ * {-inf, LLONG_MAX}, which every element's key comes before (eng_rank: a
+ * tie is below LLONG_MAX), so no match needs to ask whether a run is live. */
 typedef struct sel_node {
     double score;
     long long tie;
     int run;
-    int live; /* 0: the run is exhausted and loses every match */
 } sel_node;
+
+/* Where the keys come from: key[i], or run r's candidates (cr != NULL). */
+typedef struct sel_src {
+    const int *start;
+    const eng_rank *key;
+    const eng_cand_run *cr;
+    long long step;
+} sel_src;
 
 static inline int node_before(const sel_node *a, const sel_node *b)
 {
-    return a->live &
-           (!b->live | (a->score > b->score) | ((a->score == b->score) & (a->tie < b->tie)));
+    return (a->score > b->score) | ((a->score == b->score) & (a->tie < b->tie));
 }
 
-static inline void node_load(sel_node *x, const eng_rank *key, int run, int at, int end)
+/* Forced inline where the compiler allows it, so that each caller of the
+ * merge gets a copy specialised for its kind of key (cand is a constant). */
+#if defined(__GNUC__)
+#define SEL_INLINE static inline __attribute__((always_inline))
+#else
+#define SEL_INLINE static inline
+#endif
+
+SEL_INLINE void node_load(sel_node *x, const sel_src *src, int cand, int run, int at)
 {
     x->run = run;
-    x->live = at < end;
-    x->score = x->live ? key[at].score : 0.0;
-    x->tie = x->live ? key[at].tie : 0;
+    if (at >= src->start[run + 1]) {
+        x->score = -INFINITY;
+        x->tie = LLONG_MAX;
+    } else if (!cand) {
+        x->score = src->key[at].score;
+        x->tie = src->key[at].tie;
+    } else {
+        const eng_cand_run *c = &src->cr[run];
+        int j = at - src->start[run];
+        x->score = c->base + (double)c->cand[j].logp;
+        x->tie = c->tie + j * src->step;
+    }
 }
 
 /* The tree's first matches, bottom up: win[p] is the winner of the subtree
  * at p (leaf runs + r holds run r's head), tree[p] its loser; the same
  * matches as playing each subtree's winners against each other from the
  * root down.  Returns the overall winner. */
-static sel_node build_nodes(const int *start, int runs, const eng_rank *key, sel_node *tree)
+SEL_INLINE sel_node build_nodes(const sel_src *src, int cand, int runs, sel_node *tree)
 {
-    sel_node win[2 * SEL_TREE_RUNS];
+    sel_node win[2 * ENG_SELECT_TREE_RUNS];
     for (int r = 0; r < runs; r++)
-        node_load(&win[runs + r], key, r, start[r], start[r + 1]);
+        node_load(&win[runs + r], src, cand, r, src->start[r]);
     for (int p = runs - 1; p >= 1; p--) {
         const sel_node *a = &win[2 * p], *b = &win[2 * p + 1];
         int b_wins = node_before(b, a);
@@ -176,21 +204,26 @@ static sel_node build_nodes(const int *start, int runs, const eng_rank *key, sel
     return win[1]; /* runs == 1: the leaf itself */
 }
 
-static int merge_ranked(const int *start, int runs, int k, const eng_rank *key, int *next, int *out)
+/* Stops when the winner's run is exhausted: every run is then (keys that
+ * are not NaN order every element before an exhausted run). */
+SEL_INLINE int merge_ranked(const sel_src *src, int cand, int runs, int k, int *next, int *out,
+                            int *out_run)
 {
-    sel_node tree[SEL_TREE_RUNS];
+    sel_node tree[ENG_SELECT_TREE_RUNS];
+    const int *start = src->start;
     int n = 0;
     for (int r = 0; r < runs; r++) {
         next[r] = start[r];
         n += start[r + 1] - start[r];
     }
     if (runs < 1 || n < 1 || k < 1) return 0;
-    sel_node w = build_nodes(start, runs, key, tree);
+    sel_node w = build_nodes(src, cand, runs, tree);
     int m = 0;
-    while (m < k && w.live) {
+    while (m < k && next[w.run] < start[w.run + 1]) {
         int r = w.run;
+        if (cand && out_run) out_run[m] = r;
         out[m++] = next[r]++;
-        node_load(&w, key, r, next[r], start[r + 1]);
+        node_load(&w, src, cand, r, next[r]);
         for (int p = (r + runs) / 2; p >= 1; p /= 2) {
             sel_node *l = &tree[p];
             int l_wins = node_before(l, &w);
@@ -198,15 +231,13 @@ static int merge_ranked(const int *start, int runs, int k, const eng_rank *key, 
              * field by field so that the compiler selects without branching */
             double ls = l->score, ws = w.score;
             long long lt = l->tie, wt = w.tie;
-            int lr = l->run, wr = w.run, ll = l->live, wl = w.live;
+            int lr = l->run, wr = w.run;
             l->score = l_wins ? ws : ls;
             l->tie = l_wins ? wt : lt;
             l->run = l_wins ? wr : lr;
-            l->live = l_wins ? wl : ll;
             w.score = l_wins ? ls : ws;
             w.tie = l_wins ? lt : wt;
             w.run = l_wins ? lr : wr;
-            w.live = l_wins ? ll : wl;
         }
     }
     return m;
@@ -216,8 +247,59 @@ int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, in
                       int *next, int *out)
 {
     if (check && !runs_in_order(start, runs, ranked_before, key)) return -1;
-    if (runs <= SEL_TREE_RUNS) return merge_ranked(start, runs, k, key, next, out);
+    sel_src src = {.start = start, .key = key};
+    if (runs <= ENG_SELECT_TREE_RUNS) return merge_ranked(&src, 0, runs, k, next, out, NULL);
     return merge_runs(start, runs, k, ranked_before, key, heap, next, out);
+}
+
+/* The run holding global index i: the last run starting at or before i (an
+ * empty run starts where the next one does, so the last is never empty). For
+ * the comparator of the merge past the stack tree. */
+static int cand_run_of(const sel_src *src, int runs, int i)
+{
+    int lo = 0, hi = runs - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (src->start[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+typedef struct cand_ctx {
+    sel_src src;
+    int runs;
+} cand_ctx;
+
+static void cand_key(const cand_ctx *x, int i, double *score, long long *tie)
+{
+    int r = cand_run_of(&x->src, x->runs, i);
+    sel_node n;
+    node_load(&n, &x->src, 1, r, i);
+    *score = n.score;
+    *tie = n.tie;
+}
+
+static int cands_before(const void *ctx, int a, int b)
+{
+    double sa, sb;
+    long long ta, tb;
+    cand_key(ctx, a, &sa, &ta);
+    cand_key(ctx, b, &sb, &tb);
+    return (sa > sb) | ((sa == sb) & (ta < tb));
+}
+
+int eng_select_cands(const int *start, const eng_cand_run *run, int runs, long long tie_step, int k,
+                     int *heap, int *next, int *out, int *out_run)
+{
+    cand_ctx x = {{.start = start, .cr = run, .step = tie_step}, runs};
+    if (runs <= ENG_SELECT_TREE_RUNS) return merge_ranked(&x.src, 1, runs, k, next, out, out_run);
+    int m = merge_runs(start, runs, k, cands_before, &x, heap, next, out);
+    for (int i = 0; out_run && i < m; i++)
+        out_run[i] = cand_run_of(&x.src, runs, out[i]);
+    return m;
 }
 
 int eng_select_top(const eng_rank *key, int *idx, int n, int k)

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "eng_tree.h" /* eng_cand */
+
 /* Reorders base[0..n) (elements of size bytes, at most ENG_SELECT_MAX_SIZE)
  * so that base[0..k) holds the k smallest elements by cmp in ascending
  * order; the order of base[k..n) is unspecified.  k >= n sorts everything.
@@ -38,7 +40,10 @@ int eng_select_runs(const int *start, int runs, int k, int (*before)(const void 
 
 /* A rank key: a higher score comes first, then a lower tie (a ranking by
  * score with ties broken by, say, depth and arrival packed into tie).  a
- * comes before b when a.score != b.score ? a.score > b.score : a.tie < b.tie. */
+ * comes before b when a.score != b.score ? a.score > b.score : a.tie < b.tie.
+ * A tie is below LLONG_MAX (the merges mark an exhausted run with it).  A
+ * NaN score has no place in this order: a selection over such keys may
+ * return fewer than it was asked for, never an index out of its runs. */
 typedef struct eng_rank {
     double score;
     long long tie;
@@ -58,5 +63,41 @@ int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, in
  * O(n k): for a small k over a pool whose runs are not in order (where
  * eng_select_ranked returns -1), with the same result as a full sort. */
 int eng_select_top(const eng_rank *key, int *idx, int n, int k);
+
+/* Runs of draft candidates whose keys are computed as the merge reads them,
+ * instead of being written out for every candidate first: element i of run r
+ * (start[r] <= i < start[r + 1], j = i - start[r]) has the key
+ *   score = run[r].base + (double)run[r].cand[j].logp,
+ *   tie   = run[r].tie + j * tie_step.
+ * A merge reads only the heads of the runs and what it takes, so a policy
+ * that keeps the best few of many candidates (a parent's score plus each
+ * child's log-probability) pays for those, not for every candidate. */
+typedef struct eng_cand_run {
+    const eng_cand *cand; /* the run's candidates, in the draft's rank order */
+    double base;          /* the score that every candidate's logp adds to */
+    long long tie;        /* element 0's tie */
+} eng_cand_run;
+
+/* 1 when no candidate of c[0..n) has a logp above its predecessor's (the
+ * draft's order).  Runs whose candidates pass this, with tie_step > 0, are
+ * in order under the keys above: base + x is non-decreasing in x, and ties
+ * grow along the run. */
+static inline int eng_cands_ranked(const eng_cand *c, int n)
+{
+    for (int j = 1; j < n; j++)
+        if (c[j].logp > c[j - 1].logp) return 0;
+    return 1;
+}
+
+/* eng_select_ranked over runs of candidates keyed as above, which the caller
+ * has tested in order (eng_cands_ranked, tie_step > 0): the same indices in
+ * the same order as eng_select_ranked over the keys written out.  Writes the
+ * global index of each pick to out and, when out_run is not NULL, its run to
+ * out_run; returns how many (min(k, n)).  next is scratch of runs entries;
+ * heap of runs entries is needed only past ENG_SELECT_TREE_RUNS runs (NULL
+ * is allowed below that). */
+#define ENG_SELECT_TREE_RUNS 128
+int eng_select_cands(const int *start, const eng_cand_run *run, int runs, long long tie_step, int k,
+                     int *heap, int *next, int *out, int *out_run);
 
 #endif

@@ -20,12 +20,15 @@
  * handed to verification is exactly the selection.  Levels are capped by
  * lim->max_depth and lim->remaining - 1, nodes by lim->max_nodes.
  *
- * Selection: every expanded node's candidates enter the pool ranked, so a
- * level's best k and the pool's best total_tokens are merges of these runs
- * (eng_select_ranked, keys score then (depth, order); a selection over the
- * whole pool when an oracle's lists are not sorted).
- * Cost: O(P) to fill the pool, P <= k + depth * k^2, plus O((R + total) log R)
- * to select, R = runs <= 1 + depth * k.
+ * Selection: every expanded node's candidates enter the pool ranked, as a
+ * run (the node, its candidates and its score), so a level's best k and the
+ * pool's best total_tokens are merges of these runs whose keys (score, then
+ * (depth, pool index)) are computed as the merge reads them
+ * (eng_select_cands): only the entries taken and the runs' heads are ever
+ * scored.  When an oracle's lists are not sorted the keys are written out
+ * and selected over the whole pool.
+ * Cost: O(P) to test the lists' order, P <= k + depth * k^2, plus
+ * O((R + total) log R) to select, R = runs <= 1 + depth * k.
  * State: mallocs in create (sized from the params), nothing after.
  */
 #include "pol_eagle2.h"
@@ -53,35 +56,43 @@ const eng_param_desc eng_eagle2_param_table[] = {
 };
 #undef P
 
+/* A pool entry written out, for oracles whose lists are out of order: the
+ * key (score, then depth << 32 | pool index), the pool index and its run. */
 typedef struct e2_entry {
     double score;
-    int32_t depth, order; /* order = pool index (tie-break) */
-    int32_t parent;       /* tree node id of the parent */
-    int32_t rank;         /* candidate rank in the parent's set */
-    int32_t node;         /* tree node id once materialised, else ENG_NO_NODE */
+    long long tie;
+    int32_t idx, run;
 } e2_entry;
 
 typedef struct e2_state {
     eng_eagle2_params p;
-    int32_t cap_pool;
-    e2_entry *pool;  /* [cap_pool] */
-    eng_rank *key;   /* [cap_pool] each entry's rank: score, then (depth, order) */
-    int32_t *level;  /* [k * k] pool indices of one step's candidates */
-    /* the pool as runs: each expanded node's candidates, ranked, are pool
-     * indices run[r] .. run[r + 1); cap_runs = 1 + depth * k */
-    int32_t cap_runs;
-    int *run, *heap, *next, *pick; /* [cap_runs + 1], eng_select_ranked scratch, [cap_pool] */
+    int32_t cap_pool, cap_runs; /* cap_runs = 1 + depth * k */
+    /* the pool as runs: run r holds the ranked candidates of tree node
+     * run_node[r], pool indices run[r] .. run[r + 1), keyed by cr[r]
+     * (eng_select_cands: score = parent score + logp, tie = depth << 32 |
+     * pool index) as the merges read them */
+    int *run;               /* [cap_runs + 1] */
+    eng_cand_run *cr;       /* [cap_runs] */
+    int32_t *run_node;      /* [cap_runs] */
+    int32_t *node_of;       /* [cap_pool] tree node of a materialised entry */
+    uint8_t *made;          /* [cap_pool / 8 + 1] bit idx: entry idx is materialised */
+    int *level, *level_run; /* [k * k] one step's best: pool indices, runs */
+    int *pick, *pick_run;   /* [cap_pool] the global best */
+    int *heap, *next;       /* [cap_runs] eng_select scratch */
+    /* keys written out, for lists out of order only */
+    eng_rank *key; /* [cap_pool] */
+    int *owner;    /* [cap_pool] each entry's run */
+    e2_entry *all; /* [cap_pool] */
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
     uint8_t keep[ENG_POL_MAX_NODES];
 } e2_state;
 
-/* total order: score desc, depth asc, order asc */
+/* total order: score desc, then tie (depth, pool index) asc */
 static int e2_before(const e2_entry *a, const e2_entry *b)
 {
     if (a->score != b->score) return a->score > b->score;
-    if (a->depth != b->depth) return a->depth < b->depth;
-    return a->order < b->order;
+    return a->tie < b->tie;
 }
 
 static int e2_cmp(const void *x, const void *y)
@@ -90,55 +101,101 @@ static int e2_cmp(const void *x, const void *y)
     return e2_before(a, b) ? -1 : (e2_before(b, a) ? 1 : 0);
 }
 
-static int32_t materialise(eng_tree *t, e2_entry *e)
+/* The score of pool entry idx of run r. */
+static double e2_score(const e2_state *s, int32_t idx, int32_t r)
 {
-    if (e->node != ENG_NO_NODE) return e->node;
-    int32_t cn = 0;
-    const eng_cand *c = eng_tree_cands(t, e->parent, &cn);
-    if (e->rank >= cn) return ENG_E_ARG;
-    int32_t id = eng_tree_add(t, e->parent, c[e->rank].tok, c[e->rank].logp);
-    if (id >= 0) e->node = id;
+    return s->cr[r].base + (double)s->cr[r].cand[idx - s->run[r]].logp;
+}
+
+static int made(const e2_state *s, int32_t idx)
+{
+    return s->made[idx >> 3] >> (idx & 7) & 1;
+}
+
+static int32_t materialise(e2_state *s, eng_tree *t, int32_t idx, int32_t r)
+{
+    if (made(s, idx)) return s->node_of[idx];
+    const eng_cand *c = &s->cr[r].cand[idx - s->run[r]];
+    int32_t id = eng_tree_add(t, s->run_node[r], c->tok, c->logp);
+    if (id >= 0) {
+        s->node_of[idx] = id;
+        s->made[idx >> 3] |= (uint8_t)(1u << (idx & 7));
+    }
     return id;
 }
 
-/* adds the top-k candidates of tree node u (score base) to the pool; 0 when
- * one of them ranks before its predecessor (the oracle's list is out of
- * order), else 1 */
-static int e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool)
+/* Adds the top-k candidates of tree node u (score base) to the pool as run
+ * *runs; 0 when one of them has a logp above its predecessor's (the
+ * oracle's list is out of order), else 1. */
+static int e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool,
+                      int32_t *runs)
 {
-    int32_t cn = 0, n = *n_pool, depth = t->nodes[u].depth + 1;
+    int32_t cn = 0, n = *n_pool, r = (*runs)++;
     const eng_cand *c = eng_tree_cands(t, u, &cn);
     int32_t end = cn < s->p.top_k ? cn : s->p.top_k;
     if (end > s->cap_pool - n) end = s->cap_pool - n;
-    int in_order = 1;
-    double prev = INFINITY;
-    for (int32_t j = 0; j < end; j++, n++) {
-        double score = base + (double)c[j].logp;
-        in_order &= !(score > prev);
-        prev = score;
-        s->pool[n] = (e2_entry){score, depth, n, u, j, ENG_NO_NODE};
-        s->key[n] = (eng_rank){score, (long long)depth << 32 | n};
-    }
-    *n_pool = n;
-    return in_order;
+    s->cr[r] = (eng_cand_run){c, base, (long long)(t->nodes[u].depth + 1) << 32 | n};
+    s->run_node[r] = u;
+    *n_pool = n + end;
+    s->run[r + 1] = n + end;
+    return eng_cands_ranked(c, end);
 }
 
-/* The best k of the runs run[r0 .. r1) (their pool indices contiguous) into
- * s->level, best first; returns how many.  Each expanded node's candidates
- * enter the pool in rank order with non-increasing scores and increasing
- * order, so the best are a merge of the runs (eng_select_ranked); when an
- * oracle's lists are not sorted (in_order = 0: e2_propose tested them while
- * filling the pool), a partial insertion over every index (eng_select_top).  Both give the same
- * indices in the same order: the keys' order, e2_before's, is a strict total order. */
+/* Writes out the keys of runs r0 .. r1 (lists out of order). */
+static void e2_keys(e2_state *s, int32_t r0, int32_t r1)
+{
+    for (int32_t r = r0; r < r1; r++)
+        for (int32_t i = s->run[r]; i < s->run[r + 1]; i++) {
+            s->key[i] = (eng_rank){e2_score(s, i, r), s->cr[r].tie + (i - s->run[r])};
+            s->owner[i] = r;
+        }
+}
+
+/* The best k of the runs r0 .. r1 (their pool indices contiguous) into
+ * s->level and s->level_run, best first; returns how many.  Each expanded
+ * node's candidates are a run in rank order, so the best are a merge of the
+ * runs (eng_select_cands); when an oracle's lists are not sorted (in_order
+ * = 0: e2_propose tested them), a partial insertion over the keys written
+ * out (eng_select_top).  Both give the same entries in the same order: the
+ * keys' order is a strict total order. */
 static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int in_order, int *sorted)
 {
-    if (in_order)
-        return eng_select_ranked(s->run + r0, r1 - r0, k, s->key, 0, s->heap, s->next, s->level);
+    if (in_order) {
+        int m = eng_select_cands(s->run + r0, s->cr + r0, r1 - r0, 1, k, s->heap, s->next, s->level,
+                                 s->level_run);
+        for (int i = 0; i < m; i++)
+            s->level_run[i] += r0;
+        return m;
+    }
     *sorted = 0;
+    e2_keys(s, r0, r1);
     int32_t n = 0;
     for (int32_t i = s->run[r0]; i < s->run[r1]; i++)
         s->level[n++] = i;
-    return eng_select_top(s->key, s->level, n, k);
+    int m = eng_select_top(s->key, s->level, n, k);
+    for (int i = 0; i < m; i++)
+        s->level_run[i] = s->owner[s->level[i]];
+    return m;
+}
+
+/* The global best keep_n of the pool into s->pick and s->pick_run, best
+ * first: a merge of every run, or (lists out of order) a selection over the
+ * entries written out -- the same entries in the same order.  Returns how
+ * many. */
+static int32_t e2_select(e2_state *s, int32_t runs, int32_t n_pool, int32_t keep_n, int sorted)
+{
+    if (sorted) /* fewer than keep_n only for keys without an order (NaN) */
+        return eng_select_cands(s->run, s->cr, runs, 1, keep_n, s->heap, s->next, s->pick,
+                                s->pick_run);
+    e2_keys(s, 0, runs);
+    for (int32_t i = 0; i < n_pool; i++)
+        s->all[i] = (e2_entry){s->key[i].score, s->key[i].tie, i, s->owner[i]};
+    eng_select_sorted(s->all, (size_t)n_pool, sizeof *s->all, (size_t)keep_n, e2_cmp);
+    for (int32_t i = 0; i < keep_n; i++) {
+        s->pick[i] = s->all[i].idx;
+        s->pick_run[i] = s->all[i].run;
+    }
+    return keep_n;
 }
 
 static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
@@ -157,17 +214,18 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int32_t root = 0;
     int rc = draft->expand(draft->ctx, t, &root, 1, s->p.unit);
     if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
-    s->run[runs++] = 0;
-    int in_order = e2_propose(s, t, 0, 0.0, &n_pool);
-    s->run[runs] = n_pool;
+    memset(s->made, 0, (size_t)s->cap_pool / 8 + 1);
+    s->run[0] = 0;
+    int in_order = e2_propose(s, t, 0, 0.0, &n_pool, &runs);
     int32_t nf = e2_pick(s, 0, runs, k, in_order, &sorted);
     for (int32_t step = 1; step < max_d && nf > 0; step++) {
         /* materialise the frontier (the best k of the last step) and expand it */
-        int32_t n = nf < k ? nf : k, front[64];
+        int32_t n = nf < k ? nf : k, front[64], front_run[64];
         for (int32_t i = 0; i < n; i++) {
             front[i] = s->level[i];
+            front_run[i] = s->level_run[i];
             if (t->n_nodes >= cap) return ENG_E_FULL;
-            int32_t id = materialise(t, &s->pool[front[i]]);
+            int32_t id = materialise(s, t, front[i], front_run[i]);
             if (id < 0) return id;
             s->ids[i] = id;
         }
@@ -175,11 +233,9 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
         int32_t r0 = runs;
         in_order = 1;
-        for (int32_t i = 0; i < n; i++) {
-            const e2_entry *f = &s->pool[front[i]];
-            in_order &= e2_propose(s, t, f->node, f->score, &n_pool);
-            s->run[++runs] = n_pool;
-        }
+        for (int32_t i = 0; i < n; i++)
+            in_order &=
+                e2_propose(s, t, s->ids[i], e2_score(s, front[i], front_run[i]), &n_pool, &runs);
         nf = e2_pick(s, r0, runs, k, in_order, &sorted);
     }
 
@@ -187,21 +243,13 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
      * tree nodes, so materialising in rank order is safe: a parent ranks
      * before its child and was materialised as a frontier node. */
     int32_t keep_n = n_pool < total ? n_pool : total;
-    const int *pick = s->pick;
-    if (!sorted ||
-        eng_select_ranked(s->run, runs, keep_n, s->key, 0, s->heap, s->next, s->pick) < 0) {
-        /* unsorted lists: select over the pool itself (orders stay the pool
-         * indices, so the ranking is the same) */
-        eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)keep_n, e2_cmp);
-        for (int32_t i = 0; i < keep_n; i++)
-            s->pick[i] = i;
-    }
+    keep_n = e2_select(s, runs, n_pool, keep_n, sorted);
     memset(s->keep, 0, (size_t)cap);
     s->keep[0] = 1;
     for (int32_t i = 0; i < keep_n; i++) {
-        e2_entry *e = &s->pool[pick[i]];
-        if (e->node == ENG_NO_NODE && t->n_nodes >= cap) break;
-        int32_t id = materialise(t, e);
+        int32_t idx = s->pick[i];
+        if (!made(s, idx) && t->n_nodes >= cap) break;
+        int32_t id = materialise(s, t, idx, s->pick_run[i]);
         if (id < 0) return id;
         s->keep[id] = 1;
     }
@@ -213,13 +261,20 @@ static void e2_destroy(void *self)
 {
     e2_state *s = self;
     if (!s) return;
-    free(s->pool);
-    free(s->key);
-    free(s->level);
     free(s->run);
+    free(s->cr);
+    free(s->run_node);
+    free(s->node_of);
+    free(s->made);
+    free(s->level);
+    free(s->level_run);
+    free(s->pick);
+    free(s->pick_run);
     free(s->heap);
     free(s->next);
-    free(s->pick);
+    free(s->key);
+    free(s->owner);
+    free(s->all);
     free(s);
 }
 
@@ -241,15 +296,26 @@ int eng_eagle2_create(const void *params, eng_policy *out)
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
     s->cap_pool = in->top_k + in->depth * in->top_k * in->top_k;
-    s->pool = malloc(sizeof *s->pool * (size_t)s->cap_pool);
-    s->key = malloc(sizeof *s->key * (size_t)s->cap_pool);
-    s->level = malloc(sizeof *s->level * (size_t)(in->top_k * in->top_k));
     s->cap_runs = 1 + in->depth * in->top_k;
-    s->run = malloc(sizeof *s->run * (size_t)(s->cap_runs + 1));
-    s->heap = malloc(sizeof *s->heap * (size_t)s->cap_runs);
-    s->next = malloc(sizeof *s->next * (size_t)s->cap_runs);
-    s->pick = malloc(sizeof *s->pick * (size_t)s->cap_pool);
-    if (!s->pool || !s->key || !s->level || !s->run || !s->heap || !s->next || !s->pick) {
+    size_t pool = (size_t)s->cap_pool, runs = (size_t)s->cap_runs,
+           lvl = (size_t)in->top_k * in->top_k;
+    s->run = malloc(sizeof *s->run * (runs + 1));
+    s->cr = malloc(sizeof *s->cr * runs);
+    s->run_node = malloc(sizeof *s->run_node * runs);
+    s->node_of = malloc(sizeof *s->node_of * pool);
+    s->made = malloc(pool / 8 + 1);
+    s->level = malloc(sizeof *s->level * lvl);
+    s->level_run = malloc(sizeof *s->level_run * lvl);
+    s->pick = malloc(sizeof *s->pick * pool);
+    s->pick_run = malloc(sizeof *s->pick_run * pool);
+    s->heap = malloc(sizeof *s->heap * runs);
+    s->next = malloc(sizeof *s->next * runs);
+    s->key = malloc(sizeof *s->key * pool);
+    s->owner = malloc(sizeof *s->owner * pool);
+    s->all = malloc(sizeof *s->all * pool);
+    if (!s->run || !s->cr || !s->run_node || !s->node_of || !s->made || !s->level ||
+        !s->level_run || !s->pick || !s->pick_run || !s->heap || !s->next || !s->key || !s->owner ||
+        !s->all) {
         e2_destroy(s);
         return ENG_E_NOMEM;
     }

@@ -286,10 +286,13 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
      * selection over the whole pool (the same entries in the same order) */
     int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
     s->run[runs] = n_pool;
-    if (eng_select_ranked(s->run, runs, sel, s->key, 1, s->heap, s->next, s->pick) < 0) {
+    int m = eng_select_ranked(s->run, runs, sel, s->key, 1, s->heap, s->next, s->pick);
+    if (m < 0) {
         eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
         for (int32_t q = 0; q < sel; q++)
             s->pick[q] = q;
+    } else {
+        sel = m; /* fewer only for keys without an order (NaN) */
     }
     for (int32_t q = 0; q < sel; q++) {
         int32_t id = ly_materialise(t, &s->pool[s->pick[q]], cap);

@@ -81,7 +81,10 @@ typedef struct ot_cand {
 typedef struct ot_state {
     eng_opt_tree_params p;
     ot_cand *cands; /* [n * OT_MAX_K] children of one layer */
-    eng_rank *key;  /* [n * OT_MAX_K] their ranks: score, then order */
+    /* one layer's candidates of parent i, keyed as the merge reads them:
+     * score cum_logq + logp, tie (order << OT_RUN_BITS | i) */
+    eng_cand_run cr[ENG_POL_MAX_NODES];
+    int pick_run[ENG_POL_MAX_NODES];
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
     int32_t best[2][ENG_POL_MAX_NODES]; /* C: the top-n tree nodes, sorted (ping-pong) */
@@ -105,41 +108,40 @@ static int cand_cmp(const void *x, const void *y)
     return cand_before(a, b) ? -1 : (cand_before(b, a) ? 1 : 0);
 }
 
-/* A candidate's tie-break key: its order, the index of its parent in the
- * layer (below ENG_POL_MAX_NODES) in the low bits, where it decides nothing
- * (orders differ) and pick_beam reads it back. */
+/* A candidate's tie-break key: its order (the index of the candidate in the
+ * layer) above the index of its parent in the layer (below
+ * ENG_POL_MAX_NODES), where it decides nothing (orders differ). */
 #define OT_RUN_BITS 16
 _Static_assert(ENG_POL_MAX_NODES <= (1 << OT_RUN_BITS), "a parent index fits its bits");
 
-static long long key_tie(int32_t order, int32_t run)
-{
-    return (long long)order << OT_RUN_BITS | run;
-}
-
 /* The best `beam` of the nc candidates of parents lo .. lo + parents - 1 into
- * cands[0..beam), best first.  Each parent's candidates come in rank order
- * with non-increasing scores (draft candidates are sorted by log-prob; the
- * caller tested it while ranking them: in_order) and increasing order, so the
- * best are a merge of the parents' lists (eng_select_ranked: O(beam log
- * parents) instead of a selection over every candidate), and only the picked
- * ones are written out; an oracle whose lists are not sorted gets the
+ * cands[0..beam), best first; returns how many.  Each parent's candidates come in rank order
+ * with non-increasing logp (draft candidates are sorted by log-prob; the
+ * caller tested it: in_order) and increasing order, so the best are a merge
+ * of the parents' lists whose keys are computed as the merge reads them
+ * (eng_select_cands: O(beam log parents), and only the heads and the picked
+ * candidates are ever scored); an oracle whose lists are not sorted gets the
  * selection over every candidate.  Both give the same candidates in the same
  * order (cand_before is a strict total order). */
-static void pick_beam(ot_state *s, int32_t lo, int32_t parents, int32_t nc, int32_t beam,
-                      int in_order)
+static int32_t pick_beam(ot_state *s, int32_t lo, int32_t parents, int32_t nc, int32_t beam,
+                         int in_order)
 {
     if (in_order) {
-        int m = eng_select_ranked(s->first, parents, beam, s->key, 0, s->heap, s->next, s->pick);
+        int m = eng_select_cands(s->first, s->cr, parents, 1LL << OT_RUN_BITS, beam, s->heap,
+                                 s->next, s->pick, s->pick_run);
         for (int i = 0; i < m; i++) {
-            int32_t x = s->pick[i], r = (int32_t)(s->key[x].tie & ((1 << OT_RUN_BITS) - 1));
-            s->cands[i] = (ot_cand){s->key[x].score, lo + r, x - s->first[r], x};
+            int32_t x = s->pick[i], r = s->pick_run[i], j = x - s->first[r];
+            s->cands[i] = (ot_cand){s->cr[r].base + (double)s->cr[r].cand[j].logp, lo + r, j, x};
         }
-        return;
+        return m; /* fewer than beam only for keys without an order (NaN) */
     }
     for (int32_t r = 0; r < parents; r++)
-        for (int32_t x = s->first[r]; x < s->first[r + 1]; x++)
-            s->cands[x] = (ot_cand){s->key[x].score, lo + r, x - s->first[r], x};
+        for (int32_t x = s->first[r]; x < s->first[r + 1]; x++) {
+            int32_t j = x - s->first[r];
+            s->cands[x] = (ot_cand){s->cr[r].base + (double)s->cr[r].cand[j].logp, lo + r, j, x};
+        }
     eng_select_sorted(s->cands, (size_t)nc, sizeof *s->cands, (size_t)beam, cand_cmp);
+    return beam;
 }
 
 /* nodes: cum_logq desc, depth asc, id asc (insertion sort reading the tree) */
@@ -206,22 +208,18 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         int32_t nc = 0;
         int in_order = 1; /* no candidate ranks before its predecessor */
         for (int32_t u = lo; u < hi; u++) {
-            int32_t cn = 0;
+            int32_t cn = 0, r = u - lo;
             const eng_cand *c = eng_tree_cands(t, u, &cn);
-            double base = (double)t->nodes[u].cum_logq, prev = INFINITY;
-            s->first[u - lo] = nc;
             if (cn > OT_MAX_K) cn = OT_MAX_K;
-            for (int32_t j = 0; j < cn; j++, nc++) {
-                double score = base + (double)c[j].logp;
-                in_order &= !(score > prev);
-                prev = score;
-                s->key[nc] = (eng_rank){score, key_tie(nc, u - lo)};
-            }
+            s->first[r] = nc;
+            s->cr[r] =
+                (eng_cand_run){c, (double)t->nodes[u].cum_logq, (long long)nc << OT_RUN_BITS | r};
+            in_order &= eng_cands_ranked(c, cn);
+            nc += cn;
         }
         s->first[cnt] = nc;
         /* the beam: the best n candidates, in order */
-        int32_t beam = nc < n ? nc : n;
-        pick_beam(s, lo, cnt, nc, beam, in_order);
+        int32_t beam = pick_beam(s, lo, cnt, nc, nc < n ? nc : n, in_order);
         if (L >= 2) {
             /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
             double w = 0.0;
@@ -235,14 +233,14 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         }
         /* materialise layer L's beam so that it can be expanded next */
         if (t->n_nodes + beam > cap) break;
-        lo = t->n_nodes;
+        int32_t first_new = t->n_nodes;
         for (int32_t i = 0; i < beam; i++) {
             const ot_cand *x = &s->cands[i];
-            int32_t cn = 0;
-            const eng_cand *c = eng_tree_cands(t, x->parent, &cn);
-            int32_t id = eng_tree_add(t, x->parent, c[x->rank].tok, c[x->rank].logp);
+            const eng_cand *c = &s->cr[x->parent - lo].cand[x->rank];
+            int32_t id = eng_tree_add(t, x->parent, c->tok, c->logp);
             if (id < 0) return id;
         }
+        lo = first_new;
         hi = t->n_nodes;
         add_layer(s, t, lo, hi, n, &cur, &m);
     }
@@ -260,7 +258,6 @@ static void ot_destroy(void *self)
     ot_state *s = self;
     if (!s) return;
     free(s->cands);
-    free(s->key);
     free(s);
 }
 
@@ -281,8 +278,7 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
     s->cands = malloc(sizeof *s->cands * (size_t)(in->nodes + 1) * OT_MAX_K);
-    s->key = malloc(sizeof *s->key * (size_t)(in->nodes + 1) * OT_MAX_K);
-    if (!s->cands || !s->key) {
+    if (!s->cands) {
         ot_destroy(s);
         return ENG_E_NOMEM;
     }

@@ -6,8 +6,12 @@
  * eng_select_runs over random ordered runs (empty ones and ties included)
  * picks the same first k, and refuses a run out of order; so does
  * eng_select_ranked with the same order as keys (checked or not), with few
- * runs and with more than it merges on the stack.
+ * runs and with more than it merges on the stack; eng_select_cands over
+ * candidate runs keyed as it reads them picks what eng_select_ranked picks
+ * over the same keys written out, with each pick's run, and
+ * eng_cands_ranked tells ranked candidates from others.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,95 @@ static uint32_t next(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (uint32_t)rng;
+}
+
+/* Candidate runs (a parent's score plus its ranked children's logp, ties
+ * growing by a step along each run): eng_select_cands against
+ * eng_select_ranked over the same keys written out. */
+static void test_cand_runs(void)
+{
+    enum { NC = 2600 };
+    static eng_cand cand[NC];
+    static eng_rank key[NC];
+    static int out[NC], out2[NC], orun[NC];
+    int cases = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int runs = trial % 4 ? 1 + (int)(next() % 60) : 129 + (int)(next() % 60);
+        int start[190], heap[190], nxt[190], owner[NC];
+        eng_cand_run cr[190];
+        /* EAGLE-2's ties (depth, then pool index: step 1) or interleaved
+         * ones (run r's element j ties r + 256 j: the step decides) */
+        long long step = trial % 3 ? 1 : 256;
+        int n = 0;
+        for (int r = 0; r < runs; r++) {
+            start[r] = n;
+            int len = (int)(next() % 12); /* empty runs too */
+            /* few distinct bases and logps: ties across runs and within one */
+            cr[r].base = -(double)(next() % 5) / 2.0;
+            cr[r].cand = &cand[n];
+            cr[r].tie = step == 1 ? (long long)(1 + r % 3) << 40 | n : r;
+            float lp = 0.0f;
+            for (int j = 0; j < len && n < NC; j++, n++) {
+                lp -= (float)(next() % 3) / 4.0f;
+                cand[n] = (eng_cand){(eng_token)j, lp};
+                key[n] = (eng_rank){cr[r].base + (double)lp, cr[r].tie + j * step};
+                owner[n] = r;
+            }
+            CHECK(eng_cands_ranked(cr[r].cand, n - start[r]));
+        }
+        start[runs] = n;
+        int ks[] = {0, 1, 10, n / 2, n, n + 3, 63};
+        for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+            int k = ks[j];
+            int want = eng_select_ranked(start, runs, k, key, 1, heap, nxt, out);
+            int got = eng_select_cands(start, cr, runs, step, k, heap, nxt, out2, orun);
+            CHECK_EQ_INT(got, want);
+            int same = got == want;
+            for (int i = 0; same && i < got; i++)
+                same = out2[i] == out[i] && orun[i] == owner[out[i]];
+            CHECK(same);
+            CHECK_EQ_INT(eng_select_cands(start, cr, runs, step, k, heap, nxt, out2, NULL), want);
+            cases++;
+        }
+    }
+    /* NaN scores have no place in the order: fewer picks at worst, each a
+     * distinct index inside its run */
+    for (int trial = 0; trial < 50; trial++) {
+        int runs = 1 + (int)(next() % 150), start[151], heap[151], nxt[151], owner[NC], n = 0;
+        eng_cand_run cr[151];
+        for (int r = 0; r < runs; r++) {
+            start[r] = n;
+            int len = (int)(next() % 6);
+            cr[r] = (eng_cand_run){&cand[n], -(double)(next() % 3), (long long)n};
+            for (int j = 0; j < len; j++, n++) {
+                float lp = next() % 4 ? -(float)j : NAN;
+                cand[n] = (eng_cand){(eng_token)j, lp};
+                key[n] = (eng_rank){cr[r].base + (double)lp, n};
+                owner[n] = r;
+            }
+        }
+        start[runs] = n;
+        for (int pass = 0; pass < 2; pass++) {
+            int k = 1 + (int)(next() % 80);
+            int m = pass ? eng_select_cands(start, cr, runs, 1, k, heap, nxt, out, orun)
+                         : eng_select_ranked(start, runs, k, key, 0, heap, nxt, out);
+            CHECK(m >= 0 && m <= (k < n ? k : n));
+            static unsigned char seen[NC];
+            memset(seen, 0, sizeof seen);
+            int ok = 1;
+            for (int i = 0; ok && i < m; i++) {
+                ok = out[i] >= 0 && out[i] < n && !seen[out[i]] &&
+                     (!pass || orun[i] == owner[out[i]]);
+                if (ok) seen[out[i]] = 1;
+            }
+            CHECK(ok);
+            cases++;
+        }
+    }
+    eng_cand up[3] = {{1, -2.0f}, {2, -1.0f}, {3, -3.0f}};
+    CHECK(!eng_cands_ranked(up, 3));
+    CHECK(eng_cands_ranked(up, 1) && eng_cands_ranked(up + 1, 2) && eng_cands_ranked(up, 0));
+    fprintf(stderr, "test_select: %d candidate-run cases\n", cases);
 }
 
 int main(void)
@@ -150,6 +243,7 @@ int main(void)
         }
     }
     fprintf(stderr, "test_select: %d run cases\n", runs_cases);
+    test_cand_runs();
 
     /* degenerate arguments are no-ops */
     int one = 5;
