@@ -9,7 +9,9 @@
  * (SpecInfer's default configuration, OPT-Tree's stopping decisions), naive
  * references (EAGLE-2's pool re-ranking and OPT-Tree's beam vs full sorts),
  * Sequoia's DP vs exhaustive search over all small trees, adaptive-k window
- * behaviour, and the tree compaction the pool/beam policies rely on.
+ * behaviour, the tree compaction the pool/beam policies rely on, the same
+ * trees from unsorted candidate lists, and well-formed trees from an oracle
+ * whose log-probs are partly NaN (a merge then hands out fewer picks).
  */
 #include "pol_adaptive_chain.h"
 #include "pol_eagle2.h"
@@ -425,6 +427,59 @@ static void test_opt_tree_unsorted_oracle(void)
     same_tree_unsorted("opt_tree", p, sizeof p[0], 3);
 }
 
+/* An oracle whose log-probs are partly NaN: such scores have no place in the
+ * ranking, so a merge may hand out fewer candidates than asked; the policy
+ * must still return a well-formed tree (or an error), never read past what
+ * the merge gave it. */
+static int expand_nan(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    (void)unit;
+    orc *o = ctx;
+    o->calls++;
+    for (int32_t i = 0; i < count; i++) {
+        const eng_node *u = &t->nodes[ids[i]];
+        eng_cand *c = eng_tree_cands_alloc(t, ids[i], KC);
+        if (!c) return ENG_E_FULL;
+        for (int32_t j = 0; j < KC; j++) {
+            c[j].tok = cand_tok(u->tok, u->depth, j);
+            c[j].logp = (j + u->depth) % 3 == 1 ? NAN : cand_logp(c[j].tok, j);
+        }
+    }
+    return ENG_OK;
+}
+
+static void test_nan_oracle(void)
+{
+    static _Alignas(8) unsigned char mem2[sizeof mem];
+    eng_eagle2_params e2 = {KC, 6, 60, ENG_UNIT_NPU};
+    eng_opt_tree_params ot = {60, 0.05, 8, ENG_UNIT_NPU};
+    const char *names[] = {"eagle2", "opt_tree"};
+    const void *params[] = {&e2, &ot};
+    for (int c = 0; c < 2; c++) {
+        const eng_policy_desc *d = eng_policy_lookup(names[c]);
+        CHECK(d != NULL);
+        if (!d) continue;
+        eng_policy pol = {NULL, NULL};
+        CHECK_EQ_INT(d->create(params[c], &pol), ENG_OK);
+        if (!pol.i) continue;
+        eng_tree t;
+        orc o;
+        memset(&o, 0, sizeof o);
+        eng_tree_init(&t, mem2, sizeof mem2, MAXN, MAXN * KC);
+        eng_tree_reset(&t, 5);
+        eng_draft_oracle dr = {.expand = expand_nan, .ctx = &o, .k = KC};
+        int rc = pol.i->build(pol.self, &t, &dr, &BIG);
+        CHECK(rc == ENG_OK || rc < 0);
+        CHECK(t.n_nodes >= 1 && t.n_nodes <= MAXN);
+        int ok = 1;
+        for (int32_t v = 1; ok && v < t.n_nodes; v++)
+            ok = t.nodes[v].parent >= 0 && t.nodes[v].parent < v &&
+                 t.nodes[v].depth == t.nodes[t.nodes[v].parent].depth + 1;
+        CHECK(ok);
+        eng_policy_destroy(&pol);
+    }
+}
+
 /* EAGLE-2 merges the ranked runs of the pool for each level's frontier and for
  * the global top total_tokens; with unsorted lists it selects over the pool.
  * top_k = KC: every candidate enters the pool, so the pool (and the tree) do
@@ -674,6 +729,7 @@ int main(void)
     test_opt_tree();
     test_opt_tree_unsorted_oracle();
     test_eagle2_unsorted_oracle();
+    test_nan_oracle();
     test_sequoia();
     test_adaptive_chain();
     return check_done("engine/tree_policies");
