@@ -94,7 +94,20 @@ typedef struct ot_state {
     int heap[ENG_POL_MAX_NODES], next[ENG_POL_MAX_NODES]; /* eng_select_ranked scratch */
     int pick[ENG_POL_MAX_NODES];                          /* the beam's candidates, best first */
     uint8_t keep[ENG_POL_MAX_NODES];
+    /* exp(cum_logq) of a tree node, computed once per build: a node stays
+     * in C from layer to layer, and W sums C at every layer */
+    double q[ENG_POL_MAX_NODES];
+    uint8_t has_q[ENG_POL_MAX_NODES];
 } ot_state;
+
+static double node_q(ot_state *s, const eng_tree *t, int32_t id)
+{
+    if (!s->has_q[id]) {
+        s->q[id] = exp((double)t->nodes[id].cum_logq);
+        s->has_q[id] = 1;
+    }
+    return s->q[id];
+}
 
 static int cand_before(const ot_cand *a, const ot_cand *b)
 {
@@ -192,6 +205,7 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int32_t n = s->p.nodes < cap - 1 ? s->p.nodes : cap - 1;
     if (max_d < 1 || n < 1) return ENG_OK;
 
+    memset(s->has_q, 0, (size_t)cap);
     int32_t lo = 0, hi = 1; /* the layer to expand next: tree ids [lo, hi) */
     double w_prev = 0.0;
     int32_t cur = 0, m = 0; /* C: the top n of the tree's non-root nodes, best first */
@@ -224,7 +238,7 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
             /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
             double w = 0.0;
             for (int32_t i = 0; i < m; i++)
-                w += exp((double)t->nodes[s->best[cur][i]].cum_logq);
+                w += node_q(s, t, s->best[cur][i]);
             int more = w - w_prev > s->p.delta && beam > 0;
             w_prev = w;
             if (!more) break;

@@ -299,6 +299,17 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c,
         tokens_offset(o, want, want_rank, c);
 }
 
+/* Copies a recorded row into a candidate set (the trace's rows and the
+ * tree's slots never overlap). */
+static inline void copy_row(eng_cand *restrict c, const int32_t *restrict tok,
+                            const float *restrict lp, int32_t k)
+{
+    for (int32_t j = 0; j < k; j++) {
+        c[j].tok = tok[j];
+        c[j].logp = lp[j];
+    }
+}
+
 /* Fills node id's candidate set from the recorded tree, or synthesises it
  * (its tokens drawn one by one when `drawn`); counts the expansion. */
 static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id, int drawn)
@@ -309,12 +320,13 @@ static int fill_cands(rp_oracle *o, eng_tree *t, int32_t id, int drawn)
     int32_t tn = o->tnode[id];
     o->expansions++;
     if (tn >= 0) {
-        const int32_t *tok = o->tree.draft_tok + (size_t)tn * o->k;
-        const float *lp = o->tree.draft_logp + (size_t)tn * o->k;
-        for (int32_t j = 0; j < o->k; j++) {
-            c[j].tok = tok[j];
-            c[j].logp = lp[j];
-        }
+        const int32_t k = o->k;
+        const int32_t *tok = o->tree.draft_tok + (size_t)tn * k;
+        const float *lp = o->tree.draft_logp + (size_t)tn * k;
+        if (k == 8) /* the common K: a fixed count the compiler unrolls */
+            copy_row(c, tok, lp, 8);
+        else
+            copy_row(c, tok, lp, k);
         o->recorded_expansions++;
     } else {
         synthesise(o, t, id, c, drawn);
