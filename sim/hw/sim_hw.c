@@ -622,6 +622,39 @@ static const sim_hwi_memo *shape_memo(sim_hw *hw, const sim_verify_shape *v, dou
     return m;
 }
 
+/* Fast-forward through a run of identical layers.  Op i (a streamed layer
+ * whose read waits on the ring, i > prefetch) has just ended at *prev; its
+ * read began from ff_before (the channel's time before it) and its compute
+ * waited for prev_end (op i - 1's end).  The recurrence is a max-plus
+ * system: when the last prefetch + 1 ends and the channel all moved by the
+ * same d, every later op with the same read and compute moves by d again
+ * (the KV work, the one constant in it, binds op 0 only: every later op
+ * starts after its predecessor, which started after the KV work), so the
+ * state at the run's last layer is this one moved by d for each op between:
+ * the same integers the loop would reach, without walking them.  Returns the
+ * op the loop continues after (i, or the run's last layer). */
+static int32_t walk_jump(const sim_verify_shape *v, int32_t L, int32_t p, int32_t i,
+                         int64_t ff_before, int64_t prev_end, int64_t *end, int64_t *flash_free,
+                         int64_t *prev)
+{
+    /* the run of layers that compute like op i: up to the exit layer, or to
+     * the last layer */
+    int32_t last = v->exit_layer >= 0 && i <= v->exit_layer ? v->exit_layer : L - 1;
+    if (last <= i || p + 2 > WALK_RING) return i;
+    int64_t d = *prev - prev_end;
+    if (*flash_free - ff_before != d) return i;
+    for (int32_t j = i - p; j <= i; j++)
+        if (end[j % WALK_RING] - end[(j - 1) % WALK_RING] != d) return i;
+    int64_t shift = (int64_t)(last - i) * d, kept[WALK_RING];
+    for (int32_t j = 0; j <= p; j++) /* ends i - p .. i, before the ring is rewritten */
+        kept[j] = end[(i - p + j) % WALK_RING];
+    for (int32_t j = 0; j <= p; j++) /* the ring as the loop leaves it at `last` */
+        end[(last - p + j) % WALK_RING] = kept[j] + shift;
+    *flash_free += shift;
+    *prev += shift;
+    return last;
+}
+
 /* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
  * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
  * ends; reads are FIFO on the flash channel; op i computes after its weights
@@ -676,7 +709,7 @@ static int64_t verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, i
         int is_head = i == n - 1;
         int64_t issue = i <= p ? t0 : end[(i - 1 - p) % WALK_RING];
         int resident = is_head ? hw->mem.head_resident : i < hw->pinned;
-        int64_t ready = issue;
+        int64_t ready = issue, ff_before = flash_free;
         if (!resident) {
             flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? hr : lr);
             ready = flash_free;
@@ -689,8 +722,11 @@ static int64_t verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, i
             return -1;
         int64_t start = ready > prev ? ready : prev;
         if (kv_end > start) start = kv_end;
+        int64_t prev_end = prev;
         prev = start + (is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a);
         end[i % WALK_RING] = prev;
+        if (!ov && !is_head && i > p && !resident)
+            i = walk_jump(v, L, p, i, ff_before, prev_end, end, &flash_free, &prev);
     }
     return prev;
 }
