@@ -74,6 +74,7 @@
 #include "pol_lyanna.h"
 #include "eng_select.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
                       int32_t cap, int32_t *out_steps, int32_t *out_sel)
 {
     int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0, r0 = 0;
+    int all_ranked = 1; /* no entry of any run scores above its predecessor */
     *out_steps = 0;
     *out_sel = 0;
     s->front[0] = 0;
@@ -236,15 +238,19 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         if (rc != ENG_OK) return rc;
         done = i;
         int32_t ns = 0;
+        int step_ranked = 1;
         r0 = runs;
         for (int32_t f = 0; f < nf; f++) {
             int32_t u = s->front[f], cn = 0;
             const eng_cand *c = eng_tree_cands(t, u, &cn);
             s->run[runs++] = n_pool;
+            double prev = INFINITY;
             for (int32_t j = 0; j < cn && j < k && n_pool < s->cap_pool; j++) {
                 ly_entry *e = &s->pool[n_pool];
                 double lq = c[j].logp < 0.0f ? (double)c[j].logp : 0.0;
                 e->score = s->front_score[f] + lq;
+                step_ranked &= !(e->score > prev); /* orders grow along a run */
+                prev = e->score;
                 e->depth = t->nodes[u].depth + 1;
                 e->order = n_pool;
                 e->parent = u;
@@ -260,13 +266,16 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
                 t->nodes[u].cand_n = s->old_n[f];
             }
         }
+        all_ranked &= step_ranked;
         if (i == steps) break;
         /* the k best children of this step become the next frontier: a merge
          * of the step's runs, or (re-sampled sets out of order) a partial
          * insertion over them (eng_select_top) -- the same entries in the
          * same order; the loop takes at most k */
         s->run[runs] = n_pool;
-        int m = eng_select_ranked(s->run + r0, runs - r0, k, s->key, 1, s->heap, s->next, s->step);
+        int m = step_ranked ? eng_select_ranked(s->run + r0, runs - r0, k, s->key, 0, s->heap,
+                                                s->next, s->step)
+                            : -1;
         ns = m >= 0 ? m : eng_select_top(s->key, s->step, ns, k);
         nf = 0;
         for (int32_t q = 0; q < ns && nf < k; q++) {
@@ -286,7 +295,8 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
      * selection over the whole pool (the same entries in the same order) */
     int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
     s->run[runs] = n_pool;
-    int m = eng_select_ranked(s->run, runs, sel, s->key, 1, s->heap, s->next, s->pick);
+    int m = all_ranked ? eng_select_ranked(s->run, runs, sel, s->key, 0, s->heap, s->next, s->pick)
+                       : -1;
     if (m < 0) {
         eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
         for (int32_t q = 0; q < sel; q++)
