@@ -79,6 +79,8 @@ int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, g
     o->n_exit = m->n_exit;
     o->vocab = m->vocab;
     o->stride = synth_stride((uint32_t)m->vocab);
+    for (int32_t j = 0; j < m->k; j++) /* j < k <= vocab: no overflow before the modulo */
+        o->stride_at[j] = (uint32_t)((uint64_t)j * o->stride % (uint64_t)m->vocab);
     /* the log-prob profile of each depth, as candidates hold it: the depth's
      * own; the pooled one where the depth had no off-path node; past the
      * fitted depths, the deepest row */
@@ -256,8 +258,12 @@ static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_c
     const int32_t k = o->k;
     uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
     if (want == ENG_NO_TOKEN) { /* off the reference path: nothing to skip */
-        for (int32_t j = 0; j < k; j++, x = id_step(x, s, v))
-            c[j].tok = (eng_token)x;
+        /* x + j s mod vocab for each j at once: the same ids as stepping */
+        const uint32_t *at = o->stride_at;
+        for (int32_t j = 0; j < k; j++) {
+            uint32_t y = x + at[j];
+            c[j].tok = (eng_token)(y >= v ? y - v : y);
+        }
         return;
     }
     for (int32_t j = 0; j < k; j++) {
@@ -269,6 +275,13 @@ static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_c
         c[j].tok = (eng_token)x;
         x = id_step(x, s, v);
     }
+}
+
+/* The depth's log-prob profile into a candidate set. */
+static inline void copy_logp(eng_cand *restrict c, const float *restrict lp, int32_t k)
+{
+    for (int32_t j = 0; j < k; j++)
+        c[j].logp = lp[j];
 }
 
 /* Node id's synthesised candidate set: the depth's log-prob profile, the
@@ -295,8 +308,10 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c,
         }
     }
     const float *lp = o->prof[d < o->prof_rows ? d : o->prof_rows - 1];
-    for (int32_t j = 0; j < k; j++) /* k, a local: the stores cannot change it */
-        c[j].logp = lp[j];
+    if (k == 8) /* the common K: a fixed count the compiler unrolls */
+        copy_logp(c, lp, 8);
+    else
+        copy_logp(c, lp, k);
     /* distinct tokens, none of them the reference token unless placed */
     if (drawn)
         tokens_drawn(o, want, want_rank, c);

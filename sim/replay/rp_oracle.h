@@ -105,6 +105,7 @@ typedef struct rp_oracle {
     gsl_rng *rng;           /* borrowed */
     int32_t k, n_exit, vocab;
     uint32_t stride; /* of synthesised token ids, coprime to vocab */
+    uint32_t stride_at[TRC_MAX_K]; /* j * stride mod vocab, for j < k */
     /* synthesised candidates' log-probs by depth (prof_rows rows; deeper
      * nodes take the last) */
     float prof[TRC_MAX_DEPTH][TRC_MAX_K];
