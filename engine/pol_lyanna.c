@@ -221,14 +221,84 @@ static int ly_fill(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t nf, in
     return rc;
 }
 
+/* The frontier's candidates into the pool, each node's as a run (pool
+ * indices run[*runs] ..) and their indices into s->step (*ns of them); a
+ * node that had a set before keeps it.  Returns 1 when no entry scores
+ * above its predecessor in its run (orders grow along a run, so the runs
+ * are in rank order), else 0. */
+static int ly_pool_step(ly_state *s, eng_tree *t, int32_t nf, int32_t *n_pool, int32_t *runs,
+                        int32_t *ns)
+{
+    int32_t k = s->p.k, n = *n_pool;
+    int ranked = 1;
+    *ns = 0;
+    for (int32_t f = 0; f < nf; f++) {
+        int32_t u = s->front[f], cn = 0;
+        const eng_cand *c = eng_tree_cands(t, u, &cn);
+        s->run[(*runs)++] = n;
+        double prev = INFINITY;
+        for (int32_t j = 0; j < cn && j < k && n < s->cap_pool; j++) {
+            ly_entry *e = &s->pool[n];
+            double lq = c[j].logp < 0.0f ? (double)c[j].logp : 0.0;
+            e->score = s->front_score[f] + lq;
+            ranked &= !(e->score > prev);
+            prev = e->score;
+            e->depth = t->nodes[u].depth + 1;
+            e->order = n;
+            e->parent = u;
+            e->tok = c[j].tok;
+            e->logp = c[j].logp;
+            e->node = ENG_NO_NODE;
+            s->key[n] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
+            s->step[(*ns)++] = n++;
+        }
+        if (s->old_off[f] != ENG_NO_NODE) {
+            t->nodes[u].cand_off = s->old_off[f];
+            t->nodes[u].cand_n = s->old_n[f];
+        }
+    }
+    *n_pool = n;
+    return ranked;
+}
+
+/* Budget: the global top-B of the pool marked in s->keep; parents were
+ * materialised as frontier nodes and rank before their children.  Each
+ * expanded node's candidates are a run in rank order, so the top-B is a
+ * merge of the runs; re-sampled sets with a penalty are not in order
+ * (ranked = 0), and get a selection over the whole pool (the same entries
+ * in the same order). */
+static int ly_budget(ly_state *s, eng_tree *t, int32_t runs, int32_t n_pool, int ranked,
+                     int32_t cap, int32_t *out_sel)
+{
+    int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
+    s->run[runs] = n_pool;
+    int m =
+        ranked ? eng_select_ranked(s->run, runs, sel, s->key, 0, s->heap, s->next, s->pick) : -1;
+    if (m < 0) {
+        eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
+        for (int32_t q = 0; q < sel; q++)
+            s->pick[q] = q;
+    } else {
+        sel = m; /* fewer only for keys without an order (NaN) */
+    }
+    for (int32_t q = 0; q < sel; q++) {
+        int32_t id = ly_materialise(t, &s->pool[s->pick[q]], cap);
+        if (id == ENG_E_FULL) break;
+        if (id < 0) return id;
+        s->keep[id] = 1;
+        (*out_sel)++;
+    }
+    return ENG_OK;
+}
+
 /* Algorithm 1 from the root (node 0) over `steps` steps, budget B.  Marks the
  * selected nodes in s->keep (which the caller cleared); *out_steps = steps
  * whose candidate sets were filled, *out_sel = nodes selected. */
 static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t steps, int mode,
                       int32_t cap, int32_t *out_steps, int32_t *out_sel)
 {
-    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0, r0 = 0;
-    int all_ranked = 1; /* no entry of any run scores above its predecessor */
+    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0;
+    int all_ranked = 1; /* every run so far in rank order */
     *out_steps = 0;
     *out_sel = 0;
     s->front[0] = 0;
@@ -237,35 +307,8 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         int rc = ly_fill(s, t, d, nf, mode);
         if (rc != ENG_OK) return rc;
         done = i;
-        int32_t ns = 0;
-        int step_ranked = 1;
-        r0 = runs;
-        for (int32_t f = 0; f < nf; f++) {
-            int32_t u = s->front[f], cn = 0;
-            const eng_cand *c = eng_tree_cands(t, u, &cn);
-            s->run[runs++] = n_pool;
-            double prev = INFINITY;
-            for (int32_t j = 0; j < cn && j < k && n_pool < s->cap_pool; j++) {
-                ly_entry *e = &s->pool[n_pool];
-                double lq = c[j].logp < 0.0f ? (double)c[j].logp : 0.0;
-                e->score = s->front_score[f] + lq;
-                step_ranked &= !(e->score > prev); /* orders grow along a run */
-                prev = e->score;
-                e->depth = t->nodes[u].depth + 1;
-                e->order = n_pool;
-                e->parent = u;
-                e->tok = c[j].tok;
-                e->logp = c[j].logp;
-                e->node = ENG_NO_NODE;
-                s->key[n_pool] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
-                s->step[ns++] = n_pool++;
-            }
-            /* a node that had a set before keeps it */
-            if (s->old_off[f] != ENG_NO_NODE) {
-                t->nodes[u].cand_off = s->old_off[f];
-                t->nodes[u].cand_n = s->old_n[f];
-            }
-        }
+        int32_t ns = 0, r0 = runs;
+        int step_ranked = ly_pool_step(s, t, nf, &n_pool, &runs, &ns);
         all_ranked &= step_ranked;
         if (i == steps) break;
         /* the k best children of this step become the next frontier: a merge
@@ -288,30 +331,7 @@ static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t ste
         }
     }
     *out_steps = done;
-    /* budget: the global top-B of the pool; parents were materialised as
-     * frontier nodes and rank before their children.  Each expanded node's
-     * candidates are a run in rank order, so the top-B is a merge of the
-     * runs; re-sampled sets with a penalty are not in order, and get a
-     * selection over the whole pool (the same entries in the same order) */
-    int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
-    s->run[runs] = n_pool;
-    int m = all_ranked ? eng_select_ranked(s->run, runs, sel, s->key, 0, s->heap, s->next, s->pick)
-                       : -1;
-    if (m < 0) {
-        eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
-        for (int32_t q = 0; q < sel; q++)
-            s->pick[q] = q;
-    } else {
-        sel = m; /* fewer only for keys without an order (NaN) */
-    }
-    for (int32_t q = 0; q < sel; q++) {
-        int32_t id = ly_materialise(t, &s->pool[s->pick[q]], cap);
-        if (id == ENG_E_FULL) break;
-        if (id < 0) return id;
-        s->keep[id] = 1;
-        (*out_sel)++;
-    }
-    return ENG_OK;
+    return ly_budget(s, t, runs, n_pool, all_ranked, cap, out_sel);
 }
 
 static int ly_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
