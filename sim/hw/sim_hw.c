@@ -633,13 +633,12 @@ static const sim_hwi_memo *shape_memo(sim_hw *hw, const sim_verify_shape *v, dou
  * state at the run's last layer is this one moved by d for each op between:
  * the same integers the loop would reach, without walking them.  Returns the
  * op the loop continues after (i, or the run's last layer). */
-static int32_t walk_jump(const sim_verify_shape *v, int32_t L, int32_t p, int32_t i,
-                         int64_t ff_before, int64_t prev_end, int64_t *end, int64_t *flash_free,
-                         int64_t *prev)
+static int32_t walk_jump(int32_t exit_layer, int32_t L, int32_t p, int32_t i, int64_t ff_before,
+                         int64_t prev_end, int64_t *end, int64_t *flash_free, int64_t *prev)
 {
     /* the run of layers that compute like op i: up to the exit layer, or to
      * the last layer */
-    int32_t last = v->exit_layer >= 0 && i <= v->exit_layer ? v->exit_layer : L - 1;
+    int32_t last = exit_layer >= 0 && i <= exit_layer ? exit_layer : L - 1;
     if (last <= i || p + 2 > WALK_RING) return i;
     int64_t d = *prev - prev_end;
     if (*flash_free - ff_before != d) return i;
@@ -653,6 +652,58 @@ static int32_t walk_jump(const sim_verify_shape *v, int32_t L, int32_t p, int32_
     *flash_free += shift;
     *prev += shift;
     return last;
+}
+
+/* What the walk over a verification's ops reads (verify_walk). */
+typedef struct walk_in {
+    int64_t t0, kv, kv_end, lr, hr, lay_a, lay_b, head;
+    int32_t p, n, L, pinned, exit_layer, head_resident;
+    double slow;
+} walk_in;
+
+/* Forced inline where the compiler allows it: verify_walk calls it with
+ * gated constant, so the walk with gated calls and the one without each
+ * get a copy without the other's tests. */
+#if defined(__GNUC__)
+#define WALK_INLINE static inline __attribute__((always_inline))
+#else
+#define WALK_INLINE static inline
+#endif
+
+/* The recurrence over ops 0..n-1 (verify_walk's comment): with gated
+ * overlapping calls placed in the gaps (gated), or with the fast-forward
+ * through repeating layers (walk_jump) otherwise. */
+WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, walk_ov *ov,
+                             const int gated)
+{
+    int64_t end[WALK_RING], flash_free = in->t0, prev = in->t0;
+    for (int32_t i = 0; i < in->n; i++) {
+        int is_head = i == in->n - 1;
+        int64_t issue = i <= in->p ? in->t0 : end[(i - 1 - in->p) % WALK_RING];
+        int resident = is_head ? in->head_resident : i < in->pinned;
+        int64_t ready = issue, ff_before = flash_free;
+        if (!resident) {
+            flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? in->hr : in->lr);
+            ready = flash_free;
+        }
+        /* the gap before op i's weights: from the verification's start (op
+         * 0, no KV work) or from op i - 1's end, the instants the events try
+         * an overlapping call */
+        if (gated && (i > 0 || in->kv == 0) && ready > prev &&
+            overlap_fill(hw, ov, in->slow, prev, ready, w) < 0)
+            return -1;
+        int64_t start = ready > prev ? ready : prev;
+        if (in->kv_end > start) start = in->kv_end;
+        int64_t prev_end = prev;
+        prev = start + (is_head                                       ? in->head
+                        : (in->exit_layer >= 0 && i > in->exit_layer) ? in->lay_b
+                                                                      : in->lay_a);
+        end[i % WALK_RING] = prev;
+        if (!gated && !is_head && i > in->p && !resident)
+            i = walk_jump(in->exit_layer, in->L, in->p, i, ff_before, prev_end, end, &flash_free,
+                          &prev);
+    }
+    return prev;
 }
 
 /* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
@@ -704,31 +755,22 @@ static int64_t verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, i
         return start0 + (hw->stream_ns[spec] - rd0) + (int64_t)(L - after) * lay_a +
                (int64_t)after * lay_b + head;
     }
-    int64_t end[WALK_RING], flash_free = t0, prev = t0;
-    for (int32_t i = 0; i < n; i++) {
-        int is_head = i == n - 1;
-        int64_t issue = i <= p ? t0 : end[(i - 1 - p) % WALK_RING];
-        int resident = is_head ? hw->mem.head_resident : i < hw->pinned;
-        int64_t ready = issue, ff_before = flash_free;
-        if (!resident) {
-            flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? hr : lr);
-            ready = flash_free;
-        }
-        /* the gap before op i's weights: from the verification's start (op
-         * 0, no KV work) or from op i - 1's end, the instants the events try
-         * an overlapping call */
-        if (ov && (i > 0 || kv == 0) && ready > prev &&
-            overlap_fill(hw, ov, slow, prev, ready, w) < 0)
-            return -1;
-        int64_t start = ready > prev ? ready : prev;
-        if (kv_end > start) start = kv_end;
-        int64_t prev_end = prev;
-        prev = start + (is_head ? head : (v->exit_layer >= 0 && i > v->exit_layer) ? lay_b : lay_a);
-        end[i % WALK_RING] = prev;
-        if (!ov && !is_head && i > p && !resident)
-            i = walk_jump(v, L, p, i, ff_before, prev_end, end, &flash_free, &prev);
-    }
-    return prev;
+    walk_in in = {.t0 = t0,
+                  .kv = kv,
+                  .kv_end = kv_end,
+                  .lr = lr,
+                  .hr = hr,
+                  .lay_a = lay_a,
+                  .lay_b = lay_b,
+                  .head = head,
+                  .p = p,
+                  .n = n,
+                  .L = L,
+                  .pinned = hw->pinned,
+                  .exit_layer = v->exit_layer,
+                  .head_resident = hw->mem.head_resident,
+                  .slow = slow};
+    return ov ? walk_ops(hw, &in, w, ov, 1) : walk_ops(hw, &in, w, NULL, 0);
 }
 
 static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
