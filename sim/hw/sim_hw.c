@@ -995,12 +995,12 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
     return run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, out, call_ms);
 }
 
-int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms)
+/* The cycle's duration once its calls and shape are known valid (o is the
+ * overlap cycle_check leaves: NULL without overlapping calls). */
+static int price_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                    const sim_verify_shape *v, const sim_overlap *o, const sim_overlap *ov,
+                    double *cycle_ms)
 {
-    const sim_overlap *o = ov;
-    int rc = cycle_check(hw, calls, n_calls, v, &o);
-    if (rc != SIM_HW_OK) return rc;
     cyc_sum m;
     if (cycle_direct(hw, hw->span_fn != NULL, o) &&
         direct_walk(hw, &hw->main, calls, n_calls, v, o, &m, NULL) == 0) {
@@ -1008,9 +1008,27 @@ int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_c
         return SIM_HW_OK;
     }
     sim_cycle_time ct;
-    rc = run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, &ct, NULL);
+    int rc = run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, &ct, NULL);
     if (rc == SIM_HW_OK) *cycle_ms = ct.cycle_ms;
     return rc;
+}
+
+int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms)
+{
+    const sim_overlap *o = ov;
+    int rc = cycle_check(hw, calls, n_calls, v, &o);
+    if (rc != SIM_HW_OK) return rc;
+    return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
+}
+
+int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                                     const sim_verify_shape *v, const sim_overlap *ov,
+                                     double *cycle_ms)
+{
+    if (hw->broken) return SIM_HW_E_NOMEM;
+    const sim_overlap *o = ov && ov->n_calls > 0 ? ov : NULL;
+    return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
 }
 
 int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,

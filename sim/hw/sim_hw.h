@@ -306,6 +306,16 @@ int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_call
 int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                             const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms);
 
+/* sim_hw_cycle_overlap_ms for a cycle that a phone model of the same target
+ * and draft has just accepted (sim_hw_cycle_overlap returned SIM_HW_OK for
+ * the same calls, shape and overlap): the same duration, clock and return
+ * codes, without checking the calls and the shape again -- whether they are
+ * valid depends on the models, not on the phone.  The replay prices its
+ * standing variants this way, in step with the device. */
+int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                                     const sim_verify_shape *v, const sim_overlap *ov,
+                                     double *cycle_ms);
+
 /* The verification of *v alone (no draft calls, no overlap) without running
  * the event simulation: a recurrence with exactly the cycle's semantics and
  * rounding, so *verify_ms equals sim_hw_estimate's verify_ms for the same shape

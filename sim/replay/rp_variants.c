@@ -69,7 +69,7 @@ void rp_variants_price(rp_variant *var, int32_t n_var, const sim_draft_call *cal
         double ms;
         if (!v->priced) continue;
         if ((rows > n_verified && rows > v->most) ||
-            sim_hw_cycle_overlap_ms(v->hw, calls, n_build, vs, ov, &ms) != SIM_HW_OK)
+            sim_hw_cycle_overlap_ms_accepted(v->hw, calls, n_build, vs, ov, &ms) != SIM_HW_OK)
             v->priced = 0;
         else
             v->total_ms += ms;

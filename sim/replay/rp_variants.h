@@ -30,7 +30,8 @@ void rp_variants_start(rp_variant *var, int32_t n_var);
 /* One cycle of the point, as its phone model priced it -- the n_build draft
  * calls, the verification vs with the overlapping calls ov, a plan of rows
  * rows over n_verified verified nodes -- priced on every variant still
- * priced: its total_ms grows, or it stops being priced. */
+ * priced: its total_ms grows, or it stops being priced.  The device's phone
+ * model must have accepted the cycle (sim_hw_cycle_overlap_ms_accepted). */
 void rp_variants_price(rp_variant *var, int32_t n_var, const sim_draft_call *calls, int32_t n_build,
                        const sim_verify_shape *vs, const sim_overlap *ov, int32_t rows,
                        int32_t n_verified);

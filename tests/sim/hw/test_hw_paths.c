@@ -4,8 +4,9 @@
  * the event-free walk (no overlapping draft calls) and sim_lite (overlapping
  * calls).  Against a naive recurrence of the verification schedule, and
  * against each other field by field on random phones, shapes and cycles;
- * sim_hw_cycle_overlap_ms gives the same duration and clock; the walk's
- * fast-forward through repeating layers gives the naive recurrence's end.
+ * sim_hw_cycle_overlap_ms (and _accepted) gives the same duration and
+ * clock; the walk's fast-forward through repeating layers gives the naive
+ * recurrence's end.
  */
 #include "sim/hw/sim_hw.h"
 
@@ -192,12 +193,13 @@ static void test_walk_equals_events(void)
         d.contention_load = 1.0 + (double)(next_rand(&seed) % 4) * 0.15;
         sim_model *m = &ms[next_rand(&seed) % 3];
         double x = (double)(next_rand(&seed) % 5) / 4.0;
-        sim_hw *ev = NULL, *wk = NULL, *du = NULL, *due = NULL;
+        sim_hw *ev = NULL, *wk = NULL, *du = NULL, *due = NULL, *acc = NULL;
         char err[512];
         if (sim_hw_create(&d, m, &e, x, 8192, &ev, err, sizeof err) != SIM_HW_OK) continue;
         CHECK(sim_hw_create(&d, m, &e, x, 8192, &wk, err, sizeof err) == SIM_HW_OK);
         CHECK(sim_hw_create(&d, m, &e, x, 8192, &du, err, sizeof err) == SIM_HW_OK);
         CHECK(sim_hw_create(&d, m, &e, x, 8192, &due, err, sizeof err) == SIM_HW_OK);
+        CHECK(sim_hw_create(&d, m, &e, x, 8192, &acc, err, sizeof err) == SIM_HW_OK);
         sim_hw_set_events_always(ev, 1);
         sim_hw_set_events_always(due, 1);
         for (int k = 0; k < 20; k++) {
@@ -217,6 +219,7 @@ static void test_walk_equals_events(void)
                 sim_hw_generation_start(wk);
                 sim_hw_generation_start(du);
                 sim_hw_generation_start(due);
+                sim_hw_generation_start(acc);
             }
             sim_draft_call prov[6];
             sim_overlap ov = {prov, 0, (int32_t)(next_rand(&seed) % 2)};
@@ -245,6 +248,11 @@ static void test_walk_equals_events(void)
             CHECK(sim_hw_cycle_overlap_ms(due, calls, n_calls, vp, &ov, &dme) == SIM_HW_OK);
             CHECK(dm == a.cycle_ms && dme == a.cycle_ms);
             CHECK(sim_hw_now(du) == sim_hw_now(ev) && sim_hw_now(due) == sim_hw_now(ev));
+            /* and without the checks, for a cycle another phone accepted */
+            double dma = -3;
+            CHECK(sim_hw_cycle_overlap_ms_accepted(acc, calls, n_calls, vp, &ov, &dma) ==
+                  SIM_HW_OK);
+            CHECK(dma == a.cycle_ms && sim_hw_now(acc) == sim_hw_now(ev));
             if (vp) {
                 double da = -1, db = -2;
                 CHECK(sim_hw_verify_direct(ev, vp, &da) == SIM_HW_OK);
@@ -271,6 +279,7 @@ static void test_walk_equals_events(void)
         sim_hw_destroy(wk);
         sim_hw_destroy(du);
         sim_hw_destroy(due);
+        sim_hw_destroy(acc);
     }
     CHECK(cycles > 1000 && throttled > 100);
     CHECK(overlapped > 300);
