@@ -83,6 +83,18 @@ static sim_verify_shape random_shape(uint64_t *seed, const sim_model *m, int32_t
     return v;
 }
 
+/* A phone model of d on one of the two models ms (*m), with a random share
+ * of DRAM pinning its layers; NULL when the phone cannot hold it. */
+static sim_hw *random_hw(const sim_device *d, sim_model *ms, uint64_t *seed, sim_model **m)
+{
+    *m = &ms[next_rand(seed) % 2];
+    double x = (double)(next_rand(seed) % 5) / 4.0;
+    sim_hw *hw = NULL;
+    char err[512];
+    if (sim_hw_create(d, *m, NULL, x, 2048, &hw, err, sizeof err) != SIM_HW_OK) return NULL;
+    return hw;
+}
+
 static void test_schedule_differential(void)
 {
     sim_device d = phone();
@@ -92,11 +104,9 @@ static void test_schedule_differential(void)
         d.prefetch_layers = (int32_t)(next_rand(&seed) % 4);
         d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 9);
         d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
-        sim_model *m = &ms[next_rand(&seed) % 2];
-        double x = (double)(next_rand(&seed) % 5) / 4.0;
-        sim_hw *hw = NULL;
-        char err[512];
-        if (sim_hw_create(&d, m, NULL, x, 2048, &hw, err, sizeof err) != SIM_HW_OK) continue;
+        sim_model *m = NULL;
+        sim_hw *hw = random_hw(&d, ms, &seed, &m);
+        if (!hw) continue;
         sim_verify_shape v = random_shape(&seed, m, 300, 9);
         spans_count sc = {0};
         sim_hw_set_span_fn(hw, count_span, &sc);
@@ -135,11 +145,9 @@ static void test_walk_fast_forward(void)
         d.prefetch_layers = 1 + (int32_t)(next_rand(&seed) % 8);
         d.read_gbps = gbps[next_rand(&seed) % 5];
         d.verify_setup_us = setup_us[next_rand(&seed) % 5];
-        sim_model *m = &ms[next_rand(&seed) % 2];
-        double x = (double)(next_rand(&seed) % 5) / 4.0;
-        sim_hw *hw = NULL;
-        char err[512];
-        if (sim_hw_create(&d, m, NULL, x, 2048, &hw, err, sizeof err) != SIM_HW_OK) continue;
+        sim_model *m = NULL;
+        sim_hw *hw = random_hw(&d, ms, &seed, &m);
+        if (!hw) continue;
         sim_verify_shape v = random_shape(&seed, m, 300, 9);
         double direct = -1;
         CHECK(sim_hw_verify_direct(hw, &v, &direct) == SIM_HW_OK);
