@@ -23,8 +23,11 @@
  * final tree is obtained with eng_tree_compact.  Depth is also capped by
  * lim->max_depth and lim->remaining - 1, nodes by lim->max_nodes.
  *
- * Cost per layer: O(n K log(n K)) to pick the beam, O(N log N) for C_L over
- * the N <= n L materialised nodes.  State: one malloc in create.
+ * Cost per layer: O(n K) to test the parents' lists' order and O(n log n)
+ * to merge the beam out of them (a selection over the n K candidates when
+ * they are out of order), an insertion sort of the new layer (nearly in
+ * order already) and its O(n) merge into C_L.  State: one malloc in
+ * create.
  */
 #include "pol_opt_tree.h"
 #include "eng_select.h"
@@ -128,14 +131,14 @@ static int cand_cmp(const void *x, const void *y)
 _Static_assert(ENG_POL_MAX_NODES <= (1 << OT_RUN_BITS), "a parent index fits its bits");
 
 /* The best `beam` of the nc candidates of parents lo .. lo + parents - 1 into
- * cands[0..beam), best first; returns how many.  Each parent's candidates come in rank order
- * with non-increasing logp (draft candidates are sorted by log-prob; the
- * caller tested it: in_order) and increasing order, so the best are a merge
- * of the parents' lists whose keys are computed as the merge reads them
- * (eng_select_cands: O(beam log parents), and only the heads and the picked
- * candidates are ever scored); an oracle whose lists are not sorted gets the
- * selection over every candidate.  Both give the same candidates in the same
- * order (cand_before is a strict total order). */
+ * cands[0..beam), best first; returns how many.  Each parent's candidates
+ * come in rank order with non-increasing logp (draft candidates are sorted
+ * by log-prob; the caller tested it: in_order) and increasing order, so the
+ * best are a merge of the parents' lists whose keys are computed as the
+ * merge reads them (eng_select_cands: O(beam log parents), and only the heads
+ * and the picked candidates are ever scored); an oracle whose lists are not
+ * sorted gets the selection over every candidate.  Both give the same
+ * candidates in the same order (cand_before is a strict total order). */
 static int32_t pick_beam(ot_state *s, int32_t lo, int32_t parents, int32_t nc, int32_t beam,
                          int in_order)
 {
