@@ -64,18 +64,6 @@ typedef struct cyc {
     int err;
 } cyc;
 
-/* llround(ms * 1e6): halves away from zero.  Below 2^52 in magnitude the
- * fraction x - trunc(x) is exact, so comparing it with one half rounds as
- * llround does, without the library call (several per cycle). */
-static int64_t ms_to_ns(double ms)
-{
-    double x = ms * 1e6;
-    if (!(fabs(x) < 4503599627370496.0)) return (int64_t)llround(x);
-    int64_t i = (int64_t)x;
-    double f = x - (double)i;
-    return i + (f >= 0.5) - (f <= -0.5);
-}
-
 /* ---- creation ---- */
 
 static int sim_init(sim_sim *s)
@@ -101,10 +89,10 @@ static void derive(sim_hw *hw)
     hw->head_flops = 2.0 * (double)t->vocab * t->hidden;
     /* QK^T and PV: 2 FLOPs per multiply-add, H * d each, per attended token */
     hw->attn_flops_per_tok = 4.0 * (double)t->heads * t->head_dim;
-    hw->layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
-    hw->head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
-    hw->spec_layer_read_ns = ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
-    hw->spec_head_read_ns = ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    hw->layer_read_ns = sim_hwi_ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
+    hw->head_read_ns = sim_hwi_ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
+    hw->spec_layer_read_ns = sim_hwi_ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    hw->spec_head_read_ns = sim_hwi_ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
     hw->tree_setup_ms = sim_hw_tree_setup_ms(hw, NULL);
     hw->stream_reads = 0;
     hw->stream_bytes = 0.0;
@@ -254,8 +242,8 @@ static void try_overlap(cyc *c);
 static int64_t call_ns(const cyc *c, int32_t i)
 {
     const sim_draft_call *k = &c->calls[i];
-    return ms_to_ns(sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) *
-                    c->slow);
+    return sim_hwi_ms_to_ns(sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) *
+                            c->slow);
 }
 
 static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
@@ -297,7 +285,7 @@ static void on_read_done(void *ctx, sim_des *des, const sim_event *ev)
     int32_t op = (int32_t)ev->arg;
     int is_head = op == c->n_ops - 1;
     int64_t dur = is_head ? c->head_read_ns : c->layer_read_ns;
-    if (c->slow_read[op]) dur = ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_load);
+    if (c->slow_read[op]) dur = sim_hwi_ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_load);
     span(c, c->flash, is_head ? "read_head" : "read", is_head ? -1 : op, dur);
     c->ready[op] = 1;
     try_compute(c);
@@ -339,7 +327,7 @@ static void try_reads(cyc *c)
         }
         int64_t dur = is_head ? c->head_read_ns : c->layer_read_ns;
         c->slow_read[op] = c->ov_active > 0;
-        if (c->slow_read[op]) dur = ms_to_ns((double)dur * 1e-6 * hw->dev.contention_load);
+        if (c->slow_read[op]) dur = sim_hwi_ms_to_ns((double)dur * 1e-6 * hw->dev.contention_load);
         /* FIFO channel: this read ends once everything queued before it has */
         c->flash_free = (c->flash_free > now ? c->flash_free : now) + dur;
         c->read_end[op] = c->flash_free;
@@ -357,7 +345,7 @@ static void try_compute(cyc *c)
     int head = op == c->n_ops - 1;
     int after = c->v->exit_layer >= 0 && op > c->v->exit_layer;
     int64_t dur = head ? c->head_ns : after ? c->lay_b_ns : c->lay_a_ns;
-    if (c->ov_active) dur = ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_compute);
+    if (c->ov_active) dur = sim_hwi_ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_compute);
     c->compute_ns = dur;
     c->tgt_issued = 1;
     use(c, head ? c->head_res : c->npu, dur, on_compute_done, op);
@@ -393,8 +381,8 @@ static void try_overlap(cyc *c)
     if (c->ov->gate && (c->tgt_issued || c->kv_pending || op >= c->n_ops || c->ready[op] != 0))
         return;
     if (c->ov_dur_of != i) { /* the call's duration, once per call */
-        c->ov_dur =
-            ms_to_ns(sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) * c->slow);
+        c->ov_dur = sim_hwi_ms_to_ns(
+            sim_hw_draft_part_ms(c->hw, k->unit, k->rows, k->ctx_len, k->part) * c->slow);
         c->ov_dur_of = i;
     }
     int64_t now = now_ns(c), dur = c->ov_dur;
@@ -415,11 +403,11 @@ static void start_verify(cyc *c)
         return;
     }
     int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    c->lay_a_ns = ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * c->slow);
+    c->lay_a_ns = sim_hwi_ms_to_ns(sim_hw_layer_npu_ms(hw, v->rows, v->ctx_len) * c->slow);
     c->lay_b_ns = v->exit_layer >= 0
-                      ? ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * c->slow)
+                      ? sim_hwi_ms_to_ns(sim_hw_layer_npu_ms(hw, final_rows, v->ctx_len) * c->slow)
                       : c->lay_a_ns;
-    c->head_ns = ms_to_ns(sim_hw_proj_ms(hw, v) * c->slow);
+    c->head_ns = sim_hwi_ms_to_ns(sim_hw_proj_ms(hw, v) * c->slow);
     switch (v->proj) {
     case ENG_PROJ_ONDEMAND_CPU:
         c->head_res = c->cpu;
@@ -441,7 +429,7 @@ static void start_verify(cyc *c)
     memset(c->slow_read, 0, (size_t)c->n_ops);
     c->flash_free = now_ns(c);
     c->next_read = c->computed = 0;
-    c->kv_ns = ms_to_ns(sim_hw_setup_ms(hw, v) * c->slow);
+    c->kv_ns = sim_hwi_ms_to_ns(sim_hw_setup_ms(hw, v) * c->slow);
     c->kv_pending = c->kv_ns > 0;
     if (c->kv_pending) use(c, c->cpu, c->kv_ns, on_kv_done, 0);
     c->verify_started = 1;
@@ -540,239 +528,6 @@ static double cycle_energy_mj(const sim_device *d, const sim_cycle_time *o)
 
 /* ---- the cycle without events ---- */
 
-/* What a finished cycle measured, however it was run. */
-typedef struct cyc_sum {
-    int64_t t0, t_draft_end, t_verify_end, t1;
-    int64_t flash_ns, npu_ns, cpu_ns, idle_ns, kv_ns, events;
-    double flash_bytes, slow;
-    int32_t ov_done;
-    int64_t ov_busy_ns;
-} cyc_sum;
-
-enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) */
-
-/* Gated overlapping calls placed in a verification's gaps (overlap_fill). */
-typedef struct walk_ov {
-    const sim_overlap *ov;
-    int32_t next;   /* the next call to start */
-    int32_t dur_of; /* the call whose duration dur holds, -1 none */
-    int64_t dur;
-} walk_ov;
-
-/* Starts gated overlapping calls back to back from `now` while the next one
- * ends by gap_end, the arrival of the weights the target waits for; a call
- * that does not fit waits for a later gap.  That is what the event-driven
- * cycle does at the same instants: with the gate a call only starts while no
- * target compute is issued and ends before the weights it waits for arrive,
- * so no compute and no read is ever issued while it runs (no contention) and
- * it starts at once on an idle unit.  Returns 0, or -1 where the two would
- * need the events' order: a call ending exactly when the weights arrive (its
- * end and the read's race for the compute's contention factor) or a call of
- * no duration. */
-static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, int64_t gap_end,
-                        cyc_sum *w)
-{
-    while (o->next < o->ov->n_calls) {
-        const sim_draft_call *k = &o->ov->calls[o->next];
-        if (o->dur_of != o->next) { /* once per call, as the events compute it */
-            o->dur =
-                ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * slow);
-            o->dur_of = o->next;
-        }
-        if (now + o->dur > gap_end) return 0;
-        if (now + o->dur == gap_end || o->dur <= 0) return -1;
-        if (k->unit == ENG_UNIT_NPU)
-            w->npu_ns += o->dur;
-        else
-            w->cpu_ns += o->dur;
-        w->events++;
-        w->ov_done++;
-        w->ov_busy_ns += o->dur;
-        now += o->dur;
-        o->next++;
-    }
-    return 0;
-}
-
-_Static_assert(sizeof(sim_verify_shape) == 9 * sizeof(int32_t),
-               "sim_verify_shape compares as bytes (shape_memo)");
-
-/* The memo slot holding what verify_walk prices for v's shape at slow apart
- * from the context length (sim_hwi_memo), filled now on a miss with the same
- * calls the walk made for every cycle: the layers' padded graphs of rows and
- * of final rows (sim_hw_layer_npu_ms pads the same way), the head and the
- * set-up.  The key drops what those ignore: the context length,
- * rows_after_exit without an exit layer, proj_rows for the eager head. */
-static const sim_hwi_memo *shape_memo(sim_hw *hw, const sim_verify_shape *v, double slow)
-{
-    sim_verify_shape k = *v;
-    k.ctx_len = 0;
-    if (k.exit_layer < 0) k.rows_after_exit = k.rows;
-    if (k.proj == ENG_PROJ_EAGER_NPU) k.proj_rows = 0;
-    sim_hwi_memo *m = &hw->memo[(uint32_t)v->rows % SIM_HWI_MEMO];
-    if (m->valid && m->slow == slow && memcmp(&m->key, &k, sizeof k) == 0) return m;
-    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    m->p_a = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, v->rows), &m->execs_a);
-    m->p_b = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, final_rows), &m->execs_b);
-    m->head_ns = ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
-    m->kv_ns = ms_to_ns(sim_hw_setup_ms(hw, v) * slow);
-    m->key = k;
-    m->slow = slow;
-    m->valid = 1;
-    return m;
-}
-
-/* Fast-forward through a run of identical layers.  Op i (a streamed layer
- * whose read waits on the ring, i > prefetch) has just ended at *prev; its
- * read began from ff_before (the channel's time before it) and its compute
- * waited for prev_end (op i - 1's end).  The recurrence is a max-plus
- * system: when the last prefetch + 1 ends and the channel all moved by the
- * same d, every later op with the same read and compute moves by d again
- * (the KV work, the one constant in it, binds op 0 only: every later op
- * starts after its predecessor, which started after the KV work), so the
- * state at the run's last layer is this one moved by d for each op between:
- * the same integers the loop would reach, without walking them.  Returns the
- * op the loop continues after (i, or the run's last layer). */
-static int32_t walk_jump(int32_t exit_layer, int32_t L, int32_t p, int32_t i, int64_t ff_before,
-                         int64_t prev_end, int64_t *end, int64_t *flash_free, int64_t *prev)
-{
-    /* the run of layers that compute like op i: up to the exit layer, or to
-     * the last layer */
-    int32_t last = exit_layer >= 0 && i <= exit_layer ? exit_layer : L - 1;
-    if (last <= i || p + 2 > WALK_RING) return i;
-    int64_t d = *prev - prev_end;
-    if (*flash_free - ff_before != d) return i;
-    for (int32_t j = i - p; j <= i; j++)
-        if (end[j % WALK_RING] - end[(j - 1) % WALK_RING] != d) return i;
-    int64_t shift = (int64_t)(last - i) * d, kept[WALK_RING];
-    for (int32_t j = 0; j <= p; j++) /* ends i - p .. i, before the ring is rewritten */
-        kept[j] = end[(i - p + j) % WALK_RING];
-    for (int32_t j = 0; j <= p; j++) /* the ring as the loop leaves it at `last` */
-        end[(last - p + j) % WALK_RING] = kept[j] + shift;
-    *flash_free += shift;
-    *prev += shift;
-    return last;
-}
-
-/* What the walk over a verification's ops reads (verify_walk). */
-typedef struct walk_in {
-    int64_t t0, kv, kv_end, lr, hr, lay_a, lay_b, head;
-    int32_t p, n, L, pinned, exit_layer, head_resident;
-    double slow;
-} walk_in;
-
-/* Forced inline where the compiler allows it: verify_walk calls it with
- * gated constant, so the walk with gated calls and the one without each
- * get a copy without the other's tests. */
-#if defined(__GNUC__)
-#define WALK_INLINE static inline __attribute__((always_inline))
-#else
-#define WALK_INLINE static inline
-#endif
-
-/* The recurrence over ops 0..n-1 (verify_walk's comment): with gated
- * overlapping calls placed in the gaps (gated), or with the fast-forward
- * through repeating layers (walk_jump) otherwise. */
-WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, walk_ov *ov,
-                             const int gated)
-{
-    int64_t end[WALK_RING], flash_free = in->t0, prev = in->t0;
-    for (int32_t i = 0; i < in->n; i++) {
-        int is_head = i == in->n - 1;
-        int64_t issue = i <= in->p ? in->t0 : end[(i - 1 - in->p) % WALK_RING];
-        int resident = is_head ? in->head_resident : i < in->pinned;
-        int64_t ready = issue, ff_before = flash_free;
-        if (!resident) {
-            flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? in->hr : in->lr);
-            ready = flash_free;
-        }
-        /* the gap before op i's weights: from the verification's start (op
-         * 0, no KV work) or from op i - 1's end, the instants the events try
-         * an overlapping call */
-        if (gated && (i > 0 || in->kv == 0) && ready > prev &&
-            overlap_fill(hw, ov, in->slow, prev, ready, w) < 0)
-            return -1;
-        int64_t start = ready > prev ? ready : prev;
-        if (in->kv_end > start) start = in->kv_end;
-        int64_t prev_end = prev;
-        prev = start + (is_head                                       ? in->head
-                        : (in->exit_layer >= 0 && i > in->exit_layer) ? in->lay_b
-                                                                      : in->lay_a);
-        end[i % WALK_RING] = prev;
-        if (!gated && !is_head && i > in->p && !resident)
-            i = walk_jump(in->exit_layer, in->L, in->p, i, ff_before, prev_end, end, &flash_free,
-                          &prev);
-    }
-    return prev;
-}
-
-/* The verification of *v from t0 as a recurrence over ops 0..L: op i's read
- * is issued at t0 when i <= prefetch, else when op i - 1 - prefetch's compute
- * ends; reads are FIFO on the flash channel; op i computes after its weights
- * are in, after op i - 1, and after the temporary-sequence KV work.  Durations
- * are rounded exactly as the event-driven cycle rounds them, and what the
- * event simulation would account is added to *w: busy times, kv_ns, one event
- * per service, flash_bytes.  With prefetch 0 the recurrence has a closed form
- * (the busy sums are integers, so any order of summing gives the same).
- * With ov (gated overlapping calls), overlap_fill places them in the gaps
- * where the target waits for weights.  Returns the end of the last op, or -1
- * when the prefetch depth exceeds the ring or overlap_fill cannot decide. */
-static int64_t verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
-                           cyc_sum *w, walk_ov *ov)
-{
-    int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
-    int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
-    if (p < 0 || p >= WALK_RING) return -1;
-    const sim_hwi_memo *m = shape_memo(hw, v, slow);
-    int64_t lay_a = ms_to_ns(sim_hwi_layer_npu_pad_ms(hw, m->p_a, m->execs_a, v->ctx_len) * slow);
-    int64_t lay_b =
-        v->exit_layer >= 0
-            ? ms_to_ns(sim_hwi_layer_npu_pad_ms(hw, m->p_b, m->execs_b, v->ctx_len) * slow)
-            : lay_a;
-    int64_t head = m->head_ns, kv = m->kv_ns;
-    int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
-    int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
-    int32_t L = hw->L, n = L + 1;
-    int32_t after = v->exit_layer >= 0 ? L - 1 - v->exit_layer : 0; /* layers at lay_b */
-    int64_t kv_end = t0 + kv;
-    /* busy times and counts do not depend on the schedule */
-    w->flash_ns += hw->stream_ns[spec];
-    w->flash_bytes += hw->stream_bytes;
-    w->events += hw->stream_reads + n + (kv > 0);
-    w->npu_ns += (int64_t)(L - after) * lay_a + (int64_t)after * lay_b;
-    if (v->proj == ENG_PROJ_ONDEMAND_CPU)
-        w->cpu_ns += head;
-    else
-        w->npu_ns += head;
-    w->cpu_ns += kv;
-    w->kv_ns = kv;
-    if (p == 0 && !ov) {
-        /* read, compute, read, ...: op 0 starts once its read and the KV work
-         * are done; every later op i starts when op i - 1 ends plus its read
-         * (the channel is idle by then) */
-        int64_t rd0 = hw->pinned > 0 ? 0 : lr;
-        int64_t start0 = t0 + rd0 > kv_end ? t0 + rd0 : kv_end;
-        return start0 + (hw->stream_ns[spec] - rd0) + (int64_t)(L - after) * lay_a +
-               (int64_t)after * lay_b + head;
-    }
-    walk_in in = {.t0 = t0,
-                  .kv = kv,
-                  .kv_end = kv_end,
-                  .lr = lr,
-                  .hr = hr,
-                  .lay_a = lay_a,
-                  .lay_b = lay_b,
-                  .head = head,
-                  .p = p,
-                  .n = n,
-                  .L = L,
-                  .pinned = hw->pinned,
-                  .exit_layer = v->exit_layer,
-                  .head_resident = hw->mem.head_resident,
-                  .slow = slow};
-    return ov ? walk_ops(hw, &in, w, ov, 1) : walk_ops(hw, &in, w, NULL, 0);
-}
-
 static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                          const sim_verify_shape *v, const sim_overlap *ov, const cyc_sum *m,
                          sim_cycle_time *out)
@@ -825,8 +580,8 @@ static int direct_walk(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int3
     int64_t t = m->t0;
     for (int32_t i = 0; i < n_calls; i++) {
         const sim_draft_call *k = &calls[i];
-        int64_t d =
-            ms_to_ns(sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m->slow);
+        int64_t d = sim_hwi_ms_to_ns(
+            sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m->slow);
         if (call_ms) call_ms[i] = (double)d * 1e-6;
         if (k->unit == ENG_UNIT_NPU)
             m->npu_ns += d;
@@ -838,7 +593,7 @@ static int direct_walk(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int3
     m->t_draft_end = m->t_verify_end = m->t1 = t;
     if (v) {
         walk_ov o = {.ov = ov, .dur_of = -1};
-        m->t1 = m->t_verify_end = verify_walk(hw, v, m->slow, t, m, ov ? &o : NULL);
+        m->t1 = m->t_verify_end = sim_hwi_verify_walk(hw, v, m->slow, t, m, ov ? &o : NULL);
         if (m->t1 < 0) return -1;
     }
     sim_des_run_until(s->des, m->t1); /* the queue is empty: only the clock moves */
@@ -1053,7 +808,7 @@ int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_m
     if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
     double slow = cycle_slow(hw);
     cyc_sum w = {0};
-    int64_t end = verify_walk(hw, v, slow, 0, &w, NULL);
+    int64_t end = sim_hwi_verify_walk(hw, v, slow, 0, &w, NULL);
     if (end < 0) return SIM_HW_E_INVALID;
     *verify_ms = (double)end * 1e-6;
     return SIM_HW_OK;

@@ -1,7 +1,8 @@
 /*
  * sim_hw_impl.h -- private to sim/hw: the phone model's handle, shared by
- * sim_hw.c (creation, the cycle), sim_hw_memory.c (DRAM accounting) and
- * sim_hw_steps.c (the latency of each step).  Nothing outside sim/hw includes it.
+ * sim_hw.c (creation, the cycle), sim_hw_walk.c (the verification without
+ * events), sim_hw_memory.c (DRAM accounting) and sim_hw_steps.c (the
+ * latency of each step).  Nothing outside sim/hw includes it.
  */
 #ifndef SIM_HW_IMPL_H
 #define SIM_HW_IMPL_H
@@ -10,6 +11,7 @@
 
 #include "sim/des/sim_des.h"
 
+#include <math.h>
 #include <stdio.h>
 
 typedef struct sim_sim { /* a DES with the three resources */
@@ -73,6 +75,43 @@ double sim_hwi_draft_part_bytes(const sim_hw *hw, int32_t ctx_len, int32_t part)
 /* sim_hw_layer_npu_ms once the verification graph is padded (p rows per
  * execution, execs executions). */
 double sim_hwi_layer_npu_pad_ms(const sim_hw *hw, int32_t p, int32_t execs, int32_t ctx_len);
+
+/* llround(ms * 1e6): halves away from zero.  Below 2^52 in magnitude the
+ * fraction x - trunc(x) is exact, so comparing it with one half rounds as
+ * llround does, without the library call (several per cycle). */
+static inline int64_t sim_hwi_ms_to_ns(double ms)
+{
+    double x = ms * 1e6;
+    if (!(fabs(x) < 4503599627370496.0)) return (int64_t)llround(x);
+    int64_t i = (int64_t)x;
+    double f = x - (double)i;
+    return i + (f >= 0.5) - (f <= -0.5);
+}
+
+/* What a finished cycle measured, however it was run. */
+typedef struct cyc_sum {
+    int64_t t0, t_draft_end, t_verify_end, t1;
+    int64_t flash_ns, npu_ns, cpu_ns, idle_ns, kv_ns, events;
+    double flash_bytes, slow;
+    int32_t ov_done;
+    int64_t ov_busy_ns;
+} cyc_sum;
+
+enum { WALK_RING = 16 }; /* > the largest prefetch depth (sim_device_check: 8) */
+
+/* Gated overlapping calls placed in a verification's gaps (overlap_fill). */
+typedef struct walk_ov {
+    const sim_overlap *ov;
+    int32_t next;   /* the next call to start */
+    int32_t dur_of; /* the call whose duration dur holds, -1 none */
+    int64_t dur;
+} walk_ov;
+
+/* The verification of *v from t0 without events (sim_hw_walk.c): its end,
+ * with what the event simulation would account added to *w; ov places gated
+ * overlapping calls in its gaps (NULL: none).  -1 when it cannot be walked. */
+int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
+                            cyc_sum *w, walk_ov *ov);
 
 /* Copies msg into err (err NULL or n 0: nothing). */
 static inline void sim_hwi_set_err(char *err, size_t n, const char *msg)
