@@ -155,7 +155,7 @@ void rp_oracle_begin(rp_oracle *o, int32_t p, int32_t pos)
     o->n_calls = 0;
 }
 
-static inline void map_nodes(rp_oracle *o, const eng_tree *t)
+void rp_oracle_map(rp_oracle *o, const eng_tree *t)
 {
     /* one new node (a chain's step) is read at once: nothing to fetch ahead of */
     const int ahead = t->n_nodes - o->mapped > 1;
@@ -184,11 +184,6 @@ static inline void map_nodes(rp_oracle *o, const eng_tree *t)
         o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
     }
     o->mapped = t->n_nodes < o->cap ? t->n_nodes : o->cap;
-}
-
-void rp_oracle_map(rp_oracle *o, const eng_tree *t)
-{
-    map_nodes(o, t);
 }
 
 /* Empties the token set of a synthesised candidate set (a new stamp; when
@@ -370,7 +365,7 @@ static int draft_forward(rp_oracle *o, eng_tree *t, const int32_t *ids, int32_t 
                          eng_unit unit, int32_t part)
 {
     if (count < 1 || !ids) return ENG_E_ARG;
-    map_nodes(o, t);
+    rp_oracle_map(o, t);
     int32_t max_depth = 0;
     for (int32_t q = 0; q < count; q++) {
         int rc = fill_cands(o, t, ids[q], o->synth_drawn);
