@@ -10,6 +10,7 @@
 
 #include "../../check.h"
 #include "sim/replay/rp_oracle.h"
+#include "synth_fixture.h"
 
 static trc_trace *make_trace(double accept, double coverage)
 {
@@ -23,13 +24,7 @@ static trc_trace *make_trace(double accept, double coverage)
     p.accept[0] = accept;
     p.coverage = coverage;
     p.seed = 11;
-    trc_trace *t = NULL;
-    trc_err err;
-    if (trc_synth(&p, &t, &err) != TRC_OK) {
-        fprintf(stderr, "synth failed: %s\n", err.msg);
-        exit(1);
-    }
-    return t;
+    return synth_or_exit(&p);
 }
 
 static void test_mapping_and_targets(void)

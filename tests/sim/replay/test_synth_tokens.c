@@ -42,6 +42,7 @@
 #include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/rp_oracle.h"
+#include "synth_fixture.h"
 #include "../profiles_fixture.h"
 
 #define ALPHA 1e-3
@@ -110,13 +111,7 @@ static trc_trace *make_trace(int32_t vocab, int32_t k)
     p.accept[0] = 0.7;
     p.coverage = 0.8;
     p.seed = 5;
-    trc_trace *t = NULL;
-    trc_err err;
-    if (trc_synth(&p, &t, &err) != TRC_OK) {
-        fprintf(stderr, "synth failed: %s\n", err.msg);
-        exit(1);
-    }
-    return t;
+    return synth_or_exit(&p);
 }
 
 /* The node set of (prompt, pos): the reference path 10 deep (the trace
