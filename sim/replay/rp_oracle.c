@@ -97,8 +97,9 @@ int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, g
     o->on_ref = malloc((size_t)cap);
     o->m_parent = malloc(sizeof(int32_t) * (size_t)cap);
     o->m_tok = malloc(sizeof(eng_token) * (size_t)cap);
+    o->slot = malloc(sizeof(int32_t) * (size_t)cap);
     o->calls = malloc(sizeof(rp_call) * (size_t)o->cap_calls);
-    if (!o->tnode || !o->on_ref || !o->m_parent || !o->m_tok || !o->calls) {
+    if (!o->tnode || !o->on_ref || !o->m_parent || !o->m_tok || !o->slot || !o->calls) {
         rp_oracle_free(o);
         return -1;
     }
@@ -113,6 +114,7 @@ void rp_oracle_free(rp_oracle *o)
     free(o->on_ref);
     free(o->m_parent);
     free(o->m_tok);
+    free(o->slot);
     free(o->calls);
     o->tnode = NULL;
     o->on_ref = NULL;
@@ -152,38 +154,111 @@ void rp_oracle_begin(rp_oracle *o, int32_t p, int32_t pos)
     o->ref_len = trc_ref(o->trace, p, &o->ref);
     o->pos = pos;
     o->mapped = 0;
+    o->tagged = 1;
     o->n_calls = 0;
+}
+
+/* Maps node i afresh from its parent's mapping and its token; ahead: fetch
+ * the rows its expansion or verification reads next. */
+static inline void map_node(rp_oracle *o, const eng_node *n, int32_t i, int ahead)
+{
+    o->m_parent[i] = n->parent;
+    o->m_tok[i] = n->tok;
+    if (i == 0) {
+        o->tnode[0] = 0;
+        o->on_ref[0] = 1;
+        return;
+    }
+    int32_t par = n->parent;
+    int32_t pt = o->tnode[par];
+    int32_t tn = pt >= 0 ? trc_tree_child(&o->tree, pt, n->tok) : -1;
+    o->tnode[i] = tn;
+    if (tn >= 0 && ahead) { /* its rows are read next: fetch them while mapping the rest */
+        __builtin_prefetch(o->tree.draft_tok + (size_t)tn * o->k);
+        __builtin_prefetch(o->tree.draft_logp + (size_t)tn * o->k);
+        __builtin_prefetch(o->tree.tgt_tok + (size_t)tn * o->k);
+        __builtin_prefetch(o->tree.first_child + tn);
+        if (o->n_exit > 0) /* read by exit_scores (pruning) */
+            __builtin_prefetch(o->tree.exit_score + (size_t)tn * o->n_exit * o->k);
+    }
+    int32_t at = o->pos + n->depth - 1; /* reference index this node would emit */
+    o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
 }
 
 void rp_oracle_map(rp_oracle *o, const eng_tree *t)
 {
     /* one new node (a chain's step) is read at once: nothing to fetch ahead of */
     const int ahead = t->n_nodes - o->mapped > 1;
-    for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++) {
-        const eng_node *n = &t->nodes[i];
-        o->m_parent[i] = n->parent;
-        o->m_tok[i] = n->tok;
-        if (i == 0) {
-            o->tnode[0] = 0;
-            o->on_ref[0] = 1;
-            continue;
-        }
-        int32_t par = n->parent;
-        int32_t pt = o->tnode[par];
-        int32_t tn = pt >= 0 ? trc_tree_child(&o->tree, pt, n->tok) : -1;
-        o->tnode[i] = tn;
-        if (tn >= 0 && ahead) { /* its rows are read next: fetch them while mapping the rest */
-            __builtin_prefetch(o->tree.draft_tok + (size_t)tn * o->k);
-            __builtin_prefetch(o->tree.draft_logp + (size_t)tn * o->k);
-            __builtin_prefetch(o->tree.tgt_tok + (size_t)tn * o->k);
-            __builtin_prefetch(o->tree.first_child + tn);
-            if (o->n_exit > 0) /* read by exit_scores (pruning) */
-                __builtin_prefetch(o->tree.exit_score + (size_t)tn * o->n_exit * o->k);
-        }
-        int32_t at = o->pos + n->depth - 1; /* reference index this node would emit */
-        o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
-    }
+    for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++)
+        map_node(o, &t->nodes[i], i, ahead);
     o->mapped = t->n_nodes < o->cap ? t->n_nodes : o->cap;
+}
+
+/* Nodes i .. of a tree whose node i is no longer the node mapped as i (a
+ * policy compacted the tree: ids renumbered, order kept).  A node keeps the
+ * mapping of the node it was, found through its tag (user = the id it was
+ * mapped as, plus 1; the draft calls tag) and checked: the slot it names
+ * was mapped with the same token and with the node its parent was -- by
+ * induction the same path, so the same recorded node.  Any other node is
+ * mapped afresh.  Slots are rewritten in id order, and a node's old id is at
+ * least its new one, so each slot is read before it is overwritten. */
+static void translate(rp_oracle *o, const eng_tree *t, int32_t i)
+{
+    int32_t old = o->mapped, n = t->n_nodes < o->cap ? t->n_nodes : o->cap;
+    for (int32_t v = i; v < n; v++) {
+        const eng_node *x = &t->nodes[v];
+        int32_t j = (int32_t)x->user - 1, p = x->parent;
+        int32_t ps = p >= 0 && p < v ? (p < i ? p : o->slot[p]) : -1;
+        if (o->tagged && j >= v && j < old && o->m_tok[j] == x->tok && ps >= 0 &&
+            o->m_parent[j] == ps) {
+            o->tnode[v] = o->tnode[j];
+            o->on_ref[v] = o->on_ref[j];
+            o->m_parent[v] = p;
+            o->m_tok[v] = x->tok;
+            o->slot[v] = j;
+        } else {
+            map_node(o, x, v, 0);
+            o->slot[v] = -1; /* no old slot: its children are mapped afresh too */
+        }
+    }
+    o->mapped = n;
+}
+
+/* Brings the mapping up to date with the tree: the nodes whose parent and
+ * token are what they were mapped with keep their mapping, up to the first
+ * that differs; from there on translate; new nodes are mapped.  Without
+ * writing tags (the tree is the caller's to read), so a translation leaves
+ * the slots renumbered under tags that no longer name them. */
+static void remap(rp_oracle *o, const eng_tree *t)
+{
+    int32_t n = t->n_nodes < o->mapped ? t->n_nodes : o->mapped, i = n > 0 ? 1 : 0;
+    while (i < n && t->nodes[i].parent == o->m_parent[i] && t->nodes[i].tok == o->m_tok[i])
+        i++;
+    if (i < n) {
+        translate(o, t, i);
+        o->tagged = 0;
+    } else if (o->mapped > n) {
+        o->mapped = n; /* the tree lost nodes after the last it kept */
+    }
+    rp_oracle_map(o, t);
+}
+
+/* The mapping before a draft call: the tree is as it was mapped when the last
+ * node mapped still carries its own tag (a compaction that dropped any node
+ * before it has moved it, and a node added since carries none); else remap.
+ * Then every mapped node is tagged with its id, for translate. */
+static void map_draft(rp_oracle *o, eng_tree *t)
+{
+    int32_t m = o->mapped, from = m;
+    if (!o->tagged || (m > 0 && (t->n_nodes < m || t->nodes[m - 1].user != (uint32_t)m))) {
+        remap(o, t);
+        from = 0;
+    } else {
+        rp_oracle_map(o, t);
+    }
+    for (int32_t v = from; v < o->mapped; v++)
+        t->nodes[v].user = (uint32_t)v + 1;
+    o->tagged = 1;
 }
 
 /* Empties the token set of a synthesised candidate set (a new stamp; when
@@ -365,7 +440,7 @@ static int draft_forward(rp_oracle *o, eng_tree *t, const int32_t *ids, int32_t 
                          eng_unit unit, int32_t part)
 {
     if (count < 1 || !ids) return ENG_E_ARG;
-    rp_oracle_map(o, t);
+    map_draft(o, t);
     int32_t max_depth = 0;
     for (int32_t q = 0; q < count; q++) {
         int rc = fill_cands(o, t, ids[q], o->synth_drawn);
@@ -406,7 +481,7 @@ static int draft_resample(void *ctx, eng_tree *t, const int32_t *ids, int32_t co
 {
     rp_oracle *o = ctx;
     if (count < 1 || !ids || !(penalty >= 0.0 && penalty <= 1.0)) return ENG_E_ARG;
-    rp_oracle_map(o, t);
+    map_draft(o, t);
     for (int32_t q = 0; q < count; q++) {
         int rc = fill_cands(o, t, ids[q], 1);
         if (rc != ENG_OK) return rc;
@@ -421,19 +496,6 @@ static int draft_resample(void *ctx, eng_tree *t, const int32_t *ids, int32_t co
         }
     }
     return ENG_OK;
-}
-
-/* Verification may see a tree that a policy compacted after drafting (ids
- * renumbered).  A node's mapping is a function of its parent's mapping and its
- * token, so the mapping stands up to the first node whose parent or token
- * differs from what it was mapped with; from there on it is rebuilt. */
-static void remap(rp_oracle *o, const eng_tree *t)
-{
-    int32_t n = t->n_nodes < o->mapped ? t->n_nodes : o->mapped, i = n > 0 ? 1 : 0;
-    while (i < n && t->nodes[i].parent == o->m_parent[i] && t->nodes[i].tok == o->m_tok[i])
-        i++;
-    o->mapped = i;
-    rp_oracle_map(o, t);
 }
 
 static int target_verify(void *ctx, const eng_tree *t, const uint8_t *keep, eng_token *g)

@@ -124,6 +124,8 @@ typedef struct rp_oracle {
     uint8_t *on_ref;  /* [cap] node lies on the reference path */
     int32_t *m_parent; /* [cap] parent and token each node was mapped with */
     eng_token *m_tok;
+    int32_t *slot;    /* [cap] scratch of a renumbering: the slot a node's mapping came from */
+    int32_t tagged;   /* every mapped node's tag (eng_node.user) names its own slot */
     rp_call *calls;   /* [cap_calls] draft calls of the cycle */
     int32_t n_calls, cap_calls;
     /* the tokens a synthesised candidate set holds so far (and the one it must

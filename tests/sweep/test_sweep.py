@@ -200,9 +200,10 @@ def case_mpi_random():
 
 def case_speed_reference():
     """Results equal, value for value, those the same points gave before the
-    speed work (tests/data/speed_reference.csv.gz, re-made once since for the
-    construction of unrecorded candidate ids; speed_reference.lua says which
-    rows moved): every policy, trees up to 64 rows, greedy and sampled
+    speed work (tests/data/speed_reference.csv.gz, re-made since for the
+    construction of unrecorded candidate ids and for re-sampled sets after a
+    compaction; speed_reference.lua says which rows moved and why): every
+    policy, trees up to 64 rows, greedy and sampled
     acceptance.  Columns added since are not in
     the reference and are not compared; the script's hash and the version
     name the run, not its results."""

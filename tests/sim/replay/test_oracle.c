@@ -149,9 +149,171 @@ static void test_perfect_synthesis(void)
     trc_free(t);
 }
 
+/* The recorded node a tree node's path leads to (-1: none), and whether the
+ * path is the reference's, by walking the path from the root. */
+static int32_t path_tnode(const trc_tree *tr, const eng_tree *t, int32_t v, const int32_t *ref,
+                          int32_t ref_len, int32_t pos, int *on_ref)
+{
+    int32_t path[64], n = 0;
+    for (int32_t u = v; u > 0; u = t->nodes[u].parent)
+        path[n++] = u;
+    int32_t tn = 0;
+    *on_ref = 1;
+    for (int32_t q = n - 1; q >= 0; q--) {
+        const eng_node *x = &t->nodes[path[q]];
+        int32_t at = pos + x->depth - 1;
+        *on_ref = *on_ref && at < ref_len && ref[at] == x->tok;
+        tn = tn >= 0 ? trc_tree_child(tr, tn, x->tok) : -1;
+    }
+    return tn;
+}
+
+/* Every node's mapping is its path's, and an expanded recorded node holds its
+ * recorded row. */
+static void check_mapping(const rp_oracle *o, const trc_tree *tr, const eng_tree *t,
+                          const int32_t *ref, int32_t ref_len, int32_t pos)
+{
+    for (int32_t v = 0; v < t->n_nodes; v++) {
+        int on_ref;
+        int32_t tn = path_tnode(tr, t, v, ref, ref_len, pos, &on_ref);
+        CHECK_EQ_INT(o->tnode[v], tn);
+        CHECK_EQ_INT(o->on_ref[v], on_ref);
+    }
+}
+
+/* A policy may compact its tree (ids renumbered) and go on drafting, as
+ * Lyanna's fusion does and script policies may: expansions and re-sampled
+ * sets after the compaction must map every node by its path, not by the id
+ * it had before; so must verification. */
+static void test_compaction(void)
+{
+    trc_trace *t = make_trace(0.7, 0.9);
+    rp_synth_stats st;
+    rp_synth_fit(t, &st);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    rp_oracle o;
+    CHECK(rp_oracle_init(&o, t, &st, rng, 64) == 0);
+    size_t bytes = eng_tree_bytes(64, 256 * o.k);
+    void *mem = malloc(bytes);
+    eng_tree tree;
+    CHECK(eng_tree_init(&tree, mem, bytes, 64, 256 * o.k) == ENG_OK);
+    const int32_t *ref;
+    int32_t L = trc_ref(t, 1, &ref);
+    gsl_rng *pick = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(pick, 9);
+    int fails = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        int32_t pos = 1 + (int32_t)gsl_rng_uniform_int(pick, 30);
+        eng_tree_reset(&tree, ref[pos - 1]);
+        rp_oracle_begin(&o, 1, pos);
+        trc_tree tr;
+        CHECK(trc_tree_get(t, 1, pos, &tr) == TRC_OK);
+        for (int round = 0; round < 4; round++) {
+            /* expand a few nodes, add children from their candidate sets */
+            int32_t ids[4], n = 0;
+            for (int q = 0; q < 4; q++) {
+                int32_t v = (int32_t)gsl_rng_uniform_int(pick, (unsigned long)tree.n_nodes);
+                if (tree.nodes[v].cand_off == ENG_NO_NODE && (n == 0 || ids[n - 1] != v))
+                    ids[n++] = v;
+            }
+            if (n > 0) {
+                /* a forward, or a re-sampling without penalty (served alike) */
+                CHECK((round % 2
+                           ? o.draft.resample(o.draft.ctx, &tree, ids, n, 0.0)
+                           : o.draft.expand(o.draft.ctx, &tree, ids, n, ENG_UNIT_NPU)) == ENG_OK);
+                int before = check_failures;
+                check_mapping(&o, &tr, &tree, ref, L, pos);
+                for (int q = 0; q < n; q++) {
+                    int32_t cn, on_ref, tn = path_tnode(&tr, &tree, ids[q], ref, L, pos, &on_ref);
+                    const eng_cand *c = eng_tree_cands(&tree, ids[q], &cn);
+                    for (int32_t j = 0; tn >= 0 && j < cn; j++)
+                        CHECK_EQ_INT(c[j].tok, tr.draft_tok[(size_t)tn * tr.k + j]);
+                    for (int32_t j = 0; j < cn && tree.n_nodes < 60; j++)
+                        if (gsl_rng_uniform(pick) < 0.4)
+                            eng_tree_add(&tree, ids[q], c[j].tok, c[j].logp);
+                }
+                fails += check_failures > before;
+            }
+            /* drop about a third of the nodes (and their subtrees) */
+            uint8_t keep[64];
+            int32_t map[64];
+            for (int32_t v = 0; v < tree.n_nodes; v++)
+                keep[v] = gsl_rng_uniform(pick) > 0.3;
+            eng_tree_compact(&tree, keep, map);
+            /* the tags are the owner's, but a node is checked before its tag
+             * is trusted: scrambled ones cost a fresh mapping, never a wrong one */
+            if (trial % 3 == 0)
+                for (int32_t v = 0; v < tree.n_nodes; v++)
+                    if (gsl_rng_uniform(pick) < 0.3)
+                        tree.nodes[v].user = (uint32_t)gsl_rng_uniform_int(pick, 70);
+        }
+        /* verification after the last compaction */
+        eng_token g[64];
+        CHECK(o.target.verify(o.target.ctx, &tree, NULL, g) == ENG_OK);
+        check_mapping(&o, &tr, &tree, ref, L, pos);
+    }
+    CHECK_EQ_INT(fails, 0);
+    gsl_rng_free(pick);
+    free(mem);
+    rp_oracle_free(&o);
+    gsl_rng_free(rng);
+    trc_free(t);
+}
+
+/* A tag is trusted only for the node it was given to: after a compaction, a
+ * node carrying the tag of another node with its token but another parent
+ * (a cousin) is mapped by its own path. */
+static void test_borrowed_tag(void)
+{
+    trc_trace *t = make_trace(0.7, 0.9);
+    rp_synth_stats st;
+    rp_synth_fit(t, &st);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    rp_oracle o;
+    CHECK(rp_oracle_init(&o, t, &st, rng, 64) == 0);
+    size_t bytes = eng_tree_bytes(64, 64 * o.k);
+    void *mem = malloc(bytes);
+    eng_tree tree;
+    CHECK(eng_tree_init(&tree, mem, bytes, 64, 64 * o.k) == ENG_OK);
+    const int32_t *ref;
+    trc_ref(t, 1, &ref);
+    int32_t pos = 10;
+    trc_tree tr;
+    CHECK(trc_tree_get(t, 1, pos, &tr) == TRC_OK);
+    eng_tree_reset(&tree, ref[pos - 1]);
+    rp_oracle_begin(&o, 1, pos);
+    /* root -> a (recorded) -> x (a's recorded child); root -> b (unrecorded) -> x */
+    int32_t ra = tr.first_child[0], rx = tr.first_child[ra];
+    CHECK(ra >= 0 && rx >= 0);
+    eng_token tok_a = tr.token[ra], tok_x = tr.token[rx], tok_b = 0;
+    while (trc_tree_child(&tr, 0, tok_b) >= 0)
+        tok_b++;
+    int32_t a = eng_tree_add(&tree, 0, tok_a, -0.1f), b = eng_tree_add(&tree, 0, tok_b, -3.0f);
+    int32_t ax = eng_tree_add(&tree, a, tok_x, -0.1f), bx = eng_tree_add(&tree, b, tok_x, -0.1f);
+    CHECK(o.draft.expand(o.draft.ctx, &tree, &a, 1, ENG_UNIT_NPU) == ENG_OK);
+    CHECK(o.tnode[ax] == rx && o.tnode[bx] == -1);
+    uint8_t keep[64] = {1, 0, 1, 0, 1};
+    int32_t map[64];
+    eng_tree_compact(&tree, keep, map);
+    CHECK(tree.n_nodes == 3 && map[bx] == 2);
+    tree.nodes[2].user = tree.nodes[2].user - (uint32_t)(bx - ax); /* a's x's tag */
+    eng_token g[64];
+    CHECK(o.target.verify(o.target.ctx, &tree, NULL, g) == ENG_OK);
+    CHECK_EQ_INT(o.tnode[2], -1);
+    CHECK(o.draft.expand(o.draft.ctx, &tree, map + bx, 1, ENG_UNIT_NPU) == ENG_OK);
+    CHECK_EQ_INT(o.tnode[2], -1);
+    free(mem);
+    rp_oracle_free(&o);
+    gsl_rng_free(rng);
+    trc_free(t);
+}
+
 int main(void)
 {
     test_mapping_and_targets();
     test_perfect_synthesis();
+    test_compaction();
+    test_borrowed_tag();
     return check_done("replay/oracle");
 }

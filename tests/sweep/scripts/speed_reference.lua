@@ -7,6 +7,13 @@
 -- (tests/sim/replay/test_synth_tokens.c), another realisation where a later
 -- draw follows a synthesised set -- 72 Lyanna rows (its re-sampling penalty
 -- draws) and one OPT-Tree row under sampling; the other 311 rows are unchanged.
+-- Re-made a second time for a correction, not for speed: Lyanna with fusion
+-- compacts its tree and then re-samples a subtree, and the replay used to serve
+-- those re-sampled sets from the recorded nodes of the ids the nodes had before
+-- the compaction.  They now come from each node's own path (the replay/oracle
+-- test builds such trees).  42 rows moved, every Lyanna row with fusion and
+-- k >= 2 under either acceptance (tokens/s by -12% to +10%, median 0%); the
+-- other 342 rows are unchanged.
 local fs = flashspec
 local traces = { fs.trace "traces/data/workload-code-strong.h5", fs.trace "traces/data/workload-dialogue-weak.h5", fs.trace "traces/data/synth-default.h5" }
 local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_chain {}, fs.policy.specinfer {},
