@@ -67,8 +67,10 @@
  * Limits: levels <= min(N, lim->max_depth, lim->remaining - 1); nodes <=
  * min(lim->max_nodes, ENG_POL_MAX_NODES), extra candidates past the cap are
  * dropped.  Cost: O(P) to fill the pool, P <= k + (N - 1) k^2, plus merges of
- * its ranked runs (eng_select_ranked) for each step's k best and the budget;
- * re-sampled sets out of order fall back to selections over the entries.
+ * its runs for each step's k best and the budget, whose keys are read off the
+ * candidate lists as the merges take them (eng_select_cands); a list out of
+ * order, or with a log-prob above 0 (clamped) or NaN, has the pool's entries
+ * written out and selected over instead, with the same result.
  * State: mallocs in create (sized from the params), nothing after.
  */
 #include "pol_lyanna.h"
@@ -122,7 +124,9 @@ const eng_param_desc eng_lyanna_param_table[] = {
 };
 #undef P
 
-/* A candidate of the pool: virtual (parent node, token) until materialised. */
+/* A candidate of the pool written out: for runs whose keys cannot be read
+ * off the candidate list (see ly_run_ok).  Virtual (parent node, token)
+ * until materialised. */
 typedef struct ly_entry {
     double score;    /* joint log q from the (sub)tree root */
     int32_t depth;   /* of the candidate itself */
@@ -130,21 +134,32 @@ typedef struct ly_entry {
     int32_t parent;  /* tree node id of the parent */
     eng_token tok;
     float logp;
-    int32_t node;    /* tree node id once materialised, else ENG_NO_NODE */
 } ly_entry;
 
 enum { LY_MODE_DRAFT = 0, LY_MODE_RESAMPLE = 1 };
 
+#define LY_RUNS (1 + (LY_MAX_N - 1) * LY_MAX_K) /* expanded nodes of a subtree */
+
 typedef struct ly_state {
     eng_lyanna_params p;
     int32_t cap_pool;
-    ly_entry *pool;       /* [cap_pool] */
-    eng_rank *key;        /* [cap_pool] each entry's rank: score, then (depth, order) */
-    int32_t step[LY_MAX_K * LY_MAX_K]; /* pool indices of one step's candidates */
-    /* the pool as runs, one per expanded node (its candidates in rank
-     * order): pool[run[r] .. run[r + 1]); eng_select_ranked scratch */
-    int run[LY_MAX_N * LY_MAX_K + 2], heap[LY_MAX_N * LY_MAX_K + 1], next[LY_MAX_N * LY_MAX_K + 1];
-    int pick[LY_MAX_B];                /* the budget's pool indices, best first */
+    /* the pool as runs, one per expanded node: run r holds the first
+     * candidates of tree node run_node[r], pool indices run[r] .. run[r + 1),
+     * keyed by cr[r] as the merges read them (eng_select_cands: score = the
+     * node's joint score + logp, tie = depth << 32 | pool index) */
+    int run[LY_RUNS + 1];
+    eng_cand_run cr[LY_RUNS];
+    int32_t run_node[LY_RUNS];
+    int heap[LY_RUNS], next[LY_RUNS]; /* merge scratch */
+    int32_t *node_of;                 /* [cap_pool] tree node of a materialised entry */
+    uint8_t *made;                    /* [cap_pool / 8 + 1] bit idx: entry idx is materialised */
+    /* once a run's keys cannot be read off its list, every entry of runs
+     * [0, written) is written out: pool[idx] and key[idx] */
+    ly_entry *pool; /* [cap_pool] */
+    eng_rank *key;  /* [cap_pool] each entry's rank: score, then (depth, order) */
+    int32_t written;
+    int step[LY_MAX_K * LY_MAX_K], step_run[LY_MAX_K * LY_MAX_K]; /* a step's best */
+    int pick[LY_MAX_B], pick_run[LY_MAX_B]; /* the budget's pool indices, best first */
     int32_t front[LY_MAX_K];           /* frontier: tree node ids */
     double front_score[LY_MAX_K];
     int32_t ids[LY_MAX_K];
@@ -170,19 +185,37 @@ static int ly_cmp(const void *x, const void *y)
     return ly_before(a, b) ? -1 : (ly_before(b, a) ? 1 : 0);
 }
 
-/* Tree node of an entry: the parent's existing child with the same token
- * (merging) or a new child.  Returns the id, or a negative code (ENG_E_FULL at
- * the cap). */
-static int32_t ly_materialise(eng_tree *t, ly_entry *e, int32_t cap)
+/* Tree node of pool entry idx, a child (tok, logp) of node parent, not yet
+ * materialised: the parent's existing child with the same token (merging)
+ * or a new child.  Returns the id, or a negative code (ENG_E_FULL at the
+ * cap). */
+static int32_t ly_make(ly_state *s, eng_tree *t, int32_t idx, int32_t parent, eng_token tok,
+                       float logp, int32_t cap)
 {
-    if (e->node != ENG_NO_NODE) return e->node;
-    int32_t id = eng_tree_child(t, e->parent, e->tok);
+    int32_t id = eng_tree_child(t, parent, tok);
     if (id == ENG_NO_NODE) {
         if (t->n_nodes >= cap) return ENG_E_FULL;
-        id = eng_tree_add(t, e->parent, e->tok, e->logp);
+        id = eng_tree_add(t, parent, tok, logp);
     }
-    if (id >= 0) e->node = id;
+    if (id >= 0) {
+        s->node_of[idx] = id;
+        s->made[idx >> 3] |= (uint8_t)(1u << (idx & 7));
+    }
     return id;
+}
+
+/* Tree node of pool entry idx: the one it became, or ly_make. */
+static inline int32_t ly_materialise(ly_state *s, eng_tree *t, int32_t idx, int32_t parent,
+                                     eng_token tok, float logp, int32_t cap)
+{
+    if (s->made[idx >> 3] >> (idx & 7) & 1) return s->node_of[idx];
+    return ly_make(s, t, idx, parent, tok, logp, cap);
+}
+
+/* Pool entry idx of run r: its candidate. */
+static const eng_cand *ly_cand(const ly_state *s, int32_t idx, int32_t r)
+{
+    return &s->cr[r].cand[idx - s->run[r]];
 }
 
 static int ly_rc(int rc)
@@ -221,68 +254,115 @@ static int ly_fill(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t nf, in
     return rc;
 }
 
-/* The frontier's candidates into the pool, each node's as a run (pool
- * indices run[*runs] ..) and their indices into s->step (*ns of them); a
- * node that had a set before keeps it.  Returns 1 when no entry scores
- * above its predecessor in its run (orders grow along a run, so the runs
- * are in rank order), else 0. */
-static int ly_pool_step(ly_state *s, eng_tree *t, int32_t nf, int32_t *n_pool, int32_t *runs,
-                        int32_t *ns)
+/* 1 when the keys of a run can be read off its list: no log-prob above 0
+ * (or NaN) and none above its predecessor's.  The score base + min(logp, 0)
+ * is then base + logp, and the run is in rank order (eng_select_cands). */
+static int ly_run_ok(const eng_cand *c, int32_t n)
 {
-    int32_t k = s->p.k, n = *n_pool;
-    int ranked = 1;
-    *ns = 0;
+    if (n > 0 && !(c[0].logp <= 0.0f)) return 0;
+    for (int32_t j = 1; j < n; j++)
+        if (!(c[j].logp <= c[j - 1].logp)) return 0;
+    return 1;
+}
+
+/* The frontier's candidates into the pool, each node's first k as a run
+ * (runs *runs ..., pool indices from *n_pool); a node that had a set before
+ * keeps it (the run points at the new one, which stays in the arena).
+ * Returns 1 when every run's keys can be read off its list, else 0. */
+static int ly_pool_step(ly_state *s, eng_tree *t, int32_t nf, int32_t *n_pool, int32_t *runs)
+{
+    int32_t n = *n_pool;
+    int ok = 1;
     for (int32_t f = 0; f < nf; f++) {
-        int32_t u = s->front[f], cn = 0;
+        int32_t u = s->front[f], cn = 0, r = (*runs)++;
         const eng_cand *c = eng_tree_cands(t, u, &cn);
-        s->run[(*runs)++] = n;
-        double prev = INFINITY;
-        for (int32_t j = 0; j < cn && j < k && n < s->cap_pool; j++) {
-            ly_entry *e = &s->pool[n];
-            double lq = c[j].logp < 0.0f ? (double)c[j].logp : 0.0;
-            e->score = s->front_score[f] + lq;
-            ranked &= !(e->score > prev);
-            prev = e->score;
-            e->depth = t->nodes[u].depth + 1;
-            e->order = n;
-            e->parent = u;
-            e->tok = c[j].tok;
-            e->logp = c[j].logp;
-            e->node = ENG_NO_NODE;
-            s->key[n] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
-            s->step[(*ns)++] = n++;
-        }
+        int32_t end = cn < s->p.k ? cn : s->p.k;
+        if (end > s->cap_pool - n) end = s->cap_pool - n;
+        s->run[r] = n;
+        s->cr[r] =
+            (eng_cand_run){c, s->front_score[f], (long long)(t->nodes[u].depth + 1) << 32 | n};
+        s->run_node[r] = u;
+        ok &= ly_run_ok(c, end);
+        n += end;
         if (s->old_off[f] != ENG_NO_NODE) {
             t->nodes[u].cand_off = s->old_off[f];
             t->nodes[u].cand_n = s->old_n[f];
         }
     }
+    s->run[*runs] = n;
     *n_pool = n;
-    return ranked;
+    return ok;
+}
+
+/* Writes out the entries of runs s->written .. runs (score base + min(logp,
+ * 0), as the paper's joint probability clamps q to 1). */
+static void ly_write(ly_state *s, const eng_tree *t, int32_t runs)
+{
+    for (int32_t r = s->written; r < runs; r++)
+        for (int32_t i = s->run[r]; i < s->run[r + 1]; i++) {
+            const eng_cand *c = ly_cand(s, i, r);
+            double lq = c->logp < 0.0f ? (double)c->logp : 0.0;
+            ly_entry *e = &s->pool[i];
+            *e = (ly_entry){s->cr[r].base + lq,
+                            t->nodes[s->run_node[r]].depth + 1,
+                            i,
+                            s->run_node[r],
+                            c->tok,
+                            c->logp};
+            s->key[i] = (eng_rank){e->score, (long long)e->depth << 32 | e->order};
+        }
+    s->written = runs;
+}
+
+/* The k best children of the step's runs r0 .. runs into s->step (pool
+ * indices) and s->step_run, best first; returns how many.  A merge of the
+ * runs, or (entries written out) a partial insertion over them
+ * (eng_select_top) -- the same entries in the same order. */
+static int32_t ly_step_best(ly_state *s, int32_t r0, int32_t runs, int ok)
+{
+    int32_t k = s->p.k;
+    if (ok) {
+        int m = eng_select_cands(s->run + r0, s->cr + r0, runs - r0, 1, k, s->heap, s->next,
+                                 s->step, s->step_run);
+        for (int q = 0; q < m; q++)
+            s->step_run[q] += r0;
+        return m;
+    }
+    int32_t ns = 0;
+    for (int32_t i = s->run[r0]; i < s->run[runs]; i++)
+        s->step[ns++] = i;
+    int m = eng_select_top(s->key, s->step, ns, k);
+    for (int q = 0; q < m; q++) { /* the run of each: the last starting at or before it */
+        int32_t r = runs - 1;
+        while (s->run[r] > s->step[q])
+            r--;
+        s->step_run[q] = r;
+    }
+    return m;
 }
 
 /* Budget: the global top-B of the pool marked in s->keep; parents were
- * materialised as frontier nodes and rank before their children.  Each
- * expanded node's candidates are a run in rank order, so the top-B is a
- * merge of the runs; re-sampled sets with a penalty are not in order
- * (ranked = 0), and get a selection over the whole pool (the same entries
- * in the same order). */
-static int ly_budget(ly_state *s, eng_tree *t, int32_t runs, int32_t n_pool, int ranked,
-                     int32_t cap, int32_t *out_sel)
+ * materialised as frontier nodes and rank before their children.  A merge
+ * of the runs, or (entries written out) a selection over the whole pool --
+ * the same entries in the same order. */
+static int ly_budget(ly_state *s, eng_tree *t, int32_t runs, int32_t n_pool, int ok, int32_t cap,
+                     int32_t *out_sel)
 {
     int32_t sel = n_pool < s->p.b ? n_pool : s->p.b;
-    s->run[runs] = n_pool;
-    int m =
-        ranked ? eng_select_ranked(s->run, runs, sel, s->key, 0, s->heap, s->next, s->pick) : -1;
-    if (m < 0) {
+    if (ok) /* fewer than sel only for keys without an order (NaN) */
+        sel = eng_select_cands(s->run, s->cr, runs, 1, sel, s->heap, s->next, s->pick, s->pick_run);
+    else
         eng_select_sorted(s->pool, (size_t)n_pool, sizeof *s->pool, (size_t)sel, ly_cmp);
-        for (int32_t q = 0; q < sel; q++)
-            s->pick[q] = q;
-    } else {
-        sel = m; /* fewer only for keys without an order (NaN) */
-    }
     for (int32_t q = 0; q < sel; q++) {
-        int32_t id = ly_materialise(t, &s->pool[s->pick[q]], cap);
+        int32_t id;
+        if (ok) {
+            const eng_cand *c = ly_cand(s, s->pick[q], s->pick_run[q]);
+            id =
+                ly_materialise(s, t, s->pick[q], s->run_node[s->pick_run[q]], c->tok, c->logp, cap);
+        } else {
+            const ly_entry *e = &s->pool[q];
+            id = ly_materialise(s, t, e->order, e->parent, e->tok, e->logp, cap);
+        }
         if (id == ENG_E_FULL) break;
         if (id < 0) return id;
         s->keep[id] = 1;
@@ -291,47 +371,51 @@ static int ly_budget(ly_state *s, eng_tree *t, int32_t runs, int32_t n_pool, int
     return ENG_OK;
 }
 
+/* The step's best (ly_step_best) become the frontier: materialised, with
+ * their joint scores.  Returns the frontier's size or a negative code. */
+static int32_t ly_frontier(ly_state *s, eng_tree *t, int32_t m, int ok, int32_t cap)
+{
+    int32_t nf = 0;
+    for (int32_t q = 0; q < m && nf < s->p.k; q++) {
+        int32_t idx = s->step[q], r = s->step_run[q];
+        const eng_cand *c = ly_cand(s, idx, r);
+        int32_t id = ly_materialise(s, t, idx, s->run_node[r], c->tok, c->logp, cap);
+        if (id == ENG_E_FULL) break;
+        if (id < 0) return id;
+        s->front[nf] = id;
+        s->front_score[nf++] = ok ? s->cr[r].base + (double)c->logp : s->pool[idx].score;
+    }
+    return nf;
+}
+
 /* Algorithm 1 from the root (node 0) over `steps` steps, budget B.  Marks the
  * selected nodes in s->keep (which the caller cleared); *out_steps = steps
  * whose candidate sets were filled, *out_sel = nodes selected. */
 static int ly_subtree(ly_state *s, eng_tree *t, eng_draft_oracle *d, int32_t steps, int mode,
                       int32_t cap, int32_t *out_steps, int32_t *out_sel)
 {
-    int32_t k = s->p.k, n_pool = 0, nf = 1, done = 0, runs = 0;
-    int all_ranked = 1; /* every run so far in rank order */
+    int32_t n_pool = 0, nf = 1, done = 0, runs = 0;
+    int all_ok = 1; /* every run's keys read off its list so far */
     *out_steps = 0;
     *out_sel = 0;
+    s->written = 0;
+    memset(s->made, 0, (size_t)s->cap_pool / 8 + 1);
     s->front[0] = 0;
     s->front_score[0] = 0.0;
     for (int32_t i = 1; i <= steps && nf > 0; i++) {
         int rc = ly_fill(s, t, d, nf, mode);
         if (rc != ENG_OK) return rc;
         done = i;
-        int32_t ns = 0, r0 = runs;
-        int step_ranked = ly_pool_step(s, t, nf, &n_pool, &runs, &ns);
-        all_ranked &= step_ranked;
+        int32_t r0 = runs;
+        int ok = ly_pool_step(s, t, nf, &n_pool, &runs);
+        all_ok &= ok;
+        if (!all_ok) ly_write(s, t, runs); /* from the first run that needs it on */
         if (i == steps) break;
-        /* the k best children of this step become the next frontier: a merge
-         * of the step's runs, or (re-sampled sets out of order) a partial
-         * insertion over them (eng_select_top) -- the same entries in the
-         * same order; the loop takes at most k */
-        s->run[runs] = n_pool;
-        int m = step_ranked ? eng_select_ranked(s->run + r0, runs - r0, k, s->key, 0, s->heap,
-                                                s->next, s->step)
-                            : -1;
-        ns = m >= 0 ? m : eng_select_top(s->key, s->step, ns, k);
-        nf = 0;
-        for (int32_t q = 0; q < ns && nf < k; q++) {
-            ly_entry *e = &s->pool[s->step[q]];
-            int32_t id = ly_materialise(t, e, cap);
-            if (id == ENG_E_FULL) break;
-            if (id < 0) return id;
-            s->front[nf] = id;
-            s->front_score[nf++] = e->score;
-        }
+        nf = ly_frontier(s, t, ly_step_best(s, r0, runs, ok), ok, cap);
+        if (nf < 0) return nf;
     }
     *out_steps = done;
-    return ly_budget(s, t, runs, n_pool, all_ranked, cap, out_sel);
+    return ly_budget(s, t, runs, n_pool, all_ok, cap, out_sel);
 }
 
 static int ly_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
@@ -420,6 +504,8 @@ static void ly_destroy(void *self)
     if (!s) return;
     free(s->pool);
     free(s->key);
+    free(s->node_of);
+    free(s->made);
     free(s);
 }
 
@@ -448,7 +534,9 @@ int eng_lyanna_create(const void *params, eng_policy *out)
     s->cap_pool = in->k + (in->n - 1) * in->k * in->k;
     s->pool = malloc(sizeof *s->pool * (size_t)s->cap_pool);
     s->key = malloc(sizeof *s->key * (size_t)s->cap_pool);
-    if (!s->pool || !s->key) {
+    s->node_of = malloc(sizeof *s->node_of * (size_t)s->cap_pool);
+    s->made = malloc((size_t)s->cap_pool / 8 + 1);
+    if (!s->pool || !s->key || !s->node_of || !s->made) {
         ly_destroy(s);
         return ENG_E_NOMEM;
     }

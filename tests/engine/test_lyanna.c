@@ -17,7 +17,9 @@
  * are missing, re-sampling only when more than r steps remain, no chaining,
  * fusion (extra rows, shared tokens merged, draft forwards as in a normal
  * cycle, candidate sets of shared nodes kept) vs a verification of its own
- * (no draft call at all), and parameter validation.
+ * (no draft call at all), parameter validation, and lists out of order or
+ * with a log-prob above 0 (the selection over entries written out) against
+ * the same lists in order.
  */
 #include "pol_chain.h"
 #include "pol_lyanna.h"
@@ -67,6 +69,10 @@ static eng_token tok_at(const eng_node *u, int32_t j, int degraded)
     return cand_tok(u->tok, u->depth, src);
 }
 
+/* How fill lays a set out: 0 in rank order; 1 reversed (out of order);
+ * 2 rank 1 with a log-prob above 0 (+0.25); 3 rank 1 with log-prob 0. */
+static int g_layout;
+
 static int fill(eng_tree *t, const int32_t *ids, int32_t count, int degraded)
 {
     for (int32_t i = 0; i < count; i++) {
@@ -77,6 +83,13 @@ static int fill(eng_tree *t, const int32_t *ids, int32_t count, int degraded)
             c[j].tok = tok_at(u, j, degraded);
             c[j].logp = cand_logp(u->tok, j); /* the log-probs stay with the ranks */
         }
+        if (g_layout == 1)
+            for (int32_t j = 0; j < KC / 2; j++) {
+                eng_cand x = c[j];
+                c[j] = c[KC - 1 - j];
+                c[KC - 1 - j] = x;
+            }
+        if (g_layout >= 2) c[0].logp = g_layout == 2 ? 0.25f : 0.0f;
     }
     return ENG_OK;
 }
@@ -714,6 +727,38 @@ static void test_params(void)
     eng_policy_destroy(&pol);
 }
 
+/* The sets' layout does not change the tree: lists out of order (every
+ * candidate taken, k = K) give the tree of the same lists in order, and a
+ * log-prob above 0 counts as 0 in the joint score (q clamped to 1) -- the
+ * policy's selection over entries written out agrees with its merges. */
+static void test_layouts(void)
+{
+    static const int32_t budgets[] = {3, 9, 30, 200};
+    for (size_t q = 0; q < sizeof budgets / sizeof budgets[0]; q++)
+        for (int pair = 0; pair < 2; pair++) {
+            static vnode got[2][MAXN];
+            int32_t ng[2];
+            for (int side = 0; side < 2; side++) {
+                eng_lyanna_params p = params(5, pair == 0 ? KC : 2, budgets[q]);
+                eng_policy pol = {0};
+                CHECK_EQ_INT(eng_lyanna_create(&p, &pol), ENG_OK);
+                orc o;
+                eng_tree t;
+                eng_draft_oracle dr = full_oracle(&o);
+                g_layout = pair == 0 ? side : 2 + side; /* sorted vs reversed; 0.25 vs 0 */
+                CHECK_EQ_INT(build(&pol, &t, &o, &dr, 21, BIG), ENG_OK);
+                g_layout = 0;
+                ng[side] = tree_nodes(&t, got[side]);
+                for (int32_t v = 0; pair == 1 && v < ng[side]; v++)
+                    got[side][v].score = 0.0; /* cum_logq holds the log-probs as given */
+                CHECK(no_duplicate_siblings(&t));
+                eng_policy_destroy(&pol);
+            }
+            CHECK(ng[0] > 0);
+            CHECK(same_set(got[0], ng[0], got[1], ng[1]));
+        }
+}
+
 int main(void)
 {
     test_shape_unpruned();
@@ -723,5 +768,6 @@ int main(void)
     test_fusion();
     test_invocations();
     test_params();
+    test_layouts();
     return check_done("test_lyanna");
 }
