@@ -316,26 +316,17 @@ static inline uint32_t id_step(uint32_t x, uint32_t s, uint32_t v)
 
 /* The same tokens from one draw: a uniform start x, then x + s, x + 2s, ...
  * (mod vocab) with the stride s coprime to the vocabulary, skipping the
- * reference token.  The ids are distinct (k + 1 <= vocab steps of a stride
- * coprime to vocab never repeat), each is uniform over the vocabulary, and
- * none is the reference token unless it was placed.  Nothing downstream reads
- * a synthesised token but through those properties (sim/replay/README.md,
- * "Off-path synthesis"), so every result has the distribution it has with
- * tokens_drawn, at a fraction of the cost. */
+ * reference token (a set off the reference path, with nothing to place or
+ * skip, takes the same ids through fill_offset).  The ids are distinct (k + 1 <= vocab steps of a
+ * stride coprime to vocab never repeat), each is uniform over the vocabulary, and none is the
+ * reference token unless it was placed.  Nothing downstream reads a synthesised token but through
+ * those properties (sim/replay/README.md, "Off-path synthesis"), so every result has the
+ * distribution it has with tokens_drawn, at a fraction of the cost. */
 static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_cand *c)
 {
     const uint32_t v = (uint32_t)o->vocab, s = o->stride;
     const int32_t k = o->k;
     uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
-    if (want == ENG_NO_TOKEN) { /* off the reference path: nothing to skip */
-        /* x + j s mod vocab for each j at once: the same ids as stepping */
-        const uint32_t *at = o->stride_at;
-        for (int32_t j = 0; j < k; j++) {
-            uint32_t y = x + at[j];
-            c[j].tok = (eng_token)(y >= v ? y - v : y);
-        }
-        return;
-    }
     for (int32_t j = 0; j < k; j++) {
         if (j == want_rank) {
             c[j].tok = want;
@@ -352,6 +343,20 @@ static inline void copy_logp(eng_cand *restrict c, const float *restrict lp, int
 {
     for (int32_t j = 0; j < k; j++)
         c[j].logp = lp[j];
+}
+
+/* An off-path set (nothing to place or skip) from one uniform start x: the
+ * ids x + j s mod vocab for each j at once (s's multiples from the table:
+ * the same ids as stepping), and the depth's log-prob profile, in one pass
+ * the compiler can vectorise. */
+static inline void fill_offset(eng_cand *restrict c, uint32_t x, const uint32_t *restrict at,
+                               const float *restrict lp, uint32_t v, int32_t k)
+{
+    for (int32_t j = 0; j < k; j++) {
+        uint32_t y = x + at[j];
+        c[j].tok = (eng_token)(y >= v ? y - v : y);
+        c[j].logp = lp[j];
+    }
 }
 
 /* Node id's synthesised candidate set: the depth's log-prob profile, the
@@ -378,7 +383,16 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c,
         }
     }
     const float *lp = o->prof[d < o->prof_rows ? d : o->prof_rows - 1];
-    if (k == 8) /* the common K: a fixed count the compiler unrolls */
+    if (want == ENG_NO_TOKEN && !drawn) { /* off the reference path: one draw */
+        uint32_t v = (uint32_t)o->vocab;
+        uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
+        if (k == 8) /* the common K: a fixed count the compiler unrolls */
+            fill_offset(c, x, o->stride_at, lp, v, 8);
+        else
+            fill_offset(c, x, o->stride_at, lp, v, k);
+        return;
+    }
+    if (k == 8)
         copy_logp(c, lp, 8);
     else
         copy_logp(c, lp, k);
