@@ -140,6 +140,21 @@ static void test_cand_runs(void)
     eng_cand up[3] = {{1, -2.0f}, {2, -1.0f}, {3, -3.0f}};
     CHECK(!eng_cands_ranked(up, 3));
     CHECK(eng_cands_ranked(up, 1) && eng_cands_ranked(up + 1, 2) && eng_cands_ranked(up, 0));
+    /* every length (8 has a path of its own) against the plain scan: lists
+     * from few values (ties, runs in order) with a NaN now and then */
+    for (int trial = 0; trial < 4000; trial++) {
+        eng_cand c[12];
+        int len = (int)(next() % 13), sorted = next() % 2;
+        for (int j = 0; j < len; j++) {
+            float v = -(float)(next() % 4);
+            if (sorted && j > 0 && v > c[j - 1].logp) v = c[j - 1].logp;
+            c[j] = (eng_cand){j, next() % 50 ? v : NAN};
+        }
+        int want = 1;
+        for (int j = 1; j < len; j++)
+            want &= !(c[j].logp > c[j - 1].logp);
+        CHECK_EQ_INT(eng_cands_ranked(c, len), want);
+    }
     fprintf(stderr, "test_select: %d candidate-run cases\n", cases);
 }
 
