@@ -40,7 +40,12 @@ const eng_policy_desc *eng_policy_lookup(const char *name)
 void eng_plan_default(const eng_tree *t, const uint8_t *keep, eng_verify_plan *plan)
 {
     int32_t rows = 1, leaves = 0;
-    for (int32_t v = 0; v < t->n_nodes; v++) {
+    if (!keep) { /* every node verified: a leaf is a node without children */
+        for (int32_t v = 0; v < t->n_nodes; v++)
+            leaves += t->nodes[v].first_child == ENG_NO_NODE;
+        rows = t->n_nodes;
+    }
+    for (int32_t v = 0; keep && v < t->n_nodes; v++) {
         if (v > 0 && keep && !keep[v]) continue;
         if (v > 0) rows++;
         int32_t kept_child = 0;

@@ -292,6 +292,13 @@ static void test_plan_default(void)
     eng_plan_default(&t, none, &plan);
     CHECK_EQ_INT(plan.rows, 1);
     CHECK_EQ_INT(plan.leaves, 1);
+
+    /* keep all ones counts as no keep (the two take different loops) */
+    uint8_t all[7] = {1, 1, 1, 1, 1, 1, 1};
+    eng_verify_plan every;
+    eng_plan_default(&t, all, &every);
+    eng_plan_default(&t, NULL, &plan);
+    CHECK(every.rows == plan.rows && every.leaves == plan.leaves);
 }
 
 /* A policy of test hooks: each counts its calls; prune checks that keep
