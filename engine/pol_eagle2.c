@@ -112,9 +112,9 @@ static int made(const e2_state *s, int32_t idx)
     return s->made[idx >> 3] >> (idx & 7) & 1;
 }
 
-static int32_t materialise(e2_state *s, eng_tree *t, int32_t idx, int32_t r)
+/* Tree node of pool entry idx (run r), not yet materialised: a new child. */
+static int32_t e2_make(e2_state *s, eng_tree *t, int32_t idx, int32_t r)
 {
-    if (made(s, idx)) return s->node_of[idx];
     const eng_cand *c = &s->cr[r].cand[idx - s->run[r]];
     int32_t id = eng_tree_add(t, s->run_node[r], c->tok, c->logp);
     if (id >= 0) {
@@ -124,11 +124,17 @@ static int32_t materialise(e2_state *s, eng_tree *t, int32_t idx, int32_t r)
     return id;
 }
 
+/* Tree node of pool entry idx (run r): the one it became, or e2_make. */
+static inline int32_t materialise(e2_state *s, eng_tree *t, int32_t idx, int32_t r)
+{
+    return made(s, idx) ? s->node_of[idx] : e2_make(s, t, idx, r);
+}
+
 /* Adds the top-k candidates of tree node u (score base) to the pool as run
  * *runs; 0 when one of them has a logp above its predecessor's (the
  * oracle's list is out of order), else 1. */
-static int e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base, int32_t *n_pool,
-                      int32_t *runs)
+static inline int e2_propose(e2_state *s, const eng_tree *t, int32_t u, double base,
+                             int32_t *n_pool, int32_t *runs)
 {
     int32_t cn = 0, n = *n_pool, r = (*runs)++;
     const eng_cand *c = eng_tree_cands(t, u, &cn);
