@@ -64,55 +64,17 @@ void eng_tree_reset(eng_tree *t, eng_token root_tok)
     t->n_cands = 0;
 }
 
-int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq)
-{
-    if (parent < 0 || parent >= t->n_nodes) return ENG_E_ARG;
-    if (t->n_nodes >= t->cap_nodes) return ENG_E_FULL;
-    int32_t id = t->n_nodes++;
-    eng_node *p = &t->nodes[parent];
-    node_init(&t->nodes[id], parent, tok, p->depth + 1, logq, p->cum_logq + logq);
-    if (p->last_child == ENG_NO_NODE)
-        p->first_child = id;
-    else
-        t->nodes[p->last_child].next_sibling = id;
-    p->last_child = id;
-    return id;
-}
-
-eng_cand *eng_tree_cands_reserve(eng_tree *t, int32_t id, int32_t n)
-{
-    if (id < 0 || id >= t->n_nodes || n < 1) return NULL;
-    if (n > t->cap_cands - t->n_cands) return NULL;
-    eng_node *u = &t->nodes[id];
-    u->cand_off = t->n_cands;
-    u->cand_n = n;
-    t->n_cands += n;
-    return &t->cands[u->cand_off];
-}
+/* The external definitions of the calls eng_tree.h defines inline. */
+extern inline int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq);
+extern inline eng_cand *eng_tree_cands_reserve(eng_tree *t, int32_t id, int32_t n);
+extern inline const eng_cand *eng_tree_cands(const eng_tree *t, int32_t id, int32_t *n);
+extern inline int32_t eng_tree_child(const eng_tree *t, int32_t id, eng_token tok);
 
 eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n)
 {
     eng_cand *c = eng_tree_cands_reserve(t, id, n);
     if (c) memset(c, 0, (size_t)n * sizeof *c);
     return c;
-}
-
-const eng_cand *eng_tree_cands(const eng_tree *t, int32_t id, int32_t *n)
-{
-    if (id < 0 || id >= t->n_nodes || t->nodes[id].cand_off == ENG_NO_NODE) {
-        *n = 0;
-        return NULL;
-    }
-    *n = t->nodes[id].cand_n;
-    return &t->cands[t->nodes[id].cand_off];
-}
-
-int32_t eng_tree_child(const eng_tree *t, int32_t id, eng_token tok)
-{
-    if (id < 0 || id >= t->n_nodes) return ENG_NO_NODE;
-    for (int32_t c = t->nodes[id].first_child; c != ENG_NO_NODE; c = t->nodes[c].next_sibling)
-        if (t->nodes[c].tok == tok) return c;
-    return ENG_NO_NODE;
 }
 
 int32_t eng_tree_leaves(const eng_tree *t)

@@ -67,10 +67,37 @@ int eng_tree_init(eng_tree *t, void *mem, size_t bytes, int32_t cap_nodes, int32
 /* Empties the tree and makes a root holding root_tok. */
 void eng_tree_reset(eng_tree *t, eng_token root_tok);
 
+/* The four calls below run for every node or candidate set a cycle makes,
+ * so they are inline definitions (C11 6.7.4: a caller may inline them, and
+ * eng_tree.c holds the one external definition a plug-in links against). */
+
 /* Appends a child of parent with draft log-prob logq; returns its id, or
  * ENG_E_FULL when the node capacity is reached (ENG_E_ARG for a parent that is
  * not a node of t).  depth and cum_logq are derived from the parent. */
-int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq);
+inline int32_t eng_tree_add(eng_tree *t, int32_t parent, eng_token tok, float logq)
+{
+    if (parent < 0 || parent >= t->n_nodes) return ENG_E_ARG;
+    if (t->n_nodes >= t->cap_nodes) return ENG_E_FULL;
+    int32_t id = t->n_nodes++;
+    eng_node *p = &t->nodes[parent];
+    t->nodes[id] = (eng_node){.parent = parent,
+                              .first_child = ENG_NO_NODE,
+                              .last_child = ENG_NO_NODE,
+                              .next_sibling = ENG_NO_NODE,
+                              .tok = tok,
+                              .depth = p->depth + 1,
+                              .logq = logq,
+                              .cum_logq = p->cum_logq + logq,
+                              .cand_off = ENG_NO_NODE,
+                              .cand_n = 0,
+                              .user = 0};
+    if (p->last_child == ENG_NO_NODE)
+        p->first_child = id;
+    else
+        t->nodes[p->last_child].next_sibling = id;
+    p->last_child = id;
+    return id;
+}
 
 /* Reserves n candidate slots for node id (its candidate set C_u) and returns
  * them for the oracle to fill, or NULL when the arena is full.  n >= 1 (else
@@ -81,13 +108,36 @@ eng_cand *eng_tree_cands_alloc(eng_tree *t, int32_t id, int32_t n);
 /* As eng_tree_cands_alloc, but the slots are not zeroed: they hold whatever
  * the arena held.  For an oracle that writes all n slots before anything
  * reads them (the replay's, which fills every candidate of every set). */
-eng_cand *eng_tree_cands_reserve(eng_tree *t, int32_t id, int32_t n);
+inline eng_cand *eng_tree_cands_reserve(eng_tree *t, int32_t id, int32_t n)
+{
+    if (id < 0 || id >= t->n_nodes || n < 1) return NULL;
+    if (n > t->cap_cands - t->n_cands) return NULL;
+    eng_node *u = &t->nodes[id];
+    u->cand_off = t->n_cands;
+    u->cand_n = n;
+    t->n_cands += n;
+    return &t->cands[u->cand_off];
+}
 
 /* Candidate set of node id (NULL and *n = 0 if not expanded). */
-const eng_cand *eng_tree_cands(const eng_tree *t, int32_t id, int32_t *n);
+inline const eng_cand *eng_tree_cands(const eng_tree *t, int32_t id, int32_t *n)
+{
+    if (id < 0 || id >= t->n_nodes || t->nodes[id].cand_off == ENG_NO_NODE) {
+        *n = 0;
+        return NULL;
+    }
+    *n = t->nodes[id].cand_n;
+    return &t->cands[t->nodes[id].cand_off];
+}
 
 /* Child of id holding tok, or ENG_NO_NODE. O(children). */
-int32_t eng_tree_child(const eng_tree *t, int32_t id, eng_token tok);
+inline int32_t eng_tree_child(const eng_tree *t, int32_t id, eng_token tok)
+{
+    if (id < 0 || id >= t->n_nodes) return ENG_NO_NODE;
+    for (int32_t c = t->nodes[id].first_child; c != ENG_NO_NODE; c = t->nodes[c].next_sibling)
+        if (t->nodes[c].tok == tok) return c;
+    return ENG_NO_NODE;
+}
 
 /* Nodes sent to verification besides the root (n(T)) and leaves (l(T)); a
  * root-only tree has 0 nodes and 1 leaf (itself). */

@@ -458,9 +458,8 @@ static int gain_cost_build(lv_state *s, eng_tree *t, eng_draft_oracle *draft,
             double reach = s->beta * s->heap[k].e[0].key;
             if (eng_lever_stop(reach, delta, b.g, tree_cost(&b))) break;
             lv_entry e = heap_pop(&s->heap[k]);
-            int32_t cn = 0;
+            int32_t cn = 0, r = s->next_rank[e.u];
             const eng_cand *c = eng_tree_cands(t, e.u, &cn);
-            int32_t r = s->next_rank[e.u];
             int32_t v = eng_tree_add(t, e.u, c[r].tok, c[r].logp);
             if (v < 0) return v;
             if (r > 0) b.leaves++;
