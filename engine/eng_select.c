@@ -219,7 +219,7 @@ SEL_INLINE int merge_ranked(const sel_src *src, int cand, int runs, int k, int *
     if (runs < 1 || n < 1 || k < 1) return 0;
     sel_node w = build_nodes(src, cand, runs, tree);
     int m = 0;
-    while (m < k && next[w.run] < start[w.run + 1]) {
+    while (m < k && w.tie != LLONG_MAX) { /* LLONG_MAX: the winner's run is exhausted */
         int r = w.run;
         if (cand && out_run) out_run[m] = r;
         out[m++] = next[r]++;
