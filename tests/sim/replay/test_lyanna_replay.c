@@ -32,90 +32,83 @@
 #include "sim/replay/replay.h"
 #include "sim/replay/rp_oracle.h"
 #include "../profiles_fixture.h"
+#include "synth_fixture.h"
 
 #define CAP 1024 /* the replay's tree capacity (RP_TREE_CAP) */
 #define MAX_NEW 128
 
 static void test_hooks(const trc_trace *tr)
 {
-    rp_synth_stats st;
-    rp_synth_fit(tr, &st);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, 5);
-    rp_oracle o;
-    CHECK(rp_oracle_init(&o, tr, &st, rng, 64) == 0);
-    CHECK(o.draft.expand_body != NULL && o.draft.project != NULL && o.draft.resample != NULL);
-    size_t bytes = eng_tree_bytes(64, 64 * 4 * o.k);
-    void *mem = malloc(bytes);
-    eng_tree t;
-    CHECK(eng_tree_init(&t, mem, bytes, 64, 64 * 4 * o.k) == ENG_OK);
+    oracle_fixture f;
+    oracle_fixture_open(&f, tr, 5, 64, 4);
+    rp_oracle *o = &f.o;
+    eng_tree *t = &f.tree;
+    CHECK(o->draft.expand_body != NULL && o->draft.project != NULL && o->draft.resample != NULL);
     const int32_t *ref;
     trc_ref(tr, 0, &ref);
-    eng_tree_reset(&t, ref[4]);
-    rp_oracle_begin(&o, 0, 5);
+    eng_tree_reset(t, ref[4]);
+    rp_oracle_begin(o, 0, 5);
     int32_t root = 0;
 
-    CHECK_EQ_INT(o.draft.expand(o.draft.ctx, &t, &root, 1, ENG_UNIT_CPU), ENG_OK);
+    CHECK_EQ_INT(o->draft.expand(o->draft.ctx, t, &root, 1, ENG_UNIT_CPU), ENG_OK);
     eng_cand full[64];
     int32_t n = 0;
-    const eng_cand *c = eng_tree_cands(&t, 0, &n);
-    CHECK_EQ_INT(n, o.k);
+    const eng_cand *c = eng_tree_cands(t, 0, &n);
+    CHECK_EQ_INT(n, o->k);
     memcpy(full, c, sizeof(eng_cand) * (size_t)n);
-    CHECK_EQ_INT(o.n_calls, 1);
-    CHECK_EQ_INT(o.calls[0].part, 0);
+    CHECK_EQ_INT(o->n_calls, 1);
+    CHECK_EQ_INT(o->calls[0].part, 0);
 
     /* body-only forward: the same candidates, a part-1 call */
-    CHECK_EQ_INT(o.draft.expand_body(o.draft.ctx, &t, &root, 1, ENG_UNIT_NPU), ENG_OK);
-    c = eng_tree_cands(&t, 0, &n);
+    CHECK_EQ_INT(o->draft.expand_body(o->draft.ctx, t, &root, 1, ENG_UNIT_NPU), ENG_OK);
+    c = eng_tree_cands(t, 0, &n);
     for (int32_t j = 0; j < n; j++) CHECK(c[j].tok == full[j].tok && c[j].logp == full[j].logp);
-    CHECK_EQ_INT(o.n_calls, 2);
-    CHECK_EQ_INT(o.calls[1].part, 1);
-    CHECK_EQ_INT(o.calls[1].rows, 1);
-    CHECK_EQ_INT(o.calls[1].unit, ENG_UNIT_NPU);
+    CHECK_EQ_INT(o->n_calls, 2);
+    CHECK_EQ_INT(o->calls[1].part, 1);
+    CHECK_EQ_INT(o->calls[1].rows, 1);
+    CHECK_EQ_INT(o->calls[1].unit, ENG_UNIT_NPU);
 
     /* head-only: a part-2 call of 5 rows, no expansion */
-    int64_t ex = o.expansions;
-    CHECK_EQ_INT(o.draft.project(o.draft.ctx, 5, ENG_UNIT_NPU), ENG_OK);
-    CHECK_EQ_INT(o.n_calls, 3);
-    CHECK_EQ_INT(o.calls[2].part, 2);
-    CHECK_EQ_INT(o.calls[2].rows, 5);
-    CHECK(o.calls[2].ctx_len >= 0);
-    CHECK_EQ_INT(o.expansions, ex);
-    CHECK_EQ_INT(o.draft.project(o.draft.ctx, 0, ENG_UNIT_NPU), ENG_E_ARG);
+    int64_t ex = o->expansions;
+    CHECK_EQ_INT(o->draft.project(o->draft.ctx, 5, ENG_UNIT_NPU), ENG_OK);
+    CHECK_EQ_INT(o->n_calls, 3);
+    CHECK_EQ_INT(o->calls[2].part, 2);
+    CHECK_EQ_INT(o->calls[2].rows, 5);
+    CHECK(o->calls[2].ctx_len >= 0);
+    CHECK_EQ_INT(o->expansions, ex);
+    CHECK_EQ_INT(o->draft.project(o->draft.ctx, 0, ENG_UNIT_NPU), ENG_E_ARG);
 
     /* resample: no call; penalty 0 = expand's set; penalty 1 = rank 1 last */
-    CHECK_EQ_INT(o.draft.resample(o.draft.ctx, &t, &root, 1, 0.0), ENG_OK);
-    CHECK_EQ_INT(o.n_calls, 3);
-    c = eng_tree_cands(&t, 0, &n);
+    CHECK_EQ_INT(o->draft.resample(o->draft.ctx, t, &root, 1, 0.0), ENG_OK);
+    CHECK_EQ_INT(o->n_calls, 3);
+    c = eng_tree_cands(t, 0, &n);
     for (int32_t j = 0; j < n; j++) CHECK(c[j].tok == full[j].tok && c[j].logp == full[j].logp);
-    CHECK_EQ_INT(o.resampled_expansions, 1);
-    CHECK_EQ_INT(o.penalised_expansions, 0);
-    CHECK_EQ_INT(o.draft.resample(o.draft.ctx, &t, &root, 1, 1.0), ENG_OK);
-    CHECK_EQ_INT(o.n_calls, 3);
-    c = eng_tree_cands(&t, 0, &n);
+    CHECK_EQ_INT(o->resampled_expansions, 1);
+    CHECK_EQ_INT(o->penalised_expansions, 0);
+    CHECK_EQ_INT(o->draft.resample(o->draft.ctx, t, &root, 1, 1.0), ENG_OK);
+    CHECK_EQ_INT(o->n_calls, 3);
+    c = eng_tree_cands(t, 0, &n);
     for (int32_t j = 0; j + 1 < n; j++) {
         CHECK_EQ_INT(c[j].tok, full[j + 1].tok);
         CHECK(c[j].logp == full[j].logp);
     }
     CHECK_EQ_INT(c[n - 1].tok, full[0].tok);
-    CHECK_EQ_INT(o.resampled_expansions, 2);
-    CHECK_EQ_INT(o.penalised_expansions, 1);
-    CHECK_EQ_INT(o.expansions, ex + 2);
-    CHECK_EQ_INT(o.draft.resample(o.draft.ctx, &t, &root, 1, 1.5), ENG_E_ARG);
-    CHECK_EQ_INT(o.draft.resample(o.draft.ctx, &t, &root, 1, -0.1), ENG_E_ARG);
+    CHECK_EQ_INT(o->resampled_expansions, 2);
+    CHECK_EQ_INT(o->penalised_expansions, 1);
+    CHECK_EQ_INT(o->expansions, ex + 2);
+    CHECK_EQ_INT(o->draft.resample(o->draft.ctx, t, &root, 1, 1.5), ENG_E_ARG);
+    CHECK_EQ_INT(o->draft.resample(o->draft.ctx, t, &root, 1, -0.1), ENG_E_ARG);
     /* a re-sampled node deeper in the tree is mapped like an expanded one */
-    int32_t child = eng_tree_add(&t, 0, ref[5], -0.1f);
-    CHECK_EQ_INT(o.draft.resample(o.draft.ctx, &t, &child, 1, 0.0), ENG_OK);
-    CHECK(o.on_ref[child] == 1);
-    CHECK_EQ_INT(o.n_calls, 3);
+    int32_t child = eng_tree_add(t, 0, ref[5], -0.1f);
+    CHECK_EQ_INT(o->draft.resample(o->draft.ctx, t, &child, 1, 0.0), ENG_OK);
+    CHECK(o->on_ref[child] == 1);
+    CHECK_EQ_INT(o->n_calls, 3);
     /* target tokens are never the draft's: verify gives the reference */
     eng_token g[64];
-    CHECK_EQ_INT(o.target.verify(o.target.ctx, &t, NULL, g), ENG_OK);
+    CHECK_EQ_INT(o->target.verify(o->target.ctx, t, NULL, g), ENG_OK);
     CHECK_EQ_INT(g[0], ref[5]);
     CHECK_EQ_INT(g[child], ref[6]);
-    rp_oracle_free(&o);
-    gsl_rng_free(rng);
-    free(mem);
+    oracle_fixture_close(&f);
 }
 
 static eng_lyanna_params variant(int32_t resampling, int32_t fusion, int32_t one_pass,
