@@ -185,13 +185,19 @@ static inline void map_node(rp_oracle *o, const eng_node *n, int32_t i, int ahea
     o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
 }
 
-void rp_oracle_map(rp_oracle *o, const eng_tree *t)
+/* Maps the nodes added since the last mapping (rp_oracle_map). */
+static inline void map_new(rp_oracle *o, const eng_tree *t)
 {
     /* one new node (a chain's step) is read at once: nothing to fetch ahead of */
     const int ahead = t->n_nodes - o->mapped > 1;
     for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++)
         map_node(o, &t->nodes[i], i, ahead);
     o->mapped = t->n_nodes < o->cap ? t->n_nodes : o->cap;
+}
+
+void rp_oracle_map(rp_oracle *o, const eng_tree *t)
+{
+    map_new(o, t);
 }
 
 /* Nodes i .. of a tree whose node i is no longer the node mapped as i (a
@@ -254,7 +260,7 @@ static void map_draft(rp_oracle *o, eng_tree *t)
         remap(o, t);
         from = 0;
     } else {
-        rp_oracle_map(o, t);
+        map_new(o, t);
     }
     for (int32_t v = from; v < o->mapped; v++)
         t->nodes[v].user = (uint32_t)v + 1;
