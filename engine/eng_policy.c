@@ -44,15 +44,16 @@ void eng_plan_default(const eng_tree *t, const uint8_t *keep, eng_verify_plan *p
         for (int32_t v = 0; v < t->n_nodes; v++)
             leaves += t->nodes[v].first_child == ENG_NO_NODE;
         rows = t->n_nodes;
-    }
-    for (int32_t v = 0; keep && v < t->n_nodes; v++) {
-        if (v > 0 && keep && !keep[v]) continue;
-        if (v > 0) rows++;
-        int32_t kept_child = 0;
-        for (int32_t c = t->nodes[v].first_child; c != ENG_NO_NODE && !kept_child;
-             c = t->nodes[c].next_sibling)
-            kept_child = !keep || keep[c];
-        leaves += !kept_child;
+    } else {
+        for (int32_t v = 0; v < t->n_nodes; v++) {
+            if (v > 0 && !keep[v]) continue;
+            if (v > 0) rows++;
+            int32_t kept_child = 0;
+            for (int32_t c = t->nodes[v].first_child; c != ENG_NO_NODE && !kept_child;
+                 c = t->nodes[c].next_sibling)
+                kept_child = keep[c];
+            leaves += !kept_child;
+        }
     }
     plan->rows = rows;
     plan->leaves = leaves;
