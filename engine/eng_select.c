@@ -179,10 +179,9 @@ SEL_INLINE void node_load(sel_node *x, const sel_src *src, int cand, int run, in
         x->score = src->key[at].score;
         x->tie = src->key[at].tie;
     } else {
-        const eng_cand_run *c = &src->cr[run];
-        int j = at - src->start[run];
-        x->score = c->base + (double)c->cand[j].logp;
-        x->tie = c->tie + j * src->step;
+        eng_rank k = eng_cand_key(&src->cr[run], at - src->start[run], src->step);
+        x->score = k.score;
+        x->tie = k.tie;
     }
 }
 
@@ -211,13 +210,10 @@ SEL_INLINE int merge_ranked(const sel_src *src, int cand, int runs, int k, int *
 {
     sel_node tree[ENG_SELECT_TREE_RUNS];
     const int *start = src->start;
-    int n = 0;
-    for (int r = 0; r < runs; r++) {
+    for (int r = 0; r < runs; r++)
         next[r] = start[r];
-        n += start[r + 1] - start[r];
-    }
-    if (runs < 1 || n < 1 || k < 1) return 0;
-    sel_node w = build_nodes(src, cand, runs, tree);
+    if (runs < 1 || k < 1) return 0;
+    sel_node w = build_nodes(src, cand, runs, tree); /* runs all empty: the exhausted key */
     int m = 0;
     while (m < k && w.tie != LLONG_MAX) { /* LLONG_MAX: the winner's run is exhausted */
         int r = w.run;
@@ -254,15 +250,12 @@ int eng_select_ranked(const int *start, int runs, int k, const eng_rank *key, in
     return merge_runs(start, runs, k, ranked_before, key, heap, next, out);
 }
 
-/* The run holding global index i: the last run starting at or before i (an
- * empty run starts where the next one does, so the last is never empty). For
- * the comparator of the merge past the stack tree. */
-static int cand_run_of(const sel_src *src, int runs, int i)
+int eng_run_of(const int *start, int runs, int i)
 {
     int lo = 0, hi = runs - 1;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        if (src->start[mid] <= i)
+        if (start[mid] <= i)
             lo = mid;
         else
             hi = mid - 1;
@@ -275,22 +268,18 @@ typedef struct cand_ctx {
     int runs;
 } cand_ctx;
 
-static void cand_key(const cand_ctx *x, int i, double *score, long long *tie)
+/* For the comparator of the merge past the stack tree. */
+static sel_node cand_key(const cand_ctx *x, int i)
 {
-    int r = cand_run_of(&x->src, x->runs, i);
     sel_node n;
-    node_load(&n, &x->src, 1, r, i);
-    *score = n.score;
-    *tie = n.tie;
+    node_load(&n, &x->src, 1, eng_run_of(x->src.start, x->runs, i), i);
+    return n;
 }
 
 static int cands_before(const void *ctx, int a, int b)
 {
-    double sa, sb;
-    long long ta, tb;
-    cand_key(ctx, a, &sa, &ta);
-    cand_key(ctx, b, &sb, &tb);
-    return (sa > sb) | ((sa == sb) & (ta < tb));
+    sel_node x = cand_key(ctx, a), y = cand_key(ctx, b);
+    return node_before(&x, &y);
 }
 
 int eng_select_cands(const int *start, const eng_cand_run *run, int runs, long long tie_step, int k,
@@ -300,7 +289,7 @@ int eng_select_cands(const int *start, const eng_cand_run *run, int runs, long l
     if (runs <= ENG_SELECT_TREE_RUNS) return merge_ranked(&x.src, 1, runs, k, next, out, out_run);
     int m = merge_runs(start, runs, k, cands_before, &x, heap, next, out);
     for (int i = 0; out_run && i < m; i++)
-        out_run[i] = cand_run_of(&x.src, runs, out[i]);
+        out_run[i] = eng_run_of(start, runs, out[i]);
     return m;
 }
 

@@ -78,6 +78,17 @@ typedef struct eng_cand_run {
     long long tie;        /* element 0's tie */
 } eng_cand_run;
 
+/* The key of element j of run r, as above. */
+static inline eng_rank eng_cand_key(const eng_cand_run *r, int j, long long tie_step)
+{
+    return (eng_rank){r->base + (double)r->cand[j].logp, r->tie + j * tie_step};
+}
+
+/* The run holding global index i (start[0] <= i < start[runs]): the last run
+ * starting at or before i (an empty run starts where the next one does, so
+ * the last is never empty).  O(log runs). */
+int eng_run_of(const int *start, int runs, int i);
+
 /* 1 when no candidate of c[0..n) has a logp above its predecessor's (the
  * draft's order).  Runs whose candidates pass this, with tie_step > 0, are
  * in order under the keys above: base + x is non-decreasing in x, and ties

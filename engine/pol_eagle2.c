@@ -81,7 +81,6 @@ typedef struct e2_state {
     int *heap, *next;       /* [cap_runs] eng_select scratch */
     /* keys written out, for lists out of order only */
     eng_rank *key; /* [cap_pool] */
-    int *owner;    /* [cap_pool] each entry's run */
     e2_entry *all; /* [cap_pool] */
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
@@ -104,7 +103,7 @@ static int e2_cmp(const void *x, const void *y)
 /* The score of pool entry idx of run r. */
 static double e2_score(const e2_state *s, int32_t idx, int32_t r)
 {
-    return s->cr[r].base + (double)s->cr[r].cand[idx - s->run[r]].logp;
+    return eng_cand_key(&s->cr[r], idx - s->run[r], 1).score;
 }
 
 static int made(const e2_state *s, int32_t idx)
@@ -152,8 +151,7 @@ static void e2_keys(e2_state *s, int32_t r0, int32_t r1)
 {
     for (int32_t r = r0; r < r1; r++)
         for (int32_t i = s->run[r]; i < s->run[r + 1]; i++) {
-            s->key[i] = (eng_rank){e2_score(s, i, r), s->cr[r].tie + (i - s->run[r])};
-            s->owner[i] = r;
+            s->key[i] = eng_cand_key(&s->cr[r], i - s->run[r], 1);
         }
 }
 
@@ -180,7 +178,7 @@ static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int in_or
         s->level[n++] = i;
     int m = eng_select_top(s->key, s->level, n, k);
     for (int i = 0; i < m; i++)
-        s->level_run[i] = s->owner[s->level[i]];
+        s->level_run[i] = r0 + eng_run_of(s->run + r0, r1 - r0, s->level[i]);
     return m;
 }
 
@@ -194,8 +192,9 @@ static int32_t e2_select(e2_state *s, int32_t runs, int32_t n_pool, int32_t keep
         return eng_select_cands(s->run, s->cr, runs, 1, keep_n, s->heap, s->next, s->pick,
                                 s->pick_run);
     e2_keys(s, 0, runs);
-    for (int32_t i = 0; i < n_pool; i++)
-        s->all[i] = (e2_entry){s->key[i].score, s->key[i].tie, i, s->owner[i]};
+    for (int32_t r = 0; r < runs; r++)
+        for (int32_t i = s->run[r]; i < s->run[r + 1]; i++)
+            s->all[i] = (e2_entry){s->key[i].score, s->key[i].tie, i, r};
     eng_select_sorted(s->all, (size_t)n_pool, sizeof *s->all, (size_t)keep_n, e2_cmp);
     for (int32_t i = 0; i < keep_n; i++) {
         s->pick[i] = s->all[i].idx;
@@ -279,7 +278,6 @@ static void e2_destroy(void *self)
     free(s->heap);
     free(s->next);
     free(s->key);
-    free(s->owner);
     free(s->all);
     free(s);
 }
@@ -317,11 +315,9 @@ int eng_eagle2_create(const void *params, eng_policy *out)
     s->heap = malloc(sizeof *s->heap * runs);
     s->next = malloc(sizeof *s->next * runs);
     s->key = malloc(sizeof *s->key * pool);
-    s->owner = malloc(sizeof *s->owner * pool);
     s->all = malloc(sizeof *s->all * pool);
     if (!s->run || !s->cr || !s->run_node || !s->node_of || !s->made || !s->level ||
-        !s->level_run || !s->pick || !s->pick_run || !s->heap || !s->next || !s->key || !s->owner ||
-        !s->all) {
+        !s->level_run || !s->pick || !s->pick_run || !s->heap || !s->next || !s->key || !s->all) {
         e2_destroy(s);
         return ENG_E_NOMEM;
     }

@@ -332,12 +332,8 @@ static int32_t ly_step_best(ly_state *s, int32_t r0, int32_t runs, int ok)
     for (int32_t i = s->run[r0]; i < s->run[runs]; i++)
         s->step[ns++] = i;
     int m = eng_select_top(s->key, s->step, ns, k);
-    for (int q = 0; q < m; q++) { /* the run of each: the last starting at or before it */
-        int32_t r = runs - 1;
-        while (s->run[r] > s->step[q])
-            r--;
-        s->step_run[q] = r;
-    }
+    for (int q = 0; q < m; q++)
+        s->step_run[q] = r0 + eng_run_of(s->run + r0, runs - r0, s->step[q]);
     return m;
 }
 

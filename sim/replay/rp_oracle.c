@@ -246,7 +246,7 @@ static void remap(rp_oracle *o, const eng_tree *t)
     } else if (o->mapped > n) {
         o->mapped = n; /* the tree lost nodes after the last it kept */
     }
-    rp_oracle_map(o, t);
+    map_new(o, t);
 }
 
 /* The mapping before a draft call: the tree is as it was mapped when the last
@@ -323,11 +323,13 @@ static inline uint32_t id_step(uint32_t x, uint32_t s, uint32_t v)
 /* The same tokens from one draw: a uniform start x, then x + s, x + 2s, ...
  * (mod vocab) with the stride s coprime to the vocabulary, skipping the
  * reference token (a set off the reference path, with nothing to place or
- * skip, takes the same ids through fill_offset).  The ids are distinct (k + 1 <= vocab steps of a
- * stride coprime to vocab never repeat), each is uniform over the vocabulary, and none is the
- * reference token unless it was placed.  Nothing downstream reads a synthesised token but through
- * those properties (sim/replay/README.md, "Off-path synthesis"), so every result has the
- * distribution it has with tokens_drawn, at a fraction of the cost. */
+ * skip, takes the same ids through fill_offset).  The ids are distinct
+ * (k + 1 <= vocab steps of a stride coprime to vocab never repeat), each is
+ * uniform over the vocabulary, and none is the reference token unless it
+ * was placed.  Nothing downstream reads a synthesised token but through
+ * those properties (sim/replay/README.md, "Off-path synthesis"), so every
+ * result has the distribution it has with tokens_drawn, at a fraction of
+ * the cost. */
 static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_cand *c)
 {
     const uint32_t v = (uint32_t)o->vocab, s = o->stride;
