@@ -293,6 +293,19 @@ int eng_select_cands(const int *start, const eng_cand_run *run, int runs, long l
     return m;
 }
 
+int eng_select_top_runs(const int *start, int runs, int k, const eng_rank *key, int *out,
+                        int *out_run)
+{
+    if (runs < 1) return 0;
+    int n = 0;
+    for (int i = start[0]; i < start[runs]; i++)
+        out[n++] = i;
+    int m = eng_select_top(key, out, n, k);
+    for (int q = 0; out_run && q < m; q++)
+        out_run[q] = eng_run_of(start, runs, out[q]);
+    return m;
+}
+
 int eng_select_top(const eng_rank *key, int *idx, int n, int k)
 {
     int m = 0;

@@ -115,4 +115,24 @@ static inline int eng_cands_ranked(const eng_cand *c, int n)
 int eng_select_cands(const int *start, const eng_cand_run *run, int runs, long long tie_step, int k,
                      int *heap, int *next, int *out, int *out_run);
 
+/* eng_select_top over the elements of runs (key[i] for start[0] <= i <
+ * start[runs]) into out (start[runs] - start[0] entries), with each pick's
+ * run into out_run when not NULL; returns how many. */
+int eng_select_top_runs(const int *start, int runs, int k, const eng_rank *key, int *out,
+                        int *out_run);
+
+/* The best k of candidate runs whether or not they passed eng_cands_ranked:
+ * eng_select_cands when ranked, else eng_select_top_runs over their keys as
+ * the caller wrote them out -- the same picks in the same order, the keys'
+ * order being a strict total order.  out needs start[runs] - start[0]
+ * entries when not ranked (k otherwise). */
+static inline int eng_select_cands_or_keys(const int *start, const eng_cand_run *run, int runs,
+                                           long long tie_step, int k, int ranked,
+                                           const eng_rank *key, int *heap, int *next, int *out,
+                                           int *out_run)
+{
+    if (ranked) return eng_select_cands(start, run, runs, tie_step, k, heap, next, out, out_run);
+    return eng_select_top_runs(start, runs, k, key, out, out_run);
+}
+
 #endif

@@ -158,27 +158,19 @@ static void e2_keys(e2_state *s, int32_t r0, int32_t r1)
 /* The best k of the runs r0 .. r1 (their pool indices contiguous) into
  * s->level and s->level_run, best first; returns how many.  Each expanded
  * node's candidates are a run in rank order, so the best are a merge of the
- * runs (eng_select_cands); when an oracle's lists are not sorted (in_order
- * = 0: e2_propose tested them), a partial insertion over the keys written
- * out (eng_select_top).  Both give the same entries in the same order: the
- * keys' order is a strict total order. */
+ * runs; when an oracle's lists are not sorted (in_order = 0: e2_propose
+ * tested them), a selection over the keys written out -- the same entries
+ * in the same order (eng_select_cands_or_keys). */
 static int32_t e2_pick(e2_state *s, int32_t r0, int32_t r1, int32_t k, int in_order, int *sorted)
 {
-    if (in_order) {
-        int m = eng_select_cands(s->run + r0, s->cr + r0, r1 - r0, 1, k, s->heap, s->next, s->level,
-                                 s->level_run);
-        for (int i = 0; i < m; i++)
-            s->level_run[i] += r0;
-        return m;
+    if (!in_order) {
+        *sorted = 0;
+        e2_keys(s, r0, r1);
     }
-    *sorted = 0;
-    e2_keys(s, r0, r1);
-    int32_t n = 0;
-    for (int32_t i = s->run[r0]; i < s->run[r1]; i++)
-        s->level[n++] = i;
-    int m = eng_select_top(s->key, s->level, n, k);
+    int m = eng_select_cands_or_keys(s->run + r0, s->cr + r0, r1 - r0, 1, k, in_order, s->key,
+                                     s->heap, s->next, s->level, s->level_run);
     for (int i = 0; i < m; i++)
-        s->level_run[i] = r0 + eng_run_of(s->run + r0, r1 - r0, s->level[i]);
+        s->level_run[i] += r0;
     return m;
 }
 

@@ -316,24 +316,14 @@ static void ly_write(ly_state *s, const eng_tree *t, int32_t runs)
 
 /* The k best children of the step's runs r0 .. runs into s->step (pool
  * indices) and s->step_run, best first; returns how many.  A merge of the
- * runs, or (entries written out) a partial insertion over them
- * (eng_select_top) -- the same entries in the same order. */
+ * runs, or (entries written out) a selection over their keys -- the same
+ * entries in the same order (eng_select_cands_or_keys). */
 static int32_t ly_step_best(ly_state *s, int32_t r0, int32_t runs, int ok)
 {
-    int32_t k = s->p.k;
-    if (ok) {
-        int m = eng_select_cands(s->run + r0, s->cr + r0, runs - r0, 1, k, s->heap, s->next,
-                                 s->step, s->step_run);
-        for (int q = 0; q < m; q++)
-            s->step_run[q] += r0;
-        return m;
-    }
-    int32_t ns = 0;
-    for (int32_t i = s->run[r0]; i < s->run[runs]; i++)
-        s->step[ns++] = i;
-    int m = eng_select_top(s->key, s->step, ns, k);
+    int m = eng_select_cands_or_keys(s->run + r0, s->cr + r0, runs - r0, 1, s->p.k, ok, s->key,
+                                     s->heap, s->next, s->step, s->step_run);
     for (int q = 0; q < m; q++)
-        s->step_run[q] = r0 + eng_run_of(s->run + r0, runs - r0, s->step[q]);
+        s->step_run[q] += r0;
     return m;
 }
 
