@@ -79,6 +79,11 @@ int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, g
     o->n_exit = m->n_exit;
     o->vocab = m->vocab;
     o->stride = synth_stride((uint32_t)m->vocab);
+    o->rng_get = rng->type->get;
+    o->rng_min = rng->type->min;
+    unsigned long range = rng->type->max - rng->type->min;
+    o->vocab_scale =
+        m->vocab > 0 && (unsigned long)m->vocab <= range ? range / (unsigned long)m->vocab : 0;
     for (int32_t j = 0; j < m->k; j++) /* j < k <= vocab: no overflow before the modulo */
         o->stride_at[j] = (uint32_t)((uint64_t)j * o->stride % (uint64_t)m->vocab);
     /* the log-prob profile of each depth, as candidates hold it: the depth's
@@ -293,12 +298,25 @@ static int syn_insert(rp_oracle *o, eng_token x)
     }
 }
 
+/* A uniform token id: gsl_rng_uniform_int(o->rng, vocab), its scale worked
+ * out once -- the same draws from the generator, rejected by the same rule,
+ * give the same id without the division that works the scale out. */
+static inline uint32_t vocab_draw(rp_oracle *o)
+{
+    if (o->vocab_scale == 0) return (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)o->vocab);
+    unsigned long x;
+    do
+        x = (o->rng_get(o->rng->state) - o->rng_min) / o->vocab_scale;
+    while (x >= (unsigned long)o->vocab);
+    return (uint32_t)x;
+}
+
 /* A uniform token id the set does not hold yet (drawn again until one is
  * new), added to it. */
 static int32_t random_token(rp_oracle *o)
 {
     for (;;) {
-        eng_token x = (eng_token)gsl_rng_uniform_int(o->rng, (unsigned long)o->vocab);
+        eng_token x = (eng_token)vocab_draw(o);
         if (syn_insert(o, x)) return x;
     }
 }
@@ -334,7 +352,7 @@ static void tokens_offset(rp_oracle *o, eng_token want, int32_t want_rank, eng_c
 {
     const uint32_t v = (uint32_t)o->vocab, s = o->stride;
     const int32_t k = o->k;
-    uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
+    uint32_t x = vocab_draw(o);
     for (int32_t j = 0; j < k; j++) {
         if (j == want_rank) {
             c[j].tok = want;
@@ -393,7 +411,7 @@ static void synthesise(rp_oracle *o, const eng_tree *t, int32_t id, eng_cand *c,
     const float *lp = o->prof[d < o->prof_rows ? d : o->prof_rows - 1];
     if (want == ENG_NO_TOKEN && !drawn) { /* off the reference path: one draw */
         uint32_t v = (uint32_t)o->vocab;
-        uint32_t x = (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)v);
+        uint32_t x = vocab_draw(o);
         if (k == 8) /* the common K: a fixed count the compiler unrolls */
             fill_offset(c, x, o->stride_at, lp, v, 8);
         else

@@ -106,6 +106,11 @@ typedef struct rp_oracle {
     int32_t k, n_exit, vocab;
     uint32_t stride; /* of synthesised token ids, coprime to vocab */
     uint32_t stride_at[TRC_MAX_K]; /* j * stride mod vocab, for j < k */
+    /* gsl_rng_uniform_int(rng, vocab) with its scale worked out once
+     * (vocab_scale 0: the vocabulary exceeds the generator's range, and the
+     * GSL call reports it) */
+    unsigned long (*rng_get)(void *);
+    unsigned long rng_min, vocab_scale;
     /* synthesised candidates' log-probs by depth (prof_rows rows; deeper
      * nodes take the last) */
     float prof[TRC_MAX_DEPTH][TRC_MAX_K];
