@@ -233,6 +233,10 @@ static int e2_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         for (int32_t i = 0; i < n; i++)
             in_order &=
                 e2_propose(s, t, s->ids[i], e2_score(s, front[i], front_run[i]), &n_pool, &runs);
+        if (step + 1 == max_d) { /* the last level's best would expand nothing */
+            sorted &= in_order;
+            break;
+        }
         nf = e2_pick(s, r0, runs, k, in_order, &sorted);
     }
 

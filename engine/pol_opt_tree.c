@@ -222,6 +222,17 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
             s->ids[i] = lo + i;
         int rc = draft->expand(draft->ctx, t, s->ids, cnt, s->p.unit);
         if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
+        if (L >= 2) {
+            /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes): its
+             * gain decides before the new layer's lists are read, which only
+             * a layer that is kept needs */
+            double w = 0.0;
+            for (int32_t i = 0; i < m; i++)
+                w += node_q(s, t, s->best[cur][i]);
+            int more = w - w_prev > s->p.delta;
+            w_prev = w;
+            if (!more) break;
+        }
         int32_t nc = 0;
         int in_order = 1; /* no candidate ranks before its predecessor */
         for (int32_t u = lo; u < hi; u++) {
@@ -237,17 +248,7 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         s->first[cnt] = nc;
         /* the beam: the best n candidates, in order */
         int32_t beam = pick_beam(s, lo, cnt, nc, nc < n ? nc : n, in_order);
-        if (L >= 2) {
-            /* candidate tree C_L over layers 1 .. L - 1 (all tree nodes) */
-            double w = 0.0;
-            for (int32_t i = 0; i < m; i++)
-                w += node_q(s, t, s->best[cur][i]);
-            int more = w - w_prev > s->p.delta && beam > 0;
-            w_prev = w;
-            if (!more) break;
-        } else if (beam == 0) {
-            break;
-        }
+        if (beam == 0) break;
         /* materialise layer L's beam so that it can be expanded next */
         if (t->n_nodes + beam > cap) break;
         int32_t first_new = t->n_nodes;
