@@ -190,14 +190,23 @@ static inline void map_node(rp_oracle *o, const eng_node *n, int32_t i, int ahea
     o->on_ref[i] = (uint8_t)(o->on_ref[par] && at < o->ref_len && o->ref[at] == n->tok);
 }
 
-/* Maps the nodes added since the last mapping (rp_oracle_map). */
+/* Maps the nodes added since the last mapping (rp_oracle_map); with tag
+ * set, tags each with its id (map_draft). */
+static inline void map_new_tag(rp_oracle *o, const eng_tree *t, eng_node *tag)
+{
+    int32_t n = t->n_nodes < o->cap ? t->n_nodes : o->cap;
+    /* one new node (a chain's step) is read at once: nothing to fetch ahead of */
+    const int ahead = n - o->mapped > 1;
+    for (int32_t i = o->mapped; i < n; i++) {
+        map_node(o, &t->nodes[i], i, ahead);
+        if (tag) tag[i].user = (uint32_t)i + 1;
+    }
+    o->mapped = n;
+}
+
 static inline void map_new(rp_oracle *o, const eng_tree *t)
 {
-    /* one new node (a chain's step) is read at once: nothing to fetch ahead of */
-    const int ahead = t->n_nodes - o->mapped > 1;
-    for (int32_t i = o->mapped; i < t->n_nodes && i < o->cap; i++)
-        map_node(o, &t->nodes[i], i, ahead);
-    o->mapped = t->n_nodes < o->cap ? t->n_nodes : o->cap;
+    map_new_tag(o, t, NULL);
 }
 
 void rp_oracle_map(rp_oracle *o, const eng_tree *t)
@@ -254,22 +263,27 @@ static void remap(rp_oracle *o, const eng_tree *t)
     map_new(o, t);
 }
 
+/* Remaps a tree that moved, then tags every mapped node (map_draft). */
+static void map_draft_moved(rp_oracle *o, eng_tree *t)
+{
+    remap(o, t);
+    for (int32_t v = 0; v < o->mapped; v++)
+        t->nodes[v].user = (uint32_t)v + 1;
+    o->tagged = 1;
+}
+
 /* The mapping before a draft call: the tree is as it was mapped when the last
  * node mapped still carries its own tag (a compaction that dropped any node
  * before it has moved it, and a node added since carries none); else remap.
- * Then every mapped node is tagged with its id, for translate. */
-static void map_draft(rp_oracle *o, eng_tree *t)
+ * Then every mapped node is tagged with its id, for translate.  Inline for
+ * the common case, where only the new nodes are mapped and tagged. */
+static inline void map_draft(rp_oracle *o, eng_tree *t)
 {
-    int32_t m = o->mapped, from = m;
-    if (!o->tagged || (m > 0 && (t->n_nodes < m || t->nodes[m - 1].user != (uint32_t)m))) {
-        remap(o, t);
-        from = 0;
-    } else {
-        map_new(o, t);
-    }
-    for (int32_t v = from; v < o->mapped; v++)
-        t->nodes[v].user = (uint32_t)v + 1;
-    o->tagged = 1;
+    int32_t m = o->mapped;
+    if (!o->tagged || (m > 0 && (t->n_nodes < m || t->nodes[m - 1].user != (uint32_t)m)))
+        map_draft_moved(o, t);
+    else
+        map_new_tag(o, t, t->nodes);
 }
 
 /* Empties the token set of a synthesised candidate set (a new stamp; when
