@@ -91,7 +91,9 @@ typedef struct ot_state {
     int32_t ids[ENG_POL_MAX_NODES];
     int32_t map[ENG_POL_MAX_NODES];
     int32_t best[2][ENG_POL_MAX_NODES]; /* C: the top-n tree nodes, sorted (ping-pong) */
+    float best_q[2][ENG_POL_MAX_NODES]; /* their cum_logq, for the merges */
     int32_t layer[ENG_POL_MAX_NODES];   /* the newest layer's nodes, sorted */
+    float layer_q[ENG_POL_MAX_NODES];
     /* one layer's candidates of parent i are cands[first[i] .. first[i+1]) */
     int first[ENG_POL_MAX_NODES + 1];
     int heap[ENG_POL_MAX_NODES], next[ENG_POL_MAX_NODES]; /* eng_select_ranked scratch */
@@ -172,26 +174,57 @@ static int node_before(const eng_tree *t, int32_t a, int32_t b)
 /* Merges tree nodes [lo, hi) into the top-n list s->best[*cur][0..*m): the
  * layer is sorted (insertion: a layer is at most a beam) and merged, so C is
  * kept up to date layer by layer instead of re-ranking every node each time;
- * node_before is a strict total order, so C equals the top n of all nodes. */
-static void add_layer(ot_state *s, const eng_tree *t, int32_t lo, int32_t hi, int32_t n,
+ * node_before is a strict total order, so C equals the top n of all nodes.
+ * A beam layer (beam = 1: deeper than every node of C, ids in the beam's
+ * order) is in node_before's order already when no node's cum_logq
+ * is above its predecessor's (the beam ranks by the exact sums, and
+ * rounding them to float keeps their order; nodes of equal cum_logq go by
+ * id, the beam's order), which one pass checks; and against C, whose nodes
+ * are shallower, node_before is a comparison of cum_logq alone (a tie goes
+ * to C's node), read from arrays beside the ids. */
+static void add_layer(ot_state *s, const eng_tree *t, int32_t lo, int32_t hi, int32_t n, int beam,
                       int32_t *cur, int32_t *m)
 {
-    int32_t cnt = 0;
+    int32_t cnt = hi - lo, sorted = beam;
     for (int32_t v = lo; v < hi; v++) {
-        int32_t j = cnt++;
-        while (j > 0 && node_before(t, v, s->layer[j - 1])) {
-            s->layer[j] = s->layer[j - 1];
-            j--;
+        s->layer[v - lo] = v;
+        s->layer_q[v - lo] = t->nodes[v].cum_logq;
+    }
+    for (int32_t j = 1; sorted && j < cnt; j++)
+        sorted = !(s->layer_q[j] > s->layer_q[j - 1]);
+    if (!sorted) {
+        for (int32_t v = lo, c = 0; v < hi; v++) {
+            int32_t j = c++;
+            while (j > 0 && node_before(t, v, s->layer[j - 1])) {
+                s->layer[j] = s->layer[j - 1];
+                j--;
+            }
+            s->layer[j] = v;
         }
-        s->layer[j] = v;
+        for (int32_t j = 0; j < cnt; j++)
+            s->layer_q[j] = t->nodes[s->layer[j]].cum_logq;
     }
     const int32_t *a = s->best[*cur];
+    const float *aq = s->best_q[*cur];
     int32_t *out = s->best[1 - *cur], i = 0, j = 0, k = 0;
+    float *oq = s->best_q[1 - *cur];
     while (k < n && (i < *m || j < cnt)) {
-        if (j >= cnt || (i < *m && node_before(t, a[i], s->layer[j])))
-            out[k++] = a[i++];
+        int take_a;
+        if (j >= cnt)
+            take_a = 1;
+        else if (i >= *m)
+            take_a = 0;
+        else if (beam) /* node_before(a[i], layer[j]): C's node is shallower */
+            take_a = (aq[i] > s->layer_q[j]) | (aq[i] == s->layer_q[j]);
         else
+            take_a = node_before(t, a[i], s->layer[j]);
+        if (take_a) {
+            oq[k] = aq[i];
+            out[k++] = a[i++];
+        } else {
+            oq[k] = s->layer_q[j];
             out[k++] = s->layer[j++];
+        }
     }
     *m = k;
     *cur = 1 - *cur;
@@ -212,7 +245,10 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
     int32_t lo = 0, hi = 1; /* the layer to expand next: tree ids [lo, hi) */
     double w_prev = 0.0;
     int32_t cur = 0, m = 0; /* C: the top n of the tree's non-root nodes, best first */
-    if (t->n_nodes > 1) add_layer(s, t, 1, t->n_nodes, n, &cur, &m);
+    /* nodes the tree came with may be deeper than a new layer: their layers
+     * merge by node_before in full */
+    int beam_layers = t->n_nodes <= 1;
+    if (!beam_layers) add_layer(s, t, 1, t->n_nodes, n, 0, &cur, &m);
     for (int32_t L = 1;; L++) {
         /* C_L could not grow past max_d whatever W says: stop before drafting */
         if (L >= 2 && L - 1 >= max_d) break;
@@ -260,7 +296,7 @@ static int ot_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
         }
         lo = first_new;
         hi = t->n_nodes;
-        add_layer(s, t, lo, hi, n, &cur, &m);
+        add_layer(s, t, lo, hi, n, beam_layers, &cur, &m);
     }
     /* keep C_L: the tree holds exactly layers 1 .. L - 1 here */
     memset(s->keep, 0, (size_t)t->n_nodes);
