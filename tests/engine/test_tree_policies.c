@@ -37,8 +37,13 @@ static eng_token cand_tok(eng_token parent_tok, int32_t depth, int32_t j)
     return (eng_token)(((int64_t)parent_tok * 31 + 7 * j + depth * 101 + 13) % 100003);
 }
 
+/* g_free_top: every rank-0 candidate costs nothing (log-prob 0), so a node
+ * ties with its first child, one level deeper: ties that depth breaks. */
+static int g_free_top;
+
 static float cand_logp(eng_token tok, int32_t j)
 {
+    if (g_free_top && j == 0) return 0.0f;
     return (float)(-0.3 * (j + 1) - 0.05 * (double)((tok + j) % 5));
 }
 
@@ -303,6 +308,23 @@ static void test_opt_tree(void)
         /* one call per generated layer: the root + layers 1 .. L - 1 */
         CHECK_EQ_INT(o.calls, layers + (layers < p.max_depth ? 1 : 0));
     }
+    /* scores that tie across depths (a free first child): the shallower
+     * node ranks first, in the beam and in C_L, as in the naive order */
+    g_free_top = 1;
+    struct {
+        int32_t n;
+        double delta;
+        int32_t md;
+    } ties[] = {{3, 0.5, 6}, {5, 0.5, 6}, {9, 0.3, 5}, {12, 2.0, 8}, {60, 0.5, 10}};
+    for (size_t c = 0; c < sizeof ties / sizeof ties[0]; c++) {
+        eng_opt_tree_params p = {ties[c].n, ties[c].delta, ties[c].md, ENG_UNIT_NPU};
+        CHECK_EQ_INT(build("opt_tree", &p, &t, &o, BIG), ENG_OK);
+        int32_t layers;
+        int32_t n = naive_opt(p.nodes, p.delta, p.max_depth, all, sel, &layers);
+        CHECK(same_nodes(&t, sel, n));
+        CHECK(parents_precede(&t));
+    }
+    g_free_top = 0;
     /* hand-worked stopping decisions.  delta huge: W_2 - 0 <= delta at once, so
      * the tree is layer 1 (the root's top-min(n, K) children), two calls */
     eng_opt_tree_params p = {3, 1000.0, 10, ENG_UNIT_NPU};
@@ -339,6 +361,7 @@ static void test_opt_tree(void)
  * than their step, so sorted lists stay sorted) to make scores tie-free.
  * With g_nan, every third candidate's log-prob is NaN instead. */
 static int g_rotate, g_nan;
+static int32_t g_rotate_depth; /* only nodes this deep or deeper get rotated lists */
 
 static float cand_logp_distinct(eng_token tok, int32_t j)
 {
@@ -355,7 +378,7 @@ static int expand_rotated(void *ctx, eng_tree *t, const int32_t *ids, int32_t co
         eng_cand *c = eng_tree_cands_alloc(t, ids[i], KC);
         if (!c) return ENG_E_FULL;
         for (int32_t j = 0; j < KC; j++) {
-            int32_t jj = (j + g_rotate) % KC;
+            int32_t jj = (j + (u->depth >= g_rotate_depth ? g_rotate : 0)) % KC;
             eng_token tok = cand_tok(u->tok, u->depth, jj);
             c[j].tok = tok;
             c[j].logp = g_nan && (j + u->depth) % 3 == 1 ? NAN : cand_logp_distinct(tok, jj);
@@ -477,6 +500,12 @@ static void test_eagle2_unsorted_oracle(void)
                              {KC, 8, 200, ENG_UNIT_CPU},
                              {KC, 0, 3, ENG_UNIT_NPU}};
     same_tree_unsorted("eagle2", p, sizeof p[0], 4);
+    /* lists in order but for the last level's (depth 3 nodes, the last
+     * expanded): the final selection must not merge those as ranked runs */
+    eng_eagle2_params last[] = {{KC, 3, 40, ENG_UNIT_NPU}, {KC, 3, 44, ENG_UNIT_NPU}};
+    g_rotate_depth = 3;
+    same_tree_unsorted("eagle2", last, sizeof last[0], 2);
+    g_rotate_depth = 0;
 }
 
 /* ---- Sequoia ---- */
