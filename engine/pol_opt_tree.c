@@ -25,9 +25,10 @@
  *
  * Cost per layer: O(n K) to test the parents' lists' order and O(n log n)
  * to merge the beam out of them (a selection over the n K candidates when
- * they are out of order), an insertion sort of the new layer (nearly in
- * order already) and its O(n) merge into C_L.  State: one malloc in
- * create.
+ * they are out of order), a pass that checks the new layer is in order
+ * (it is by construction; an insertion sort if not) and its O(n) merge
+ * into C_L.  The beam of the layer whose gain stops the drafting is never
+ * ranked.  State: one malloc in create.
  */
 #include "pol_opt_tree.h"
 #include "eng_select.h"
