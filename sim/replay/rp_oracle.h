@@ -107,8 +107,8 @@ typedef struct rp_oracle {
     uint32_t stride; /* of synthesised token ids, coprime to vocab */
     uint32_t stride_at[TRC_MAX_K]; /* j * stride mod vocab, for j < k */
     /* gsl_rng_uniform_int(rng, vocab) with its scale worked out once
-     * (vocab_scale 0: the vocabulary exceeds the generator's range, and the
-     * GSL call reports it) */
+     * (vocab_scale 0: a vocabulary that is not positive or exceeds the
+     * generator's range, which the GSL call itself then reports) */
     unsigned long (*rng_get)(void *);
     unsigned long rng_min, vocab_scale;
     /* synthesised candidates' log-probs by depth (prof_rows rows; deeper
