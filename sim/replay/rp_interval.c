@@ -11,6 +11,7 @@
  * replayed in full).
  */
 #include "rp_interval.h"
+#include "rp_draw.h"
 
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
@@ -31,25 +32,18 @@ void rp_bootstrap_ci(const int64_t *tok, const double *ms, int32_t n, uint64_t s
     const size_t k_hi = B - (size_t)(f_hi * (double)(B - 1)); /* B - k_hi .. B - 1 */
     double *rate = malloc(sizeof(double) * (3 * B));
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rate || !r || n < 2) {
+    rp_uniform_int pick; /* gsl_rng_uniform_int(r, n), its scale kept */
+    if (!rate || !r || n < 2 || !rp_uniform_int_init(&pick, r, (unsigned long)n)) {
         free(rate);
         gsl_rng_free(r);
         return; /* lo, hi keep the point estimate */
     }
     double *ends = rate + B, *top = rate + 2 * B;
     gsl_rng_set(r, (unsigned long)(seed ^ 0xb0075a3b1e5ULL));
-    /* gsl_rng_uniform_int(r, n), its scale worked out once: the same draws
-     * from the generator, rejected by the same rule, give the same j */
-    unsigned long (*get)(void *) = r->type->get;
-    unsigned long offset = r->type->min, un = (unsigned long)n;
-    unsigned long scale = (r->type->max - offset) / un;
     for (size_t b = 0; b < B; b++) {
         double st = 0.0, sm = 0.0;
         for (int32_t i = 0; i < n; i++) {
-            unsigned long j;
-            do
-                j = (get(r->state) - offset) / scale;
-            while (j >= un);
+            unsigned long j = rp_uniform_int_draw(&pick);
             st += (double)tok[j];
             sm += ms[j];
         }

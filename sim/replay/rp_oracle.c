@@ -79,11 +79,7 @@ int rp_oracle_init(rp_oracle *o, const trc_trace *t, const rp_synth_stats *st, g
     o->n_exit = m->n_exit;
     o->vocab = m->vocab;
     o->stride = synth_stride((uint32_t)m->vocab);
-    o->rng_get = rng->type->get;
-    o->rng_min = rng->type->min;
-    unsigned long range = rng->type->max - rng->type->min;
-    o->vocab_scale =
-        m->vocab > 0 && (unsigned long)m->vocab <= range ? range / (unsigned long)m->vocab : 0;
+    rp_uniform_int_init(&o->vocab_draw, rng, (unsigned long)m->vocab);
     for (int32_t j = 0; j < m->k; j++) /* j < k <= vocab: no overflow before the modulo */
         o->stride_at[j] = (uint32_t)((uint64_t)j * o->stride % (uint64_t)m->vocab);
     /* the log-prob profile of each depth, as candidates hold it: the depth's
@@ -312,17 +308,13 @@ static int syn_insert(rp_oracle *o, eng_token x)
     }
 }
 
-/* A uniform token id: gsl_rng_uniform_int(o->rng, vocab), its scale worked
- * out once -- the same draws from the generator, rejected by the same rule,
- * give the same id without the division that works the scale out. */
-static inline uint32_t vocab_draw(rp_oracle *o)
+/* A uniform token id: gsl_rng_uniform_int(o->rng, vocab), its scale kept
+ * (rp_draw.h) where it could be worked out. */
+static inline uint32_t vocab_draw(const rp_oracle *o)
 {
-    if (o->vocab_scale == 0) return (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)o->vocab);
-    unsigned long x;
-    do
-        x = (o->rng_get(o->rng->state) - o->rng_min) / o->vocab_scale;
-    while (x >= (unsigned long)o->vocab);
-    return (uint32_t)x;
+    if (o->vocab_draw.scale == 0)
+        return (uint32_t)gsl_rng_uniform_int(o->rng, (unsigned long)o->vocab);
+    return (uint32_t)rp_uniform_int_draw(&o->vocab_draw);
 }
 
 /* A uniform token id the set does not hold yet (drawn again until one is

@@ -53,6 +53,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "engine/eng_oracle.h"
+#include "rp_draw.h"
 #include "traces/trc.h"
 
 /* Trace prompt tp as a point replays it: its prompt (*prompt, *plen tokens),
@@ -106,11 +107,7 @@ typedef struct rp_oracle {
     int32_t k, n_exit, vocab;
     uint32_t stride; /* of synthesised token ids, coprime to vocab */
     uint32_t stride_at[TRC_MAX_K]; /* j * stride mod vocab, for j < k */
-    /* gsl_rng_uniform_int(rng, vocab) with its scale worked out once
-     * (vocab_scale 0: a vocabulary that is not positive or exceeds the
-     * generator's range, which the GSL call itself then reports) */
-    unsigned long (*rng_get)(void *);
-    unsigned long rng_min, vocab_scale;
+    rp_uniform_int vocab_draw;     /* gsl_rng_uniform_int(rng, vocab), its scale kept */
     /* synthesised candidates' log-probs by depth (prof_rows rows; deeper
      * nodes take the last) */
     float prof[TRC_MAX_DEPTH][TRC_MAX_K];
