@@ -290,20 +290,33 @@ static int32_t naive_opt(int32_t n, double delta, int32_t max_depth, vnode *all,
     return cnt < n ? cnt : n;
 }
 
-static void test_opt_tree(void)
+/* OPT-Tree with p against naive_opt: the same nodes, parents first.
+ * Returns the naive layer count. */
+static int32_t opt_vs_naive(eng_opt_tree_params p, eng_tree *t, orc *o)
 {
     static vnode all[MAXN], sel[MAXN];
+    CHECK_EQ_INT(build("opt_tree", &p, t, o, BIG), ENG_OK);
+    int32_t layers;
+    int32_t n = naive_opt(p.nodes, p.delta, p.max_depth, all, sel, &layers);
+    CHECK(same_nodes(t, sel, n));
+    CHECK(parents_precede(t));
+    return layers;
+}
+
+static void test_opt_tree(void)
+{
     eng_tree t;
     orc o;
-    struct { int32_t n; double delta; int32_t md; } cases[] = {
-        {60, 0.5, 10}, {8, 0.5, 10}, {8, 0.0, 4}, {5, 0.05, 10}, {3, 1000.0, 10}, {16, 0.2, 3}};
+    struct {
+        int32_t n;
+        double delta;
+        int32_t md;
+    } cases[] = {{60, 0.5, 10}, {8, 0.5, 10},    {8, 0.0, 4},
+                 {5, 0.05, 10}, {3, 1000.0, 10}, {16, 0.2, 3}},
+      ties[] = {{3, 0.5, 6}, {5, 0.5, 6}, {9, 0.3, 5}, {12, 2.0, 8}, {60, 0.5, 10}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         eng_opt_tree_params p = {cases[c].n, cases[c].delta, cases[c].md, ENG_UNIT_NPU};
-        CHECK_EQ_INT(build("opt_tree", &p, &t, &o, BIG), ENG_OK);
-        int32_t layers;
-        int32_t n = naive_opt(p.nodes, p.delta, p.max_depth, all, sel, &layers);
-        CHECK(same_nodes(&t, sel, n));
-        CHECK(parents_precede(&t));
+        int32_t layers = opt_vs_naive(p, &t, &o);
         CHECK(eng_tree_depth(&t) <= p.max_depth);
         /* one call per generated layer: the root + layers 1 .. L - 1 */
         CHECK_EQ_INT(o.calls, layers + (layers < p.max_depth ? 1 : 0));
@@ -311,19 +324,9 @@ static void test_opt_tree(void)
     /* scores that tie across depths (a free first child): the shallower
      * node ranks first, in the beam and in C_L, as in the naive order */
     g_free_top = 1;
-    struct {
-        int32_t n;
-        double delta;
-        int32_t md;
-    } ties[] = {{3, 0.5, 6}, {5, 0.5, 6}, {9, 0.3, 5}, {12, 2.0, 8}, {60, 0.5, 10}};
-    for (size_t c = 0; c < sizeof ties / sizeof ties[0]; c++) {
-        eng_opt_tree_params p = {ties[c].n, ties[c].delta, ties[c].md, ENG_UNIT_NPU};
-        CHECK_EQ_INT(build("opt_tree", &p, &t, &o, BIG), ENG_OK);
-        int32_t layers;
-        int32_t n = naive_opt(p.nodes, p.delta, p.max_depth, all, sel, &layers);
-        CHECK(same_nodes(&t, sel, n));
-        CHECK(parents_precede(&t));
-    }
+    for (size_t c = 0; c < sizeof ties / sizeof ties[0]; c++)
+        opt_vs_naive((eng_opt_tree_params){ties[c].n, ties[c].delta, ties[c].md, ENG_UNIT_NPU}, &t,
+                     &o);
     g_free_top = 0;
     /* hand-worked stopping decisions.  delta huge: W_2 - 0 <= delta at once, so
      * the tree is layer 1 (the root's top-min(n, K) children), two calls */
