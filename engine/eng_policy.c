@@ -11,13 +11,26 @@
 #include <string.h>
 
 #define ENG_POLICY(name) extern const eng_policy_desc eng_policy_##name;
+#define ENG_POLICY_OBSERVES_OUTCOME(name)
 #include "policies.def"
 #undef ENG_POLICY
+#undef ENG_POLICY_OBSERVES_OUTCOME
 
 static const eng_policy_desc *const registry[] = {
 #define ENG_POLICY(name) &eng_policy_##name,
+#define ENG_POLICY_OBSERVES_OUTCOME(name)
 #include "policies.def"
 #undef ENG_POLICY
+#undef ENG_POLICY_OBSERVES_OUTCOME
+};
+
+/* The rows of policies.def's second list. */
+static const eng_policy_desc *const observes_outcome[] = {
+#define ENG_POLICY(name)
+#define ENG_POLICY_OBSERVES_OUTCOME(name) &eng_policy_##name,
+#include "policies.def"
+#undef ENG_POLICY
+#undef ENG_POLICY_OBSERVES_OUTCOME
 };
 
 const eng_policy_desc *const *eng_policy_registry(int32_t *count)
@@ -32,6 +45,13 @@ const eng_policy_desc *eng_policy_lookup(const char *name)
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
         if (strcmp(registry[i]->name, name) == 0) return registry[i];
     return NULL;
+}
+
+int eng_policy_observes_outcome(const eng_policy_desc *d)
+{
+    for (size_t i = 0; d && i < sizeof observes_outcome / sizeof observes_outcome[0]; i++)
+        if (observes_outcome[i] == d) return 1;
+    return 0;
 }
 
 /* A node takes part in verification when keep is NULL or keep[v] != 0; the root

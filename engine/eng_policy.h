@@ -199,6 +199,12 @@ typedef struct eng_policy_desc {
  * reordered): an array of *count descriptors. */
 const eng_policy_desc *const *eng_policy_registry(int32_t *count);
 const eng_policy_desc *eng_policy_lookup(const char *name);
+/* 1 when d is a registered policy whose observe hook reads only what the
+ * verification accepted, never a latency (engine/policies.def lists them):
+ * with no calibrate or provisional hook either, its trees are the same on
+ * any phone, so a runtime may walk a point once and price the walk on
+ * several phones.  0 for any other descriptor, a plug-in's included. */
+int eng_policy_observes_outcome(const eng_policy_desc *d);
 
 /* Default plan for a (possibly pruned) tree: rows = kept nodes + root, eager head. */
 void eng_plan_default(const eng_tree *t, const uint8_t *keep, eng_verify_plan *plan);

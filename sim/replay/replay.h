@@ -100,10 +100,12 @@ typedef struct sim_point {
     /* the device's standing variants (zero-initialised = none): the point is
      * also replayed on each, same seed, no timeline; tokens_per_s_model_lo/hi
      * span the throughputs of the device and its variants.  For a built-in
-     * policy that never sees a latency (no observe, calibrate or provisional
-     * hook) the variants' phone models price the point's own cycles as it
-     * replays (the trees, plans and tokens are the same on any phone); the
-     * numbers are those of a replay of its own either way */
+     * policy that never sees a latency (no calibrate or provisional hook, and
+     * an observe hook only if it reads the outcome alone,
+     * eng_policy_observes_outcome) the variants' phone models price the
+     * point's own cycles as it replays (the trees, plans and tokens are the
+     * same on any phone); the numbers are those of a replay of its own
+     * either way */
     const sim_device *variants; /* borrowed, n_variants entries */
     int32_t n_variants;
     /* 1: no bootstrap over the prompts -- tokens_per_s_lo/hi are the point

@@ -3,9 +3,11 @@
  * (replay.h, sim_point.variants) while the point replays.
  *
  * A standing variant of the device priced alongside the point's own replay
- * (sim_replay_run): a policy that never sees a latency (no observe, calibrate
- * or provisional hook, built in) drafts the same trees, verifies the same
- * plans and accepts the same tokens on any phone, so a variant's replay
+ * (sim_replay_run): a policy that never sees a latency (built in, without a
+ * calibrate or provisional hook, and without an observe hook or with one
+ * that reads only the outcome, eng_policy_observes_outcome) drafts the same
+ * trees, verifies the same plans and accepts the same tokens on any phone
+ * (the variant's replay has the point's seed), so a variant's replay
  * differs from the device's only in the prices of its cycles; the variant's
  * phone model prices each cycle as the device's does, in the same order, and
  * its decode time is their sum, as its own replay would add them.  A variant
@@ -26,14 +28,15 @@
 
 /* The variants' phone models (rp_variant), made as their own replays would
  * make them, when the policy never sees a latency: a built-in policy (a Lua
- * or plug-in one may read the host's clock) without observe, calibrate or
- * provisional hooks.  Otherwise none is priced alongside (0 returned). */
+ * or plug-in one may read the host's clock) without calibrate or
+ * provisional hooks whose observe hook, if it has one, reads only the
+ * outcome.  Otherwise none is priced alongside (0 returned). */
 int32_t rp_variants_open(rp_variant *var, int32_t n_var, const sim_point *pt, const eng_policy *pol,
                          int32_t max_ctx)
 {
     const eng_policy_i *h = pol->i;
-    if (eng_policy_lookup(pt->policy->name) != pt->policy || h->observe || h->calibrate ||
-        h->provisional)
+    if (eng_policy_lookup(pt->policy->name) != pt->policy || h->calibrate || h->provisional ||
+        (h->observe && !eng_policy_observes_outcome(pt->policy)))
         n_var = 0;
     for (int32_t i = 0; i < n_var; i++) {
         rp_variant *v = &var[i];

@@ -492,10 +492,20 @@ static void test_registry(void)
         eng_policy pol = {NULL, NULL};
         CHECK_EQ_INT(d->create(params, &pol), ENG_OK);
         CHECK(pol.i && strcmp(pol.i->name, d->name) == 0 && pol.i->build);
+        /* policies.def's second list holds these two, each with an observe
+         * hook and with neither a calibrate nor a provisional one */
+        int outcome = strcmp(d->name, "adaptive_chain") == 0 || strcmp(d->name, "lyanna") == 0;
+        CHECK_EQ_INT(eng_policy_observes_outcome(d), outcome);
+        if (outcome && pol.i) CHECK(pol.i->observe && !pol.i->calibrate && !pol.i->provisional);
         eng_policy_destroy(&pol);
         eng_policy_destroy(&pol); /* second destroy is a no-op */
     }
     eng_policy_destroy(NULL);
+    /* only the registry's own rows: not a copy of one (a plug-in's), not NULL */
+    eng_policy_desc copy = *reg[8];
+    CHECK_EQ_INT(eng_policy_observes_outcome(reg[8]), 1);
+    CHECK_EQ_INT(eng_policy_observes_outcome(&copy), 0);
+    CHECK_EQ_INT(eng_policy_observes_outcome(NULL), 0);
 
     /* direct C callers get their params range-checked by create */
     eng_policy bad = {NULL, NULL};

@@ -174,8 +174,9 @@ static int run_on(const trc_trace *t, const char *policy, const sim_device *d,
  * own replay fails. */
 static void test_variants(void)
 {
-    static const char *const policies[] = {"flash_ar", "chain",   "specinfer", "eagle2",
-                                           "opt_tree", "sequoia", "lever"};
+    static const char *const policies[] = {"flash_ar",       "chain",   "specinfer", "eagle2",
+                                           "opt_tree",       "sequoia", "lever",     "lyanna",
+                                           "adaptive_chain", "edgellm"};
     trc_trace *t = synth(0.7, 0.9, 24);
     sim_device var[3] = {dev, dev, dev};
     var[0].npu_gflops *= 1.2;
