@@ -32,7 +32,9 @@
  * are capped by lim->max_depth and lim->remaining - 1, nodes by lim->max_nodes.
  *
  * State: tables and shape sized from the params in create; calibrate reuses
- * them.  Nothing is allocated per cycle.
+ * them.  The DP runs once: in calibrate, or from the prior at the first build
+ * (or eng_sequoia_shape) when nothing calibrated it.  Nothing is allocated
+ * per cycle.
  */
 #include "pol_sequoia.h"
 
@@ -100,6 +102,8 @@ static void dp_bind(dp *d, void *mem, int32_t M, int32_t Lm, int32_t B)
 
 static void dp_run(dp *d, const double *p)
 {
+    /* strides of m in T and in best */
+    const size_t sT = (size_t)(d->Lm + 1) * (size_t)(d->B + 1), sB = (size_t)(d->Lm + 1);
     for (int32_t l = 1; l <= d->Lm; l++) {
         for (int32_t m = 1; m <= d->M; m++) {
             double bv = -INFINITY;
@@ -113,10 +117,14 @@ static void dp_run(dp *d, const double *p)
                     if (b == 1) {
                         v = 1.0 + p[0] * d->best[AT2(d, m - 1, l - 1)];
                     } else {
-                        for (int32_t y = b; y <= m - 1; y++) {
-                            double a = d->T[AT(d, y, l, b - 1)];
-                            if (a == -INFINITY) continue;
-                            double x = a + p[b - 1] * d->best[AT2(d, m - y, l - 1)];
+                        /* y walks T[y][l][b - 1] up and Best[m - y][l - 1]
+                         * down.  An unreachable T (-inf) needs no test: -inf
+                         * plus a product is -inf or NaN, which never beats v. */
+                        const double *ty = &d->T[AT(d, b, l, b - 1)];
+                        const double *by = &d->best[AT2(d, m - b, l - 1)];
+                        const double pb = p[b - 1];
+                        for (int32_t y = b; y <= m - 1; y++, ty += sT, by -= sB) {
+                            double x = *ty + pb * *by;
                             if (x > v) {
                                 v = x;
                                 y_best = y;
@@ -158,6 +166,7 @@ typedef struct sq_state {
     /* the chosen shape: node s has parent sh_par[s] (-1 for the root, s = 0),
      * rank sh_rank[s] (1-based) and depth sh_depth[s]; parents precede children */
     int32_t n_shape, shape_depth, shape_m;
+    int32_t planned; /* the shape is fixed (by calibrate, else at first use from the prior) */
     int32_t *sh_par, *sh_rank, *sh_depth, *sh_node;
     int32_t ids[ENG_POL_MAX_NODES];
 } sq_state;
@@ -228,6 +237,14 @@ static void sq_plan(sq_state *s, const double *verify_ms, int32_t n_verify, cons
     s->shape_depth = 0;
     for (int32_t i = 0; i < s->n_shape; i++)
         if (s->sh_depth[i] > s->shape_depth) s->shape_depth = s->sh_depth[i];
+    s->planned = 1;
+}
+
+/* The shape from the prior when calibrate has not fixed one: a runtime that
+ * calibrates (the replay, always) pays for one DP, not two. */
+static void sq_plan_prior(sq_state *s)
+{
+    if (!s->planned) sq_plan(s, NULL, 0, NULL, 0);
 }
 
 static int sq_calibrate(void *self, const eng_cost_profile *prof)
@@ -249,6 +266,7 @@ static int sq_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_
 {
     sq_state *s = self;
     if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
+    sq_plan_prior(s);
     int32_t max_d = s->shape_depth;
     if (lim->max_depth < max_d) max_d = lim->max_depth;
     if (lim->remaining - 1 < max_d) max_d = lim->remaining - 1;
@@ -328,7 +346,6 @@ int eng_sequoia_create(const void *params, eng_policy *out)
     s->sh_rank = s->sh_par + in->max_nodes;
     s->sh_depth = s->sh_rank + in->max_nodes;
     s->sh_node = s->sh_depth + in->max_nodes;
-    sq_plan(s, NULL, 0, NULL, 0);
     out->i = &sq_i;
     out->self = s;
     return ENG_OK;
@@ -337,7 +354,8 @@ int eng_sequoia_create(const void *params, eng_policy *out)
 int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth)
 {
     if (!p || p->i != &sq_i) return -1;
-    const sq_state *s = p->self;
+    sq_state *s = p->self;
+    sq_plan_prior(s);
     if (depth) *depth = s->shape_depth;
     return s->shape_m;
 }
