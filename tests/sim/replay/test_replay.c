@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "../../check.h"
+#include "engine/pol_adaptive_chain.h"
 #include "engine/pol_chain.h"
 #include "engine/pol_flash_ar.h"
+#include "engine/pol_lyanna.h"
 #include "sim/config/profile.h"
 #include "sim/replay/replay.h"
 
@@ -142,14 +144,19 @@ static void test_errors(void)
     trc_free(t);
 }
 
-/* A point of policy (its default params) on d with n_var standing variants. */
-static int run_on(const trc_trace *t, const char *policy, const sim_device *d,
+/* Changes a policy's default params (a test's setting of them). */
+typedef void (*params_fn)(void *params);
+
+/* A point of policy (its default params, then tweak's changes when not
+ * NULL) on d with n_var standing variants. */
+static int run_on(const trc_trace *t, const char *policy, params_fn tweak, const sim_device *d,
                   const sim_device *var, int32_t n_var, sim_point_stats *st, char *err)
 {
     const eng_policy_desc *desc = eng_policy_lookup(policy);
     static _Alignas(max_align_t) unsigned char params[4096];
     CHECK(desc && desc->params_size <= sizeof params);
     eng_params_defaults(desc->params, params);
+    if (tweak) tweak(params);
     sim_point pt = {.device = d,
                     .target = &tgt,
                     .draft = &drf,
@@ -166,12 +173,50 @@ static int run_on(const trc_trace *t, const char *policy, const sim_device *d,
     return sim_replay_run(&pt, st, err, 256);
 }
 
-/* The model band is the least and the most tokens_per_s of the point replayed
- * on the device and on each variant as a point of its own, exactly -- whether
- * the variants are priced alongside the point (policies that never see a
- * latency) or replayed in full (the others) -- and the variants change no
- * other number of the row; a variant that cannot run fails the point as its
- * own replay fails. */
+/* Lyanna verifying each re-sampled subtree on its own (no fusion). */
+static void lyanna_unfused(void *params)
+{
+    ((eng_lyanna_params *)params)->fusion = 0;
+}
+
+/* The adaptive chain falling back to autoregressive decoding below 0.9. */
+static void chain_fallback(void *params)
+{
+    eng_adaptive_chain_params *p = params;
+    p->fallback = 1;
+    p->fallback_below = 0.9;
+    p->probe_period = 4;
+}
+
+/* The model band of policy (tweaked) on dev with the variants var[0..3) is
+ * the least and the most tokens_per_s of the point replayed on dev and on
+ * each variant as a point of its own, exactly, and the variants change no
+ * other number of the row. */
+static void check_band(const trc_trace *t, const char *policy, params_fn tweak,
+                       const sim_device *var)
+{
+    char err[256];
+    sim_point_stats band, plain, own;
+    CHECK_EQ_INT(run_on(t, policy, tweak, &dev, var, 3, &band, err), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run_on(t, policy, tweak, &dev, NULL, 0, &plain, err), SIM_REPLAY_OK);
+    double lo = plain.tokens_per_s, hi = lo;
+    for (int v = 0; v < 3; v++) {
+        CHECK_EQ_INT(run_on(t, policy, tweak, &var[v], NULL, 0, &own, err), SIM_REPLAY_OK);
+        CHECK(own.tokens_per_s != plain.tokens_per_s || v == 0); /* the variants matter */
+        lo = own.tokens_per_s < lo ? own.tokens_per_s : lo;
+        hi = own.tokens_per_s > hi ? own.tokens_per_s : hi;
+    }
+    CHECK(band.tokens_per_s_model_lo == lo && band.tokens_per_s_model_hi == hi);
+    band.sim_wall_s = plain.sim_wall_s = 0;
+    band.tokens_per_s_model_lo = plain.tokens_per_s_model_lo;
+    band.tokens_per_s_model_hi = plain.tokens_per_s_model_hi;
+    CHECK(memcmp(&band, &plain, sizeof band) == 0);
+}
+
+/* The model band (check_band) -- whether the variants are priced alongside
+ * the point (policies that never see a latency) or replayed in full (the
+ * others); a variant that cannot run fails the point as its own replay
+ * fails. */
 static void test_variants(void)
 {
     static const char *const policies[] = {"flash_ar",       "chain",   "specinfer", "eagle2",
@@ -187,30 +232,18 @@ static void test_variants(void)
     var[2].thermal_onset_s = 1.0;
     var[2].thermal_throttle = 0.35;
     char err[256], err2[256];
-    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
-        sim_point_stats band, plain, own;
-        CHECK_EQ_INT(run_on(t, policies[i], &dev, var, 3, &band, err), SIM_REPLAY_OK);
-        CHECK_EQ_INT(run_on(t, policies[i], &dev, NULL, 0, &plain, err), SIM_REPLAY_OK);
-        double lo = plain.tokens_per_s, hi = lo;
-        for (int v = 0; v < 3; v++) {
-            CHECK_EQ_INT(run_on(t, policies[i], &var[v], NULL, 0, &own, err), SIM_REPLAY_OK);
-            CHECK(own.tokens_per_s != plain.tokens_per_s || v == 0); /* the variants matter */
-            lo = own.tokens_per_s < lo ? own.tokens_per_s : lo;
-            hi = own.tokens_per_s > hi ? own.tokens_per_s : hi;
-        }
-        CHECK(band.tokens_per_s_model_lo == lo && band.tokens_per_s_model_hi == hi);
-        band.sim_wall_s = plain.sim_wall_s = 0;
-        band.tokens_per_s_model_lo = plain.tokens_per_s_model_lo;
-        band.tokens_per_s_model_hi = plain.tokens_per_s_model_hi;
-        CHECK(memcmp(&band, &plain, sizeof band) == 0);
-    }
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        check_band(t, policies[i], NULL, var);
+    /* the policies listed as reading only the outcome, in their other modes */
+    check_band(t, "lyanna", lyanna_unfused, var);
+    check_band(t, "adaptive_chain", chain_fallback, var);
     /* the second variant does not fit the DRAM budget: the point fails as
      * that variant's own replay does */
     var[1].dram_budget_gb = 0.5;
     sim_point_stats st;
     for (size_t i = 0; i < 2; i++) {
-        CHECK_EQ_INT(run_on(t, policies[i], &var[1], NULL, 0, &st, err), SIM_REPLAY_E_NOFIT);
-        CHECK_EQ_INT(run_on(t, policies[i], &dev, var, 3, &st, err2), SIM_REPLAY_E_NOFIT);
+        CHECK_EQ_INT(run_on(t, policies[i], NULL, &var[1], NULL, 0, &st, err), SIM_REPLAY_E_NOFIT);
+        CHECK_EQ_INT(run_on(t, policies[i], NULL, &dev, var, 3, &st, err2), SIM_REPLAY_E_NOFIT);
         CHECK(strcmp(err, err2) == 0);
     }
     trc_free(t);
