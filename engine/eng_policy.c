@@ -24,13 +24,15 @@ static const eng_policy_desc *const registry[] = {
 #undef ENG_POLICY_OBSERVES_OUTCOME
 };
 
-/* The rows of policies.def's second list. */
+/* The rows of policies.def's second list, then NULL (so that the array is
+ * never empty, whatever the list holds). */
 static const eng_policy_desc *const observes_outcome[] = {
 #define ENG_POLICY(name)
 #define ENG_POLICY_OBSERVES_OUTCOME(name) &eng_policy_##name,
 #include "policies.def"
 #undef ENG_POLICY
 #undef ENG_POLICY_OBSERVES_OUTCOME
+    NULL,
 };
 
 const eng_policy_desc *const *eng_policy_registry(int32_t *count)
@@ -49,7 +51,7 @@ const eng_policy_desc *eng_policy_lookup(const char *name)
 
 int eng_policy_observes_outcome(const eng_policy_desc *d)
 {
-    for (size_t i = 0; d && i < sizeof observes_outcome / sizeof observes_outcome[0]; i++)
+    for (size_t i = 0; d && observes_outcome[i]; i++)
         if (observes_outcome[i] == d) return 1;
     return 0;
 }
