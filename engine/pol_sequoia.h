@@ -21,7 +21,8 @@ extern const eng_param_desc eng_sequoia_param_table[];
 int eng_sequoia_create(const void *params, eng_policy *out);
 
 /* Introspection for tests and tools: the chosen tree size (rows, root
- * included) and depth (levels below the root). */
+ * included) and depth (levels below the root).  A policy nothing has
+ * calibrated plans its shape from the prior here, as its first build would. */
 int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth);
 
 /* Sequoia's DP alone: best expected tokens per cycle (accepted + bonus) of a tree

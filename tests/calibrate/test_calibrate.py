@@ -433,9 +433,9 @@ def case_bootstrap_coverage() -> None:
     fit's (the phone's prompts are not the spec's), adds +/-0.5% noise, and fits
     with a bootstrap of B replicates.  With R recoveries at a true coverage of
     95%, fewer than 16 of 20 covering has probability 0.26% (binomial; 16 or
-    fewer, 1.6%): the false-alarm rate of this check.  The delta-method interval (value +/- 1.96
-    SE) is counted beside it: on this plateau-shaped response it is far too
-    narrow, which is why the bootstrap exists."""
+    fewer, 1.6%): the false-alarm rate of this check.  The delta-method
+    interval (value +/- 1.96 SE) is counted beside it: on this plateau-shaped
+    response it is far too narrow, which is why the bootstrap exists."""
     R, B = 20, 19
     cover_boot = cover_delta = 0
     widths = []
