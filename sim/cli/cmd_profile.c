@@ -94,11 +94,11 @@ static void print_costs(sim_hw *hw, int32_t ctx)
                    sim_hw_draft_ms(hw, ENG_UNIT_CPU, drows[i], ctx),
                    sim_hw_draft_ms(hw, ENG_UNIT_NPU, drows[i], ctx));
     }
-    double part[4];
+    double part[SIM_HW_SETUP_PARTS];
     double setup = sim_hw_tree_setup_ms(hw, part);
     printf("\ntree set-up      %.1f ms = constant %.1f + streamed GB %.1f + resident GB %.1f + "
-           "streamed layers %.1f (%s)\n",
-           setup, part[0], part[1], part[2], part[3],
+           "streamed layers %.1f + tree graphs %.1f (%s)\n",
+           setup, part[0], part[1], part[2], part[3], part[4],
            sim_hw_device(hw)->verify_setup_one_row ? "a one-row tree pays it too"
                                                    : "trees of 2+ rows");
     /* a Flash-AR token is a plain decode step: no tree set-up */

@@ -88,6 +88,19 @@ static const eng_param_desc keys[] = {
      "not"},
     {"pin_head", ENG_PARAM_BOOL, offsetof(sim_device, pin_head), 0, 1, 1, NULL, 0, 0, NULL, NULL, 0,
      "1: an untied LM head is pinned once every layer is; 0: always streamed"},
+    {"read_during_draft", ENG_PARAM_BOOL, offsetof(sim_device, read_during_draft), 0, 1, 0, NULL,
+     0, 0, NULL, NULL, 0,
+     "1: a verification's first reads start with the cycle, while it drafts; 0: with the "
+     "verification"},
+    {"head_resident", ENG_PARAM_BOOL, offsetof(sim_device, head_resident), 0, 1, 0, NULL, 0, 0,
+     NULL, NULL, 0, "1: the runtime keeps an untied LM head in DRAM at every budget"},
+    DBL("verify_graph_us", verify_graph_us, 0, 1e6, 0,
+        "per target graph run in a tree shape (L + 1 per tree verification), us"),
+    DBL("verify_row_us", verify_row_us, 0, 1e6, 0,
+        "per verified row of a tree (mask row, position, gather), us"),
+    {"verify_kv_snapshot", ENG_PARAM_BOOL, offsetof(sim_device, verify_kv_snapshot), 0, 1, 0, NULL,
+     0, 0, NULL, NULL, 0,
+     "1: every tree verification copies the target's KV over the context once, at cpu_gbps"},
     {NULL, ENG_PARAM_INT, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 

@@ -95,6 +95,22 @@ typedef struct sim_device {
                                      prefetch_layers / queue_depth; default 0 */
     int32_t pin_head;             /* 1 (default): an untied LM head is pinned once every layer is;
                                      0: the budget pins layers only, the head is always streamed */
+    /* the runtime's loader and head placement (sim_hw.h "The runtime") */
+    int32_t read_during_draft; /* 1: the loader issues a verification's first reads (as many as
+                                  it has buffers for) when the cycle starts, while it drafts;
+                                  0 (default): when the verification starts */
+    int32_t head_resident;     /* 1: the runtime keeps an untied LM head in DRAM at every
+                                  budget (counted in it); 0 (default): pin_head decides */
+    /* runtime management of a tree verification by mechanism (sim_hw.h "The set-up");
+       each defaults to 0 (not charged) */
+    double verify_graph_us;     /* per target graph run in a tree shape (L + 1 per tree
+                                   verification): switching the graph to the tree's shape and
+                                   binding its buffers, [0, 1e6] */
+    double verify_row_us;       /* per verified row of a tree: its mask row, position and the
+                                   gather of its hidden state, [0, 1e6] */
+    int32_t verify_kv_snapshot; /* 1: every tree verification copies the target's KV over the
+                                   committed context once (the state rejected rows roll back
+                                   to), read and written at cpu_gbps; 0: none */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

@@ -9,8 +9,14 @@
  *   - computed   = ops whose compute finished, in order (compute is serial);
  *   - next_read  = first op not yet considered for a read; every op below it is
  *                  either resident (ready at once) or has a read queued/done;
- *   - an op's read is issued only when next_read - 1 - prefetch < computed,
- *     i.e. the compute of op i - 1 - prefetch has finished (buffer recycled);
+ *   - a resident op is ready at once; the streamed ops (layers pinned..L-1,
+ *     then the head unless it is resident) take turns in the loader's ring of
+ *     prefetch + 1 buffers: the first prefetch + 1 of them are read at once,
+ *     a later op i once the compute of op i - 1 - prefetch has finished (its
+ *     buffer recycled);
+ *   - reads are issued when the verification starts, or with the cycle when
+ *     the device reads during drafting (read_during_draft); compute waits
+ *     for the verification;
  *   - ready[i] = 1 once op i's weights are in DRAM, 2 once its compute is issued
  *     (so a later read completion can never issue it a second time).
  * Everything per cycle lives in preallocated memory (ready[] sized L + 1 at
@@ -54,6 +60,7 @@ typedef struct cyc {
     int64_t ov_dur;
     int64_t ov_t0, ov_busy_ns;
     int verify_started;
+    int reads_started; /* the loader's reads of this cycle's verification were set up */
     int64_t lay_a_ns, lay_b_ns, head_ns, kv_ns;
     int64_t layer_read_ns, head_read_ns; /* of the verification's runtime */
     int32_t prefetch;                    /* of the verification's runtime */
@@ -234,6 +241,7 @@ static void use(cyc *c, sim_res *r, int64_t dur, sim_event_fn fn, int64_t arg)
 }
 
 static void start_call(cyc *c);
+static void start_reads(cyc *c);
 static void start_verify(cyc *c);
 static void try_reads(cyc *c);
 static void try_compute(cyc *c);
@@ -315,10 +323,13 @@ static void try_reads(cyc *c)
 {
     const sim_hw *hw = c->hw;
     int32_t p = c->prefetch;
-    while (c->next_read < c->n_ops && c->next_read - 1 - p < c->computed) {
-        int32_t op = c->next_read++;
+    while (c->next_read < c->n_ops) {
+        int32_t op = c->next_read;
         int is_head = op == c->n_ops - 1;
         int resident = is_head ? hw->mem.head_resident : op < hw->pinned;
+        /* a streamed op past the ring's first buffers waits for one to be recycled */
+        if (!resident && op - hw->pinned > p && op - 1 - p >= c->computed) break;
+        c->next_read++;
         int64_t now = now_ns(c);
         if (resident) {
             c->ready[op] = 1;
@@ -339,8 +350,9 @@ static void try_reads(cyc *c)
 static void try_compute(cyc *c)
 {
     int32_t op = c->computed;
-    /* compute is serial: only op `computed` can start, once, when ready */
-    if (op >= c->n_ops || c->ready[op] != 1 || c->kv_pending) return;
+    /* compute is serial: only op `computed` can start, once, when ready, and
+     * not before the verification (reads may have started while drafting) */
+    if (!c->verify_started || op >= c->n_ops || c->ready[op] != 1 || c->kv_pending) return;
     c->ready[op] = 2; /* issued */
     int head = op == c->n_ops - 1;
     int after = c->v->exit_layer >= 0 && op > c->v->exit_layer;
@@ -393,6 +405,24 @@ static void try_overlap(cyc *c)
     use(c, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, dur, on_ov_done, i);
 }
 
+/* Sets up the loader of the cycle's verification and issues the reads it
+ * can: at the verification's start, or at the cycle's with read_during_draft. */
+static void start_reads(cyc *c)
+{
+    sim_hw *hw = c->hw;
+    int spec = sim_hw_stream_runtime(hw, c->v) == SIM_RUNTIME_SPEC;
+    c->n_ops = hw->L + 1;
+    c->prefetch = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
+    c->layer_read_ns = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
+    c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
+    memset(c->ready, 0, (size_t)c->n_ops);
+    memset(c->slow_read, 0, (size_t)c->n_ops);
+    c->flash_free = now_ns(c);
+    c->next_read = c->computed = 0;
+    c->reads_started = 1;
+    try_reads(c);
+}
+
 static void start_verify(cyc *c)
 {
     sim_hw *hw = c->hw;
@@ -420,20 +450,11 @@ static void start_verify(cyc *c)
         c->head_res = c->npu;
         break;
     }
-    c->n_ops = hw->L + 1;
-    int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
-    c->prefetch = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
-    c->layer_read_ns = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
-    c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
-    memset(c->ready, 0, (size_t)c->n_ops);
-    memset(c->slow_read, 0, (size_t)c->n_ops);
-    c->flash_free = now_ns(c);
-    c->next_read = c->computed = 0;
+    if (!c->reads_started) start_reads(c);
     c->kv_ns = sim_hwi_ms_to_ns(sim_hw_setup_ms(hw, v) * c->slow);
     c->kv_pending = c->kv_ns > 0;
     if (c->kv_pending) use(c, c->cpu, c->kv_ns, on_kv_done, 0);
     c->verify_started = 1;
-    try_reads(c);
     try_compute(c);
     try_overlap(c);
 }
@@ -513,6 +534,8 @@ static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, in
         b += (double)v->proj_rows * hw->head_bytes;
     }
     if (v->leaves > 1) b += 2.0 * v->leaves * (double)v->rows * hw->kv_token_bytes;
+    if (hw->dev.verify_kv_snapshot && sim_hw_pays_setup(hw, v))
+        b += 2.0 * (double)v->ctx_len * hw->kv_token_bytes;
     return b;
 }
 
@@ -593,7 +616,9 @@ static int direct_walk(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int3
     m->t_draft_end = m->t_verify_end = m->t1 = t;
     if (v) {
         walk_ov o = {.ov = ov, .dur_of = -1};
-        m->t1 = m->t_verify_end = sim_hwi_verify_walk(hw, v, m->slow, t, m, ov ? &o : NULL);
+        int64_t t_read = hw->dev.read_during_draft ? m->t0 : t;
+        m->t1 = m->t_verify_end =
+            sim_hwi_verify_walk(hw, v, m->slow, t, t_read, m, ov ? &o : NULL);
         if (m->t1 < 0) return -1;
     }
     sim_des_run_until(s->des, m->t1); /* the queue is empty: only the clock moves */
@@ -613,6 +638,7 @@ static int direct_cycle(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int
 /* Issues a cycle's first service: its first draft call, or the verification. */
 static void start_cycle(cyc *c)
 {
+    if (c->v && c->hw->dev.read_during_draft) start_reads(c);
     if (c->n_calls > 0)
         start_call(c);
     else
@@ -808,7 +834,7 @@ int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_m
     if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
     double slow = cycle_slow(hw);
     cyc_sum w = {0};
-    int64_t end = sim_hwi_verify_walk(hw, v, slow, 0, &w, NULL);
+    int64_t end = sim_hwi_verify_walk(hw, v, slow, 0, 0, &w, NULL);
     if (end < 0) return SIM_HW_E_INVALID;
     *verify_ms = (double)end * 1e-6;
     return SIM_HW_OK;

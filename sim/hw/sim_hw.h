@@ -380,9 +380,16 @@ double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v);
 int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v);
 /* The same for a tree shape (decode = 0) of rows and leaves. */
 double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
-/* The tree set-up alone, its parts (each ms): the constant, per streamed GB,
- * per resident GB, per streamed op.  Returns their sum. */
-double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[4]);
+/* The tree set-up that is the same for every tree verification of the point,
+ * its parts (each ms): the constant, per streamed GB, per resident GB, per
+ * streamed op, per tree graph (L + 1 of them).  Returns their sum.  The parts
+ * that depend on the shape (per row, the KV snapshot over the context, per
+ * leaf) are in sim_hw_setup_ms. */
+#define SIM_HW_SETUP_PARTS 5
+double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[SIM_HW_SETUP_PARTS]);
+/* 1 when the verification *v pays a tree's set-up ("The set-up"): 2+ rows, or
+ * a drafted one-row tree with verify_setup_one_row. */
+int sim_hw_pays_setup(const sim_hw *hw, const sim_verify_shape *v);
 /* Rows a verification graph of `rows` rows runs: at least verify_min_rows
  * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph. */
 int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows);

@@ -107,11 +107,13 @@ typedef struct walk_ov {
     int64_t dur;
 } walk_ov;
 
-/* The verification of *v from t0 without events (sim_hw_walk.c): its end,
- * with what the event simulation would account added to *w; ov places gated
- * overlapping calls in its gaps (NULL: none).  -1 when it cannot be walked. */
+/* The verification of *v from t0 without events (sim_hw_walk.c), its loader's
+ * first reads issued at t_read <= t0 (t0, or the cycle's start with
+ * read_during_draft): its end, with what the event simulation would account
+ * added to *w; ov places gated overlapping calls in its gaps (NULL: none).
+ * -1 when it cannot be walked. */
 int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
-                            cyc_sum *w, walk_ov *ov);
+                            int64_t t_read, cyc_sum *w, walk_ov *ov);
 
 /* Copies msg into err (err NULL or n 0: nothing). */
 static inline void sim_hwi_set_err(char *err, size_t n, const char *msg)

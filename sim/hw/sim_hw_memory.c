@@ -40,7 +40,8 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
     int32_t pinned = (int32_t)floor(dram_fraction * L + 1e-9);
     if (pinned > L) pinned = L;
     int32_t streamed = L - pinned;
-    int head_resident = target->tied_embeddings || (pinned == L && dev->pin_head);
+    int head_resident =
+        target->tied_embeddings || dev->head_resident || (pinned == L && dev->pin_head);
     double lb = sim_model_layer_bytes(target), hb = sim_model_head_bytes(target);
     int32_t ahead = dev->prefetch_layers > dev->spec_prefetch_layers ? dev->prefetch_layers
                                                                      : dev->spec_prefetch_layers;

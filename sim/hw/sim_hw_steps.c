@@ -116,18 +116,19 @@ double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v)
     }
 }
 
-double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[4])
+double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[SIM_HW_SETUP_PARTS])
 {
     const sim_device *d = &hw->dev;
     double resident = hw->mem.bytes[SIM_MEM_PINNED] + hw->mem.bytes[SIM_MEM_HEAD];
-    double p[4] = {
+    double p[SIM_HW_SETUP_PARTS] = {
         d->verify_setup_us * 1e-3,
         hw->mem.streamed_bytes * 1e-9 * d->verify_setup_streamed_us_per_gb * 1e-3,
         resident * 1e-9 * d->verify_setup_resident_us_per_gb * 1e-3,
         (hw->mem.streamed_layers + !hw->mem.head_resident) * d->verify_setup_layer_us * 1e-3,
+        (hw->L + 1) * d->verify_graph_us * 1e-3,
     };
     if (part_ms) memcpy(part_ms, p, sizeof p);
-    return p[0] + p[1] + p[2] + p[3];
+    return p[0] + p[1] + p[2] + p[3] + p[4];
 }
 
 int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v)
@@ -137,13 +138,23 @@ int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v)
     return SIM_RUNTIME_BASELINE;
 }
 
+int sim_hw_pays_setup(const sim_hw *hw, const sim_verify_shape *v)
+{
+    return v->rows >= 2 || (hw->dev.verify_setup_one_row && !v->decode);
+}
+
 double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v)
 {
-    int tree = v->rows >= 2 || (hw->dev.verify_setup_one_row && !v->decode);
-    double setup = tree ? hw->tree_setup_ms : 0.0;
+    const sim_device *d = &hw->dev;
+    double setup = 0.0;
+    if (sim_hw_pays_setup(hw, v)) {
+        setup = hw->tree_setup_ms + (double)v->rows * d->verify_row_us * 1e-3;
+        if (d->verify_kv_snapshot) /* read and written once */
+            setup += 2.0 * (double)v->ctx_len * hw->kv_token_bytes / (d->cpu_gbps * 1e6);
+    }
     if (v->leaves <= 1) return setup;
     double per_leaf =
-        (double)v->rows * hw->kv_token_bytes / (hw->dev.cpu_gbps * 1e6) + hw->dev.kv_seq_us * 1e-3;
+        (double)v->rows * hw->kv_token_bytes / (d->cpu_gbps * 1e6) + d->kv_seq_us * 1e-3;
     return setup + v->leaves * per_leaf;
 }
 

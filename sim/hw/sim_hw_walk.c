@@ -108,7 +108,7 @@ static int32_t walk_jump(int32_t exit_layer, int32_t L, int32_t p, int32_t i, in
 
 /* What the walk over a verification's ops reads (verify_walk). */
 typedef struct walk_in {
-    int64_t t0, kv, kv_end, lr, hr, lay_a, lay_b, head;
+    int64_t t0, t_read, kv, kv_end, lr, hr, lay_a, lay_b, head;
     int32_t p, n, L, pinned, exit_layer, head_resident;
     double slow;
 } walk_in;
@@ -128,11 +128,14 @@ typedef struct walk_in {
 WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, walk_ov *ov,
                              const int gated)
 {
-    int64_t end[WALK_RING], flash_free = in->t0, prev = in->t0;
+    int64_t end[WALK_RING], flash_free = in->t_read, prev = in->t0;
     for (int32_t i = 0; i < in->n; i++) {
         int is_head = i == in->n - 1;
-        int64_t issue = i <= in->p ? in->t0 : end[(i - 1 - in->p) % WALK_RING];
         int resident = is_head ? in->head_resident : i < in->pinned;
+        /* resident: ready at once; streamed: the ring's first buffers at
+         * once, a later op once op i - 1 - p has freed its buffer */
+        int64_t issue = resident || i - in->pinned <= in->p ? in->t_read
+                                                             : end[(i - 1 - in->p) % WALK_RING];
         int64_t ready = issue, ff_before = flash_free;
         if (!resident) {
             flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? in->hr : in->lr);
@@ -151,7 +154,7 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
                         : (in->exit_layer >= 0 && i > in->exit_layer) ? in->lay_b
                                                                       : in->lay_a);
         end[i % WALK_RING] = prev;
-        if (!gated && !is_head && i > in->p && !resident)
+        if (!gated && !is_head && i - in->pinned > in->p && !resident)
             i = walk_jump(in->exit_layer, in->L, in->p, i, ff_before, prev_end, end, &flash_free,
                           &prev);
     }
@@ -170,7 +173,7 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
  * where the target waits for weights.  Returns the end of the last op, or -1
  * when the prefetch depth exceeds the ring or overlap_fill cannot decide. */
 int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
-                           cyc_sum *w, walk_ov *ov)
+                           int64_t t_read, cyc_sum *w, walk_ov *ov)
 {
     int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
     int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
@@ -181,7 +184,10 @@ int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, 
         v->exit_layer >= 0
             ? sim_hwi_ms_to_ns(sim_hwi_layer_npu_pad_ms(hw, m->p_b, m->execs_b, v->ctx_len) * slow)
             : lay_a;
-    int64_t head = m->head_ns, kv = m->kv_ns;
+    int64_t head = m->head_ns;
+    /* the KV snapshot depends on the context, which the memo does not key */
+    int64_t kv = hw->dev.verify_kv_snapshot ? sim_hwi_ms_to_ns(sim_hw_setup_ms(hw, v) * slow)
+                                            : m->kv_ns;
     int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
     int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
     int32_t L = hw->L, n = L + 1;
@@ -198,16 +204,21 @@ int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, 
         w->npu_ns += head;
     w->cpu_ns += kv;
     w->kv_ns = kv;
+    int64_t compute = (int64_t)(L - after) * lay_a + (int64_t)after * lay_b + head;
     if (p == 0 && !ov) {
-        /* read, compute, read, ...: op 0 starts once its read and the KV work
-         * are done; every later op i starts when op i - 1 ends plus its read
-         * (the channel is idle by then) */
-        int64_t rd0 = hw->pinned > 0 ? 0 : lr;
-        int64_t start0 = t0 + rd0 > kv_end ? t0 + rd0 : kv_end;
-        return start0 + (hw->stream_ns[spec] - rd0) + (int64_t)(L - after) * lay_a +
-               (int64_t)after * lay_b + head;
+        /* one buffer: the pinned layers compute after the KV work while the
+         * first streamed op is read (from t_read); every later streamed op is
+         * read once the op before it ends (the channel is idle by then) */
+        int32_t pin = hw->pinned, before = v->exit_layer >= 0 ? v->exit_layer + 1 : L;
+        int64_t pinned = pin <= before ? (int64_t)pin * lay_a
+                                       : (int64_t)before * lay_a + (int64_t)(pin - before) * lay_b;
+        if (hw->stream_reads == 0) return kv_end + compute;
+        int64_t rd0 = pin < L ? lr : hr;
+        int64_t start = kv_end + pinned > t_read + rd0 ? kv_end + pinned : t_read + rd0;
+        return start + (hw->stream_ns[spec] - rd0) + (compute - pinned);
     }
     walk_in in = {.t0 = t0,
+                  .t_read = t_read,
                   .kv = kv,
                   .kv_end = kv_end,
                   .lr = lr,

@@ -51,8 +51,10 @@ static int64_t naive_verify_ns(const sim_hw *hw, const sim_verify_shape *v)
             read_end[i] = 0;
         } else {
             int64_t start = flash_free;
+            /* the loader's ring: the first p + 1 streamed ops are read at
+             * once, op i after op i - 1 - p has computed */
             int32_t gate = i - 1 - p;
-            if (gate >= 0 && comp_end[gate] > start) start = comp_end[gate];
+            if (i - mem.resident_layers > p && comp_end[gate] > start) start = comp_end[gate];
             read_end[i] = start + ns(i == L ? sim_hw_head_read_ms(hw) : sim_hw_layer_read_ms(hw));
             flash_free = read_end[i];
         }
@@ -199,6 +201,11 @@ static void test_walk_equals_events(void)
         d.thermal_throttle = 0.3;
         d.contention_compute = 1.0 + (double)(next_rand(&seed) % 4) * 0.2;
         d.contention_load = 1.0 + (double)(next_rand(&seed) % 4) * 0.15;
+        d.read_during_draft = (int32_t)(next_rand(&seed) % 2);
+        d.head_resident = (int32_t)(next_rand(&seed) % 2);
+        d.verify_kv_snapshot = (int32_t)(next_rand(&seed) % 2);
+        d.verify_row_us = (double)(next_rand(&seed) % 3) * 40.0;
+        d.verify_graph_us = (double)(next_rand(&seed) % 3) * 25.0;
         sim_model *m = &ms[next_rand(&seed) % 3];
         double x = (double)(next_rand(&seed) % 5) / 4.0;
         sim_hw *ev = NULL, *wk = NULL, *du = NULL, *due = NULL, *acc = NULL;

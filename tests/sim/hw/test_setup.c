@@ -66,7 +66,7 @@ static void test_parts_scale(void)
         d = phone();
         d.verify_setup_streamed_us_per_gb = d.verify_setup_resident_us_per_gb = 70000;
         CHECK(NEAR(setup_at(&d, &t, x, 8, 0), weight_gb(&t) * 70.0));
-        double parts[4];
+        double parts[SIM_HW_SETUP_PARTS];
         sim_hw *hw = make(&d, &t, NULL, x);
         CHECK(NEAR(sim_hw_tree_setup_ms(hw, parts), weight_gb(&t) * 70.0));
         CHECK(parts[0] == 0.0 && parts[3] == 0.0);
@@ -178,14 +178,26 @@ static void test_pin_head(void)
     sim_device p = phone(); /* the default pins it with the last layer */
     CHECK(sim_hw_memory_plan(&p, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_HW_OK);
     CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
-    /* a Flash-AR token with every layer pinned still reads the head */
+    /* a Flash-AR token with every layer pinned still reads the head, from
+     * the token's start (the loader's buffer is free) while the pinned
+     * layers compute: it waits only for what the read takes beyond them */
     sim_hw *a = make(&d, &t, NULL, 1.0), *b = make(&p, &t, NULL, 1.0);
     sim_verify_shape v = shape(1, 1);
     v.decode = 1;
     double ta, tb;
     CHECK(sim_hw_verify_direct(a, &v, &ta) == SIM_HW_OK);
     CHECK(sim_hw_verify_direct(b, &v, &tb) == SIM_HW_OK);
-    CHECK(ta > tb + 0.9 * sim_hw_head_read_ms(a));
+    double layers = t.layers * sim_hw_layer_npu_ms(a, 1, 0), hr = sim_hw_head_read_ms(a);
+    double wait = hr > layers ? hr - layers : 0.0;
+    CHECK(fabs(ta - (tb + wait)) < 1e-5);
+    sim_cycle_time ct;
+    CHECK(sim_hw_estimate(a, NULL, 0, &v, &ct, NULL) == SIM_HW_OK);
+    CHECK(fabs(ct.flash_ms - hr) < 1e-5 && ct.flash_bytes == sim_model_head_bytes(&t));
+    /* head_resident = 1: the runtime keeps it in DRAM at every budget */
+    d.head_resident = 1;
+    CHECK(sim_hw_memory_plan(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_HW_OK);
+    CHECK(mem.head_resident && mem.bytes[SIM_MEM_HEAD] == sim_model_head_bytes(&t));
+    CHECK(mem.streamed_bytes == t.layers * sim_model_layer_bytes(&t));
     sim_hw_destroy(a);
     sim_hw_destroy(b);
 }
@@ -250,6 +262,10 @@ static void test_dram_monotone(void)
         d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 3);
         d.spec_queue_depth = 1 + (int32_t)(next_rand(&seed) % 32);
         d.verify_overlap = (int32_t)(next_rand(&seed) % 2);
+        d.head_resident = (int32_t)(next_rand(&seed) % 2);
+        d.verify_graph_us = (double)(next_rand(&seed) % 10000);
+        d.verify_row_us = (double)(next_rand(&seed) % 1000);
+        d.verify_kv_snapshot = (int32_t)(next_rand(&seed) % 2);
         double prev_ar = INFINITY, prev_chain = INFINITY;
         for (int32_t k = 0; k <= 36; k++) {
             double x = k / 36.0;
@@ -275,6 +291,118 @@ static void test_dram_monotone(void)
     }
 }
 
+/* The loader's ring (sim_hw.h "The runtime"): with one buffer, a tree
+ * verification reads its first streamed layer while the set-up and the pinned
+ * layers run, so pinning the first layer saves that read even when the set-up
+ * is longer than it; at 0% DRAM the set-up hides the first read. */
+static void test_loader_ring(void)
+{
+    sim_model t = q8();
+    sim_device d = phone();
+    d.verify_setup_us = 300000; /* longer than a layer's read (~22 ms) */
+    d.dram_budget_gb = 64;
+    sim_hw *h0 = make(&d, &t, NULL, 0.0), *h1 = make(&d, &t, NULL, 1.0 / 36.0);
+    sim_verify_shape v = shape(8, 1);
+    double a, b;
+    CHECK(sim_hw_verify_direct(h0, &v, &a) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(h1, &v, &b) == SIM_HW_OK);
+    double lr = sim_hw_layer_read_ms(h0), lay = sim_hw_layer_npu_ms(h0, 8, 256);
+    double head = sim_hw_head_npu_ms(h0, 8), hr = sim_hw_head_read_ms(h0);
+    /* 0%: max(set-up, read 0) + 35 more reads and the head's, serial with 36 layers */
+    double want0 = 300.0 + 35 * lr + hr + 36 * lay + head;
+    CHECK(fabs(a - want0) < 1e-4);
+    /* layer 0 pinned: read 1 runs under the set-up; one read fewer */
+    CHECK(fabs((a - b) - lr) < 1e-4);
+    /* the pinned layer and the set-up longer than the read: nothing waits */
+    sim_device s = d;
+    s.verify_setup_us = 1000; /* 1 ms: now the first read binds */
+    sim_hw *g0 = make(&s, &t, NULL, 0.0), *g1 = make(&s, &t, NULL, 1.0 / 36.0);
+    CHECK(sim_hw_verify_direct(g0, &v, &a) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(g1, &v, &b) == SIM_HW_OK);
+    /* 0%: read 0 (> set-up) then layer 0; pinned: layer 0 (after the set-up)
+     * overlaps read 1, and layer 1 waits for what is left of it; the rest is
+     * the same in both */
+    double over = 1.0 + lay > lr ? 1.0 + lay : lr;
+    CHECK(fabs((a - (2 * lr + lay)) - (b - over)) < 1e-4);
+    sim_hw_destroy(h0);
+    sim_hw_destroy(h1);
+    sim_hw_destroy(g0);
+    sim_hw_destroy(g1);
+}
+
+/* read_during_draft: the first read starts with the cycle, so a draft phase
+ * longer than the read hides it (the verification then waits only for the
+ * set-up); without it the read starts with the verification.  The flash does
+ * the same work either way. */
+static void test_read_during_draft(void)
+{
+    sim_model t = q8(), e = eagle(4096, 12288);
+    sim_device d = phone();
+    sim_verify_shape v = shape(8, 1);
+    sim_draft_call call = {.unit = ENG_UNIT_CPU, .rows = 1, .ctx_len = 256};
+    for (int during = 0; during <= 1; during++) {
+        for (int k = 0; k < 2; k++) {
+            d.read_during_draft = during;
+            d.verify_setup_us = k ? 0.0 : 5000.0;
+            sim_hw *hw = make(&d, &t, &e, 0.0);
+            double draft = sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 256), lr = sim_hw_layer_read_ms(hw);
+            int32_t n = (int32_t)(lr / draft) + 2; /* drafting outlasts the read */
+            sim_draft_call calls[64];
+            CHECK(n < 64);
+            for (int32_t i = 0; i < n; i++)
+                calls[i] = call;
+            sim_cycle_time ct, none;
+            CHECK(sim_hw_estimate(hw, calls, n, &v, &ct, NULL) == SIM_HW_OK);
+            CHECK(sim_hw_estimate(hw, NULL, 0, &v, &none, NULL) == SIM_HW_OK);
+            double setup = d.verify_setup_us * 1e-3;
+            double first = setup > lr ? setup : lr; /* what the verification waits for first */
+            double want = during ? none.verify_ms - first + setup : none.verify_ms;
+            CHECK(fabs(ct.verify_ms - want) < 1e-5);
+            CHECK(ct.flash_ms == none.flash_ms && ct.flash_bytes == none.flash_bytes);
+            CHECK(fabs(ct.cycle_ms - (ct.draft_ms + ct.verify_ms)) < 1e-9);
+            CHECK(ct.idle_ms == 0.0);
+            sim_hw_destroy(hw);
+        }
+    }
+}
+
+/* The shape-dependent parts of the set-up: per tree graph (L + 1), per row,
+ * and the KV snapshot over the context (read and written at cpu_gbps, in the
+ * DRAM bytes too); a decode step pays none of them. */
+static void test_runtime_parts(void)
+{
+    sim_model t = q8();
+    sim_device d = phone();
+    d.verify_graph_us = 2000;
+    d.verify_row_us = 300;
+    d.verify_kv_snapshot = 1;
+    sim_hw *hw = make(&d, &t, NULL, 0.0);
+    double parts[SIM_HW_SETUP_PARTS];
+    CHECK(NEAR(sim_hw_tree_setup_ms(hw, parts), 37 * 2.0) && NEAR(parts[4], 74.0));
+    CHECK(parts[0] == 0.0 && parts[1] == 0.0 && parts[2] == 0.0 && parts[3] == 0.0);
+    sim_verify_shape v = shape(16, 1), dec = shape(1, 1);
+    v.ctx_len = 1000;
+    dec.decode = 1;
+    dec.ctx_len = 1000;
+    double snap = 2.0 * 1000 * sim_model_kv_token_bytes(&t) / (d.cpu_gbps * 1e6);
+    CHECK(NEAR(sim_hw_setup_ms(hw, &v), 74.0 + 16 * 0.3 + snap));
+    CHECK(sim_hw_setup_ms(hw, &dec) == 0.0 && !sim_hw_pays_setup(hw, &dec));
+    /* the snapshot grows with the context, the rest does not */
+    sim_verify_shape w = v;
+    w.ctx_len = 2000;
+    CHECK(NEAR(sim_hw_setup_ms(hw, &w) - sim_hw_setup_ms(hw, &v), snap));
+    /* the cycle charges it and counts the snapshot's bytes */
+    sim_cycle_time a, b;
+    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &a, NULL) == SIM_HW_OK);
+    d.verify_kv_snapshot = 0;
+    sim_hw *h2 = make(&d, &t, NULL, 0.0);
+    CHECK(sim_hw_estimate(h2, NULL, 0, &v, &b, NULL) == SIM_HW_OK);
+    CHECK(NEAR(a.kv_ms - b.kv_ms, snap));
+    CHECK(NEAR(a.dram_bytes - b.dram_bytes, 2.0 * 1000 * sim_model_kv_token_bytes(&t)));
+    sim_hw_destroy(hw);
+    sim_hw_destroy(h2);
+}
+
 int main(void)
 {
     test_parts_scale();
@@ -284,5 +412,8 @@ int main(void)
     test_pin_head();
     test_verify_overlap();
     test_dram_monotone();
+    test_loader_ring();
+    test_read_during_draft();
+    test_runtime_parts();
     return check_done("hw/setup");
 }
