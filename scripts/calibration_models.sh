@@ -26,22 +26,24 @@ mkdir -p "$out" || exit 73
 
 # label | spec arguments
 models=(
-  "constant set-up, one-row pays, head streamed, min 8 (shipped)|"
-  "the same, no smallest multi-row graph (variant min1)|min_rows=1"
-  "the same, set-up per GB of the target (variant weights)|setup=weights"
+  "set-up per tree graph, one-row pays, head resident, pow2 from 1 (shipped)|"
+  "the same, a constant per verification (variant const)|setup=const"
+  "the same, constant + per tree graph|setup=const+graph"
+  "the same, smallest multi-row graph 8 (variant min8)|min_rows=8"
+  "the same, every row count compiled (variant all)|shapes=all"
+  "the same, set-up per GB of the target|setup=weights"
   "the same, + per streamed layer|setup=const+layer"
-  "the same, + per resident GB|setup=const+resident"
-  "the same, every row count compiled|shapes=all min_rows=1"
   "the same, tree verifications read ahead|overlap=1"
-  "head pinned at 100%|pin_head=1"
-  "one-row verification free (earlier rule)|one_row=0"
+  "the same, reads during drafting|draft_reads=1"
+  "the same, a KV snapshot per verification|snapshot=1"
+  "the same, thermal throttling|thermal=1"
+  "one-row verification free|one_row=0"
   "set-up per streamed GB|setup=streamed"
   "set-up per leaf instead|overhead=leaf"
   "acceptance constant with depth|decay=0"
   "shipped, Table 6 held out|holdout=table6"
   "shipped, Table 5 held out|holdout=table5"
-  "min1, Table 6 held out|min_rows=1 holdout=table6"
-  "min1, Table 5 held out|min_rows=1 holdout=table5"
+  "min8, Table 6 held out|min_rows=8 holdout=table6"
   "$@"
 )
 cpus=$(nproc 2>/dev/null || echo 2)

@@ -19,15 +19,27 @@
 --                                      which fixed cost of a multi-row verification
 --                                      is fitted: per verification (verify_setup_us),
 --                                      per temporary sequence (kv_seq_us), both, none
---   setup = "const" (default) | "streamed" | "layer" | "resident" | "weights"
---           | "const+streamed" | "const+resident" | "const+layer"
+--   setup = "graph" (default) | "const" | "streamed" | "layer" | "resident" | "weights"
+--           | "const+streamed" | "const+resident" | "const+layer" | "const+graph"
 --                                      what the per-verification set-up scales with
 --                                      (sim/hw/sim_hw.h "The set-up"): a constant
 --                                      (verify_setup_us), the streamed bytes
 --                                      (verify_setup_streamed_us_per_gb), the streamed
 --                                      layers (verify_setup_layer_us), the resident
 --                                      bytes, all the target's bytes (one cost per GB
---                                      streamed or resident), or a constant plus one
+--                                      streamed or resident), per target graph run in
+--                                      a tree shape (verify_graph_us: L + 1 a tree
+--                                      verification), or a constant plus one
+--   draft_reads = "0" (default) | "1"  the loader reads the first layer while the cycle
+--                                      drafts (read_during_draft)
+--   snapshot = "0" (default) | "1"     every tree verification copies the context's KV
+--                                      once at cpu_gbps (verify_kv_snapshot)
+--   spec_prefetch = N, spec_qd = N     the reads of an overlapping tree verification
+--                                      (overlap = 1): layers ahead and requests in flight
+--                                      (default: the profile's spec_prefetch_layers /
+--                                      spec_queue_depth)
+--   thermal = "0" (default) | "1"      NPU and CPU throttle after thermal_onset_s of a
+--                                      generation (the profile's thermal keys)
 --   one_row = "1" (default) | "0"      a drafted cycle verifying the root alone pays
 --                                      the set-up too (verify_setup_one_row)
 --   pin_head = "0" (default) | "1"     an untied LM head is always streamed, or pinned
@@ -44,7 +56,7 @@
 --   min_rows = N                       smallest compiled multi-row verification graph
 --                                      (default: the profile's verify_min_rows)
 --   shapes = "pow2" (default) | "all"  compiled NPU row counts: powers of two, or every
---                                      count up to 64
+--                                      count up to 64 (then 128 and 256)
 --   decay = "1" (default) | "0"        fit a per-draft decay r of the acceptance with
 --                                      depth (a r^(d-1) at depth d), or hold it constant
 --   coverage = "share"                 the top-K recovers 60% of the top-1 misses at
@@ -61,8 +73,9 @@ local overhead = A.overhead or "setup"
 local prompts = tonumber(A.prompts or "16")
 local min_rows = A.min_rows and tonumber(A.min_rows) -- nil: the profile's
 local shapes = A.shapes or "pow2"
-local all_shapes = {}
+local all_shapes = {} -- every row count up to 64, then the pow2 graphs above
 for i = 1, 64 do all_shapes[i] = i end
+all_shapes[65], all_shapes[66] = 128, 256
 assert(reading == "a" or reading == "b", "reading must be a or b")
 
 -- Table 5 workloads: name, draft profile, generator seed (WORKLOADS.md), start
@@ -81,12 +94,16 @@ local params = {
   -- GFLOP/s per verification row (Table 2 slope)
   npu_gflops = { tonumber(A.start_gflops or "600"), 50, 5000 },
 }
-local setup = A.setup or "const"
+local setup = A.setup or "graph"
 local one_row = (A.one_row or "1") == "1"
-local setup_ok = { const = 1, streamed = 1, layer = 1, resident = 1, weights = 1,
-                   ["const+streamed"] = 1, ["const+resident"] = 1, ["const+layer"] = 1 }
-assert(setup_ok[setup], "setup must be const, streamed, layer, resident, weights, "
-       .. "const+streamed, const+resident or const+layer")
+local setup_ok = { const = 1, streamed = 1, layer = 1, resident = 1, weights = 1, graph = 1,
+                   ["const+streamed"] = 1, ["const+resident"] = 1, ["const+layer"] = 1,
+                   ["const+graph"] = 1 }
+assert(setup_ok[setup], "setup must be const, streamed, layer, resident, weights, graph, "
+       .. "const+streamed, const+resident, const+layer or const+graph")
+local draft_reads = (A.draft_reads or "0") == "1"
+local snapshot = (A.snapshot or "0") == "1"
+local thermal = (A.thermal or "0") == "1"
 local pin_head = (A.pin_head or "0") == "1"
 local overlap = (A.overlap or "0") == "1"
 if (overhead == "setup" or overhead == "both") and setup:find("const", 1, true) then
@@ -104,6 +121,8 @@ if overhead == "setup" or overhead == "both" then
     params.verify_setup_layer_us = { 8e3, 1, 1e5 }
   elseif setup == "weights" then
     params.setup_us_per_gb = { 7e4, 1, 1e6 }
+  elseif setup == "graph" or setup == "const+graph" then
+    params.verify_graph_us = { 8e3, 1, 1e5 } -- per tree graph (37 on Qwen3-8B)
   end
 end
 if overhead == "leaf" or overhead == "both" then
@@ -117,10 +136,10 @@ if A.fit_call == "1" then params.npu_call_us = { 2000, 1, 1e5 } end -- stand-alo
 if A.fit_cpu == "1" then params.cpu_gbps = { 17.2, 2, 76 } end       -- CPU GEMV bandwidth
 -- the shipped presets (scripts/make_workloads.sh, traces/data/WORKLOADS.md)
 local fixed_accept = A.fixed_accept == "1"
-local shipped = { accept_code_strong = 0.940294, accept_math_strong = 0.880143,
-                  accept_dialogue_strong = 0.783586, accept_code_weak = 0.438447,
-                  accept_math_weak = 0.393631, accept_dialogue_weak = 0.355641,
-                  decay_strong = 0.451977, decay_weak = 0.913147 }
+local shipped = { accept_code_strong = 0.925665, accept_math_strong = 0.874461,
+                  accept_dialogue_strong = 0.803568, accept_code_weak = 0.524067,
+                  accept_math_weak = 0.468402, accept_dialogue_weak = 0.409735,
+                  decay_strong = 0.504926, decay_weak = 0.488772 }
 if fixed_accept then
   params.decay_strong, params.decay_weak = nil, nil
 else
@@ -164,6 +183,12 @@ local function points(p)
   over.verify_setup_streamed_us_per_gb = p.verify_setup_streamed_us_per_gb or p.setup_us_per_gb
   over.verify_setup_resident_us_per_gb = p.verify_setup_resident_us_per_gb or p.setup_us_per_gb
   over.verify_setup_layer_us = p.verify_setup_layer_us
+  over.verify_graph_us = p.verify_graph_us or 0 -- 0 unless this model fits it
+  over.read_during_draft = draft_reads
+  over.verify_kv_snapshot = snapshot
+  over.thermal = thermal
+  if A.spec_prefetch then over.spec_prefetch_layers = tonumber(A.spec_prefetch) end
+  if A.spec_qd then over.spec_queue_depth = tonumber(A.spec_qd) end
   over.verify_setup_one_row = one_row
   over.pin_head = pin_head
   over.verify_overlap = overlap
@@ -229,9 +254,11 @@ local fit = fs.calibrate {
          .. (min_rows and "-min" .. min_rows or "") .. (shapes ~= "pow2" and "-" .. shapes or "")
          .. (decay and "" or "-constant") .. (share_rule and "-share" or "")
          .. (A.fit_call == "1" and "-call" or "") .. (A.fit_cpu == "1" and "-cpu" or "")
-         .. (setup ~= "const" and "-" .. setup:gsub("%+", "-") or "")
+         .. (setup ~= "graph" and "-" .. setup:gsub("%+", "-") or "")
          .. (one_row and "" or "-free1row") .. (pin_head and "-headpinned" or "")
-         .. (overlap and "-overlap" or "") .. (held == "none" and "" or "-no" .. held)
+         .. (overlap and "-overlap" or "") .. (A.spec_prefetch and "-p" .. A.spec_prefetch or "")
+         .. (A.spec_qd and "-qd" .. A.spec_qd or "") .. (draft_reads and "-draftreads" or "")
+         .. (snapshot and "-snapshot" or "") .. (thermal and "-thermal" or "") .. (held == "none" and "" or "-no" .. held)
          .. (fixed_accept and "-fixedaccept" or ""),
   reference = ref,
   params = params,

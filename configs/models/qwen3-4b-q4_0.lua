@@ -7,15 +7,16 @@
 --   bytes/layer  = 100,925,440 x 4.5 / 8 = 56,770,560 B
 --   LM head      = 151936 x 2560 x 4.5 / 8 = 218,787,840 B (tied: the shared embedding/LM-head
 --                  matrix stays in DRAM (sim_hw.h), so it is not streamed)
---   streamed per token at 0% DRAM = 36 x 56,770,560 = 2,043,740,160 B
+--   streamed per token at 0% DRAM = 36 x 56,770,560 = 2,043,740,160 B (the runtime keeps
+--                  the LM head in DRAM: configs/devices/oneplus12.lua head_resident)
 --   flash requests (512 KiB) = 36 x 109 = 3,924
 --
 -- Residual factors against Lever Table 1 (OnePlus 12, Flash-AR, 0% DRAM:
 -- compute 131.5 ms, I/O 474.4 ms, total 605.9 ms).  "Structural" =
 -- what configs/devices/oneplus12.lua predicts with both factors at 1, one row,
 -- context 256 tokens (tests/sim/hw/test_calib_table1.c prints it):
---   I/O:     2,043,740,160 B / 5e6 B/ms + 3,924 x 0.0201 ms = 487.62 ms
---            flash_efficiency = 487.62 / 474.4 = 1.0279
+--   I/O:     2,043,740,160 B / 4.2e6 B/ms + 3,924 x 0.0080 ms = 518.00 ms
+--            flash_efficiency = 518.00 / 474.4 = 1.0919
 --   compute: 37 NPU executions (36 layers + eager LM head) = 69.05 ms
 --            npu_efficiency = 69.05 / 131.5 = 0.5251
 --   Qwen3-4B is the outlier of Table 1: slower to compute than Qwen3-8B
@@ -41,7 +42,7 @@ return {
   -- fp16 K and V (llama.cpp's default cache type f16); KV per token =
   -- 2 x 36 x 8 x 128 x 2 B = 147,456 B (CALIBRATION.md formula).
   kv_bits = 16,
-  flash_efficiency = 1.0279, -- derived above from Table 1 I/O
+  flash_efficiency = 1.0919, -- derived above from Table 1 I/O
   npu_efficiency = 0.5251, -- derived above from Table 1 compute
   -- not measured: no CPU figure exists for this model; 1 = device-level model.
   cpu_efficiency = 1.0,

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define SIM_NAME_CAP 48
-#define SIM_NPU_SHAPES_MAX 64
+#define SIM_NPU_SHAPES_MAX 96
 
 typedef struct sim_device {
     char name[SIM_NAME_CAP]; /* profile name, informational */

@@ -12,10 +12,11 @@
  *     verification;
  *   - LM head placement: with tied embeddings the shared embedding/LM-head
  *     matrix is always DRAM-resident (every token needs an embedding row, and
- *     the rows are the head's); an untied LM head is streamed like a layer after
- *     the last layer, unless all L layers are pinned (x = 1: the whole model is
- *     in DRAM).  An untied input embedding stays in flash and is read one row
- *     per token (a few KB: neglected);
+ *     the rows are the head's); an untied LM head is resident when the runtime
+ *     keeps it (head_resident), else streamed like a layer after the last
+ *     layer, unless all L layers are pinned and pin_head is set.  An untied
+ *     input embedding stays in flash and is read one row per token (a few KB:
+ *     neglected);
  *   - streaming buffers: one layer-sized buffer per layer in flight,
  *     min(prefetch_layers + 1, streamed layers), plus one head-sized buffer when
  *     the head is streamed (with pin_head = 0 an untied head is always streamed);
@@ -38,11 +39,17 @@
  *      - layers 0..L-1 on the NPU, one graph execution each, rows through
  *        layer exit_layer and rows_after_exit after it; each layer reads its
  *        weights plus the KV over ctx_len and attends over ctx_len + rows;
- *      - streaming: the read of a streamed op i (layer, or the head as op L)
- *        starts once the compute of op i - 1 - prefetch_layers has finished
- *        (prefetch 0: read, compute, read, ...: verify = compute + I/O exactly;
- *        1: double buffering), FIFO on the flash channel; pinned ops need no
- *        read; the compute of op i waits for its read and for op i - 1;
+ *      - streaming, by the runtime's loader: the streamed ops (layers
+ *        pinned..L-1, then the head as op L unless it is resident) take turns
+ *        in a ring of prefetch_layers + 1 buffers.  The first prefetch + 1 of
+ *        them are read at once -- when the verification starts, or when the
+ *        cycle starts with read_during_draft -- and a later op i once the
+ *        compute of op i - 1 - prefetch has freed its buffer (prefetch 0 and
+ *        nothing pinned: read, compute, read, ...: verify = compute + I/O
+ *        exactly; with pinned layers the first streamed read runs while they
+ *        compute).  Reads are FIFO on the flash channel; pinned ops need no
+ *        read; the compute of op i waits for its read, for op i - 1 and for
+ *        the verification's start;
  *      - output projection by proj mode: EAGER_NPU: one NPU execution of the
  *        head over all final rows; ONDEMAND_CPU: proj_rows sequential CPU GEMVs
  *        of the head; ONDEMAND_NPU: proj_rows NPU executions of one row each.
@@ -61,6 +68,8 @@
  *     smallest compiled multi-row verification graph (a 2-row verification runs
  *     at least that many rows; one row uses the decode graph);
  *   - launch_us + sync_us per graph execution; npu_gflops per padded row;
+ *   - head_resident: whether the runtime keeps the LM head in DRAM;
+ *   - read_during_draft: whether the loader reads while the cycle drafts;
  *   - the tree set-up (below), and per leaf the tree rows' KV copy at cpu_gbps
  *     plus kv_seq_us (temporary sequences) -- the "KV / temporary-sequence
  *     management" above;
@@ -79,7 +88,15 @@
  *   verify_setup_resident_us_per_gb   per GB of weights resident in DRAM (pinned
  *                                     layers, a resident head);
  *   verify_setup_layer_us             per streamed op (layer, streamed head):
- *                                     mapping or preparing each fresh buffer.
+ *                                     mapping or preparing each fresh buffer;
+ *   verify_graph_us                   per target graph run in a tree shape (L +
+ *                                     1 of them): switching each layer's graph
+ *                                     to the tree's shape, binding its buffers;
+ *   verify_row_us                     per verified row: its mask row, position
+ *                                     and the gather of its hidden state;
+ *   verify_kv_snapshot                a copy of the target's KV over the
+ *                                     context (read and written at cpu_gbps):
+ *                                     the state rejected rows roll back to.
  * Streamed plus resident are the whole target, so equal per-GB costs are a
  * set-up that scales with the target's weights whatever the DRAM fraction.
  * Who pays: every verification of 2+ rows; one of a single row only with

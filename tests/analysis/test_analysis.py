@@ -358,7 +358,7 @@ def case_fidelity_errors(c: Ctx) -> None:
     check(r.returncode == 0 and rows and rows[0]["points"] == "2", "two matching points")
     # an expression evaluates row-wise with precedence, parentheses and unary minus
     text = ("policy,metric,value,source\nflash_ar,ms_per_token,800,x\n"
-            "flash_ar,(flash_ms+npu_ms+cpu_ms)*2/2-0,800,x\n"
+            "flash_ar,(ms_per_token+npu_ms)*2/2-npu_ms-0,800,x\n"
             "flash_ar,-(-ms_per_token)+1-1*1,800,x\n")
     r = c.script(c.tool("fidelity.py"), res, ref(text), "-o", out)
     with open(os.path.join(out, "fidelity.csv"), newline="") as f:

@@ -119,9 +119,11 @@ def case_device_profiles() -> None:
         if not u31["total"] > u41["total"]:
             fail(f"{t}: Flash-AR on UFS 3.1 ({u31['total']}) not slower than UFS 4.1 "
                  f"({u41['total']})")
-        # the I/O ratio follows the sequential-read ratings 4.3 / 2.1 (within 3%)
+        # the I/O ratio follows the sequential-read ratings 4.3 / 2.1, less the
+        # per-request command latency both pay at one request in flight: at
+        # most the ratings' ratio, within 5% of it
         ratio = u31["io"] / u41["io"]
-        if abs(ratio / (4.3 / 2.1) - 1) > 0.03:
+        if not (ratio <= 4.3 / 2.1 and ratio / (4.3 / 2.1) > 0.95):
             fail(f"{t}: I/O ratio UFS 3.1 / 4.1 = {ratio:.3f}, ratings give {4.3 / 2.1:.3f}")
         # same SoC: same compute; faster DRAM than the 8 Gen 3: compute no slower
         if abs(u31["compute"] - u41["compute"]) > 1e-6:
@@ -368,7 +370,7 @@ def case_calibration_reproduces() -> None:
             if not (out / f).is_file():
                 fail(f"calibrate wrote no {f}")
         shipped_dev = (HOME / "configs" / "devices" / "oneplus12.lua").read_text()
-        want = {k: lua_number(shipped_dev, k) for k in ("npu_gflops", "verify_setup_us")}
+        want = {k: lua_number(shipped_dev, k) for k in ("npu_gflops", "verify_graph_us")}
         # presets: depth-1 acceptance a per workload, decay r per draft (a r^(d-1))
         for (t, d, target), acc in ACCEPT.items():
             if target or t not in TASKS:

@@ -60,7 +60,7 @@ static void test_shipped(const char *cfg)
     int rc = sim_profile_load_device(path, &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     CHECK(rc == SIM_PROFILE_OK);
-    CHECK(strcmp(d.name, "oneplus12") == 0 && d.read_gbps == 5.0 && d.n_npu_shapes == 9);
+    CHECK(strcmp(d.name, "oneplus12") == 0 && d.read_gbps == 4.2 && d.n_npu_shapes == 9);
     static const char *const models[] = {
         "qwen3-4b-q4_0",         "qwen3-8b-q4_0",           "qwen3-14b-q4_0",
         "llama3.1-8b-q4_0",      "qwen3-4b-eagle3-q4_0",    "qwen3-8b-eagle3-q4_0",
@@ -223,7 +223,7 @@ static void test_inheritance(const char *cfg)
     int rc = load_dev_in(cfg, "dev_derived.lua", &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     CHECK(rc == SIM_PROFILE_OK);
-    CHECK(d.read_gbps == 4.2 && base.read_gbps == 5.0);
+    CHECK(d.read_gbps == 3.5 && base.read_gbps == 4.2);
     CHECK(strcmp(d.name, "dev_derived") == 0);
     sim_device same = d; /* every other field comes from the base */
     same.read_gbps = base.read_gbps;
@@ -427,18 +427,23 @@ static void test_variants(const char *cfg)
     while (sim_device_keys()[nkeys].name)
         nkeys++;
     CHECK(nkeys < SIM_VARIANT_KEYS_CAP);
-    /* the shipped OnePlus 12 declares its two standing variants */
+    /* the shipped OnePlus 12 declares its three standing variants */
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
     CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
-    CHECK(v.n == 2 && strcmp(v.v[0].name, "min1") == 0 && strcmp(v.v[1].name, "weights") == 0);
+    /* in name order */
+    CHECK(v.n == 3 && strcmp(v.v[0].name, "all") == 0 && strcmp(v.v[1].name, "const") == 0 &&
+          strcmp(v.v[2].name, "min8") == 0);
     sim_device m = d;
-    sim_device_variant_apply(&v.v[0], &m);
-    CHECK(m.verify_min_rows == 1 && d.verify_min_rows == 8 && m.npu_gflops != d.npu_gflops);
+    sim_device_variant_apply(&v.v[2], &m);
+    CHECK(m.verify_min_rows == 8 && d.verify_min_rows == 1 && m.npu_gflops != d.npu_gflops);
     CHECK(m.read_gbps == d.read_gbps && strcmp(m.name, d.name) == 0);
+    sim_device a = d;
+    sim_device_variant_apply(&v.v[0], &a);
+    CHECK(a.n_npu_shapes == 66 && a.npu_shapes[63] == 64 && a.npu_shapes[65] == 256);
     sim_device w = d;
     sim_device_variant_apply(&v.v[1], &w);
-    CHECK(w.verify_setup_us == 0 && w.verify_setup_streamed_us_per_gb > 0 &&
-          w.verify_setup_streamed_us_per_gb == w.verify_setup_resident_us_per_gb);
+    CHECK(w.verify_graph_us == 0 && w.verify_setup_us > 0 && d.verify_graph_us > 0 &&
+          d.verify_setup_us == 0);
     CHECK(w.verify_min_rows == d.verify_min_rows);
 
     CHECK(mkdtemp(dir) != NULL);

@@ -403,6 +403,52 @@ static void test_runtime_parts(void)
     sim_hw_destroy(h2);
 }
 
+/* A verification never gets cheaper with more rows (the same leaves,
+ * context, exit layer and projection), and the same cycle never gets slower
+ * with one more layer pinned (without a resident-byte set-up): random phones
+ * and runtimes, trees of 1-80 rows, pruned after an exit layer or not, every
+ * projection mode. */
+static void test_rows_monotone(void)
+{
+    uint64_t seed = 777;
+    sim_model m = q8(), e = eagle(4096, 12288);
+    for (int trial = 0; trial < 60; trial++) {
+        sim_device d = phone();
+        d.dram_budget_gb = 64;
+        d.prefetch_layers = (int32_t)(next_rand(&seed) % 3);
+        d.verify_min_rows = 1 + (int32_t)(next_rand(&seed) % 9);
+        d.verify_setup_us = (double)(next_rand(&seed) % 400000);
+        d.verify_graph_us = (double)(next_rand(&seed) % 5000);
+        d.verify_row_us = (double)(next_rand(&seed) % 2000);
+        d.verify_kv_snapshot = (int32_t)(next_rand(&seed) % 2);
+        d.kv_seq_us = (double)(next_rand(&seed) % 3000);
+        d.head_resident = (int32_t)(next_rand(&seed) % 2);
+        d.verify_overlap = (int32_t)(next_rand(&seed) % 2);
+        d.spec_prefetch_layers = (int32_t)(next_rand(&seed) % 3);
+        double x = (double)(next_rand(&seed) % 36) / 36.0;
+        sim_hw *hw = make(&d, &m, &e, x), *more = make(&d, &m, &e, x + 1.0 / 36.0);
+        int32_t exit = next_rand(&seed) % 2 ? 17 : -1;
+        eng_proj_mode proj = (eng_proj_mode)(next_rand(&seed) % 3);
+        double prev = 0.0;
+        for (int32_t rows = 1; rows <= 80; rows++) {
+            sim_verify_shape v = shape(rows, 1);
+            v.ctx_len = 300;
+            v.exit_layer = exit;
+            v.rows_after_exit = (rows * 4 + 4) / 5;
+            v.proj = proj;
+            v.proj_rows = 1;
+            double t, t_more;
+            CHECK(sim_hw_verify_direct(hw, &v, &t) == SIM_HW_OK);
+            CHECK(t >= prev - 1e-9);
+            CHECK(sim_hw_verify_direct(more, &v, &t_more) == SIM_HW_OK);
+            CHECK(t_more <= t + 1e-9);
+            prev = t;
+        }
+        sim_hw_destroy(hw);
+        sim_hw_destroy(more);
+    }
+}
+
 int main(void)
 {
     test_parts_scale();
@@ -415,5 +461,6 @@ int main(void)
     test_loader_ring();
     test_read_during_draft();
     test_runtime_parts();
+    test_rows_monotone();
     return check_done("hw/setup");
 }

@@ -8,7 +8,8 @@
  * the cycle's context -- what remains between them is the on-demand
  * projection of the accepted path, which the profile leaves out on purpose --
  * at DRAM fractions 0, 0.6 and 1, with and without a one-row set-up.  A cycle
- * priced as a tree but charged as a plain decode step (or the reverse) fails.
+ * priced as a tree but charged as a plain decode step (or the reverse) fails;
+ * a cycle that drafted nothing (a prompt's last token) is a plain decode step.
  *
  * argv[1]: the configs directory; argv[2]: the bundled traces directory.
  */
@@ -30,7 +31,12 @@ typedef struct agree {
 static void on_cycle(void *ctx, const sim_cycle_info *ci)
 {
     agree *a = ctx;
+    /* a cycle that drafted nothing and verifies one row is a plain decode
+     * step (the replay's rule): a prompt's last token leaves no room to
+     * draft, so no plan was priced; it must be charged as a decode step */
+    int decode = ci->draft_calls == 0 && ci->provisional_calls == 0 && ci->rows == 1;
     sim_verify_shape v = {.rows = ci->rows,
+                          .decode = decode,
                           .leaves = ci->leaves,
                           .ctx_len = ci->ctx_len,
                           .exit_layer = -1,
