@@ -178,3 +178,42 @@ for _, us in ipairs { 5000, 10000, 20000 } do
     { "hybrid/cpu_on_demand", "npu_on_demand", "on-demand CPU projection beats per-row NPU calls" },
   })
 end
+
+-- Why provisional drafting loses here: the tokens it keeps were drafted past
+-- the verified tip, as deep in the old tree as they are, and replace the next
+-- tree's first draft, which an EAGLE-3 draft makes from the verified context
+-- (top-1 right 94% at depth 1, 42% at 2, 19% at 3 on code).  The same
+-- comparison on in-memory traces with the code workload's knobs (depth-1 rate
+-- a, seed) and a slower fall per level r (0.452: the EAGLE-3 fit, this
+-- table's code row; 0.913: the Qwen3-0.6B fit; 1: a draft as right deep in a
+-- tree as at its root, the standalone draft EdgeLLM's premise assumes).
+do
+  local decays = { 0.452, 0.913, 1.0 }
+  local points = {}
+  for _, r in ipairs(decays) do
+    local accept = {}
+    for d = 1, 8 do accept[d] = 0.940294 * r ^ (d - 1) end
+    local tr = fs.trace.synth {
+      prompts = 16, prompt_len = 64, output_len = 128, vocab = 151936, k = 4, depth = 8,
+      nodes = 12, target_layers = 36, exit_layers = { 18 }, calibration = 0.7,
+      predictor_accuracy = 0.85, accept = accept, coverage = 0.976118, seed = 1102,
+      node_streams = true, target = "qwen3-8b-q4_0", draft = "qwen3-8b-eagle3-q4_0",
+    }
+    points[#points + 1] = { trace = tr, policy = E { provisional = false } }
+    points[#points + 1] = { trace = tr, policy = E {} }
+  end
+  local rows = fs.sweep { device = fs.device "oneplus12", target = tgt, draft = draft,
+                          dram_fraction = 0, max_new_tokens = 128, seed = 1, points = points }
+  print("")
+  print("== EdgeLLM provisional drafting against the draft's fall per level r (what-if, code knobs)")
+  print(string.format("%-6s %-13s %-22s %6s %6s %6s %12s", "r", "variant", "tok/s [95% CI]",
+                      "accept", "calls", "kept", "vs +fallback"))
+  for i, r in ipairs(rows) do
+    if r.error then error(r.error) end
+    local base = rows[i - (i - 1) % 2]
+    print(string.format("%-6.3f %-13s %6.3f [%.3f, %.3f] %6.2f %6d %6d %11.3fx",
+                        decays[(i + 1) // 2], i % 2 == 1 and "+fallback" or "+provisional",
+                        r.tokens_per_s, r.tokens_per_s_lo, r.tokens_per_s_hi, r.mean_accepted,
+                        r.provisional_calls, r.provisional_kept, r.tokens_per_s / base.tokens_per_s))
+  end
+end

@@ -7,7 +7,9 @@
  * branch sets, the alpha rule (Eq. 3), chain / forked / fallback tree shapes,
  * the batched-branch plan (rows = sum of depth + 1 over leaves), and the
  * provisional pipeline's keep / discard decisions, including that kept tokens
- * enter the next tree without draft calls.
+ * enter the next tree without draft calls (down to the 2-call boundary), where
+ * provisional drafting stops under the fallback rule, and that provisional
+ * nodes leave alpha and the pacer's M as they are without them.
  */
 #include "pol_edgellm.h"
 
@@ -255,7 +257,31 @@ static void test_provisional(void)
     CHECK_EQ_INT(o.calls, 1);
     CHECK_EQ_INT(t.nodes[1].tok, p2);
     CHECK_EQ_INT(t.nodes[2].tok, p3);
+    int32_t cn = 0;
+    const eng_cand *c = eng_tree_cands(&t, 0, &cn); /* p1's set, from call 2 */
+    CHECK_EQ_INT(cn, KC);
+    CHECK_EQ_INT(c[0].tok, p2);
+    c = eng_tree_cands(&t, 1, &cn); /* p2's, from call 3 */
+    CHECK_EQ_INT(cn, KC);
+    CHECK_EQ_INT(c[0].tok, p3);
     CHECK_EQ_INT(eng_edgellm_carried(&pol), 0); /* consumed */
+
+    /* the boundary: 2 of 4 calls ran -- p1 (the next root) with the candidate
+     * set call 2 gave it, and p2 without one (its call did not run): the next
+     * tree reuses p1's set and expands p2 and the token after it */
+    CHECK_EQ_INT(provisional_round(&pol, &o, &t, 1, 1, 2, &tip, &first), 2);
+    p1 = t.nodes[first].tok;
+    p2 = t.nodes[first + 1].tok;
+    tree_init(&t, p1);
+    o.calls = 0;
+    CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &lim), ENG_OK);
+    CHECK_EQ_INT(eng_tree_size(&t), 3);
+    CHECK_EQ_INT(o.calls, 2);
+    CHECK_EQ_INT(t.nodes[1].tok, p2);
+    CHECK_EQ_INT(t.nodes[1].parent, 0);
+    c = eng_tree_cands(&t, 0, &cn);
+    CHECK_EQ_INT(cn, KC);
+    CHECK_EQ_INT(c[0].tok, p2);
 
     /* discarded: branch not fully accepted */
     CHECK_EQ_INT(provisional_round(&pol, &o, &t, 0, 1, 4, &tip, &first), 0);
@@ -299,11 +325,85 @@ static void test_provisional(void)
     CHECK_EQ_INT(eng_edgellm_create(&p, &bad), ENG_E_ARG);
 }
 
+/* A fallback chain (alpha0 = 0.5, q1 = 0.9: 7 tokens, 0.9^7 < 0.5), its
+ * provisional drafting, and the observation of an outcome that accepted
+ * `accepted` tokens (the whole branch when 7, the bonus then the first
+ * provisional token).  Returns the provisional calls made. */
+static int32_t fallback_round(eng_policy *pol, orc *o, eng_tree *t, int32_t accepted)
+{
+    eng_draft_oracle dr = {.expand = expand, .ctx = o, .k = KC};
+    eng_build_limits lim = {MAXN, 64, 1000};
+    tree_init(t, 21);
+    CHECK_EQ_INT(pol->i->build(pol->self, t, &dr, &lim), ENG_OK);
+    int32_t verified = t->n_nodes;
+    CHECK_EQ_INT(eng_tree_size(t), 7);
+    CHECK_EQ_INT(eng_tree_depth(t), 7);
+    o->calls = 0;
+    CHECK_EQ_INT(pol->i->provisional(pol->self, t, &dr, &lim), ENG_OK);
+    int32_t calls = o->calls;
+    CHECK_EQ_INT(t->n_nodes, verified + calls);
+    eng_token g[MAXN];
+    for (int32_t v = 0; v < t->n_nodes; v++) g[v] = ENG_NO_TOKEN;
+    eng_token first = calls > 0 ? t->nodes[verified].tok : 4242;
+    eng_outcome oc = {.accepted = accepted, .last_node = accepted,
+                      .bonus = accepted == 7 ? first : 4242, .emitted = accepted + 1};
+    eng_feedback fb = {.tree = t, .g = g, .outcome = oc, .verified_nodes = verified,
+                       .provisional_calls = calls, .provisional_done = calls};
+    pol->i->observe(pol->self, &fb);
+    return calls;
+}
+
+/* Provisional drafting under the fallback rule: where it stops, that its nodes
+ * (children of the verified tip) leave alpha and the pacer's M as they are
+ * without it, and how a carried chain meets the next tree's fallback. */
+static void test_provisional_fallback(void)
+{
+    orc o = {.q = {0.9, 0.05, 0.05}};
+    eng_tree t;
+    eng_edgellm_params p = defaults();
+    p.navigation = 0;
+    p.alpha0 = 0.5;
+    for (int prov = 0; prov <= 1; prov++) {
+        p.provisional = prov;
+        /* whole branch accepted: the tip is the best-matching branch's leaf
+         * although provisional nodes hang below it, so alpha halves */
+        eng_policy pol = make(&p);
+        /* provisional drafting stops before the call whose token would take the
+         * next tree's confidence (its second token on) below alpha: 0.9^7 < 0.5
+         * after the 8th token */
+        CHECK_EQ_INT(fallback_round(&pol, &o, &t, 7), prov ? 8 : 0);
+        CHECK_NEAR(eng_edgellm_alpha(&pol), 0.25, 1e-12);
+        CHECK_NEAR(eng_edgellm_pace_m(&pol), 7.5, 1e-12); /* (8 + 7) / 2: 7 verified tokens */
+        CHECK_EQ_INT(eng_edgellm_carried(&pol), prov ? 8 : 0);
+        /* the next tree: 7 carried tokens with their sets but the last, then
+         * the fallback (alpha 0.25) grows it to 14 tokens (0.9^14 < 0.25) */
+        eng_draft_oracle dr = {.expand = expand, .ctx = &o, .k = KC};
+        eng_build_limits lim = {MAXN, 64, 1000};
+        eng_token root = t.nodes[t.n_nodes - 8].tok;
+        tree_init(&t, prov ? root : 21);
+        o.calls = 0;
+        CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &lim), ENG_OK);
+        CHECK_EQ_INT(eng_tree_size(&t), 14);
+        CHECK_EQ_INT(o.calls, prov ? 7 : 14);
+        eng_policy_destroy(&pol);
+
+        /* 3 of 7 accepted: the best-matching branch is the verified chain (7
+         * tokens, not 15 with the provisional ones): alpha = 4 / 7 */
+        pol = make(&p);
+        fallback_round(&pol, &o, &t, 3);
+        CHECK_NEAR(eng_edgellm_alpha(&pol), 4.0 / 7.0, 1e-12);
+        CHECK_NEAR(eng_edgellm_pace_m(&pol), 7.5, 1e-12);
+        CHECK_EQ_INT(eng_edgellm_carried(&pol), 0);
+        eng_policy_destroy(&pol);
+    }
+}
+
 int main(void)
 {
     test_pace();
     test_alpha();
     test_shapes();
     test_provisional();
+    test_provisional_fallback();
     return check_done("test_edgellm");
 }
