@@ -13,7 +13,7 @@ Cases:
                     `--` comment, or a comment above it in the same paragraph
                     (no blank line between).  Also checks that the lint flags an
                     uncited line.
-  workloads_regen   scripts/make_workloads.sh regenerates the 19
+  workloads_regen   scripts/make_workloads.sh regenerates the 27
                     traces/data/workload-*.h5 byte for byte (SHA-256).
   workloads_check   each workload passes `flashspec trace check` and stays small.
   workloads_stats   `flashspec trace stats`: the expected accepted length of an
