@@ -9,12 +9,11 @@ fs_packages=(gcc libc6-dev pkg-config meson ninja-build libgsl-dev libhdf5-dev
              openmpi-bin libopenmpi-dev)  # MPI sweeps; the build works without them
 # scripts/test also needs these (not the build or the demo): clang and its
 # libFuzzer runtime for scripts/fuzz, valgrind for the memcheck of the demo,
-# pandas and matplotlib for analysis/, SciPy for the derivation of the
-# per-target workload presets, PyTorch for the trace recorder, make for the
-# installed-engine example, venv and pip for the test that installs analysis/
+# pandas and matplotlib for analysis/, PyTorch for the trace recorder, make for
+# the installed-engine example, venv and pip for the test that installs analysis/
 # as a package into a fresh virtual environment (offline).
 fs_check_packages=(clang libclang-rt-14-dev valgrind make python3-pandas python3-matplotlib
-                   python3-scipy python3-venv python3-pip
+                   python3-venv python3-pip
                    python3-torch)
 
 # Installs the missing ones of the packages named (default: fs_packages).

@@ -1,49 +1,74 @@
 #!/usr/bin/env python3
 """Derives the per-target workload presets from the Qwen3-8B fit.
 
-usage: scripts/transfer_acceptance.py [--explain]
+usage: scripts/transfer_acceptance.py [-h] [--explain] [--sources FILE] [--presets FILE]
 
-Prints one `gen` line per derived preset, in the form scripts/make_workloads.sh
-holds them; with --explain, the arithmetic behind each line as a Markdown table
-(traces/data/WORKLOADS.md, "Other targets and HumanEval").
+Prints one `gen` / `gen_target` line per derived preset, in the form
+scripts/make_workloads.sh holds them; with --explain, the arithmetic behind each
+line as Markdown tables (traces/data/WORKLOADS.md, "Other targets and HumanEval").
+--sources reads the published acceptance lengths from FILE instead of
+traces/data/acceptance-sources.csv; --presets reads the fitted Qwen3-8B presets
+(the `gen code|math|dialogue strong` lines) from FILE instead of
+scripts/make_workloads.sh.
+
+Exit status: 0 done; 64 usage (the message and the usage line); 65 bad data (a
+value, row or line that cannot be used, a duplicate row, a missing row or preset,
+an acceptance the presets' form cannot reach), one line naming the file and line;
+66 an input file missing or unreadable; 73 the output cannot be written; 70
+internal error.  Nothing is printed on stdout unless all of it is.
 
 No acceptance is published for the phone (Q4_0 models, Lever's runtime), so the
-Qwen3-8B presets are fitted to Lever's Table 5.  Other targets are transferred
-through that fit: what moves is the acceptance length tau that public reports
-give for each target's EAGLE-3 draft, taken as a ratio to Qwen3-8B's figure from
-the same source (traces/data/acceptance-sources.csv), so that what the fit learnt
-about the phone (quantisation, thinking-mode prose, the runtime) carries over.
+Qwen3-8B presets are fitted to Lever's Table 5: p_d = min(0.99, a r^(d-1)), a
+depth-1 rate a per workload, one decay r per draft (configs/calibration/
+oneplus12.lua).  Other targets and HumanEval are transferred through that fit:
 
-The arithmetic, per (target T, workload w):
-  1. tau8(p) = 1 + sum_{j=1..8} prod_{d<=j} p_d: the tokens a top-1 chain of eight
-     yields per cycle when depth d's draft token is right with probability p_d
-     (given its parent was).
-  2. The target's phone tau is tau8(p of Qwen3-8B, w) x tau_src(T, b) / tau_src(Qwen3-8B, b),
-     b the benchmark of w (MBPP -> HumanEval, the source's code benchmark;
-     GSM8K; MT-Bench).  The Llama-3.1-8B ratio crosses sources (the EAGLE-3 paper
-     over AngelSlim's Qwen3-8B row; no one source reports both).
-  3. HumanEval for Qwen3-8B (not in Table 5): the AngelSlim HumanEval row over its
-     GSM8K and MT-Bench rows, each applied to the fitted math and dialogue presets;
-     the geometric mean of the two, moved from the code (MBPP) preset.
-  4. The per-depth rates that give that tau: the source preset's rates with one
-     common shift delta of their log-odds, logit p'_d = logit p_d + delta (solved
-     with scipy's Brent root finder).  One number per benchmark cannot say which
-     depths change, so the shift moves every depth's odds by the same factor.
-  5. Coverage follows the presets' rule: a' + 0.6 (1 - a'), a' the new depth-1 rate.
+  1. Accepted draft tokens per cycle: a top-1 chain of eight accepts
+     A8(p) = sum_{j=1..8} prod_{d<=j} p_d; a published acceptance length tau
+     counts the bonus token too, so its accepted draft tokens are tau - 1.
+  2. Ratio: rho = (tau_T - 1) / (tau_Qwen3-8B - 1) on the benchmark matching the
+     workload (MBPP -> HumanEval, the sources' code benchmark; GSM8K; MT-Bench),
+     both at T = 0 with tree drafting, from one source where one holds both; the
+     derived preset accepts rho x A8 of the Qwen3-8B preset.
+  3. The depth profile: a new target brings a new draft, and the fit gives each
+     draft its own decay, each workload its own depth-1 rate; so the derived
+     preset keeps the workload's depth-1 rate a and solves the decay r' in
+     [0.3, 1.2] (the calibration's bounds).  Where no r' in that range reaches
+     the wanted length, r' stays at the bound and a moves (within 0.01..0.99).
+     HumanEval on Qwen3-8B is a new workload of the same draft: it keeps the
+     draft's decay r and solves a (AngelSlim's HumanEval figure over its GSM8K
+     and MT-Bench figures, applied to the math and dialogue presets; the
+     geometric mean of the two lengths).
+  4. The bracket: a ratio that crosses sources gets a low and a high preset.
+     The low end is the target's chain measurement over Qwen3-8B's tree
+     measurement at the chain's temperature (a chain over a tree understates the
+     ratio); the high end mirrors it about the central ratio in log
+     (rho_hi = rho^2 / rho_lo).  They print as workloads W-lo and W-hi.
+  5. Coverage follows the presets' rule: a' + 0.6 (1 - a').
+Every root is found by bisection (each accepted length is monotone in a and in r).
 """
 from __future__ import annotations
 
+import argparse
 import csv
+import io
 import math
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-from scipy.optimize import brentq
-
 HOME = Path(__file__).resolve().parent.parent
+SOURCES = HOME / "traces" / "data" / "acceptance-sources.csv"
+PRESETS = HOME / "scripts" / "make_workloads.sh"
+PROG = "transfer_acceptance"
+
 DEPTH = 8
+CAP = 0.99                      # no rate above (configs/calibration/oneplus12.lua)
+DECAY_MIN, DECAY_MAX = 0.3, 1.2  # the calibration's bounds of a decay
+RATE_MIN, RATE_MAX = 0.01, 0.99  # the calibration's bounds of a depth-1 rate
 COVERAGE_SHARE = 0.6
+FORM_TOL = 2e-5                 # a preset's rates against a r^(d-1) (6 digits each)
+BASE = "qwen3-8b"
 
 # Target shape per target profile (configs/models/*.lua: layers, vocabulary; the
 # early-exit predictor at the middle layer, as the Qwen3-8B presets).
@@ -55,93 +80,397 @@ TARGETS = {
 # workload -> (source benchmark, seed offset); HumanEval is the fourth workload
 WORKLOADS = {"code": ("HumanEval", 102), "math": ("GSM8K", 201),
              "dialogue": ("MT-Bench", 301), "humaneval": ("HumanEval", 401)}
+FITTED = ("code", "math", "dialogue")
 HUMANEVAL_8B_SEED = 1401
+# HumanEval on Qwen3-8B: AngelSlim's HumanEval figure over these, applied to these presets
+HUMANEVAL_ANCHORS = {"math": "GSM8K", "dialogue": "MT-Bench"}
 
 
-def tau8(p: list[float]) -> float:
-    e, q = 1.0, 1.0
+class Bad(Exception):
+    """Bad input: message (naming the file and place) and exit status."""
+
+    def __init__(self, msg: str, code: int = 65):
+        super().__init__(msg)
+        self.code = code
+
+
+# --- the presets' form ----------------------------------------------------------------
+
+def rates(a: float, r: float) -> list[float]:
+    """p_d = min(0.99, a r^(d-1)), d = 1..8 (the calibration's `workload`)."""
+    out, x = [], a
+    for _ in range(DEPTH):
+        x = min(CAP, x)
+        out.append(x)
+        x *= r
+    return out
+
+
+def accepted(p: list[float]) -> float:
+    """A8: draft tokens a top-1 chain of eight accepts per cycle (tau8 - 1)."""
+    e, q = 0.0, 1.0
     for x in p[:DEPTH]:
         q *= x
         e += q
     return e
 
 
-def shift(p: list[float], delta: float) -> list[float]:
-    return [1.0 / (1.0 + math.exp(-(math.log(x / (1.0 - x)) + delta))) for x in p]
+def bisect(f, lo: float, hi: float) -> float:
+    """The root of f, nondecreasing on [lo, hi] with f(lo) <= 0 <= f(hi)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-13:
+            break
+    return 0.5 * (lo + hi)
 
 
-def solve(p: list[float], want: float) -> tuple[list[float], float]:
-    if not 1.0 < want < 1.0 + DEPTH:
-        raise SystemExit(f"transfer_acceptance: tau {want:.4f} outside (1, {1 + DEPTH})")
-    delta = brentq(lambda d: tau8(shift(p, d)) - want, -30.0, 30.0, xtol=1e-12)
-    # the presets carry 6 digits, as the fitted ones
-    return [round(x, 6) for x in shift(p, delta)], delta
+@dataclass
+class Solved:
+    a: float
+    r: float
+    moved: str  # "r", "a", "r then a", "a then r"
+
+    @property
+    def p(self) -> list[float]:
+        # the presets carry 6 digits, as the fitted ones
+        return [round(x, 6) for x in rates(self.a, self.r)]
 
 
-def fitted_8b() -> dict[str, list[float]]:
-    text = (HOME / "scripts" / "make_workloads.sh").read_text()
-    out = {m.group(1): [float(x) for x in m.group(2).split(",")]
-           for m in re.finditer(r"^gen (code|math|dialogue) +strong +([0-9.,]+) ", text, re.M)}
-    if len(out) != 3:
-        raise SystemExit("transfer_acceptance: the fitted Qwen3-8B strong presets are not "
-                         "in scripts/make_workloads.sh")
+def solve_decay(a: float, want: float) -> Solved:
+    """A new draft: keep the depth-1 rate a, solve the decay r' for A8 = want;
+    at a bound of r', move a."""
+    g = lambda r: accepted(rates(a, r)) - want  # noqa: E731
+    if g(DECAY_MIN) <= 0 <= g(DECAY_MAX):
+        return Solved(a, bisect(g, DECAY_MIN, DECAY_MAX), "r")
+    r = DECAY_MIN if g(DECAY_MIN) > 0 else DECAY_MAX
+    h = lambda x: accepted(rates(x, r)) - want  # noqa: E731
+    if not h(RATE_MIN) <= 0 <= h(RATE_MAX):
+        raise Bad(f"wants {want:.4f} accepted draft tokens a cycle, out of the presets' "
+                  f"reach (depth-1 rate {RATE_MIN}..{RATE_MAX}, decay {DECAY_MIN}..{DECAY_MAX})")
+    return Solved(bisect(h, RATE_MIN, RATE_MAX), r, "r then a")
+
+
+def solve_rate(r: float, want: float) -> Solved:
+    """A new workload of the same draft: keep the decay r, solve the depth-1 rate;
+    at a bound of the rate, move r."""
+    g = lambda a: accepted(rates(a, r)) - want  # noqa: E731
+    if g(RATE_MIN) <= 0 <= g(RATE_MAX):
+        return Solved(bisect(g, RATE_MIN, RATE_MAX), r, "a")
+    a = RATE_MIN if g(RATE_MIN) > 0 else RATE_MAX
+    h = lambda x: accepted(rates(a, x)) - want  # noqa: E731
+    if not h(DECAY_MIN) <= 0 <= h(DECAY_MAX):
+        raise Bad(f"wants {want:.4f} accepted draft tokens a cycle, out of the presets' "
+                  f"reach (depth-1 rate {RATE_MIN}..{RATE_MAX}, decay {DECAY_MIN}..{DECAY_MAX})")
+    return Solved(a, bisect(h, DECAY_MIN, DECAY_MAX), "a then r")
+
+
+def form_of(p: list[float]) -> tuple[float, float]:
+    """(a, r) of a preset in the form: a = p_1, r = p_2 / p_1."""
+    return p[0], p[1] / p[0]
+
+
+# --- inputs ---------------------------------------------------------------------------
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise Bad(f"{path}: no such file", 66)
+    except IsADirectoryError:
+        raise Bad(f"{path}: is a directory", 66)
+    except OSError as e:
+        raise Bad(f"{path}: cannot read: {e.strerror}", 66)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise Bad(f"{path}:{line}: not UTF-8 text")
+
+
+def number(path: Path, line: int, what: str, text: str) -> float:
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        raise Bad(f"{path}:{line}: {what} {text!r} is not a number")
+    if not math.isfinite(x):
+        raise Bad(f"{path}:{line}: {what} {text!r} is not a finite number")
+    return x
+
+
+PRESET_LINE = re.compile(r"^gen +(code|math|dialogue) +strong +(\S+)")
+
+
+def fitted_8b(path: Path) -> dict[str, list[float]]:
+    """The fitted Qwen3-8B strong presets (`gen W strong ACCEPT ...` lines)."""
+    out: dict[str, list[float]] = {}
+    where: dict[str, int] = {}
+    for no, line in enumerate(read_text(path).split("\n"), 1):
+        m = PRESET_LINE.match(line)
+        if not m:
+            continue
+        w = m.group(1)
+        if w in out:
+            raise Bad(f"{path}:{no}: a second `gen {w} strong` line (the first: line "
+                      f"{where[w]})")
+        fields = m.group(2).split(",")
+        if len(fields) != DEPTH:
+            raise Bad(f"{path}:{no}: the {w} strong preset has {len(fields)} depths, "
+                      f"expected {DEPTH}")
+        p = [number(path, no, f"depth-{d} rate", x) for d, x in enumerate(fields, 1)]
+        for d, x in enumerate(p, 1):
+            if not 0 < x <= CAP:
+                raise Bad(f"{path}:{no}: the {w} strong preset's depth-{d} rate {x:g} is "
+                          f"outside (0, {CAP}]")
+        a, r = form_of(p)
+        if not DECAY_MIN <= r <= DECAY_MAX:
+            raise Bad(f"{path}:{no}: the {w} strong preset's decay {r:.6f} is outside "
+                      f"{DECAY_MIN}..{DECAY_MAX}")
+        worst = max(abs(x - y) for x, y in zip(p, rates(a, r)))
+        if worst > FORM_TOL:
+            raise Bad(f"{path}:{no}: the {w} strong preset is not of the form "
+                      f"min({CAP}, a r^(d-1)) (off by {worst:.2g})")
+        out[w], where[w] = p, no
+    for w in FITTED:
+        if w not in out:
+            raise Bad(f"{path}: no `gen {w} strong` line (the fitted Qwen3-8B preset)")
     return out
 
 
-def sources() -> dict[tuple[str, str], float]:
-    with open(HOME / "traces" / "data" / "acceptance-sources.csv", newline="") as f:
-        return {(r["target"], r["benchmark"]): float(r["tau"]) for r in csv.DictReader(f)}
+@dataclass(frozen=True)
+class Row:
+    source: str
+    tau: float
+    line: int
 
 
-def derive() -> list[dict]:
-    base, src = fitted_8b(), sources()
-    rows = []
-    # HumanEval on Qwen3-8B: from the math and dialogue fits, moved from the code preset
-    anchors = {"math": "GSM8K", "dialogue": "MT-Bench"}
-    logs = [math.log(tau8(base[w]) * src[("qwen3-8b", "HumanEval")] / src[("qwen3-8b", b)])
-            for w, b in anchors.items()]
+REQUIRED = ("source", "target", "benchmark", "tau", "temperature", "drafting")
+
+
+def drafting_kind(path: Path, line: int, text: str) -> str:
+    t = text.lower()
+    if re.search(r"\btree\b", t):
+        return "tree"
+    if re.search(r"\bchain\b", t):
+        return "chain"
+    raise Bad(f"{path}:{line}: drafting {text!r} names neither a tree nor a chain")
+
+
+def sources(path: Path) -> dict[tuple[str, str, float, str], Row]:
+    """(target, benchmark, temperature, tree|chain) -> row; one row per key."""
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""), strict=True)
+    try:
+        header = reader.fieldnames
+        if not header:
+            raise Bad(f"{path}: empty (expected a header: {','.join(REQUIRED)},...)")
+        for col in REQUIRED:
+            if col not in header:
+                raise Bad(f"{path}:1: no column {col!r}")
+        if len(set(header)) != len(header):
+            raise Bad(f"{path}:1: a column named twice")
+        out: dict[tuple[str, str, float, str], Row] = {}
+        for rec in reader:
+            no = reader.line_num
+            if None in rec or any(rec.get(c) is None for c in header):
+                raise Bad(f"{path}:{no}: {len(header)} fields expected")
+            for col in ("source", "target", "benchmark"):
+                if not rec[col].strip():
+                    raise Bad(f"{path}:{no}: empty {col}")
+            tau = number(path, no, "tau", rec["tau"])
+            if not tau > 1:
+                raise Bad(f"{path}:{no}: tau {tau:g} is not above 1 (an acceptance length "
+                          f"counts the bonus token)")
+            temp = number(path, no, "temperature", rec["temperature"])
+            if temp < 0:
+                raise Bad(f"{path}:{no}: temperature {temp:g} is negative")
+            key = (rec["target"].strip(), rec["benchmark"].strip(), temp,
+                   drafting_kind(path, no, rec["drafting"]))
+            if key in out:
+                raise Bad(f"{path}:{no}: duplicate of line {out[key].line} ({key[0]}, "
+                          f"{key[1]}, T = {key[2]:g}, {key[3]} drafting)")
+            out[key] = Row(rec["source"].strip(), tau, no)
+    except csv.Error as e:
+        raise Bad(f"{path}:{reader.line_num}: {e}")
+    return out
+
+
+# --- the ratios -----------------------------------------------------------------------
+
+@dataclass
+class Ratio:
+    central: float
+    cross: bool          # numerator and denominator from different sources
+    line: int            # the target's row (central)
+    lo: float | None = None
+    hi: float | None = None
+    lo_line: int = 0     # the target's chain row (the bracket)
+    how: str = ""
+
+
+def row(src: dict, path: Path, target: str, bench: str, temp: float, kind: str) -> Row:
+    r = src.get((target, bench, temp, kind))
+    if r is None:
+        raise Bad(f"{path}: no row for {target} {bench} at temperature {temp:g} with "
+                  f"{kind} drafting")
+    return r
+
+
+def ratio(src: dict, path: Path, target: str, bench: str) -> Ratio:
+    num = row(src, path, target, bench, 0.0, "tree")
+    den = row(src, path, BASE, bench, 0.0, "tree")
+    rho = (num.tau - 1) / (den.tau - 1)
+    if num.source == den.source:
+        return Ratio(rho, False, num.line, how=f"{num.source}")
+    # crossing sources: bracket with the target's chain measurement over Qwen3-8B's
+    # tree measurement at the same temperature (lines of the file)
+    chains = sorted((k[2], v) for k, v in src.items()
+                    if k[0] == target and k[1] == bench and k[3] == "chain")
+    for temp, c in chains:
+        d = src.get((BASE, bench, temp, "tree"))
+        if d is not None:
+            m = (c.tau - 1) / (d.tau - 1)
+            lo, hi = sorted((m, rho * rho / m))
+            return Ratio(rho, True, num.line, lo, hi, c.line,
+                         f"{num.source} over {den.source}; bracket: {c.source} (chain) "
+                         f"over {d.source} (tree) at T = {temp:g}")
+    raise Bad(f"{path}: {target} {bench}: the ratio crosses sources ({num.source} over "
+              f"{den.source}) and no {target} chain row with a {BASE} tree row at its "
+              f"temperature bounds it")
+
+
+# --- the derivation -------------------------------------------------------------------
+
+@dataclass
+class Derived:
+    target: str
+    workload: str        # code, ..., or code-lo / code-hi
+    source: str          # the Qwen3-8B preset it moves
+    ratio: float
+    want: float          # accepted draft tokens per cycle
+    solved: Solved
+    seed: int
+    how: str = ""
+
+    @property
+    def p(self) -> list[float]:
+        return self.solved.p
+
+
+def derive(sources_path: Path = SOURCES, presets_path: Path = PRESETS) -> list[Derived]:
+    base = fitted_8b(presets_path)
+    src = sources(sources_path)
+    out: list[Derived] = []
+
+    def at(line: int, what: str, f, *args):
+        try:
+            return f(*args)
+        except Bad as e:
+            raise Bad(f"{sources_path}:{line}: {what}: {e}") from None
+
+    # HumanEval on Qwen3-8B: from the math and dialogue fits, a new workload of the
+    # draft the code preset's decay belongs to
+    he = row(src, sources_path, BASE, "HumanEval", 0.0, "tree")
+    logs = []
+    for w, b in HUMANEVAL_ANCHORS.items():
+        other = row(src, sources_path, BASE, b, 0.0, "tree")
+        if other.source != he.source:
+            raise Bad(f"{sources_path}:{other.line}: {BASE} {b} is from {other.source}, "
+                      f"its HumanEval row (line {he.line}) from {he.source}")
+        logs.append(math.log(accepted(base[w]) * (he.tau - 1) / (other.tau - 1)))
     want = math.exp(sum(logs) / len(logs))
-    p, delta = solve(base["code"], want)
-    base_all = dict(base, humaneval=p)
-    rows.append({"target": "qwen3-8b", "workload": "humaneval", "from": "code",
-                 "ratio": want / tau8(base["code"]), "tau": want, "delta": delta, "p": p,
-                 "seed": HUMANEVAL_8B_SEED})
+    s = at(he.line, "qwen3-8b humaneval", solve_rate, form_of(base["code"])[1], want)
+    out.append(Derived(BASE, "humaneval", "code", want / accepted(base["code"]), want, s,
+                       HUMANEVAL_8B_SEED, he.source))
+    base_all = dict(base, humaneval=s.p)
+
+    brackets: list[Derived] = []
     for t, shape in TARGETS.items():
         for w, (bench, off) in WORKLOADS.items():
-            ratio = src[(t, bench)] / src[("qwen3-8b", bench)]
-            want = tau8(base_all[w]) * ratio
-            p, delta = solve(base_all[w], want)
-            rows.append({"target": t, "workload": w, "from": w, "ratio": ratio, "tau": want,
-                         "delta": delta, "p": p, "seed": shape["seed"] + off})
-    return rows
+            rho = ratio(src, sources_path, t, bench)
+            a = form_of(base_all[w])[0]
+            seed = shape["seed"] + off
+            want = accepted(base_all[w]) * rho.central
+            out.append(Derived(t, w, w, rho.central, want,
+                               at(rho.line, f"{t} {w}", solve_decay, a, want), seed,
+                               rho.how))
+            if rho.cross:
+                for end, x in (("lo", rho.lo), ("hi", rho.hi)):
+                    line = rho.lo_line if end == "lo" else rho.line
+                    want = accepted(base_all[w]) * x
+                    brackets.append(Derived(t, f"{w}-{end}", w, x, want,
+                                            at(line, f"{t} {w}-{end}", solve_decay, a,
+                                               want),
+                                            seed, rho.how))
+    return out + brackets
 
 
-def gen_line(r: dict) -> str:
-    cov = round(r["p"][0] + COVERAGE_SHARE * (1.0 - r["p"][0]), 6)
-    acc = ",".join(f"{x:.6f}" for x in r["p"])
-    if r["target"] == "qwen3-8b":
-        return f"gen {r['workload']} strong {acc} {cov:.6f} {r['seed']} qwen3-8b-eagle3-q4_0"
-    s = TARGETS[r["target"]]
-    return (f"gen_target {r['target']} {s['layers']} {s['exit']} {s['vocab']} {r['workload']} "
-            f"{acc} {cov:.6f} {r['seed']}")
+def gen_line(d: Derived) -> str:
+    a = d.p[0]
+    cov = round(a + COVERAGE_SHARE * (1.0 - a), 6)
+    acc = ",".join(f"{x:.6f}" for x in d.p)
+    if d.target == BASE:
+        return f"gen {d.workload} strong {acc} {cov:.6f} {d.seed} {BASE}-eagle3-q4_0"
+    s = TARGETS[d.target]
+    return (f"gen_target {d.target} {s['layers']} {s['exit']} {s['vocab']} {d.workload} "
+            f"{acc} {cov:.6f} {d.seed}")
 
 
-def main() -> None:
-    rows = derive()
-    if sys.argv[1:] == ["--explain"]:
-        print("| target | workload | from the Qwen3-8B preset | tau ratio | phone tau (8-chain) "
-              "| log-odds shift | depth 1..3 |")
-        print("|---|---|---|---|---|---|---|")
-        for r in rows:
-            print(f"| {r['target']} | {r['workload']} | {r['from']} | {r['ratio']:.3f} | "
-                  f"{r['tau']:.3f} | {r['delta']:+.3f} | "
-                  + " ".join(f"{x:.3f}" for x in r["p"][:3]) + " |")
-    elif sys.argv[1:]:
-        raise SystemExit(__doc__.split("\n\n")[1])
-    else:
-        for r in rows:
-            print(gen_line(r))
+def explain(rows: list[Derived]) -> str:
+    out = ["| target | workload | from the Qwen3-8B preset | ratio of accepted draft "
+           "tokens | phone tau (8-chain) | depth-1 rate a | decay r | moved | depth 1..3 |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for d in rows:
+        p = d.p
+        out.append(f"| {d.target} | {d.workload} | {d.source} | {d.ratio:.3f} | "
+                   f"{1 + accepted(p):.3f} | {d.solved.a:.3f} | {d.solved.r:.3f} | "
+                   f"{d.solved.moved} | " + " ".join(f"{x:.3f}" for x in p[:3]) + " |")
+    return "\n".join(out) + "\n"
+
+
+class ArgParser(argparse.ArgumentParser):
+    """argparse, with a usage error as exit status 64 (its own exits with 2)."""
+
+    def error(self, message: str):
+        raise Bad(f"{message}\n{' '.join(self.format_usage().split())}", 64)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = ArgParser(prog="scripts/transfer_acceptance.py", allow_abbrev=False,
+                   description="Derives the per-target workload presets from the Qwen3-8B "
+                               "fit (traces/data/WORKLOADS.md).")
+    ap.add_argument("--explain", action="store_true",
+                    help="print the arithmetic as Markdown tables instead of the lines")
+    ap.add_argument("--sources", type=Path, default=SOURCES, metavar="FILE",
+                    help="published acceptance lengths (default "
+                         "traces/data/acceptance-sources.csv)")
+    ap.add_argument("--presets", type=Path, default=PRESETS, metavar="FILE",
+                    help="the fitted Qwen3-8B presets, `gen W strong` lines (default "
+                         "scripts/make_workloads.sh)")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = parse_args(argv)
+        rows = derive(args.sources, args.presets)
+        text = explain(rows) if args.explain else "".join(gen_line(d) + "\n" for d in rows)
+    except Bad as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return e.code
+    except Exception as e:  # noqa: BLE001 -- one line, never a traceback
+        print(f"{PROG}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 70
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        print(f"{PROG}: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return 73
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

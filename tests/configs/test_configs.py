@@ -13,7 +13,7 @@ Cases:
                     `--` comment, or a comment above it in the same paragraph
                     (no blank line between).  Also checks that the lint flags an
                     uncited line.
-  workloads_regen   scripts/make_workloads.sh regenerates the 19
+  workloads_regen   scripts/make_workloads.sh regenerates the 27
                     traces/data/workload-*.h5 byte for byte (SHA-256).
   workloads_check   each workload passes `flashspec trace check` and stays small.
   workloads_stats   `flashspec trace stats`: the expected accepted length of an
@@ -22,8 +22,20 @@ Cases:
                     depth matches the preset's knob.
   workloads_transfer
                     scripts/transfer_acceptance.py derives the 13 HumanEval and
-                    other-target lines make_workloads.sh holds, and each keeps its
-                    source's acceptance-length ratio to Qwen3-8B.
+                    other-target lines and the 8 Llama-3.1-8B bracket lines
+                    make_workloads.sh holds; each accepts its source's ratio of
+                    accepted draft tokens (tau - 1) times the Qwen3-8B preset's,
+                    keeps the presets' form a r^(d-1) (the workload's depth-1
+                    rate kept, or the draft's decay for HumanEval on Qwen3-8B),
+                    and each bracket orders lo < central < hi.
+  transfer_rule     unit checks of the transfer rule (the form, the root finder
+                    at its bounds, the fall-backs, like-for-like ratios, the
+                    bracket) on the script's functions and on altered inputs.
+  transfer_inputs   a hostile-input corpus (altered copies of the sources CSV and
+                    of make_workloads.sh through --sources / --presets, bad
+                    arguments, an unwritable output): each ends in one line
+                    naming the file and line, with its exit status (64, 65, 66,
+                    73), no traceback and no output.
   calibration_reproduces
                     `flashspec calibrate configs/calibration/oneplus12.lua` fits
                     the values the shipped OnePlus 12 profile and the workload
@@ -34,7 +46,10 @@ Exit 0 on success, 1 with a message on failure.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import math
 import os
 import re
 import subprocess
@@ -48,6 +63,9 @@ HOME = Path(os.environ.get("FLASHSPEC_HOME", ".")).resolve()
 TASKS = ("code", "math", "dialogue")
 DRAFTS = ("strong", "weak")
 OTHER_TARGETS = ("llama3.1-8b", "qwen3-4b", "qwen3-14b")
+# the targets whose ratio to Qwen3-8B crosses sources: a low and a high preset each
+BRACKETED = ("llama3.1-8b",)
+ENDS = ("lo", "hi")
 
 
 # The presets and their per-depth --accept knobs, read from scripts/make_workloads.sh:
@@ -58,7 +76,7 @@ def _knobs() -> dict[tuple[str, str, str | None], list[float]]:
     out: dict[tuple[str, str, str | None], list[float]] = {
         (m.group(1), m.group(2), None): [float(x) for x in m.group(3).split(",")]
         for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.,]+) ", text, re.M)}
-    for m in re.finditer(r"^gen_target ([\w.-]+) \d+ \d+ \d+ (\w+) ([0-9.,]+) ", text, re.M):
+    for m in re.finditer(r"^gen_target ([\w.-]+) \d+ \d+ \d+ ([\w-]+) ([0-9.,]+) ", text, re.M):
         out[(m.group(2), "strong", m.group(1))] = [float(x) for x in m.group(3).split(",")]
     return out
 
@@ -210,9 +228,12 @@ def workload(task: str, draft: str, target: str | None = None) -> Path:
 
 
 def presets() -> list[tuple[str, str, str | None]]:
-    """Every preset make_workloads.sh writes: 6 fitted, HumanEval, 12 transferred."""
+    """Every preset make_workloads.sh writes: 6 fitted, HumanEval, 12 transferred,
+    8 bracket ends (task W-lo / W-hi)."""
     want = [(t, d, None) for t in TASKS for d in DRAFTS] + [("humaneval", "strong", None)]
     want += [(t, "strong", g) for g in OTHER_TARGETS for t in TASKS + ("humaneval",)]
+    want += [(f"{t}-{e}", "strong", g) for g in BRACKETED for t in TASKS + ("humaneval",)
+             for e in ENDS]
     return want
 
 
@@ -314,36 +335,371 @@ def case_workloads_stats() -> None:
             if (mean[(t, "strong", g)] > q8) != above:
                 fail(f"{t}: {g} {mean[(t, 'strong', g)]:.3f} vs qwen3-8b {q8:.3f}: the "
                      f"transfer reversed the source's order")
+        # the bracket's traces keep their order: lo < central < hi
+        for g in BRACKETED:
+            lo, c, hi = (mean[(f"{t}{e}", "strong", g)] for e in ("-lo", "", "-hi"))
+            if not lo < c < hi:
+                fail(f"{t}-{g}: chain accepted lo {lo:.3f}, central {c:.3f}, hi {hi:.3f} "
+                     f"out of order")
     print("workloads_stats: ok")
+
+
+SCRIPT = HOME / "scripts" / "transfer_acceptance.py"
+BENCH = {"code": "HumanEval", "math": "GSM8K", "dialogue": "MT-Bench", "humaneval": "HumanEval"}
+
+
+def transfer(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    return subprocess.run(["/usr/bin/python3", str(SCRIPT), *args], stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def source_taus() -> dict[tuple[str, str, str, str], float]:
+    """(target, benchmark, temperature, drafting) -> tau, read here on its own."""
+    import csv
+    with open(HOME / "traces" / "data" / "acceptance-sources.csv", newline="") as f:
+        return {(r["target"], r["benchmark"], r["temperature"], r["drafting"]): float(r["tau"])
+                for r in csv.DictReader(f)}
+
+
+def check_form(name: str, p: list[float]) -> tuple[float, float]:
+    """p_d = min(0.99, a r^(d-1)) to the 6 digits the presets carry: (a, r)."""
+    a, r = p[0], p[1] / p[0]
+    x = a
+    for d, got in enumerate(p, 1):
+        x = min(0.99, x)
+        if abs(got - x) > 2e-5:
+            fail(f"{name}: depth {d} rate {got} is not a r^(d-1) = {x:.6f} (a {a}, r {r:.6f})")
+        x *= r
+    return a, r
 
 
 def case_workloads_transfer() -> None:
     """scripts/transfer_acceptance.py derives exactly the lines make_workloads.sh
-    holds, and each derived preset's 8-chain acceptance length is its source's
-    ratio times the Qwen3-8B preset's (to the 6 digits the presets carry)."""
-    p = subprocess.run(["/usr/bin/python3", str(HOME / "scripts" / "transfer_acceptance.py")],
-                       capture_output=True, text=True, timeout=60)
+    holds; each derived preset accepts its source's ratio of accepted draft tokens
+    times the Qwen3-8B preset's (to the 6 digits the presets carry), in the
+    presets' form, keeping the workload's depth-1 rate (other targets) or the
+    draft's decay (HumanEval on Qwen3-8B); each bracket is ordered and symmetric."""
+    p = transfer()
     if p.returncode != 0:
         fail(f"transfer_acceptance.py: exit {p.returncode}: {p.stderr.strip()}")
     lines = p.stdout.splitlines()
     text = (HOME / "scripts" / "make_workloads.sh").read_text().splitlines()
-    missing = [x for x in lines if x not in text]
-    if len(lines) != 13 or missing:
-        fail(f"make_workloads.sh does not hold the derived lines ({len(lines)} derived; "
-             f"missing {missing[:2]})")
-    import csv
-    with open(HOME / "traces" / "data" / "acceptance-sources.csv", newline="") as f:
-        src = {(r["target"], r["benchmark"]): float(r["tau"]) for r in csv.DictReader(f)}
-    bench = {"code": "HumanEval", "math": "GSM8K", "dialogue": "MT-Bench",
-             "humaneval": "HumanEval"}
+    held = [x for x in text if x.startswith("gen_target ") or x.startswith("gen humaneval ")]
+    if len(lines) != 21 or sorted(lines) != sorted(held):
+        fail(f"make_workloads.sh does not hold exactly the derived lines ({len(lines)} "
+             f"derived, {len(held)} held; missing {[x for x in lines if x not in text][:2]})")
+    tau = source_taus()
+    tree0 = lambda g, b: tau[(g, b, "0", "EAGLE-3 tree")] - 1  # noqa: E731
+    base = {t: ACCEPT[(t, "strong", None)] for t in TASKS + ("humaneval",)}
+    # HumanEval on Qwen3-8B: the geometric mean of AngelSlim's HumanEval over GSM8K on
+    # the math preset and over MT-Bench on the dialogue preset; the code preset's decay
+    want = math.sqrt(chain_accepted(base["math"]) * tree0("qwen3-8b", "HumanEval")
+                     / tree0("qwen3-8b", "GSM8K") * chain_accepted(base["dialogue"])
+                     * tree0("qwen3-8b", "HumanEval") / tree0("qwen3-8b", "MT-Bench"))
+    got = chain_accepted(base["humaneval"])
+    if abs(got - want) > 1e-4 * want:
+        fail(f"humaneval-strong: accepts {got:.5f}, the sources give {want:.5f}")
+    _, r_he = check_form("humaneval-strong", base["humaneval"])
+    _, r_code = check_form("code-strong", base["code"])
+    if abs(r_he - r_code) > 1e-4:
+        fail(f"humaneval-strong: decay {r_he:.6f}, not the draft's {r_code:.6f}")
     for t in TASKS + ("humaneval",):
-        base = 1 + chain_accepted(ACCEPT[(t, "strong", None)])
+        b = BENCH[t]
         for g in OTHER_TARGETS:
-            got = 1 + chain_accepted(ACCEPT[(t, "strong", g)])
-            want = base * src[(g, bench[t])] / src[("qwen3-8b", bench[t])]
-            if abs(got - want) > 1e-4 * want:
-                fail(f"{t}-{g}: tau {got:.5f}, the source ratio gives {want:.5f}")
-    print("workloads_transfer: ok (13 derived presets)")
+            rho = tree0(g, b) / tree0("qwen3-8b", b)
+            ends = {"": rho}
+            if g in BRACKETED:
+                lo = ((tau[(g, b, "1", "EAGLE-3 chain of 7")] - 1)
+                      / (tau[("qwen3-8b", b, "1", "EAGLE-3 tree")] - 1))
+                ends.update({"-lo": lo, "-hi": rho * rho / lo})
+            acc = {}
+            for e, x in ends.items():
+                name = f"{t}{e}-strong-{g}"
+                p = ACCEPT[(t + e, "strong", g)]
+                acc[e] = chain_accepted(p)
+                want = chain_accepted(base[t]) * x
+                if abs(acc[e] - want) > 1e-4 * want:
+                    fail(f"{name}: accepts {acc[e]:.5f}, the ratio {x:.4f} gives {want:.5f}")
+                a, r = check_form(name, p)
+                # the workload's depth-1 rate kept; moved only with the decay at a bound
+                if abs(a - base[t][0]) > 1e-6 and not (abs(r - 0.3) < 1e-4
+                                                       or abs(r - 1.2) < 1e-4):
+                    fail(f"{name}: depth-1 rate {a} moved from {base[t][0]} with the decay "
+                         f"{r:.4f} inside 0.3..1.2")
+                if abs(a - base[t][0]) <= 1e-6 and not 0.3 - 1e-4 <= r <= 1.2 + 1e-4:
+                    fail(f"{name}: decay {r:.4f} outside 0.3..1.2")
+            if g in BRACKETED and not acc["-lo"] < acc[""] < acc["-hi"]:
+                fail(f"{t}-{g}: bracket lo {acc['-lo']:.4f} central {acc['']:.4f} "
+                     f"hi {acc['-hi']:.4f} out of order")
+    print("workloads_transfer: ok (13 derived presets, 8 bracket ends)")
+
+
+def _module():
+    """scripts/transfer_acceptance.py as a module (its functions, its real code)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("transfer_acceptance", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _expect(cond: bool, what: str) -> None:
+    if not cond:
+        fail(what)
+
+
+def case_transfer_rule() -> None:
+    m = _module()
+    near = lambda x, y, tol=1e-9: abs(x - y) <= tol  # noqa: E731
+    # the form: a r^(d-1), capped at 0.99 from the first depth that reaches it
+    _expect(m.rates(0.5, 0.5) == [0.5 * 0.5 ** k for k in range(8)], "rates(0.5, 0.5)")
+    _expect(m.rates(0.9, 1.2)[:3] == [0.9, 0.99, 0.99], f"cap: {m.rates(0.9, 1.2)[:3]}")
+    # accepted draft tokens of a chain of eight (tau - 1): sum of the prefix products
+    _expect(near(m.accepted([0.5] * 8), 1 - 0.5 ** 8), "accepted of a flat 0.5 chain")
+    _expect(near(m.accepted([1.0, 1.0, 0.0] + [0.9] * 5), 2.0), "accepted stops at a 0")
+    # keep a, solve r: the depth-1 rate stays, every depth falls by one r
+    s = m.solve_decay(0.9, 2.0)
+    _expect(s.moved == "r" and s.a == 0.9 and 0.3 < s.r < 1.2, f"solve_decay: {s}")
+    _expect(near(m.accepted(m.rates(s.a, s.r)), 2.0, 1e-10), "solve_decay misses 2.0")
+    # the bounds of r are reached exactly, not passed (ties at each end)
+    for r in (0.3, 1.2):
+        s = m.solve_decay(0.8, m.accepted(m.rates(0.8, r)))
+        _expect(s.moved == "r" and near(s.r, r, 1e-9) and s.a == 0.8, f"r bound {r}: {s}")
+    # below r = 0.3's length: r stays at 0.3 and a falls; above r = 1.2's: a rises
+    lo = m.accepted(m.rates(0.8, 0.3))
+    s = m.solve_decay(0.8, lo * 0.9)
+    _expect(s.moved == "r then a" and s.r == 0.3 and s.a < 0.8, f"fall-back down: {s}")
+    _expect(near(m.accepted(m.rates(s.a, s.r)), lo * 0.9, 1e-10), "fall-back down misses")
+    hi = m.accepted(m.rates(0.5, 1.2))
+    s = m.solve_decay(0.5, hi + 0.5)
+    _expect(s.moved == "r then a" and s.r == 1.2 and s.a > 0.5, f"fall-back up: {s}")
+    # keep r, solve a (a new workload of the same draft)
+    s = m.solve_rate(0.452, 1.2)
+    _expect(s.moved == "a" and s.r == 0.452, f"solve_rate: {s}")
+    _expect(near(m.accepted(m.rates(s.a, s.r)), 1.2, 1e-10), "solve_rate misses 1.2")
+    # out of reach either way: one line, bad data
+    for f, x, want in ((m.solve_decay, 0.5, 7.9), (m.solve_decay, 0.5, 1e-4),
+                       (m.solve_rate, 0.452, 7.9)):
+        try:
+            f(x, want)
+            fail(f"{f.__name__}({x}, {want}) accepted an unreachable length")
+        except m.Bad as e:
+            _expect(e.code == 65 and "out of the presets' reach" in str(e), str(e))
+    # the profile of the shipped derivation: p2/p1 etc. as documented
+    rows = {(d.target, d.workload): d for d in m.derive()}
+    base = m.fitted_8b(m.PRESETS)
+    for (t, w), d in rows.items():
+        p = d.p
+        # one decay: every depth is the form's a r^(d-1) to the 6 digits written
+        form = m.rates(d.solved.a, d.solved.r)
+        _expect(max(abs(x - y) for x, y in zip(p, form)) <= 5e-7,
+                f"{t} {w}: {p} is not a r^(d-1) = {form}")
+        check_form(f"{t} {w}", p)
+        if t == "qwen3-8b":
+            _expect(near(p[1] / p[0], base["code"][1] / base["code"][0], 1e-5),
+                    f"qwen3-8b humaneval: decay {p[1] / p[0]} is not the draft's")
+        elif d.solved.moved == "r":
+            src = base.get(w.split("-")[0], rows[("qwen3-8b", "humaneval")].p)
+            _expect(p[0] == src[0], f"{t} {w}: depth-1 rate {p[0]} is not {src[0]}")
+    # like-for-like arithmetic: the bonus token out of both sides
+    with tempfile.TemporaryDirectory() as tmp:
+        csvp = Path(tmp) / "s.csv"
+        rows_csv = ["source,target,benchmark,tau,temperature,drafting,note"]
+        for g, taus in (("qwen3-4b", (2.0, 3.0, 2.5)), ("qwen3-8b", (3.0, 4.0, 3.5)),
+                        ("qwen3-14b", (3.0, 4.0, 3.5))):
+            for b, x in zip(("MT-Bench", "HumanEval", "GSM8K"), taus):
+                rows_csv.append(f"S,{g},{b},{x},0,EAGLE-3 tree,")
+        for b, x, y in (("MT-Bench", 5.0, 2.5), ("HumanEval", 6.0, 3.0), ("GSM8K", 5.5, 3.0)):
+            rows_csv.append(f"P,llama3.1-8b,{b},{x},0,EAGLE-3 tree,")
+            rows_csv.append(f"C,llama3.1-8b,{b},{y},1,EAGLE-3 chain of 7,")
+            rows_csv.append(f"S,qwen3-8b,{b},{x - 2.0},1,EAGLE-3 tree,")
+        csvp.write_text("\n".join(rows_csv) + "\n")
+        got = {(d.target, d.workload): d for d in m.derive(csvp, m.PRESETS)}
+        # Qwen3-4B code: (3 - 1) / (4 - 1), not 3 / 4; same source: no bracket
+        _expect(near(got[("qwen3-4b", "code")].ratio, 2 / 3), "qwen3-4b ratio not (3-1)/(4-1)")
+        _expect(("qwen3-4b", "code-lo") not in got, "a same-source ratio got a bracket")
+        # Llama-3.1-8B MT-Bench: central (5-1)/(3-1) = 2; lo (2.5-1)/(3-1) = 0.75 (T = 1);
+        # hi 2^2/0.75; GSM8K: lo (3-1)/(3.5-1) = 0.8
+        c = got[("llama3.1-8b", "dialogue")].ratio
+        lo = got[("llama3.1-8b", "dialogue-lo")].ratio
+        hi = got[("llama3.1-8b", "dialogue-hi")].ratio
+        _expect(near(c, 2.0) and near(lo, 0.75) and near(hi, 4.0 / 0.75),
+                f"llama dialogue bracket {lo} {c} {hi}")
+        _expect(near(got[("llama3.1-8b", "math-lo")].ratio, 0.8), "llama math lo")
+        for w in ("code", "math", "dialogue", "humaneval"):
+            a8 = [m.accepted(got[("llama3.1-8b", w + e)].p) for e in ("-lo", "", "-hi")]
+            _expect(a8[0] < a8[1] < a8[2], f"llama {w}: bracket out of order {a8}")
+        # a chain measurement above the central ratio: the ends are sorted, lo <= hi
+        csvp.write_text("\n".join(x.replace("C,llama3.1-8b,MT-Bench,2.5,", "C,llama3.1-8b,"
+                                            "MT-Bench,5.6,") for x in rows_csv) + "\n")
+        got = {(d.target, d.workload): d for d in m.derive(csvp, m.PRESETS)}
+        lo, c, hi = (got[("llama3.1-8b", "dialogue" + e)].ratio for e in ("-lo", "", "-hi"))
+        _expect(lo < c < hi and near(lo * hi, c * c), f"sorted ends {lo} {c} {hi}")
+        # a refitted Qwen3-8B preset (another depth-1 rate and decay) carries through
+        pre = Path(tmp) / "make.sh"
+        text = m.PRESETS.read_text()
+        old = next(x for x in text.splitlines() if x.startswith("gen code     strong"))
+        new_p = ",".join(f"{x:.6f}" for x in m.rates(0.9, 0.5))
+        pre.write_text(text.replace(old, f"gen code strong {new_p} 0.96 1102 x"))
+        got = {(d.target, d.workload): d for d in m.derive(m.SOURCES, pre)}
+        d = got[("qwen3-14b", "code")]
+        _expect(d.p[0] == 0.9, f"refit: qwen3-14b code depth-1 rate {d.p[0]}")
+        _expect(near(m.accepted(d.p), m.accepted(m.rates(0.9, 0.5)) * d.ratio, 1e-5),
+                "refit: qwen3-14b code does not follow the new preset")
+    print("transfer_rule: ok")
+
+
+def case_transfer_inputs() -> None:
+    csv_text = (HOME / "traces" / "data" / "acceptance-sources.csv").read_text()
+    sh_text = (HOME / "scripts" / "make_workloads.sh").read_text()
+    csv_lines = csv_text.splitlines()
+    line_of = lambda text, start: next(i for i, x in enumerate(text.splitlines(), 1)  # noqa
+                                       if x.startswith(start))
+    q8_he = line_of(csv_text, "AngelSlim README,qwen3-8b,HumanEval,3.85")
+    q8_gsm = line_of(csv_text, "AngelSlim README,qwen3-8b,GSM8K,3.90")
+    nb_he = line_of(csv_text, "Nebius model card,llama3.1-8b,HumanEval")
+    ll_he = line_of(csv_text, "EAGLE-3 paper,llama3.1-8b,HumanEval")
+    code = line_of(sh_text, "gen code     strong")
+    code_line = sh_text.splitlines()[code - 1]
+
+    def sub_csv(line: int, old: str, new: str) -> str:
+        lines = list(csv_lines)
+        if old not in lines[line - 1]:
+            fail(f"corpus: {old!r} not on line {line} of the sources")
+        lines[line - 1] = lines[line - 1].replace(old, new, 1)
+        return "\n".join(lines) + "\n"
+
+    def drop_csv(line: int) -> str:
+        return "\n".join(x for i, x in enumerate(csv_lines, 1) if i != line) + "\n"
+
+    def sub_sh(old: str, new: str) -> str:
+        if old not in sh_text:
+            fail(f"corpus: {old!r} not in make_workloads.sh")
+        return sh_text.replace(old, new, 1)
+
+    acc = code_line.split()[3]
+    # (name, sources text or bytes or None, presets text or None, extra args, exit, message)
+    cases = [
+        ("text tau", sub_csv(q8_he, ",3.85,", ",three,"), None, [], 65,
+         f":{q8_he}: tau 'three' is not a number"),
+        ("empty tau", sub_csv(q8_he, ",3.85,", ",,"), None, [], 65,
+         f":{q8_he}: tau '' is not a number"),
+        ("nan tau", sub_csv(q8_he, ",3.85,", ",nan,"), None, [], 65,
+         f":{q8_he}: tau 'nan' is not a finite number"),
+        ("tau 1", sub_csv(q8_he, ",3.85,", ",1,"), None, [], 65,
+         f":{q8_he}: tau 1 is not above 1"),
+        ("tau 0", sub_csv(q8_he, ",3.85,", ",0,"), None, [], 65,
+         f":{q8_he}: tau 0 is not above 1"),
+        ("text temperature", sub_csv(q8_he, ",3.85,0,", ",3.85,hot,"), None, [], 65,
+         f":{q8_he}: temperature 'hot' is not a number"),
+        ("negative temperature", sub_csv(q8_he, ",3.85,0,", ",3.85,-1,"), None, [], 65,
+         f":{q8_he}: temperature -1 is negative"),
+        ("drafting", sub_csv(q8_he, "EAGLE-3 tree", "EAGLE-3"), None, [], 65,
+         f":{q8_he}: drafting 'EAGLE-3' names neither a tree nor a chain"),
+        ("missing row", drop_csv(q8_gsm), None, [], 65,
+         ": no row for qwen3-8b GSM8K at temperature 0 with tree drafting"),
+        ("missing bracket row", drop_csv(nb_he), None, [], 65,
+         ": llama3.1-8b HumanEval: the ratio crosses sources"),
+        ("duplicate row", csv_text + csv_lines[q8_he - 1] + "\n", None, [], 65,
+         f":{len(csv_lines) + 1}: duplicate of line {q8_he} (qwen3-8b, HumanEval, T = 0, "
+         f"tree drafting)"),
+        ("duplicate, other tau", csv_text + csv_lines[q8_he - 1].replace(",3.85,", ",3.95,")
+         + "\n", None, [], 65, f": duplicate of line {q8_he}"),
+        ("mixed HumanEval sources", sub_csv(q8_gsm, "AngelSlim README,", "Other,"), None, [],
+         65, f":{q8_gsm}: qwen3-8b GSM8K is from Other"),
+        ("no tau column", csv_text.replace(",tau,", ",tauu,", 1), None, [], 65,
+         ":1: no column 'tau'"),
+        ("empty file", "", None, [], 65, ": empty (expected a header"),
+        ("short row", csv_text + "S,qwen3-8b,GSM8K\n", None, [], 65,
+         f":{len(csv_lines) + 1}: 7 fields expected"),
+        ("long row", csv_text + "S,qwen3-8b,GSM8K,3,0,EAGLE-3 tree,n,extra\n", None, [], 65,
+         f":{len(csv_lines) + 1}: 7 fields expected"),
+        ("bad quoting", csv_text + 'S,qwen3-8b,GSM8K,3,0,EAGLE-3 tree,"open\n', None, [], 65,
+         "acceptance-sources.csv:"),
+        ("NUL byte", csv_text + "S,qwen3-8b,Alpaca,3\x00,0,EAGLE-3 tree,\n", None, [], 65,
+         "acceptance-sources.csv:"),
+        ("not UTF-8", csv_text.encode() + b"S,q\xff,GSM8K,3,0,EAGLE-3 tree,\n", None, [], 65,
+         f":{len(csv_lines) + 1}: not UTF-8 text"),
+        ("out of reach", sub_csv(ll_he, ",6.74,", ",60,"), None, [], 65,
+         f"acceptance-sources.csv:{ll_he}: llama3.1-8b code: wants 29.4711 accepted draft "
+         f"tokens a cycle, out of the presets' reach"),
+        ("sources missing", None, None, ["--sources", "/nonexistent/s.csv"], 66,
+         "/nonexistent/s.csv: no such file"),
+        ("sources a directory", None, None, ["--sources", "/"], 66, "/: is a directory"),
+        # the fitted presets (make_workloads.sh)
+        ("p = 1", None, sub_sh(acc, "1.000000" + acc[8:]), [], 65,
+         f":{code}: the code strong preset's depth-1 rate 1 is outside (0, 0.99]"),
+        ("p = 0", None, sub_sh(acc, acc[:-8] + "0.000000"), [], 65,
+         f":{code}: the code strong preset's depth-8 rate 0 is outside (0, 0.99]"),
+        ("2-depth preset", None, sub_sh(acc, "0.940294,0.424991"), [], 65,
+         f":{code}: the code strong preset has 2 depths, expected 8"),
+        ("text rate", None, sub_sh(acc, acc[:-1] + "x"), [], 65,
+         f":{code}: depth-8 rate '0.00362x' is not a number"),
+        ("not the form", None, sub_sh(acc, acc.replace("0.039240", "0.049240")), [], 65,
+         f":{code}: the code strong preset is not of the form"),
+        ("decay out of bounds", None,
+         sub_sh(acc, ",".join(f"{0.9 * 0.2 ** k:.6f}" for k in range(8))), [], 65,
+         f":{code}: the code strong preset's decay 0.200000 is outside 0.3..1.2"),
+        ("missing preset", None, "\n".join(x for x in sh_text.splitlines()
+                                           if not x.startswith("gen math     strong")), [], 65,
+         ": no `gen math strong` line"),
+        ("duplicate preset", None, sh_text + code_line + "\n", [], 65,
+         f":{len(sh_text.splitlines()) + 1}: a second `gen code strong` line (the first: "
+         f"line {code})"),
+        ("presets missing", None, None, ["--presets", "/nonexistent/make.sh"], 66,
+         "/nonexistent/make.sh: no such file"),
+        # arguments
+        ("unknown argument", None, None, ["--bogus"], 64, "unrecognized arguments: --bogus"),
+        ("--sources without FILE", None, None, ["--sources"], 64,
+         "argument --sources: expected one argument"),
+        ("abbreviated option", None, None, ["--sour", "x"], 64, "unrecognized arguments"),
+    ]
+    # every case runs the script's main() in this process (fast); these also run as
+    # a process of their own: the exit status and stderr the shell sees
+    whole = {"text tau", "duplicate row", "2-depth preset", "sources missing",
+             "unknown argument"}
+    m = _module()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, src, pre, extra, code_want, msg in cases:
+            args = list(extra)
+            if src is not None:
+                f = Path(tmp) / "acceptance-sources.csv"
+                (f.write_bytes if isinstance(src, bytes) else f.write_text)(src)
+                args += ["--sources", str(f)]
+            if pre is not None:
+                f = Path(tmp) / "make_workloads.sh"
+                f.write_text(pre)
+                args += ["--presets", str(f)]
+            runs = []
+            out, errs = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(errs):
+                rc = m.main(args)
+            runs.append((rc, out.getvalue(), errs.getvalue().strip()))
+            if name in whole:
+                p = transfer(*args)
+                runs.append((p.returncode, p.stdout, p.stderr.strip()))
+            for rc, out_s, err in runs:
+                if rc != code_want or msg not in err or "Traceback" in err \
+                        or len(err.splitlines()) != (2 if code_want == 64 else 1) or out_s:
+                    fail(f"{name}: exit {rc} (want {code_want}), stderr {err!r} "
+                         f"(want one line with {msg!r}), stdout {out_s[:60]!r}")
+            if code_want == 65 and (src is not None or pre is not None) \
+                    and str(Path(tmp)) not in runs[0][2]:
+                fail(f"{name}: the message does not name the file: {err!r}")
+        # unaltered copies give the shipped lines; an unwritable output is refused
+        (Path(tmp) / "s.csv").write_text(csv_text)
+        (Path(tmp) / "m.sh").write_text(sh_text)
+        a, b = transfer(), transfer("--sources", str(Path(tmp) / "s.csv"),
+                                    "--presets", str(Path(tmp) / "m.sh"))
+        if a.returncode or b.returncode or a.stdout != b.stdout or not a.stdout:
+            fail("--sources / --presets with copies of the shipped files change the output")
+        with open("/dev/full", "w") as full:
+            p = transfer(stdout=full)
+        if p.returncode != 73 or "cannot write the output" not in p.stderr \
+                or "Traceback" in p.stderr:
+            fail(f"output to /dev/full: exit {p.returncode}, {p.stderr.strip()!r}")
+    print(f"transfer_inputs: ok ({len(cases) + 2} cases)")
 
 
 def lua_number(text: str, key: str) -> float:
@@ -403,6 +759,8 @@ CASES = {
     "workloads_check": case_workloads_check,
     "workloads_stats": case_workloads_stats,
     "workloads_transfer": case_workloads_transfer,
+    "transfer_rule": case_transfer_rule,
+    "transfer_inputs": case_transfer_inputs,
     "calibration_reproduces": case_calibration_reproduces,
 }
 
