@@ -64,10 +64,42 @@ local function table_of(title, variants, ref, claims, extra)
   for _, v in ipairs(variants) do
     print(string.format("%-22s %10.3f %11.3fx", v[1], geo[v[1]], geo[v[1]] / geo[ref]))
   end
+  -- the same comparisons on each standing variant of the phone (explanations
+  -- the calibration cannot tell apart): the claims' gains on the profile and
+  -- on every variant, their least and most the model band of the gain
+  local vgeo = {}
+  for _, name in ipairs(claims and #claims > 0 and fs.device("oneplus12").variants or {}) do
+    local vpoints = {}
+    for i, pt in ipairs(points) do
+      vpoints[i] = { policy = pt.policy, trace = pt.trace, device = pt.device:variant(name) }
+    end
+    local vrows = fs.sweep { target = tgt, draft = draft, dram_fraction = 0, max_new_tokens = 128,
+                             seed = 1, points = vpoints }
+    local g, logs = {}, {}
+    for i, r in ipairs(vrows) do
+      if r.error then error(r.error) end
+      local v = variants[(i - 1) // #traces + 1][1]
+      logs[v] = (logs[v] or 0) + math.log(r.tokens_per_s) / #traces
+    end
+    for v, l in pairs(logs) do g[v] = math.exp(l) end
+    vgeo[#vgeo + 1] = { name, g }
+  end
   for _, c in ipairs(claims or {}) do
+    local gain = geo[c[1]] / geo[c[2]]
     local ok = geo[c[1]] > geo[c[2]]
-    print(string.format("paper: %-58s simulated %.3fx  %s", c[3], geo[c[1]] / geo[c[2]],
+    print(string.format("paper: %-58s simulated %.3fx  %s", c[3], gain,
                         ok and "agree" or "DISAGREE"))
+    if #vgeo > 0 then
+      local lo, hi, each = gain, gain, {}
+      for _, vg in ipairs(vgeo) do
+        local x = vg[2][c[1]] / vg[2][c[2]]
+        lo, hi = math.min(lo, x), math.max(hi, x)
+        each[#each + 1] = string.format("%s %.3fx", vg[1], x)
+      end
+      print(string.format("  model band of the gain: %.3fx - %.3fx (%s)%s", lo, hi,
+                          table.concat(each, ", "),
+                          (lo < 1 and hi > 1) and "; the variants disagree on its sign" or ""))
+    end
   end
   return geo, by
 end

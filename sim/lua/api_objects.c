@@ -443,9 +443,47 @@ int fs_name_tostring(lua_State *L)
     return 1;
 }
 
+/* dev:variant(NAME): the standing variant NAME of a device as a device of its
+ * own (named DEVICE~NAME, without variants); an unknown name is exit 78
+ * listing the device's variants. */
+static int l_device_variant(lua_State *L)
+{
+    ud_device *u = luaL_checkudata(L, 1, MT_DEVICE);
+    const char *want = luaL_checkstring(L, 2);
+    for (int32_t i = 0; i < u->n_variants; i++) {
+        if (strcmp(u->variant_names[i], want) != 0) continue;
+        ud_device *v = lua_newuserdatauv(L, sizeof *v, 0);
+        memset(v, 0, sizeof *v);
+        v->dev = u->variants[i];
+        snprintf(v->name, sizeof v->name, "%s", v->dev.name);
+        luaL_setmetatable(L, MT_DEVICE);
+        return 1;
+    }
+    char all[256] = "";
+    size_t at = 0;
+    for (int32_t i = 0; i < u->n_variants && at < sizeof all; i++)
+        at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", i ? ", " : "",
+                               u->variant_names[i]);
+    return fs_raise(L, FS_EXIT_CONFIG, 1, "device %s has no variant '%s' (%s%s)", u->name, want,
+                    u->n_variants ? "its variants: " : "it has none", all);
+}
+
 int fs_name_index(lua_State *L)
 {
     const char *k = luaL_checkstring(L, 2);
+    if (luaL_testudata(L, 1, MT_DEVICE) && strcmp(k, "variants") == 0) {
+        const ud_device *u = lua_touserdata(L, 1);
+        lua_createtable(L, u->n_variants, 0);
+        for (int32_t i = 0; i < u->n_variants; i++) {
+            lua_pushstring(L, u->variant_names[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+        return 1;
+    }
+    if (luaL_testudata(L, 1, MT_DEVICE) && strcmp(k, "variant") == 0) {
+        lua_pushcfunction(L, l_device_variant);
+        return 1;
+    }
     if (strcmp(k, "name") != 0) {
         lua_pushnil(L);
         return 1;

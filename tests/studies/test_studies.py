@@ -147,14 +147,31 @@ def check_table5(outdir):
 
 def check_ablations(outdir):
     """The ablation tables on the quick grid (code workload): 19 points, every
-    row with a 95% CI, and a verdict for each of the paper's 10 statements."""
+    row with a 95% CI, and a verdict for each of the paper's 10 statements, each
+    followed by the gain's model band over the phone's standing variants (the
+    19 points again on each of the OnePlus 12's three variants)."""
     out, body = run_study("ablations", "quick", outdir)
-    expect(len(body) == 19, f"ablations: {len(body)} rows, wanted 19")
+    dev = result_columns().index("device")
+    on_variant = [r for r in body if "~" in r[dev]]
+    expect(len(body) - len(on_variant) == 19 and len(on_variant) == 3 * 19,
+           f"ablations: {len(body)} rows, {len(on_variant)} on a variant; wanted 19 + 3 x 19")
+    expect(sorted({r[dev] for r in on_variant}) ==
+           ["oneplus12~all", "oneplus12~const", "oneplus12~min8"],
+           f"ablations: variant devices {sorted({r[dev] for r in on_variant})}")
     expect(len([l for l in out if CI_ROW.search(l)]) == 19, "ablations: 19 rows with a CI")
     claims = [l for l in out if l.startswith("paper: ")]
     expect(len(claims) == 10, f"ablations: {len(claims)} verdicts, wanted 10")
     expect(all(l.endswith(" agree") or l.endswith(" DISAGREE") for l in claims),
            "ablations: every verdict says agree or DISAGREE")
+    bands = [out[i + 1] for i, l in enumerate(out) if l.startswith("paper: ") and i + 1 < len(out)]
+    band = re.compile(r"^  model band of the gain: ([0-9.]+)x - ([0-9.]+)x \(all [0-9.]+x, "
+                      r"const [0-9.]+x, min8 [0-9.]+x\)")
+    for l, b in zip(claims, bands):
+        m = band.match(b)
+        expect(m is not None, f"ablations: no model band after {l!r}: {b!r}")
+        gain = float(re.search(r"simulated ([0-9.]+)x", l).group(1))
+        expect(float(m.group(1)) <= gain + 5e-4 and gain - 5e-4 <= float(m.group(2)),
+               f"ablations: the band {b!r} does not hold the gain {gain}")
     print(f"ablations (quick grid): 19 points, {sum(l.endswith(' agree') for l in claims)} of "
           "10 statements agree")
 
