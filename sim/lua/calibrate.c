@@ -3,7 +3,7 @@
  * model and of synthetic workloads to reference measurements.
  *
  *   local fit = flashspec.calibrate {
- *     reference = "configs/calibration/oneplus12-lever.csv", -- refcsv.h format
+ *     reference = "configs/calibration/lever-oneplus12.csv", -- refcsv.h format
  *     params = { npu_gflops = { 600, 50, 5000 }, ... },       -- {start, lo, hi}
  *     points = function(p) return { ...a sweep table... } end,
  *     profile = { base = "oneplus12", name = "oneplus12" },   -- optional

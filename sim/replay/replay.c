@@ -2,7 +2,7 @@
  * replay.c -- the replay loop (see replay.h).
  *
  * Memory: everything a point needs (tree arena, oracle maps, per-node target
- * tokens, emit buffers) is allocated once in run_point and reused by every cycle;
+ * tokens, emit buffers) is allocated once in replay_open and reused by every cycle;
  * the cycle loop itself allocates nothing.
  *
  * Beside the loop: the oracles (rp_oracle.c), a calibrating policy's offline
