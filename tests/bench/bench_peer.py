@@ -20,12 +20,15 @@ way: it reads the traces with h5py, then walks every prompt cycle by cycle.
     (sim/hw): each draft call on the CPU (weights plus KV over its context
     from DRAM, or its FLOPs), then the verification of the chain's rows: the
     tree set-up on the CPU (its parts: a constant, per streamed and per
-    resident GB, per streamed op; paid by a tree of 2+ rows, and by a
-    one-row tree with verify_setup_one_row, never by a plain decode step),
+    resident GB, per streamed op, per tree graph, per row, a KV snapshot
+    over the context; paid by a tree of 2+ rows, and by a one-row tree with
+    verify_setup_one_row, never by a plain decode step),
     the target's layers streamed from flash and run on the NPU in padded
     graphs (at least verify_min_rows rows from 2 rows on), and the LM head
-    -- the walk sim/hw/sim_hw.h describes (read of op i issued when the
-    compute of op i - 1 - prefetch ends, FIFO reads, serial compute), on an
+    -- the walk sim/hw/sim_hw.h describes (nothing pinned: read of op i issued
+    when the compute of op i - 1 - prefetch ends, the first ones when the
+    verification starts or, with read_during_draft, when the cycle does;
+    FIFO reads, serial compute), on an
     integer nanosecond clock rounded the same way.  Like flashspec, the peer
     derives the per-phone constants once per point (read times of a layer
     and of the head, what a verification streams, the tree set-up) and
@@ -131,8 +134,9 @@ class Phone:
         self.d, self.t, self.e = dev, tgt, dft
         self.L = tgt["layers"]
         # DRAM residency at dram_fraction 0: no layer pinned; the head is in
-        # DRAM only when tied to the embeddings (sim_hw_memory.c)
-        self.head_resident = bool(tgt["tied_embeddings"])
+        # DRAM when tied to the embeddings or kept there by the runtime
+        # (head_resident; sim_hw_memory.c)
+        self.head_resident = bool(tgt["tied_embeddings"]) or bool(dev["head_resident"])
         self.layer_bytes = self.bytes_of(tgt, self.layer_params(tgt))
         self.head_bytes = self.bytes_of(tgt, float(tgt["vocab"]) * tgt["hidden"])
         self.kv_layer_bytes = 2.0 * tgt["kv_heads"] * tgt["head_dim"] * tgt["kv_bits"] / 8.0
@@ -154,7 +158,9 @@ class Phone:
                               + streamed * 1e-9 * dev["verify_setup_streamed_us_per_gb"] * 1e-3
                               + resident * 1e-9 * dev["verify_setup_resident_us_per_gb"] * 1e-3
                               + (self.L + (not self.head_resident)) * dev["verify_setup_layer_us"]
-                              * 1e-3)
+                              * 1e-3
+                              + (self.L + 1) * dev["verify_graph_us"] * 1e-3)
+        self.kv_token_bytes = self.L * self.kv_layer_bytes
         e = dft
         self.d_bytes = (e["layers"] * self.bytes_of(e, self.layer_params(e))
                         + self.bytes_of(e, float(e["fusion_in"]) * e["hidden"] * e["hidden"])
@@ -212,9 +218,10 @@ class Phone:
             "cpu_efficiency"]
         return llround(ms * 1e6)
 
-    def verify_ns(self, rows, ctx, decode):
+    def verify_ns(self, rows, ctx, decode, drafted_ns=0):
         """The verification of a chain of `rows` rows (root included), one
-        leaf; decode: a plain decode step (nothing drafted)."""
+        leaf; decode: a plain decode step (nothing drafted); drafted_ns: how
+        long the cycle drafted before it (the loader may read meanwhile)."""
         g = self.graph_rows(rows)
         p, execs = self.pad(g)
         eff = self.t["npu_efficiency"]
@@ -223,20 +230,26 @@ class Phone:
                                     eff) * 1e6)
         head = llround(self.npu_ms(g, self.head_bytes, self.head_flops, eff) * 1e6)
         tree = rows >= 2 or (self.d["verify_setup_one_row"] and not decode)
-        kv = llround((self.tree_setup_ms if tree else 0.0) * 1e6)
+        setup = 0.0
+        if tree:  # sim_hw_setup_ms: the tree set-up, per row, the KV snapshot
+            setup = self.tree_setup_ms + rows * self.d["verify_row_us"] * 1e-3
+            if self.d["verify_kv_snapshot"]:
+                setup += 2.0 * ctx * self.kv_token_bytes / (self.d["cpu_gbps"] * 1e6)
+        kv = llround(setup * 1e6)
+        t_read = -drafted_ns if self.d["read_during_draft"] else 0
         rt = 1 if self.d["verify_overlap"] and not decode else 0
         lr, hr = self.read_ns[rt]
         prefetch = self.prefetch[rt]
         if prefetch == 0:
-            # read, compute, read, ...: layer 0 starts once its read and the
-            # set-up are done, every later op when the one before ends plus
-            # its read
-            return max(lr, kv) + (self.stream_ns[rt] - lr) + self.L * layer + head
+            # read, compute, read, ...: layer 0 starts once its read (from
+            # t_read) and the set-up are done, every later op when the one
+            # before ends plus its read
+            return max(t_read + lr, kv) + (self.stream_ns[rt] - lr) + self.L * layer + head
         end = []
-        flash_free = prev = 0
+        flash_free, prev = t_read, 0
         for i in range(self.L + 1):
             is_head = i == self.L
-            issue = 0 if i <= prefetch else end[i - 1 - prefetch]
+            issue = t_read if i <= prefetch else end[i - 1 - prefetch]
             ready = issue
             if not (is_head and self.head_resident):
                 flash_free = max(flash_free, issue) + (hr if is_head else lr)
@@ -303,7 +316,7 @@ def replay(tr, policy, phones):
                 draft_ns = 0
                 for depth in range(n):  # one call per drafted token
                     draft_ns += phone.draft_call_ns(plen + pos + depth + 1)
-                cycle_ms = (draft_ns + phone.verify_ns(n + 1, plen + pos, n == 0)) * 1e-6
+                cycle_ms = (draft_ns + phone.verify_ns(n + 1, plen + pos, n == 0, draft_ns)) * 1e-6
                 total_ms[i] += cycle_ms
                 p_ms[i][-1] += cycle_ms
             p_tok[-1] += emitted
