@@ -87,6 +87,7 @@ typedef struct fs_api {
      * evaluation redraws only what its knobs move; held against the memory
      * limit like traces */
     int32_t synth_memo_on;
+    int calibrating; /* inside flashspec.calibrate (what an interrupt stops) */
     trc_synth_memo *synth_memo[FS_SYNTH_MEMO_MAX];
     int32_t n_synth_memo;
     /* while flashspec.calibrate calls its points function (synth_defer > 0):
