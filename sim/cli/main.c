@@ -138,7 +138,8 @@ static const char usage_run[] =
     "  -h, --help         this help\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM: the points in flight finish and are saved, nothing\n"
-    "partial is written as results, exit 130; a second Ctrl-C abandons them.\n";
+    "partial is written as results, exit 130; a second Ctrl-C abandons them, and so\n"
+    "does SIGTERM after 0.5 s (one SIGTERM ends any run within a second).\n";
 
 static const char usage_calibrate[] =
     "usage: flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q] [--arg KEY=VALUE ...]\n"

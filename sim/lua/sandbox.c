@@ -25,17 +25,20 @@
 #define BIG_STRING ((size_t)1 << 20)
 
 /* The backstop (backstop()): every BACKSTOP_CALLS hook calls (every call once
- * a big string exists) it reads the wall clock; a stretch that took longer
- * than SLOW_STEP_S per instruction plus SLOW_LIB_S per charged step plus
- * SLOW_MARGIN_S (work the counts do not explain -- or another process had
- * the CPU) starts measuring the thread's CPU time, and each measured stretch
- * is charged its CPU time beyond that allowance at STEP_NS per step.  The
- * allowance is 10-40 times what the work takes even under valgrind, so
- * ordinary code is never charged this way. */
+ * a big string exists) it reads the wall clock.  Each stretch since the last
+ * look is allowed SLOW_STEP_S per instruction, SLOW_LIB_S per charged step
+ * and SLOW_CPU_MARGIN_S -- 10 to 40 times what that work takes.  A stretch
+ * whose wall time is more than twice its allowance plus SLOW_WALL_MARGIN_S
+ * (work the counts do not explain, or another process had the CPU) starts
+ * measuring the thread's CPU time, and each measured stretch is charged its
+ * CPU time beyond the allowance, at STEP_NS per step, for as long as
+ * stretches stay slow.  Ordinary code (even under sanitizers) is never
+ * charged this way; under valgrind it may be. */
 #define BACKSTOP_CALLS 10
 #define SLOW_STEP_S 2e-7
 #define SLOW_LIB_S 2e-7
-#define SLOW_MARGIN_S 1e-3
+#define SLOW_CPU_MARGIN_S 2e-5
+#define SLOW_WALL_MARGIN_S 1e-4
 
 static void step_hook(lua_State *L, lua_Debug *ar);
 
@@ -167,6 +170,15 @@ void fs_sandbox_call_done(fs_lua_limits *lim, int told)
     lim->in_library(0);
 }
 
+void fs_sandbox_raise_memory(lua_State *L, fs_lua_limits *lim)
+{
+    /* the first try and Lua's retry after an emergency collection */
+    lim->fail_next = 2;
+    lua_newuserdatauv(L, 1, 0);
+    lim->fail_next = 0; /* not reached */
+    lua_error(L);
+}
+
 /* in_library told by a call that raised an error and never came back: taken
  * back when Lua code runs again (the hook) or the state closes. */
 static void call_abandoned(fs_lua_limits *lim)
@@ -207,6 +219,10 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         if (lim->pool) fs_mem_pool_put(lim->pool, old);
         return NULL;
     }
+    if (lim->fail_next > 0 && nsize > old) { /* fs_sandbox_raise_memory */
+        lim->fail_next--;
+        return NULL;
+    }
     if (lim->pool) {
         if (nsize > old && fs_mem_pool_take(lim->pool, nsize - old) != 0) {
             lim->mem_refused = 1;
@@ -235,8 +251,8 @@ static void backstop(fs_lua_limits *lim)
     lim->ticks = 0;
     double w = now_s();
     double allow = (double)lim->win_steps * SLOW_STEP_S + (double)lim->win_lib * SLOW_LIB_S +
-                   SLOW_MARGIN_S;
-    int slow = w - lim->wall_last > allow;
+                   SLOW_CPU_MARGIN_S;
+    int slow = w - lim->wall_last > 2 * allow + SLOW_WALL_MARGIN_S;
     if (lim->measuring) {
         double cpu = cpu_s();
         double excess = cpu - lim->cpu_last - allow;
@@ -468,6 +484,9 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
         lua_close(L);
         return NULL;
     }
+    /* the budget is the user's code's: opening the libraries is not charged */
+    lim->steps = 0;
+    lim->win_lib = 0;
     if (lim->step_limit || lim->max_seconds > 0 || lim->stop)
         lua_sethook(L, step_hook, LUA_MASKCOUNT, lim->every);
     lim->L = L;

@@ -44,6 +44,11 @@ void fs_sandbox_precharge(lua_State *L, fs_lua_limits *lim, double est, const ch
 int fs_sandbox_call_starts(fs_lua_limits *lim, double est);
 void fs_sandbox_call_done(fs_lua_limits *lim, int told);
 
+/* Raises a memory error (status LUA_ERRMEM, as the allocator's own): a
+ * wrapper that caught one from the library's function passes it on as it
+ * came (lim->mem_refused still tells whether the limit refused it). */
+void fs_sandbox_raise_memory(lua_State *L, fs_lua_limits *lim);
+
 /* Replaces the opened libraries' functions by charged or bounded versions
  * (sandbox_lib.c); patterns = 0 leaves string.find/match/gmatch/gsub out
  * (the PROFILE kind removes them). */

@@ -40,8 +40,29 @@
 /* ------------------------------------------------------------ calling */
 
 /* Calls the library's function (upvalue 1) with the arguments on the stack,
- * after charging est steps (raises when est is more than is left).  Returns
- * its results. */
+ * in protected mode, and returns its results.  An error comes back as the
+ * library would raise it when called from the caller's line: a message
+ * without a position gets the caller's (the library's luaL_error sees this
+ * wrapper, a C function, as its caller); a memory error stays one. */
+static int call_lib(lua_State *L, fs_lua_limits *lim, int told)
+{
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    if (lim) fs_sandbox_call_done(lim, told);
+    if (rc == LUA_OK) return lua_gettop(L);
+    if (rc == LUA_ERRMEM && lim) fs_sandbox_raise_memory(L, lim);
+    const char *m = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    const char *colon = m ? strchr(m, ':') : NULL;
+    if (m && !(colon && colon != m && colon[1] >= '0' && colon[1] <= '9')) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+/* call_lib after charging est steps (raises when est is more than is left). */
 static int call_original(lua_State *L, double est, const char *what)
 {
     fs_lua_limits *lim = fs_sandbox_limits(L);
@@ -50,11 +71,7 @@ static int call_original(lua_State *L, double est, const char *what)
         fs_sandbox_precharge(L, lim, est, what);
         told = fs_sandbox_call_starts(lim, est);
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    if (lim) fs_sandbox_call_done(lim, told);
-    return lua_gettop(L);
+    return call_lib(L, lim, told);
 }
 
 static double str_len_at(lua_State *L, int i)
@@ -103,16 +120,61 @@ static double cost_byte(lua_State *L, const fs_lua_limits *lim)
     luaL_checklstring(L, 1, &len);
     lua_Integer pi = luaL_optinteger(L, 2, 1);
     size_t i = posrelat_start(pi, len), j = posrelat_end(luaL_optinteger(L, 3, pi), len);
-    return 1 + (i > j ? 0.0 : (double)(j - i + 1) / CHARS_PER_STEP);
+    return 1 + (i > j ? 0.0 : (double)(j - i + 1)); /* a value pushed per byte */
 }
 
+/* One conversion of string.format on argument arg: a float conversion writes
+ * (and glibc computes exactly) every decimal digit of the value -- %99.99f
+ * of 1e300 takes ~50 us --, about 150 ns a digit; other conversions are one
+ * short snprintf; %s and %q copy or quote their string. */
+static double format_item_cost(lua_State *L, int arg, char conv, int prec)
+{
+    switch (conv) {
+    case 's':
+        return 2 + str_len_at(L, arg) / BYTES_PER_STEP;
+    case 'q':
+        return 100 + str_len_at(L, arg) / CHARS_PER_STEP;
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G': {
+        double x = fabs(lua_tonumberx(L, arg, NULL));
+        double digits = x > 0 && isfinite(x) ? fabs(floor(log10(x))) : 0;
+        return 20 + 15 * (digits + (prec < 0 ? 6 : prec));
+    }
+    default:
+        return 100;
+    }
+}
+
+/* string.format: the conversions read as the library reads them (flags,
+ * width, precision of at most two digits; it refuses anything else itself) */
 static double cost_format(lua_State *L, const fs_lua_limits *lim)
 {
     (void)lim;
     size_t n;
-    luaL_checklstring(L, 1, &n);
-    double c = 1 + (double)n * FORMAT_STEPS_PER_BYTE;
-    for (int i = 2; i <= lua_gettop(L); i++) c += str_len_at(L, i) / CHARS_PER_STEP;
+    const char *f = luaL_checklstring(L, 1, &n), *e = f + n;
+    double c = 1 + (double)n / CHARS_PER_STEP;
+    int arg = 1;
+    while (f < e) {
+        if (*f++ != '%') continue;
+        if (f < e && *f == '%') {
+            f++;
+            continue;
+        }
+        arg++;
+        while (f < e && strchr("-+ #0", *f) && *f) f++;
+        while (f < e && *f >= '0' && *f <= '9') f++;
+        int prec = -1;
+        if (f < e && *f == '.') {
+            f++;
+            for (prec = 0; f < e && *f >= '0' && *f <= '9'; f++)
+                prec = prec < 100 ? prec * 10 + (*f - '0') : prec;
+        }
+        if (f < e) c += format_item_cost(L, arg, *f++, prec);
+    }
     return c;
 }
 
@@ -155,7 +217,8 @@ static double cost_print(lua_State *L, const fs_lua_limits *lim)
 }
 
 /* utf8.len(s, i, j) and utf8.codepoint(s, i, j): one decode per byte of the
- * range at most (their own bound checks come later, from the library) */
+ * range at most, and codepoint pushes a value per character (their own
+ * bound checks come later, from the library) */
 static double cost_utf8_range(lua_State *L, int len_fn)
 {
     size_t len;
@@ -167,7 +230,7 @@ static double cost_utf8_range(lua_State *L, int len_fn)
     j = j >= 0 ? j : (-j > n ? 0 : n + j + 1);
     if (j > n) j = n;
     if (i < 1) i = 1;
-    return 1 + (i > j ? 0.0 : (double)(j - i + 1) / CHARS_PER_STEP);
+    return 1 + (i > j ? 0.0 : (double)(j - i + 1) / (len_fn ? CHARS_PER_STEP : 1));
 }
 
 static double cost_utf8_len(lua_State *L, const fs_lua_limits *lim)
@@ -296,12 +359,7 @@ static double match_precharge(lua_State *L, const char *p, size_t lp, size_t n, 
 static int call_matcher(lua_State *L, double bound)
 {
     fs_lua_limits *lim = fs_sandbox_limits(L);
-    int told = lim ? fs_sandbox_call_starts(lim, bound) : 0;
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    if (lim) fs_sandbox_call_done(lim, told);
-    return lua_gettop(L);
+    return call_lib(L, lim, lim ? fs_sandbox_call_starts(lim, bound) : 0);
 }
 
 /* string.find: a plain search (fourth argument true, or a pattern without
@@ -476,10 +534,7 @@ static int codes_step(lua_State *L)
             lua_replace(L, 2);
         }
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    return call_lib(L, lim, 0);
 }
 
 /* utf8.codes(s [, lax]): the library's triple with its iterator wrapped */

@@ -78,7 +78,8 @@ static void on_signal(int sig)
     if (atomic_load(&g_in_library) > 0) {
         if (sig == SIGINT || sig == SIGTERM) {
             SAY("\nflashspec: interrupted inside a long library call (a string, utf8 or table "
-                "function), which cannot stop on its own; ended (finished points are saved)\n");
+                "function), which cannot stop on its own; ended (points already saved are "
+                "kept)\n");
             _exit(130);
         }
         if (sig == SIGALRM && g_signal == 0) {
@@ -88,8 +89,8 @@ static void on_signal(int sig)
         }
     }
     if (sig == SIGALRM && g_watchdog) {
-        SAY("\nflashspec: still running 0.5 s after SIGTERM; ended at once (finished points "
-            "are saved; run the same command again to resume)\n");
+        SAY("\nflashspec: still running 0.5 s after SIGTERM; ended at once (points already "
+            "saved are kept)\n");
         _exit(130);
     }
     if (sig == SIGALRM && g_signal == SIGALRM) {
