@@ -275,6 +275,7 @@ static void step_hook(lua_State *L, lua_Debug *ar)
     int n = lua_gethookcount(L);
     lim->steps += n;
     call_abandoned(lim); /* Lua code runs: no library call is in progress */
+    lim->fail_next = 0;  /* nor a memory error being passed on */
     if (!lim->hook_now) {
         lim->win_steps += n;
         if (++lim->ticks >= (lim->max_string > BIG_STRING ? 1 : BACKSTOP_CALLS)) backstop(lim);

@@ -46,6 +46,7 @@
  * wrapper, a C function, as its caller); a memory error stays one. */
 static int call_lib(lua_State *L, fs_lua_limits *lim, int told)
 {
+    if (lim) lim->fail_next = 0; /* left over should Lua not have retried */
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
