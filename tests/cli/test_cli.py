@@ -958,15 +958,19 @@ def case_fifo_inputs():
         os.mkfifo(os.path.join(cfg, "devices", "x.lua"))
         rc, _, err = run("profile", "x", "qwen3-8b-q4_0", env={"FLASHSPEC_CONFIG_DIR": cfg})
         one_line_error(err, 66, rc, "not a regular file")
-        # the same FIFO named by a script, and one given as a profile file
-        # beside it: "not a regular file", never "not found" or a wait
+        # a FIFO on the search path (a user directory before the shipped
+        # profiles) named by a script, and one given as a profile file beside
+        # it: "not a regular file", never "not found" or a wait
         os.mkfifo(os.path.join(d, "dev.lua"))
-        for arg, needle in (('"x"', r"devices/x\.lua: cannot open device profile: not a regular "
-                                    r"file"),
+        user = os.path.join(d, "user")
+        os.makedirs(os.path.join(user, "devices"))
+        os.mkfifo(os.path.join(user, "devices", "y.lua"))
+        for arg, needle in (('"y"', r"user/devices/y\.lua: cannot open device profile: not a "
+                                    r"regular file"),
                             ('"dev.lua"', r"p\.lua:1: device profile file 'dev\.lua' is not a "
                                           r"regular file")):
             rc, _, err, out = run_src(d, "p.lua", f"flashspec.device {arg}\n",
-                                      env={"FLASHSPEC_CONFIG_DIR": cfg})
+                                      env={"FLASHSPEC_CONFIG_PATH": user})
             one_line_error(err, 66, rc, needle)
 
 
