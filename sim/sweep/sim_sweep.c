@@ -89,8 +89,9 @@ static void on_signal(int sig)
         }
     }
     if (sig == SIGALRM && g_watchdog) {
-        SAY("\nflashspec: still running 0.5 s after SIGTERM; ended at once (points already "
-            "saved are kept)\n");
+        if (!g_signal_quiet) /* rank 0 speaks for all under MPI */
+            SAY("\nflashspec: still running 0.5 s after SIGTERM; ended at once (points "
+                "already saved are kept)\n");
         _exit(130);
     }
     if (sig == SIGALRM && g_signal == SIGALRM) {
