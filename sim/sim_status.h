@@ -59,7 +59,7 @@ enum {
     SIM_INTERNAL_DES_STATE = SIM_STATUS_EXT(SIM_INTERNAL, 3), /* release of a free resource */
     SIM_INTERNAL_DES_EMPTY = SIM_STATUS_EXT(SIM_INTERNAL, 4), /* pop on an empty queue */
     SIM_INTERNAL_DES_LIMIT = SIM_STATUS_EXT(SIM_INTERNAL, 5), /* too many resources */
-    /* out: a caller passed a bad column, type or name (a fault of the caller) */
+    /* out, fit: a caller passed a bad column, type, name or size (a fault of the caller) */
     SIM_INTERNAL_ARG = SIM_STATUS_EXT(SIM_INTERNAL, 6),
     /* hw, replay: the point's memory plan exceeds the DRAM budget */
     SIM_CONFIG_NOFIT = SIM_STATUS_EXT(SIM_CONFIG, 1),

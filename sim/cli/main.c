@@ -138,7 +138,8 @@ static const char usage_run[] =
     "  -h, --help         this help\n"
     "\n"
     "Ctrl-C (SIGINT) or SIGTERM: the points in flight finish and are saved, nothing\n"
-    "partial is written as results, exit 130; a second Ctrl-C abandons them.\n";
+    "partial is written as results, exit 130; a second Ctrl-C abandons them, and so\n"
+    "does SIGTERM after 0.5 s (one SIGTERM ends any run within a second).\n";
 
 static const char usage_calibrate[] =
     "usage: flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q] [--arg KEY=VALUE ...]\n"
@@ -519,42 +520,72 @@ static int script_cmd_mpi(int argc, char **argv, int kind)
     return rc;
 }
 
-/* stderr through a filter: messages quote scripts, file names and profile
- * values written by others, and a raw ESC or BEL byte in them would reach the
- * terminal.  Control characters other than newline, tab and carriage return
- * are written as \xHH; everything else passes unchanged. */
+/* stderr (and the listing verbs' stdout) through a filter: messages quote
+ * scripts, file names and profile values written by others, and listings
+ * print the names and descriptions of policy files and plug-ins, and a raw
+ * ESC or BEL byte in them would reach the terminal.  Control characters
+ * other than newline, tab and carriage return, DEL and the C1 controls
+ * U+0080..U+009F (UTF-8 C2 80..C2 9F, which some terminals obey) are written
+ * as \xHH; everything else passes unchanged. */
+typedef struct escaped_stream {
+    int fd;
+    int lead; /* the last write ended in a C2 byte, held back */
+} escaped_stream;
+
 static ssize_t escaped_write(void *cookie, const char *buf, size_t n)
 {
-    (void)cookie;
+    escaped_stream *es = cookie;
     char out[4096];
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)buf[i];
-        if (k + 4 > sizeof out) {
-            if (write(STDERR_FILENO, out, k) < 0) return -1;
+        if (k + 16 > sizeof out) {
+            if (write(es->fd, out, k) < 0) return -1;
             k = 0;
         }
-        if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f)
+        if (es->lead) { /* the byte before was C2 */
+            es->lead = 0;
+            if (c >= 0x80 && c <= 0x9f) {
+                k += (size_t)snprintf(out + k, 9, "\\xc2\\x%02x", c);
+                continue;
+            }
+            out[k++] = (char)0xc2;
+        }
+        if (c == 0xc2)
+            es->lead = 1; /* decided by the next byte */
+        else if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f)
             k += (size_t)snprintf(out + k, 5, "\\x%02x", c);
         else
             out[k++] = (char)c;
     }
-    if (k && write(STDERR_FILENO, out, k) < 0) return -1;
+    if (k && write(es->fd, out, k) < 0) return -1;
     return (ssize_t)n;
 }
 
-static void escape_stderr(void)
+static int escaped_close(void *cookie)
 {
-    cookie_io_functions_t io = {.write = escaped_write};
-    FILE *f = fopencookie(NULL, "w", io);
+    escaped_stream *es = cookie;
+    if (es->lead && write(es->fd, "\xc2", 1) < 0) return -1;
+    es->lead = 0;
+    return 0;
+}
+
+/* *stream (stderr or stdout) replaced by the filter on fd. */
+static void escape_stream(FILE **stream, int fd, escaped_stream *es)
+{
+    es->fd = fd;
+    es->lead = 0;
+    cookie_io_functions_t io = {.write = escaped_write, .close = escaped_close};
+    FILE *f = fopencookie(es, "w", io);
     if (!f) return; /* the plain stream still works */
-    setvbuf(f, NULL, _IONBF, 0);
-    stderr = f;
+    if (fd == STDERR_FILENO) setvbuf(f, NULL, _IONBF, 0);
+    *stream = f;
 }
 
 int main(int argc, char **argv)
 {
-    escape_stderr();
+    static escaped_stream es_err, es_out;
+    escape_stream(&stderr, STDERR_FILENO, &es_err);
     /* Before any other HDF5 call: no library clean-up at exit, which can loop
      * after HDF5 has read a damaged file. */
     H5dont_atexit();
@@ -580,6 +611,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "tune")) return script_cmd_mpi(argc - 1, argv + 1, 4);
     if (!strcmp(cmd, "demo")) return script_cmd_mpi(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "calibrate")) return script_cmd_mpi(argc - 1, argv + 1, 3);
+    /* the listings print what files written by others say about themselves */
+    if (!strcmp(cmd, "trace") || !strcmp(cmd, "profile") || !strcmp(cmd, "profiles") ||
+        !strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
+        escape_stream(&stdout, STDOUT_FILENO, &es_out);
     if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles")) return cli_profiles_main(argc - 1, argv + 1);

@@ -48,6 +48,15 @@ static int identifier(const char *s)
     return 1;
 }
 
+/* 1 when s holds a control character (below 0x20, or DEL): such a value would
+ * break the one-line labels and listings it is printed in. */
+static int has_control(const char *s)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) return 1;
+    return 0;
+}
+
 /* 1 when [off, off + size) lies inside a struct of n bytes and off is a
  * multiple of align. */
 static int inside(size_t off, size_t size, size_t align, size_t n)
@@ -85,6 +94,9 @@ static int bad_row(const eng_param_desc *p, size_t n, char *why, size_t len)
     if (p->type == ENG_PARAM_STRING) {
         if (p->def_str && strlen(p->def_str) >= (size_t)p->cap)
             BAD("a default of parameter '%s' shorter than its capacity %d", p->name, (int)p->cap);
+        if (p->def_str && has_control(p->def_str))
+            BAD("a default of parameter '%s' without control characters (newline, ESC, ...)",
+                p->name);
         return 0;
     }
     if (p->min != p->min || p->max != p->max || p->min > p->max)
@@ -106,6 +118,9 @@ static int bad_row(const eng_param_desc *p, size_t n, char *why, size_t len)
         int nc = 0;
         while (p->choices && nc < 64 && p->choices[nc]) {
             if (!p->choices[nc][0]) BAD("non-empty choices for parameter '%s'", p->name);
+            if (has_control(p->choices[nc]))
+                BAD("choices without control characters (newline, ESC, ...) for parameter '%s' "
+                    "(choice %d)", p->name, nc + 1);
             nc++;
         }
         if (!p->choices || nc == 0 || nc == 64)

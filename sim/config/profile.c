@@ -571,6 +571,14 @@ static int regular_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Anything at path: a FIFO or a directory where a profile should be is
+ * found, and the loader says it is not a regular file. */
+static int present(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
 int sim_profile_find(const char *kind, const char *name, int from, char *out, size_t n)
 {
     if (n) out[0] = '\0';
@@ -582,7 +590,7 @@ int sim_profile_find(const char *kind, const char *name, int from, char *out, si
     for (int i = from < 0 ? 0 : from; i < nd && found < 0; i++) {
         int len = snprintf(out, n, "%s/%s/%s.lua", dirs[i], kind, name);
         if (len < 0 || (size_t)len >= n) continue;
-        if (regular_file(out)) found = i;
+        if (present(out)) found = i;
     }
     if (found < 0) { /* where the shipped profile would be: the message names it */
         int len = snprintf(out, n, "%s/%s/%s.lua", dirs[nd - 1], kind, name);

@@ -121,7 +121,8 @@ int sim_profile_load_kind(const char *path, const char *kind, const eng_param_de
 int sim_profile_dirs(char (*dirs)[SIM_PROFILE_DIR_CAP], int cap);
 
 /* Resolves a profile name: the first <dir>/<kind>/<name>.lua along the search
- * path that is a regular file, from directory index `from` on; returns that
+ * path that exists (a FIFO or a directory there is found, and loading it
+ * says it is not a regular file), from directory index `from` on; returns that
  * index, or -1 when none is (out then names where the shipped one would be),
  * or -2 for a bad kind or name (out too small included).  kind is "devices" or
  * "models"; name is non-empty, made of [A-Za-z0-9._+-], does not start with

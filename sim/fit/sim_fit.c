@@ -74,6 +74,12 @@ int sim_fit_init(sim_fit *f, int32_t n)
     f->n = n;
     f->code = 0;
     f->worst = -1;
+    if (n < 1 || f->np < 1 || f->np > SIM_FIT_MAX_PARAMS) { /* nothing to fit, or to fit with */
+        f->priv = NULL;
+        f->y = f->pred = f->resid = f->loo_e = NULL;
+        f->hold = NULL;
+        return sim_fit_fail(f, SIM_FIT_E_ARG);
+    }
     sim_fit_priv *q = f->priv = calloc(1, sizeof *q);
     if (!q) return SIM_FIT_E_NOMEM;
     f->y = calloc(nn, sizeof *f->y);

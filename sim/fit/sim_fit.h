@@ -67,7 +67,9 @@
 enum {
     SIM_FIT_OK = SIM_OK,
     SIM_FIT_E_NOMEM = SIM_NOMEM,
-    SIM_FIT_E_NOCONV = SIM_DATA_NOCONV /* the data do not pin the fit down */
+    SIM_FIT_E_NOCONV = SIM_DATA_NOCONV, /* the data do not pin the fit down */
+    SIM_FIT_E_ARG = SIM_INTERNAL_ARG    /* no observations, or np outside [1, MAX_PARAMS]
+                                           (the caller's fault) */
 };
 
 /* ----------------------------------------------------------------- bounds */
@@ -171,7 +173,9 @@ typedef struct sim_fit {
 } sim_fit;
 
 /* Allocates for n observations (np, par and the options set; y and hold are
- * then to be filled).  0 or SIM_FIT_E_NOMEM. */
+ * then to be filled).  0, SIM_FIT_E_ARG (n < 1, or np outside [1,
+ * SIM_FIT_MAX_PARAMS]: nothing allocated, and every later call returns it) or
+ * SIM_FIT_E_NOMEM. */
 int sim_fit_init(sim_fit *f, int32_t n);
 /* Frees what sim_fit owns; NULL-safe, twice is harmless. */
 void sim_fit_free(sim_fit *f);

@@ -87,6 +87,7 @@ typedef struct fs_api {
      * evaluation redraws only what its knobs move; held against the memory
      * limit like traces */
     int32_t synth_memo_on;
+    int calibrating; /* inside flashspec.calibrate (what an interrupt stops) */
     trc_synth_memo *synth_memo[FS_SYNTH_MEMO_MAX];
     int32_t n_synth_memo;
     /* while flashspec.calibrate calls its points function (synth_defer > 0):
@@ -264,6 +265,9 @@ int fs_l_tune(lua_State *L);
  * tree).  0 and out, or -1 (tried: " (looked in A and B)"). */
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
                      size_t tn);
+/* The first of those two places where a relative path names anything (a
+ * FIFO, a directory): 0 and out, or -1. */
+int fs_api_find_any(const fs_api *a, const char *path, char *out, size_t n);
 
 /* flashspec.calibrate{...} (calibrate.c). */
 int fs_l_calibrate(lua_State *L);

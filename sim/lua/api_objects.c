@@ -39,9 +39,24 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
 {
     const char *name = luaL_checkstring(L, 1);
     if (profile_is_file(name)) {
+        /* a file beside the script or in the project, never elsewhere:
+         * profiles of one's own go in a FLASHSPEC_CONFIG_PATH directory */
+        if (name[0] == '/' || !strcmp(name, "..") || !strncmp(name, "../", 3) ||
+            strstr(name, "/../") || (strlen(name) >= 3 && !strcmp(name + strlen(name) - 3, "/..")))
+            fs_raise(L, FS_EXIT_CONFIG, 1,
+                     "%s profile file '%s': a profile file is a path inside the script's "
+                     "directory or the project, without '..' and not absolute (profiles kept "
+                     "elsewhere go in a directory of FLASHSPEC_CONFIG_PATH, loaded by name)",
+                     what, name);
         char tried[2 * PATH_MAX + 32] = "";
-        if (fs_api_find_file(fs_api_get(L), name, path, n, tried, sizeof tried) != 0)
+        fs_api *a = fs_api_get(L);
+        if (fs_api_find_file(a, name, path, n, tried, sizeof tried) != 0) {
+            char odd[PATH_MAX];
+            if (fs_api_find_any(a, name, odd, sizeof odd) == 0)
+                fs_raise(L, FS_EXIT_NOINPUT, 1, "%s profile file '%s' is not a regular file (%s)",
+                         what, name, odd);
             fs_raise(L, FS_EXIT_NOINPUT, 1, "%s profile file '%s' not found%s", what, name, tried);
+        }
         return name;
     }
     if (sim_profile_path(kind, name, path, n) != 0)
@@ -589,6 +604,18 @@ static int file_exists(const char *p)
 static const char *project_dir(void)
 {
     return fs_home_dir();
+}
+
+int fs_api_find_any(const fs_api *a, const char *path, char *out, size_t n)
+{
+    struct stat st;
+    const char *dirs[2] = {a->script_dir, project_dir()};
+    for (int i = 0; i < 2; i++) {
+        int k = snprintf(out, n, "%s/%s", dirs[i], path);
+        if (k > 0 && (size_t)k < n && stat(out, &st) == 0) return 0;
+    }
+    out[0] = 0;
+    return -1;
 }
 
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,

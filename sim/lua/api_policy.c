@@ -318,6 +318,33 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     lua_settop(L, 1);
 }
 
+/* The policy's own check of its parameters -- its create hook, run once here
+ * on the validated struct -- so that what it refuses (an empty widths list
+ * for specinfer) is a configuration error at the script's line, not a
+ * failure of every point it would run in (exit 70). */
+static void policy_accepts(lua_State *L, const ud_policy *u, const char *what, const char *chunk,
+                           int line)
+{
+    eng_policy pol = {0};
+    int rc = u->desc->create ? u->desc->create(u->params, &pol) : ENG_E_ARG;
+    if (rc == ENG_OK) {
+        eng_policy_destroy(&pol);
+        return;
+    }
+    if (rc == ENG_E_NOMEM) fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s:%d: %s: out of memory", chunk, line, what);
+    for (const eng_param_desc *d = u->desc->params; d && d->name; d++) {
+        int32_t n;
+        if (d->type != ENG_PARAM_DOUBLE_LIST && d->type != ENG_PARAM_INT_LIST) continue;
+        memcpy(&n, u->params + d->count_offset, sizeof n);
+        if (n == 0)
+            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list (%s needs at "
+                     "least one value)", chunk, slp_key_line(chunk, line, d->name), what, d->name,
+                     u->desc->name);
+    }
+    fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: the policy refuses these parameters (%s)", chunk,
+             line, what, u->label);
+}
+
 /* Pushes one policy object of desc from the params table at idx. */
 static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const char *what,
                        const char *chunk, int line)
@@ -327,6 +354,7 @@ static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const
     u->desc = desc;
     slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
     fs_params_label(desc->params, u->params, u->label, sizeof u->label);
+    policy_accepts(L, u, what, chunk, line);
     const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
     if (k) {
         lua_getfield(L, idx, tree_param(L, k, idx));

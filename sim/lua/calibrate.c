@@ -547,6 +547,7 @@ int fs_l_calibrate(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     cal *c = cal_new(L);
+    c->a->calibrating = 1; /* stays set when an interrupt unwinds the fit */
     fs_cal_read_spec(c, 1);
     set_up(c, 1);
     fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
@@ -560,5 +561,6 @@ int fs_l_calibrate(lua_State *L)
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line is done */
     push_result(c);
     write_outputs(c);
+    c->a->calibrating = 0;
     return 1;
 }

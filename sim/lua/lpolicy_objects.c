@@ -31,7 +31,7 @@ static int32_t node_arg(lua_State *L, const eng_tree *t, int idx)
 {
     lua_Integer id = luaL_checkinteger(L, idx);
     if (id < 0 || id >= t->n_nodes)
-        luaL_error(L, "node %lld is not in the tree (size %d)", (long long)id, (int)t->n_nodes);
+        luaL_error(L, "node %I is not in the tree (size %d)", id, (int)t->n_nodes);
     return (int32_t)id;
 }
 

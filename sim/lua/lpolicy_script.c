@@ -30,7 +30,8 @@ typedef struct lp_desc {
     char doc[160];
 } lp_desc;
 
-/* Appends the value at idx as Lua source (numbers exactly, strings quoted). */
+/* Appends the value at idx as Lua source (numbers exactly, as the shortest
+ * decimal that reads back the same; strings quoted). */
 static int append_value(lua_State *L, int idx, char *out, size_t n, size_t *at)
 {
     int t = lua_type(L, idx);
@@ -40,9 +41,12 @@ static int append_value(lua_State *L, int idx, char *out, size_t n, size_t *at)
     } else if (t == LUA_TNUMBER && lua_isinteger(L, idx)) {
         k = snprintf(out + *at, n - *at, "%lld", (long long)lua_tointeger(L, idx));
     } else if (t == LUA_TNUMBER) {
+        /* the shortest decimal that reads back as v, kept a float ("2.0") */
         double v = lua_tonumber(L, idx);
         if (!isfinite(v)) return -1;
-        k = snprintf(out + *at, n - *at, "%a", v);
+        char num[40];
+        fs_fmt_exact(num, sizeof num, v);
+        k = snprintf(out + *at, n - *at, "%s%s", num, strpbrk(num, ".eEn") ? "" : ".0");
     } else if (t == LUA_TSTRING) {
         size_t len;
         const char *s = lua_tolstring(L, idx, &len);

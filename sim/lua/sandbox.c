@@ -12,13 +12,33 @@
 #include <string.h>
 #include <time.h>
 
-#define HOOK_EVERY 10000
-#define LIMITS_KEY "flashspec.limits"
-/* Bytes a library function allocates that count as one VM instruction against
- * step_limit.  C functions (string.rep, table.concat, gsub, ...) do work the
- * count hook never sees, so a loop of few instructions could otherwise run for
- * hours inside the limit (tests/fuzz/script/pending/string-rep-loop.lua). */
-#define BYTES_PER_STEP 64
+#include "sim/lua/sandbox_impl.h"
+
+/* The count hook's interval: at most HOOK_EVERY instructions, and at most
+ * 1% of the instruction limit, so the limit is met within 1%.  The trap
+ * Lua 5.4 sets in every frame while any hook is on costs far more than the
+ * hook calls themselves (measured: 100 and 10,000 are the same speed). */
+#define HOOK_EVERY 100
+/* Strings longer than this make the hook run more often (100 instructions
+ * per BIG_STRING bytes of the longest string, at least 1): one comparison
+ * of two 16 MiB strings takes 1-130 ms inside a single instruction. */
+#define BIG_STRING ((size_t)1 << 20)
+
+/* The backstop (backstop()): every BACKSTOP_CALLS hook calls (every call once
+ * a big string exists) it reads the wall clock.  Each stretch since the last
+ * look is allowed SLOW_STEP_S per instruction, SLOW_LIB_S per charged step
+ * and SLOW_CPU_MARGIN_S -- 10 to 40 times what that work takes.  A stretch
+ * whose wall time is more than twice its allowance plus SLOW_WALL_MARGIN_S
+ * (work the counts do not explain, or another process had the CPU) starts
+ * measuring the thread's CPU time, and each measured stretch is charged its
+ * CPU time beyond the allowance, at STEP_NS per step, for as long as
+ * stretches stay slow.  Ordinary code (even under sanitizers) is never
+ * charged this way; under valgrind it may be. */
+#define BACKSTOP_CALLS 10
+#define SLOW_STEP_S 2e-7
+#define SLOW_LIB_S 2e-7
+#define SLOW_CPU_MARGIN_S 2e-5
+#define SLOW_WALL_MARGIN_S 1e-4
 
 static void step_hook(lua_State *L, lua_Debug *ar);
 
@@ -29,11 +49,67 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Charges n instructions of library work; past the limit the hook fires at
- * the very next instruction (lua_sethook may be called at any time). */
-static void charge(fs_lua_limits *lim, long long n)
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+fs_lua_limits *fs_sandbox_limits(lua_State *L)
+{
+    fs_lua_limits *lim;
+    memcpy(&lim, lua_getextraspace(L), sizeof lim);
+    return lim;
+}
+
+/* The hook's interval for lim now (see HOOK_EVERY and BIG_STRING). */
+static int hook_interval(const fs_lua_limits *lim)
+{
+    long long e = HOOK_EVERY;
+    if (lim->step_limit > 0 && lim->step_limit / 100 < e) e = lim->step_limit / 100;
+    if (lim->max_string > BIG_STRING) {
+        long long b = (long long)((double)HOOK_EVERY * (double)BIG_STRING / (double)lim->max_string);
+        if (b < e) e = b;
+    }
+    return e < 1 ? 1 : (int)e;
+}
+
+/* The hook fires at the next instruction of the state's main thread (a
+ * coroutine sees the limit at its own next hook call). */
+static void fire_now(fs_lua_limits *lim)
+{
+    lim->hook_now = 1;
+    lua_sethook(lim->L, step_hook, LUA_MASKCOUNT, 1);
+}
+
+/* Which limit lim has reached: "instruction", "time", "stop" or NULL. */
+static const char *limit_reached(const fs_lua_limits *lim)
+{
+    if (lim->step_limit && lim->steps > lim->step_limit) return "instruction";
+    if (lim->max_seconds > 0 && now_s() > lim->deadline) return "time";
+    if (lim->stop && lim->stop()) return "stop";
+    return NULL;
+}
+
+/* Pushes the error message of limit `why` at "src:line: ". */
+static void push_limit_error(lua_State *L, const fs_lua_limits *lim, const char *why,
+                             const char *src, int line)
+{
+    if (why[0] == 'i')
+        lua_pushfstring(L, "%s:%d: instruction limit of %I exceeded (endless loop?)", src, line,
+                        (lua_Integer)lim->step_limit);
+    else if (why[0] == 't')
+        lua_pushfstring(L, "%s:%d: time limit of %f s exceeded", src, line,
+                        (lua_Number)lim->max_seconds);
+    else
+        lua_pushfstring(L, "%s:%d: interrupted", src, line);
+}
+
+void fs_sandbox_charge(fs_lua_limits *lim, long long n)
 {
     lim->steps += n;
+    lim->win_lib += n;
     if (!lim->L || lim->hook_now) return;
     /* a large charge is also the moment to look at the clock and the stop
      * flag: a loop of few instructions around one long library call would
@@ -41,10 +117,75 @@ static void charge(fs_lua_limits *lim, long long n)
     int fire = lim->step_limit && lim->steps > lim->step_limit;
     if (!fire && n >= 64)
         fire = (lim->max_seconds > 0 && now_s() > lim->deadline) || (lim->stop && lim->stop());
-    if (fire) {
-        lim->hook_now = 1;
-        lua_sethook(lim->L, step_hook, LUA_MASKCOUNT, 1);
+    if (fire) fire_now(lim);
+}
+
+void fs_sandbox_work(lua_State *L, fs_lua_limits *lim, double steps)
+{
+    fs_sandbox_charge(lim, (long long)steps);
+    const char *why = limit_reached(lim);
+    if (!why) return;
+    if (!lim->hook_now) fire_now(lim);
+    /* where: the innermost Lua function with a line (the library function
+     * that charges may itself be called from C, as sort calls its comparator) */
+    lua_Debug ar;
+    int line = 1;
+    char src[LUA_IDSIZE] = "?";
+    for (int level = 1; lua_getstack(L, level, &ar); level++)
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(src, sizeof src, "%s", ar.short_src);
+            line = ar.currentline;
+            break;
+        }
+    push_limit_error(L, lim, why, src, line);
+    lua_error(L);
+}
+
+void fs_sandbox_precharge(lua_State *L, fs_lua_limits *lim, double est, const char *what)
+{
+    double left = (double)(lim->step_limit - lim->steps);
+    if (lim->step_limit && est > left) {
+        if (est <= (double)lim->step_limit) /* it would fit a whole budget: the limit has run out */
+            fs_sandbox_work(L, lim, (left > 0 ? left : 0) + 1);
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s: this call could take up to %.3g instructions, more than the "
+                 "%.0f left (see --max-instructions)", what, est, left > 0 ? left : 0);
+        luaL_error(L, "%s", msg);
     }
+    fs_sandbox_charge(lim, (long long)est);
+}
+
+int fs_sandbox_call_starts(fs_lua_limits *lim, double est)
+{
+    if (!lim->in_library || est <= LONG_CALL_STEPS || lim->in_lib) return 0;
+    lim->in_lib = 1;
+    lim->in_library(1);
+    return 1;
+}
+
+void fs_sandbox_call_done(fs_lua_limits *lim, int told)
+{
+    if (!told || !lim->in_lib) return; /* the hook took it back (Lua ran inside the call) */
+    lim->in_lib = 0;
+    lim->in_library(0);
+}
+
+void fs_sandbox_raise_memory(lua_State *L, fs_lua_limits *lim)
+{
+    /* the first try and Lua's retry after an emergency collection */
+    lim->fail_next = 2;
+    lua_newuserdatauv(L, 1, 0);
+    lim->fail_next = 0; /* not reached */
+    lua_error(L);
+}
+
+/* in_library told by a call that raised an error and never came back: taken
+ * back when Lua code runs again (the hook) or the state closes. */
+static void call_abandoned(fs_lua_limits *lim)
+{
+    if (!lim->in_lib) return;
+    lim->in_lib = 0;
+    lim->in_library(0);
 }
 
 int fs_mem_pool_take(fs_mem_pool *pool, size_t n)
@@ -57,6 +198,17 @@ int fs_mem_pool_take(fs_mem_pool *pool, size_t n)
 
 void fs_mem_pool_put(fs_mem_pool *pool, size_t n) { atomic_fetch_sub(&pool->used, n); }
 
+/* A new string object (Lua passes the type as osize when ptr is NULL): the
+ * longest one sets the hook's interval. */
+static void saw_string(fs_lua_limits *lim, size_t bytes)
+{
+    lim->max_string = bytes;
+    if (bytes <= BIG_STRING) return;
+    lim->every = hook_interval(lim);
+    if (lim->L && !lim->hook_now && lua_gethook(lim->L))
+        lua_sethook(lim->L, step_hook, LUA_MASKCOUNT, lim->every);
+}
+
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     fs_lua_limits *lim = ud;
@@ -65,6 +217,10 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         free(ptr);
         lim->mem_used -= old;
         if (lim->pool) fs_mem_pool_put(lim->pool, old);
+        return NULL;
+    }
+    if (lim->fail_next > 0 && nsize > old) { /* fs_sandbox_raise_memory */
+        lim->fail_next--;
         return NULL;
     }
     if (lim->pool) {
@@ -84,37 +240,65 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     if (lim->pool && nsize < old) fs_mem_pool_put(lim->pool, old - nsize);
     lim->mem_used = lim->mem_used - old + nsize;
-    if (nsize > old) charge(lim, (long long)((nsize - old) / BYTES_PER_STEP));
+    if (!ptr && osize == LUA_TSTRING && nsize > lim->max_string) saw_string(lim, nsize);
+    if (nsize > old) fs_sandbox_charge(lim, (long long)((nsize - old) / BYTES_PER_STEP));
     return p;
+}
+
+/* Charges the CPU time the counts do not explain (see BACKSTOP_CALLS). */
+static void backstop(fs_lua_limits *lim)
+{
+    lim->ticks = 0;
+    double w = now_s();
+    double allow = (double)lim->win_steps * SLOW_STEP_S + (double)lim->win_lib * SLOW_LIB_S +
+                   SLOW_CPU_MARGIN_S;
+    int slow = w - lim->wall_last > 2 * allow + SLOW_WALL_MARGIN_S;
+    if (lim->measuring) {
+        double cpu = cpu_s();
+        double excess = cpu - lim->cpu_last - allow;
+        if (excess > 0) lim->steps += (long long)(excess * 1e9 / STEP_NS);
+        lim->cpu_last = cpu;
+        lim->measuring = slow || excess > 0;
+    } else if (slow) {
+        lim->cpu_last = cpu_s();
+        lim->measuring = 1;
+    }
+    lim->wall_last = w;
+    lim->win_steps = 0;
+    lim->win_lib = 0;
 }
 
 static void step_hook(lua_State *L, lua_Debug *ar)
 {
-    lua_getfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
-    fs_lua_limits *lim = lua_touserdata(L, -1);
-    lua_pop(L, 1);
+    fs_lua_limits *lim = fs_sandbox_limits(L);
     if (!lim) return;
-    lim->steps += lim->hook_now ? 1 : HOOK_EVERY;
-    const char *why = NULL;
-    if (lim->step_limit && lim->steps > lim->step_limit) why = "instruction";
-    else if (lim->max_seconds > 0 && now_s() > lim->deadline) why = "time";
-    else if (lim->stop && lim->stop()) why = "stop";
+    int n = lua_gethookcount(L);
+    lim->steps += n;
+    call_abandoned(lim); /* Lua code runs: no library call is in progress */
+    lim->fail_next = 0;  /* nor a memory error being passed on */
+    if (!lim->hook_now) {
+        lim->win_steps += n;
+        if (++lim->ticks >= (lim->max_string > BIG_STRING ? 1 : BACKSTOP_CALLS)) backstop(lim);
+        if (n != lim->every) /* a coroutine made before the interval changed */
+            lua_sethook(L, step_hook, LUA_MASKCOUNT, lim->every);
+    }
+    const char *why = limit_reached(lim);
     if (!why) return;
     if (!lim->hook_now) { /* from now on at every instruction: pcall cannot hide it */
         lim->hook_now = 1;
         lua_sethook(L, step_hook, LUA_MASKCOUNT, 1);
     }
     lua_getinfo(L, "Sl", ar);
-    int line = ar->currentline > 0 ? ar->currentline : 1;
-    if (why[0] == 'i')
-        lua_pushfstring(L, "%s:%d: instruction limit of %I exceeded (endless loop?)",
-                        ar->short_src, line, (lua_Integer)lim->step_limit);
-    else if (why[0] == 't')
-        lua_pushfstring(L, "%s:%d: time limit of %f s exceeded", ar->short_src, line,
-                        (lua_Number)lim->max_seconds);
-    else
-        lua_pushfstring(L, "%s:%d: interrupted", ar->short_src, line);
+    push_limit_error(L, lim, why, ar->short_src, ar->currentline > 0 ? ar->currentline : 1);
     lua_error(L);
+}
+
+/* __gc of the registry's sentinel: the state closes. */
+static int state_closes(lua_State *L)
+{
+    fs_lua_limits *lim = fs_sandbox_limits(L);
+    if (lim) call_abandoned(lim);
+    return 0;
 }
 
 /* setmetatable without finalizers: a __gc metamethod runs outside the count
@@ -133,135 +317,6 @@ static int safe_setmetatable(lua_State *L)
     return lua_gettop(L);
 }
 
-/* Skips a set [...] starting at p[i] == '[': the index after its ']'. */
-static size_t skip_set(const char *p, size_t i, size_t n)
-{
-    i++;
-    if (i < n && p[i] == '^') i++;
-    if (i < n && p[i] == ']') i++; /* a first ']' is a member */
-    while (i < n && p[i] != ']') i += p[i] == '%' ? 2 : 1;
-    return i < n ? i + 1 : n;
-}
-
-/* An upper bound on the steps of Lua's backtracking matcher for pattern p on
- * a subject of n bytes.  Only items of variable length backtrack: a
- * single-character class with *, + or -, and %bxy.  With q of them, the
- * subject's bytes can be split among them in at most C(n + q, q) ways, each
- * tried once per start position (n + 1 of them unless the pattern starts
- * with ^); every optional item (?) doubles it.  Floating point: it may be
- * astronomical ("(.-)(.-)(.-)(.-)(.-)b" on 3000 bytes: ~6e18). */
-static double pattern_bound(const char *p, size_t plen, size_t n)
-{
-    size_t i = 0;
-    int anchored = plen > 0 && p[0] == '^';
-    double q = 0, opt = 0;
-    if (anchored) i = 1;
-    while (i < plen) {
-        char c = p[i];
-        if (c == '(' || c == ')') {
-            i++;
-            continue;
-        }
-        if (c == '%' && i + 1 < plen && p[i + 1] == 'b') { /* %bxy: a balanced run */
-            q++;
-            i += 4;
-            continue;
-        }
-        if (c == '%' && i + 1 < plen && p[i + 1] == 'f') { /* %f[set]: a frontier */
-            i += 2;
-            if (i < plen && p[i] == '[') i = skip_set(p, i, plen);
-            continue;
-        }
-        if (c == '%' && i + 1 < plen && p[i + 1] >= '0' && p[i + 1] <= '9') { /* %1 */
-            i += 2;
-            continue;
-        }
-        i = c == '[' ? skip_set(p, i, plen) : c == '%' ? i + 2 : i + 1;
-        if (i < plen && (p[i] == '*' || p[i] == '+' || p[i] == '-')) {
-            q++;
-            i++;
-        } else if (i < plen && p[i] == '?') {
-            opt++;
-            i++;
-        }
-    }
-    double ways = 1.0;
-    for (double k = 1; k <= q && ways < 1e300; k++) ways *= ((double)n + k) / k;
-    for (double k = 0; k < opt && ways < 1e300; k++) ways *= 2.0;
-    return ways * (anchored ? 1.0 : (double)n + 1.0);
-}
-
-/* Matches whose bound is above this many steps tell lim->in_library. */
-#define LONG_MATCH_STEPS 1e6
-
-/* string.find / match / gmatch / gsub charged by the bytes they are given
- * (subject and pattern), then the library's own function: a pattern match
- * may try every start position, so one instruction per byte; a plain find
- * (fourth argument true) is a memory scan, one per BYTES_PER_STEP bytes.
- * Backtracking inside the match is C code no hook sees, so a pattern whose
- * bound (pattern_bound) is above the instructions left is refused before it
- * runs: no single match can carry a script past its instruction limit. */
-static int charged_string_fn(lua_State *L)
-{
-    lua_getfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
-    fs_lua_limits *lim = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    double bound = 0;
-    if (lim) {
-        size_t a = 0, b = 0;
-        const char *pat = NULL;
-        if (lua_type(L, 1) == LUA_TSTRING) lua_tolstring(L, 1, &a);
-        if (lua_type(L, 2) == LUA_TSTRING) pat = lua_tolstring(L, 2, &b);
-        int plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
-        charge(lim, (long long)(plain ? (a + b) / BYTES_PER_STEP : a + b));
-        if (pat && !plain) {
-            bound = pattern_bound(pat, b, a);
-            double left = (double)(lim->step_limit - lim->steps);
-            if (lim->step_limit && bound > left && bound <= (double)lim->step_limit) {
-                /* it would fit a whole budget: the limit has simply run out */
-                charge(lim, (long long)(left > 0 ? left : 0) + 1);
-                return luaL_error(L, "instruction limit of %I exceeded (endless loop?)",
-                                  (lua_Integer)lim->step_limit);
-            }
-            if (lim->step_limit && bound > left) {
-                char msg[400];
-                snprintf(msg, sizeof msg, "string.%s: the pattern could take up to %.3g match "
-                         "steps on this %zu-byte subject (backtracking no limit can stop), more "
-                         "than the %.0f instructions left; simplify it (fewer items with *, + "
-                         "or -; anchor it with ^) or raise --max-instructions",
-                         lua_tostring(L, lua_upvalueindex(3)), bound, a, left > 0 ? left : 0);
-                return luaL_error(L, "%s", msg);
-            }
-        }
-    }
-    int told = lim && lim->in_library && bound > LONG_MATCH_STEPS;
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    if (told) lim->in_library(1);
-    int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
-    if (told) lim->in_library(0);
-    if (rc != LUA_OK) return lua_error(L);
-    return lua_gettop(L);
-}
-
-/* Installs the wrappers above over the opened libraries. */
-static void wrap_libs(lua_State *L)
-{
-    lua_getglobal(L, "setmetatable");
-    lua_pushcclosure(L, safe_setmetatable, 1);
-    lua_setglobal(L, "setmetatable");
-    lua_getglobal(L, "string");
-    static const char *const fns[] = {"find", "match", "gmatch", "gsub", NULL};
-    for (int i = 0; fns[i]; i++) {
-        lua_getfield(L, -1, fns[i]);
-        lua_pushboolean(L, i == 0); /* only find has a plain mode */
-        lua_pushstring(L, fns[i]);
-        lua_pushcclosure(L, charged_string_fn, 3);
-        lua_setfield(L, -2, fns[i]);
-    }
-    lua_pop(L, 1);
-}
-
 /* load(chunk [, chunkname [, mode [, env]]]) restricted to text chunks. */
 static int safe_load(lua_State *L)
 {
@@ -274,7 +329,16 @@ static int safe_load(lua_State *L)
     const char *s = lua_tolstring(L, 1, &len);
     if (!s) return luaL_error(L, "load: only string chunks are allowed in the sandbox");
     const char *name = luaL_optstring(L, 2, s);
-    if (luaL_loadbufferx(L, s, len, name, "t") != LUA_OK) {
+    /* compiling takes about one step per byte of source */
+    fs_lua_limits *lim = fs_sandbox_limits(L);
+    int told = 0;
+    if (lim) {
+        fs_sandbox_precharge(L, lim, (double)len, "load");
+        told = fs_sandbox_call_starts(lim, (double)len);
+    }
+    int rc = luaL_loadbufferx(L, s, len, name, "t");
+    if (lim) fs_sandbox_call_done(lim, told);
+    if (rc != LUA_OK) {
         lua_pushnil(L);
         lua_insert(L, -2);
         return 2;
@@ -284,6 +348,15 @@ static int safe_load(lua_State *L)
         if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
     }
     return 1;
+}
+
+/* setmetatable without finalizers, then the charged library. */
+static void wrap_base(lua_State *L, int patterns)
+{
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, safe_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
+    fs_sandbox_wrap_libs(L, patterns);
 }
 
 static void open_lib(lua_State *L, const char *name, lua_CFunction f)
@@ -322,6 +395,13 @@ static int open_kind(lua_State *L)
 {
     open_kind_libs(L);
     seed_random(L);
+    /* a registry userdata whose finalizer runs when the state closes */
+    lua_newuserdatauv(L, 1, 0);
+    lua_newtable(L);
+    lua_pushcfunction(L, state_closes);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    luaL_ref(L, LUA_REGISTRYINDEX);
     return 0;
 }
 
@@ -345,7 +425,7 @@ static int open_kind_libs(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, -2, "dump");
         lua_pop(L, 1);
-        wrap_libs(L);
+        wrap_base(L, 0);
         /* profiles are data: no pattern matching, whose backtracking runs
          * inside one C call that no hook can stop */
         lua_getglobal(L, "string");
@@ -372,7 +452,7 @@ static int open_kind_libs(lua_State *L)
     }
     lua_setglobal(L, "os");
     lua_pop(L, 1);
-    wrap_libs(L);
+    wrap_base(L, 1);
     return 0;
 }
 
@@ -383,19 +463,33 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
     lim->mem_refused = 0;
     lim->L = NULL;
     lim->hook_now = 0;
-    lim->deadline = now_s() + lim->max_seconds;
+    lim->max_string = 0;
+    lim->fail_next = 0;
+    lim->in_lib = 0;
+    lim->every = hook_interval(lim);
+    lim->ticks = 0;
+    lim->measuring = 0;
+    lim->win_steps = 0;
+    lim->win_lib = 0;
+    lim->wall_last = now_s();
+    lim->cpu_last = 0;
+    lim->deadline = lim->wall_last + lim->max_seconds;
     lua_State *L = lua_newstate(limited_alloc, lim);
     if (!L) return NULL;
+    /* the limits in the main thread's extra space, which every coroutine
+     * copies: the hook and the charged library find them without a lookup */
+    memcpy(lua_getextraspace(L), &lim, sizeof lim);
     lua_pushcfunction(L, open_kind);
     lua_pushinteger(L, kind);
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
         lua_close(L);
         return NULL;
     }
-    lua_pushlightuserdata(L, lim);
-    lua_setfield(L, LUA_REGISTRYINDEX, LIMITS_KEY);
+    /* the budget is the user's code's: opening the libraries is not charged */
+    lim->steps = 0;
+    lim->win_lib = 0;
     if (lim->step_limit || lim->max_seconds > 0 || lim->stop)
-        lua_sethook(L, step_hook, LUA_MASKCOUNT, HOOK_EVERY);
+        lua_sethook(L, step_hook, LUA_MASKCOUNT, lim->every);
     lim->L = L;
     return L;
 }

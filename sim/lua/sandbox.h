@@ -17,25 +17,46 @@
  *
  * Limits (every kind): the allocator refuses to grow past mem_limit_bytes, so a
  * runaway script fails with a memory error instead of exhausting the host, and a
- * count hook raises "CHUNK:LINE: instruction limit exceeded" after step_limit
- * VM instructions (0 = unlimited), so an endless loop ends with a clear error.
- * Work done inside library functions counts too: every BYTES_PER_STEP bytes
- * the allocator hands out count as one instruction, and so does every
- * BYTES_PER_STEP bytes of subject and pattern that string.find, match, gmatch
- * and gsub are given, so a short loop around string.rep, table.concat or a
- * pattern search cannot run for hours within the limit.
+ * count hook raises "CHUNK:LINE: instruction limit of N exceeded" after step_limit
+ * instructions (0 = unlimited), so an endless loop ends with a clear error.  The
+ * hook runs every min(100, step_limit / 100) VM instructions, so the limit is
+ * met within 1%.  An "instruction" also stands for work the hook never sees,
+ * charged at about one per 10 ns of it:
+ *   - library calls (sandbox_lib.c) are charged from their arguments before
+ *     they run -- string.rep, byte, format, lower/upper/reverse, pack and
+ *     unpack, the pattern functions, utf8.len/codepoint/offset/codes,
+ *     table.concat/insert/remove/move/unpack/sort, tonumber, rawequal, load,
+ *     print, collectgarbage, os.date and the string arithmetic metamethods --
+ *     and a call whose charge is more than the instructions left is refused
+ *     before it runs; the table functions and utf8.codes' iterator are bounded
+ *     versions of the library's that charge as they go;
+ *   - every BYTES_PER_STEP bytes the allocator hands out count as one;
+ *   - whatever else takes CPU time the instruction count does not explain
+ *     (comparisons or coercions of long strings inside one VM instruction,
+ *     the collection of a huge heap) is charged by the thread's CPU time: a
+ *     stretch of instructions that ran far slower than VM instructions and
+ *     charged work do is charged its excess time (sandbox.c, backstop()).
+ *     That charge depends on the machine; the others do not.
+ * Once a state has made a string longer than 1 MiB the hook runs more often
+ * (100 instructions per MiB of its longest string, at least every
+ * instruction), so that one instruction on long strings is seen promptly.
  *
  * Finalizers: a __gc metamethod runs with hooks off (Lua runs finalizers
  * outside the count hook), so no limit could stop one; setmetatable therefore
  * refuses a metatable with a __gc field in the SCRIPT and PROFILE kinds.
+ * collectgarbage may not retune the collector (setpause, setstepmul, or
+ * parameters to incremental/generational): a collector told to do a whole
+ * cycle per allocation would work outside every charge.
  *
  * Wall clock and stop requests: max_seconds > 0 ends the state's Lua code with
  * "CHUNK:LINE: time limit of N s exceeded" once that long has passed since
- * fs_sandbox_new; stop, when set, is asked at every hook call and a nonzero
- * answer ends the Lua code with "CHUNK:LINE: interrupted" (a signal handler's
- * flag).  Both are checked every HOOK_EVERY instructions; once any limit has
+ * fs_sandbox_new; stop, when set, is asked at every hook call and by every
+ * charged library call, and a nonzero answer ends the Lua code with
+ * "CHUNK:LINE: interrupted" (a signal handler's flag).  Once any limit has
  * fired the hook runs at every instruction and raises again, so a script that
- * catches the error with pcall cannot keep running.
+ * catches the error with pcall cannot keep running.  A library call charged
+ * more than LONG_CALL_STEPS tells in_library around itself, so that a signal
+ * arriving while it runs can end the process at once.
  */
 #ifndef FS_SANDBOX_H
 #define FS_SANDBOX_H
@@ -68,9 +89,9 @@ typedef struct fs_lua_limits {
     size_t mem_limit_bytes; /* 0 = unlimited; with pool, the pool's limit (for messages) */
     fs_mem_pool *pool;      /* optional: the run's shared memory; replaces the per-state
                                check of mem_limit_bytes */
-    long long step_limit;   /* VM instructions, 0 = unlimited */
+    long long step_limit;   /* instructions, 0 = unlimited */
     size_t mem_used;        /* maintained by the allocator */
-    long long steps;        /* maintained by the hook (granularity 10,000) */
+    long long steps;        /* maintained by the hook and the charges */
     int mem_refused;        /* set by the allocator when it refused a request
                                because of mem_limit_bytes (not a host OOM) */
     lua_State *L;           /* the state (set by fs_sandbox_new), for the hook */
@@ -81,6 +102,18 @@ typedef struct fs_lua_limits {
     void (*in_library)(int on); /* optional: told around a long library call no hook can
                                    stop (a pattern match), so that an interrupt during it
                                    can end the process (sim_sweep_library_call) */
+    /* maintained by the sandbox (set up by fs_sandbox_new): */
+    int every;              /* instructions between hook calls, 1..100 */
+    size_t max_string;      /* bytes of the longest string the state has made */
+    int fail_next;          /* the allocator refuses its next request (to re-raise
+                               a memory error with its own status) */
+    int ticks;              /* hook calls since the backstop last looked */
+    int measuring;          /* the backstop reads the CPU clock at each look */
+    double wall_last;       /* CLOCK_MONOTONIC s at the backstop's last look */
+    double cpu_last;        /* thread CPU s at the last look (when measuring) */
+    long long win_steps;    /* instructions counted since the last look */
+    long long win_lib;      /* library and allocation charges since the last look */
+    int in_lib;             /* in_library(1) was told and not yet taken back */
 } fs_lua_limits;
 
 /* Creates a state of the given kind; lim is borrowed and must outlive it.

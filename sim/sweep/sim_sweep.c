@@ -40,41 +40,71 @@
 
 static volatile sig_atomic_t g_signal;
 static volatile sig_atomic_t g_signal_quiet;
+static volatile sig_atomic_t g_watchdog; /* armed by the first SIGTERM */
 static atomic_int g_in_library; /* threads inside a library call no hook can stop */
-static struct sigaction g_old_int, g_old_term;
+static struct sigaction g_old_int, g_old_term, g_old_alrm_install;
 static int g_installed;
 
 /* Seconds the run may take to stop after the time limit before it is ended
  * outright (Lua code stuck inside one long library call never reaches the
  * hook that would stop it). */
 #define DEADLINE_GRACE_S 10
+/* Microseconds the run may take to stop after SIGTERM before it is ended
+ * outright: one SIGTERM ends any run within a second. */
+#define TERM_GRACE_US 500000
+
+static void say(const char *msg, size_t len)
+{
+    ssize_t w = write(STDERR_FILENO, msg, len);
+    (void)w;
+}
+
+#define SAY(lit) say(lit, sizeof lit - 1)
+
+/* SIGTERM's watchdog (the same ITIMER_REAL as the time limit, which no
+ * longer matters once the run is being ended): setitimer is what alarm()
+ * itself calls, safe in a handler. */
+static void arm_watchdog(void)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_usec = TERM_GRACE_US;
+    setitimer(ITIMER_REAL, &it, NULL);
+    g_watchdog = 1;
+}
 
 static void on_signal(int sig)
 {
-    if ((sig == SIGINT || sig == SIGTERM) && atomic_load(&g_in_library) > 0) {
-        static const char msg[] = "\nflashspec: interrupted inside a long string pattern match, "
-                                  "which cannot stop on its own; ended (finished points are "
-                                  "saved)\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)w;
+    if (atomic_load(&g_in_library) > 0) {
+        if (sig == SIGINT || sig == SIGTERM) {
+            SAY("\nflashspec: interrupted inside a long library call (a string, utf8 or table "
+                "function), which cannot stop on its own; ended (points already saved are "
+                "kept)\n");
+            _exit(130);
+        }
+        if (sig == SIGALRM && g_signal == 0) {
+            SAY("flashspec: time limit (--max-seconds) reached inside a long library call (a "
+                "string, utf8 or table function), which cannot stop on its own; ended\n");
+            _exit(78);
+        }
+    }
+    if (sig == SIGALRM && g_watchdog) {
+        if (!g_signal_quiet) /* rank 0 speaks for all under MPI */
+            SAY("\nflashspec: still running 0.5 s after SIGTERM; ended at once (points "
+                "already saved are kept)\n");
         _exit(130);
     }
     if (sig == SIGALRM && g_signal == SIGALRM) {
-        static const char msg[] = "flashspec: still running 10 s after the time limit "
-                                  "(--max-seconds); ended\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)w;
+        SAY("flashspec: still running 10 s after the time limit (--max-seconds); ended\n");
         _exit(78);
     }
     if (sig == SIGALRM && g_signal == 0) alarm(DEADLINE_GRACE_S);
+    if (sig == SIGTERM && !g_watchdog) arm_watchdog();
     if (g_signal == 0) {
         g_signal = sig;
-        static const char msg[] = "\nflashspec: interrupted; finishing the points in flight "
-                                  "(interrupt again to abandon them)\n";
-        if (!g_signal_quiet && sig != SIGALRM) { /* the time limit: the final line says it */
-            ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-            (void)w;
-        }
+        if (!g_signal_quiet && sig != SIGALRM) /* the time limit: the final line says it */
+            SAY("\nflashspec: interrupted; finishing the points in flight (interrupt again to "
+                "abandon them)\n");
     }
 }
 
@@ -102,11 +132,12 @@ void sim_sweep_deadline_set(double seconds)
 void sim_sweep_deadline_clear(void)
 {
     if (!g_alarm) return;
+    g_alarm = 0;
+    if (g_watchdog) return; /* the timer is SIGTERM's now */
     struct itimerval it;
     memset(&it, 0, sizeof it);
     setitimer(ITIMER_REAL, &it, NULL);
     sigaction(SIGALRM, &g_old_alrm, NULL);
-    g_alarm = 0;
 }
 
 void sim_sweep_signals_install(void)
@@ -118,9 +149,12 @@ void sim_sweep_signals_install(void)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND; /* the second signal has its default effect */
     g_signal = 0;
+    g_watchdog = 0;
     g_signal_quiet = sim_mpi_rank() != 0;
     sigaction(SIGINT, &sa, &g_old_int);
     sigaction(SIGTERM, &sa, &g_old_term);
+    sa.sa_flags = SA_RESTART; /* SIGTERM's watchdog */
+    sigaction(SIGALRM, &sa, &g_old_alrm_install);
     g_installed = 1;
 }
 
@@ -129,6 +163,9 @@ void sim_sweep_signals_restore(void)
     if (!g_installed) return;
     sigaction(SIGINT, &g_old_int, NULL);
     sigaction(SIGTERM, &g_old_term, NULL);
+    /* after SIGTERM the watchdog keeps running: what is left (freeing the
+     * run's memory) is ended too, should it take longer */
+    if (!g_watchdog) sigaction(SIGALRM, &g_old_alrm_install, NULL);
     g_installed = 0;
 }
 

@@ -101,15 +101,20 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
 
 /* Interruption.  install: SIGINT and SIGTERM set a process-wide flag (a signal
  * handler can reach nothing else) and print one line; the second such signal
- * has its default effect.  restore: previous handlers back.  interrupted():
+ * has its default effect.  SIGTERM also starts a watchdog: a run still going
+ * 0.5 s later (Lua code inside one long VM instruction, a point whose replay
+ * is long) is ended at once, one line, exit 130 -- the finished points are
+ * saved, those in flight are computed again on resuming.  restore: previous
+ * handlers back (the watchdog, once started, keeps running).  interrupted():
  * the first signal received since install, or 0. */
 void sim_sweep_signals_install(void);
 void sim_sweep_signals_restore(void);
 int sim_sweep_interrupted(void);
 /* Around a long library call no hook can stop (a Lua pattern match, up to its
- * bound): on = 1 before, 0 after, from any thread.  SIGINT or SIGTERM while
- * any thread is inside one ends the process at once (one line, exit 130):
- * finished points are saved, the one in flight is lost. */
+ * bound; a charged string, utf8 or table function): on = 1 before, 0 after,
+ * from any thread.  SIGINT or SIGTERM while any thread is inside one ends the
+ * process at once (one line, exit 130): finished points are saved, the one in
+ * flight is lost; so does the time limit (exit 78). */
 void sim_sweep_library_call(int on);
 
 /* A wall-clock limit for the whole run: after `seconds` SIGALRM sets the same

@@ -202,6 +202,32 @@ def case_progress_tty() -> None:
     print("progress_tty: ok")
 
 
+def case_interrupt() -> None:
+    """SIGTERM during a fit: exit 130, one line that says the calibration is
+    not kept and starts over (a calibration saves no points, so no resume is
+    promised), and nothing written."""
+    import signal
+    import time
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = os.path.join(tmp, "ref.csv")
+        write_ref(truth_rows(ACCEPT), ref)
+        out = os.path.join(tmp, "o")
+        p = subprocess.Popen([BIN, "calibrate", ACCEPT, "-j", "1", "-q", "-o", out, "--arg",
+                              "mode=fit", "--arg", f"ref={ref}", "--arg", "boot=40"], cwd=HOME,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.4)
+        expect(p.poll() is None, f"the fit ended before the signal: {p.returncode}")
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        lines = [l for l in err.splitlines() if l.strip()]
+        expect(p.returncode == 130, f"exit {p.returncode}: {err!r}")
+        expect("interrupted during flashspec.calibrate: a fit is not saved as it goes, so "
+               "nothing is kept; running the command again starts it over" in lines[-1] and
+               "resume" not in lines[-1], f"last line {lines[-1]!r}")
+        expect(not os.path.exists(out), f"{out} written")
+    print("interrupt: ok")
+
+
 def case_loo_far() -> None:
     """A leave-one-out error far beyond the in-sample RMS (over 3x it and over
     10%) is said once on stderr, marked (far) in the report and loo_far in the

@@ -141,7 +141,10 @@ def main():
                 (11, "parameter names of letters, digits and '_' (row 0: 'k-max')"),
                 (12, "a range inside the 32-bit integers for integer parameter 'k' (got 0..1e+30)"),
                 (13, "a whole default for integer parameter 'k' (got 2.5)"),
-                (14, "parameters 'xs' and 'k' in separate bytes of the params struct")):
+                (14, "parameters 'xs' and 'k' in separate bytes of the params struct"),
+                (15, "choices without control characters (newline, ESC, ...) for parameter "
+                     "'unit' (choice 2)"),
+                (16, "a default of parameter 's' without control characters")):
             out = os.path.join(t, f"libbaddesc{case}.so")
             q = subprocess.run(["cc", "-shared", "-fPIC", *cflags, f"-DCASE={case}",
                                 os.path.join(src, "tests", "engine", "plugins", "baddesc.c"),

@@ -5,6 +5,10 @@
  * prints how many inputs ran.  A target signals failure by aborting, so
  * exit 0 means every input passed.  Used by the tests that replay
  * tests/fuzz/<target>/{corpus,regressions} in every build (gcc included).
+ * An input that runs longer than FUZZ_REPLAY_MAX_S seconds (default 60, the
+ * environment variable of that name to change it) fails the run as
+ * libFuzzer's -timeout would: the targets' limits hold inside library calls
+ * too, so none of their inputs may take long.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,8 +42,19 @@ static int run_file(const char *path)
         fprintf(stderr, "fuzz_replay: out of memory reading %s\n", path);
         return -1;
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     LLVMFuzzerTestOneInput(buf, n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     free(buf);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    const char *env = getenv("FUZZ_REPLAY_MAX_S");
+    double most = env && atof(env) > 0 ? atof(env) : 60.0;
+    if (secs > most) {
+        fprintf(stderr, "fuzz_replay: %s ran %.1f s, more than %.0f s (a limit escaped)\n", path,
+                secs, most);
+        return -1;
+    }
     return 0;
 }
 

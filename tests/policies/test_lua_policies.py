@@ -14,9 +14,11 @@ usage: test_lua_policies.py CASE    (FLASHSPEC_BIN, FLASHSPEC_HOME from the envi
 import csv
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.environ.get("FLASHSPEC_BIN", "build/sim/cli/flashspec")
 HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
@@ -206,7 +208,13 @@ def case_errors():
                 ("plan_add.lua", "function P.plan(tree, keep) tree:add(0, 5, -1) end\n",
                  r"plan: .*tree:add: the tree is read-only outside build and provisional"),
                 ("prune_rm.lua", "function P.prune(tree, target) tree:remove({ [1] = true }) end\n",
-                 r"prune: .*tree:remove: the tree is read-only")):
+                 r"prune: .*tree:remove: the tree is read-only"),
+                # a node id that is not in the tree names the id (was: "invalid
+                # option '%l' to 'lua_pushfstring'", a format Lua does not know)
+                ("add_999.lua", "function P.build(tree) tree:add(999, 1, 0) end\n",
+                 r"build: .*add_999\.lua:\d+: node 999 is not in the tree \(size 1\)"),
+                ("parent_neg.lua", "function P.build(tree) tree:parent(-5) end\n",
+                 r"build: .*node -5 is not in the tree \(size 1\)")):
             f = pol(name, chain6 + extra + "return P\n")
             rc, _, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{f}")))\n', d,
                                   "run-" + name)
@@ -322,6 +330,75 @@ def case_errors():
         print("lua policy errors: one line each, file:line and hook named")
 
 
+# Hooks whose work a VM instruction count cannot see (the build hook spins):
+# (name, file top, loop body)
+HOOK_ESCAPES = (
+    ("utf8", 'local s = string.rep("a", 16 << 20)\n', "local n = utf8.len(s)"),
+    ("eq", 'local s, t = string.rep("a", 16 << 20), string.rep("a", 16 << 20)\n',
+     "local e = s == t"),
+    ("move", "", "table.move({}, 1, 1e15, 2)"),
+    ("rep", "", 'local e = string.rep("", 1e15)'),
+)
+
+
+def case_limits():
+    """Inside a Lua policy's hook, during `flashspec sweep -j 2`: work the
+    instruction count cannot see (utf8.len and == on 16 MiB strings,
+    table.move over 1e15 elements, string.rep of an empty string) counts
+    against --max-instructions -- each Lua point fails with one line naming
+    the hook, the other points are written -- and one SIGTERM ends the sweep
+    within 2 s (exit 130), the finished points saved.  Times are printed."""
+    bound_s = 2.0
+    with tempfile.TemporaryDirectory() as d:
+        for name, top, body in HOOK_ESCAPES:
+            pol = os.path.join(d, f"spin_{name}.lua")
+            open(pol, "w").write(top + f'return {{ name = "spin_{name}", build = function() '
+                                 f"while true do {body} end end }}\n")
+            src = ('local fs = flashspec\nfs.sweep { device = fs.device "oneplus12", '
+                   'target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0", '
+                   'trace = fs.trace "traces/data/synth-small.h5", max_new_tokens = 8, '
+                   f'policy = {{ fs.policy.chain {{ k = 4 }}, fs.policy.lua("{pol}") }}, '
+                   "dram_fraction = { 0, 0.5 } }\n")
+            path = os.path.join(d, f"sweep_{name}.lua")
+            open(path, "w").write(src)
+            out = os.path.join(d, "o-" + name)
+            t0 = time.monotonic()
+            p = subprocess.run([BIN, "sweep", path, "-q", "-j", "2", "-o", out,
+                                "--max-instructions", "20000000"], cwd=HOME, capture_output=True,
+                               text=True, timeout=300)
+            dt = time.monotonic() - t0
+            failed = re.findall(rf"point \d of 4 failed: .*: build: .*spin_{name}\.lua:\d+: "
+                                r"(instruction limit of 20000000 exceeded|.*this call could "
+                                r"take up to)", p.stderr)
+            expect(p.returncode == 78 and len(failed) == 2, f"{name}: {p.returncode} {p.stderr!r}")
+            expect(len(rows(out)) == 2, f"{name}: the chain points' rows")
+            out = os.path.join(d, "t-" + name)
+            q = subprocess.Popen([BIN, "sweep", path, "-q", "-j", "2", "-o", out], cwd=HOME,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # the chain points take well under a second; the Lua ones never end
+            deadline = time.monotonic() + 60
+            pts = os.path.join(out, "points")
+            while time.monotonic() < deadline and q.poll() is None and \
+                    len(os.listdir(pts) if os.path.isdir(pts) else []) < 2:
+                time.sleep(0.05)
+            time.sleep(0.3)
+            expect(q.poll() is None, f"{name}: the sweep ended by itself: {q.returncode}")
+            t1 = time.monotonic()
+            q.send_signal(signal.SIGTERM)
+            try:
+                _, err = q.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                q.kill()
+                q.communicate()
+                raise AssertionError(f"{name}: one SIGTERM did not end the sweep in 30 s")
+            st = time.monotonic() - t1
+            expect(q.returncode == 130 and "interrupted" in err, f"{name}: {q.returncode} {err!r}")
+            expect(st < bound_s, f"{name}: one SIGTERM took {st:.2f} s")
+            expect(len(os.listdir(pts)) == 2, f"{name}: the chain points are saved")
+            print(f"hook escape {name}: --max-instructions 2e7: {dt:.2f} s; SIGTERM to exit "
+                  f"during sweep -j 2: {st:.3f} s")
+
+
 def case_tune():
     """flashspec.tune searches a Lua policy's declared params as a built-in's:
     the Lua port of Chain-SD tuned over k (an integer range, a discrete set of
@@ -392,9 +469,22 @@ return P
         rc, so, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{p}")))\n'
                                'print(r.verify_rows)\n', d, "api.lua")
         expect(rc == 0 and float(so.split()[0]) == 5.0, f"{rc} {so!r} {err!r}")
+        # reals in a Lua policy's params are written as the shortest decimal
+        # that reads back the same, kept floats (was: hex, 0x1.999999999999ap-4)
+        decl = os.path.join(d, "decl.lua")
+        open(decl, "w").write(
+            'local p = ...\nassert(math.type(p.y) == "float" and p.x == 0.1 and p.z == 1/3)\n'
+            'return { name = "decl", build = function() end, params = {\n'
+            '  x = { default = 0.5, doc = "x" }, y = { default = 1.5, doc = "y" },\n'
+            '  z = { default = 0.5, doc = "z" }, w = { default = 1, doc = "w" } } }\n')
+        rc, so, err, out = run(ONE + f'local r = fs.run(with(fs.policy.lua("{decl}", '
+                               '{ x = 0.1, y = 2.0, z = 1/3, w = 1e300 })))\n'
+                               'print(r.policy_params)\n', d, "reals.lua")
+        expect(rc == 0 and so.strip() == "w=1e+300,x=0.1,y=2.0,z=0.3333333333333333",
+               f"reals: {rc} {so!r} {err!r}")
     print("lua policy api: tree:remove keeps the root, drops subtrees, renumbers")
 
 
 if __name__ == "__main__":
     {"differential": case_differential, "errors": case_errors, "api": case_api,
-     "tune": case_tune}[sys.argv[1]]()
+     "tune": case_tune, "limits": case_limits}[sys.argv[1]]()

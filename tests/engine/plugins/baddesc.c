@@ -19,6 +19,7 @@ static int create(const void *params, eng_policy *out)
 }
 
 static const char *const units[] = {"cpu", "npu", NULL};
+static const char *const broken_units[] = {"cpu", "npu\nfake line", NULL};
 static const double two[] = {1.0, 2.0};
 
 #define ROW(...) {.name = "k", .type = ENG_PARAM_INT, .offset = offsetof(bp, k), .min = 1, \
@@ -66,6 +67,12 @@ static const eng_param_desc rows[] = {
      .def_list = two,
      .def_count = 2},
     ROW(),
+#elif CASE == 15 /* an enum choice with a newline (it would split labels and listings) */
+    {.name = "unit", .type = ENG_PARAM_ENUM, .offset = offsetof(bp, k), .min = 0, .max = 1,
+     .def = 0, .choices = broken_units},
+#elif CASE == 16 /* a string default with an escape sequence for the terminal */
+    {.name = "s", .type = ENG_PARAM_STRING, .offset = offsetof(bp, s), .cap = 8,
+     .def_str = "\033]0;x\007"},
 #endif
     {.name = NULL}};
 

@@ -417,6 +417,45 @@ static void test_failure(void)
     sim_fit_free(&f);
 }
 
+/* Nothing to fit (n = 0) or no or too many parameters: an argument error --
+ * not an allocation failure --, nothing allocated, every later call returns
+ * it without calling the model; one observation of one parameter is fine. */
+static void test_bad_size(void)
+{
+    sim_fit f;
+    model m;
+    static const struct {
+        int32_t n, np;
+        int want;
+    } cases[] = {{0, 1, SIM_FIT_E_ARG},
+                 {-3, 1, SIM_FIT_E_ARG},
+                 {4, 0, SIM_FIT_E_ARG},
+                 {4, SIM_FIT_MAX_PARAMS + 1, SIM_FIT_E_ARG},
+                 {1, 1, SIM_FIT_OK},
+                 {4, SIM_FIT_MAX_PARAMS, SIM_FIT_OK}};
+    CHECK(SIM_FIT_E_ARG != SIM_FIT_E_NOMEM && (SIM_FIT_E_ARG & 0xff) == SIM_INTERNAL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&f, 0, sizeof f);
+        memset(&m, 0, sizeof m);
+        f.np = cases[i].np;
+        for (int32_t k = 0; k < f.np && k < SIM_FIT_MAX_PARAMS; k++)
+            set_param(&f, k, "p", 1.0, 0.1, 10.0);
+        f.max_iter = 5;
+        f.fd_step = 1e-6;
+        f.model = expo;
+        f.ctx = &m;
+        CHECK_EQ_INT(sim_fit_init(&f, cases[i].n), cases[i].want);
+        if (cases[i].want != SIM_FIT_OK) {
+            CHECK(f.y == NULL && f.priv == NULL);
+            CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_E_ARG);
+            CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_E_ARG);
+            CHECK_EQ_INT(m.calls, 0);
+        }
+        sim_fit_free(&f);
+        sim_fit_free(&f);
+    }
+}
+
 /* A batch model (the Jacobian's columns at once) fits exactly as the model
  * called column by column: the same values, errors, evaluations, leave-one-
  * out errors and bootstrap replicates, bit for bit; a failure inside a batch
@@ -656,6 +695,7 @@ int main(void)
     test_holdout();
     test_bootstrap();
     test_failure();
+    test_bad_size();
     test_batch();
     test_no_convergence();
     test_search_continuous();
