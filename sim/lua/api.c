@@ -14,6 +14,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "api.h"
 #include "api_impl.h"
+#include "sandbox.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -910,6 +911,15 @@ static int policy_index(lua_State *L)
     return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown policy '%s' (policies: %s)", k, all);
 }
 
+/* table[name] = f as a flashspec API call (fs_sandbox_api_call): the table
+ * on top of the stack. */
+static void api_fn(lua_State *L, lua_CFunction f, const char *name)
+{
+    lua_pushcfunction(L, f);
+    lua_pushcclosure(L, fs_sandbox_api_call, 1);
+    lua_setfield(L, -2, name);
+}
+
 void fs_api_open(lua_State *L, fs_api *a, const fs_script_opts *o)
 {
     lua_pushlightuserdata(L, a);
@@ -928,23 +938,17 @@ void fs_api_open(lua_State *L, fs_api *a, const fs_script_opts *o)
     lua_setfield(L, -2, "device");
     lua_pushcfunction(L, fs_l_model);
     lua_setfield(L, -2, "model");
-    lua_pushcfunction(L, l_run);
-    lua_setfield(L, -2, "run");
-    lua_pushcfunction(L, l_sweep);
-    lua_setfield(L, -2, "sweep");
-    lua_pushcfunction(L, fs_l_calibrate);
-    lua_setfield(L, -2, "calibrate");
-    lua_pushcfunction(L, fs_l_tune);
-    lua_setfield(L, -2, "tune");
+    api_fn(L, l_run, "run");
+    api_fn(L, l_sweep, "sweep");
+    api_fn(L, fs_l_calibrate, "calibrate");
+    api_fn(L, fs_l_tune, "tune");
     lua_pushstring(L, FS_VERSION);
     lua_setfield(L, -2, "version");
     /* flashspec.trace: callable table with .synth */
     lua_newtable(L);
-    lua_pushcfunction(L, fs_l_trace_synth);
-    lua_setfield(L, -2, "synth");
+    api_fn(L, fs_l_trace_synth, "synth");
     lua_newtable(L);
-    lua_pushcfunction(L, fs_l_trace);
-    lua_setfield(L, -2, "__call");
+    api_fn(L, fs_l_trace, "__call");
     lua_setmetatable(L, -2);
     lua_setfield(L, -2, "trace");
     /* flashspec.policy.<name> from the engine registry */

@@ -245,9 +245,38 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return p;
 }
 
-/* Charges the CPU time the counts do not explain (see BACKSTOP_CALLS). */
-static void backstop(fs_lua_limits *lim)
+/* 1 when a flashspec API call (fs_sandbox_api_call) is on L's stack: one
+ * that raised an error left api_depth up without being there any more. */
+static int api_running(lua_State *L)
 {
+    lua_Debug ar;
+    for (int level = 1; L && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "f", &ar)) continue;
+        int it = lua_tocfunction(L, -1) == fs_sandbox_api_call;
+        lua_pop(L, 1);
+        if (it) return 1;
+    }
+    return 0;
+}
+
+/* The backstop's clocks and windows from now on, nothing carried over. */
+static void backstop_rebase(fs_lua_limits *lim)
+{
+    lim->ticks = 0;
+    lim->wall_last = now_s();
+    lim->measuring = 0;
+    lim->win_steps = 0;
+    lim->win_lib = 0;
+}
+
+/* Charges the CPU time the counts do not explain (see BACKSTOP_CALLS). */
+static void backstop(lua_State *L, fs_lua_limits *lim)
+{
+    if (lim->api_depth > 0 && api_running(L)) { /* its work is not the script's */
+        backstop_rebase(lim);
+        return;
+    }
+    lim->api_depth = 0;
     lim->ticks = 0;
     double w = now_s();
     double allow = (double)lim->win_steps * SLOW_STEP_S + (double)lim->win_lib * SLOW_LIB_S +
@@ -278,7 +307,7 @@ static void step_hook(lua_State *L, lua_Debug *ar)
     lim->fail_next = 0;  /* nor a memory error being passed on */
     if (!lim->hook_now) {
         lim->win_steps += n;
-        if (++lim->ticks >= (lim->max_string > BIG_STRING ? 1 : BACKSTOP_CALLS)) backstop(lim);
+        if (++lim->ticks >= (lim->max_string > BIG_STRING ? 1 : BACKSTOP_CALLS)) backstop(L, lim);
         if (n != lim->every) /* a coroutine made before the interval changed */
             lua_sethook(L, step_hook, LUA_MASKCOUNT, lim->every);
     }
@@ -492,4 +521,19 @@ lua_State *fs_sandbox_new(fs_sandbox_kind kind, fs_lua_limits *lim)
         lua_sethook(L, step_hook, LUA_MASKCOUNT, lim->every);
     lim->L = L;
     return L;
+}
+
+int fs_sandbox_api_call(lua_State *L)
+{
+    /* a plain C call: the API function keeps its caller at level 1, so its
+     * errors name the script's line; an error unwinds past the decrement,
+     * which api_running() notices */
+    fs_lua_limits *lim = fs_sandbox_limits(L);
+    if (lim) lim->api_depth++;
+    int n = lua_tocfunction(L, lua_upvalueindex(1))(L);
+    if (lim) {
+        lim->api_depth--;
+        backstop_rebase(lim);
+    }
+    return n;
 }

@@ -114,7 +114,19 @@ typedef struct fs_lua_limits {
     long long win_steps;    /* instructions counted since the last look */
     long long win_lib;      /* library and allocation charges since the last look */
     int in_lib;             /* in_library(1) was told and not yet taken back */
+    int api_depth;          /* flashspec calls running (fs_sandbox_api_call): the
+                               backstop does not charge their work, nor that of
+                               the Lua callbacks they make, which the counts and
+                               --max-seconds still bound */
 } fs_lua_limits;
+
+/* Calls the lua_CFunction in upvalue 1 with the arguments on the stack, as a
+ * flashspec API call: its C work (replays, fits, trace synthesis) is the
+ * simulator's, bounded by its own limits, so the backstop neither charges it
+ * nor the callbacks into Lua it makes; the clocks are re-read when it
+ * returns.  Errors propagate unchanged.  A lua_CFunction for closures with
+ * one upvalue. */
+int fs_sandbox_api_call(lua_State *L);
 
 /* Creates a state of the given kind; lim is borrowed and must outlive it.
  * NULL when the state or its libraries cannot be allocated. */

@@ -741,6 +741,31 @@ def case_library_work_charged():
         expect(time.monotonic() - t0 < 90, "the pattern loops stopped in time")
 
 
+def case_api_work_not_charged():
+    """The simulator's own work inside a flashspec call (a synthetic trace,
+    a sweep, the callbacks a calibration makes) is not charged to the script
+    by the CPU-time backstop: a script that spends seconds in API calls runs
+    under a small instruction limit, while the same limit still stops Lua
+    code of its own."""
+    with tempfile.TemporaryDirectory() as d:
+        src = ('local fs = flashspec\n'
+               'local tr = fs.trace.synth { prompts = 24, output_len = 128, nodes = 24, seed = 3 }\n'
+               'local n = 0\n'
+               'for k = 1, 12 do\n'
+               '  local r = fs.run { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",\n'
+               '                     draft = fs.model "qwen3-8b-eagle3-q4_0", trace = tr,\n'
+               '                     policy = fs.policy.eagle2 { total_tokens = 60 } }\n'
+               '  n = n + r.tokens\n'
+               '  for i = 1, 250 do n = n + i % 2 end -- the backstop looks about once a run\n'
+               'end\n'
+               'print("api work ok", n)\n')
+        rc, out_s, err, _ = run_src(d, "api.lua", src, "--max-instructions", "2000000")
+        expect(rc == 0 and "api work ok" in out_s, f"API work was charged ({rc}): {err}")
+        rc, _, err, _ = run_src(d, "own.lua", "local n = 0\nwhile true do n = n + 1 end\n",
+                                "--max-instructions", "2000000")
+        one_line_error(err, 78, rc, "instruction limit of 2000000 ")
+
+
 def case_time_limit():
     """--max-seconds ends a script's Lua code (one line, exit 78, no results);
     Lua code stuck inside one library call is ended 10 s later; a pcall cannot

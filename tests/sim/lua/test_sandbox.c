@@ -468,6 +468,104 @@ static void test_gc(void)
     CHECK(strstr(o.msg, "bad argument #1 to 'len'") != NULL);
 }
 
+/* Stands for a flashspec call's C work: 20 ms of CPU, no Lua instruction. */
+static int burn(lua_State *L)
+{
+    double t0 = now_s();
+    volatile double x = 0;
+    while (now_s() - t0 < 0.02)
+        for (int i = 0; i < 1000; i++) x += i;
+    (void)L;
+    return 0;
+}
+
+/* An API call that calls back into Lua between stretches of C work, as a
+ * calibration calls its points function: burn(), then the function in
+ * argument 1, ten times. */
+static int burn_calls(lua_State *L)
+{
+    for (int k = 0; k < 10; k++) {
+        burn(L);
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 0);
+    }
+    return 0;
+}
+
+static int raiser(lua_State *L)
+{
+    return luaL_error(L, "raised");
+}
+
+
+/* The CPU-time backstop charges C work the counts do not explain -- but not
+ * the work of a flashspec API call (fs_sandbox_api_call), whose own limits
+ * bound it: the same script with the burn as a plain C function is charged
+ * its CPU time, as an API call only its instructions.  An API call that
+ * raised an error does not leave the backstop off. */
+static void test_api_calls(void)
+{
+    static const char src[] =
+        "local n = 0\n"
+        "for k = 1, 10 do burn(); for i = 1, 300 do n = n + i % 2 end end\n";
+    long long steps[2];
+    for (int api = 0; api <= 1; api++) {
+        fs_lua_limits lim = {.mem_limit_bytes = (size_t)1 << 30, .step_limit = 1LL << 40,
+                             .max_seconds = 15};
+        lua_State *L = fs_sandbox_new(FS_SANDBOX_SCRIPT, &lim);
+        CHECK(L != NULL);
+        if (!L) return;
+        lua_pushcfunction(L, burn);
+        if (api) lua_pushcclosure(L, fs_sandbox_api_call, 1);
+        lua_setglobal(L, "burn");
+        CHECK(luaL_loadstring(L, src) == LUA_OK && lua_pcall(L, 0, 0, 0) == LUA_OK);
+        steps[api] = lim.steps;
+        CHECK(lim.api_depth == 0);
+        lua_close(L);
+    }
+    /* ~10 x 20 ms at STEP_NS: millions of steps when charged, the loop's
+     * ~15,000 instructions as an API call */
+    fprintf(stderr, "api_calls: steps %lld plain, %lld as an API call\n", steps[0], steps[1]);
+    CHECK(steps[0] > 1000000);
+    CHECK(steps[1] < 100000);
+    /* the callbacks of an API call are not charged its C work between them */
+    {
+        fs_lua_limits lc = {.mem_limit_bytes = (size_t)1 << 30, .step_limit = 1LL << 40,
+                            .max_seconds = 15};
+        lua_State *Lc = fs_sandbox_new(FS_SANDBOX_SCRIPT, &lc);
+        CHECK(Lc != NULL);
+        if (!Lc) return;
+        lua_pushcfunction(Lc, burn_calls);
+        lua_pushcclosure(Lc, fs_sandbox_api_call, 1);
+        lua_setglobal(Lc, "burn_calls");
+        static const char cb[] =
+            "local n = 0\n"
+            "burn_calls(function() for i = 1, 300 do n = n + i % 2 end end)\n";
+        CHECK(luaL_loadstring(Lc, cb) == LUA_OK && lua_pcall(Lc, 0, 0, 0) == LUA_OK);
+        fprintf(stderr, "api_calls: steps %lld with callbacks\n", lc.steps);
+        CHECK(lc.steps < 100000 && lc.api_depth == 0);
+        lua_close(Lc);
+    }
+    /* an API call that raises: the depth is taken back at the next look */
+    fs_lua_limits lim = {.mem_limit_bytes = (size_t)1 << 30, .step_limit = 1LL << 40,
+                         .max_seconds = 15};
+    lua_State *L = fs_sandbox_new(FS_SANDBOX_SCRIPT, &lim);
+    CHECK(L != NULL);
+    if (!L) return;
+    lua_pushcfunction(L, raiser);
+    lua_pushcclosure(L, fs_sandbox_api_call, 1);
+    lua_setglobal(L, "raiser");
+    lua_pushcfunction(L, burn);
+    lua_setglobal(L, "burn");
+    static const char again[] =
+        "pcall(raiser)\n"
+        "local n = 0\n"
+        "for k = 1, 10 do burn(); for i = 1, 300 do n = n + i % 2 end end\n";
+    CHECK(luaL_loadstring(L, again) == LUA_OK && lua_pcall(L, 0, 0, 0) == LUA_OK);
+    CHECK(lim.api_depth == 0 && lim.steps > 1000000); /* charged again */
+    lua_close(L);
+}
+
 int main(void)
 {
     test_granularity();
@@ -478,5 +576,6 @@ int main(void)
     test_in_library();
     test_differential();
     test_gc();
+    test_api_calls();
     return check_done("test_sandbox");
 }
