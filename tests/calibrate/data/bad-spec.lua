@@ -7,6 +7,12 @@
 --   raise   a points function that raises     after  an error after a good fit
 --   results name = "results" (would overwrite the run's results.csv)
 --   twice   two calibrations of one name      nobase  profile.base that does not exist
+--   script  profile.name = "script" (would overwrite the run's script.lua)
+--   casefold name = "Results.v2" (results.* on a case-insensitive file system)
+--   profdup two calibrations, one profile.name (the second's profile would overwrite)
+--   boundhi bounds below the truth (launch_us about 600; bounds 100..400), a
+--           bootstrap of 20: the fit ends at its upper bound (warnings, exit 0)
+--   boundlo bounds above the truth (1000..1e4): at its lower bound
 --   none    no mistake (the control)
 -- --arg ref=PATH names the reference (required); max_iter, s_launch as usual.
 local fs = flashspec
@@ -38,6 +44,15 @@ if A.bad == "key" then spec.max_iters = 5 end
 if A.bad == "nofn" then spec.points = "points" end
 if A.bad == "results" then spec.name = "results" end
 if A.bad == "nobase" then spec.profile.base = "oneplus21" end
+if A.bad == "script" then spec.profile.name = "script" end
+if A.bad == "boundhi" then spec.params.launch_us = { 300, 100, 400 } spec.bootstrap = 20 end
+if A.bad == "boundlo" then spec.params.launch_us = { 3000, 1000, 1e4 } end
+if A.bad == "casefold" then spec.name = "Results.v2" end
+if A.bad == "profdup" then
+  fs.calibrate(spec)
+  spec.name = "bad2" -- a name of its own, the profile's name again
+  fs.calibrate(spec) -- PROFDUP
+end
 if A.bad == "twice" then
   fs.calibrate(spec)
   spec.profile = nil -- the second has no profile: only the name collides
@@ -50,4 +65,6 @@ end
 local fit = fs.calibrate(spec) -- CALIBRATE
 print(string.format("param launch_us %.17g %.17g", fit.params.launch_us.value,
                     fit.params.launch_us.se))
+print(string.format("bound launch_us %s %.17g %.17g", tostring(fit.params.launch_us.at_bound),
+                    fit.params.launch_us.ci_lo, fit.params.launch_us.ci_hi))
 if A.bad == "after" then error("failed after a good fit") end -- AFTER

@@ -247,6 +247,53 @@ static void test_bounds_respected(void)
     sim_fit_free(&f);
 }
 
+/* A fit pressed against a bound says so: at_bound on that side, no
+ * standard error (the delta method's would be about 0 there: dx/dz is), a
+ * bootstrap interval -- when enough refits converge -- open on that side;
+ * a fit inside its bounds is at none. */
+static void test_at_bound(void)
+{
+    for (int side = -1; side <= 1; side += 2) {
+        sim_fit f;
+        model m;
+        linear_problem_of(&f, &m, 1);
+        m.one = 1;
+        set_param(&f, 0, "a", 1.0, 0.5, 2.0);
+        for (int k = 0; k < N; k++) /* the data want a = 5 (above) or 0.1 (below) */
+            f.y[k] = (side > 0 ? 5.0 : 0.1) * m.g[k] * (1.0 + 0.01 * ((k % 3) - 1));
+        CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+        CHECK_EQ_INT(f.par[0].at_bound, side);
+        CHECK(isnan(f.par[0].se));
+        CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN, 5), SIM_FIT_OK);
+        const sim_fit_param *p = &f.par[0];
+        if (f.boot_m >= SIM_FIT_BOOT_MIN_CONVERGED) {
+            CHECK(side > 0 ? p->ci_hi == INFINITY && isfinite(p->ci_lo) && p->ci_lo <= p->value
+                           : p->ci_lo == -INFINITY && isfinite(p->ci_hi) && p->ci_hi >= p->value);
+        } else {
+            CHECK(isnan(p->ci_lo) && isnan(p->ci_hi));
+        }
+        sim_fit_free(&f);
+    }
+    sim_fit f;
+    model m;
+    linear_problem(&f, &m);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK(f.par[0].at_bound == 0 && f.par[1].at_bound == 0);
+    CHECK(isfinite(f.par[0].se) && f.par[0].se > 0);
+    /* an interval needs SIM_FIT_BOOT_MIN_CONVERGED converged replicates: one
+     * fewer gives none (the replicates still kept), exactly that many one */
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED - 1, 3), SIM_FIT_OK);
+    CHECK_EQ_INT(f.boot_m, SIM_FIT_BOOT_MIN_CONVERGED - 1);
+    CHECK(isnan(f.par[0].ci_lo) && isnan(f.par[0].ci_hi) && isnan(f.par[0].se_boot));
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED, 3), SIM_FIT_OK);
+    CHECK_EQ_INT(f.boot_m, SIM_FIT_BOOT_MIN_CONVERGED);
+    CHECK(isfinite(f.par[0].ci_lo) && isfinite(f.par[0].ci_hi) && f.par[0].se_boot > 0);
+    CHECK(f.par[0].ci_lo < f.par[0].value && f.par[0].value < f.par[0].ci_hi);
+    sim_fit_free(&f);
+}
+
 static void test_linear_stats(void)
 {
     sim_fit f;
@@ -433,7 +480,7 @@ static void test_batch(void)
         CHECK_EQ_INT(sim_fit_run(&f[b], 2), SIM_FIT_OK);
         CHECK_EQ_INT(sim_fit_stats(&f[b]), SIM_FIT_OK);
         CHECK_EQ_INT(sim_fit_loo(&f[b], SIM_FIT_LOO_EXACT), SIM_FIT_OK);
-        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], 5, 3), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], SIM_FIT_BOOT_MIN, 3), SIM_FIT_OK);
     }
     CHECK(m[0].batches == 0 && m[1].batches > 0 && m[1].batch_m == 3);
     CHECK(m[0].calls == m[1].calls && f[0].evals == f[1].evals && f[0].iters == f[1].iters);
@@ -651,6 +698,7 @@ int main(void)
     test_params();
     test_recover();
     test_bounds_respected();
+    test_at_bound();
     test_linear_stats();
     test_loo();
     test_holdout();
