@@ -204,7 +204,8 @@ def case_speed_reference():
     construction of unrecorded candidate ids and for re-sampled sets after a
     compaction; speed_reference.lua says which rows moved and why): every
     policy, trees up to 64 rows, greedy and sampled
-    acceptance.  Columns added since are not in
+    acceptance; then rows added since (the first 384 untouched): top-p
+    acceptance and the LM head's residency at 34, 35 and 36 of 36 layers.  Columns added since are not in
     the reference and are not compared; the script's hash and the version
     name the run, not its results."""
     import gzip

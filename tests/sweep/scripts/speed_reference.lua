@@ -14,6 +14,10 @@
 -- test builds such trees).  42 rows moved, every Lyanna row with fusion and
 -- k >= 2 under either acceptance (tokens/s by -12% to +10%, median 0%); the
 -- other 342 rows are unchanged.
+-- Rows added after those 384, which stay as they were: top-p acceptance (two
+-- masses, tree and chain policies, two traces), and the LM head's residency
+-- at its boundary -- 34, 35 and 36 of the 36 layers pinned on a phone that
+-- pins the head with the last layer (pin_head = true), Flash-AR and Chain-SD.
 local fs = flashspec
 local traces = { fs.trace "traces/data/workload-code-strong.h5", fs.trace "traces/data/workload-dialogue-weak.h5", fs.trace "traces/data/synth-default.h5" }
 local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_chain {}, fs.policy.specinfer {},
@@ -23,3 +27,11 @@ local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_cha
 fs.sweep { device = { fs.device "oneplus12", fs.device "sd8elite_ufs31" }, target = fs.model "qwen3-8b-q4_0",
   draft = fs.model "qwen3-8b-eagle3-q4_0", trace = traces, max_new_tokens = 64, prompts = 4,
   dram_fraction = { 0, 0.3 }, policy = pols, accept = { "greedy", "sampling" } }
+fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  draft = fs.model "qwen3-8b-eagle3-q4_0", trace = { traces[1], traces[2] }, max_new_tokens = 64,
+  prompts = 4, policy = { fs.policy.chain {}, fs.policy.eagle2 {}, fs.policy.opt_tree {},
+  fs.policy.lever {} }, accept = "top_p", top_p = { 0.5, 0.9 } }
+fs.sweep { device = fs.device("oneplus12", { name = "oneplus12-headpinned", pin_head = true,
+  dram_budget_gb = 16 }), target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0",
+  trace = traces[1], max_new_tokens = 64, prompts = 4,
+  policy = { fs.policy.flash_ar {}, fs.policy.chain {} }, dram_fraction = { 34 / 36, 35 / 36, 1 } }
