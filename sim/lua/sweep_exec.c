@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "sim/lua/api.h"
+#include "sim/lua/api_impl.h"
 #include "sim/lua/lparams.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
@@ -331,7 +332,7 @@ static void timeline_describe(fs_exec *ex, const fs_staged *s)
     sim_timeline_set_meta(ex->tl, "target", s->row.target);
     sim_timeline_set_meta(ex->tl, "draft", s->row.draft);
     sim_timeline_set_meta(ex->tl, "trace", s->row.trace);
-    snprintf(v, sizeof v, "%g", s->row.dram_fraction);
+    fs_fmt_exact(v, sizeof v, s->row.dram_fraction); /* as run.json: reads back exactly */
     sim_timeline_set_meta(ex->tl, "dram_fraction", v);
     sim_timeline_set_meta(ex->tl, "flashspec_version", FS_VERSION);
     sim_timeline_set_meta(ex->tl, "time_unit", "simulated microseconds");

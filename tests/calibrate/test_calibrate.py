@@ -154,8 +154,9 @@ def check_residual_csv(out: str, name: str, ref_rows: list[dict], loo: str) -> l
     for r, ref in zip(rows, ref_rows):
         meas, pred, err = float(r["measured"]), float(r["predicted"]), float(r["error"])
         expect(r["metric"] == ref["metric"], f"{name}.csv: metric {r['metric']} vs {ref}")
-        expect(abs(meas - float(ref["value"])) <= 1e-12 * abs(meas),
-               f"{name}.csv: measured {meas} vs reference {ref['value']}")
+        # full precision (%.17g): the reference's value read back exactly
+        expect(meas == float(ref["value"]),
+               f"{name}.csv: measured {r['measured']} vs reference {ref['value']}")
         expect(math.isfinite(pred) and pred > 0, f"{name}.csv: predicted {pred}")
         expect(abs(err - (pred - meas) / meas) <= 1e-9, f"{name}.csv: error {err} is not "
                f"(predicted - measured) / measured")

@@ -10,6 +10,10 @@ flashspec command line (tests/cli/test_integrity.py CASE).
   long_labels   two Sequoia points whose `prior` lists differ only in their
                 sixth value get different policy_params and param_prior,
                 each holding every value whole
+  exact_numbers every real a run records reads back as the value it ran:
+                run.json's point keys (35/36, 0.1 + 0.2), device values
+                (1000/3) and policy parameters (1/3), the param_ column,
+                the timeline's dram_fraction
   same_names    two different devices (or models, or Lua policies) under one
                 name in the rows -- a modified copy that kept the name,
                 names that differ only in case -- are refused, one line,
@@ -144,6 +148,34 @@ assert(rows[1].policy_params ~= rows[2].policy_params)
             expect(got == want, f"param_prior {r['param_prior']} is not {want}")
             expect(f"prior={r['param_prior']}," in r["policy_params"], r["policy_params"])
     print("long_labels: ok")
+
+
+# -------------------------------------------------------------- exact numbers
+
+def case_exact_numbers():
+    import json
+    src = HEAD + """local dev = fs.device("oneplus12", { name = "op12-third", npu_gflops = 1000 / 3,
+                                      dram_budget_gb = 16 })
+fs.run(with { device = dev, policy = fs.policy.lever { eta = 1 / 3 }, dram_fraction = 35 / 36,
+              accept = "top_p", top_p = 0.1 + 0.2, prompts = 1 })
+"""
+    with tempfile.TemporaryDirectory() as d:
+        tl = os.path.join(d, "tl.json")
+        rc, _, err, out = run_src(d, "exact.lua", src, "--timeline", tl)
+        expect(rc == 0, f"{rc} {err}")
+        rec = json.load(open(os.path.join(out, "run.json")))
+        row = rec["rows"][0]
+        expect(row["dram_fraction"] == 35 / 36, f"run.json dram_fraction {row['dram_fraction']!r}")
+        expect(row["top_p"] == 0.1 + 0.2, f"run.json top_p {row['top_p']!r}")
+        dev = rec["devices"][row["device"]]["values"]
+        expect(dev["npu_gflops"] == 1000 / 3, f"run.json npu_gflops {dev['npu_gflops']!r}")
+        pol = rec["policies"][row["policy"]]["params"]
+        expect(pol["eta"] == 1 / 3, f"run.json eta {pol['eta']!r}")
+        r = rows(out)[0]
+        expect(float(r["param_eta"]) == 1 / 3, f"param_eta {r['param_eta']}")
+        meta = json.load(open(tl))["otherData"]
+        expect(float(meta["dram_fraction"]) == 35 / 36, f"timeline {meta['dram_fraction']}")
+    print("exact_numbers: ok")
 
 
 # ---------------------------------------------------------------- same names
