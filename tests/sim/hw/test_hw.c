@@ -94,7 +94,7 @@ static void test_residency_edges(void)
         d.pin_head = pin;
         d.dram_budget_gb = 64.0;
         for (int32_t k = 34; k <= 36; k++) {
-            double x = (double)k / 36.0; /* 35 / 36 * 36 lands a hair below 35 */
+            double x = (double)k / 36.0;
             sim_hw_memory mem;
             CHECK(sim_hw_memory_plan(&d, &m, NULL, x, 4096, &mem, NULL, 0) == SIM_HW_OK);
             int head = pin && k == 36; /* the head is pinned with the last layer, not before */
@@ -118,6 +118,21 @@ static void test_residency_edges(void)
                 sim_hw_destroy(hw);
             }
         }
+    }
+    /* fractions whose product with the layer count lands a hair below the
+     * integer it stands for: 0.58 x 50 = 28.999999999999996, (15 / 22) x 22 =
+     * 14.999999999999998 -- 29 and 15 layers pinned, not one fewer */
+    {
+        sim_device p = phone();
+        p.dram_budget_gb = 64.0;
+        sim_model m50 = decoder(50, 2048, 16, 8192, 32000, 0),
+                  m22 = decoder(22, 2048, 16, 8192, 32000, 0);
+        sim_hw_memory mem;
+        CHECK(0.58 * 50 < 29.0 && (15.0 / 22.0) * 22 < 15.0); /* the premise */
+        CHECK(sim_hw_memory_plan(&p, &m50, NULL, 0.58, 16, &mem, NULL, 0) == SIM_HW_OK);
+        CHECK_EQ_INT(mem.resident_layers, 29);
+        CHECK(sim_hw_memory_plan(&p, &m22, NULL, 15.0 / 22.0, 16, &mem, NULL, 0) == SIM_HW_OK);
+        CHECK_EQ_INT(mem.resident_layers, 15);
     }
     /* prefetch 2 (three layer buffers) against 2, 3 and 4 streamed layers:
      * never more buffers than layers to stream */
