@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "eng_prune.h"
 #include "pol_lever.h"
 
 static _Alignas(8) unsigned char tree_mem[1 << 16];
@@ -162,6 +163,60 @@ static eng_lever_params defaults(void)
     return p;
 }
 
+/* The root's children A (id 1) and B (id 2), A's child C (id 3); the root's
+ * two candidates A, B scored sa, sb; C alone under A.  FULL pruning with
+ * the coverage pass off (d0 = 0) and no rejection unless asked. */
+static int32_t prune_ab(float sa, float sb, int32_t mode, double theta, int32_t n_min,
+                        int32_t l_min, uint8_t keep[4])
+{
+    eng_tree t;
+    tree_new(&t);
+    static const eng_token r[] = {1, 2}, ac[] = {4};
+    set_cands(&t, 0, r, 2);
+    int32_t a = eng_tree_add(&t, 0, 1, -1.0f);
+    int32_t b = eng_tree_add(&t, 0, 2, -1.0f);
+    set_cands(&t, a, ac, 1);
+    int32_t c = eng_tree_add(&t, a, 4, -1.0f);
+    CHECK(a == 1 && b == 2 && c == 3);
+    float scores[4 * 2] = {sa, sb, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    eng_prune_params p;
+    eng_prune_default_params(&p);
+    p.mode = mode;
+    p.theta = theta;
+    p.d0 = 0;
+    p.n_min = n_min;
+    p.l_min = l_min;
+    double norm[4];
+    return eng_prune_tree(&t, scores, 2, &p, norm, keep);
+}
+
+/* Pruning's ties and edges, each decided one way: a score exactly at theta
+ * passes (both modes); the backbone follows the first of equal children;
+ * a pruned tree with exactly n_min nodes or l_min leaves is kept, one
+ * fewer rejected. */
+static void test_prune_edges(void)
+{
+    uint8_t keep[4];
+    /* equal scores: s^ = 0.5 each, exactly theta: both pass */
+    CHECK_EQ_INT(prune_ab(0.0f, 0.0f, ENG_PRUNE_FULL, 0.5, 0, 0, keep), 4);
+    CHECK(keep[1] && keep[2] && keep[3]);
+    CHECK_EQ_INT(prune_ab(0.0f, 0.0f, ENG_PRUNE_THRESHOLD, 0.5, 0, 0, keep), 4);
+    CHECK(keep[1] && keep[2] && keep[3]);
+    /* nothing passes theta 0.9: the backbone alone, down the first of the
+     * equal children (A, then C) */
+    CHECK_EQ_INT(prune_ab(0.0f, 0.0f, ENG_PRUNE_FULL, 0.9, 0, 0, keep), 3);
+    CHECK(keep[0] && keep[1] && !keep[2] && keep[3]);
+    /* B at s^ = 1 / (1 + e^2) = 0.12 fails theta 0.5: kept {root, A, C} --
+     * 2 non-root nodes, 1 leaf */
+    CHECK_EQ_INT(prune_ab(0.0f, -2.0f, ENG_PRUNE_FULL, 0.5, 2, 1, keep), 3);
+    CHECK(!keep[2]);
+    /* n_min 3 or l_min 2: over-aggressive, rejected -- everything kept */
+    CHECK_EQ_INT(prune_ab(0.0f, -2.0f, ENG_PRUNE_FULL, 0.5, 3, 1, keep), 4);
+    CHECK(keep[2]);
+    CHECK_EQ_INT(prune_ab(0.0f, -2.0f, ENG_PRUNE_FULL, 0.5, 2, 2, keep), 4);
+    CHECK(keep[2]);
+}
+
 static void test_beta(void)
 {
     eng_lever_params p = defaults();
@@ -309,6 +364,7 @@ int main(void)
     test_stop_and_delta();
     test_neighbours();
     test_pruning();
+    test_prune_edges();
     test_beta();
     test_build();
     test_leaf_count();

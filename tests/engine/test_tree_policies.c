@@ -551,6 +551,51 @@ static void test_eagle2_unsorted_oracle(void)
     g_rotate_depth = 0;
 }
 
+/* Ties on the path for lists out of order (the selection over all
+ * candidates, not the merge): the root lists tokens 7, 8, 9 at log-probs
+ * -1.0, -0.5, -0.5 (8 and 9 tie, and the list is not sorted).  OPT-Tree
+ * with a beam of one and EAGLE-2 keeping one node must both take 8, the
+ * earlier of the tied candidates. */
+static int expand_tied(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    (void)unit;
+    orc *o = ctx;
+    o->calls++;
+    static const float lp[3] = {-1.0f, -0.5f, -0.5f};
+    for (int32_t i = 0; i < count; i++) {
+        eng_cand *c = eng_tree_cands_alloc(t, ids[i], 3);
+        if (!c) return ENG_E_FULL;
+        for (int32_t j = 0; j < 3; j++) {
+            c[j].tok = (eng_token)(7 + j + 10 * t->nodes[ids[i]].depth);
+            c[j].logp = lp[j];
+        }
+    }
+    return ENG_OK;
+}
+
+static void test_unsorted_ties(void)
+{
+    eng_opt_tree_params ot = {1, 1000.0, 10, ENG_UNIT_NPU};
+    eng_eagle2_params e2 = {3, 0, 1, ENG_UNIT_NPU};
+    const char *names[] = {"opt_tree", "eagle2"};
+    const void *params[] = {&ot, &e2};
+    for (int c = 0; c < 2; c++) {
+        const eng_policy_desc *d = eng_policy_lookup(names[c]);
+        eng_policy pol = {NULL, NULL};
+        CHECK(d && d->create(params[c], &pol) == ENG_OK);
+        if (!pol.i) continue;
+        eng_tree t;
+        orc o;
+        memset(&o, 0, sizeof o);
+        tree_init(&t);
+        eng_draft_oracle dr = {.expand = expand_tied, .ctx = &o, .k = 3};
+        CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
+        eng_policy_destroy(&pol);
+        CHECK_EQ_INT(eng_tree_size(&t), 1);
+        CHECK(t.n_nodes == 2 && t.nodes[1].tok == 8);
+    }
+}
+
 /* ---- Sequoia ---- */
 
 /* exhaustive: every tree of m nodes as a parent array (parent[v] < v), children
@@ -786,6 +831,7 @@ int main(void)
     test_eagle2();
     test_opt_tree();
     test_opt_tree_given_tree();
+    test_unsorted_ties();
     test_opt_tree_unsorted_oracle();
     test_eagle2_unsorted_oracle();
     test_nan_oracle();
