@@ -186,7 +186,8 @@ static void test_reserved_names(void)
         {"report.md", "report"},    {"fidelity.csv", "fidelity"}, {".hidden.md", "."},
         {"", "."},                  {"resultsx.md", NULL},        {"my.results.md", NULL},
         {"calibration.md", NULL},   {"scripts.lua", NULL},        {"runs.csv", NULL},
-        {"oneplus12-fit.lua", NULL},
+        {"oneplus12-fit.lua", NULL}, {"res.md", NULL},           {"r.csv", NULL},
+        {"point.lua", NULL},        {"Run.Json", "run"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *got = sim_out_name_reserved(cases[i].name);
