@@ -14,7 +14,9 @@
 --           bootstrap of 20: the fit ends at its upper bound (warnings, exit 0)
 --   boundlo bounds above the truth (1000..1e4): at its lower bound
 --   none    no mistake (the control)
--- --arg ref=PATH names the reference (required); max_iter, s_launch as usual.
+-- --arg ref=PATH names the reference (required); max_iter, s_launch as usual;
+-- boot=N a parametric bootstrap of N replicates (its interval and replicates
+-- printed).
 local fs = flashspec
 local A = fs.args
 
@@ -36,6 +38,7 @@ local spec = {
   params = { launch_us = { tonumber(A.s_launch or "300"), 1, 1e4 } },
   profile = { base = "oneplus12", name = "cal-bad-fit" },
   max_iter = tonumber(A.max_iter or "100"),
+  bootstrap = tonumber(A.boot or "0"),
 }
 if A.bad == "bounds" then spec.params.launch_us = { 2e4, 1, 1e4 } end
 if A.bad == "lohi" then spec.params.launch_us = { 400, 1e4, 1 } end
@@ -67,4 +70,8 @@ print(string.format("param launch_us %.17g %.17g", fit.params.launch_us.value,
                     fit.params.launch_us.se))
 print(string.format("bound launch_us %s %.17g %.17g", tostring(fit.params.launch_us.at_bound),
                     fit.params.launch_us.ci_lo, fit.params.launch_us.ci_hi))
+local q, b = fit.params.launch_us, {}
+for i, v in ipairs(q.boot) do b[i] = string.format("%.17g", v) end
+print(string.format("interval launch_us %.17g %.17g %.17g", q.ci_lo, q.ci_hi, q.se_boot))
+print(string.format("boot launch_us %s", table.concat(b, " ")))
 if A.bad == "after" then error("failed after a good fit") end -- AFTER

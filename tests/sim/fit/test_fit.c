@@ -71,6 +71,9 @@ typedef struct model {
     int one;         /* linear: a g alone */
     int64_t batches; /* batch calls (expo_batch) */
     int32_t batch_m; /* columns of the last one */
+    int32_t log_rep[4096]; /* linear: the replicate and first parameter of each call */
+    double log_x[4096];
+    int32_t n_log;
 } model;
 
 /* a exp(-b t) + c, parameters in name order a, b, c. */
@@ -105,6 +108,10 @@ static int linear(void *ctx, const double *x, int32_t rep, double *pred)
     m->calls++;
     if (m->fail_at && m->calls >= m->fail_at) return m->fail_code;
     if (rep > m->max_rep) m->max_rep = rep;
+    if (m->n_log < 4096) {
+        m->log_rep[m->n_log] = rep;
+        m->log_x[m->n_log++] = x[0];
+    }
     for (int k = 0; k < N; k++)
         pred[k] = x[0] * m->g[k] + (m->one ? 0.0 : x[1] * m->h[k]);
     return 0;
@@ -384,8 +391,18 @@ static void test_bootstrap(void)
     double y0[N];
     memcpy(y0, f.y, sizeof y0);
     enum { B = 40 };
+    m.n_log = 0;
     CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 7), SIM_FIT_OK);
     CHECK_EQ_INT(m.max_rep, B);             /* points(p, rep) for rep = 1..B */
+    /* each replicate's pseudo-data come from the model at the fit with rep b,
+     * and its refit starts with the model at the fit again, rep 0 -- never
+     * the replicate's predictions taken for the fit's */
+    int fresh = 0;
+    for (int32_t i = 0; i + 1 < m.n_log; i++)
+        if (m.log_rep[i] > 0)
+            fresh += m.log_rep[i + 1] == 0 && m.log_x[i + 1] == m.log_x[i] &&
+                     m.log_x[i] == f.par[0].value;
+    CHECK_EQ_INT(fresh, B);
     CHECK(memcmp(y0, f.y, sizeof y0) == 0); /* the measurements restored */
     CHECK_EQ_INT(f.boot_n, B);
     CHECK_EQ_INT(f.boot_m + f.boot_failed, B);
