@@ -49,6 +49,61 @@ void eng_params_defaults(const eng_param_desc *table, void *params)
     }
 }
 
+/* 1 when x lies in d's range (NaN does not). */
+static int in_range(const eng_param_desc *d, double x)
+{
+    return x >= d->min && x <= d->max;
+}
+
+/* 1 when the value of row d in params lies in its range. */
+static int value_ok(const eng_param_desc *d, const char *params)
+{
+    const char *f = params + d->offset;
+    int32_t i = 0, n = 0;
+    double x = 0.0;
+    switch (d->type) {
+    case ENG_PARAM_INT:
+        memcpy(&i, f, sizeof i);
+        return in_range(d, i);
+    case ENG_PARAM_BOOL:
+        memcpy(&i, f, sizeof i);
+        return i == 0 || i == 1;
+    case ENG_PARAM_ENUM:
+        memcpy(&i, f, sizeof i);
+        while (d->choices && d->choices[n])
+            n++;
+        return in_range(d, i) && i >= 0 && i < n;
+    case ENG_PARAM_DOUBLE:
+        memcpy(&x, f, sizeof x);
+        return in_range(d, x);
+    case ENG_PARAM_STRING:
+        return d->cap > 0 && memchr(f, 0, (size_t)d->cap) != NULL;
+    case ENG_PARAM_DOUBLE_LIST:
+    case ENG_PARAM_INT_LIST:
+        memcpy(&n, params + d->count_offset, sizeof n);
+        if (n < 0 || n > d->cap) return 0;
+        for (int32_t k = 0; k < n; k++) {
+            if (d->type == ENG_PARAM_INT_LIST) {
+                memcpy(&i, f + (size_t)k * sizeof i, sizeof i);
+                x = i;
+            } else {
+                memcpy(&x, f + (size_t)k * sizeof x, sizeof x);
+            }
+            if (!in_range(d, x)) return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int32_t eng_params_check(const eng_param_desc *table, const void *params)
+{
+    if (!table || !params) return 1;
+    for (int32_t r = 0; table[r].name; r++)
+        if (!value_ok(&table[r], params)) return r + 1;
+    return 0;
+}
+
 const eng_param_desc *eng_params_find(const eng_param_desc *table, const char *name)
 {
     for (const eng_param_desc *d = table; d->name; d++)

@@ -46,6 +46,14 @@ typedef struct eng_param_desc {
 /* Writes every default into params (required keys are zeroed).  Borrowed table. */
 void eng_params_defaults(const eng_param_desc *table, void *params);
 
+/* 0 when every value of params lies in its row's range: an INT, BOOL or
+ * ENUM in [min, max] (an ENUM also below its choice count, a BOOL 0 or 1), a
+ * DOUBLE in [min, max] (NaN is not), a STRING ended inside its cap, a list's
+ * count in [0, cap] and each element in [min, max]; else 1 + the index of the
+ * first row that is not.  What a policy's create checks first, so that the
+ * table states each range once (cross-parameter rules stay with create). */
+int32_t eng_params_check(const eng_param_desc *table, const void *params);
+
 /* Row for name, or NULL. */
 const eng_param_desc *eng_params_find(const eng_param_desc *table, const char *name);
 

@@ -133,6 +133,8 @@ int eng_adaptive_chain_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_adaptive_chain_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_adaptive_chain_param_table, params)) return ENG_E_ARG;
     if (in->window < 1 || in->window > AC_MAX_WINDOW || in->k_min < 1 || in->k_max > 64 ||
         in->k_min > in->k_max || in->k_start < 1 || in->k_start > 64 || in->probe_period < 1 ||
         (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU) || !(in->raise_above >= 0) ||

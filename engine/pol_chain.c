@@ -89,6 +89,8 @@ int eng_chain_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_chain_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_chain_param_table, params)) return ENG_E_ARG;
     /* the Lua layer validates against the table; a direct C caller may not */
     if (in->k < 1 || in->k > 64 || (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
         return ENG_E_ARG;

@@ -288,6 +288,8 @@ int eng_eagle2_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_eagle2_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_eagle2_param_table, params)) return ENG_E_ARG;
     if (in->top_k < 1 || in->top_k > 64 || in->depth < 0 || in->depth > 32 ||
         in->total_tokens < 1 || in->total_tokens > ENG_POL_MAX_NODES - 1 ||
         (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))

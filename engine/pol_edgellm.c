@@ -446,6 +446,8 @@ int eng_edgellm_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_edgellm_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_edgellm_param_table, params)) return ENG_E_ARG;
     if (in->budget < 1 || in->budget > 255 || in->max_tokens < 1 || in->max_tokens > 255 ||
         in->max_branches < 1 || in->max_branches > ENG_EDGELLM_MAX_BRANCHES ||
         !(in->alpha0 >= 1e-9 && in->alpha0 <= 1) ||

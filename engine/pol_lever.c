@@ -607,6 +607,8 @@ int eng_lever_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_lever_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_lever_param_table, params)) return ENG_E_ARG;
     if (in->drafting < 0 || in->drafting > ENG_LEVER_SEQUOIA || in->pruning < 0 ||
         in->pruning > ENG_PRUNE_FULL || in->draft_schedule < 0 ||
         in->draft_schedule > ENG_LEVER_NPU || in->projection < 0 ||

@@ -507,6 +507,8 @@ int eng_lyanna_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_lyanna_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_lyanna_param_table, params)) return ENG_E_ARG;
     if (in->n < 1 || in->n > LY_MAX_N || in->k < 1 || in->k > LY_MAX_K || in->b < 1 ||
         in->b > LY_MAX_B || in->r < 0 || in->r > LY_MAX_N ||
         (in->resampling != 0 && in->resampling != 1) || (in->fusion != 0 && in->fusion != 1) ||

@@ -326,6 +326,8 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_opt_tree_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_opt_tree_param_table, params)) return ENG_E_ARG;
     if (in->nodes < 1 || in->nodes > 256 || !(in->delta >= 0) || in->max_depth < 1 ||
         in->max_depth > 64 || (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
         return ENG_E_ARG;

@@ -325,6 +325,8 @@ int eng_sequoia_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_sequoia_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_sequoia_param_table, params)) return ENG_E_ARG;
     if (in->max_nodes < 1 || in->max_nodes > 256 || in->max_depth < 1 || in->max_depth > 32 ||
         in->n_prior < 0 || in->n_prior > ENG_POL_MAX_LIST ||
         (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))

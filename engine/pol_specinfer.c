@@ -86,6 +86,8 @@ int eng_specinfer_create(const void *params, eng_policy *out)
 {
     if (!params || !out) return ENG_E_ARG;
     const eng_specinfer_params *in = params;
+    /* every value inside the range its table states (eng_param.h) */
+    if (eng_params_check(eng_specinfer_param_table, params)) return ENG_E_ARG;
     if (in->n_widths < 1 || in->n_widths > ENG_POL_MAX_LIST ||
         (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
         return ENG_E_ARG;

@@ -4,7 +4,10 @@
 # builds build/ when needed.  Idempotent and quiet when nothing is to do.
 fs_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-fs_packages=(gcc libc6-dev pkg-config meson ninja-build libgsl-dev libhdf5-dev
+# libssl-dev: OpenSSL's libcrypto, for the SHA-256 of each --plugin file that
+# run.json records (libhdf5-dev pulls it in already; named here because the
+# build links it itself)
+fs_packages=(gcc libc6-dev pkg-config meson ninja-build libgsl-dev libhdf5-dev libssl-dev
              liblua5.4-dev python3 python3-h5py python3-numpy
              openmpi-bin libopenmpi-dev)  # MPI sweeps; the build works without them
 # scripts/test also needs these (not the build or the demo): clang and its

@@ -15,27 +15,66 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #define PLUGIN_MAX_PARAMS 256
 #define PLUGIN_MAX_PARAMS_SIZE ((size_t)1 << 20)
 
-static int digest_file(const char *path, char out[33])
+/* The file's two digests in one read: out, two 64-bit FNV-1a lanes (what
+ * enters the point ids, as before), and sha256, its SHA-256 (OpenSSL's; what
+ * run.json records, so that a rebuilt plug-in is told apart by a digest
+ * anyone can recompute: sha256sum FILE).  0, or -1 with errno. */
+static int digest_file(const char *path, char out[33], char sha256[65])
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) return -1;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(ctx);
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
     uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x6a09e667f3bcc909ULL;
     unsigned char buf[65536];
     ssize_t r;
-    while ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR))
+    int bad = 0;
+    while ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)) {
+        if (r < 0) continue;
+        bad |= EVP_DigestUpdate(ctx, buf, (size_t)r) != 1;
         for (ssize_t i = 0; i < r; i++) {
             h1 = (h1 ^ buf[i]) * 0x100000001b3ULL;
             h2 = (h2 ^ buf[i]) * 0x100000001b3ULL;
         }
+    }
+    int e = r < 0 ? errno : 0;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    bad |= EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen != 32;
+    EVP_MD_CTX_free(ctx);
     close(fd);
+    if (e || bad) {
+        errno = e ? e : EIO;
+        return -1;
+    }
     snprintf(out, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
+    for (unsigned int i = 0; i < mdlen; i++)
+        snprintf(sha256 + 2 * i, 3, "%02x", md[i]);
     return 0;
+}
+
+/* The built-in policy (or `lua`) that name is without regard to case, or NULL. */
+static const char *builtin_name(const char *name)
+{
+    int32_t n = 0;
+    const eng_policy_desc *const *reg = eng_policy_registry(&n);
+    for (int32_t i = 0; i < n; i++)
+        if (strcasecmp(reg[i]->name, name) == 0) return reg[i]->name;
+    return strcasecmp(name, "lua") == 0 ? "lua" : NULL;
 }
 
 /* 1 when s is a name of letters, digits and '_' that starts with a letter or
@@ -248,7 +287,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
     char real[PATH_MAX];
     if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
     snprintf(out->path, sizeof out->path, "%s", real);
-    if (digest_file(real, out->digest) != 0) {
+    if (digest_file(real, out->digest, out->sha256) != 0) {
         snprintf(err, errlen, "--plugin %s: cannot read it: %s", path, strerror(errno));
         return FS_EXIT_NOINPUT;
     }
@@ -281,13 +320,19 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         dlclose(h);
         return FS_EXIT_CONFIG;
     }
-    if (eng_policy_lookup(d->name) || strcmp(d->name, "lua") == 0) {
-        snprintf(err, errlen, "--plugin %s: policy '%s' is already built in", path, d->name);
+    /* rows name their policy: names compared without regard to case, as a
+     * reader does (Flash_AR would pass for flash_ar) */
+    const char *built_in = builtin_name(d->name);
+    if (built_in) {
+        snprintf(err, errlen, "--plugin %s: policy '%s' is already built in%s%s%s", path, d->name,
+                 strcmp(built_in, d->name) ? " (as '" : "",
+                 strcmp(built_in, d->name) ? built_in : "",
+                 strcmp(built_in, d->name) ? "'; names are compared without regard to case)" : "");
         dlclose(h);
         return FS_EXIT_CONFIG;
     }
     for (int i = 0; i < n_loaded; i++)
-        if (strcmp(loaded[i].desc->name, d->name) == 0) {
+        if (strcasecmp(loaded[i].desc->name, d->name) == 0) {
             snprintf(err, errlen, "--plugin %s: policy '%s' is already given by --plugin %s", path,
                      d->name, loaded[i].path);
             dlclose(h);

@@ -551,7 +551,7 @@ double fs_ref_tree_nodes(const char *policy, const char *params)
 /* The derived key tree_nodes of result row r. */
 static double tree_nodes_of(const fs_ref_cols *cols, const void *r)
 {
-    char policy[512] = "", params[512] = "";
+    char policy[512] = "", params[1024] = ""; /* a label: FS_LABEL_CAP (sim/lua/rows.h) */
     cols->get(cols->ctx, r, "policy", NULL, policy, sizeof policy);
     cols->get(cols->ctx, r, "policy_params", NULL, params, sizeof params);
     return fs_ref_tree_nodes(policy, params);
@@ -565,7 +565,7 @@ int fs_ref_match(const fs_ref *ref, int32_t k, const fs_ref_cols *cols, const vo
         if (!*want) continue;
         const char *name = ref->key_names[i];
         double x = NAN;
-        char text[512];
+        char text[1024]; /* the longest text column: policy_params */
         int kind;
         if (!strcmp(name, "tree_nodes")) {
             x = tree_nodes_of(cols, r);

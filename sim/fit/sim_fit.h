@@ -90,8 +90,29 @@ typedef struct sim_fit_param {
     char name[SIM_FIT_NAME_CAP];
     double start, lo, hi;         /* in */
     double value, se;             /* out (sim_fit_stats) */
+    int at_bound;                 /* out (sim_fit_stats): -1 at lo, +1 at hi, 0 inside */
     double se_boot, ci_lo, ci_hi; /* out (sim_fit_bootstrap; NaN without one) */
 } sim_fit_param;
+
+/* A parameter is at its bound when the fit leaves it within this share of
+ * its range from lo or hi (the margin sim_fit_param_check keeps starts
+ * from): the data pull it to or beyond the bound, the logistic map is flat
+ * there, and the delta method's standard error -- dx/dz times the error in
+ * z, dx/dz about 0 there -- means nothing.  sim_fit_stats then gives se =
+ * NaN; sim_fit_bootstrap gives a one-sided 95% interval, open at the bound's
+ * side: [5% quantile, +inf) at hi, (-inf, 95% quantile] at lo. */
+#define SIM_FIT_AT_BOUND 1e-4
+
+/* Fewest replicates a bootstrap may ask for.  The 2.5% and 97.5% quantiles
+ * of B replicates lie between the two lowest (two highest) when B < 40, so
+ * one replicate alone on a side of the estimate leaves the estimate outside
+ * the "95% interval"; with replicates spread evenly about it that has
+ * probability (B + 1) / 2^B -- 1.1% at 10, 2e-5 at 20.  Callers refuse
+ * fewer.  Refits that do not converge are dropped: an interval is drawn from
+ * at least SIM_FIT_BOOT_MIN_CONVERGED of them (else NaN), and callers warn
+ * when fewer than SIM_FIT_BOOT_MIN converged. */
+#define SIM_FIT_BOOT_MIN 20
+#define SIM_FIT_BOOT_MIN_CONVERGED 10
 
 enum {
     SIM_FIT_PARAM_OK = 0,
@@ -188,13 +209,16 @@ void sim_fit_free(sim_fit *f);
  * SIM_FIT_E_NOMEM. */
 int sim_fit_run(sim_fit *f, int32_t starts);
 
-/* After sim_fit_run: each parameter's value and delta-method standard error,
- * s2, rms, start_rms, aic, bic, hold_rms.  0 or SIM_FIT_E_NOMEM. */
+/* After sim_fit_run: each parameter's value, at_bound and delta-method
+ * standard error (NaN at a bound), s2, rms, start_rms, aic, bic, hold_rms.
+ * 0 or SIM_FIT_E_NOMEM. */
 int sim_fit_stats(sim_fit *f);
 
 /* After sim_fit_stats: B parametric bootstrap replicates (0: none; se_boot,
- * ci_lo, ci_hi NaN) from GSL's mt19937 seeded with seed.  0, the model's code
- * or SIM_FIT_E_NOMEM. */
+ * ci_lo, ci_hi NaN) from GSL's mt19937 seeded with seed; se_boot and the
+ * interval only when at least SIM_FIT_BOOT_MIN_CONVERGED converged (boot_m;
+ * else NaN, the replicates still in boot), the interval one-sided at a bound
+ * (SIM_FIT_AT_BOUND).  0, the model's code or SIM_FIT_E_NOMEM. */
 int sim_fit_bootstrap(sim_fit *f, int32_t B, unsigned long seed);
 
 /* After sim_fit_stats: leave-one-out errors (loo_e, loo_rms, far_at, n_far,

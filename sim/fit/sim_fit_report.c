@@ -13,6 +13,7 @@
 #include "sim/fit/sim_fit_report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef sim_strbuf buf; /* the report, residuals and profile, formatted in memory */
@@ -54,14 +55,45 @@ static void report_head(const sim_fit_report *rep, buf *md)
                 "converge; each replicate re-draws the spec's randomness (points(p, rep)) "
                 "and the measurement noise, and is refitted.\n\n",
                 f->boot_n, (unsigned long)rep->bootstrap_seed, f->boot_failed);
+    if (f->boot_n && f->boot_m < SIM_FIT_BOOT_MIN_CONVERGED)
+        bprintf(md,
+                "**No bootstrap interval**: %d of %d refits converged, fewer than the %d an "
+                "interval needs.\n\n",
+                f->boot_m, f->boot_n, SIM_FIT_BOOT_MIN_CONVERGED);
+    else if (f->boot_n && f->boot_m < SIM_FIT_BOOT_MIN)
+        bprintf(md,
+                "**A rough bootstrap interval**: drawn from %d converged refits, fewer than "
+                "%d.\n\n",
+                f->boot_m, SIM_FIT_BOOT_MIN);
     bprintf(md, "## Parameters\n\n| parameter | value | standard error (delta method) | "
                 "bootstrap SE | 95%% interval (bootstrap) | start | bounds |\n"
                 "|---|---|---|---|---|---|---|\n");
+    int bound = 0;
     for (int32_t i = 0; i < f->np; i++) {
         const sim_fit_param *q = &f->par[i];
-        bprintf(md, "| `%s` | %.6g | %.3g | %.3g | [%.6g, %.6g] | %.6g | [%g, %g] |\n", q->name,
-                q->value, q->se, q->se_boot, q->ci_lo, q->ci_hi, q->start, q->lo, q->hi);
+        bound |= q->at_bound != 0;
+        if (!q->at_bound) {
+            bprintf(md, "| `%s` | %.6g | %.3g | %.3g | [%.6g, %.6g] | %.6g | [%g, %g] |\n",
+                    q->name, q->value, q->se, q->se_boot, q->ci_lo, q->ci_hi, q->start, q->lo,
+                    q->hi);
+        } else {
+            char ci[64] = "none";
+            if (q->at_bound > 0 && isfinite(q->ci_lo))
+                snprintf(ci, sizeof ci, "[%.6g, +inf) one-sided", q->ci_lo);
+            else if (q->at_bound < 0 && isfinite(q->ci_hi))
+                snprintf(ci, sizeof ci, "(-inf, %.6g] one-sided", q->ci_hi);
+            bprintf(md,
+                    "| `%s` | **%.6g (at its %s bound)** | does not apply | %.3g | %s | %.6g | "
+                    "[%g, %g] |\n",
+                    q->name, q->value, q->at_bound > 0 ? "upper" : "lower", q->se_boot, ci,
+                    q->start, q->lo, q->hi);
+        }
     }
+    if (bound)
+        bprintf(md, "\n**At a bound**: the data pull these parameters to or beyond the bound "
+                    "the fit keeps them in; the delta method's standard error does not apply "
+                    "there and the interval (95%%, from the bootstrap) is one-sided, open on the "
+                    "bound's side.  Widen the bounds or check the reference.\n");
 }
 
 /* NAME.md: the residuals table. */
@@ -131,9 +163,18 @@ void sim_fit_report_profile(const sim_fit_report *rep, sim_strbuf *pf)
     for (int32_t i = 0; i < f->np; i++) {
         const sim_fit_param *q = &f->par[i];
         if (!rep->device_key[i]) continue;
-        bprintf(pf, "  %s = %.6g, -- fitted: %.6g +/- %.3g (bounds %g..%g)", q->name, q->value,
-                q->value, q->se, q->lo, q->hi);
-        if (isfinite(q->ci_lo))
+        if (q->at_bound)
+            bprintf(pf, "  %s = %.6g, -- fitted AT ITS %s BOUND (bounds %g..%g): the data pull "
+                        "it beyond",
+                    q->name, q->value, q->at_bound > 0 ? "UPPER" : "LOWER", q->lo, q->hi);
+        else
+            bprintf(pf, "  %s = %.6g, -- fitted: %.6g +/- %.3g (bounds %g..%g)", q->name,
+                    q->value, q->value, q->se, q->lo, q->hi);
+        if (q->at_bound > 0 && isfinite(q->ci_lo))
+            bprintf(pf, "; bootstrap one-sided 95%% interval >= %.6g", q->ci_lo);
+        else if (q->at_bound < 0 && isfinite(q->ci_hi))
+            bprintf(pf, "; bootstrap one-sided 95%% interval <= %.6g", q->ci_hi);
+        else if (!q->at_bound && isfinite(q->ci_lo))
             bprintf(pf, "; bootstrap 95%% interval %.6g..%.6g", q->ci_lo, q->ci_hi);
         bprintf(pf, "\n");
     }

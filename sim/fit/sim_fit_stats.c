@@ -52,8 +52,12 @@ int sim_fit_stats(sim_fit *f)
         sim_fit_param *par = &f->par[i];
         double zi = gsl_vector_get(q->z, (size_t)i);
         par->value = sim_fit_x(par->lo, par->hi, zi);
+        double u = (par->value - par->lo) / (par->hi - par->lo);
+        par->at_bound = u < SIM_FIT_AT_BOUND ? -1 : u > 1.0 - SIM_FIT_AT_BOUND ? 1 : 0;
         double vz = gsl_matrix_get(q->cov, (size_t)i, (size_t)i);
-        par->se = dof > 0 && vz >= 0 ? sim_fit_dxdz(par->lo, par->hi, zi) * sqrt(f->s2 * vz) : NAN;
+        par->se = dof > 0 && vz >= 0 && !par->at_bound
+                      ? sim_fit_dxdz(par->lo, par->hi, zi) * sqrt(f->s2 * vz)
+                      : NAN;
         par->se_boot = par->ci_lo = par->ci_hi = NAN;
     }
     f->rms = sqrt(f->rss / nf);
@@ -165,7 +169,8 @@ static int pseudo_data(sim_fit *f, gsl_rng *rng, int32_t rep, double s)
 }
 
 /* Each parameter's se_boot (standard deviation) and ci_lo / ci_hi (2.5% and
- * 97.5% quantiles: the percentile interval) from the m converged replicates. */
+ * 97.5% quantiles: the percentile interval) from the m converged replicates;
+ * at a bound, the one-sided 95% interval open on the bound's side. */
 static void boot_summary(sim_fit *f, double *draws)
 {
     int32_t m = f->boot_m, p = f->np;
@@ -177,6 +182,13 @@ static void boot_summary(sim_fit *f, double *draws)
         par->se_boot = gsl_stats_sd(draws, 1, (size_t)m);
         par->ci_lo = gsl_stats_quantile_from_sorted_data(draws, 1, (size_t)m, 0.025);
         par->ci_hi = gsl_stats_quantile_from_sorted_data(draws, 1, (size_t)m, 0.975);
+        if (par->at_bound > 0) {
+            par->ci_lo = gsl_stats_quantile_from_sorted_data(draws, 1, (size_t)m, 0.05);
+            par->ci_hi = INFINITY;
+        } else if (par->at_bound < 0) {
+            par->ci_lo = -INFINITY;
+            par->ci_hi = gsl_stats_quantile_from_sorted_data(draws, 1, (size_t)m, 0.95);
+        }
     }
 }
 
@@ -225,7 +237,7 @@ int sim_fit_bootstrap(sim_fit *f, int32_t B, unsigned long seed)
         memcpy(y_keep, f->y, sizeof(double) * (size_t)n);
         rc = boot_replicates(f, rng, y_keep);
     }
-    if (rc == SIM_FIT_OK && f->boot_m >= 2) boot_summary(f, draws);
+    if (rc == SIM_FIT_OK && f->boot_m >= SIM_FIT_BOOT_MIN_CONVERGED) boot_summary(f, draws);
     free(y_keep);
     free(draws);
     if (rng) gsl_rng_free(rng);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -447,6 +448,9 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     r->seed = (uint64_t)po.seed;
     const trc_trace *trace = fs_trace_get(L, tr, chunk, line);
     r->trace_checksum = trc_checksum(trace);
+    if (!a->no_variants) /* a recorded row: its names must each name one thing */
+        fs_api_claim_names(L, a, pol, dev, tgt, pol->desc->needs_draft ? drf : NULL, chunk,
+                           line);
 
     int32_t n_variants = a->no_variants ? 0 : dev->n_variants;
     *pt = (sim_point){
@@ -626,18 +630,13 @@ static void warn_unbound_caps(fs_api *a, const fs_staged *sp, int64_t n, const c
 
 int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)
 {
+    if (sim_out_name_reserved(name)) return FS_OUTPUT_RESERVED;
+    for (int32_t i = 0; i < a->n_outputs; i++)
+        if (strcasecmp(a->outputs[i].name, name) == 0) return FS_OUTPUT_TAKEN;
     char *copy = malloc(len + 1);
     if (!copy) return -1;
     memcpy(copy, data, len);
     copy[len] = 0;
-    for (int32_t i = 0; i < a->n_outputs; i++) {
-        if (strcmp(a->outputs[i].name, name) == 0) {
-            free(a->outputs[i].data);
-            a->outputs[i].data = copy;
-            a->outputs[i].len = len;
-            return 0;
-        }
-    }
     if (a->n_outputs == a->cap_outputs) {
         int32_t cap = a->cap_outputs ? 2 * a->cap_outputs : 4;
         fs_output *n = realloc(a->outputs, sizeof *n * (size_t)cap);

@@ -28,6 +28,7 @@
 typedef struct fs_plugin {
     const eng_policy_desc *desc; /* in the loaded object, valid until exit */
     char digest[33];             /* of the file's bytes: enters the point id */
+    char sha256[65];             /* SHA-256 of the file's bytes, hex: in run.json */
     char path[PATH_MAX];
 } fs_plugin;
 

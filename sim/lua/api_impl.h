@@ -96,6 +96,7 @@ typedef struct fs_api {
     int32_t synth_defer;
     int32_t n_synth_pending;
     size_t synth_pending_most;
+    struct fs_names *names; /* the names recorded rows carry (api_names.c) */
 } fs_api;
 
 /* The tree-size cap of a built-in tree policy's params (nodes per tree, root
@@ -107,8 +108,14 @@ double fs_tree_cap(const eng_policy_desc *desc, const void *params);
 void fs_fmt_exact(char *out, size_t n, double x);
 
 /* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
- * every row of table read from params, into out (cut at n bytes). */
-void fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
+ * every row of table read from params, each value whole (a list's every
+ * element, a real in the fewest digits that read back as it), into out.
+ * 0, or -1 when it needs more than n bytes (out then holds a cut label that
+ * must not be used).  fs_policy_label: the same, raising (78, the caller's
+ * line) instead of returning -1. */
+int fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
+void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
+                     size_t n);
 
 /* Frees the profiles read by the run (a's cache of them). */
 void fs_api_free_profiles(fs_api *a);
@@ -151,8 +158,12 @@ size_t fs_api_mem_in_use(const fs_api *a);
 /* 1 the first time `key` is seen by this run (print the warning), else 0. */
 int fs_api_warn_once(fs_api *a, uint64_t key);
 
-/* Queues a file for the output directory (copied; a later one of the same
- * name replaces it).  Returns 0, or -1 when out of memory. */
+/* Queues a file for the output directory (copied).  Returns 0; -1 when out
+ * of memory; FS_OUTPUT_RESERVED when the name is one the run writes itself
+ * (sim_out_name_reserved); FS_OUTPUT_TAKEN when an output of that name --
+ * compared without regard to case -- is queued already (each writer
+ * checks its names first and says which; this is the last guard). */
+enum { FS_OUTPUT_RESERVED = -2, FS_OUTPUT_TAKEN = -3 };
 int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len);
 
 typedef struct ud_device {
@@ -175,10 +186,24 @@ typedef struct ud_trace {
 
 typedef struct ud_policy {
     const eng_policy_desc *desc;
-    char label[512]; /* "k=8,unit=cpu" */
+    char label[FS_LABEL_CAP]; /* "k=8,unit=cpu" (fs_params_label) */
     int32_t cap_set; /* the script set its tree-size cap (tree_nodes or the policy's own key) */
     _Alignas(max_align_t) unsigned char params[];
 } ud_policy;
+
+/* One name, one thing (api_names.c): claims the names a recorded row of
+ * these objects carries -- policy, device, target, draft (NULL: none) --
+ * and raises (78, at chunk:line) when another thing, compared by
+ * its values or code, already holds one of them, names compared without
+ * regard to case.  fs_api_free_names: what the claims hold (NULL-safe). */
+void fs_api_claim_names(lua_State *L, fs_api *a, const ud_policy *pol, const ud_device *dev,
+                        const ud_model *tgt, const ud_model *drf, const char *chunk, int line);
+void fs_api_free_names(fs_api *a);
+
+/* The built-in, `lua` or plug-in policy name that name is, compared without
+ * regard to case (a Lua policy called Flash_AR would pass for flash_ar), or
+ * NULL. */
+const char *fs_policy_name_taken(const fs_api *a, const char *name);
 
 /* The run's context (stored in the Lua registry under API_KEY). */
 fs_api *fs_api_get(lua_State *L);

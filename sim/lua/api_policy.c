@@ -10,6 +10,7 @@
 
 #include <lauxlib.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,67 +26,92 @@ void fs_fmt_exact(char *out, size_t n, double x)
     }
 }
 
-void fs_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
+/* Appends to out[0..n) at *at what fmt makes; 0, or -1 when it does not fit
+ * (out then holds what did, *at is past the end). */
+static int label_put(char *out, size_t n, size_t *at, const char *fmt, ...)
 {
-    size_t used = 0;
-    out[0] = 0;
-    for (; d && d->name; d++) {
-        const char *f = (const char *)params + d->offset;
-        char v[96];
-        switch (d->type) {
-        case ENG_PARAM_INT: {
-            int32_t x;
-            memcpy(&x, f, sizeof x);
-            snprintf(v, sizeof v, "%d", x);
-            break;
-        }
-        case ENG_PARAM_BOOL: {
-            int32_t x;
-            memcpy(&x, f, sizeof x);
-            snprintf(v, sizeof v, "%s", x ? "true" : "false");
-            break;
-        }
-        case ENG_PARAM_ENUM: {
-            int32_t x;
-            memcpy(&x, f, sizeof x);
-            snprintf(v, sizeof v, "%s", d->choices[x]);
-            break;
-        }
-        case ENG_PARAM_DOUBLE: {
-            double x;
-            memcpy(&x, f, sizeof x);
-            fs_fmt_exact(v, sizeof v, x);
-            break;
-        }
-        case ENG_PARAM_STRING:
-            snprintf(v, sizeof v, "%s", f);
-            break;
-        case ENG_PARAM_DOUBLE_LIST:
-        case ENG_PARAM_INT_LIST: {
-            int32_t cnt;
-            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-            if (cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
-            size_t u = 0;
-            v[0] = 0;
-            for (int32_t i = 0; i < cnt && u < sizeof v; i++) {
-                if (d->type == ENG_PARAM_INT_LIST) {
-                    int32_t x;
-                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%d", i ? "/" : "", x);
-                } else {
-                    double x;
-                    char e[32];
-                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                    fs_fmt_exact(e, sizeof e, x);
-                    u += (size_t)snprintf(v + u, sizeof v - u, "%s%s", i ? "/" : "", e);
-                }
-            }
-            break;
-        }
-        }
-        if (used < n)
-            used += (size_t)snprintf(out + used, n - used, "%s%s=%s", used ? "," : "", d->name, v);
+    va_list ap;
+    va_start(ap, fmt);
+    int k = *at < n ? vsnprintf(out + *at, n - *at, fmt, ap) : 0;
+    va_end(ap);
+    if (k < 0 || *at >= n || (size_t)k >= n - *at) {
+        *at = n;
+        return -1;
     }
+    *at += (size_t)k;
+    return 0;
+}
+
+/* One value of row d (in params) into out at *at, whole: a list value is its
+ * elements joined by '/', however many; 0 or -1 (label_put). */
+static int label_value(const eng_param_desc *d, const void *params, char *out, size_t n,
+                       size_t *at)
+{
+    const char *f = (const char *)params + d->offset;
+    char e[32];
+    int32_t x;
+    double y;
+    switch (d->type) {
+    case ENG_PARAM_INT:
+        memcpy(&x, f, sizeof x);
+        return label_put(out, n, at, "%d", x);
+    case ENG_PARAM_BOOL:
+        memcpy(&x, f, sizeof x);
+        return label_put(out, n, at, "%s", x ? "true" : "false");
+    case ENG_PARAM_ENUM:
+        memcpy(&x, f, sizeof x);
+        return label_put(out, n, at, "%s", d->choices[x]);
+    case ENG_PARAM_DOUBLE:
+        memcpy(&y, f, sizeof y);
+        fs_fmt_exact(e, sizeof e, y);
+        return label_put(out, n, at, "%s", e);
+    case ENG_PARAM_STRING:
+        return label_put(out, n, at, "%.*s", (int)strnlen(f, (size_t)d->cap), f);
+    case ENG_PARAM_DOUBLE_LIST:
+    case ENG_PARAM_INT_LIST: {
+        int32_t cnt;
+        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+        if (cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
+        int rc = 0;
+        for (int32_t i = 0; i < cnt && !rc; i++) {
+            if (d->type == ENG_PARAM_INT_LIST) {
+                memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+                rc = label_put(out, n, at, "%s%d", i ? "/" : "", x);
+            } else {
+                memcpy(&y, f + (size_t)i * sizeof y, sizeof y);
+                fs_fmt_exact(e, sizeof e, y);
+                rc = label_put(out, n, at, "%s%s", i ? "/" : "", e);
+            }
+        }
+        return rc;
+    }
+    }
+    return 0;
+}
+
+int fs_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int first = 1; d && d->name; d++, first = 0)
+        if (label_put(out, n, &at, "%s%s=", first ? "" : ",", d->name) != 0 ||
+            label_value(d, params, out, n, &at) != 0)
+            return -1;
+    return 0;
+}
+
+void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
+                     size_t n)
+{
+    if (fs_params_label(desc->params, params, out, n) == 0) return;
+    char chunk[PATH_MAX];
+    int line;
+    fs_caller_src(L, chunk, sizeof chunk, &line);
+    fs_raise(L, FS_EXIT_CONFIG, 0,
+             "%s:%d: flashspec.policy.%s: its parameters' label (the policy_params column, "
+             "\"name=value\" pairs) would be over %zu bytes; a longer label would be cut, and "
+             "points that differ past the cut would read alike -- give shorter values",
+             chunk, line, desc->name, n - 1);
 }
 
 void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params)
@@ -94,8 +120,8 @@ void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *param
     memset(u, 0, sizeof *u + desc->params_size);
     u->desc = desc;
     memcpy(u->params, params, desc->params_size);
-    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
     luaL_setmetatable(L, MT_POLICY);
+    fs_policy_label(L, desc, u->params, u->label, sizeof u->label);
 }
 
 /* ---------------------------------------------------- the tree-size knob */
@@ -177,7 +203,7 @@ static void specinfer_widths(lua_State *L, int wi, lua_Integer n, const char *wh
                              const char *chunk, int line)
 {
     lua_newtable(L);
-    lua_Integer nodes = 1, level = 1, len = (lua_Integer)lua_rawlen(L, wi);
+    lua_Integer nodes = 1, level = 1, len = slp_list_len(L, wi, what, "widths", chunk, line);
     for (lua_Integer i = 1; i <= len; i++) {
         lua_rawgeti(L, wi, i);
         lua_Integer w = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
@@ -270,7 +296,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     /* one value or a plain list of values */
     int list = lua_type(L, tn) == LUA_TTABLE && !lua_getmetatable(L, tn);
     if (lua_type(L, tn) == LUA_TTABLE && !list) lua_pop(L, 1); /* the metatable */
-    lua_Integer n = list ? (lua_Integer)lua_rawlen(L, tn) : 1;
+    lua_Integer n = list ? slp_list_len(L, tn, what, "tree_nodes", chunk, line) : 1;
     if (list && n == 0)
         fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is an empty list", chunk, kl,
                  what);
@@ -353,7 +379,7 @@ static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const
     memset(u, 0, sizeof *u + desc->params_size);
     u->desc = desc;
     slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
-    fs_params_label(desc->params, u->params, u->label, sizeof u->label);
+    fs_policy_label(L, desc, u->params, u->label, sizeof u->label);
     policy_accepts(L, u, what, chunk, line);
     const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
     if (k) {
@@ -407,7 +433,7 @@ int fs_l_policy_make(lua_State *L)
     for (const eng_param_desc *d = desc->params; d && d->name && na < 64; d++) {
         lua_getfield(L, 1, d->name);
         if (alternatives(L, -1, d)) {
-            lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+            lua_Integer n = slp_list_len(L, -1, what, d->name, chunk, line);
             if (n < 1)
                 return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list", chunk,
                                 line, what, d->name);

@@ -264,7 +264,14 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
 static int write_record(const fs_api *a, const fs_script_opts *o, const char *src, size_t len,
                         char *err, size_t errlen)
 {
+    fs_runrec_plugin plugins[FS_MAX_PLUGINS];
+    int np = a->n_plugins < FS_MAX_PLUGINS ? a->n_plugins : FS_MAX_PLUGINS;
+    for (int i = 0; i < np; i++)
+        plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
+                                        a->plugins[i].sha256};
     fs_runrec_run run = {.version = FS_VERSION,
+                         .plugins = plugins,
+                         .n_plugins = np,
                          .build_key = a->ex.build_key,
                          .argv = o->argv,
                          .argc = o->argc,
@@ -301,11 +308,20 @@ typedef struct script_run {
     fs_api a;
     fs_lua_limits lim;
     fs_mem_pool pool;
-    int lock_fd, made_dir;
+    sim_out_lockh lock; /* DIR's (lock.fd -1: none) */
+    int made_dir;
     char *src; /* the script, read once: hashed, run and recorded */
     size_t len;
     lua_State *L;
 } script_run;
+
+/* FS_EXIT_OK when the run's output directory is still the one it locked
+ * (or it locked none), else FS_EXIT_CANTCREAT with err: asked before every
+ * write into it (sim/out/sim_lock.h). */
+static int lock_still_held(script_run *r, char *err, size_t errlen)
+{
+    return sim_out_lock_keep(&r->lock, err, errlen) == 0 ? FS_EXIT_OK : FS_EXIT_CANTCREAT;
+}
 
 /* Phase 1: the run's settings and every check that needs no lock -- the
  * output paths writable, the script a readable file, the timeline made.
@@ -377,8 +393,9 @@ static int run_lock(script_run *r, const fs_script_opts *o, char *err, size_t er
 {
     fs_api *a = &r->a;
     if (!o->out_dir || a->ex.rank != 0) return FS_EXIT_OK;
-    r->lock_fd = sim_out_lock(o->out_dir, &r->made_dir, err, errlen);
-    if (r->lock_fd < 0) return FS_EXIT_CANTCREAT;
+    if (sim_out_lock_take(&r->lock, o->out_dir, &r->made_dir, err, errlen) != 0)
+        return FS_EXIT_CANTCREAT;
+    a->ex.lock = &r->lock; /* every record written asks that it still holds DIR */
     /* temporaries a killed run left in DIR and DIR/points (their writer
      * gone, or a day old): removed before this run adds its own */
     int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a->ex.store_dir);
@@ -506,12 +523,19 @@ static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_o
     int code = t ? timeline_finish(a, t, err, errlen) : FS_EXIT_OK;
     if (code == FS_EXIT_OK && o->out_dir && a->n_rows > 0 && a->ex.rank == 0) {
         /* what produced the results, written before them (and removed again
-         * if they cannot be written): runrec.h */
-        code = write_record(a, o, r->src, r->len, err, errlen);
+         * if they cannot be written): runrec.h; each write into DIR only
+         * while DIR is still the directory this run locked */
+        code = lock_still_held(r, err, errlen);
+        int wrote = code == FS_EXIT_OK;
+        if (code == FS_EXIT_OK) code = write_record(a, o, r->src, r->len, err, errlen);
+        if (code == FS_EXIT_OK) code = lock_still_held(r, err, errlen);
         if (code == FS_EXIT_OK)
             code = sim_status_exit(
                 fs_rows_write(&a->meta, a->rows, a->n_rows, o->out_dir, err, errlen));
-        if (code != FS_EXIT_OK) drop_record(o->out_dir);
+        char held[8];
+        if (code != FS_EXIT_OK && wrote &&
+            sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
+            drop_record(o->out_dir); /* never another run's record */
         if (code == FS_EXIT_OK && !a->quiet)
             fprintf(stderr,
                     "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
@@ -521,6 +545,8 @@ static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_o
     }
     for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a->ex.rank == 0 && i < a->n_outputs;
          i++) {
+        code = lock_still_held(r, err, errlen);
+        if (code != FS_EXIT_OK) break;
         int rc = sim_out_write_file(o->out_dir, a->outputs[i].name, a->outputs[i].data,
                                     a->outputs[i].len, err, errlen);
         if (rc != SIM_OUT_OK)
@@ -557,12 +583,21 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
         free(a->outputs[i].data);
     free(a->outputs);
     free(a->warned);
+    fs_api_free_names(a);
     fs_api_free_profiles(a);
     fs_runrec_free(a->rec);
     free(r->src);
     sim_timeline_destroy(a->ex.tl);
-    if (r->made_dir && code != FS_EXIT_OK) rmdir(o->out_dir);
-    if (r->lock_fd >= 0) close(r->lock_fd);
+    char held[8];
+    if (r->made_dir && code != FS_EXIT_OK && r->lock.fd >= 0 &&
+        sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
+        rmdir(o->out_dir); /* ours still, and empty: never another run's */
+    if (r->lock.fd >= 0 && r->lock.relocked && !r->a.quiet)
+        fprintf(stderr,
+                "flashspec: warning: %s was removed while this run wrote it; the run made it "
+                "again and locked it (resume records saved before the removal are gone)\n",
+                o->out_dir);
+    sim_out_lock_release(&r->lock);
 }
 
 int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
@@ -578,7 +613,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         snprintf(err, errlen, "out of memory");
         return FS_EXIT_SOFTWARE;
     }
-    r->lock_fd = -1;
+    r->lock.fd = -1;
     int code = run_check(r, o, t, err, errlen);
     if (code != FS_EXIT_OK) { /* nothing locked, nothing made: only the timeline to free */
         sim_timeline_destroy(r->a.ex.tl);

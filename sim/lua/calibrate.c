@@ -80,6 +80,7 @@
  * sim/fit/sim_fit_report.c (no Lua); this file hands them to the run.
  */
 #include <lauxlib.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,8 +290,15 @@ static void add_output(cal *c, const char *name, buf *b)
         free(b->p);
         fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
     }
-    if (fs_api_add_output(c->a, name, b->p ? b->p : "", b->n) != 0) {
+    int rc = fs_api_add_output(c->a, name, b->p ? b->p : "", b->n);
+    if (rc != 0) { /* the spec's names were checked: only memory should fail here */
         free(b->p);
+        memset(b, 0, sizeof *b);
+        if (rc == FS_OUTPUT_RESERVED || rc == FS_OUTPUT_TAKEN)
+            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: output %s %s", c->chunk,
+                         c->line, name,
+                         rc == FS_OUTPUT_TAKEN ? "is already written by this run"
+                                               : "is a name the output directory reserves");
         fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
     }
     /* fs_api_add_output copied it */
@@ -415,6 +423,60 @@ static void leave_one_out(cal *c)
                 f->n_far == 1 ? "that row" : "those rows");
 }
 
+/* What the fit cannot vouch for, said on stderr (and in NAME.md): a
+ * parameter at its bound (the data pull it beyond: no standard error, a
+ * one-sided interval), bootstrap refits that did not converge (with fewer
+ * than SIM_FIT_BOOT_MIN converged there is no interval), an interval that
+ * does not hold its estimate. */
+static void warn_fit(cal *c)
+{
+    const sim_fit *f = &c->f;
+    if (c->a->ex.rank != 0) return;
+    const char *head = "flashspec: warning: ";
+    for (int32_t i = 0; i < f->np; i++) {
+        const sim_fit_param *q = &f->par[i];
+        if (q->at_bound)
+            fprintf(stderr,
+                    "%s%s:%d: calibration %s: %s = %.6g is at its %s bound (bounds %g..%g): "
+                    "the data pull it %s the bound; its standard error does not apply and its "
+                    "interval is one-sided -- widen the bounds or check the reference\n",
+                    head, c->chunk, c->line, c->o.name, q->name, q->value,
+                    q->at_bound > 0 ? "upper" : "lower", q->lo, q->hi,
+                    q->at_bound > 0 ? "above" : "below");
+        else if (isfinite(q->ci_lo) && !(q->ci_lo <= q->value && q->value <= q->ci_hi))
+            fprintf(stderr,
+                    "%s%s:%d: calibration %s: the bootstrap interval [%.6g, %.6g] of %s does "
+                    "not hold its estimate %.6g: the replicates refit elsewhere (a rough or "
+                    "multi-modal response); read the interval with care\n",
+                    head, c->chunk, c->line, c->o.name, q->ci_lo, q->ci_hi, q->name, q->value);
+    }
+    if (!f->boot_n || !f->boot_failed) return;
+    if (!f->boot_m)
+        fprintf(stderr,
+                "%s%s:%d: calibration %s: none of the %d bootstrap refits converged: no "
+                "bootstrap interval\n",
+                head, c->chunk, c->line, c->o.name, (int)f->boot_n);
+    else if (f->boot_m < SIM_FIT_BOOT_MIN_CONVERGED)
+        fprintf(stderr,
+                "%s%s:%d: calibration %s: %d of the %d bootstrap refits converged, fewer than "
+                "the %d an interval needs: no bootstrap interval\n",
+                head, c->chunk, c->line, c->o.name, (int)f->boot_m, (int)f->boot_n,
+                SIM_FIT_BOOT_MIN_CONVERGED);
+    else if (f->boot_m < SIM_FIT_BOOT_MIN)
+        fprintf(stderr,
+                "%s%s:%d: calibration %s: %d of the %d bootstrap refits did not converge; the "
+                "intervals are over the %d that did, fewer than %d: a rough interval (ask for "
+                "more replicates)\n",
+                head, c->chunk, c->line, c->o.name, (int)f->boot_failed, (int)f->boot_n,
+                (int)f->boot_m, SIM_FIT_BOOT_MIN);
+    else
+        fprintf(stderr,
+                "%s%s:%d: calibration %s: %d of the %d bootstrap refits did not converge; the "
+                "intervals are over the %d that did\n",
+                head, c->chunk, c->line, c->o.name, (int)f->boot_failed, (int)f->boot_n,
+                (int)f->boot_m);
+}
+
 /* fit.params (name -> value, se, interval, bounds, replicates) and fit.order. */
 static void push_params(cal *c)
 {
@@ -436,6 +498,11 @@ static void push_params(cal *c)
         fs_set_num(L, "start", q->start);
         fs_set_num(L, "lo", q->lo);
         fs_set_num(L, "hi", q->hi);
+        if (q->at_bound)
+            lua_pushstring(L, q->at_bound > 0 ? "hi" : "lo");
+        else
+            lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "at_bound");
         /* the converged replicates' values, in replicate order: what ci_lo,
          * ci_hi (2.5% and 97.5% quantiles) and se_boot summarise */
         lua_createtable(L, f->boot_m, 0);
@@ -559,6 +626,7 @@ int fs_l_calibrate(lua_State *L)
     c->memos_on = 0;
     fs_api_synth_memos(c->a, 0);
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line is done */
+    warn_fit(c);
     push_result(c);
     write_outputs(c);
     c->a->calibrating = 0;

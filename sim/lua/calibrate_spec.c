@@ -23,6 +23,7 @@
 #include "sim/config/profile.h"
 #include "sim/lua/calibrate_impl.h"
 #include "sim/lua/lparams.h"
+#include "sim/out/sim_out.h"
 
 #define WHAT "flashspec.calibrate"
 
@@ -43,7 +44,7 @@ static const eng_param_desc cal_keys[] = {
     {"starts", ENG_PARAM_INT, CO(starts), 1, 64, 1, NULL, 0, 0, NULL, NULL, 0,
      "fits from this many starting points, the lowest converged RSS kept"},
     {"bootstrap", ENG_PARAM_INT, CO(bootstrap), 0, 10000, 0, NULL, 0, 0, NULL, NULL, 0,
-     "replicates of the parametric bootstrap (0: none)"},
+     "replicates of the parametric bootstrap (0: none; else at least 20)"},
     {"bootstrap_seed", ENG_PARAM_DOUBLE, CO(bootstrap_seed), 0, 4294967295.0, 1, NULL, 0, 0, NULL,
      NULL, 0, "seed of the bootstrap's measurement noise (an integer)"},
     {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
@@ -97,13 +98,49 @@ static void check_options(cal *c, int idx)
         fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
     }
     slp_check_fields(L, idx, cal_keys, &c->o, WHAT, c->chunk, c->line);
+    if (c->o.bootstrap > 0 && c->o.bootstrap < SIM_FIT_BOOT_MIN)
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: %s: key 'bootstrap' = %d is below the %d replicates a 95%% "
+                     "interval needs (with fewer, one replicate alone on a side of the estimate "
+                     "puts the estimate outside it); use 0 (none) or at least %d",
+                     c->chunk, slp_key_line(c->chunk, c->line, "bootstrap"), WHAT,
+                     (int)c->o.bootstrap, SIM_FIT_BOOT_MIN, SIM_FIT_BOOT_MIN);
     if (c->o.bootstrap_seed != floor(c->o.bootstrap_seed))
         fs_cal_raise(c, FS_EXIT_CONFIG,
                      "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->chunk,
                      slp_key_line(c->chunk, c->line, "bootstrap_seed"), WHAT, c->o.bootstrap_seed);
 }
 
-/* name: a file name, not the run's results, not an earlier calibration's. */
+/* An output file of this calibration, `file` (NAME.md, NAME.csv or
+ * PROFILE.lua, from the spec key `key`): not a name the run writes into its
+ * output directory itself (results.*, run.json, script.lua, points/, ...:
+ * sim_out_name_reserved), not an output an earlier calibration of this run
+ * queued -- either compared without regard to case, as a case-insensitive
+ * file system compares them. */
+static void check_output_name(cal *c, const char *key, const char *file)
+{
+    const char *stem = sim_out_name_reserved(file);
+    if (stem)
+        fs_cal_raise(c, FS_EXIT_CONFIG,
+                     "%s:%d: flashspec.calibrate: %s would write %s, which the run's output "
+                     "directory reserves for %s; choose another name",
+                     c->chunk, c->line, key, file,
+                     !strcmp(stem, "results")  ? "its results (results.csv, results.h5)"
+                     : !strcmp(stem, "run")    ? "its run record (run.json)"
+                     : !strcmp(stem, "script") ? "the script as run (script.lua)"
+                     : !strcmp(stem, "points") ? "its resume records (points/)"
+                                               : "the analysis tools' reports");
+    for (int32_t i = 0; i < c->a->n_outputs; i++)
+        if (strcasecmp(c->a->outputs[i].name, file) == 0)
+            fs_cal_raise(c, FS_EXIT_CONFIG,
+                         "%s:%d: flashspec.calibrate: %s: %s is already written by an earlier "
+                         "calibration of this run (it would be overwritten); give each "
+                         "calibration and each derived profile its own name",
+                         c->chunk, c->line, key,
+                         c->a->outputs[i].name);
+}
+
+/* name: a file name whose outputs (NAME.md, NAME.csv) clobber nothing. */
 static void check_name(cal *c)
 {
     const char *s = c->o.name;
@@ -116,24 +153,11 @@ static void check_name(cal *c)
                      "%s:%d: flashspec.calibrate: name must be a file name "
                      "of letters, digits and . _ - (not starting with .)",
                      c->chunk, c->line);
-    /* NAME.md and NAME.csv go beside the run's own results.csv / results.h5, and
-     * beside the outputs of earlier calibrations of the same run */
-    if (strcasecmp(s, "results") == 0)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
-                     "%s:%d: flashspec.calibrate: name '%s' would overwrite the "
-                     "run's results.csv; choose another name",
-                     c->chunk, c->line, s);
-    for (int32_t i = 0; i < c->a->n_outputs; i++) {
-        char md[CAL_NAME_CAP + 8];
-        snprintf(md, sizeof md, "%s.md", s);
-        if (strcasecmp(c->a->outputs[i].name, md) == 0)
-            fs_cal_raise(
-                c, FS_EXIT_CONFIG,
-                "%s:%d: flashspec.calibrate: name '%s' is already taken "
-                "by an earlier calibration of this run (its %s would be overwritten); give "
-                "each calibration its own name",
-                c->chunk, c->line, s, md);
-    }
+    char file[CAL_NAME_CAP + 8];
+    snprintf(file, sizeof file, "%s.md", s);
+    check_output_name(c, "name", file);
+    snprintf(file, sizeof file, "%s.csv", s);
+    check_output_name(c, "name", file);
 }
 
 /* The base of the derived profile must exist and load now. */
@@ -183,11 +207,9 @@ static void read_profile(cal *c, int idx)
                          "NAME, name = NAME } with device profile names",
                          c->chunk, c->line);
         check_profile_base(c, b);
-        if (strcasecmp(n, "results") == 0)
-            fs_cal_raise(c, FS_EXIT_CONFIG,
-                         "%s:%d: flashspec.calibrate: profile.name 'results' is "
-                         "reserved for the run's results; choose another name",
-                         c->chunk, c->line);
+        char file[sizeof c->prof_name + 8];
+        snprintf(file, sizeof file, "%s.lua", n);
+        check_output_name(c, "profile", file);
         snprintf(c->prof_base, sizeof c->prof_base, "%s", b);
         snprintf(c->prof_name, sizeof c->prof_name, "%s", n);
         lua_pop(L, 2);
@@ -218,7 +240,7 @@ static void read_param(cal *c, const char *name)
     if (strlen(name) >= CAL_NAME_CAP || !*name)
         fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
                      c->chunk, c->line, name);
-    if (!lua_istable(L, -1) || lua_rawlen(L, -1) != 3)
+    if (!lua_istable(L, -1) || slp_list_len(L, -1, WHAT, name, c->chunk, c->line) != 3)
         fs_cal_raise(c, FS_EXIT_CONFIG,
                      "%s:%d: flashspec.calibrate: params.%s must be { start, "
                      "lo, hi }",
@@ -373,7 +395,7 @@ void fs_cal_read_holdout(cal *c, int idx)
         if (lua_type(L, t) == LUA_TSTRING) {
             mark_source(c, lua_tostring(L, t));
         } else {
-            lua_Integer nn = (lua_Integer)lua_rawlen(L, t);
+            lua_Integer nn = slp_list_len(L, t, WHAT, "holdout", c->chunk, c->line);
             for (lua_Integer i = 1; i <= nn; i++) {
                 if (lua_rawgeti(L, t, i) != LUA_TSTRING)
                     fs_cal_raise(c, FS_EXIT_CONFIG,

@@ -207,7 +207,17 @@ static void check_list(checker *c, const eng_param_desc *d, int idx, char *param
         type_problem(c, d->name, "", "a list of numbers", idx);
         return;
     }
-    lua_Integer n = luaL_len(L, idx);
+    lua_Integer n;
+    char gap[64];
+    if (slp_list_gap(L, idx, &n, gap, sizeof gap)) {
+        problem *p = add(c, d->name, 0);
+        if (p)
+            snprintf(p->tail, TAIL_CAP,
+                     "%s: key '%s' is a list with a hole (%s); a list holds its values at [1], "
+                     "[2], ... without gaps",
+                     c->what, d->name, gap);
+        return;
+    }
     if (n > d->cap) {
         problem *p = add(c, d->name, 0);
         if (p)
@@ -478,4 +488,58 @@ int slp_caller(lua_State *L, int level, slp_where *w)
     }
     if (ar.currentline > 0) w->line = ar.currentline;
     return 1;
+}
+
+/* ---- lists ---- */
+
+int slp_list_gap(lua_State *L, int idx, lua_Integer *n, char *why, size_t whylen)
+{
+    idx = lua_absindex(L, idx);
+    lua_Integer count = 0, top = 0;
+    lua_Number stray = 0;
+    int has_stray = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TNUMBER) continue; /* names: not list positions */
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1) {
+            lua_Integer k = lua_tointeger(L, -1);
+            count++;
+            if (k > top) top = k;
+        } else if (!has_stray) { /* 0, negative or fractional: no list position */
+            has_stray = 1;
+            stray = lua_tonumber(L, -1);
+        }
+    }
+    *n = count;
+    if (has_stray) {
+        snprintf(why, whylen, "a value at [%.14g], not a list position", (double)stray);
+        return 1;
+    }
+    if (top == count) return 0;
+    /* some index below the largest is empty: name the first */
+    lua_Integer k = 1;
+    while (k < top && lua_rawgeti(L, idx, k) != LUA_TNIL) {
+        lua_pop(L, 1);
+        k++;
+    }
+    lua_pop(L, 1);
+    snprintf(why, whylen, "no value at [%lld] of %lld", (long long)k, (long long)top);
+    return 1;
+}
+
+lua_Integer slp_list_len(lua_State *L, int idx, const char *what, const char *key,
+                         const char *chunk_path, int line_hint)
+{
+    lua_Integer n;
+    char why[64];
+    if (!slp_list_gap(L, idx, &n, why, sizeof why)) return n;
+    char msg[1400];
+    snprintf(msg, sizeof msg,
+             "%s:%d: %s: key '%s' is a list with a hole (%s); a list holds its values at [1], "
+             "[2], ... without gaps",
+             chunk_path ? chunk_path : "?", slp_key_line(chunk_path, line_hint, key), what, key,
+             why);
+    lua_pushstring(L, msg);
+    return lua_error(L);
 }

@@ -80,4 +80,17 @@ int slp_key_line(const char *chunk_path, int line_hint, const char *key);
 /* Same search in a chunk's source text (NULL text: line_hint). */
 int slp_key_line_text(const char *text, const char *key, int line_hint);
 
+/* Lists.  A Lua list holds its values at [1], [2], ... [n]; the length
+ * operator of a table with a hole ({ [1] = 2, [3] = 4 }) is any border, so a
+ * reader that trusted it would take some of the values and drop the rest
+ * without a word.  slp_list_gap: 0 when the table at idx is a list -- its
+ * numeric keys are exactly 1..n (*n; keys that are names are ignored) --,
+ * else 1 with why ("no value at [2] of 3", "a value at [0], not a list
+ * position").  slp_list_len: the length of the list at idx, or raises
+ * "CHUNK:LINE: WHAT: key 'KEY' is a list with a hole (...)" (LINE: the key's
+ * line from line_hint on); every reader of a list value calls one of them. */
+int slp_list_gap(lua_State *L, int idx, lua_Integer *n, char *why, size_t whylen);
+lua_Integer slp_list_len(lua_State *L, int idx, const char *what, const char *key,
+                         const char *chunk_path, int line_hint);
+
 #endif

@@ -206,14 +206,14 @@ static void policy_lua_name(lua_State *L, fs_api *a, const char *hook_name, int 
                  chunk, line, p->file, named ? "its policy name" : "its file name",
                  named ? "" : " (or set `name` in the hooks table)");
     /* rows name their policy: a Lua policy must not pass for another one */
-    int taken = eng_policy_lookup(d->name) != NULL || strcmp(d->name, "lua") == 0;
-    for (int i = 0; i < a->n_plugins && !taken; i++)
-        taken = strcmp(a->plugins[i].desc->name, d->name) == 0;
+    const char *taken = fs_policy_name_taken(a, d->name); /* Flash_AR is flash_ar */
     if (taken)
         fs_raise(L, FS_EXIT_CONFIG, 0,
-                 "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name (its rows "
-                 "would pass for that policy's); set another `name` in the hooks table",
-                 chunk, line, p->file, named ? "policy name" : "its file name", d->name);
+                 "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name%s%s%s (its "
+                 "rows would pass for that policy's); set another `name` in the hooks table",
+                 chunk, line, p->file, named ? "policy name" : "its file name", d->name,
+                 strcmp(taken, d->name) ? " ('" : "", strcmp(taken, d->name) ? taken : "",
+                 strcmp(taken, d->name) ? "', names compared without regard to case)" : "");
 }
 
 int fs_l_policy_lua(lua_State *L)

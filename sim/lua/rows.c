@@ -222,7 +222,7 @@ void fs_row_each_pair(const char *text, int tags,
                       int (*fn)(void *ctx, const char *name, const char *value), void *ctx)
 {
     const char *s = text;
-    char name[64], value[512];
+    char name[64], value[FS_LABEL_CAP];
     while (*s) {
         const char *nm = s, *eq = s;
         while (*eq && *eq != '=' && *eq != (tags ? '\n' : ','))
@@ -512,7 +512,7 @@ int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double 
         const char *s;
         double x = 0.0;
         int64_t i = 0;
-        char buf[512];
+        char buf[FS_LABEL_CAP];
         col_value(m, r, c, &s, &x, &i, buf, sizeof buf);
         if (s) {
             if (text && n) snprintf(text, n, "%s", s);

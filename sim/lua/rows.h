@@ -25,8 +25,13 @@
 
 #include "sim/replay/replay.h"
 
+/* Bytes of a policy_params label, its NUL included: the longest label a
+ * policy's parameters make is refused rather than cut (api_policy.c), so the
+ * rows of two parameter sets never read alike. */
+#define FS_LABEL_CAP 1024
+
 typedef struct fs_row {
-    char policy[64], policy_params[512], device[64], target[64], draft[64], trace[128];
+    char policy[64], policy_params[FS_LABEL_CAP], device[64], target[64], draft[64], trace[128];
     /* the point's tags ("name=value" lines, names sorted; the tag_<name> columns) */
     char tags[256];
     double dram_fraction;

@@ -287,8 +287,32 @@ static void json_run(jbuf *b, const fs_runrec_run *run)
     jput(b, "}},");
 }
 
+/* The "plugins" member: each loaded plug-in's policy, path and SHA-256. */
+static void json_plugins(jbuf *b, const fs_runrec_run *run)
+{
+    jput(b, "\n  \"plugins\": [");
+    for (int i = 0; i < run->n_plugins; i++) {
+        jput(b, "%s\n    {\"policy\": ", i ? "," : "");
+        jcstr(b, run->plugins[i].desc->name);
+        jput(b, ", \"path\": ");
+        jcstr(b, run->plugins[i].path);
+        jput(b, ", \"sha256\": ");
+        jcstr(b, run->plugins[i].sha256);
+        jput(b, "}");
+    }
+    jput(b, "%s],", run->n_plugins ? "\n  " : "");
+}
+
+/* The plug-in that gives policy d, or NULL. */
+static const fs_runrec_plugin *plugin_of(const fs_runrec_run *run, const eng_policy_desc *d)
+{
+    for (int i = 0; i < run->n_plugins; i++)
+        if (run->plugins[i].desc == d) return &run->plugins[i];
+    return NULL;
+}
+
 /* The "devices" (with their variants), "models" and "policies" members. */
-static void json_objects(jbuf *b, const fs_runrec *r)
+static void json_objects(jbuf *b, const fs_runrec *r, const fs_runrec_run *run)
 {
     jput(b, "\n  \"devices\": [");
     for (int32_t i = 0; i < r->n_devs; i++) {
@@ -321,6 +345,14 @@ static void json_objects(jbuf *b, const fs_runrec *r)
         jcstr(b, r->pols[i]->desc->name);
         jput(b, ", \"params\": ");
         jparams(b, r->pols[i]->desc->params, r->pols[i]->params);
+        const fs_runrec_plugin *pl = plugin_of(run, r->pols[i]->desc);
+        if (pl) {
+            jput(b, ", \"plugin\": {\"path\": ");
+            jcstr(b, pl->path);
+            jput(b, ", \"sha256\": ");
+            jcstr(b, pl->sha256);
+            jput(b, "}");
+        }
         jput(b, "}");
     }
     jput(b, "\n  ],");
@@ -363,7 +395,8 @@ int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *r
 {
     jbuf b = {0};
     json_run(&b, run);
-    json_objects(&b, r);
+    json_plugins(&b, run);
+    json_objects(&b, r, run);
     jput(&b, "\n  \"rows\": [");
     for (int32_t i = 0; i < n_rows && i < r->n_rows; i++)
         json_row(&b, i, &r->rows[i], &rows[i]);

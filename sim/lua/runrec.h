@@ -8,7 +8,9 @@
  * parameter, the device with every value and its standing variants, the
  * target and draft models, the trace's name and checksum and the point keys
  * -- profiles' inheritance and the script's overrides applied, so a profile
- * edited later cannot change what the results say they came from.  Devices,
+ * edited later cannot change what the results say they came from.  Native
+ * plug-ins (--plugin) are listed with their path and SHA-256, and a policy
+ * a plug-in gives names them: a rebuilt plug-in changes its record.  Devices,
  * models and policies are listed once each (deduplicated by value) and rows
  * refer to them by index.  script.lua is the script's bytes as the run read
  * and ran them.
@@ -46,6 +48,12 @@ void fs_runrec_free(fs_runrec *r); /* NULL-safe */
  * -1 out of memory. */
 int fs_runrec_add(fs_runrec *r, const fs_runrec_point *p);
 
+/* A native plug-in the run loaded (strings borrowed). */
+typedef struct fs_runrec_plugin {
+    const eng_policy_desc *desc; /* the policy it gives */
+    const char *path, *sha256;   /* its resolved path; SHA-256 of its bytes, hex */
+} fs_runrec_plugin;
+
 /* What the run was: strings borrowed until fs_runrec_write. */
 typedef struct fs_runrec_run {
     const char *version, *build_key;
@@ -56,6 +64,8 @@ typedef struct fs_runrec_run {
     int n_args;
     const char *script_bytes; /* the script as run (may be NULL) */
     size_t script_len;
+    const fs_runrec_plugin *plugins; /* [n_plugins] */
+    int n_plugins;
 } fs_runrec_run;
 
 /* Formats run.json for the rows recorded (rows: their trace names, checksums

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "sim/lua/api.h"
+#include "sim/lua/api_impl.h"
 #include "sim/lua/lparams.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
@@ -57,11 +58,14 @@ static int is_plain_table(lua_State *L, int idx)
 /* src.policy = a list holding lists of policies (what a constructor with
  * alternatives returns: { fs.policy.chain{ k = {4, 8} }, fs.policy.lever{} })
  * becomes one flat list. */
-static void flatten_policies(lua_State *L, int src)
+static void flatten_policies(lua_State *L, int src, const char *chunk, int line)
 {
     lua_getfield(L, src, "policy");
     int p = lua_gettop(L);
-    lua_Integer n = is_plain_table(L, p) ? (lua_Integer)lua_rawlen(L, p) : 0, nested = 0;
+    lua_Integer n = is_plain_table(L, p) ? slp_list_len(L, p, "flashspec.sweep", "policy", chunk,
+                                                         line)
+                                         : 0,
+                nested = 0;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, p, i);
         nested += is_plain_table(L, -1);
@@ -72,7 +76,9 @@ static void flatten_policies(lua_State *L, int src)
         lua_Integer at = 0;
         for (lua_Integer i = 1; i <= n; i++) {
             lua_rawgeti(L, p, i);
-            lua_Integer m = is_plain_table(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+            lua_Integer m = is_plain_table(L, -1) ? slp_list_len(L, -1, "flashspec.sweep",
+                                                                 "policy", chunk, line)
+                                                  : 0;
             if (!is_plain_table(L, -1)) {
                 lua_rawseti(L, -2, ++at);
                 continue;
@@ -94,10 +100,12 @@ static void expand_product(lua_State *L, int src, int out, lua_Integer *count,
                            const char *const *keys, int nk, const char *chunk, int line)
 {
     lua_Integer len[64], at[64], total = 1;
-    flatten_policies(L, src);
+    flatten_policies(L, src, chunk, line);
     for (int i = 0; i < nk; i++) {
         lua_getfield(L, src, keys[i]);
-        len[i] = is_plain_table(L, -1) ? (lua_Integer)lua_rawlen(L, -1) : 0;
+        len[i] = is_plain_table(L, -1)
+                     ? slp_list_len(L, -1, "flashspec.sweep", keys[i], chunk, line)
+                     : 0;
         if (len[i] > 0 && strcmp(keys[i], "tags") == 0) {
             /* a map of tags is one value; a list of such maps, alternatives */
             lua_rawgeti(L, -1, 1);
@@ -172,7 +180,9 @@ void fs_sweep_expand(lua_State *L, int idx, const char *const *keys, int nk,
         expand_product(L, shared, out, &count, keys, nk, chunk, line);
     } else {
         int pl = slp_key_line(chunk, line, "points");
-        lua_Integer n = is_plain_table(L, pts) ? (lua_Integer)lua_rawlen(L, pts) : 0;
+        lua_Integer n =
+            is_plain_table(L, pts) ? slp_list_len(L, pts, "flashspec.sweep", "points", chunk, line)
+                                   : 0;
         if (n == 0)
             fs_exec_raise(L, FS_EXIT_CONFIG,
                           "%s:%d: flashspec.sweep: key 'points' must be a non-empty list of "
@@ -306,7 +316,7 @@ static void timeline_cycle(void *ctx, const sim_cycle_info *ci)
 /* Names the timeline after the chosen point (otherData and process name). */
 static void timeline_describe(fs_exec *ex, const fs_staged *s)
 {
-    char v[768];
+    char v[FS_LABEL_CAP + 512];
     snprintf(v, sizeof v, "flashspec point %lld prompt %d: %s%s%s, %s on %s, dram_fraction=%g",
              (long long)ex->tl_point, (int)ex->tl_prompt, s->row.policy,
              s->row.policy_params[0] ? " " : "", s->row.policy_params, s->row.target,
@@ -322,7 +332,7 @@ static void timeline_describe(fs_exec *ex, const fs_staged *s)
     sim_timeline_set_meta(ex->tl, "target", s->row.target);
     sim_timeline_set_meta(ex->tl, "draft", s->row.draft);
     sim_timeline_set_meta(ex->tl, "trace", s->row.trace);
-    snprintf(v, sizeof v, "%g", s->row.dram_fraction);
+    fs_fmt_exact(v, sizeof v, s->row.dram_fraction); /* as run.json: reads back exactly */
     sim_timeline_set_meta(ex->tl, "dram_fraction", v);
     sim_timeline_set_meta(ex->tl, "flashspec_version", FS_VERSION);
     sim_timeline_set_meta(ex->tl, "time_unit", "simulated microseconds");
@@ -545,6 +555,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     p.progress = !ex->quiet && !single;
     p.what = "sweep";
     p.version = ex->build_key;
+    p.lock = ex->lock;
     sim_sweep_summary sum;
     char err[512] = "";
     int rc = sim_sweep_run(&p, jobs, nj, &sum, err, sizeof err);

@@ -104,6 +104,8 @@ typedef struct fs_timeline_opts {
 typedef struct fs_exec {
     int32_t workers;        /* local worker threads, >= 1 */
     char store_dir[PATH_MAX]; /* DIR/points, "" = no resume store */
+    struct sim_out_lockh *lock; /* DIR's lock while this process holds it, else NULL
+                                   (sim/out/sim_lock.h) */
     int32_t resume;         /* reuse finished points found in the store (1: of this
                                build, SIM_SWEEP_RESUME_ANY_BUILD: of any build) */
     char build_key[SIM_SWEEP_BUILD_KEY_CAP]; /* this binary's, for the records */

@@ -264,7 +264,7 @@ static void knob_values(tune *t, int i, const char *name, int vi)
     lua_State *L = t->L;
     sim_fit_knob *k = &t->s.k[i];
     if (!lua_istable(L, vi)) tune_raise(t, "knob '%s': values must be a list", name);
-    lua_Integer nv = (lua_Integer)lua_rawlen(L, vi);
+    lua_Integer nv = slp_list_len(L, vi, "flashspec.tune", "values", t->chunk, t->line);
     if (nv < 1 || nv > TUNE_MAX_VALUES)
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: flashspec.tune: knob '%s': values must "
@@ -282,7 +282,7 @@ static void knob_values(tune *t, int i, const char *name, int vi)
 static void knob_range(tune *t, int i, const char *name, int spec)
 {
     lua_State *L = t->L;
-    if (lua_rawlen(L, spec) != 2)
+    if (slp_list_len(L, spec, "flashspec.tune", name, t->chunk, t->line) != 2)
         tune_raise(t,
                    "knob '%s' needs { lo, hi } or { values = "
                    "{ ... } }",

@@ -121,6 +121,15 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
 int sim_out_write_file(const char *dir, const char *name, const void *data, size_t len,
                        char *err, size_t errlen);
 
+/* Whether a file a script asks for (a calibration's NAME.md, a derived
+ * profile's NAME.lua) may go into an output directory beside what the run
+ * writes there itself: NULL when it may, else the reserved stem it would
+ * clobber -- results, run, script, points, report or fidelity, before the
+ * first '.', compared without regard to case (on a case-insensitive file
+ * system Script.lua is script.lua) -- or "." for a name starting with '.'
+ * (the run's temporaries). */
+const char *sim_out_name_reserved(const char *name);
+
 /* Formats the CSV text of t into a malloc'ed NUL-terminated buffer (*out, owned
  * by the caller; *len excludes the NUL).  Same bytes as results.csv. */
 int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -506,4 +507,21 @@ int sim_out_write_file(const char *dir, const char *name, const void *data, size
     free(fin);
     free(tmp);
     return e ? SIM_OUT_E_CREATE : SIM_OUT_OK;
+}
+
+/* The stems of what a run writes into its output directory itself: the
+ * results, the run record (run.json, script.lua), the resume store
+ * (points/) and the directories the analysis tools write beside them
+ * (report/, fidelity/). */
+static const char *const reserved_stems[] = {"results", "run",    "script",   "points",
+                                             "report",  "fidelity", NULL};
+
+const char *sim_out_name_reserved(const char *name)
+{
+    if (!name || !*name || name[0] == '.') return "."; /* temporaries, hidden files */
+    size_t stem = strcspn(name, ".");
+    for (int i = 0; reserved_stems[i]; i++)
+        if (strlen(reserved_stems[i]) == stem && strncasecmp(name, reserved_stems[i], stem) == 0)
+            return reserved_stems[i];
+    return NULL;
 }

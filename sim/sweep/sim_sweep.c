@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/out/sim_lock.h"
 #include "sim/sweep/sim_sweep_mpi.h"
 
 /* ------------------------------------------------------------- signals */
@@ -178,7 +179,7 @@ void sim_sweep_library_call(int on) { atomic_fetch_add(&g_in_library, on ? 1 : -
 void sim_sweep_default_params(sim_sweep_params *p)
 {
     *p = (sim_sweep_params){.workers = 1, .store_dir = NULL, .resume = 1, .progress = 0,
-                            .what = "sweep", .version = ""};
+                            .what = "sweep", .version = "", .lock = NULL};
 }
 
 int32_t sim_sweep_default_workers(void)
@@ -293,7 +294,8 @@ static void *worker(void *arg)
         if (rc == SIM_REPLAY_OK) {
             j->err[0] = 0;
             if (pl->p->store_dir)
-                sfail = sim_sweep_store_put(pl->p->store_dir, j->id, j->trace_checksum,
+                sfail = sim_out_lock_keep(pl->p->lock, serr, sizeof serr) != 0 ||
+                        sim_sweep_store_put(pl->p->store_dir, j->id, j->trace_checksum,
                                             pl->p->version, &j->st, serr, sizeof serr) != 0;
             j->state = SIM_SWEEP_COMPUTED;
         } else {

@@ -81,6 +81,10 @@ typedef struct sim_sweep_params {
     const char *what;       /* label of progress lines, e.g. "sweep" */
     const char *version;    /* build key (sim_sweep_build_key), stored in and checked
                                against records */
+    struct sim_out_lockh *lock; /* the output directory's lock (the store is inside it;
+                               sim/out/sim_lock.h), or NULL: before each record is
+                               written sim_out_lock_keep must hold it, else the
+                               record is not written (a store failure) */
 } sim_sweep_params;
 
 void sim_sweep_default_params(sim_sweep_params *p);

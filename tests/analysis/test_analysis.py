@@ -1504,6 +1504,93 @@ def case_report_rules(c: Ctx) -> None:
           "pruning varied alone: drawn, a set per DRAM budget")
 
 
+def case_plotted_columns(c: Ctx) -> None:
+    """Each figure draws the columns it names, read from the figure's own
+    artists on results whose every column holds values of its own: the
+    throughput line is tokens_per_s, its error bars tokens_per_s_lo / _hi,
+    its shaded band tokens_per_s_model_lo / _hi (not the confidence
+    interval's); the latency breakdown's segments are draft_ms, flash_ms,
+    npu_ms, cpu_ms - kv_ms, kv_ms and idle_ms, its tick cycle_ms, its
+    per-token panel each over tokens_per_cycle; the speed-up bars
+    tokens_per_s over the Flash-AR baseline's."""
+    sys.path.insert(0, os.path.join(c.home, "analysis"))
+    import fsresults as fr  # noqa: E402
+    import report  # noqa: E402
+    rows = []
+    for i, dram in enumerate((0.0, 0.25, 0.5)):
+        for j, (pol, params) in enumerate((("flash_ar", "none"), ("chain", "k=4,unit=cpu"))):
+            v = 10.0 + 3 * i + 17 * j  # a distinct value per point and column
+            rows.append(synth_row(pol, params, v, dram=dram, tpc=2.0 + j,
+                                  tokens_per_s_lo=v - 1.25, tokens_per_s_hi=v + 1.5,
+                                  tokens_per_s_model_lo=v - 0.5, tokens_per_s_model_hi=v + 0.75,
+                                  draft_ms=1 + v, flash_ms=2 + 2 * v, npu_ms=3 + 3 * v,
+                                  cpu_ms=9 + 5 * v, kv_ms=4 + v, idle_ms=0.5 + v,
+                                  cycle_ms=20 + 10 * v))
+    d = synth_dir(c, "plotted", rows)
+    df = pd_read(d)
+    with fr.capture_figures(render=False) as caught:
+        md, figs = report.build(d)
+        by = dict(zip(figs, caught))
+
+        def series(pol):
+            return df[df["policy"] == pol].sort_values("dram_fraction")
+
+        # throughput vs DRAM budget: line, error bars, band
+        fig = by["throughput_vs_dram.png"]
+        ax = fig.axes[0]
+        for cont in ax.containers:
+            pol = "flash_ar" if "Flash-AR" in cont.get_label() or "flash" in \
+                cont.get_label().lower() else "chain"
+            s = series(pol)
+            check(list(cont.lines[0].get_ydata()) == list(s["tokens_per_s"]),
+                  f"{cont.get_label()}: line {list(cont.lines[0].get_ydata())}")
+            segs = cont.lines[2][0].get_segments()
+            got = sorted((float(a[0][1]), float(a[1][1])) for a in segs)
+            want = sorted(zip(s["tokens_per_s_lo"], s["tokens_per_s_hi"]))
+            check(got == want, f"{cont.get_label()}: error bars {got} vs {want}")
+        bands = [p for p in ax.collections if p.__class__.__name__ in
+                 ("PolyCollection", "FillBetweenPolyCollection")]
+        check(len(bands) == 2, f"{len(bands)} bands")
+        want = {float(x) for x in df["tokens_per_s_model_lo"]} | \
+            {float(x) for x in df["tokens_per_s_model_hi"]}
+        got = {round(float(y), 9) for b in bands for path in b.get_paths()
+               for y in path.vertices[:, 1]}
+        check(got == {round(y, 9) for y in want}, f"band edges {sorted(got)} vs {sorted(want)}")
+        # latency breakdown: each stacked segment's width is its column
+        fig = by["latency_breakdown.png"]
+        want_cols = {"draft": df["draft_ms"], "flash I/O": df["flash_ms"], "NPU": df["npu_ms"],
+                     "CPU": df["cpu_ms"] - df["kv_ms"], "KV": df["kv_ms"],
+                     "idle": df["idle_ms"]}
+        for k, ax in enumerate(fig.axes[:2]):
+            tpc = df["tokens_per_cycle"] if k else 1.0
+            for cont in ax.containers:
+                lab = cont.get_label()
+                if lab not in want_cols:
+                    continue
+                widths = sorted(round(p.get_width(), 9) for p in cont.patches)
+                check(widths == sorted(round(float(w), 9) for w in want_cols[lab] / tpc),
+                      f"breakdown panel {k} '{lab}': {widths}")
+            ticks = [ln for ln in ax.lines if ln.get_marker() == "|"]
+            check(len(ticks) == 1 and sorted(round(float(x), 9) for x in ticks[0].get_xdata())
+                  == sorted(round(float(x), 9) for x in df["cycle_ms"] / tpc),
+                  f"breakdown panel {k}: wall-time ticks")
+        # speed-up over Flash-AR (a line over the DRAM budget): chain's
+        # tokens_per_s over the baseline's at each budget
+        fig = by["speedup.png"]
+        ys = [round(float(y), 9) for a in fig.axes for cont in a.containers
+              if hasattr(cont, "lines") for y in cont.lines[0].get_ydata()]
+        fa, ch = series("flash_ar"), series("chain")
+        want = [round(float(b / a), 9) for a, b in
+                zip(fa["tokens_per_s"], ch["tokens_per_s"])]
+        check(ys == want, f"speed-up line {ys} vs {want}")
+    print("plotted_columns: ok")
+
+
+def pd_read(d: str):
+    import pandas as pd
+    return pd.read_csv(os.path.join(d, "results.csv"))
+
+
 def check_true(cond: bool, what: str) -> bool:
     check(cond, what)
     return cond
@@ -1689,6 +1776,7 @@ CASES = {
     "load": case_load,
     "figures": case_figures,
     "report_rules": case_report_rules,
+    "plotted_columns": case_plotted_columns,
     "package": case_package,
 }
 

@@ -103,6 +103,50 @@ static void test_top_p(void)
     CHECK_EQ_INT(o.emitted, 0);
 }
 
+/* Top-p's three ties, each decided one way only.  (1) Two target entries of
+ * equal probability straddle the top_p mass: the one of the lower token is
+ * inside, the other not, whatever order the entries and the children come
+ * in.  (2) Two admitted children of equal probability: the first child
+ * wins.  (3) The bonus among equal top target entries: the first entry. */
+static void test_top_p_ties(void)
+{
+    eng_tree t;
+    eng_token emit[8];
+    int32_t path[8];
+    eng_cand tc[MAXN * K];
+    int32_t tn[MAXN] = {0};
+    for (int order = 0; order < 2; order++) {
+        eng_tree_init(&t, mem, sizeof mem, MAXN, MAXN * K);
+        eng_tree_reset(&t, 1);
+        /* children 'Y' then 'X' (or 'X' then 'Y'); target X 0.4, Y 0.4, Z 0.2 */
+        int32_t x = -1, y = -1;
+        if (order) {
+            x = eng_tree_add(&t, 0, 'X', -1.0f);
+            y = eng_tree_add(&t, 0, 'Y', -1.0f);
+        } else {
+            y = eng_tree_add(&t, 0, 'Y', -1.0f);
+            x = eng_tree_add(&t, 0, 'X', -1.0f);
+        }
+        const eng_token t0[3] = {order ? 'X' : 'Y', order ? 'Y' : 'X', 'Z'};
+        const double p0[3] = {0.4, 0.4, 0.2};
+        set_dist(tc, tn, 0, t0, p0, 3);
+        tn[x] = tn[y] = 0;
+        /* (1) top_p 0.4: X (the lower token) is the set; Y is past it */
+        eng_outcome o = eng_accept_top_p(&t, tc, tn, K, NULL, 0.4, path, emit, 8);
+        CHECK(o.accepted == 1 && emit[0] == 'X' && path[0] == x);
+        /* only Y kept: nothing accepted, the bonus is the first top entry */
+        uint8_t keep[3] = {1, 0, 0};
+        keep[y] = 1;
+        o = eng_accept_top_p(&t, tc, tn, K, keep, 0.4, path, emit, 8);
+        CHECK(o.accepted == 0 && o.emitted == 1);
+        /* (3) the bonus: the first of the equal top entries, as listed */
+        CHECK_EQ_INT(o.bonus, t0[0]);
+        /* (2) top_p 0.9: both inside at 0.4; the first child wins */
+        o = eng_accept_top_p(&t, tc, tn, K, NULL, 0.9, path, emit, 8);
+        CHECK(o.accepted == 1 && path[0] == (order ? x : y));
+    }
+}
+
 static void test_sampling(void)
 {
     eng_tree t;
@@ -178,6 +222,7 @@ static void test_sampling(void)
 int main(void)
 {
     test_top_p();
+    test_top_p_ties();
     test_sampling();
     return check_done("engine/accept_lossy");
 }

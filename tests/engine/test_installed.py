@@ -96,6 +96,34 @@ def main():
                    f"plug-in run: {p.returncode} {p.stdout!r} {p.stderr!r}")
             outs.append(open(os.path.join(t, "plug" + j, "results.csv"), "rb").read())
         expect(outs[0] == outs[1], "a plug-in's results differ between -j 1 and -j 2")
+        # run.json names the plug-in: its path and SHA-256, the run's and the
+        # policy's; a rebuilt plug-in (here: one byte more) changes them
+        import hashlib
+        import json
+
+        def plugin_record(d):
+            rec = json.load(open(os.path.join(d, "run.json")))
+            pol = [x for x in rec["policies"] if x["name"] == "confidence_chain"]
+            expect(len(pol) == 1 and "plugin" in pol[0], f"policies: {rec['policies']}")
+            expect(not any("plugin" in x for x in rec["policies"] if x is not pol[0]),
+                   "a built-in policy names a plug-in")
+            expect(rec["plugins"] == [{"policy": "confidence_chain", **pol[0]["plugin"]}],
+                   f"plugins: {rec['plugins']} vs {pol[0]['plugin']}")
+            return pol[0]["plugin"]
+
+        rec = plugin_record(os.path.join(t, "plug1"))
+        expect(rec["path"] == os.path.realpath(plugin) and
+               rec["sha256"] == hashlib.sha256(open(plugin, "rb").read()).hexdigest(),
+               f"plug-in record {rec}")
+        rebuilt = os.path.join(t, "librebuilt.so")
+        open(rebuilt, "wb").write(open(plugin, "rb").read() + b"\0")
+        p = subprocess.run([exe[0], "run", "--plugin", rebuilt, script, "-q",
+                            "-o", os.path.join(t, "plug3")], cwd="/",
+                           capture_output=True, text=True, env=renv, timeout=300)
+        expect(p.returncode == 0, f"rebuilt plug-in: {p.returncode} {p.stderr!r}")
+        rec3 = plugin_record(os.path.join(t, "plug3"))
+        expect(rec3["sha256"] == hashlib.sha256(open(rebuilt, "rb").read()).hexdigest() and
+               rec3["sha256"] != rec["sha256"], f"rebuilt: {rec3} vs {rec}")
         p = subprocess.run([exe[0], "policies", "--plugin", plugin, "confidence_chain"],
                            capture_output=True, text=True, env=renv, timeout=60)
         expect(p.returncode == 0 and re.search(r"threshold\s+0\.3\s+number 0\.\.1", p.stdout),
@@ -104,10 +132,11 @@ def main():
                                 capture_output=True, text=True, env=penv).stdout.split()
         bad = {}
         for name, extra in (("nosym", []), ("badabi", []), ("clash", ['-DPLUGIN_NAME="chain"']),
+                            ("clashcase", ['-DPLUGIN_NAME="Flash_AR"']),
                             ("badname", ['-DPLUGIN_NAME="bad-name"'])):
             out = os.path.join(t, f"lib{name}.so")
             srcf = os.path.join(src, "tests", "engine", "plugins",
-                                "clash.c" if name == "badname" else name + ".c")
+                                "clash.c" if name in ("badname", "clashcase") else name + ".c")
             p = subprocess.run(["cc", "-shared", "-fPIC", *cflags, *extra, srcf, "-o", out],
                                capture_output=True, text=True, env=penv, timeout=120)
             expect(p.returncode == 0, f"{name}: {p.stderr}")
@@ -116,6 +145,7 @@ def main():
                 ("nosym", 78, "not a flashspec policy plug-in (no symbol flashspec_policy_abi)"),
                 ("badabi", 78, "built for policy ABI 999, this flashspec has ABI 1"),
                 ("clash", 78, "policy 'chain' is already built in"),
+                ("clashcase", 78, "policy 'Flash_AR' is already built in (as 'flash_ar'"),
                 ("badname", 78, "needs a name of letters, digits and '_'")):
             p = subprocess.run([exe[0], "run", "--plugin", bad[name], script, "-q", "-o",
                                 os.path.join(t, "bad-" + name)], cwd="/", capture_output=True,

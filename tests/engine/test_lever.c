@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "eng_prune.h"
 #include "pol_lever.h"
 
 static _Alignas(8) unsigned char tree_mem[1 << 16];
@@ -162,6 +163,60 @@ static eng_lever_params defaults(void)
     return p;
 }
 
+/* The root's children A (id 1) and B (id 2), A's child C (id 3); the root's
+ * two candidates A, B scored sa, sb; C alone under A.  FULL pruning with
+ * the coverage pass off (d0 = 0) and no rejection unless asked. */
+static int32_t prune_ab(float sa, float sb, int32_t mode, double theta, int32_t n_min,
+                        int32_t l_min, uint8_t keep[4])
+{
+    eng_tree t;
+    tree_new(&t);
+    static const eng_token r[] = {1, 2}, ac[] = {4};
+    set_cands(&t, 0, r, 2);
+    int32_t a = eng_tree_add(&t, 0, 1, -1.0f);
+    int32_t b = eng_tree_add(&t, 0, 2, -1.0f);
+    set_cands(&t, a, ac, 1);
+    int32_t c = eng_tree_add(&t, a, 4, -1.0f);
+    CHECK(a == 1 && b == 2 && c == 3);
+    float scores[4 * 2] = {sa, sb, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    eng_prune_params p;
+    eng_prune_default_params(&p);
+    p.mode = mode;
+    p.theta = theta;
+    p.d0 = 0;
+    p.n_min = n_min;
+    p.l_min = l_min;
+    double norm[4];
+    return eng_prune_tree(&t, scores, 2, &p, norm, keep);
+}
+
+/* Pruning's ties and edges, each decided one way: a score exactly at theta
+ * passes (both modes); the backbone follows the first of equal children;
+ * a pruned tree with exactly n_min nodes or l_min leaves is kept, one
+ * fewer rejected. */
+static void test_prune_edges(void)
+{
+    uint8_t keep[4];
+    /* equal scores: s^ = 0.5 each, exactly theta: both pass */
+    CHECK_EQ_INT(prune_ab(0.0f, 0.0f, ENG_PRUNE_FULL, 0.5, 0, 0, keep), 4);
+    CHECK(keep[1] && keep[2] && keep[3]);
+    CHECK_EQ_INT(prune_ab(0.0f, 0.0f, ENG_PRUNE_THRESHOLD, 0.5, 0, 0, keep), 4);
+    CHECK(keep[1] && keep[2] && keep[3]);
+    /* nothing passes theta 0.9: the backbone alone, down the first of the
+     * equal children (A, then C) */
+    CHECK_EQ_INT(prune_ab(0.0f, 0.0f, ENG_PRUNE_FULL, 0.9, 0, 0, keep), 3);
+    CHECK(keep[0] && keep[1] && !keep[2] && keep[3]);
+    /* B at s^ = 1 / (1 + e^2) = 0.12 fails theta 0.5: kept {root, A, C} --
+     * 2 non-root nodes, 1 leaf */
+    CHECK_EQ_INT(prune_ab(0.0f, -2.0f, ENG_PRUNE_FULL, 0.5, 2, 1, keep), 3);
+    CHECK(!keep[2]);
+    /* n_min 3 or l_min 2: over-aggressive, rejected -- everything kept */
+    CHECK_EQ_INT(prune_ab(0.0f, -2.0f, ENG_PRUNE_FULL, 0.5, 3, 1, keep), 4);
+    CHECK(keep[2]);
+    CHECK_EQ_INT(prune_ab(0.0f, -2.0f, ENG_PRUNE_FULL, 0.5, 2, 2, keep), 4);
+    CHECK(keep[2]);
+}
+
 static void test_beta(void)
 {
     eng_lever_params p = defaults();
@@ -227,6 +282,63 @@ static int32_t build_with(double verify_per_row, int32_t d_max, int32_t sched)
     return eng_tree_size(&t);
 }
 
+/* every node proposes tokens 1, 2, 3 with q = 0.5, 0.3, 0.2 */
+static int mock_expand_532(void *ctx, eng_tree *t, const int32_t *ids, int32_t n, eng_unit unit)
+{
+    (void)ctx;
+    (void)unit;
+    static const double q[3] = {0.5, 0.3, 0.2};
+    for (int32_t i = 0; i < n; i++) {
+        eng_cand *c = eng_tree_cands_alloc(t, ids[i], 3);
+        if (!c) return ENG_E_FULL;
+        for (int j = 0; j < 3; j++) {
+            c[j].tok = (eng_token)(j + 1);
+            c[j].logp = (float)log(q[j]);
+        }
+    }
+    return ENG_OK;
+}
+
+/* The leaf count the build keeps: a first child takes its parent's place
+ * as a leaf, a later child adds one.  Verification costs V(leaves) = 100,
+ * 110, 200, 300, ... ms (rows free), a CPU expansion 10 ms, depth 1 (only
+ * the root's three children, 0.5, 0.3 and 0.2).  Eq. 6 takes a candidate
+ * unless reach x C <= G x Delta C.  The first costs nothing more: taken, G =
+ * 1.5, one leaf, C = 10 + 100.  The second adds the second leaf (+10 ms):
+ * 0.3 x 110 = 33 > 1.5 x 10, taken, G = 1.8, two leaves, C = 120.  The third
+ * adds the third (+90 ms): 0.2 x 120 = 24 <= 1.8 x 90, not taken -- two
+ * nodes.  Counting the first child as a leaf too stops after it (the second
+ * would cost V(3) - V(2) = 90); never counting the later ones takes the
+ * third (its leaf would seem to cost V(2) - V(1) = 10). */
+static void test_leaf_count(void)
+{
+    eng_lever_params p = defaults();
+    p.d_max = 1;
+    p.draft_schedule = ENG_LEVER_CPU;
+    eng_policy pol;
+    CHECK_EQ_INT(eng_lever_create(&p, &pol), ENG_OK);
+    enum { R = 8 };
+    static double nl[R * R], dc[R], dn[R];
+    for (int32_t r = 1; r <= R; r++) {
+        for (int32_t l = 1; l <= R; l++)
+            nl[(r - 1) * R + (l - 1)] = l == 1 ? 100.0 : l == 2 ? 110.0 : 200.0 + 100.0 * (l - 3);
+        dc[r - 1] = 10.0 * r;
+        dn[r - 1] = 5.0 + r;
+    }
+    eng_cost_profile prof = {.verify_nl_ms = nl, .n_nl_rows = R, .n_nl_leaves = R,
+                             .draft_cpu_ms = dc, .draft_npu_ms = dn, .n_draft = R};
+    CHECK_EQ_INT(pol.i->calibrate(pol.self, &prof), ENG_OK);
+    CHECK_NEAR(eng_lever_beta(&pol), 1.0, 0);
+    eng_tree t;
+    tree_new(&t);
+    eng_draft_oracle d = {.expand = mock_expand_532, .k = 3};
+    eng_build_limits lim = {64, 32, 100};
+    CHECK_EQ_INT(pol.i->build(pol.self, &t, &d, &lim), ENG_OK);
+    CHECK_EQ_INT(eng_tree_size(&t), 2);
+    CHECK(t.n_nodes == 3 && t.nodes[1].tok == 1 && t.nodes[2].tok == 2);
+    eng_policy_destroy(&pol);
+}
+
 static void test_build(void)
 {
     /* verification 100 ms + 200 ms per row: the first child (0.9 / 210) is
@@ -252,7 +364,9 @@ int main(void)
     test_stop_and_delta();
     test_neighbours();
     test_pruning();
+    test_prune_edges();
     test_beta();
     test_build();
+    test_leaf_count();
     return check_done("engine/lever");
 }

@@ -13,6 +13,8 @@
 #include "../check.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -530,6 +532,54 @@ static void test_registry(void)
     CHECK(eng_params_find(eng_chain_param_table, "K") == NULL);
 }
 
+/* Each built-in policy's create accepts every numeric parameter at the
+ * ends of the range its table states (the others at their defaults) and
+ * refuses it one step past either end -- 1 for an integer, the next double
+ * for a real: create and the table state one range.  An edge a rule
+ * between parameters refuses with the others at their defaults (Adaptive
+ * Chain's k_min <= k_max) is left out of the "accepts" half. */
+static void test_create_ranges(void)
+{
+    int32_t n = 0;
+    const eng_policy_desc *const *reg = eng_policy_registry(&n);
+    static _Alignas(max_align_t) unsigned char params[1 << 16];
+    int bad = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const eng_policy_desc *d = reg[i];
+        CHECK(d->params_size <= sizeof params);
+        for (const eng_param_desc *r = d->params; r && r->name; r++) {
+            if (r->type != ENG_PARAM_INT && r->type != ENG_PARAM_DOUBLE) continue;
+            const double edge[2] = {r->min, r->max};
+            for (int e = 0; e < 2; e++)
+                for (int past = 0; past <= 1; past++) {
+                    double v = edge[e];
+                    if (past)
+                        v = r->type == ENG_PARAM_INT ? v + (e ? 1 : -1)
+                                                     : nextafter(v, e ? INFINITY : -INFINITY);
+                    if (r->type == ENG_PARAM_INT && fabs(v) > 2147483647.0) continue;
+                    eng_params_defaults(d->params, params);
+                    if (r->type == ENG_PARAM_INT) {
+                        int32_t x = (int32_t)v;
+                        memcpy(params + r->offset, &x, sizeof x);
+                    } else {
+                        memcpy(params + r->offset, &v, sizeof v);
+                    }
+                    eng_policy pol = {NULL, NULL};
+                    int rc = d->create(params, &pol);
+                    int cross = !strcmp(d->name, "adaptive_chain") &&
+                                ((!strcmp(r->name, "k_min") && e == 1) ||
+                                 (!strcmp(r->name, "k_max") && e == 0));
+                    int ok = past ? rc == ENG_E_ARG : rc == ENG_OK || (cross && rc == ENG_E_ARG);
+                    if (!ok && bad++ < 40)
+                        fprintf(stderr, "  %s.%s = %.17g: create gave %d\n", d->name, r->name, v,
+                                rc);
+                    CHECK(ok);
+                    eng_policy_destroy(&pol);
+                }
+        }
+    }
+}
+
 static void test_nearest(void)
 {
     const char *s = eng_params_nearest(eng_chain_param_table, "unti");
@@ -550,6 +600,7 @@ int main(void)
     test_plan_default();
     test_wrappers();
     test_registry();
+    test_create_ranges();
     test_nearest();
     return check_done("test_policies");
 }

@@ -357,6 +357,46 @@ static void test_opt_tree(void)
     CHECK(d.nodes == 60 && d.delta == 0.5 && d.max_depth == 10);
 }
 
+/* A library caller may hand OPT-Tree a tree that already holds nodes: they
+ * enter the candidate tree C by the full order (cumulative log-prob desc,
+ * depth asc, id asc), deeper ones included.  Here A (id 1) and C (id 3) at
+ * depth 1 and B (id 2, A's free first child) at depth 2 tie at -0.01, above
+ * every drafted candidate; n = 2 keeps the two shallow ones.  With A and B
+ * alone tying, n = 2 keeps both; with A and C alone, n = 1 keeps A (the
+ * lower id). */
+static void test_opt_tree_given_tree(void)
+{
+    const eng_policy_desc *d = eng_policy_lookup("opt_tree");
+    for (int shape = 0; shape < 3; shape++) {
+        eng_opt_tree_params p = {shape == 2 ? 1 : 2, 0.5, 1, ENG_UNIT_NPU};
+        eng_policy pol = {NULL, NULL};
+        CHECK_EQ_INT(d->create(&p, &pol), ENG_OK);
+        eng_tree t;
+        orc o;
+        memset(&o, 0, sizeof o);
+        tree_init(&t);
+        int32_t a = eng_tree_add(&t, 0, 11, -0.01f);
+        int32_t b = shape < 2 ? eng_tree_add(&t, a, 12, 0.0f) : -1;
+        int32_t c = shape != 1 ? eng_tree_add(&t, 0, 13, -0.01f) : -1;
+        CHECK(a == 1 && (shape == 2 || b == 2) && (shape == 1 || c == 3 - (shape == 2)));
+        eng_draft_oracle dr = {.expand = expand, .ctx = &o, .k = KC};
+        CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
+        eng_policy_destroy(&pol);
+        CHECK_EQ_INT(eng_tree_size(&t), p.nodes); /* n nodes beside the root */
+        int has[3] = {0, 0, 0};
+        for (int32_t v = 1; v < t.n_nodes; v++)
+            for (int k = 0; k < 3; k++)
+                has[k] |= t.nodes[v].tok == 11 + k;
+        if (shape == 0)
+            CHECK(has[0] && !has[1] && has[2]); /* A and C: depth 1 before depth 2 */
+        else if (shape == 1)
+            CHECK(has[0] && has[1]);
+        else
+            CHECK(has[0] && !has[2]); /* A: id 1 before id 2 */
+        CHECK(parents_precede(&t));
+    }
+}
+
 /* OPT-Tree picks each layer's beam by merging the parents' candidate lists
  * when they are sorted, and by a selection over all candidates when they are
  * not: an oracle serving the same candidates in rotated order (so unsorted)
@@ -509,6 +549,51 @@ static void test_eagle2_unsorted_oracle(void)
     g_rotate_depth = 3;
     same_tree_unsorted("eagle2", last, sizeof last[0], 2);
     g_rotate_depth = 0;
+}
+
+/* Ties on the path for lists out of order (the selection over all
+ * candidates, not the merge): the root lists tokens 7, 8, 9 at log-probs
+ * -1.0, -0.5, -0.5 (8 and 9 tie, and the list is not sorted).  OPT-Tree
+ * with a beam of one and EAGLE-2 keeping one node must both take 8, the
+ * earlier of the tied candidates. */
+static int expand_tied(void *ctx, eng_tree *t, const int32_t *ids, int32_t count, eng_unit unit)
+{
+    (void)unit;
+    orc *o = ctx;
+    o->calls++;
+    static const float lp[3] = {-1.0f, -0.5f, -0.5f};
+    for (int32_t i = 0; i < count; i++) {
+        eng_cand *c = eng_tree_cands_alloc(t, ids[i], 3);
+        if (!c) return ENG_E_FULL;
+        for (int32_t j = 0; j < 3; j++) {
+            c[j].tok = (eng_token)(7 + j + 10 * t->nodes[ids[i]].depth);
+            c[j].logp = lp[j];
+        }
+    }
+    return ENG_OK;
+}
+
+static void test_unsorted_ties(void)
+{
+    eng_opt_tree_params ot = {1, 1000.0, 10, ENG_UNIT_NPU};
+    eng_eagle2_params e2 = {3, 0, 1, ENG_UNIT_NPU};
+    const char *names[] = {"opt_tree", "eagle2"};
+    const void *params[] = {&ot, &e2};
+    for (int c = 0; c < 2; c++) {
+        const eng_policy_desc *d = eng_policy_lookup(names[c]);
+        eng_policy pol = {NULL, NULL};
+        CHECK(d && d->create(params[c], &pol) == ENG_OK);
+        if (!pol.i) continue;
+        eng_tree t;
+        orc o;
+        memset(&o, 0, sizeof o);
+        tree_init(&t);
+        eng_draft_oracle dr = {.expand = expand_tied, .ctx = &o, .k = 3};
+        CHECK_EQ_INT(pol.i->build(pol.self, &t, &dr, &BIG), ENG_OK);
+        eng_policy_destroy(&pol);
+        CHECK_EQ_INT(eng_tree_size(&t), 1);
+        CHECK(t.n_nodes == 2 && t.nodes[1].tok == 8);
+    }
 }
 
 /* ---- Sequoia ---- */
@@ -745,6 +830,8 @@ int main(void)
     test_specinfer();
     test_eagle2();
     test_opt_tree();
+    test_opt_tree_given_tree();
+    test_unsorted_ties();
     test_opt_tree_unsorted_oracle();
     test_eagle2_unsorted_oracle();
     test_nan_oracle();

@@ -204,7 +204,8 @@ def case_speed_reference():
     construction of unrecorded candidate ids and for re-sampled sets after a
     compaction; speed_reference.lua says which rows moved and why): every
     policy, trees up to 64 rows, greedy and sampled
-    acceptance.  Columns added since are not in
+    acceptance; then rows added since (the first 384 untouched): top-p
+    acceptance and the LM head's residency at 34, 35 and 36 of 36 layers.  Columns added since are not in
     the reference and are not compared; the script's hash and the version
     name the run, not its results."""
     import gzip
@@ -807,6 +808,51 @@ def case_two_writers():
         e = os.path.join(t, "new", "dir")
         rc, _, err = run("run", bad, "-o", e)
         expect(rc == 78 and not os.path.exists(e), f"failed run left {e}: {rc} {err}")
+
+
+def case_lock_on_path():
+    """The lock holds for the path, not only for the directory it was taken
+    on: the output directory removed under a running writer (stopped there by
+    SIGSTOP, so the order is certain), a second run making it anew and
+    writing it, the first -- resumed -- writes nothing more there: its next
+    record and its results ask that the path still name its locked
+    directory, find another run holding it, and it ends with one line, exit
+    73; the second run's results and record are whole and its own.  When the
+    second run has already finished, the first still refuses (another run's
+    results are there)."""
+    import json
+    with tempfile.TemporaryDirectory() as t:
+        for second_done in (False, True):
+            d = os.path.join(t, f"shared{int(second_done)}")
+            p = start_long(d, "-q")
+            wait_records(p, d, 5)
+            os.kill(p.pid, signal.SIGSTOP)
+            try:
+                shutil.rmtree(d)
+                q = subprocess.Popen([BIN, "sweep", "-j", "1", "-q", script("long.lua"), "-o", d,
+                                      "--arg", "tag=second"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+                if second_done:
+                    q.communicate(timeout=300)
+                else:
+                    wait_records(q, d, 5)
+            finally:
+                os.kill(p.pid, signal.SIGCONT)
+            out, err = p.communicate(timeout=300)
+            lines = [l for l in err.splitlines() if not l.startswith("flashspec: warning:")]
+            expect(p.returncode == 73 and len(lines) == 1 and
+                   re.search(r"cannot write output '.*shared\d': the directory this run locked "
+                             r"was removed or replaced while it ran", lines[0]) and
+                   ("another run has written its results there" if second_done else
+                    "another run holds it now") in lines[0],
+                   f"first run (second done: {second_done}): {p.returncode} {err!r}")
+            qout, qerr = q.communicate(timeout=300)
+            expect(q.returncode == 0 and qout.strip() == "400",
+                   f"second run: {q.returncode} {qerr!r}")
+            expect(len(rows(d)) == 400, "the second run's results are not whole")
+            rec = json.load(open(os.path.join(d, "run.json")))
+            expect("tag=second" in rec["command"], f"run.json is not the second run's: "
+                   f"{rec['command']}")
 
 
 def case_fault_trace_changed():

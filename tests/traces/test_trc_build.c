@@ -419,8 +419,57 @@ static void test_builder_misuse(fix *f)
     CHECK_ERR(err, TRC_E_DATA, "/prompts/offset", "no prompts");
 }
 
+/* The token range [0, vocab) on arrays long enough for the validator's
+ * branch-free blocks (1024 entries): a token equal to the vocabulary size,
+ * and -1, placed inside a full block and at the array's last entry, in each
+ * token array, is named with its dataset -- never passed. */
+static void test_token_blocks(void)
+{
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    p.prompts = 2;
+    p.prompt_len = 1100; /* prompt tokens: two full blocks and a tail */
+    p.output_len = 600;  /* 1200 trees, thousands of nodes */
+    p.vocab = 5000;
+    trc_trace *t = NULL;
+    trc_err err;
+    CHECK_EQ_INT(trc_synth(&p, &t, &err), TRC_OK);
+    if (!t) return;
+    CHECK(trci_validate(t, "blocks", &err) == TRC_OK);
+    int32_t V = t->meta.vocab, K = t->meta.k;
+    CHECK(t->n_prompt_tok > 2048 && t->meta.n_trees > 1024 && t->meta.n_nodes * K > 2048);
+    struct {
+        int32_t *a;
+        int64_t n;
+        const char *ds;
+    } arrays[] = {
+        {t->prompt_tok, t->n_prompt_tok, "/prompts/tokens"},
+        {t->ref_tok, t->meta.n_trees, "/reference/tokens"},
+        {t->token, t->meta.n_nodes, "/nodes/token"},
+        {t->draft_tok, t->meta.n_nodes * K, "/nodes/draft_tok"},
+        {t->tgt_tok, t->meta.n_nodes * K, "/nodes/target_tok"},
+    };
+    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) {
+        const int64_t at[] = {5, 1030, arrays[a].n - 1};
+        const int32_t bad[] = {V, -1, V + 7};
+        for (size_t i = 0; i < 3; i++)
+            for (size_t b = 0; b < 3; b++) {
+                int32_t *x = &arrays[a].a[at[i]], keep = *x;
+                *x = bad[b];
+                char what[64];
+                snprintf(what, sizeof what, "token %d", (int)bad[b]);
+                CHECK_EQ_INT(trci_validate(t, "blocks", &err), TRC_E_DATA);
+                CHECK_ERR(err, TRC_E_DATA, arrays[a].ds, what);
+                *x = keep;
+            }
+    }
+    CHECK(trci_validate(t, "blocks", &err) == TRC_OK); /* restored */
+    trc_free(t);
+}
+
 int main(void)
 {
+    test_token_blocks();
     fix *f = malloc(sizeof *f);
     if (!f) return 1;
     test_valid(f);

@@ -7,8 +7,16 @@
 --   raise   a points function that raises     after  an error after a good fit
 --   results name = "results" (would overwrite the run's results.csv)
 --   twice   two calibrations of one name      nobase  profile.base that does not exist
+--   script  profile.name = "script" (would overwrite the run's script.lua)
+--   casefold name = "Results.v2" (results.* on a case-insensitive file system)
+--   profdup two calibrations, one profile.name (the second's profile would overwrite)
+--   boundhi bounds below the truth (launch_us about 600; bounds 100..400), a
+--           bootstrap of 20: the fit ends at its upper bound (warnings, exit 0)
+--   boundlo bounds above the truth (1000..1e4): at its lower bound
 --   none    no mistake (the control)
--- --arg ref=PATH names the reference (required); max_iter, s_launch as usual.
+-- --arg ref=PATH names the reference (required); max_iter, s_launch as usual;
+-- boot=N a parametric bootstrap of N replicates (its interval and replicates
+-- printed).
 local fs = flashspec
 local A = fs.args
 
@@ -30,6 +38,7 @@ local spec = {
   params = { launch_us = { tonumber(A.s_launch or "300"), 1, 1e4 } },
   profile = { base = "oneplus12", name = "cal-bad-fit" },
   max_iter = tonumber(A.max_iter or "100"),
+  bootstrap = tonumber(A.boot or "0"),
 }
 if A.bad == "bounds" then spec.params.launch_us = { 2e4, 1, 1e4 } end
 if A.bad == "lohi" then spec.params.launch_us = { 400, 1e4, 1 } end
@@ -38,6 +47,15 @@ if A.bad == "key" then spec.max_iters = 5 end
 if A.bad == "nofn" then spec.points = "points" end
 if A.bad == "results" then spec.name = "results" end
 if A.bad == "nobase" then spec.profile.base = "oneplus21" end
+if A.bad == "script" then spec.profile.name = "script" end
+if A.bad == "boundhi" then spec.params.launch_us = { 300, 100, 400 } spec.bootstrap = 20 end
+if A.bad == "boundlo" then spec.params.launch_us = { 3000, 1000, 1e4 } end
+if A.bad == "casefold" then spec.name = "Results.v2" end
+if A.bad == "profdup" then
+  fs.calibrate(spec)
+  spec.name = "bad2" -- a name of its own, the profile's name again
+  fs.calibrate(spec) -- PROFDUP
+end
 if A.bad == "twice" then
   fs.calibrate(spec)
   spec.profile = nil -- the second has no profile: only the name collides
@@ -50,4 +68,10 @@ end
 local fit = fs.calibrate(spec) -- CALIBRATE
 print(string.format("param launch_us %.17g %.17g", fit.params.launch_us.value,
                     fit.params.launch_us.se))
+print(string.format("bound launch_us %s %.17g %.17g", tostring(fit.params.launch_us.at_bound),
+                    fit.params.launch_us.ci_lo, fit.params.launch_us.ci_hi))
+local q, b = fit.params.launch_us, {}
+for i, v in ipairs(q.boot) do b[i] = string.format("%.17g", v) end
+print(string.format("interval launch_us %.17g %.17g %.17g", q.ci_lo, q.ci_hi, q.se_boot))
+print(string.format("boot launch_us %s", table.concat(b, " ")))
 if A.bad == "after" then error("failed after a good fit") end -- AFTER

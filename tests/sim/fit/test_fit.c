@@ -71,6 +71,9 @@ typedef struct model {
     int one;         /* linear: a g alone */
     int64_t batches; /* batch calls (expo_batch) */
     int32_t batch_m; /* columns of the last one */
+    int32_t log_rep[4096]; /* linear: the replicate and first parameter of each call */
+    double log_x[4096];
+    int32_t n_log;
 } model;
 
 /* a exp(-b t) + c, parameters in name order a, b, c. */
@@ -105,6 +108,10 @@ static int linear(void *ctx, const double *x, int32_t rep, double *pred)
     m->calls++;
     if (m->fail_at && m->calls >= m->fail_at) return m->fail_code;
     if (rep > m->max_rep) m->max_rep = rep;
+    if (m->n_log < 4096) {
+        m->log_rep[m->n_log] = rep;
+        m->log_x[m->n_log++] = x[0];
+    }
     for (int k = 0; k < N; k++)
         pred[k] = x[0] * m->g[k] + (m->one ? 0.0 : x[1] * m->h[k]);
     return 0;
@@ -247,6 +254,53 @@ static void test_bounds_respected(void)
     sim_fit_free(&f);
 }
 
+/* A fit pressed against a bound says so: at_bound on that side, no
+ * standard error (the delta method's would be about 0 there: dx/dz is), a
+ * bootstrap interval -- when enough refits converge -- open on that side;
+ * a fit inside its bounds is at none. */
+static void test_at_bound(void)
+{
+    for (int side = -1; side <= 1; side += 2) {
+        sim_fit f;
+        model m;
+        linear_problem_of(&f, &m, 1);
+        m.one = 1;
+        set_param(&f, 0, "a", 1.0, 0.5, 2.0);
+        for (int k = 0; k < N; k++) /* the data want a = 5 (above) or 0.1 (below) */
+            f.y[k] = (side > 0 ? 5.0 : 0.1) * m.g[k] * (1.0 + 0.01 * ((k % 3) - 1));
+        CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+        CHECK_EQ_INT(f.par[0].at_bound, side);
+        CHECK(isnan(f.par[0].se));
+        CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN, 5), SIM_FIT_OK);
+        const sim_fit_param *p = &f.par[0];
+        if (f.boot_m >= SIM_FIT_BOOT_MIN_CONVERGED) {
+            CHECK(side > 0 ? p->ci_hi == INFINITY && isfinite(p->ci_lo) && p->ci_lo <= p->value
+                           : p->ci_lo == -INFINITY && isfinite(p->ci_hi) && p->ci_hi >= p->value);
+        } else {
+            CHECK(isnan(p->ci_lo) && isnan(p->ci_hi));
+        }
+        sim_fit_free(&f);
+    }
+    sim_fit f;
+    model m;
+    linear_problem(&f, &m);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK(f.par[0].at_bound == 0 && f.par[1].at_bound == 0);
+    CHECK(isfinite(f.par[0].se) && f.par[0].se > 0);
+    /* an interval needs SIM_FIT_BOOT_MIN_CONVERGED converged replicates: one
+     * fewer gives none (the replicates still kept), exactly that many one */
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED - 1, 3), SIM_FIT_OK);
+    CHECK_EQ_INT(f.boot_m, SIM_FIT_BOOT_MIN_CONVERGED - 1);
+    CHECK(isnan(f.par[0].ci_lo) && isnan(f.par[0].ci_hi) && isnan(f.par[0].se_boot));
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED, 3), SIM_FIT_OK);
+    CHECK_EQ_INT(f.boot_m, SIM_FIT_BOOT_MIN_CONVERGED);
+    CHECK(isfinite(f.par[0].ci_lo) && isfinite(f.par[0].ci_hi) && f.par[0].se_boot > 0);
+    CHECK(f.par[0].ci_lo < f.par[0].value && f.par[0].value < f.par[0].ci_hi);
+    sim_fit_free(&f);
+}
+
 static void test_linear_stats(void)
 {
     sim_fit f;
@@ -337,8 +391,18 @@ static void test_bootstrap(void)
     double y0[N];
     memcpy(y0, f.y, sizeof y0);
     enum { B = 40 };
+    m.n_log = 0;
     CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 7), SIM_FIT_OK);
     CHECK_EQ_INT(m.max_rep, B);             /* points(p, rep) for rep = 1..B */
+    /* each replicate's pseudo-data come from the model at the fit with rep b,
+     * and its refit starts with the model at the fit again, rep 0 -- never
+     * the replicate's predictions taken for the fit's */
+    int fresh = 0;
+    for (int32_t i = 0; i + 1 < m.n_log; i++)
+        if (m.log_rep[i] > 0)
+            fresh += m.log_rep[i + 1] == 0 && m.log_x[i + 1] == m.log_x[i] &&
+                     m.log_x[i] == f.par[0].value;
+    CHECK_EQ_INT(fresh, B);
     CHECK(memcmp(y0, f.y, sizeof y0) == 0); /* the measurements restored */
     CHECK_EQ_INT(f.boot_n, B);
     CHECK_EQ_INT(f.boot_m + f.boot_failed, B);
@@ -472,7 +536,7 @@ static void test_batch(void)
         CHECK_EQ_INT(sim_fit_run(&f[b], 2), SIM_FIT_OK);
         CHECK_EQ_INT(sim_fit_stats(&f[b]), SIM_FIT_OK);
         CHECK_EQ_INT(sim_fit_loo(&f[b], SIM_FIT_LOO_EXACT), SIM_FIT_OK);
-        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], 5, 3), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], SIM_FIT_BOOT_MIN, 3), SIM_FIT_OK);
     }
     CHECK(m[0].batches == 0 && m[1].batches > 0 && m[1].batch_m == 3);
     CHECK(m[0].calls == m[1].calls && f[0].evals == f[1].evals && f[0].iters == f[1].iters);
@@ -690,6 +754,7 @@ int main(void)
     test_params();
     test_recover();
     test_bounds_respected();
+    test_at_bound();
     test_linear_stats();
     test_loo();
     test_holdout();

@@ -79,6 +79,76 @@ static void test_residency(void)
     CHECK(strcmp(sim_mem_cat_name(SIM_MEM_KV_TARGET), "kv_target") == 0);
 }
 
+/* Every residency boundary, one layer each side: 34, 35 and 36 of the 36
+ * layers pinned, with pin_head (an untied head pinned with the last layer
+ * only) and without; the plan's counts and bytes, the cycle's flash traffic
+ * on the walk and on the event simulation (each reads the layers from the
+ * first unpinned one, then the head unless it is resident), and the buffers
+ * of a prefetch at the edge of the streamed layers. */
+static void test_residency_edges(void)
+{
+    sim_model m = q8();
+    double lb = sim_model_layer_bytes(&m), hb = sim_model_head_bytes(&m);
+    for (int pin = 0; pin <= 1; pin++) {
+        sim_device d = phone();
+        d.pin_head = pin;
+        d.dram_budget_gb = 64.0;
+        for (int32_t k = 34; k <= 36; k++) {
+            double x = (double)k / 36.0;
+            sim_hw_memory mem;
+            CHECK(sim_hw_memory_plan(&d, &m, NULL, x, 4096, &mem, NULL, 0) == SIM_HW_OK);
+            int head = pin && k == 36; /* the head is pinned with the last layer, not before */
+            CHECK_EQ_INT(mem.resident_layers, k);
+            CHECK_EQ_INT(mem.streamed_layers, 36 - k);
+            CHECK_EQ_INT(mem.head_resident, head);
+            CHECK(mem.bytes[SIM_MEM_PINNED] == k * lb);
+            CHECK(mem.bytes[SIM_MEM_HEAD] == (head ? hb : 0.0));
+            CHECK(mem.streamed_bytes == (36 - k) * lb + (head ? 0.0 : hb));
+            CHECK_EQ_INT(mem.buffers, k == 36 ? 0 : 1); /* prefetch 0: one layer buffer */
+            for (int events = 0; events <= 1; events++) {
+                sim_hw *hw = make(&d, &m, NULL, x);
+                sim_hw_set_events_always(hw, events);
+                sim_verify_shape v = shape(1, 1);
+                sim_cycle_time t;
+                CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+                CHECK(t.flash_bytes == mem.streamed_bytes);
+                double want = (36 - k) * sim_hw_layer_read_ms(hw) +
+                              (head ? 0.0 : sim_hw_head_read_ms(hw));
+                CHECK(NEAR(t.flash_ms, want));
+                sim_hw_destroy(hw);
+            }
+        }
+    }
+    /* fractions whose product with the layer count lands a hair below the
+     * integer it stands for: 0.58 x 50 = 28.999999999999996, (15 / 22) x 22 =
+     * 14.999999999999998 -- 29 and 15 layers pinned, not one fewer */
+    {
+        sim_device p = phone();
+        p.dram_budget_gb = 64.0;
+        sim_model m50 = decoder(50, 2048, 16, 8192, 32000, 0),
+                  m22 = decoder(22, 2048, 16, 8192, 32000, 0);
+        sim_hw_memory mem;
+        CHECK(0.58 * 50 < 29.0 && (15.0 / 22.0) * 22 < 15.0); /* the premise */
+        CHECK(sim_hw_memory_plan(&p, &m50, NULL, 0.58, 16, &mem, NULL, 0) == SIM_HW_OK);
+        CHECK_EQ_INT(mem.resident_layers, 29);
+        CHECK(sim_hw_memory_plan(&p, &m22, NULL, 15.0 / 22.0, 16, &mem, NULL, 0) == SIM_HW_OK);
+        CHECK_EQ_INT(mem.resident_layers, 15);
+    }
+    /* prefetch 2 (three layer buffers) against 2, 3 and 4 streamed layers:
+     * never more buffers than layers to stream */
+    sim_device d = phone();
+    d.prefetch_layers = 2;
+    d.dram_budget_gb = 64.0;
+    for (int32_t s = 2; s <= 4; s++) {
+        sim_hw_memory mem;
+        CHECK(sim_hw_memory_plan(&d, &m, NULL, (double)(36 - s) / 36.0, 4096, &mem, NULL, 0) ==
+              SIM_HW_OK);
+        CHECK_EQ_INT(mem.streamed_layers, s);
+        CHECK_EQ_INT(mem.buffers, s < 3 ? s : 3);
+        CHECK(mem.bytes[SIM_MEM_BUFFERS] == (s < 3 ? s : 3) * lb + hb);
+    }
+}
+
 static void test_nofit(void)
 {
     sim_device d = phone();
@@ -753,6 +823,7 @@ int main(void)
     test_sizes();
     test_runtime_keys();
     test_residency();
+    test_residency_edges();
     test_nofit();
     test_padding();
     test_monotone_rows();

@@ -20,6 +20,11 @@
 -- ExecuTorch figures, and the tree set-up is charged per tree graph; the 8
 -- Elite profiles derive from it.  Every row moved (tokens/s x0.74-x1.38,
 -- median x1.03).
+-- Rows after those 384: top-p acceptance (two masses, tree and chain
+-- policies, two traces), and the LM head's residency at its boundary -- 34,
+-- 35 and 36 of the 36 layers pinned on a phone whose runtime streams the head
+-- until it pins it with the last layer (head_resident = false, pin_head =
+-- true), Flash-AR and Chain-SD.
 local fs = flashspec
 local traces = { fs.trace "traces/data/workload-code-strong.h5", fs.trace "traces/data/workload-dialogue-weak.h5", fs.trace "traces/data/synth-default.h5" }
 local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_chain {}, fs.policy.specinfer {},
@@ -29,3 +34,11 @@ local pols = { fs.policy.flash_ar {}, fs.policy.chain {}, fs.policy.adaptive_cha
 fs.sweep { device = { fs.device "oneplus12", fs.device "sd8elite_ufs31" }, target = fs.model "qwen3-8b-q4_0",
   draft = fs.model "qwen3-8b-eagle3-q4_0", trace = traces, max_new_tokens = 64, prompts = 4,
   dram_fraction = { 0, 0.3 }, policy = pols, accept = { "greedy", "sampling" } }
+fs.sweep { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+  draft = fs.model "qwen3-8b-eagle3-q4_0", trace = { traces[1], traces[2] }, max_new_tokens = 64,
+  prompts = 4, policy = { fs.policy.chain {}, fs.policy.eagle2 {}, fs.policy.opt_tree {},
+  fs.policy.lever {} }, accept = "top_p", top_p = { 0.5, 0.9 } }
+fs.sweep { device = fs.device("oneplus12", { name = "oneplus12-headpinned", pin_head = true,
+  head_resident = false, dram_budget_gb = 16 }), target = fs.model "qwen3-8b-q4_0", draft = fs.model "qwen3-8b-eagle3-q4_0",
+  trace = traces[1], max_new_tokens = 64, prompts = 4,
+  policy = { fs.policy.flash_ar {}, fs.policy.chain {} }, dram_fraction = { 34 / 36, 35 / 36, 1 } }
