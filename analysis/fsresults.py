@@ -17,12 +17,16 @@ import sys
 import tempfile
 from typing import Iterable
 
-import matplotlib
+# Loading results needs numpy, pandas and (for results.h5) h5py only: nothing
+# here imports matplotlib (fig_bytes and capture_figures take the figures
+# figstyle made, which chose the Agg backend).
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # noqa: E402  (before pyplot is imported anywhere)
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+if __package__:
+    from . import policies as _policies
+else:  # run as a script, analysis/ on sys.path
+    import policies as _policies  # noqa: E402
 
 EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 64, 65, 66, 73
 
@@ -33,7 +37,8 @@ PARAM_COLUMNS = [
 ]
 STRING_COLUMNS = {
     "variant", "policy", "policy_params", "device", "target", "draft", "trace", "version",
-    "script_hash", "trace_checksum", "accept", "runtime", "accepted_hist",
+    "script_hash", "trace_checksum", "accept", "runtime", "accepted_hist", "synth_tokens",
+    "tune_objective",
 }
 REQUIRED_COLUMNS = ["policy", "target", "tokens_per_s"]
 # The per-parameter result columns (param_<name>, one per policy parameter of
@@ -387,17 +392,37 @@ def tree_rows_are_nodes(policy: str, params) -> bool:
     return not (policy == "edgellm" and p.get("verify", "branches") != "tree")
 
 
-def variants(df: pd.DataFrame) -> list[str]:
-    """Short policy names: the policy, plus in brackets the parameters that
-    differ among the points of that policy ('lever[pruning=full]')."""
+def is_tuned(row) -> bool:
+    """Whether a result row was chosen by flashspec.tune (tune_evals > 0)."""
+    try:
+        return float(row.get("tune_evals", 0) or 0) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def variants(df: pd.DataFrame, digits: int | None = None) -> list[str]:
+    """Policy names of the rows: a built-in policy with, in brackets, the
+    parameters that differ from its defaults (policies.canonical:
+    'lever[pruning=none]', 'edgellm' for EdgeLLM as shipped), values exact
+    (digits None) or at `digits` significant digits; a policy the defaults do
+    not know with the parameters that differ among its points.  A tuned row
+    (tune_evals > 0) adds ' tuned (max OBJECTIVE)'."""
     if "policy_params" not in df.columns:
         return [str(p) for p in df["policy"]]
-    parsed = [_params(q) for q in df["policy_params"]]
+    parsed = params_per_row(df)
+    pols = [str(p) for p in df["policy"]]
     out = []
-    for pol, p in zip(df["policy"], parsed):
-        same = [q for r, q in zip(df["policy"], parsed) if r == pol]
-        keys = [k for k in p if len({q.get(k) for q in same}) > 1]
-        out.append(f"{pol}[{','.join(f'{k}={p[k]}' for k in keys)}]" if keys else str(pol))
+    for i, (pol, p) in enumerate(zip(pols, parsed)):
+        name = _policies.canonical(pol, p, digits)
+        if name is None:
+            same = [q for r, q in zip(pols, parsed) if r == pol]
+            keys = [k for k in p if len({q.get(k) for q in same}) > 1]
+            name = f"{pol}[{','.join(f'{k}={_policies.fmt_value(p[k], digits)}' for k in keys)}]" \
+                if keys else pol
+        row = df.iloc[i]
+        if is_tuned(row):
+            name += " " + _policies.tuned_name("", row.get("tune_objective")).strip()
+        out.append(name)
     return out
 
 
@@ -710,10 +735,29 @@ def fmt_num(v) -> str:
     return f"{f:.4g}"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def md_escape(text) -> str:
+    """Text from the results (a name, a label) as markdown shows it and
+    nothing more: control characters (a newline would end a table row) as one
+    space, '<' and '>' as entities (no HTML: '<script>' stays text), '|'
+    escaped (no cell break), '](' escaped (no link)."""
+    s = _CONTROL.sub(" ", str(text))
+    return s.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|") \
+        .replace("](", "]\\(")
+
+
+def md_code(text) -> str:
+    """Text for a `code span`: control characters as one space, backticks as
+    quotes (a code span shows '<' and '|' as they are; a table's '|' is
+    escaped by md_table)."""
+    return _CONTROL.sub(" ", str(text)).replace("`", "'")
+
+
 def md_table(header: list[str], rows: list[list]) -> str:
     def cell(v) -> str:
-        s = fmt_num(v) if not isinstance(v, str) else v
-        return s.replace("|", "\\|")
+        return md_escape(fmt_num(v) if not isinstance(v, str) else v)
 
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
@@ -756,22 +800,31 @@ class capture_figures:
             plt.close(f)
 
 
-def fig_bytes(fig) -> bytes:
+def fig_bytes(fig, keep: bool = False) -> bytes:
+    """The figure as PNG bytes (110 dpi, cut to its content); closed after
+    unless `keep` (the caller checks it, then closes it) or captured."""
     import matplotlib.pyplot as plt
 
     b = io.BytesIO()
     before = getattr(fig, "_fs_before_save", None)
     if before is not None:
-        before()  # e.g. figstyle.place_notes: the notes below everything else
+        before()  # figstyle.before_save: clipped values marked, notes below everything
     if _CAPTURED is not None and not _RENDER:
         _CAPTURED.append(fig)
         return b""
-    fig.savefig(b, format="png", dpi=110, bbox_inches="tight",
-                metadata={"Software": None})
+    # one layout pass without rasterising, the content's box from it, then one
+    # rasterising draw into that box (savefig's bbox_inches="tight" draws the
+    # whole figure twice); the layout is kept as computed
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")
+    fig.savefig(b, format="png", dpi=110, bbox_inches=box, metadata={"Software": None},
+                pil_kwargs={"compress_level": 3})
     fig._fs_drawn = True  # laid out and drawn (figstyle.figure_problems)
     if _CAPTURED is not None:
         _CAPTURED.append(fig)
-    else:
+    elif not keep:
         plt.close(fig)
     return b.getvalue()
 
