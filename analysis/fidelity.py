@@ -360,6 +360,8 @@ def build(results_dir: str, ref_path: str, strict: bool,
           out_dir: str | None = None) -> tuple[dict[str, bytes], float]:
     out_dir = out_dir or os.path.join(results_dir, "fidelity")
     df, src = fr.load_results(results_dir)
+    # the key tree_nodes is a fixed tree's size, as the C reader derives it
+    df = df.assign(tree_nodes=fr.reference_tree_nodes(df))
     keys, refs = load_reference(ref_path, df)
     recs, missing = [], []
     for ref in refs:

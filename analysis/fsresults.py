@@ -444,11 +444,24 @@ def add_derived(df: pd.DataFrame) -> pd.DataFrame:
         df["variant"] = variants(df)
     if "tree_nodes" not in df.columns or "tree_budget" not in df.columns:
         params = params_per_row(df)
+        budget = [tree_budget_of(p, q) for p, q in zip(df["policy"], params)]
+        # results before flashspec wrote the column: the same values (the tree
+        # size the point was run with, fixed or cap)
         if "tree_nodes" not in df.columns:
-            df["tree_nodes"] = [tree_nodes_of(p, q) for p, q in zip(df["policy"], params)]
+            df["tree_nodes"] = budget
         if "tree_budget" not in df.columns:
-            df["tree_budget"] = [tree_budget_of(p, q) for p, q in zip(df["policy"], params)]
+            df["tree_budget"] = budget
     return df
+
+
+def reference_tree_nodes(df: pd.DataFrame) -> list[float]:
+    """The reference key `tree_nodes` of every row: the nodes of a *fixed*
+    tree (tree_nodes_of: Flash-AR 1, chain k + 1, eagle2 total_tokens + 1,
+    specinfer), NaN for a policy that sizes its trees per cycle under a cap --
+    a paper's "16-node tree" is a tree of 16 nodes, not a cap of 16.  As
+    flashspec calibrate's reader (sim/fit/refcsv.c) derives it, whatever the
+    results' own tree_nodes column says."""
+    return [tree_nodes_of(p, q) for p, q in zip(df["policy"], params_per_row(df))]
 
 
 DERIVED_COLUMNS = {"tree_nodes", "tree_budget", "variant"}

@@ -182,13 +182,33 @@ TRACE_NAMES: dict[str, str] = {}
 AS_IS = {"tree_series", "pruning"}
 
 
-def readable_traces(df: pd.DataFrame) -> dict[str, str]:
+def synth_settings(results_dir: str) -> dict[str, dict]:
+    """The generator settings of the synthetic traces the results ran on, by
+    trace name, from RESULTS_DIR/run.json ("traces"); {} when it is absent or
+    unreadable (the figures then number those traces)."""
+    try:
+        with open(os.path.join(results_dir, "run.json"), encoding="utf-8") as f:
+            rec = json.load(f)
+        return {str(t["name"]): dict(t["synth"]) for t in rec.get("traces", [])
+                if isinstance(t, dict) and isinstance(t.get("synth"), dict) and "name" in t}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def readable_traces(df: pd.DataFrame, synth: dict[str, dict] | None = None) -> dict[str, str]:
     """Figure names of the traces named by a checksum (flashspec.trace.synth
     names a trace made in memory synth-<hex>): the value of a tag_<name>
-    column that names that trace alone ('workload code'), else 'synthetic
-    trace N' (N in order of appearance).  Other traces keep their names."""
+    column that names that trace alone ('workload code'); else, for a
+    synthetic trace whose generator settings run.json records (`synth`), the
+    settings that tell it from the others ('synthetic seed=1102'); else
+    'synthetic trace N' (N in order of appearance).  Other traces keep their
+    names."""
     if "trace" not in df.columns:
         return {}
+    synth = synth or {}
+    mine = {t: synth[t] for t in dict.fromkeys(df["trace"].astype(str)) if t in synth}
+    differ = [k for k in dict.fromkeys(k for v in mine.values() for k in v)
+              if len({json.dumps(v.get(k), sort_keys=True) for v in mine.values()}) > 1]
     tr = df["trace"].astype(str)
     tags = [c for c in df.columns if isinstance(c, str) and c.startswith(fr.TAG_PREFIX)]
     out, k = {}, 0
@@ -206,6 +226,12 @@ def readable_traces(df: pd.DataFrame) -> dict[str, str]:
             if set(tr[df[c].astype(str) == v]) == {t}:
                 name = f"{c[len(fr.TAG_PREFIX):]} {v}"
                 break
+        if name is None and t in mine:
+            keys = (differ or ["seed"])[:3]
+            name = "synthetic " + ",".join(
+                f"{key}=" + ("/".join(fr.fmt_num(x) for x in v) if isinstance(v, list)
+                             else fr.fmt_num(v))
+                for key in keys for v in [mine[t].get(key)])
         if name is None:
             k += 1
             name = f"synthetic trace {k}" if t.startswith("synth-") else f"trace {k}"
@@ -1473,7 +1499,7 @@ def build(results_dir: str, out_dir: str | None = None) -> tuple[str, dict[str, 
     SHORT_VARIANT.clear()
     SHORT_VARIANT.update(short_variants(df))
     TRACE_NAMES.clear()
-    TRACE_NAMES.update(readable_traces(df))
+    TRACE_NAMES.update(readable_traces(df, synth_settings(results_dir)))
     figs: dict[str, bytes] = {}
     md = [f"# flashspec report: {md_escape(os.path.basename(os.path.normpath(results_dir)))}"
           "\n\n",

@@ -140,6 +140,36 @@ static const char usage_run[] =
     "Ctrl-C (SIGINT) or SIGTERM: the points in flight finish and are saved, nothing\n"
     "partial is written as results, exit 130; a second Ctrl-C abandons them.\n";
 
+static const char usage_sweep[] =
+    "usage: flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
+    "                       [--arg KEY=VALUE ...]\n"
+    "                       [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]\n"
+    "       mpirun -n RANKS flashspec sweep SCRIPT.lua ...   (or srun)\n"
+    "\n"
+    "Runs an experiment script's points in parallel: by default one worker thread\n"
+    "per CPU of the process's share; started by an MPI launcher, the points are\n"
+    "dealt across the ranks and rank 0 gathers them, prints and writes.  The\n"
+    "results are identical bytes for any -j and any number of ranks, and equal\n"
+    "those of `flashspec run` (the same command with 1 worker by default).\n"
+    "DIR/results.csv and DIR/results.h5 are written when the script succeeds\n"
+    "(atomically; nothing on failure); finished points are saved in DIR/points,\n"
+    "so re-running the same command resumes.  A failed point is reported and\n"
+    "skipped: the results hold the others and the exit code is the failed\n"
+    "points' (78; 65 a damaged trace prompt; 70 an internal error).\n"
+    "\n"
+    "  -j, --jobs N       worker threads per process (default: every CPU)\n"
+    "  -o, --output DIR   results directory (default: results/<script name>)\n"
+    "      --no-resume    recompute points already saved in DIR/points\n"
+    "  -q, --quiet        no progress lines on stderr (errors still print)\n"
+    "  -h, --help         this help\n"
+    "Every other option is `flashspec run`'s (--unsafe, --max-instructions,\n"
+    "--max-memory-mb, --max-seconds, --trace-cache-mb, --verify-trace, --strict,\n"
+    "--plugin, --resume=force, --arg, --timeline...): see flashspec run --help.\n"
+    "\n"
+    "exit codes: 0 ok, 64 usage, 65 bad trace data, 66 missing input,\n"
+    "            70 internal error, 73 cannot create output, 78 bad configuration,\n"
+    "            130 interrupted (re-run the same command to resume)\n";
+
 static const char usage_calibrate[] =
     "usage: flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q] [--arg KEY=VALUE ...]\n"
     "\n"
@@ -399,6 +429,7 @@ static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
         return -1;
     case 'h':
         fputs(c->demo        ? usage_demo
+              : c->kind == 2 ? usage_sweep
               : c->kind == 3 ? usage_calibrate
               : c->kind == 4 ? usage_tune
                              : usage_run,

@@ -43,6 +43,11 @@ typedef struct fs_trace_entry {
     int64_t used_at;    /* fs_api.generation when last made or looked up */
     fs_synth_pending *pending; /* a synthetic trace recorded, not generated yet
                                   (api_synth.c; trace NULL until then) */
+    /* for DIR/run.json: the path as the script gave it, or (is_synth) the
+     * generator's settings */
+    char given[PATH_MAX];
+    int is_synth;
+    trc_synth_params synth;
 } fs_trace_entry;
 
 

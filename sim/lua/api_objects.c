@@ -9,6 +9,7 @@
 #include "api_impl.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "eng_param.h"
 #include "sim/lua/api.h"
 #include "sim/config/home.h"
 #include "sim/lua/lparams.h"
@@ -516,6 +518,8 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
     e->trace = t;
     e->used_at = a->generation;
     e->pending = NULL;
+    e->given[0] = 0;
+    e->is_synth = 0;
     return e;
 }
 
@@ -574,6 +578,42 @@ int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, cha
     return out[0] && file_exists(out) ? 0 : -1;
 }
 
+/* The trace file nearest to a missing `path` (by edit distance of the file
+ * name), among the .h5 files of its directory as seen from the script's
+ * directory and from the project: " (did you mean 'DIR/NAME'?)" in the
+ * script's own spelling of the directory, or "" when none is near. */
+static void nearest_trace(const fs_api *a, const char *path, char *out, size_t n)
+{
+    out[0] = 0;
+    if (path[0] == '/') return;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    int dn = slash ? (int)(slash - path) : 0;
+    const char *roots[2] = {a->script_dir, project_dir()};
+    char best[256] = "";
+    int32_t bd = 0;
+    for (int r = 0; r < 2; r++) {
+        char dir[PATH_MAX];
+        if (snprintf(dir, sizeof dir, "%s/%.*s", roots[r], dn, path) >= (int)sizeof dir)
+            continue;
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        for (struct dirent *ent; (ent = readdir(d)) != NULL;) {
+            size_t l = strlen(ent->d_name);
+            if (l < 4 || strcmp(ent->d_name + l - 3, ".h5") != 0 || l >= sizeof best) continue;
+            int32_t dist = eng_params_distance(base, ent->d_name);
+            if (!best[0] || dist < bd) {
+                bd = dist;
+                snprintf(best, sizeof best, "%s", ent->d_name);
+            }
+        }
+        closedir(d);
+    }
+    int32_t near = (int32_t)strlen(base) / 3 > 3 ? (int32_t)strlen(base) / 3 : 3;
+    if (best[0] && bd <= near)
+        snprintf(out, n, " (did you mean '%.*s%s%s'?)", dn, path, dn ? "/" : "", best);
+}
+
 int fs_l_trace(lua_State *L)
 {
     /* called as flashspec.trace(path): the table is argument 1 via __call */
@@ -586,8 +626,11 @@ int fs_l_trace(lua_State *L)
          * reader refuses it in its own words, without opening it blocking */
         if (path[0] == '/' && stat(path, &st) == 0)
             snprintf(cand, sizeof cand, "%s", path);
-        else
-            return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
+        else {
+            char hint[320];
+            nearest_trace(a, path, hint, sizeof hint);
+            return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s%s", path, tried, hint);
+        }
     }
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
@@ -619,6 +662,7 @@ int fs_l_trace(lua_State *L)
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)(strlen(base) > 3 && !strcmp(base + strlen(base) - 3, ".h5") ? strlen(base) - 3 : strlen(base)), base);
         e = trace_add(L, a, real, name, t);
+        snprintf(e->given, sizeof e->given, "%s", path);
     }
     push_trace(L, e);
     return 1;
@@ -778,6 +822,8 @@ int fs_l_trace_synth(lua_State *L)
         if (trc_synth_check(&p, &terr) != TRC_OK)
             return fs_raise(L, sim_status_exit(sim_status_from_trc(terr.code)), 1, "%s", terr.msg);
         e = trace_add(L, a, key, s.name, NULL);
+        e->is_synth = 1;
+        e->synth = p;
         fs_api_synth_defer(L, a, e, &p, (size_t)most, chunk, line);
         push_trace(L, e);
         return 1;
@@ -795,6 +841,8 @@ int fs_l_trace_synth(lua_State *L)
         snprintf(name, sizeof name, "synth-%08llx",
                  (unsigned long long)(trc_checksum(t) & 0xffffffffu));
     e = trace_add(L, a, key, name, t);
+    e->is_synth = 1;
+    e->synth = p;
     push_trace(L, e);
     return 1;
 }

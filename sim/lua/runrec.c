@@ -358,12 +358,61 @@ static void json_row(jbuf *b, int32_t i, const row_ent *e, const fs_row *w)
     jput(b, "}");
 }
 
+/* The "traces" member: each trace's file, or its generator settings. */
+static void json_traces(jbuf *b, const fs_runrec_run *run)
+{
+    jput(b, "\n  \"traces\": [");
+    for (int32_t i = 0; i < run->n_traces; i++) {
+        const fs_runrec_trace *t = &run->traces[i];
+        jput(b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(b, t->name);
+        if (!t->synth) {
+            jput(b, ", \"path\": ");
+            jcstr(b, t->path);
+            jput(b, ", \"given\": ");
+            jcstr(b, t->given);
+            jput(b, "}");
+            continue;
+        }
+        const trc_synth_params *p = t->synth;
+        jput(b,
+             ", \"synth\": {\"seed\": %llu, \"prompts\": %d, \"prompt_len\": %d, "
+             "\"output_len\": %d, \"vocab\": %d, \"k\": %d, \"depth\": %d, \"nodes\": %d, "
+             "\"target_layers\": %d, \"exit_layers\": [",
+             (unsigned long long)p->seed, (int)p->prompts, (int)p->prompt_len,
+             (int)p->output_len, (int)p->vocab, (int)p->k, (int)p->max_depth,
+             (int)p->max_nodes, (int)p->target_layers);
+        for (int32_t k = 0; k < p->n_exit && k < TRC_MAX_EXIT; k++)
+            jput(b, "%s%d", k ? ", " : "", (int)p->exit_layers[k]);
+        jput(b, "], \"accept\": [");
+        for (int32_t k = 0; k < p->n_accept && k < TRC_MAX_DEPTH; k++) {
+            jput(b, "%s", k ? ", " : "");
+            jnum(b, p->accept[k]);
+        }
+        jput(b, "], \"calibration\": ");
+        jnum(b, p->calibration);
+        jput(b, ", \"coverage\": ");
+        jnum(b, p->coverage);
+        jput(b, ", \"predictor_accuracy\": ");
+        jnum(b, p->predictor_accuracy);
+        jput(b, ", \"coverage_share\": ");
+        jnum(b, p->coverage_share);
+        jput(b, ", \"node_streams\": %d, \"target\": ", (int)p->node_streams);
+        jcstr(b, p->target);
+        jput(b, ", \"draft\": ");
+        jcstr(b, p->draft);
+        jput(b, "}}");
+    }
+    jput(b, "\n  ],");
+}
+
 int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *rows, int32_t n_rows,
                    char **out, size_t *len)
 {
     jbuf b = {0};
     json_run(&b, run);
     json_objects(&b, r);
+    json_traces(&b, run);
     jput(&b, "\n  \"rows\": [");
     for (int32_t i = 0; i < n_rows && i < r->n_rows; i++)
         json_row(&b, i, &r->rows[i], &rows[i]);

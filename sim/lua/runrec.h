@@ -10,8 +10,10 @@
  * -- profiles' inheritance and the script's overrides applied, so a profile
  * edited later cannot change what the results say they came from.  Devices,
  * models and policies are listed once each (deduplicated by value) and rows
- * refer to them by index.  script.lua is the script's bytes as the run read
- * and ran them.
+ * refer to them by index.  "traces" names every trace the rows ran on with
+ * its file (relative to the project when inside it, else as the script gave
+ * it) or, for flashspec.trace.synth, every generator setting.  script.lua is
+ * the script's bytes as the run read and ran them.
  */
 #ifndef FS_LUA_RUNREC_H
 #define FS_LUA_RUNREC_H
@@ -23,6 +25,7 @@
 #include "sim/hw/sim_device.h"
 #include "sim/hw/sim_model.h"
 #include "sim/config/profile.h"
+#include "traces/trc.h"
 
 typedef struct fs_runrec fs_runrec;
 
@@ -46,6 +49,16 @@ void fs_runrec_free(fs_runrec *r); /* NULL-safe */
  * -1 out of memory. */
 int fs_runrec_add(fs_runrec *r, const fs_runrec_point *p);
 
+/* A trace the rows ran on, for the "traces" member: its name (the rows'
+ * `trace`), and its file (path relative to the project when it lies inside
+ * it, else as the script gave it) or the synthetic generator's settings. */
+typedef struct fs_runrec_trace {
+    const char *name;
+    const char *path;                 /* NULL for a synthetic trace */
+    const char *given;                /* the path as the script wrote it */
+    const trc_synth_params *synth;    /* NULL for a file */
+} fs_runrec_trace;
+
 /* What the run was: strings borrowed until fs_runrec_write. */
 typedef struct fs_runrec_run {
     const char *version, *build_key;
@@ -56,6 +69,8 @@ typedef struct fs_runrec_run {
     int n_args;
     const char *script_bytes; /* the script as run (may be NULL) */
     size_t script_len;
+    const fs_runrec_trace *traces; /* [n_traces] */
+    int32_t n_traces;
 } fs_runrec_run;
 
 /* Formats run.json for the rows recorded (rows: their trace names, checksums
