@@ -705,6 +705,8 @@ def _data_points(ax):
     for r in ax.patches:
         if isinstance(r, Rectangle) and r.get_transform() == data and r.get_visible():
             x, y, w, h = r.get_x(), r.get_y(), r.get_width(), r.get_height()
+            if not all(map(math.isfinite, (x, y, w, h))):
+                continue  # a bar of no value (NaN) is not drawn
             yield (x, y)
             yield (x + w, y + h)
     for c in ax.collections:

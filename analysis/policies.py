@@ -104,8 +104,10 @@ def fmt_number(x: float, digits: int | None) -> str:
 
 def fmt_value(v: str, digits: int | None) -> str:
     """A parameter value (a number, a '/'-separated list, text) as a label
-    shows it."""
-    s = str(v)
+    shows it; brackets in it as parentheses (the name's brackets stay
+    balanced)."""
+    # a bracket inside a value (a hand-edited label) would end the name's own
+    s = str(v).replace("[", "(").replace("]", ")")
     parts = s.split("/")
     out = []
     for p in parts:

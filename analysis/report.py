@@ -125,6 +125,8 @@ COLUMN_NAMES = {"variant": "policy", "policy": "policy family", "target": "targe
 MAX_LINES = 10      # series in one panel before the figure is split into panels
 MAX_PANELS = 12
 MAX_BREAKDOWN = 80  # points in the latency breakdown before it shows per token only
+MAX_BARS = 400      # bars (a point each) in one figure: beyond, the table lists them
+MAX_POINTS = 2000   # points a report draws: beyond, an evenly spaced sample (said so)
 
 
 # figure -> what the checker found in it (figstyle.figure_problems); set by build()
@@ -609,6 +611,9 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
             rows.append([name, 100 * r["dram_fraction"]] + tput_cells(r, ci, has_band(df)))
     keep = where_it_varies(df, "dram_fraction", series)
     ctx = [c for c in series if c not in ("variant", "policy", "draft")]
+    if not keep.any():
+        return md + ("Skipped: no series runs at two or more DRAM budgets (each setting ran "
+                     "at one only).\n\n")
     fig = line_figure(df[keep], "dram_fraction", 100.0, series, ci,
                       "Decode throughput vs DRAM budget",
                       "target layers pinned in DRAM (%)",
@@ -636,6 +641,9 @@ def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
             rows.append([name, r["max_new_tokens"]] + tput_cells(r, ci))
     keep = where_it_varies(df, "max_new_tokens", series)
     ctx = [c for c in series if c not in ("variant", "policy", "draft")]
+    if not keep.any():
+        return md + ("Skipped: no series runs at two or more output lengths (each setting ran "
+                     "at one only).\n\n")
     logx = df.loc[keep, "max_new_tokens"].max() >= 4 * df.loc[keep, "max_new_tokens"].min()
     fig = line_figure(df[keep], "max_new_tokens", 1.0, series, ci,
                       "Decode throughput vs output length",
@@ -961,6 +969,9 @@ def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
     md = "## Throughput per point\n\n"
     if len(df) < 2:
         return md + "Skipped: a single point (its throughput is in the table above).\n\n"
+    if len(df) > MAX_BARS:
+        return md + (f"Skipped: {len(df)} points are more than one figure shows as a bar each "
+                     f"({MAX_BARS}); the table under Points lists them.\n\n")
     facet, cat, ser = bar_layout(df, labels)
     title = "Decode throughput per point"
     if facet:
@@ -1006,6 +1017,9 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
     missing = [c for c, _ in BREAKDOWN if c not in df.columns]
     if missing:
         return md + f"Skipped: the results lack {', '.join(missing)}.\n\n"
+    if len(df) > MAX_BARS:
+        return md + (f"Skipped: {len(df)} points are more than one figure shows as a bar each "
+                     f"({MAX_BARS}; a mean over some of them would pool what differs).\n\n")
     cols = drop_redundant_draft(df, list(labels))
     names = {"draft": "draft_ms", "flash I/O": "flash_ms", "NPU": "npu_ms",
              "CPU": "cpu_only_ms", "KV": "kv_ms", "idle": "idle_ms"}
@@ -1451,6 +1465,9 @@ def accepted_bars(d: pd.DataFrame, labels: list[str], figs: dict[str, bytes],
     (the layout of the throughput figure): where the distribution would need
     more than MAX_ACCEPT_PANELS panels to pool nothing, or the results lack
     accepted_hist."""
+    if len(d) > MAX_BARS:
+        return (f"Skipped: {len(d)} drafting points are more than one figure shows as a bar "
+                f"each ({MAX_BARS}).\n\n")
     facet, cat, ser = bar_layout(d, [c for c in labels if c in fr.label_columns(d)] or
                                  ["variant"])
     title = "Mean accepted draft tokens per cycle, per point"
@@ -1494,6 +1511,18 @@ def build(results_dir: str, out_dir: str | None = None) -> tuple[str, dict[str, 
     out_dir = out_dir or os.path.join(results_dir, "report")
     df, src = fr.load_results(results_dir)
     CHECKS.clear()
+    total = len(df)
+    sampled = ""
+    if total > MAX_POINTS:
+        # an evenly spaced sample, said so at the top: the whole file would
+        # take minutes and no figure could show it
+        step = math.ceil(total / MAX_POINTS)
+        df = df.iloc[::step]
+        sampled = (f"**Sampled:** the results hold {total} points; the tables and figures below "
+                   f"show every {step}th of them ({len(df)} points: rows 1, {1 + step}, "
+                   f"{1 + 2 * step}, ... of the results file).\n\n")
+        print(f"report.py: {src}: {total} points; drawing every {step}th ({len(df)})",
+              file=sys.stderr)
     ci = has_ci(df)
     labels = fr.label_columns(df)
     SHORT_VARIANT.clear()
@@ -1510,6 +1539,8 @@ def build(results_dir: str, out_dir: str | None = None) -> tuple[str, dict[str, 
           ("Throughput with its 95% confidence interval (`tokens_per_s_lo`, "
            "`tokens_per_s_hi`).\n\n") if ci else
           "The results carry no confidence interval columns.\n\n"]
+    if sampled:
+        md.append(sampled)
     if TRACE_NAMES:
         md.append("Traces named by a checksum are shown in the figures as: " +
                   ", ".join(f"{md_escape(v)} = `{md_code(k)}`" for k, v in TRACE_NAMES.items())
