@@ -142,7 +142,7 @@ def canonical(policy: str, params: dict[str, str], digits: int | None = 3) -> st
 def tuned_name(policy: str, objective: str | None) -> str:
     """The series name of a tuned point: `POLICY tuned (max OBJECTIVE)`."""
     obj = str(objective).strip() if objective is not None else ""
-    if not obj or obj == "nan":
+    if not obj or obj in ("nan", "none"):
         obj = "tokens_per_s"  # flashspec.tune's default objective
     return f"{policy} tuned (max {obj})"
 

@@ -143,7 +143,7 @@ static const col_desc columns[] = {
      "+ 1); 1 for Flash-AR; a Lua policy's or plug-in's own `tree_nodes` parameter; `nan` "
      "otherwise"},
     {"tune_objective", COL_STR, R(tune_objective),
-     "rows of `flashspec.tune`: the result column its search maximised (empty in other rows)"},
+     "rows of `flashspec.tune`: the result column its search maximised (`none` in other rows)"},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))
@@ -219,8 +219,12 @@ static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char 
     *s = NULL;
     switch (columns[c].type) {
     case COL_STR:
-        /* a policy without parameters says so (an empty field reads as missing) */
-        *s = *f || strcmp(columns[c].name, "policy_params") ? f : "none";
+        /* a policy without parameters, a row not tuned, says so (an empty
+         * field reads as missing) */
+        *s = *f || (strcmp(columns[c].name, "policy_params") &&
+                    strcmp(columns[c].name, "tune_objective"))
+                 ? f
+                 : "none";
         break;
     case COL_I32: {
         int32_t x;
