@@ -703,7 +703,7 @@ def _data_points(ax):
         elif t == xax:
             yield from ((x, None) for x in xs)
     for r in ax.patches:
-        if isinstance(r, Rectangle) and r.get_transform() == data and r.get_visible():
+        if isinstance(r, Rectangle) and r.get_data_transform() == data and r.get_visible():
             x, y, w, h = r.get_x(), r.get_y(), r.get_width(), r.get_height()
             if not all(map(math.isfinite, (x, y, w, h))):
                 continue  # a bar of no value (NaN) is not drawn

@@ -1532,29 +1532,55 @@ def readme_recipe(home: str) -> str:
     return ""
 
 
+def readme_install(home: str) -> str:
+    """The README's install line (the sh line that runs pip install)."""
+    with open(os.path.join(home, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            if "pip install" in line:
+                return line.strip()
+    return ""
+
+
 def case_package(c: Ctx) -> None:
-    """analysis/ installs as the package `analysis` (analysis/pyproject.toml)
-    into a fresh venv that sees Debian's numpy, pandas, h5py and matplotlib,
-    offline: `pip install --no-deps --no-build-isolation -e analysis/`.  From
-    another directory the README's recipe (from analysis import fsresults;
-    fsresults.load(DIR)) runs and `flashspec-report DIR` writes report.md; with
-    pandas missing, flashspec-report says so in one line naming the
-    interpreter and the fix, exit 69, no traceback."""
-    venv = os.path.join(c.tmp, "venv")
-    r = run([PY, "-m", "venv", "--system-site-packages", venv])
-    if not check_true(r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "pip")),
-                      f"{PY} -m venv made a venv with pip (Debian: apt-get install python3-venv "
-                      f"python3-pip): {r.stderr.strip()[-300:]}"):
+    """analysis/ installs as the package `analysis` with the README's line,
+    run verbatim in a directory holding a copy of analysis/, offline
+    (PIP_NO_INDEX): it makes a venv that sees Debian's numpy, pandas, h5py and
+    matplotlib and installs the package editable -- with nothing to fetch or
+    find beforehand: the build backend is analysis/'s own, and the same
+    install with --no-build-isolation works where setuptools and wheel cannot
+    be imported.  From another directory the README's recipe (from analysis
+    import fsresults; fsresults.load(DIR)) runs and `flashspec-report DIR`
+    writes report.md; with pandas missing, flashspec-report says so in one
+    line naming the interpreter and the fix, exit 69, no traceback."""
+    line = readme_install(c.home)
+    if not check_true(line.startswith("/usr/bin/python3 -m venv --system-site-packages .venv") and
+                      ".venv/bin/pip install --no-deps -e analysis/" in line,
+                      f"README.md has the install line ({line!r})"):
         return
+    proj = os.path.join(c.tmp, "proj")
+    shutil.copytree(os.path.join(c.home, "analysis"), os.path.join(proj, "analysis"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PIP_NO_INDEX="1",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    r = run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", "--no-build-isolation",
-             "-e", os.path.join(c.home, "analysis")], env=env, cwd=c.tmp)
-    if not check_true(r.returncode == 0, "pip install -e analysis/ offline (it needs setuptools "
-                      "and wheel: Debian python3-pip brings them): "
+    r = run(["bash", "-c", line], env=env, cwd=proj)
+    venv = os.path.join(proj, ".venv")
+    if not check_true(r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "python")),
+                      "the README's install line, verbatim, offline: "
                       f"{(r.stdout + r.stderr).strip()[-600:]}"):
         return
+    # the same without build isolation, where setuptools and wheel cannot be imported
+    no_tools = os.path.join(c.tmp, "no-tools")
+    os.makedirs(no_tools)
+    for mod in ("setuptools", "wheel"):
+        write(os.path.join(no_tools, f"{mod}.py"), f'raise ImportError("no {mod} here")\n')
+    r = run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", "--no-build-isolation",
+             "--force-reinstall", "-e", "analysis/"],
+            env=dict(env, PYTHONPATH=no_tools), cwd=proj)
+    check(r.returncode == 0, "pip install --no-build-isolation without setuptools or wheel: "
+          f"{(r.stdout + r.stderr).strip()[-600:]}")
     res = os.path.join(c.tmp, "mixed")  # 6 points, with chain's param_k
     r = c.flashspec("run", "tests/analysis/scripts/load.lua", "-q", "-o", res,
                     "--arg", "which=mixed")
@@ -1570,7 +1596,7 @@ def case_package(c: Ctx) -> None:
     r = run([py, "-c", code], env=env, cwd=elsewhere)
     out = r.stdout.strip().splitlines()
     check(r.returncode == 0 and len(out) >= 2 and
-          out[-2] == os.path.join(c.home, "analysis", "__init__.py") and
+          out[-2] == os.path.join(proj, "analysis", "__init__.py") and
           out[-1] == f"6 {venv}",
           f"README recipe from another directory, the package from the venv: "
           f"{r.stdout.strip()[-400:]} {r.stderr.strip()[-400:]}")
