@@ -117,6 +117,19 @@ void fs_params_label(const eng_param_desc *table, const void *params, char *out,
 /* Frees the profiles read by the run (a's cache of them). */
 void fs_api_free_profiles(fs_api *a);
 
+/* The profiles the run read, for run.json (runrec.h): at most cap, each
+ * borrowing the cache's values; paths[i] gets the file's path relative to the
+ * project when inside it.  Returns how many. */
+struct fs_runrec_profile;
+int32_t fs_api_list_profiles(const fs_api *a, struct fs_runrec_profile *out,
+                             char (*paths)[PATH_MAX], int32_t cap);
+
+/* Puts a profile into the run's cache as if read from `path` (flashspec
+ * rerun: the recorded values stand for the file).  0, or -1 when the cache
+ * is full or memory runs out. */
+int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
+                        const sim_device_variants *vars, const sim_model *model);
+
 /* Counts `bytes` more that the API is about to hold for the script; raises
  * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass
  * the memory limit (--max-memory-mb).  fs_api_release gives bytes back. */

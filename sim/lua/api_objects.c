@@ -21,6 +21,7 @@
 #include "sim/lua/api.h"
 #include "sim/config/home.h"
 #include "sim/lua/lparams.h"
+#include "sim/lua/runrec.h"
 #include "sim/config/profile.h"
 
 /* --------------------------------------------------------------- profiles */
@@ -263,26 +264,53 @@ static const fs_profile_entry *profile_find(const fs_api *a, const char *path, i
     return NULL;
 }
 
-/* Keeps a copy of a profile just read (a full cache, or no memory: not kept). */
-static void profile_keep(fs_api *a, const char *path, int device, const sim_device *dev,
-                         const sim_device_variants *vars, const sim_model *model)
+/* Keeps a copy of a profile just read (a full cache, or no memory: not kept,
+ * -1). */
+static int profile_keep(fs_api *a, const char *path, int device, const sim_device *dev,
+                        const sim_device_variants *vars, const sim_model *model)
 {
-    if (a->n_profiles == FS_PROFILES_MAX) return;
+    if (a->n_profiles == FS_PROFILES_MAX) return -1;
     if (a->n_profiles == a->cap_profiles) {
         int32_t cap = a->cap_profiles ? 2 * a->cap_profiles : 8;
         fs_profile_entry **n = realloc(a->profiles, sizeof *n * (size_t)cap);
-        if (!n) return;
+        if (!n) return -1;
         a->profiles = n;
         a->cap_profiles = cap;
     }
     fs_profile_entry *e = calloc(1, sizeof *e);
-    if (!e) return;
+    if (!e) return -1;
     snprintf(e->path, sizeof e->path, "%s", path);
     e->device = device;
     if (dev) e->dev = *dev;
     if (vars) e->vars = *vars;
     if (model) e->model = *model;
     a->profiles[a->n_profiles++] = e;
+    return 0;
+}
+
+int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
+                        const sim_device_variants *vars, const sim_model *model)
+{
+    return profile_keep(a, path, device, dev, vars, model);
+}
+
+int32_t fs_api_list_profiles(const fs_api *a, fs_runrec_profile *out, char (*paths)[PATH_MAX],
+                             int32_t cap)
+{
+    const char *home = fs_home_dir();
+    size_t hl = home ? strlen(home) : 0;
+    int32_t n = 0;
+    for (int32_t i = 0; i < a->n_profiles && n < cap; i++) {
+        const fs_profile_entry *e = a->profiles[i];
+        int inside = hl && !strncmp(e->path, home, hl) && e->path[hl] == '/';
+        snprintf(paths[n], PATH_MAX, "%s", inside ? e->path + hl + 1 : e->path);
+        out[n] = (fs_runrec_profile){.device = e->device, .path = paths[n],
+                                     .dev = e->device ? &e->dev : NULL,
+                                     .vars = e->device ? &e->vars : NULL,
+                                     .model = e->device ? NULL : &e->model};
+        n++;
+    }
+    return n;
 }
 
 static int load_device(fs_api *a, const char *path, sim_device *dev, sim_device_variants *vars,

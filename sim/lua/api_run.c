@@ -26,6 +26,7 @@
 #include "sim/config/home.h"
 #include "sim/config/profile.h"
 #include "sim/lua/rows.h"
+#include "sim/lua/rerun.h"
 #include "sim/lua/runrec.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
@@ -311,12 +312,16 @@ static int32_t record_traces(const fs_api *a, fs_runrec_trace *out, char (*paths
 static int write_record(const fs_api *a, const fs_script_opts *o, const char *src, size_t len,
                         char *err, size_t errlen)
 {
-    int32_t cap = a->n_traces;
+    int32_t cap = a->n_traces, pcap = a->n_profiles;
     fs_runrec_trace *traces = calloc((size_t)(cap ? cap : 1), sizeof *traces);
     char(*paths)[PATH_MAX] = calloc((size_t)(cap ? cap : 1), sizeof *paths);
-    if (!traces || !paths) {
+    fs_runrec_profile *profs = calloc((size_t)(pcap ? pcap : 1), sizeof *profs);
+    char(*ppaths)[PATH_MAX] = calloc((size_t)(pcap ? pcap : 1), sizeof *ppaths);
+    if (!traces || !paths || !profs || !ppaths) {
         free(traces);
         free(paths);
+        free(profs);
+        free(ppaths);
         snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
         return FS_EXIT_SOFTWARE;
     }
@@ -332,11 +337,15 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
                          .script_len = len};
     run.traces = traces;
     run.n_traces = record_traces(a, traces, paths, cap);
+    run.profiles = profs;
+    run.n_profiles = fs_api_list_profiles(a, profs, ppaths, pcap);
     char *json = NULL;
     size_t n = 0;
     int bad = !a->rec || fs_runrec_json(a->rec, &run, a->rows, a->n_rows, &json, &n) != 0;
     free(traces);
     free(paths);
+    free(profs);
+    free(ppaths);
     if (bad) {
         snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
         return FS_EXIT_SOFTWARE;
@@ -418,6 +427,7 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     snprintf(a->script_dir, sizeof a->script_dir, "%s", real);
     char *slash = strrchr(a->script_dir, '/');
     if (slash) *slash = 0;
+    if (o->script_dir) snprintf(a->script_dir, sizeof a->script_dir, "%s", o->script_dir);
     if (!t) return FS_EXIT_OK;
     int e = dir_writable(t->path);
     if (e) {
@@ -650,6 +660,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     }
     code = run_lock(r, o, err, errlen);
     if (code == FS_EXIT_OK) code = run_open(r, o, err, errlen);
+    if (code == FS_EXIT_OK && o->rerun_record) /* run.json's profiles for today's files */
+        code = fs_rerun_prefill(&r->a, o->rerun_record, r->a.quiet, err, errlen);
     if (code == FS_EXIT_OK) {
         sim_sweep_signals_install();
         sim_sweep_deadline_set(o->max_seconds);

@@ -188,12 +188,15 @@ static void jnum(jbuf *b, double x)
         jput(b, "null");
 }
 
-/* The values of a struct described by table, as a JSON object. */
-static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
+/* The values of a struct described by table, as a JSON object: every row,
+ * or (set non-NULL) the rows whose set[] is nonzero. */
+static void jparams_set(jbuf *b, const eng_param_desc *table, const void *params,
+                        const unsigned char *set)
 {
     jput(b, "{");
     int first = 1;
     for (const eng_param_desc *d = table; d && d->name; d++) {
+        if (set && !set[d - table]) continue;
         const char *f = (const char *)params + d->offset;
         jput(b, "%s", first ? "" : ", ");
         first = 0;
@@ -257,6 +260,11 @@ static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
         }
     }
     jput(b, "}");
+}
+
+static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
+{
+    jparams_set(b, table, params, NULL);
 }
 
 /* The record's "flashspec", "command" and "script" members. */
@@ -406,6 +414,36 @@ static void json_traces(jbuf *b, const fs_runrec_run *run)
     jput(b, "\n  ],");
 }
 
+/* The "profiles" member: each profile file as it resolved (flashspec rerun). */
+static void json_profiles(jbuf *b, const fs_runrec_run *run)
+{
+    jput(b, "\n  \"profiles\": [");
+    for (int32_t i = 0; i < run->n_profiles; i++) {
+        const fs_runrec_profile *p = &run->profiles[i];
+        jput(b, "%s\n    {\"kind\": \"%s\", \"path\": ", i ? "," : "",
+             p->device ? "device" : "model");
+        jcstr(b, p->path);
+        jput(b, ", \"values\": ");
+        if (p->device)
+            jparams(b, sim_device_keys(), p->dev);
+        else
+            jparams(b, sim_model_keys(), p->model);
+        if (p->device) {
+            jput(b, ", \"variants\": [");
+            for (int32_t v = 0; p->vars && v < p->vars->n; v++) {
+                jput(b, "%s{\"name\": ", v ? ", " : "");
+                jcstr(b, p->vars->v[v].name);
+                jput(b, ", \"values\": ");
+                jparams_set(b, sim_device_keys(), &p->vars->v[v].delta, p->vars->v[v].set);
+                jput(b, "}");
+            }
+            jput(b, "]");
+        }
+        jput(b, "}");
+    }
+    jput(b, "\n  ],");
+}
+
 int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *rows, int32_t n_rows,
                    char **out, size_t *len)
 {
@@ -413,6 +451,7 @@ int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *r
     json_run(&b, run);
     json_objects(&b, r);
     json_traces(&b, run);
+    json_profiles(&b, run);
     jput(&b, "\n  \"rows\": [");
     for (int32_t i = 0; i < n_rows && i < r->n_rows; i++)
         json_row(&b, i, &r->rows[i], &rows[i]);

@@ -12,8 +12,10 @@
  * models and policies are listed once each (deduplicated by value) and rows
  * refer to them by index.  "traces" names every trace the rows ran on with
  * its file (relative to the project when inside it, else as the script gave
- * it) or, for flashspec.trace.synth, every generator setting.  script.lua is
- * the script's bytes as the run read and ran them.
+ * it) or, for flashspec.trace.synth, every generator setting.  "profiles"
+ * holds every profile file the script loaded, as the file gave it (before the
+ * script's overrides): what `flashspec rerun` loads in its place.  script.lua
+ * is the script's bytes as the run read and ran them.
  */
 #ifndef FS_LUA_RUNREC_H
 #define FS_LUA_RUNREC_H
@@ -59,6 +61,19 @@ typedef struct fs_runrec_trace {
     const trc_synth_params *synth;    /* NULL for a file */
 } fs_runrec_trace;
 
+/* A profile file the script loaded by name, for the "profiles" member (what
+ * `flashspec rerun` loads instead of today's file): its kind, its path
+ * (relative to the project when inside it), its values as the file resolved
+ * them (inheritance applied, before the script's overrides) and, for a
+ * device, its standing variants (the keys each sets). */
+typedef struct fs_runrec_profile {
+    int device; /* 1: dev and vars; 0: model */
+    const char *path;
+    const sim_device *dev;
+    const sim_device_variants *vars;
+    const sim_model *model;
+} fs_runrec_profile;
+
 /* What the run was: strings borrowed until fs_runrec_write. */
 typedef struct fs_runrec_run {
     const char *version, *build_key;
@@ -71,6 +86,8 @@ typedef struct fs_runrec_run {
     size_t script_len;
     const fs_runrec_trace *traces; /* [n_traces] */
     int32_t n_traces;
+    const fs_runrec_profile *profiles; /* [n_profiles] */
+    int32_t n_profiles;
 } fs_runrec_run;
 
 /* Formats run.json for the rows recorded (rows: their trace names, checksums

@@ -1362,6 +1362,79 @@ fs.sweep(base)
                f"calibrate's progress line has an ETA: {text[-400:]!r}")
 
 
+def case_rerun():
+    """flashspec rerun DIR runs DIR/script.lua with run.json's arguments and
+    recorded profiles: the same result bytes even after a profile file
+    changed, with one warning naming the changed key and both values; the
+    script's relative trace path resolves from the recorded script's
+    directory; a run.json that is not JSON, or has no profiles, is one line,
+    exit 65; a directory without script.lua, exit 66."""
+    import json
+    with tempfile.TemporaryDirectory() as d:
+        cfg = os.path.join(d, "cfg", "devices")
+        os.makedirs(cfg)
+        prof = os.path.join(cfg, "myphone.lua")
+        with open(prof, "w") as f:
+            f.write('return { base = "oneplus12", read_gbps = 4.5 }\n')
+        work = os.path.join(d, "work")
+        os.makedirs(work)
+        shutil.copy(SMALL, os.path.join(work, "small.h5"))
+        script_path = os.path.join(work, "study.lua")
+        with open(script_path, "w") as f:
+            f.write("""local fs = flashspec
+fs.sweep { device = fs.device "myphone", target = fs.model "qwen3-8b-q4_0",
+           draft = fs.model "qwen3-8b-eagle3-q4_0", trace = fs.trace "small.h5",
+           policy = { fs.policy.flash_ar {}, fs.policy.chain { k = tonumber(fs.args.k) } },
+           max_new_tokens = 8, prompts = 1 }
+""")
+        env = {"FLASHSPEC_CONFIG_PATH": os.path.join(d, "cfg")}
+        res = os.path.join(d, "res")
+        rc, _, err = run("sweep", script_path, "-q", "-o", res, "--arg", "k=5", env=env)
+        expect(rc == 0, f"the run: {err}")
+        rec = json.load(open(os.path.join(res, "run.json")))
+        profs = {p["path"]: p for p in rec["profiles"]}
+        expect(prof in profs and profs[prof]["values"]["read_gbps"] == 4.5 and
+               "configs/models/qwen3-8b-q4_0.lua" in profs,
+               f"run.json records the profiles as loaded: {sorted(profs)}")
+        # today's file changes; the rerun uses the recorded value
+        with open(prof, "w") as f:
+            f.write('return { base = "oneplus12", read_gbps = 7 }\n')
+        rc, _, err = run("rerun", res, env=env)
+        lines = err.splitlines()
+        expect(rc == 0 and any("warning: rerun:" in l and "myphone.lua" in l and
+                               "read_gbps 7 today, 4.5 in run.json" in l for l in lines),
+               f"rerun warns about the changed profile: {err}")
+        expect(any(l.endswith("rerun/results.csv is byte-identical to " +
+                              os.path.join(res, "results.csv")) for l in lines) and
+               open(os.path.join(res, "rerun", "results.csv"), "rb").read() ==
+               open(os.path.join(res, "results.csv"), "rb").read() and
+               open(os.path.join(res, "rerun", "results.h5"), "rb").read() ==
+               open(os.path.join(res, "results.h5"), "rb").read(),
+               f"the rerun gives the same bytes: {err}")
+        # the same script run afresh sees today's profile: other bytes
+        rc, _, err = run("sweep", script_path, "-q", "-o", os.path.join(d, "today"), "--arg",
+                         "k=5", env=env)
+        expect(rc == 0 and open(os.path.join(d, "today", "results.csv"), "rb").read() !=
+               open(os.path.join(res, "results.csv"), "rb").read(),
+               "today's profile gives other results (the rerun did not read it)")
+        # bad records
+        broken = os.path.join(d, "broken")
+        shutil.copytree(res, broken, ignore=shutil.ignore_patterns("rerun", "points"))
+        with open(os.path.join(broken, "run.json"), "w") as f:
+            f.write('{"script": {"path": "x"}, "profiles": [1, }')
+        rc, _, err = run("rerun", broken, "-o", os.path.join(d, "o1"))
+        one_line_error(err, 65, rc, r"run\.json: not a run record: byte \d+")
+        with open(os.path.join(broken, "run.json"), "w") as f:
+            json.dump({"script": {"path": "x", "args": {"k": "5"}}, "command": []}, f)
+        rc, _, err = run("rerun", broken, "-o", os.path.join(d, "o2"))
+        one_line_error(err, 65, rc, "no \"profiles\" member")
+        os.remove(os.path.join(broken, "script.lua"))
+        rc, _, err = run("rerun", broken)
+        one_line_error(err, 66, rc, "script.lua: cannot read")
+        rc, out, _ = run("rerun", "--help")
+        expect(rc == 0 and out.startswith("usage: flashspec rerun DIR"), "rerun --help")
+
+
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":
