@@ -500,10 +500,20 @@ static int build_profile(lua_State *J, rec_profile *p, const char *record, char 
         snprintf(err, errlen, "%s: the profile %s has no \"values\"", record, p->rel);
         return FS_EXIT_DATA;
     }
-    if (apply_values(J, keys, p->device ? (void *)&p->dev : (void *)&p->model, NULL,
+    unsigned char given[SIM_VARIANT_KEYS_CAP + 1];
+    if (apply_values(J, keys, p->device ? (void *)&p->dev : (void *)&p->model, given,
                      p->device ? "device profile" : "model profile", record, err, errlen))
         return FS_EXIT_DATA;
     lua_pop(J, 1);
+    /* run.json records every key: one missing is a damaged record, not a
+     * default (a profile file must give its required keys too) */
+    for (const eng_param_desc *d = keys; d->name; d++) {
+        if (!given[d - keys]) {
+            snprintf(err, errlen, "%s: the recorded profile %s lacks '%s'", record, p->rel,
+                     d->name);
+            return FS_EXIT_DATA;
+        }
+    }
     if (!p->device) return FS_EXIT_OK;
     lua_getfield(J, -1, "variants");
     lua_Integer nv = lua_istable(J, -1) ? (lua_Integer)lua_rawlen(J, -1) : 0;
