@@ -1,16 +1,26 @@
-"""Shared look of the analysis figures: a colour-blind-safe palette, series
-styles that stay distinct beyond the palette, small-multiple layouts, notes
-under a figure, and the check that every figure explains itself and does not
-mislead (figure_problems: title, axis labels, legend; no label that is a hash;
-no panel thinner than MIN_PANEL_IN; every series of the data in the legend or
-reported as not drawn; a tree-size axis that agrees with verify_rows_max).
+"""Shared look of the analysis figures and the check that holds every figure
+to it.
 
-Palette: Okabe & Ito, "Color Universal Design" (2008), eight colours told apart
-under the common colour-vision deficiencies.  Black is kept for the Flash-AR
-baseline (and reference lines); the other seven colours go to series in order.
-A series' style combines its colour with a marker (six) and a line style or a
-bar hatch (four each), so series k and j differ in colour or marker for every
-k != j below 42, and the line style or hatch changes every seven series.
+Colours: one per policy in every figure of the project (POLICY_COLOURS:
+Okabe & Ito's "Color Universal Design" (2008) colours, told apart under the
+common colour-vision deficiencies, and three of Paul Tol's; Flash-AR black);
+a policy's variants keep its colour and differ in marker, line style and bar
+hatch.  Series that are not policies take Tol's light palette
+(CONTEXT_COLOURS), which shares no colour with a policy; context series k and
+j differ in colour or marker for every k != j below 54.
+
+Layout helpers: small multiples, one legend beside or below the panels (the
+figure grown so that it covers at most about a fifth of it), notes under the
+figure, values beyond an axis cut at it and marked with their number
+(clip_overflow, run as every figure is saved).
+
+figure_problems(fig) lists where a figure fails to explain itself or
+misleads: title, axis labels, legend; no label that is a hash; no panel
+thinner than MIN_PANEL_IN; every series of the data in the legend or reported
+as not drawn; a tree-size axis that agrees with verify_rows_max; every value
+within its axes; no legend over a quarter of the figure or larger than its
+panel; canonical policy names (policies.py); no panel pooling targets,
+workloads or phones (register_panel); every policy in its colour.
 """
 from __future__ import annotations
 

@@ -129,6 +129,34 @@ MAX_BARS = 400      # bars (a point each) in one figure: beyond, the table lists
 MAX_POINTS = 2000   # points a report draws: beyond, an evenly spaced sample (said so)
 
 
+MAX_SERIES = 48  # series (colours x markers) one figure tells apart, panels included
+
+
+class TooManySeries(Exception):
+    """A figure asked to tell more series apart than MAX_SERIES."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self.n = n
+
+
+def series_guarded(heading: str):
+    """A section whose figure has more series than MAX_SERIES (144 policies
+    in a hand-made results file) is skipped with a note, not drawn unreadable."""
+    def wrap(fn):
+        def run(*args, **kw):
+            try:
+                return fn(*args, **kw)
+            except TooManySeries as e:
+                plt.close("all")
+                return (f"## {heading}\n\nSkipped: {e.n} series are more than one figure tells "
+                        f"apart ({MAX_SERIES}); the tables list the points.\n\n")
+        run.__doc__ = fn.__doc__
+        run.__name__ = fn.__name__
+        return run
+    return wrap
+
+
 # figure -> what the checker found in it (figstyle.figure_problems); set by build()
 CHECKS: dict[str, list[str]] = {}
 
@@ -484,6 +512,8 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
     hf = df if hole_frame is None else \
         hole_frame.assign(_series=[disp_of(r, rest) for _, r in hole_frame.iterrows()])
     names = list(dict.fromkeys(df["_series"]))
+    if len(names) > MAX_SERIES:
+        raise TooManySeries(len(names))
     st = fs.styles(names)
     fig, cells, split = facet_panels(df, facet, fs.MAX_LEGEND - 2 -
                                      (1 if reference is not None else 0), 4.6, 3.6)
@@ -597,6 +627,7 @@ def where_it_varies(df: pd.DataFrame, x: str, series: list[str]) -> pd.Series:
     return keep
 
 
+@series_guarded("Throughput vs DRAM budget")
 def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs DRAM budget\n\n"
     if "dram_fraction" not in df.columns or df["dram_fraction"].nunique() < 2:
@@ -627,6 +658,7 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
              "tell apart.\n\n" if has_band(df) else ""))
 
 
+@series_guarded("Throughput vs output length")
 def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs output length\n\n"
     if "max_new_tokens" not in df.columns or df["max_new_tokens"].nunique() < 2:
@@ -739,6 +771,8 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
     d = d.assign(_series=[disp_of(r, ser) if ser else one for _, r in d.iterrows()],
                  _group=[disp_of(r, cat, "\n") if cat else "all" for _, r in d.iterrows()])
     series = list(dict.fromkeys(d["_series"]))
+    if len(series) > MAX_SERIES:
+        raise TooManySeries(len(series))
     st = fs.styles(series, policies="variant" in ser)
     title = with_held(title, d)
     most = fs.MAX_LEGEND - 2 - (1 if reference is not None else 0)
@@ -848,6 +882,7 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
     return fig
 
 
+@series_guarded("Speed-up over Flash-AR")
 def section_speedup(df: pd.DataFrame, figs: dict[str, bytes]) -> str:
     md = "## Speed-up over Flash-AR\n\n"
     sp, ctx, borrowed, lost = speedup_baselines(df)
@@ -964,6 +999,7 @@ def bar_layout(df: pd.DataFrame, labels: list[str]) -> tuple[list[str], list[str
     return facet, cat, ser
 
 
+@series_guarded("Throughput per point")
 def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
                        figs: dict[str, bytes]) -> str:
     md = "## Throughput per point\n\n"
@@ -1171,6 +1207,7 @@ def tree_series(df: pd.DataFrame, params: list[dict[str, str]]) -> list[str]:
     return out
 
 
+@series_guarded("Throughput vs tree budget")
 def section_tree(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs tree budget\n\n"
     params = fr.params_per_row(df)
@@ -1375,6 +1412,7 @@ def accepted_facets(d: pd.DataFrame) -> list[str]:
     return facet
 
 
+@series_guarded("Accepted length")
 def section_accepted(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]) -> str:
     md = "## Accepted length\n\n"
     d = df[df["policy"] != "flash_ar"]
@@ -1409,6 +1447,8 @@ def section_accepted(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]
             if total and sum(total) > 0:
                 dist[(pk, name)] = np.asarray(total) / sum(total)
     names_all = list(dict.fromkeys(n for _, n in dist))
+    if len(names_all) > MAX_SERIES:
+        raise TooManySeries(len(names_all))
     st = fs.styles(names_all)
     cells, split = [], False
     for pk in panel_rows:
