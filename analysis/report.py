@@ -1085,23 +1085,33 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
         [("", "per decode cycle")] + ([("_tok", "per generated token")] if per_token else [])
     longest = max([len(disp_of(r, within)) for _, r in d.iterrows()] if within else [3])
     label_in = 0.075 * longest + 0.3
-    if many and len(facet) == 2:
-        rows_k = list(dict.fromkeys(d["target"].astype(str)))
-        cols_k = list(dict.fromkeys(d["device"].astype(str)))
-        cell = {(str(sub.iloc[0]["target"]), str(sub.iloc[0]["device"])): sub
-                for _, sub in pgroups}
-        per_row = [max([len(v) for (t, _), v in cell.items() if t == r] or [1]) for r in rows_k]
-        heights = [max(fs.MIN_PANEL_IN + 0.4, 0.27 * n + 0.9) for n in per_row]
+    grid_layout = many and len(facet) >= 1
+    if grid_layout:
+        # a grid: a row per target and a column per phone, or (one of them
+        # varies) the panels in rows of three; bars thinner than below 80
+        if len(facet) == 2:
+            rows_k = list(dict.fromkeys(d["target"].astype(str)))
+            cols_k = list(dict.fromkeys(d["device"].astype(str)))
+            place = {(rows_k.index(str(sub.iloc[0]["target"])),
+                      cols_k.index(str(sub.iloc[0]["device"]))): sub for _, sub in pgroups}
+        else:
+            ncol = min(3, len(pgroups))
+            place = {(k // ncol, k % ncol): sub for k, (_, sub) in enumerate(pgroups)}
+            rows_k = list(range(max(i for i, _ in place) + 1))
+            cols_k = list(range(ncol))
+        per_row = [max([len(v) for (i, _), v in place.items() if i == r] or [1])
+                   for r in range(len(rows_k))]
+        heights = [max(fs.MIN_PANEL_IN + 0.4, 0.2 * n + 0.9) for n in per_row]
         fig, grid = plt.subplots(len(rows_k), len(cols_k), squeeze=False, sharex=True,
                                  figsize=((label_in + 3.6) * len(cols_k) + 0.6,
                                           sum(heights) + 0.5 * len(heights) + 1.8),
                                  gridspec_kw={"height_ratios": heights},
                                  constrained_layout=True)
         panels = []
-        for i, r in enumerate(rows_k):
-            for j, c in enumerate(cols_k):
-                if (r, c) in cell:
-                    panels.append(([grid[i][j]], cell[(r, c)]))
+        for i in range(len(rows_k)):
+            for j in range(len(cols_k)):
+                if (i, j) in place:
+                    panels.append(([grid[i][j]], place[(i, j)]))
                 else:
                     fig.delaxes(grid[i][j])
     else:
@@ -1122,7 +1132,7 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
             ys = np.arange(len(sub))
             ax.set_yticks(ys)
             ax.set_yticklabels([disp_of(r, within) if within else "all"
-                                for _, r in sub.iterrows()])
+                                for _, r in sub.iterrows()], fontsize=7 if many else None)
             ax.set_ylim(len(sub) - 0.5, -0.5)  # first point on top
             head = disp_of(sub.iloc[0], facet) + "\n" if facet else ""
             ax.set_title(head + what)
@@ -1133,7 +1143,7 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
     flat = [a for row, _ in panels for a in row]
     bottom = [row for row, _ in panels][-1]
     for k, (suffix, what) in enumerate(sides):
-        if not (many and len(facet) == 2):
+        if not grid_layout:
             bottom[k].set_xlabel("time per decode cycle (ms)" if not suffix else
                                  "time per generated token (ms)\n= per cycle ÷ tokens per cycle")
     title = ("Latency breakdown: busy time of each resource, stacked\n"
@@ -1145,11 +1155,11 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
         title += f"\nper generated token (the cycle's times over tokens per cycle; {len(d)} " \
             "points: per cycle in the table)"
     title = with_held(title, d)
-    if many and len(facet) == 2:
+    if grid_layout and len(facet) == 2:
         title += "\n(a row of panels per target, a column per phone)"
     hs, ls = legend_entries(flat)
     fs.finish(fig, title, ("time per generated token (ms)" if per_token else
-                           "time per decode cycle (ms)") if many and len(facet) == 2 else None,
+                           "time per decode cycle (ms)") if grid_layout else None,
               names_of(within) or "point", hs, ls, legend_title="resource", below=True)
     if not per_token:
         fs.add_notes(fig, ["No per-token panel: the results lack `tokens_per_cycle` (or it "
