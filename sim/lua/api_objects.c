@@ -37,6 +37,9 @@ static int profile_is_file(const char *name)
  * along the profile search path (profile.h), or a file path (beside the
  * script, else in the project).  Raises on an invalid name or a missing
  * file.  kind: "devices" or "models"; what: "device" or "model". */
+static void profile_cached_path(const fs_api *a, const char *kind, const char *name, char *path,
+                                size_t n);
+
 static const char *profile_arg(lua_State *L, const char *kind, const char *what, char *path,
                                size_t n)
 {
@@ -49,6 +52,9 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
     }
     if (sim_profile_path(kind, name, path, n) != 0)
         fs_raise(L, FS_EXIT_CONFIG, 1, "invalid %s profile name '%s'", what, name);
+    struct stat st;
+    if (stat(path, &st) != 0) /* gone since the run read it (or a rerun's record) */
+        profile_cached_path(fs_api_get(L), kind, name, path, n);
     return name;
 }
 
@@ -254,6 +260,25 @@ void fs_api_free_profiles(fs_api *a)
     free(a->profiles);
     a->profiles = NULL;
     a->n_profiles = a->cap_profiles = 0;
+}
+
+/* The path of a profile of kind called name that the run holds in its cache
+ * (.../<kind>/<name>.lua: one it read, or one a rerun recorded) into path;
+ * path unchanged when there is none. */
+static void profile_cached_path(const fs_api *a, const char *kind, const char *name, char *path,
+                                size_t n)
+{
+    char tail[SIM_PROFILE_NAME_CAP + 32];
+    int tl = snprintf(tail, sizeof tail, "/%s/%s.lua", kind, name);
+    for (int32_t i = 0; tl > 0 && (size_t)tl < sizeof tail && i < a->n_profiles; i++) {
+        const char *p = a->profiles[i]->path;
+        size_t pl = strlen(p);
+        if (a->profiles[i]->device == !strcmp(kind, "devices") && pl >= (size_t)tl &&
+            !strcmp(p + pl - (size_t)tl, tail)) {
+            snprintf(path, n, "%s", p);
+            return;
+        }
+    }
 }
 
 static const fs_profile_entry *profile_find(const fs_api *a, const char *path, int device)

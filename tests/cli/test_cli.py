@@ -1411,6 +1411,14 @@ fs.sweep { device = fs.device "myphone", target = fs.model "qwen3-8b-q4_0",
                open(os.path.join(res, "rerun", "results.h5"), "rb").read() ==
                open(os.path.join(res, "results.h5"), "rb").read(),
                f"the rerun gives the same bytes: {err}")
+        # the file gone altogether: the recorded values still stand for it
+        os.rename(prof, prof + ".away")
+        rc, _, err = run("rerun", res, "-o", os.path.join(d, "gone"), env=env)
+        expect(rc == 0 and "no longer loads" in err and
+               open(os.path.join(d, "gone", "results.csv"), "rb").read() ==
+               open(os.path.join(res, "results.csv"), "rb").read(),
+               f"a profile file gone since: the recorded one is used ({rc}: {err})")
+        os.rename(prof + ".away", prof)
         # the same script run afresh sees today's profile: other bytes
         rc, _, err = run("sweep", script_path, "-q", "-o", os.path.join(d, "today"), "--arg",
                          "k=5", env=env)
