@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import math
 import os
 import sys
@@ -70,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 RESERVED = ("metric", "value", "source", "note")
-OUTPUTS = ["fidelity.md", "fidelity.csv", "fidelity.png"]
+OUTPUTS = ["fidelity.md", "fidelity.csv", "fidelity.png", "figcheck.json"]
 
 
 class RefRow:
@@ -327,12 +328,12 @@ def error_figure(keys: list[str], recs: list, geo: float):
     longest = max(len(lb) for lb in labels)
     fig, ax = plt.subplots(figsize=(4.5 + 0.07 * longest, max(3.2, 0.24 * n + 1.8)),
                            constrained_layout=True)
-    ax.axvspan(-100 * BAND, 100 * BAND, color=fs.OKABE_ITO["bluish green"], alpha=0.15,
+    ax.axvspan(-100 * BAND, 100 * BAND, color=fs.CONTEXT_COLOURS[6], alpha=0.25,
                linewidth=0, label=f"within ±{100 * BAND:g}%")
     ax.axvline(0, color="black", linewidth=0.8)
     metrics = list(dict.fromkeys(r.metric for r, *_ in recs))
     for k, met in enumerate(metrics):
-        st = fs.style(k)
+        st = fs.style(k + (1 if k >= 6 else 0))  # CONTEXT_COLOURS[6] is the band's
         idx = [i for i, (r, *_) in enumerate(recs) if r.metric == met]
         ax.scatter(errs[idx], idx, label=met, s=30, zorder=3, color=st["color"],
                    marker=st["marker"])
@@ -355,8 +356,12 @@ def error_figure(keys: list[str], recs: list, geo: float):
     return fig
 
 
-def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, bytes], float]:
+def build(results_dir: str, ref_path: str, strict: bool,
+          out_dir: str | None = None) -> tuple[dict[str, bytes], float]:
+    out_dir = out_dir or os.path.join(results_dir, "fidelity")
     df, src = fr.load_results(results_dir)
+    # the key tree_nodes is a fixed tree's size, as the C reader derives it
+    df = df.assign(tree_nodes=fr.reference_tree_nodes(df))
     keys, refs = load_reference(ref_path, df)
     recs, missing = [], []
     for ref in refs:
@@ -410,10 +415,11 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
                             apct(float(np.max(np.abs(errs)))),
                             pct(bias([(p, r.value) for r, p, _ in sub]))])
     geo = geo_err(all_err)
-    md = [f"# Fidelity: {os.path.basename(os.path.normpath(results_dir))} vs "
-          f"{os.path.basename(ref_path)}\n\n",
-          f"Simulated: `{src}`. Reference: `{ref_path}`, {len(refs)} rows, {len(recs)} "
-          f"compared.\n\n",
+    md = [f"# Fidelity: {fr.md_escape(os.path.basename(os.path.normpath(results_dir)))} vs "
+          f"{fr.md_escape(os.path.basename(ref_path))}\n\n",
+          f"Simulated: `{fr.md_code(os.path.relpath(src, out_dir))}`. Reference: "
+          f"`{fr.md_code(os.path.relpath(ref_path, out_dir))}` (both relative to this file), "
+          f"{len(refs)} rows, {len(recs)} compared.\n\n",
           f"**Geometric-mean relative error: {apct(geo)}** over {len(recs)} points "
           "(exp(mean ln(1 + |e|)) − 1 with e = (predicted − measured) / measured; bias = "
           "geometric mean of predicted / measured − 1).\n\n",
@@ -433,14 +439,17 @@ def build(results_dir: str, ref_path: str, strict: bool) -> tuple[dict[str, byte
 
     # relative error per reference row, a dot each, the +-10% band shaded
     fig = error_figure(keys, recs, geo)
-    png = fr.fig_bytes(fig)
+    png = fr.fig_bytes(fig, keep=True)
+    checks = {"fidelity.png": fs.figure_problems(fig, "fidelity.png")}
+    plt.close(fig)
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(keys + ["metric", "measured", "predicted", "rel_error", "points", "source"])
     w.writerows(csv_rows)
     return {"fidelity.md": "".join(md).encode(), "fidelity.csv": buf.getvalue().encode(),
-            "fidelity.png": png}, geo
+            "fidelity.png": png,
+            "figcheck.json": (json.dumps(checks, indent=1) + "\n").encode()}, geo
 
 
 def main(argv: list[str] | None = None, prog: str = "fidelity.py") -> int:
@@ -459,8 +468,8 @@ def main(argv: list[str] | None = None, prog: str = "fidelity.py") -> int:
         return fr.EX_USAGE if e.code else 0
 
     def body() -> None:
-        files, geo = build(args.results_dir, args.reference, args.strict)
         out = args.output or os.path.join(args.results_dir, "fidelity")
+        files, geo = build(args.results_dir, args.reference, args.strict, out)
         fr.write_outputs(out, files, stale=OUTPUTS)
         print(f"{prog}: geometric-mean relative error {apct(geo)}; wrote "
               f"{os.path.join(out, 'fidelity.md')}", file=sys.stderr)

@@ -17,12 +17,16 @@ import sys
 import tempfile
 from typing import Iterable
 
-import matplotlib
+# Loading results needs numpy, pandas and (for results.h5) h5py only: nothing
+# here imports matplotlib (fig_bytes and capture_figures take the figures
+# figstyle made, which chose the Agg backend).
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # noqa: E402  (before pyplot is imported anywhere)
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+if __package__:
+    from . import policies as _policies
+else:  # run as a script, analysis/ on sys.path
+    import policies as _policies  # noqa: E402
 
 EX_USAGE, EX_DATAERR, EX_NOINPUT, EX_CANTCREAT = 64, 65, 66, 73
 
@@ -33,7 +37,8 @@ PARAM_COLUMNS = [
 ]
 STRING_COLUMNS = {
     "variant", "policy", "policy_params", "device", "target", "draft", "trace", "version",
-    "script_hash", "trace_checksum", "accept", "runtime", "accepted_hist",
+    "script_hash", "trace_checksum", "accept", "runtime", "accepted_hist", "synth_tokens",
+    "tune_objective",
 }
 REQUIRED_COLUMNS = ["policy", "target", "tokens_per_s"]
 # The per-parameter result columns (param_<name>, one per policy parameter of
@@ -64,43 +69,71 @@ def run_main(prog: str, body) -> int:
 # ------------------------------------------------------------------ loading
 
 def _read_csv(path: str) -> pd.DataFrame:
+    """results.csv as a frame: text columns as str, the others as float where
+    every cell is what Python's float() reads (param_ / tag_ columns stay
+    text where one is not); errors name the file and line.  pandas' C parser
+    reads the cells (a 200k-row file in seconds), numpy's float conversion
+    (float() per cell) converts them."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
+            header = next(csv.reader(f), None)
     except OSError as e:
         raise AnalysisError(EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
     except (UnicodeDecodeError, csv.Error) as e:
         raise AnalysisError(EX_DATAERR, f"{path}: not a CSV file: {e}") from None
-    if not rows or not rows[0]:
+    if not header:
         raise AnalysisError(EX_DATAERR, f"{path}:1: empty file (no header row)")
-    header = rows[0]
     if len(set(header)) != len(header):
         raise AnalysisError(EX_DATAERR, f"{path}:1: duplicate column names")
-    for i, r in enumerate(rows[1:], start=2):
-        if len(r) != len(header):
-            raise AnalysisError(EX_DATAERR, f"{path}:{i}: {len(r)} fields, the header has "
-                                f"{len(header)}")
-    df = pd.DataFrame(rows[1:], columns=header, dtype=object)
-    for c in header:
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[],
+                          skip_blank_lines=False, encoding="utf-8", engine="c")
+    except pd.errors.ParserError as e:
+        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
+        if m:
+            raise AnalysisError(EX_DATAERR, f"{path}:{m.group(2)}: {m.group(3)} fields, the "
+                                f"header has {len(header)}") from None
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise AnalysisError(EX_DATAERR, f"{path}: not a CSV file: {msg}") from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise AnalysisError(EX_DATAERR, f"{path}: not a CSV file: {e}") from None
+    except OSError as e:
+        raise AnalysisError(EX_NOINPUT, f"{path}: cannot read: {e.strerror}") from None
+    # a row with fewer fields than the header (the parser fills them in)
+    short = raw.isna().to_numpy().any(axis=1)
+    if short.any():
+        i = int(np.flatnonzero(short)[0])
+        n = int(raw.iloc[i].notna().sum())
+        raise AnalysisError(EX_DATAERR, f"{path}:{i + 2}: {n if n > 1 or raw.iat[i, 0] else 0} "
+                            f"fields, the header has {len(header)}")
+    data = {}
+    for c, col in zip(header, (raw.iloc[:, k] for k in range(len(header)))):
+        vals = col.to_numpy(dtype=object)
+        data[c] = pd.Series(vals, dtype=object)
         if c in STRING_COLUMNS:
             continue
-        vals = []
-        for i, v in enumerate(df[c], start=2):
-            try:
-                vals.append(float(v))
-            except ValueError:
-                # param_ / tag_ columns are text where any value is (a tag "A")
-                if c.startswith((PARAM_PREFIX, TAG_PREFIX)) and c not in PARAM_COLUMNS:
-                    vals = None
-                    break
-                if c in REQUIRED_COLUMNS or c in PARAM_COLUMNS or _looks_numeric(df[c]):
-                    raise AnalysisError(EX_DATAERR, f"{path}:{i}: column '{c}': not a number: "
-                                        f"{v!r}") from None
-                vals = None
-                break
-        if vals is not None:
-            df[c] = np.array(vals, dtype=float)
-    return df
+        try:
+            data[c] = pd.Series(vals.astype(float), dtype=float)
+            continue
+        except (TypeError, ValueError):
+            bad = _first_not_float(vals)
+        # param_ / tag_ columns are text where any value is (a tag "A")
+        if c.startswith((PARAM_PREFIX, TAG_PREFIX)) and c not in PARAM_COLUMNS:
+            continue
+        if c in REQUIRED_COLUMNS or c in PARAM_COLUMNS or _looks_numeric(vals):
+            raise AnalysisError(EX_DATAERR, f"{path}:{bad + 2}: column '{c}': not a number: "
+                                f"{vals[bad]!r}")
+    return pd.DataFrame(data, columns=header)
+
+
+def _first_not_float(vals) -> int:
+    """The index of the first cell float() refuses."""
+    for i, v in enumerate(vals):
+        try:
+            float(v)
+        except (TypeError, ValueError):
+            return i
+    return 0
 
 
 def _looks_numeric(col: Iterable[str]) -> bool:
@@ -242,7 +275,54 @@ def load_results(results_dir: str) -> tuple[pd.DataFrame, str]:
             raise AnalysisError(EX_DATAERR, f"{src}:1: missing column '{c}'")
     if len(df) == 0:
         raise AnalysisError(EX_DATAERR, f"{src}: no result rows")
+    validate(df, src)
     return add_derived(df), src
+
+
+# What a row must hold for the reports to draw it (flashspec writes nothing
+# else): names without control characters (a policy: a name, no brackets), and
+# finite point keys and throughput in their ranges.
+NAME_COLUMNS = ("policy", "device", "target", "draft", "trace")
+POLICY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.+-]*$")
+FINITE_RANGES = {"tokens_per_s": (0.0, math.inf), "dram_fraction": (0.0, 1.0),
+                 "max_new_tokens": (0.0, math.inf), "prompts": (0.0, math.inf),
+                 "top_p": (0.0, 1.0), "temperature": (0.0, math.inf), "seed": (0.0, math.inf)}
+
+
+def validate(df: pd.DataFrame, src: str) -> None:
+    """Raises AnalysisError(65) naming the file and line (row + 1 of the CSV;
+    the row of results.h5) of the first cell the reports cannot draw: a
+    control character in a name, a policy name that is not a name
+    ('lever[oops'), a point key or tokens_per_s that is not a finite number
+    in its range (inf tokens/s, a NaN DRAM budget)."""
+    where = (lambda i: f"{src}:{i + 2}") if src.endswith(".csv") else \
+        (lambda i: f"{src}: row {i + 1}")
+    for c in NAME_COLUMNS:
+        if c not in df.columns:
+            continue
+        col = df[c].astype(str)
+        bad = col.str.contains(r"[\x00-\x1f\x7f]", regex=True).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise AnalysisError(EX_DATAERR, f"{where(i)}: column '{c}': a control character "
+                                f"in the name {col.iat[i]!r}")
+    if "policy" in df.columns:
+        ok = df["policy"].astype(str).str.match(POLICY_NAME).to_numpy()
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise AnalysisError(EX_DATAERR, f"{where(i)}: column 'policy': "
+                                f"{str(df['policy'].iat[i])!r} is not a policy name (letters, "
+                                "digits, _ . + -)")
+    for c, (lo, hi) in FINITE_RANGES.items():
+        if c not in df.columns or df[c].dtype == object:
+            continue
+        v = df[c].to_numpy(dtype=float)
+        bad = ~(np.isfinite(v) & (v >= lo) & (v <= hi))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            rng = f"[{fmt_num(lo)}, {fmt_num(hi)}]" if math.isfinite(hi) else f">= {fmt_num(lo)}"
+            raise AnalysisError(EX_DATAERR, f"{where(i)}: column '{c}': {v[i]!r} is not a "
+                                f"finite number {rng}")
 
 
 # --------------------------------------------------------- derived columns
@@ -387,43 +467,109 @@ def tree_rows_are_nodes(policy: str, params) -> bool:
     return not (policy == "edgellm" and p.get("verify", "branches") != "tree")
 
 
-def variants(df: pd.DataFrame) -> list[str]:
-    """Short policy names: the policy, plus in brackets the parameters that
-    differ among the points of that policy ('lever[pruning=full]')."""
+def is_tuned(row) -> bool:
+    """Whether a result row was chosen by flashspec.tune (tune_evals > 0)."""
+    try:
+        return float(row.get("tune_evals", 0) or 0) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def variants(df: pd.DataFrame, digits: int | None = None,
+             parsed: list[dict[str, str]] | None = None) -> list[str]:
+    """Policy names of the rows: a built-in policy with, in brackets, the
+    parameters that differ from its defaults (policies.canonical:
+    'lever[pruning=none]', 'edgellm' for EdgeLLM as shipped), values exact
+    (digits None) or at `digits` significant digits; a policy the defaults do
+    not know with the parameters that differ among its points.  A tuned row
+    (tune_evals > 0) adds ' tuned (max OBJECTIVE)'.  Each distinct setting is
+    named once (a large results file repeats a few settings many times)."""
     if "policy_params" not in df.columns:
         return [str(p) for p in df["policy"]]
-    parsed = [_params(q) for q in df["policy_params"]]
-    out = []
-    for pol, p in zip(df["policy"], parsed):
-        same = [q for r, q in zip(df["policy"], parsed) if r == pol]
-        keys = [k for k in p if len({q.get(k) for q in same}) > 1]
-        out.append(f"{pol}[{','.join(f'{k}={p[k]}' for k in keys)}]" if keys else str(pol))
+    parsed = params_per_row(df) if parsed is None else parsed
+    pols = [str(p) for p in df["policy"]]
+    # the parameters that differ among the points of each unknown policy
+    by_pol: dict[str, dict[str, set]] = {}
+    for pol, p in zip(pols, parsed):
+        if not _policies.known(pol):
+            seen = by_pol.setdefault(pol, {})
+            for k, v in p.items():
+                seen.setdefault(k, set()).add(v)
+    tuned = [False] * len(df)
+    if "tune_evals" in df.columns:
+        ev = pd.to_numeric(df["tune_evals"], errors="coerce").fillna(0).to_numpy()
+        tuned = list(ev > 0)
+    objective = list(df["tune_objective"]) if "tune_objective" in df.columns else \
+        [None] * len(df)
+    out, memo = [], {}
+    for pol, p, t, obj in zip(pols, parsed, tuned, objective):
+        key = (pol, tuple(p.items()), bool(t), str(obj) if t else "")
+        name = memo.get(key)
+        if name is None:
+            name = _policies.canonical(pol, p, digits)
+            if name is None:
+                keys = [k for k in p if len(by_pol.get(pol, {}).get(k, ())) > 1]
+                name = f"{pol}[{','.join(f'{k}={_policies.fmt_value(p[k], digits)}' for k in keys)}]" \
+                    if keys else pol
+            if t:
+                name += " " + _policies.tuned_name("", obj).strip()
+            memo[key] = name
+        out.append(name)
     return out
 
 
 def params_per_row(df: pd.DataFrame) -> list[dict[str, str]]:
     """point_params of every row: policy_params (when the results have it)
-    completed by the param_<name> columns."""
+    completed by the param_<name> columns; each distinct setting parsed once
+    (the rows that share it share the dict: do not change it)."""
     pcols = [c for c in df.columns if isinstance(c, str) and c.startswith(PARAM_PREFIX)]
-    labels = df["policy_params"] if "policy_params" in df.columns else [""] * len(df)
-    if not pcols:
-        return [point_params(q) for q in labels]
-    sub = df[pcols]
-    return [point_params(q, sub.iloc[i]) for i, q in enumerate(labels)]
+    if not len(df):
+        return []
+    keycols = (["policy_params"] if "policy_params" in df.columns else []) + pcols
+    if not keycols:
+        return [{} for _ in range(len(df))]
+    keys = df[keycols].astype(str)
+    codes = keys.groupby(keycols, sort=False, dropna=False).ngroup().to_numpy() \
+        if len(keycols) > 1 else pd.factorize(keys[keycols[0]], sort=False)[0]
+    first: dict[int, int] = {}
+    for i, k in enumerate(codes):
+        first.setdefault(int(k), i)
+    labels = df["policy_params"] if "policy_params" in df.columns else None
+    parsed = {}
+    for k, i in first.items():
+        row = {c: df[c].iat[i] for c in pcols}
+        parsed[k] = point_params(labels.iat[i] if labels is not None else None, row)
+    return [parsed[int(k)] for k in codes]
 
 
 def add_derived(df: pd.DataFrame) -> pd.DataFrame:
     """Adds tree_nodes, tree_budget and variant (see above) when absent."""
     df = df.copy()
+    params = params_per_row(df)
     if "variant" not in df.columns:
-        df["variant"] = variants(df)
+        df["variant"] = variants(df, parsed=params)
     if "tree_nodes" not in df.columns or "tree_budget" not in df.columns:
-        params = params_per_row(df)
+        memo: dict = {}
+        budget = [memo[(p, id(q))] if (p, id(q)) in memo else
+                  memo.setdefault((p, id(q)), tree_budget_of(p, q))
+                  for p, q in zip(df["policy"], params)]
+        # results before flashspec wrote the column: the same values (the tree
+        # size the point was run with, fixed or cap)
         if "tree_nodes" not in df.columns:
-            df["tree_nodes"] = [tree_nodes_of(p, q) for p, q in zip(df["policy"], params)]
+            df["tree_nodes"] = budget
         if "tree_budget" not in df.columns:
-            df["tree_budget"] = [tree_budget_of(p, q) for p, q in zip(df["policy"], params)]
+            df["tree_budget"] = budget
     return df
+
+
+def reference_tree_nodes(df: pd.DataFrame) -> list[float]:
+    """The reference key `tree_nodes` of every row: the nodes of a *fixed*
+    tree (tree_nodes_of: Flash-AR 1, chain k + 1, eagle2 total_tokens + 1,
+    specinfer), NaN for a policy that sizes its trees per cycle under a cap --
+    a paper's "16-node tree" is a tree of 16 nodes, not a cap of 16.  As
+    flashspec calibrate's reader (sim/fit/refcsv.c) derives it, whatever the
+    results' own tree_nodes column says."""
+    return [tree_nodes_of(p, q) for p, q in zip(df["policy"], params_per_row(df))]
 
 
 DERIVED_COLUMNS = {"tree_nodes", "tree_budget", "variant"}
@@ -710,10 +856,29 @@ def fmt_num(v) -> str:
     return f"{f:.4g}"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def md_escape(text) -> str:
+    """Text from the results (a name, a label) as markdown shows it and
+    nothing more: control characters (a newline would end a table row) as one
+    space, '<' and '>' as entities (no HTML: '<script>' stays text), '|'
+    escaped (no cell break), '](' escaped (no link)."""
+    s = _CONTROL.sub(" ", str(text))
+    return s.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|") \
+        .replace("](", "]\\(")
+
+
+def md_code(text) -> str:
+    """Text for a `code span`: control characters as one space, backticks as
+    quotes (a code span shows '<' and '|' as they are; a table's '|' is
+    escaped by md_table)."""
+    return _CONTROL.sub(" ", str(text)).replace("`", "'")
+
+
 def md_table(header: list[str], rows: list[list]) -> str:
     def cell(v) -> str:
-        s = fmt_num(v) if not isinstance(v, str) else v
-        return s.replace("|", "\\|")
+        return md_escape(fmt_num(v) if not isinstance(v, str) else v)
 
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
@@ -756,22 +921,31 @@ class capture_figures:
             plt.close(f)
 
 
-def fig_bytes(fig) -> bytes:
+def fig_bytes(fig, keep: bool = False) -> bytes:
+    """The figure as PNG bytes (110 dpi, cut to its content); closed after
+    unless `keep` (the caller checks it, then closes it) or captured."""
     import matplotlib.pyplot as plt
 
     b = io.BytesIO()
     before = getattr(fig, "_fs_before_save", None)
     if before is not None:
-        before()  # e.g. figstyle.place_notes: the notes below everything else
+        before()  # figstyle.before_save: clipped values marked, notes below everything
     if _CAPTURED is not None and not _RENDER:
         _CAPTURED.append(fig)
         return b""
-    fig.savefig(b, format="png", dpi=110, bbox_inches="tight",
-                metadata={"Software": None})
+    # one layout pass without rasterising, the content's box from it, then one
+    # rasterising draw into that box (savefig's bbox_inches="tight" draws the
+    # whole figure twice); the layout is kept as computed
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(0.1)
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")
+    fig.savefig(b, format="png", dpi=110, bbox_inches=box, metadata={"Software": None},
+                pil_kwargs={"compress_level": 3})
     fig._fs_drawn = True  # laid out and drawn (figstyle.figure_problems)
     if _CAPTURED is not None:
         _CAPTURED.append(fig)
-    else:
+    elif not keep:
         plt.close(fig)
     return b.getvalue()
 

@@ -33,6 +33,7 @@ written unless every input is valid).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -46,11 +47,14 @@ if __name__ == "__main__":
 if __package__:
     from . import figstyle as fs
     from . import fsresults as fr
+    from . import policies as fp
 else:  # run as a script, or imported with analysis/ on sys.path
     import figstyle as fs  # noqa: E402
     import fsresults as fr  # noqa: E402
+    import policies as fp  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 import pandas as pd  # noqa: E402
 
 FIGURES = ["speedup.png", "throughput.png", "throughput_vs_dram.png",
@@ -120,9 +124,51 @@ COLUMN_NAMES = {"variant": "policy", "policy": "policy family", "target": "targe
                 "prompts": "prompts", "tree_series": "policy", "pruning": "pruning"}
 MAX_LINES = 10      # series in one panel before the figure is split into panels
 MAX_PANELS = 12
-MAX_BREAKDOWN = 80  # points in the latency breakdown before it averages
-BREAKDOWN_DROP = ["prompts", "seed", "trace", "device", "accept", "runtime", "top_p",
-                  "temperature", "draft", "max_new_tokens", "dram_fraction", "target"]
+MAX_BREAKDOWN = 80  # points in the latency breakdown before it shows per token only
+MAX_BARS = 400      # bars (a point each) in one figure: beyond, the table lists them
+MAX_POINTS = 2000   # points a report draws: beyond, an evenly spaced sample (said so)
+
+
+MAX_SERIES = 48  # series (colours x markers) one figure tells apart, panels included
+
+
+class TooManySeries(Exception):
+    """A figure asked to tell more series apart than MAX_SERIES."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self.n = n
+
+
+def series_guarded(heading: str):
+    """A section whose figure has more series than MAX_SERIES (144 policies
+    in a hand-made results file) is skipped with a note, not drawn unreadable."""
+    def wrap(fn):
+        def run(*args, **kw):
+            try:
+                return fn(*args, **kw)
+            except TooManySeries as e:
+                plt.close("all")
+                return (f"## {heading}\n\nSkipped: {e.n} series are more than one figure tells "
+                        f"apart ({MAX_SERIES}); the tables list the points.\n\n")
+        run.__doc__ = fn.__doc__
+        run.__name__ = fn.__name__
+        return run
+    return wrap
+
+
+# figure -> what the checker found in it (figstyle.figure_problems); set by build()
+CHECKS: dict[str, list[str]] = {}
+
+
+def fig_png(fig, name: str) -> bytes:
+    """The figure's PNG; the checker's verdict on it goes to CHECKS[name]
+    (figures captured by a test are checked by the test)."""
+    data = fr.fig_bytes(fig, keep=True)
+    if fr._CAPTURED is None:
+        CHECKS[name] = fs.figure_problems(fig, name)
+        plt.close(fig)
+    return data
 
 
 # variant -> the name figures show (see short_variants); set by build()
@@ -130,27 +176,34 @@ SHORT_VARIANT: dict[str, str] = {}
 
 
 def short_variants(df: pd.DataFrame) -> dict[str, str]:
-    """Figure names of the variants: the policy, plus the parameters in which
-    a variant differs from the setting most variants of its policy share
-    ('lever[pruning=none]' among Lever's ablations); a parameter whose every
-    value is its own (a swept n_max) always shows."""
-    if "policy_params" not in df.columns:
-        return {}
-    out = {}
-    for pol, sub in df.drop_duplicates("variant").groupby("policy", sort=False):
-        parsed = [fr._params(q) for q in sub["policy_params"]]
-        shown = {}
-        for k in dict.fromkeys(k for p in parsed for k in p):
-            vals = [p.get(k) for p in parsed]
-            if len(set(vals)) < 2:
-                continue
-            top, n = max(((v, vals.count(v)) for v in dict.fromkeys(vals)),
-                         key=lambda t: t[1])
-            shown[k] = top if n > 1 else None
-        for v, p in zip(sub["variant"], parsed):
-            keys = [k for k, mode in shown.items() if p.get(k) != mode]
-            out[v] = f"{pol}[{','.join(f'{k}={p[k]}' for k in keys)}]" if keys else str(pol)
+    """Figure names of the variants: the policy and the parameters that differ
+    from its defaults (policies.canonical) at 3 significant digits, more where
+    two variants would otherwise read alike; a tuned point `POLICY tuned (max
+    OBJECTIVE)`, its knobs written beside it (they change from point to
+    point)."""
+    out: dict[str, str] = {}
+    firsts = df.drop_duplicates("variant")
+    names = {d: fr.variants(firsts, d) for d in (3, 4, 6, None)}
+    pols = [str(p) for p in firsts["policy"]]
+    for i, v in enumerate(firsts["variant"]):
+        if fr.is_tuned(firsts.iloc[i]):
+            out[v] = fp.tuned_name(pols[i], firsts.iloc[i].get("tune_objective"))
+    for digits in (3, 4, 6, None):
+        cand = {v: n for v, n in zip(firsts["variant"], names[digits]) if v not in out}
+        if len(set(cand.values())) == len(cand) or digits is None:
+            out.update(cand)
+            break
     return out
+
+
+def tuned_knobs(row: pd.Series) -> str:
+    """A tuned point's knobs as its label beside it shows them: the
+    parameters that differ from the policy's defaults, 3 significant
+    digits."""
+    name = fp.canonical(str(row["policy"]), fr.point_params(row.get("policy_params"), row), 3)
+    if name is None or "[" not in name:
+        return "defaults"
+    return name.split("[", 1)[1].rstrip("]")
 
 
 # trace -> the name figures show (see readable_traces); set by build()
@@ -159,13 +212,33 @@ TRACE_NAMES: dict[str, str] = {}
 AS_IS = {"tree_series", "pruning"}
 
 
-def readable_traces(df: pd.DataFrame) -> dict[str, str]:
+def synth_settings(results_dir: str) -> dict[str, dict]:
+    """The generator settings of the synthetic traces the results ran on, by
+    trace name, from RESULTS_DIR/run.json ("traces"); {} when it is absent or
+    unreadable (the figures then number those traces)."""
+    try:
+        with open(os.path.join(results_dir, "run.json"), encoding="utf-8") as f:
+            rec = json.load(f)
+        return {str(t["name"]): dict(t["synth"]) for t in rec.get("traces", [])
+                if isinstance(t, dict) and isinstance(t.get("synth"), dict) and "name" in t}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def readable_traces(df: pd.DataFrame, synth: dict[str, dict] | None = None) -> dict[str, str]:
     """Figure names of the traces named by a checksum (flashspec.trace.synth
     names a trace made in memory synth-<hex>): the value of a tag_<name>
-    column that names that trace alone ('workload code'), else 'synthetic
-    trace N' (N in order of appearance).  Other traces keep their names."""
+    column that names that trace alone ('workload code'); else, for a
+    synthetic trace whose generator settings run.json records (`synth`), the
+    settings that tell it from the others ('synthetic seed=1102'); else
+    'synthetic trace N' (N in order of appearance).  Other traces keep their
+    names."""
     if "trace" not in df.columns:
         return {}
+    synth = synth or {}
+    mine = {t: synth[t] for t in dict.fromkeys(df["trace"].astype(str)) if t in synth}
+    differ = [k for k in dict.fromkeys(k for v in mine.values() for k in v)
+              if len({json.dumps(v.get(k), sort_keys=True) for v in mine.values()}) > 1]
     tr = df["trace"].astype(str)
     tags = [c for c in df.columns if isinstance(c, str) and c.startswith(fr.TAG_PREFIX)]
     out, k = {}, 0
@@ -183,6 +256,12 @@ def readable_traces(df: pd.DataFrame) -> dict[str, str]:
             if set(tr[df[c].astype(str) == v]) == {t}:
                 name = f"{c[len(fr.TAG_PREFIX):]} {v}"
                 break
+        if name is None and t in mine:
+            keys = (differ or ["seed"])[:3]
+            name = "synthetic " + ",".join(
+                f"{key}=" + ("/".join(fr.fmt_num(x) for x in v) if isinstance(v, list)
+                             else fr.fmt_num(v))
+                for key in keys for v in [mine[t].get(key)])
         if name is None:
             k += 1
             name = f"synthetic trace {k}" if t.startswith("synth-") else f"trace {k}"
@@ -208,6 +287,29 @@ def disp(col: str, v) -> str:
     if col in fr.STRING_COLUMNS or col in AS_IS:
         return str(v)
     return f"{col}={fr.fmt_num(v)}"
+
+
+# what a panel must not pool (figstyle.register_panel), in the order titles name it
+HELD = ("target", "device", "trace")
+
+
+def held_fixed(d: pd.DataFrame) -> str:
+    """The target, phone and workload every point of d shares, as titles
+    name them ('qwen3-8b-q4_0 · oneplus12 · code-strong'); '' when none."""
+    return " · ".join(disp(c, d[c].iloc[0]) for c in HELD
+                      if c in d.columns and len(d) and d[c].astype(str).nunique() == 1)
+
+
+def with_held(title: str, d: pd.DataFrame) -> str:
+    """title, and on a line of its own what every point of d shares."""
+    h = held_fixed(d)
+    return title + (f"\n(every point: {h})" if h else "")
+
+
+def register(ax, rows: pd.DataFrame, separated: list[str]) -> None:
+    """What panel ax draws (figstyle.register_panel), values named as the
+    figures name them."""
+    fs.register_panel(ax, rows, separated, disp)
 
 
 def disp_of(row: pd.Series, cols: list[str], sep: str = " · ") -> str:
@@ -267,9 +369,9 @@ def notes_md(fig) -> str:
     out = []
     for n in getattr(fig, "fs_notes", []):
         if n.startswith("Not drawn: "):
-            out.append(f"**Not drawn:** {n[len('Not drawn: '):]}\n\n")
+            out.append(f"**Not drawn:** {md_escape(n[len('Not drawn: '):])}\n\n")
         else:
-            out.append(f"*Note:* {n}\n\n")
+            out.append(f"*Note:* {md_escape(n)}\n\n")
     return "".join(out)
 
 
@@ -319,6 +421,12 @@ def facet_panels(df: pd.DataFrame, facet: list[str], most: int, w: float, h: flo
             part = sub[sub["_series"].isin(ch)]
             if len(part):
                 cells.append((sub, part, [n for n in ch if n in set(part["_series"])]))
+    if split:
+        # each panel has a legend of its own beside it: room for it
+        w, h = 1.2 * w, 1.1 * h
+    elif len(cells) == 1:
+        # one panel and the figure's legend beside it
+        w, h = max(w, 5.6), max(h, 3.8)
     by_target = "target" in facet and df["target"].nunique() > 1
     if by_target and len(cells) > df["target"].nunique():
         rows = list(dict.fromkeys(str(c[0].iloc[0]["target"]) for c in cells))
@@ -371,10 +479,10 @@ def hole_notes(missing: dict, panels: list[dict], x: str, xscale: float) -> list
                     break
             if not place:
                 place = "; ".join(" · ".join(disp(c, v) for c, v in p.items()) for p in where)
-        notes.append(f"No result row for {', '.join(names)} at {at}" +
+        notes.append(f"The results hold no row for {', '.join(names)} at {at}" +
                      (f" ({place})" if place else "") +
-                     ": not run, or failed (a point that fails, e.g. one that does not fit "
-                     "the phone's DRAM, writes no row).")
+                     " (the script ran no such point, or the point failed: a failed point, "
+                     "e.g. one that does not fit the phone's DRAM, writes no row).")
     return notes
 
 
@@ -404,6 +512,8 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
     hf = df if hole_frame is None else \
         hole_frame.assign(_series=[disp_of(r, rest) for _, r in hole_frame.iterrows()])
     names = list(dict.fromkeys(df["_series"]))
+    if len(names) > MAX_SERIES:
+        raise TooManySeries(len(names))
     st = fs.styles(names)
     fig, cells, split = facet_panels(df, facet, fs.MAX_LEGEND - 2 -
                                      (1 if reference is not None else 0), 4.6, 3.6)
@@ -432,6 +542,13 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
                                 color=line.lines[0].get_color(), alpha=0.15, linewidth=0)
             if on_series is not None:
                 on_series(ax, name, g, xs, st[name])
+            if "tune_evals" in g.columns:
+                # a tuned point's knobs change from point to point: beside it
+                for xv, yv, (_, r) in zip(xs, g[y].astype(float), g.iterrows()):
+                    if fr.is_tuned(r) and np.isfinite(yv):
+                        ax.annotate(tuned_knobs(r), (xv, yv), xytext=(4, 4),
+                                    textcoords="offset points", fontsize=fs.NOTE_SIZE - 2,
+                                    color=st[name]["color"])
             if holes:
                 mine = hf["_series"] == name
                 for c in facet:
@@ -446,6 +563,9 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
         t = panel_title(sub, facet, ch, split)
         if t:
             ax.set_title(t)
+        register(ax, part, ["_series", x])
+        if not logx and all(float(v).is_integer() for v in all_x):
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if logx:
             ax.set_xscale("log", base=2)
             xs = log2_ticks(xscale * (df[x] if tick_values is None else
@@ -461,6 +581,7 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
         lo, hi = xscale * all_x[0], xscale * all_x[-1]
         for c in cells:
             c[0].set_xlim(lo - 0.04 * (hi - lo), hi + 0.04 * (hi - lo))
+    title = with_held(title, df)
     if facet:
         title += f"\n(one panel per {names_of(facet)}" + \
             ("; a row per target, each with its own y range)"
@@ -486,6 +607,8 @@ def line_figure(df: pd.DataFrame, x: str, xscale: float, series: list[str], ci: 
         dropped.update({n: why for n in dict.fromkeys(gone) if n not in names})
         fs.add_notes(fig, [f"{len(rows)} point{'s' if len(rows) > 1 else ''} not drawn: {why}."])
     fs.declare(fig, names + list(dropped), dropped)
+    fig.fs_panels = True
+    fig.fs_policy_series = names
     return fig
 
 
@@ -504,6 +627,7 @@ def where_it_varies(df: pd.DataFrame, x: str, series: list[str]) -> pd.Series:
     return keep
 
 
+@series_guarded("Throughput vs DRAM budget")
 def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs DRAM budget\n\n"
     if "dram_fraction" not in df.columns or df["dram_fraction"].nunique() < 2:
@@ -518,12 +642,15 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
             rows.append([name, 100 * r["dram_fraction"]] + tput_cells(r, ci, has_band(df)))
     keep = where_it_varies(df, "dram_fraction", series)
     ctx = [c for c in series if c not in ("variant", "policy", "draft")]
+    if not keep.any():
+        return md + ("Skipped: no series runs at two or more DRAM budgets (each setting ran "
+                     "at one only).\n\n")
     fig = line_figure(df[keep], "dram_fraction", 100.0, series, ci,
                       "Decode throughput vs DRAM budget",
                       "target layers pinned in DRAM (%)",
                       left_out=[(df[~keep], f"their setting ({names_of(ctx)}) ran at one DRAM "
                                  "budget only; the Points table lists them")])
-    figs["throughput_vs_dram.png"] = fr.fig_bytes(fig)
+    figs["throughput_vs_dram.png"] = fig_png(fig, "throughput_vs_dram.png")
     return (md + "![throughput vs DRAM budget](throughput_vs_dram.png)\n\n" + notes_md(fig) +
             fr.md_table(["series", "DRAM %"] + tput_header(ci, has_band(df)), rows) + "\n" +
             ("The model band (`tokens_per_s_model_lo` / `_hi`) spans the device profile "
@@ -531,6 +658,7 @@ def section_dram(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
              "tell apart.\n\n" if has_band(df) else ""))
 
 
+@series_guarded("Throughput vs output length")
 def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs output length\n\n"
     if "max_new_tokens" not in df.columns or df["max_new_tokens"].nunique() < 2:
@@ -545,6 +673,9 @@ def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
             rows.append([name, r["max_new_tokens"]] + tput_cells(r, ci))
     keep = where_it_varies(df, "max_new_tokens", series)
     ctx = [c for c in series if c not in ("variant", "policy", "draft")]
+    if not keep.any():
+        return md + ("Skipped: no series runs at two or more output lengths (each setting ran "
+                     "at one only).\n\n")
     logx = df.loc[keep, "max_new_tokens"].max() >= 4 * df.loc[keep, "max_new_tokens"].min()
     fig = line_figure(df[keep], "max_new_tokens", 1.0, series, ci,
                       "Decode throughput vs output length",
@@ -552,7 +683,7 @@ def section_length(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
                       logx=logx,
                       left_out=[(df[~keep], f"their setting ({names_of(ctx)}) ran at one "
                                  "output length only; the Points table lists them")])
-    figs["throughput_vs_length.png"] = fr.fig_bytes(fig)
+    figs["throughput_vs_length.png"] = fig_png(fig, "throughput_vs_length.png")
     return (md + "![throughput vs output length](throughput_vs_length.png)\n\n" +
             notes_md(fig) + fr.md_table(["series", "new tokens"] + tput_header(ci), rows) +
             "\n")
@@ -640,8 +771,10 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
     d = d.assign(_series=[disp_of(r, ser) if ser else one for _, r in d.iterrows()],
                  _group=[disp_of(r, cat, "\n") if cat else "all" for _, r in d.iterrows()])
     series = list(dict.fromkeys(d["_series"]))
-    st = fs.styles(series) if "variant" in ser else \
-        {n: fs.style(k) for k, n in enumerate(series)}
+    if len(series) > MAX_SERIES:
+        raise TooManySeries(len(series))
+    st = fs.styles(series, policies="variant" in ser)
+    title = with_held(title, d)
     most = fs.MAX_LEGEND - 2 - (1 if reference is not None else 0)
 
     def in_order(names: list[str], k: int) -> list[list[str]]:
@@ -711,6 +844,7 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
         t = panel_title(sub, facet, ch, split)
         if t:
             ax.set_title(t)
+        register(ax, part, ["_series", "_group"])
         ax.grid(alpha=0.3, axis="y")
     for ax in tops:
         sib = [a for a in ax.get_shared_y_axes().get_siblings(ax) if a in tops]
@@ -738,13 +872,17 @@ def bar_figure(d: pd.DataFrame, value: str, ser: list[str], cat: list[str],
                  for (w, gs), ns in by.items()]
         if len(items) > 12:
             items = items[:12] + [f"and {len(items) - 12} more"]
-        notes.append("No bar for " + "; ".join(items) + ": no result row (not run, or "
-                     "failed).")
+        notes.append("No bar for " + "; ".join(items) + ": the results hold no such row "
+                     "(the script ran no such point, or it failed).")
     fs.add_notes(fig, notes)
     fs.declare(fig, series)
+    fig.fs_panels = True
+    if "variant" in ser:
+        fig.fs_policy_series = series
     return fig
 
 
+@series_guarded("Speed-up over Flash-AR")
 def section_speedup(df: pd.DataFrame, figs: dict[str, bytes]) -> str:
     md = "## Speed-up over Flash-AR\n\n"
     sp, ctx, borrowed, lost = speedup_baselines(df)
@@ -811,7 +949,7 @@ def section_speedup(df: pd.DataFrame, figs: dict[str, bytes]) -> str:
     if dropped:
         fs.declare(fig, list(getattr(fig, "fs_series", [])) + list(dropped),
                    {**getattr(fig, "fs_dropped", {}), **dropped})
-    figs["speedup.png"] = fr.fig_bytes(fig)
+    figs["speedup.png"] = fig_png(fig, "speedup.png")
     rows = [[fr.label_of(r, ctx) if ctx else "all", n, r["tokens_per_s"],
              r["base_tokens_per_s"], f"{r['speedup']:.3f}×"]
             for n, (_, r) in zip(names, sp.iterrows())]
@@ -829,34 +967,28 @@ def section_speedup(df: pd.DataFrame, figs: dict[str, bytes]) -> str:
                                                                  "speed-up"], gm) + "\n")
 
 
-def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
-                       figs: dict[str, bytes]) -> str:
-    md = "## Throughput per point\n\n"
-    if len(df) < 2:
-        return md + "Skipped: a single point (its throughput is in the table above).\n\n"
+def bar_layout(df: pd.DataFrame, labels: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(panel, x-axis group, bar colour) columns of a bar figure of every
+    point: the bars' colours are always the policies (one colour per policy in
+    every figure), the other varying columns on the x axis, and panels per
+    target when there are many bars, per phone, ... when the design is sparse
+    (ablations run most variants on one phone only), per DRAM budget, ...
+    when groups of many bars are many."""
     cols = drop_redundant_draft(df, labels or ["variant"])
-    # a panel per target when there are many bars; on the x axis whichever of
-    # the policies and the rest has more values, the other as the bars' colours
     facet = [c for c in ("target",) if c in cols and len(df) > 24]
     rest = [c for c in cols if c not in facet]
-    pol = [c for c in rest if c in ("variant", "draft")] or rest[:1]
-    ctx = sorted((c for c in rest if c not in pol),
+    ser = [c for c in rest if c in ("variant", "draft")] or ["variant"]
+    cat = sorted((c for c in rest if c not in ser),
                  key=lambda c: {"trace": 0, "device": 1}.get(c, 2))
-    cat, ser = (ctx, pol) if n_combos(df, ctx) > n_combos(df, pol) else (pol, ctx)
-    # a sparse design (ablations run most variants on one phone only): more panels,
-    # each with the bars its points fill
-    while cat and ser:
+    while cat:
         cells = n_combos(df, facet) * n_combos(df, cat) * n_combos(df, ser)
         if n_combos(df, facet + cat + ser) >= 0.6 * cells:
             break
-        move = next((c for c in ("device", "target", "trace", "draft") if c in ctx), None)
+        move = next((c for c in ("device", "target", "trace", "draft") if c in cat), None)
         if move is None or n_combos(df, facet + [move]) > MAX_PANELS:
             break
         facet.append(move)
-        ctx.remove(move)
-        rest.remove(move)
-        cat, ser = (ctx, pol) if n_combos(df, ctx) > n_combos(df, pol) else (pol, ctx)
-    # many groups of many bars: a numeric column (the DRAM budget) goes to the panels
+        cat.remove(move)
     while n_combos(df, cat) * n_combos(df, ser) > 60 and len(cat) > 1:
         move = next((c for c in ("dram_fraction", "max_new_tokens", "trace", "device")
                      if c in cat and n_combos(df, facet + [c]) <= MAX_PANELS), None)
@@ -864,6 +996,19 @@ def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
             break
         facet.append(move)
         cat.remove(move)
+    return facet, cat, ser
+
+
+@series_guarded("Throughput per point")
+def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
+                       figs: dict[str, bytes]) -> str:
+    md = "## Throughput per point\n\n"
+    if len(df) < 2:
+        return md + "Skipped: a single point (its throughput is in the table above).\n\n"
+    if len(df) > MAX_BARS:
+        return md + (f"Skipped: {len(df)} points are more than one figure shows as a bar each "
+                     f"({MAX_BARS}); the table under Points lists them.\n\n")
+    facet, cat, ser = bar_layout(df, labels)
     title = "Decode throughput per point"
     if facet:
         title += f" (one panel per {names_of(facet)})"
@@ -871,15 +1016,16 @@ def section_throughput(df: pd.DataFrame, labels: list[str], ci: bool,
         title += "\nerror bars: 95% bootstrap interval over prompts"
     fig = bar_figure(df, "tokens_per_s", ser, cat, facet, title,
                      "decode throughput (tokens/s)", ci=ci)
-    figs["throughput.png"] = fr.fig_bytes(fig)
+    figs["throughput.png"] = fig_png(fig, "throughput.png")
     return (md + "Every point's tokens/s (the table under Points).\n\n"
             "![throughput per point](throughput.png)\n\n" + notes_md(fig))
 
 
-def _stack(ax, sub: pd.DataFrame, names: dict[str, str], suffix: str, wall_col: str):
+def _stack(ax, sub: pd.DataFrame, names: dict[str, str], suffix: str, wall_col: str) -> float:
     """Horizontal stacked bars of the busy times (columns names[...] +
     suffix), the wall time as a black tick and the busy time beyond it
-    hatched."""
+    hatched.  Returns the largest value drawn (the caller sets one x range
+    over every panel of a column)."""
     ys = np.arange(len(sub))
     left = np.zeros(len(sub))
     for name, col in names.items():
@@ -898,9 +1044,8 @@ def _stack(ax, sub: pd.DataFrame, names: dict[str, str], suffix: str, wall_col: 
         ax.plot(wall, ys, linestyle="none", marker="|", markersize=12,
                 markeredgewidth=2.2, color="black", label="wall time")
         right = np.concatenate([left, wall])
-    ax.set_xlim(0, 1.04 * float(np.nanmax(right)) if len(right) else 1)
     ax.grid(alpha=0.3, axis="x")
-    return ys
+    return float(np.nanmax(right)) if len(right) and np.isfinite(right).any() else 1.0
 
 
 def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]) -> str:
@@ -908,6 +1053,9 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
     missing = [c for c, _ in BREAKDOWN if c not in df.columns]
     if missing:
         return md + f"Skipped: the results lack {', '.join(missing)}.\n\n"
+    if len(df) > MAX_BARS:
+        return md + (f"Skipped: {len(df)} points are more than one figure shows as a bar each "
+                     f"({MAX_BARS}; a mean over some of them would pool what differs).\n\n")
     cols = drop_redundant_draft(df, list(labels))
     names = {"draft": "draft_ms", "flash I/O": "flash_ms", "NPU": "npu_ms",
              "CPU": "cpu_only_ms", "KV": "kv_ms", "idle": "idle_ms"}
@@ -919,67 +1067,106 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
     per_token = tpc is not None and bool((tpc > 0).all())
     if per_token:
         d = d.assign(**{c + "_tok": d[c].astype(float) / tpc for c in per_cycle})
-    num = list(dict.fromkeys([c for c, _ in BREAKDOWN] + per_cycle +
-                             ([c + "_tok" for c in per_cycle] if per_token else []) +
-                             (["tokens_per_cycle"] if tpc is not None else [])))
-    note = ""
-    dropped = []
-    while cols and n_combos(d, cols) > MAX_BREAKDOWN:
-        c = next((c for c in BREAKDOWN_DROP if c in cols), None)
-        if c is None:
-            break
-        cols.remove(c)
-        dropped.append(c)
-    if dropped:
-        d = d.groupby(cols, sort=False, as_index=False)[num].mean() if cols else \
-            d[num].mean().to_frame().T
-        note = ("The results hold more than " + str(MAX_BREAKDOWN) + " points: each bar is "
-                "the mean over " + ", ".join(f"`{c}`" for c in dropped) + ". ")
+    # every point is a bar of its own (a mean over workloads or phones would
+    # pool what differs); many points: a grid of panels, a row per target and a
+    # column per phone, per generated token only (the table has both)
+    many = len(d) > MAX_BREAKDOWN
     facet = []
-    for c in ("target", "device", "dram_fraction", "trace", "max_new_tokens"):
-        if c in cols and len(d) > 24 and n_combos(d, facet + [c]) <= 6:
-            facet.append(c)
-            break
+    if many:
+        facet = [c for c in ("target", "device") if c in cols]
+    else:
+        for c in ("target", "device", "dram_fraction", "trace", "max_new_tokens"):
+            if c in cols and len(d) > 24 and n_combos(d, facet + [c]) <= 6:
+                facet.append(c)
+                break
     within = [c for c in cols if c not in facet]
     pgroups = fr.groups(d, facet)
-    heights = [max(fs.MIN_PANEL_IN + 0.4, 0.27 * len(sub) + 0.9) for _, sub in pgroups]
-    ncol = 2 if per_token else 1
+    sides = [("_tok", "per generated token")] if many and per_token else \
+        [("", "per decode cycle")] + ([("_tok", "per generated token")] if per_token else [])
     longest = max([len(disp_of(r, within)) for _, r in d.iterrows()] if within else [3])
-    fig, axes = plt.subplots(len(pgroups), ncol, squeeze=False, sharey="row", sharex="col",
-                             figsize=(0.075 * longest + 4.0 * ncol + 1.0,
-                                      sum(heights) + 0.5 * len(heights) + 1.6),
-                             gridspec_kw={"height_ratios": heights}, constrained_layout=True)
-    for i, (_, sub) in enumerate(pgroups):
-        ys = _stack(axes[i][0], sub, names, "", "cycle_ms")
-        if per_token:
-            _stack(axes[i][1], sub, names, "_tok", "cycle_ms")
-        axes[i][0].set_yticks(ys)
-        axes[i][0].set_yticklabels([disp_of(r, within) if within else "all"
-                                    for _, r in sub.iterrows()])
-        axes[i][0].set_ylim(len(sub) - 0.5, -0.5)  # first point on top
-        head = disp_of(sub.iloc[0], facet) + "\n" if facet else ""
-        axes[i][0].set_title(head + "per decode cycle")
-        if per_token:
-            axes[i][1].set_title(head + "per generated token")
-    axes[-1][0].set_xlabel("time per decode cycle (ms)")
-    if per_token:
-        axes[-1][1].set_xlabel("time per generated token (ms)\n= per cycle ÷ tokens per cycle")
+    label_in = 0.075 * longest + 0.3
+    grid_layout = many and len(facet) >= 1
+    if grid_layout:
+        # a grid: a row per target and a column per phone, or (one of them
+        # varies) the panels in rows of three; bars thinner than below 80
+        if len(facet) == 2:
+            rows_k = list(dict.fromkeys(d["target"].astype(str)))
+            cols_k = list(dict.fromkeys(d["device"].astype(str)))
+            place = {(rows_k.index(str(sub.iloc[0]["target"])),
+                      cols_k.index(str(sub.iloc[0]["device"]))): sub for _, sub in pgroups}
+        else:
+            ncol = min(3, len(pgroups))
+            place = {(k // ncol, k % ncol): sub for k, (_, sub) in enumerate(pgroups)}
+            rows_k = list(range(max(i for i, _ in place) + 1))
+            cols_k = list(range(ncol))
+        per_row = [max([len(v) for (i, _), v in place.items() if i == r] or [1])
+                   for r in range(len(rows_k))]
+        heights = [max(fs.MIN_PANEL_IN + 0.4, 0.2 * n + 0.9) for n in per_row]
+        fig, grid = plt.subplots(len(rows_k), len(cols_k), squeeze=False, sharex=True,
+                                 figsize=((label_in + 3.6) * len(cols_k) + 0.6,
+                                          sum(heights) + 0.5 * len(heights) + 1.8),
+                                 gridspec_kw={"height_ratios": heights},
+                                 constrained_layout=True)
+        panels = []
+        for i in range(len(rows_k)):
+            for j in range(len(cols_k)):
+                if (i, j) in place:
+                    panels.append(([grid[i][j]], place[(i, j)]))
+                else:
+                    fig.delaxes(grid[i][j])
+    else:
+        heights = [max(fs.MIN_PANEL_IN + 0.4, 0.27 * len(sub) + 0.9) for _, sub in pgroups]
+        fig, grid = plt.subplots(len(pgroups), len(sides), squeeze=False, sharey="row",
+                                 sharex="col",
+                                 figsize=(label_in + 3.7 + 4.0 * len(sides),
+                                          sum(heights) + 0.5 * len(heights) + 1.6),
+                                 gridspec_kw={"height_ratios": heights},
+                                 constrained_layout=True)
+        panels = [(list(grid[i]), sub) for i, (_, sub) in enumerate(pgroups)]
+    # one x range per side over every panel: the largest bar may be anywhere
+    tops = [0.0] * len(sides)
+    for axes_row, sub in panels:
+        for k, (suffix, what) in enumerate(sides):
+            ax = axes_row[k]
+            tops[k] = max(tops[k], _stack(ax, sub, names, suffix, "cycle_ms"))
+            ys = np.arange(len(sub))
+            ax.set_yticks(ys)
+            ax.set_yticklabels([disp_of(r, within) if within else "all"
+                                for _, r in sub.iterrows()], fontsize=7 if many else None)
+            ax.set_ylim(len(sub) - 0.5, -0.5)  # first point on top
+            head = disp_of(sub.iloc[0], facet) + "\n" if facet else ""
+            ax.set_title(head + what)
+            register(ax, sub, within)
+    for axes_row, _ in panels:
+        for k in range(len(sides)):
+            axes_row[k].set_xlim(0, 1.04 * tops[k])
+    flat = [a for row, _ in panels for a in row]
+    bottom = [row for row, _ in panels][-1]
+    for k, (suffix, what) in enumerate(sides):
+        if not grid_layout:
+            bottom[k].set_xlabel("time per decode cycle (ms)" if not suffix else
+                                 "time per generated token (ms)\n= per cycle ÷ tokens per cycle")
     title = ("Latency breakdown: busy time of each resource, stacked\n"
              "black tick: wall time; hatched: overlap (resources working at once)")
-    if per_token:
+    if len(sides) == 2:
         title += "\nleft per decode cycle; right per generated token, so that policies " \
             "emitting different tokens per cycle compare"
-    if dropped:
-        title += "\n(mean over " + ", ".join(names_of([c]) for c in dropped) + ")"
-    flat = [a for row in axes for a in row]
+    elif many and per_token:
+        title += f"\nper generated token (the cycle's times over tokens per cycle; {len(d)} " \
+            "points: per cycle in the table)"
+    title = with_held(title, d)
+    if grid_layout and len(facet) == 2:
+        title += "\n(a row of panels per target, a column per phone)"
     hs, ls = legend_entries(flat)
-    fs.finish(fig, title, None, names_of(within) or "point", hs, ls,
-              legend_title="resource", below=True)
+    fs.finish(fig, title, ("time per generated token (ms)" if per_token else
+                           "time per decode cycle (ms)") if grid_layout else None,
+              names_of(within) or "point", hs, ls, legend_title="resource", below=True)
     if not per_token:
         fs.add_notes(fig, ["No per-token panel: the results lack `tokens_per_cycle` (or it "
                            "is 0 somewhere)."])
     fs.declare(fig, ls)
-    figs["latency_breakdown.png"] = fr.fig_bytes(fig)
+    fig.fs_panels = True
+    figs["latency_breakdown.png"] = fig_png(fig, "latency_breakdown.png")
     header = (cols or ["point"]) + list(names) + \
         (["cycle", "overlap"] if "cycle_ms" in d.columns else []) + \
         (["tokens/cycle", "ms/token"] if per_token else [])
@@ -993,7 +1180,7 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
                     ([r["tokens_per_cycle"], r["cycle_ms_tok"]]
                      if per_token and "cycle_ms" in d.columns else
                      [r["tokens_per_cycle"], math.nan] if per_token else []))
-    return (md + note + "Segments are busy times of each resource (ms; drafting is the wall "
+    return (md + "Segments are busy times of each resource (ms; drafting is the wall "
             "time of the draft phase, whose work also counts on its unit; CPU excludes the KV "
             "work shown apart), per decode cycle" +
             (" and per generated token (the cycle's times over `tokens_per_cycle`)"
@@ -1011,16 +1198,26 @@ TREE_PARAM = {"lever": "n_max", "lyanna": "b", "sequoia": "max_nodes", "eagle2":
 
 
 def tree_series(df: pd.DataFrame, params: list[dict[str, str]]) -> list[str]:
-    """A name per point for the tree figure: the policy, plus the parameters
-    other than its tree-size parameter that differ among its points."""
+    """A name per point for the tree figure: the policy and the parameters
+    other than its tree-size parameter that differ from its defaults (3
+    significant digits); a tuned point `POLICY tuned (max OBJECTIVE)`."""
     out = []
-    for pol, p in zip(df["policy"].astype(str), params):
-        same = [q for r, q in zip(df["policy"].astype(str), params) if r == pol]
-        keys = [k for k in p if k != TREE_PARAM.get(pol) and len({q.get(k) for q in same}) > 1]
-        out.append(f"{pol}[{','.join(f'{k}={p[k]}' for k in keys)}]" if keys else pol)
+    for i, (p_, p) in enumerate(zip(df["policy"].astype(str), params)):
+        row = df.iloc[i]
+        if fr.is_tuned(row):
+            out.append(fp.tuned_name(p_, row.get("tune_objective")))
+            continue
+        rest = {k: v for k, v in p.items() if k != TREE_PARAM.get(p_)}
+        name = fp.canonical(p_, rest, 3)
+        if name is None:  # a policy the defaults do not know
+            same = [q for r, q in zip(df["policy"].astype(str), params) if r == p_]
+            keys = [k for k in rest if len({q.get(k) for q in same}) > 1]
+            name = f"{p_}[{','.join(f'{k}={rest[k]}' for k in keys)}]" if keys else p_
+        out.append(name)
     return out
 
 
+@series_guarded("Throughput vs tree budget")
 def section_tree(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     md = "## Throughput vs tree budget\n\n"
     params = fr.params_per_row(df)
@@ -1082,7 +1279,7 @@ def section_tree(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
                      (f" (up to {fr.fmt_num(br['verify_rows_max'].max())})" if has_max else "")
                      + ".")
     fs.add_notes(fig, notes)
-    figs["throughput_vs_tree.png"] = fr.fig_bytes(fig)
+    figs["throughput_vs_tree.png"] = fig_png(fig, "throughput_vs_tree.png")
     rows = []
     series = ["tree_series"] + ctx
     for _, sub in fr.groups(known, series):
@@ -1149,7 +1346,7 @@ def section_pruning(df: pd.DataFrame, labels: list[str], ci: bool,
                      (f" ({', '.join(diff)})" if diff else "") + ", not pruning.\n\n")
     d = pd.concat(sets)
     modes = list(dict.fromkeys(d["pruning"]))
-    st = fs.styles([f"pruning={m}" for m in modes])
+    st = fs.styles([f"pruning={m}" for m in modes], policies=False)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.4), constrained_layout=True)
     for sub in sets:
         sub = sub.sort_values("rows_kept")
@@ -1170,10 +1367,14 @@ def section_pruning(df: pd.DataFrame, labels: list[str], ci: bool,
     a2.set_xlabel("share of tree rows kept past the exit layer")
     a2.set_ylabel("decode throughput (tokens/s)")
     a2.set_title("what it does to throughput")
+    # every marker is one point: it pools nothing
+    every = fr.label_columns(d) + ["pruning"]
     for a in (a1, a2):
         a.grid(alpha=0.3)
-    title = ("Verification pruning trade-off: points that differ in `pruning` alone\n"
-             f"(a grey line joins each such set: {len(sets)} set{'s' if len(sets) > 1 else ''})")
+        register(a, d, every)
+    title = with_held("Verification pruning trade-off: points that differ in `pruning` alone\n"
+                      f"(a grey line joins each such set: {len(sets)} set"
+                      f"{'s' if len(sets) > 1 else ''})", d)
     hs, ls = legend_entries([a1])
     fs.finish(fig, title, None, None, hs, ls, legend_title="pruning")
     left = len(df[[("pruning" in p) for p in fr.params_per_row(df)]]) - len(d)
@@ -1182,7 +1383,8 @@ def section_pruning(df: pd.DataFrame, labels: list[str], ci: bool,
                            "that differs in `pruning` alone; they are not drawn (they would "
                            "mix other differences into the trend)."])
     fs.declare(fig, [f"pruning={m}" for m in modes])
-    figs["pruning_tradeoff.png"] = fr.fig_bytes(fig)
+    fig.fs_panels = True
+    figs["pruning_tradeoff.png"] = fig_png(fig, "pruning_tradeoff.png")
     rows = []
     for k, sub in enumerate(sets, start=1):
         for _, r in sub.iterrows():
@@ -1208,138 +1410,191 @@ ACCEPT_FACETS = ["dram_fraction", "max_new_tokens", "target", "draft", "device",
 MAX_ACCEPT_PANELS = 9
 
 
+def accepted_facets(d: pd.DataFrame) -> list[str]:
+    """The columns of ACCEPT_FACETS the accepted-length distribution gets a
+    panel per value of: every one that varies among the drafting points (a
+    panel pools no target, workload, phone, DRAM budget, ...), less those the
+    others decide."""
+    facet: list[str] = []
+    for c in fr.varying(d, ACCEPT_FACETS):
+        if n_combos(d, facet + [c]) > n_combos(d, facet):
+            facet.append(c)
+    return facet
+
+
+@series_guarded("Accepted length")
 def section_accepted(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes]) -> str:
     md = "## Accepted length\n\n"
     d = df[df["policy"] != "flash_ar"]
     if "mean_accepted" not in df.columns or d.empty:
         return md + "Skipped: no drafting point (only Flash-AR, or no `mean_accepted`).\n\n"
-    if "accepted_hist" in d.columns:
-        facet = []
-        for c in fr.varying(d, ACCEPT_FACETS):
-            if n_combos(d, facet + [c]) == n_combos(d, facet):
-                continue
-            if n_combos(d, facet + [c]) <= MAX_ACCEPT_PANELS:
-                facet.append(c)
-        pooled = [c for c in fr.varying(d, ACCEPT_FACETS) if c not in facet and
-                  n_combos(d, facet + [c]) > n_combos(d, facet)]
-        # per-cycle distribution per panel and policy variant: its points' histograms summed
-        dist: dict[tuple, np.ndarray] = {}
-        panel_rows = {}
-        for key, sub in fr.groups(d, facet):
-            pk = disp_of(sub.iloc[0], facet) if facet else ""
-            panel_rows[pk] = sub
-            for name in dict.fromkeys(sub["variant"]):
-                total: list[float] = []
-                for _, r in sub[sub["variant"] == name].iterrows():
-                    h = parse_hist(r["accepted_hist"]) or []
-                    total += [0.0] * (len(h) - len(total))
-                    for k, x in enumerate(h):
-                        total[k] += x
-                if total and sum(total) > 0:
-                    dist[(pk, name)] = np.asarray(total) / sum(total)
-        variants_all = list(dict.fromkeys(n for _, n in dist))
-        shown = {v: disp("variant", v) for v in variants_all}
-        st = fs.styles(shown.values())
-        cells, split = [], False
-        for pk in panel_rows:
-            chunks = fs.chunk_series([shown[n] for (p, n) in dist if p == pk],
-                                     fs.MAX_LEGEND - 2)
-            split = split or len(chunks) > 1
-            cells += [(pk, ch) for ch in chunks]
-        fig, axes = fs.panels(len(cells), sharex=True, sharey=True, w=4.6, h=3.3)
-        width = max(len(p) for p in dist.values()) if dist else 1
-        back = {v: k for k, v in shown.items()}
-        same = len({tuple(p) for _, p in cells}) == 1
-        for ax, (pk, part) in zip(axes, cells):
-            for name in part:
-                p = dist[(pk, back[name])]
-                ax.plot(range(len(p)), p, markersize=4, label=name, **fs.line_kw(st[name]))
-            t = pk + ("\n" + chunk_title(part) if split and "[" in "".join(part) else "")
-            if t.strip():
-                ax.set_title(t.strip())
-            ax.grid(alpha=0.3)
-            ax.set_xlim(-0.5, width - 0.5)
-        title = "Accepted draft tokens per cycle (distribution over cycles)"
-        if facet:
-            title += f"\none panel per {names_of(facet)}"
-        if pooled:
-            title += ("; " if facet else "\n") + "each sums the cycles of its points over " + \
-                names_of(pooled)
-        if same and not split:
-            hs, ls = legend_entries(axes)
-            fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles", hs, ls,
-                      legend_title="policy")
-        else:
-            for ax in axes:
-                fs.panel_legend(ax, "policy")
-            fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles")
-        fs.declare(fig, shown.values())
-        figs["accepted_length.png"] = fr.fig_bytes(fig)
-        width = max(len(p) for p in dist.values()) if dist else 0
-        rows = [([pk] if facet else []) + [shown[n]] + [f"{x:.3f}" for x in p] +
-                [""] * (width - len(p)) for (pk, n), p in dist.items()]
-        return (md + "Per-cycle distribution (`accepted_hist`, summed over the points of each "
-                "policy" + (f" in each panel: one per {names_of(facet)}" if facet else "") +
-                (f"; pooled over {names_of(pooled)}" if pooled else "") +
-                ").\n\n![accepted length](accepted_length.png)\n\n" + notes_md(fig) +
-                fr.md_table((["panel"] if facet else []) + ["policy"] +
-                            [str(k) for k in range(width)], rows) + "\n")
-    pols = list(dict.fromkeys(d["variant"]))
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(pols) + 2), 4.5), constrained_layout=True)
-    data = [d[d["variant"] == p]["mean_accepted"].to_numpy(dtype=float) for p in pols]
-    ax.boxplot(data, showmeans=True,
-               meanprops={"marker": "^", "markerfacecolor": fs.OKABE_ITO["vermillion"],
-                          "markeredgecolor": "black"},
-               medianprops={"color": fs.OKABE_ITO["blue"], "linewidth": 1.5})
-    ax.set_xticks(range(1, len(pols) + 1))
-    ax.set_xticklabels([disp("variant", p) for p in pols], rotation=30, ha="right")
-    for k, v in enumerate(data, start=1):
-        ax.scatter(np.full(len(v), k), v, s=12, alpha=0.6, color="gray", zorder=3,
-                   label="one point" if k == 1 else None)
-    from matplotlib.lines import Line2D
-    hs = [Line2D([], [], color=fs.OKABE_ITO["blue"], linewidth=1.5),
-          Line2D([], [], linestyle="none", marker="^",
-                 markerfacecolor=fs.OKABE_ITO["vermillion"], markeredgecolor="black"),
-          Line2D([], [], linestyle="none", marker="o", color="gray", alpha=0.6)]
-    ax.grid(alpha=0.3, axis="y")
-    fs.finish(fig, "Mean accepted draft tokens per cycle, spread over each policy's points",
-              "policy", "mean accepted draft tokens per cycle", hs,
-              ["median", "mean", "one point"])
-    figs["accepted_length.png"] = fr.fig_bytes(fig)
-    rows = []
-    for p, v in zip(pols, data):
-        sub = d[d["variant"] == p]
-        tpc = sub["tokens_per_cycle"].mean() if "tokens_per_cycle" in sub else math.nan
-        rows.append([p, len(v), float(np.min(v)), float(np.median(v)), float(np.mean(v)),
-                     float(np.max(v)), tpc])
-    return (md + "The results hold per-point means only (`mean_accepted`), so this is their "
-            "spread across the points of each policy, not the per-cycle distribution (which "
-            "needs an `accepted_hist` column).\n\n![accepted length](accepted_length.png)\n\n" +
-            fr.md_table(["policy", "points", "min", "median", "mean", "max",
-                         "tokens/cycle (mean)"], rows) + "\n")
+    facet = accepted_facets(d)
+    hist = "accepted_hist" in d.columns and \
+        all(parse_hist(h) is not None for h in d["accepted_hist"])
+    if hist:
+        cells = sum(len(fs.chunk_series(list(dict.fromkeys(disp("variant", v)
+                                                           for v in sub["variant"])),
+                                        fs.MAX_LEGEND - 2))
+                    for _, sub in fr.groups(d, facet))
+        hist = cells <= MAX_ACCEPT_PANELS
+    if not hist:
+        return md + accepted_bars(d, labels, figs, "accepted_hist" in d.columns)
+    # per-cycle distribution per panel and policy variant: its points' histograms summed
+    # (one point each: the panels hold every other variable fixed)
+    dist: dict[tuple, np.ndarray] = {}
+    panel_rows = {}
+    for key, sub in fr.groups(d, facet):
+        pk = disp_of(sub.iloc[0], facet) if facet else ""
+        panel_rows[pk] = sub
+        shown_sub = sub["variant"].map(lambda v: disp("variant", v))
+        for name in dict.fromkeys(shown_sub):
+            total: list[float] = []
+            for _, r in sub[shown_sub == name].iterrows():
+                h = parse_hist(r["accepted_hist"]) or []
+                total += [0.0] * (len(h) - len(total))
+                for k, x in enumerate(h):
+                    total[k] += x
+            if total and sum(total) > 0:
+                dist[(pk, name)] = np.asarray(total) / sum(total)
+    names_all = list(dict.fromkeys(n for _, n in dist))
+    if len(names_all) > MAX_SERIES:
+        raise TooManySeries(len(names_all))
+    st = fs.styles(names_all)
+    cells, split = [], False
+    for pk in panel_rows:
+        chunks = fs.chunk_series([n for (p, n) in dist if p == pk], fs.MAX_LEGEND - 2)
+        split = split or len(chunks) > 1
+        cells += [(pk, ch) for ch in chunks]
+    same = len({tuple(p) for _, p in cells}) == 1
+    # a legend beside every panel (panels that show different series): room for it
+    own = split or not same
+    fig, axes = fs.panels(len(cells), sharex=True, sharey=True, w=5.6 if own else 4.6,
+                          h=3.6 if own else 3.3)
+    width = max(len(p) for p in dist.values()) if dist else 1
+    for ax, (pk, part) in zip(axes, cells):
+        for name in part:
+            p = dist[(pk, name)]
+            ax.plot(range(len(p)), p, markersize=4, label=name, **fs.line_kw(st[name]))
+        t = pk + ("\n" + chunk_title(part) if split and "[" in "".join(part) else "")
+        if t.strip():
+            ax.set_title(t.strip())
+        ax.grid(alpha=0.3)
+        ax.set_xlim(-0.5, width - 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        rows = panel_rows[pk]
+        register(ax, rows[rows["variant"].map(lambda v: disp("variant", v)).isin(part)],
+                 ["variant"])
+    title = with_held("Accepted draft tokens per cycle (distribution over cycles)", d)
+    if facet:
+        title += f"\none panel per {names_of(facet)}"
+    if same and not split:
+        hs, ls = legend_entries(axes)
+        fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles", hs, ls,
+                  legend_title="policy")
+    else:
+        for ax in axes:
+            fs.panel_legend(ax, "policy")
+        fs.finish(fig, title, "accepted draft tokens in a cycle", "share of cycles")
+    fs.declare(fig, names_all)
+    fig.fs_panels = True
+    fig.fs_policy_series = names_all
+    figs["accepted_length.png"] = fig_png(fig, "accepted_length.png")
+    width = max(len(p) for p in dist.values()) if dist else 0
+    rows = [([pk] if facet else []) + [n] + [f"{x:.3f}" for x in p] +
+            [""] * (width - len(p)) for (pk, n), p in dist.items()]
+    return (md + "Per-cycle distribution (`accepted_hist`) of each policy" +
+            (f", a panel per {names_of(facet)}" if facet else "") +
+            ".\n\n![accepted length](accepted_length.png)\n\n" + notes_md(fig) +
+            fr.md_table((["panel"] if facet else []) + ["policy"] +
+                        [str(k) for k in range(width)], rows) + "\n")
+
+
+def accepted_bars(d: pd.DataFrame, labels: list[str], figs: dict[str, bytes],
+                  has_hist: bool) -> str:
+    """Mean accepted draft tokens per cycle of every drafting point as bars
+    (the layout of the throughput figure): where the distribution would need
+    more than MAX_ACCEPT_PANELS panels to pool nothing, or the results lack
+    accepted_hist."""
+    if len(d) > MAX_BARS:
+        return (f"Skipped: {len(d)} drafting points are more than one figure shows as a bar "
+                f"each ({MAX_BARS}).\n\n")
+    facet, cat, ser = bar_layout(d, [c for c in labels if c in fr.label_columns(d)] or
+                                 ["variant"])
+    title = "Mean accepted draft tokens per cycle, per point"
+    if facet:
+        title += f" (one panel per {names_of(facet)})"
+    fig = bar_figure(d, "mean_accepted", ser, cat, facet, title,
+                     "mean accepted draft tokens per cycle")
+    figs["accepted_length.png"] = fig_png(fig, "accepted_length.png")
+    why = ("the per-cycle distributions (`accepted_hist`) would need more than "
+           f"{MAX_ACCEPT_PANELS} panels to keep every target, workload, phone and setting "
+           "apart" if has_hist else "the results hold per-point means only (no "
+           "`accepted_hist` column)")
+    rows = [[disp_of(r, fr.label_columns(d)) if fr.label_columns(d) else "all",
+             r["mean_accepted"], r.get("tokens_per_cycle", math.nan)] for _, r in d.iterrows()]
+    return ("Mean accepted draft tokens per cycle of every drafting point (" + why +
+            ").\n\n![accepted length](accepted_length.png)\n\n" + notes_md(fig) +
+            fr.md_table(["point", "accepted/cycle", "tokens/cycle"], rows[:MAX_TABLE_ROWS]) +
+            "\n")
 
 
 # ---------------------------------------------------------------------- main
 
-def build(results_dir: str) -> tuple[str, dict[str, bytes]]:
+md_escape, md_code = fr.md_escape, fr.md_code
+
+
+def check_section(checks: dict[str, list[str]]) -> str:
+    """The figure checker's verdict on every figure written."""
+    if not checks:
+        return ""
+    rows = [[name, "ok" if not probs else f"{len(probs)} problem" + ("s" if len(probs) > 1
+                                                                      else ""),
+             "; ".join(p.split(": ", 1)[-1] for p in probs)]
+            for name, probs in checks.items()]
+    return ("## Figure check\n\nEvery figure checked (`figstyle.figure_problems`): values "
+            "within the axes, legends at most a quarter of the plot, canonical policy names, "
+            "no panel that pools targets, workloads or phones, one colour per policy.\n\n" +
+            fr.md_table(["figure", "verdict", "problems"], rows) + "\n")
+
+
+def build(results_dir: str, out_dir: str | None = None) -> tuple[str, dict[str, bytes]]:
+    out_dir = out_dir or os.path.join(results_dir, "report")
     df, src = fr.load_results(results_dir)
+    CHECKS.clear()
+    total = len(df)
+    sampled = ""
+    if total > MAX_POINTS:
+        # an evenly spaced sample, said so at the top: the whole file would
+        # take minutes and no figure could show it
+        step = math.ceil(total / MAX_POINTS)
+        df = df.iloc[::step]
+        sampled = (f"**Sampled:** the results hold {total} points; the tables and figures below "
+                   f"show every {step}th of them ({len(df)} points: rows 1, {1 + step}, "
+                   f"{1 + 2 * step}, ... of the results file).\n\n")
+        print(f"report.py: {src}: {total} points; drawing every {step}th ({len(df)})",
+              file=sys.stderr)
     ci = has_ci(df)
     labels = fr.label_columns(df)
     SHORT_VARIANT.clear()
     SHORT_VARIANT.update(short_variants(df))
     TRACE_NAMES.clear()
-    TRACE_NAMES.update(readable_traces(df))
+    TRACE_NAMES.update(readable_traces(df, synth_settings(results_dir)))
     figs: dict[str, bytes] = {}
-    md = [f"# flashspec report: {os.path.basename(os.path.normpath(results_dir))}\n\n",
-          f"Source: `{src}`, {len(df)} point{'s' if len(df) != 1 else ''}. ",
-          ("Parameters that vary: " + ", ".join(f"`{c}`" for c in labels) + ". ")
+    md = [f"# flashspec report: {md_escape(os.path.basename(os.path.normpath(results_dir)))}"
+          "\n\n",
+          f"Source: `{md_code(os.path.relpath(src, out_dir))}` (relative to this file), "
+          f"{len(df)} point{'s' if len(df) != 1 else ''}. ",
+          ("Parameters that vary: " + ", ".join(f"`{md_code(c)}`" for c in labels) + ". ")
           if labels else "No parameter varies. ",
           ("Throughput with its 95% confidence interval (`tokens_per_s_lo`, "
            "`tokens_per_s_hi`).\n\n") if ci else
           "The results carry no confidence interval columns.\n\n"]
+    if sampled:
+        md.append(sampled)
     if TRACE_NAMES:
         md.append("Traces named by a checksum are shown in the figures as: " +
-                  ", ".join(f"{v} = `{k}`" for k, v in TRACE_NAMES.items()) + ".\n\n")
+                  ", ".join(f"{md_escape(v)} = `{md_code(k)}`" for k, v in TRACE_NAMES.items())
+                  + ".\n\n")
     md.append(section_points(df, labels, ci))
     md.append(section_speedup(df, figs))
     md.append(section_throughput(df, labels, ci, figs))
@@ -1349,6 +1604,7 @@ def build(results_dir: str) -> tuple[str, dict[str, bytes]]:
     md.append(section_tree(df, ci, figs))
     md.append(section_pruning(df, labels, ci, figs))
     md.append(section_accepted(df, labels, figs))
+    md.append(check_section(CHECKS))
     return "".join(md), figs
 
 
@@ -1365,13 +1621,20 @@ def main(argv: list[str] | None = None, prog: str = "report.py") -> int:
         return fr.EX_USAGE if e.code else 0
 
     def body() -> None:
-        md, figs = build(args.results_dir)
         out = args.output or os.path.join(args.results_dir, "report")
+        md, figs = build(args.results_dir, out)
         files = {"report.md": md.encode()}
         files.update(figs)
-        fr.write_outputs(out, files, stale=FIGURES)
+        # the checker's verdict per figure, for scripts/reproduce
+        files["figcheck.json"] = (json.dumps(CHECKS, indent=1, sort_keys=True) + "\n").encode()
+        fr.write_outputs(out, files, stale=FIGURES + ["figcheck.json"])
+        bad = sum(1 for p in CHECKS.values() if p)
         print(f"{prog}: wrote {os.path.join(out, 'report.md')} and {len(figs)} "
-              f"figure{'s' if len(figs) != 1 else ''}", file=sys.stderr)
+              f"figure{'s' if len(figs) != 1 else ''}; figure check: "
+              f"{len(CHECKS) - bad} ok, {bad} with problems", file=sys.stderr)
+        for name, probs in CHECKS.items():
+            for p in probs:
+                print(f"{prog}: figure check: {p}", file=sys.stderr)
 
     return fr.run_main(prog, body)
 

@@ -37,11 +37,13 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-# Okabe-Ito colours (analysis/figstyle.py), a hatch where two kinds share one
-COLORS = {"cycle": "#cccccc", "draft": fs.OKABE_ITO["reddish purple"],
-          "verify": fs.OKABE_ITO["orange"], "read": fs.OKABE_ITO["blue"],
-          "read_head": fs.OKABE_ITO["sky blue"], "layer": fs.OKABE_ITO["vermillion"],
-          "head": fs.OKABE_ITO["bluish green"], "kv": fs.OKABE_ITO["yellow"],
+# the context colours of analysis/figstyle.py (none is a policy's colour: a
+# colour means one policy in every figure), the resources as in the latency
+# breakdown (draft, flash I/O, NPU, CPU, KV)
+COLORS = {"cycle": "#cccccc", "draft": fs.RESOURCE_STYLE["draft"][0],
+          "verify": fs.CONTEXT_COLOURS[7], "read": fs.RESOURCE_STYLE["flash I/O"][0],
+          "read_head": fs.CONTEXT_COLOURS[5], "layer": fs.RESOURCE_STYLE["NPU"][0],
+          "head": fs.RESOURCE_STYLE["CPU"][0], "kv": fs.RESOURCE_STYLE["KV"][0],
           "provisional": fs.OKABE_ITO["black"]}
 OTHER = "#888888"
 WIDTH_IN = 11.0

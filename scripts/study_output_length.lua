@@ -50,7 +50,9 @@ for _, p in ipairs(presets) do
   }
   for _, n in ipairs(lengths) do
     for _, pol in ipairs(policies) do
-      points[#points + 1] = { trace = tr, max_new_tokens = n, policy = pol[2] }
+      -- the tag names the in-memory trace's workload in the results and reports
+      points[#points + 1] = { trace = tr, max_new_tokens = n, policy = pol[2],
+                              tags = { workload = p[1] } }
       meta[#points] = { workload = p[1], len = n, policy = pol[1] }
     end
   end

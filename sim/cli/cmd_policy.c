@@ -17,6 +17,7 @@
 
 #include "eng_param.h"
 #include "eng_policy.h"
+#include "sim/lua/api.h"
 #include "sim/lua/lpolicy.h"
 #include "sim/cli/plugin.h"
 #include "sim/sim_status.h"
@@ -107,10 +108,43 @@ static void fmt_range(const eng_param_desc *d, char *buf, size_t n)
     }
 }
 
+/* The `tree_nodes` row of a built-in tree policy (api_policy.c maps the key
+ * to the policy's own parameter): its default, accepted values and meaning, in
+ * nodes of one verified tree, root included.  Returns 0 for other policies. */
+static int tree_nodes_row(const eng_policy_desc *p, char *def, size_t dn, char *range,
+                          size_t rn, char *doc, size_t docn)
+{
+    const char *param;
+    int minus;
+    if (!fs_tree_knob(p->name, &param, &minus) || eng_policy_lookup(p->name) != p) return 0;
+    const eng_param_desc *d = eng_params_find(p->params, param);
+    if (!d) return 0;
+    if (d->type == ENG_PARAM_INT_LIST) { /* widths: the nodes of the default shape */
+        double nodes = 1, level = 1;
+        for (int32_t k = 0; k < d->def_count; k++)
+            nodes += (level *= d->def_list[k]);
+        snprintf(def, dn, "%.0f", nodes);
+        snprintf(range, rn, "integer 2..");
+        snprintf(doc, docn,
+                 "nodes of one verified tree, root included: cuts `%s` to its deepest prefix "
+                 "whose tree fits (a list: one point each)",
+                 param);
+        return 1;
+    }
+    snprintf(def, dn, "%.0f", d->def + minus);
+    snprintf(range, rn, "integer %.0f..%.0f", d->min + minus, d->max + minus);
+    snprintf(doc, docn,
+             "nodes of one verified tree, root included: sets `%s` = tree_nodes - %d%s (a list: "
+             "one point each); the results' `tree_nodes` column",
+             param, minus, strcmp(p->name, "edgellm") ? "" : " (`budget` with fallback = false)");
+    return 1;
+}
+
 static int print_policy(const eng_policy_desc *p, int markdown)
 {
-    char def[512], range[512];
-    int wk = 3, wd = 7, wr = 6; /* column widths of the plain listing */
+    char def[512], range[512], tdef[64], trange[64], tdoc[256];
+    int tree = tree_nodes_row(p, tdef, sizeof tdef, trange, sizeof trange, tdoc, sizeof tdoc);
+    int wk = 10, wd = 7, wr = 6; /* column widths of the plain listing */
     for (const eng_param_desc *d = p->params; d && d->name; d++) {
         fmt_default(d, def, sizeof def);
         fmt_range(d, range, sizeof range);
@@ -127,6 +161,10 @@ static int print_policy(const eng_policy_desc *p, int markdown)
         if (!p->params || !p->params[0].name) printf("  (no parameters)\n");
         else printf("  %-*s  %-*s  %-*s  %s\n", wk, "key", wd, "default", wr, "values", "meaning");
     }
+    if (tree) {
+        wd = (int)strlen(tdef) > wd ? (int)strlen(tdef) : wd;
+        wr = (int)strlen(trange) > wr ? (int)strlen(trange) : wr;
+    }
     for (const eng_param_desc *d = p->params; d && d->name; d++) {
         fmt_default(d, def, sizeof def);
         fmt_range(d, range, sizeof range);
@@ -135,6 +173,10 @@ static int print_policy(const eng_policy_desc *p, int markdown)
         else
             printf("  %-*s  %-*s  %-*s  %s\n", wk, d->name, wd, def, wr, range, d->doc ? d->doc : "");
     }
+    if (tree && markdown)
+        printf("| `tree_nodes` | `%s` | %s | %s |\n", tdef, trange, tdoc);
+    else if (tree)
+        printf("  %-*s  %-*s  %-*s  %s\n", wk, "tree_nodes", wd, tdef, wr, trange, tdoc);
     return 0;
 }
 

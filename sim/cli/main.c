@@ -38,6 +38,7 @@
 #include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
+#include "sim/lua/rerun.h"
 #include "sim/config/home.h"
 #include "sim/cli/plugin.h"
 #include "sim/lua/sweep_exec.h"
@@ -63,6 +64,8 @@ static const char usage_main[] =
     "                            as sweep, for scripts that choose policy knobs per\n"
     "                            point with flashspec.tune\n"
     "  demo [-o DIR]             run the default experiment (configs/default.lua)\n"
+    "  rerun DIR [-o OUT]        run a results directory again from its run.json and\n"
+    "                            script.lua, not today's configs/\n"
     "  trace info|check|stats|synth|index\n"
     "                            inspect, validate, summarise, generate or index traces\n"
     "  profile DEVICE MODEL      print the costs the phone model derives\n"
@@ -141,6 +144,36 @@ static const char usage_run[] =
     "partial is written as results, exit 130; a second Ctrl-C abandons them, and so\n"
     "does SIGTERM after 0.5 s (one SIGTERM ends any run within a second).\n";
 
+static const char usage_sweep[] =
+    "usage: flashspec sweep SCRIPT.lua [-j N] [-o DIR] [--no-resume] [--unsafe] [-q]\n"
+    "                       [--arg KEY=VALUE ...]\n"
+    "                       [--timeline FILE.json [--timeline-point N] [--timeline-prompt P]]\n"
+    "       mpirun -n RANKS flashspec sweep SCRIPT.lua ...   (or srun)\n"
+    "\n"
+    "Runs an experiment script's points in parallel: by default one worker thread\n"
+    "per CPU of the process's share; started by an MPI launcher, the points are\n"
+    "dealt across the ranks and rank 0 gathers them, prints and writes.  The\n"
+    "results are identical bytes for any -j and any number of ranks, and equal\n"
+    "those of `flashspec run` (the same command with 1 worker by default).\n"
+    "DIR/results.csv and DIR/results.h5 are written when the script succeeds\n"
+    "(atomically; nothing on failure); finished points are saved in DIR/points,\n"
+    "so re-running the same command resumes.  A failed point is reported and\n"
+    "skipped: the results hold the others and the exit code is the failed\n"
+    "points' (78; 65 a damaged trace prompt; 70 an internal error).\n"
+    "\n"
+    "  -j, --jobs N       worker threads per process (default: every CPU)\n"
+    "  -o, --output DIR   results directory (default: results/<script name>)\n"
+    "      --no-resume    recompute points already saved in DIR/points\n"
+    "  -q, --quiet        no progress lines on stderr (errors still print)\n"
+    "  -h, --help         this help\n"
+    "Every other option is `flashspec run`'s (--unsafe, --max-instructions,\n"
+    "--max-memory-mb, --max-seconds, --trace-cache-mb, --verify-trace, --strict,\n"
+    "--plugin, --resume=force, --arg, --timeline...): see flashspec run --help.\n"
+    "\n"
+    "exit codes: 0 ok, 64 usage, 65 bad trace data, 66 missing input,\n"
+    "            70 internal error, 73 cannot create output, 78 bad configuration,\n"
+    "            130 interrupted (re-run the same command to resume)\n";
+
 static const char usage_calibrate[] =
     "usage: flashspec calibrate SPEC.lua [-j N] [-o DIR] [-q] [--arg KEY=VALUE ...]\n"
     "\n"
@@ -177,6 +210,29 @@ static const char usage_tune[] =
     "\n"
     "exit codes: 0 ok, 65 bad trace data, 66 missing input, 70 internal error,\n"
     "            73 cannot write DIR, 78 bad script or search space, 130 interrupted\n";
+
+static const char usage_rerun[] =
+    "usage: flashspec rerun DIR [-o OUT] [-j N] [-q] [--plugin FILE.so ...]\n"
+    "\n"
+    "Runs a results directory again from what it recorded rather than from\n"
+    "today's files: DIR/script.lua (the script's bytes as the run read them),\n"
+    "its --arg values and limits, and the profiles DIR/run.json holds in place\n"
+    "of today's configs/ (every device and model file the script loaded, as it\n"
+    "resolved then); relative trace paths resolve from the recorded script's\n"
+    "directory.  With the same build the results are the same bytes: the last\n"
+    "line says whether OUT/results.csv and results.h5 equal DIR's.  Where a\n"
+    "profile file differs today from what run.json recorded, a warning line\n"
+    "names the keys with both values (the rerun uses the recorded ones).\n"
+    "\n"
+    "  -o, --output OUT   results directory (default DIR/rerun)\n"
+    "  -j, --jobs N       worker threads (default: every CPU)\n"
+    "      --plugin FILE.so  load a native policy plug-in the run used (repeatable)\n"
+    "  -q, --quiet        no progress or warning lines (errors still print)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "exit codes: as flashspec run; 65 a run.json that is not JSON or lacks what a\n"
+    "            rerun needs (an older flashspec recorded no profiles), 66 no\n"
+    "            DIR/run.json or DIR/script.lua\n";
 
 static const char usage_demo[] =
     "usage: flashspec demo [-o DIR] [-v]\n"
@@ -400,6 +456,7 @@ static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
         return -1;
     case 'h':
         fputs(c->demo        ? usage_demo
+              : c->kind == 2 ? usage_sweep
               : c->kind == 3 ? usage_calibrate
               : c->kind == 4 ? usage_tune
                              : usage_run,
@@ -509,6 +566,131 @@ static int script_cmd(int argc, char **argv, int kind)
     return rc;
 }
 
+/* After a rerun: whether OUT's results files equal DIR's, one line each. */
+static void rerun_compare(const char *dir, const char *out)
+{
+    const char *names[] = {"results.csv", "results.h5"};
+    for (int i = 0; i < 2; i++) {
+        char a[4200], b[4200];
+        snprintf(a, sizeof a, "%s/%s", dir, names[i]);
+        snprintf(b, sizeof b, "%s/%s", out, names[i]);
+        long line = 0;
+        int same = fs_rerun_same_file(a, b, &line);
+        if (same == 1)
+            fprintf(stderr, "flashspec: rerun: %s is byte-identical to %s\n", b, a);
+        else if (same == 0 && i == 0)
+            fprintf(stderr, "flashspec: rerun: %s differs from %s (first at line %ld)\n", b, a,
+                    line);
+        else
+            fprintf(stderr, "flashspec: rerun: %s %s %s\n", b,
+                    same == 0 ? "differs from" : "cannot be compared with", a);
+    }
+}
+
+/* The options of rerun.  Returns -1 to go on, or an exit code. */
+static int rerun_opts(int argc, char **argv, fs_script_opts *o, const char **dir,
+                      const char **plugin_paths, int *n_plugins)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *w = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+            fputs(usage_rerun, stdout);
+            return FS_EXIT_OK;
+        } else if (!strcmp(w, "-q") || !strcmp(w, "--quiet")) {
+            o->quiet = 1;
+        } else if ((!strcmp(w, "-o") || !strcmp(w, "--output")) && v) {
+            o->out_dir = v, i++;
+        } else if ((!strcmp(w, "-j") || !strcmp(w, "--jobs")) && v) {
+            char *end;
+            long j = strtol(v, &end, 10);
+            if (*end || end == v || j < 1 || j > 1024) {
+                fprintf(stderr, "flashspec: rerun: -j needs a number of workers in 1..1024\n");
+                return FS_EXIT_USAGE;
+            }
+            o->jobs = (int)j, i++;
+        } else if (!strcmp(w, "--plugin") && v && *n_plugins < FS_MAX_PLUGINS) {
+            plugin_paths[(*n_plugins)++] = v, i++;
+        } else if (w[0] != '-' && !*dir) {
+            *dir = w;
+        } else {
+            fprintf(stderr, "flashspec: rerun: unexpected argument '%s' (see --help)\n", w);
+            return FS_EXIT_USAGE;
+        }
+    }
+    if (!*dir) {
+        fprintf(stderr, "flashspec: rerun needs a results directory DIR (see --help)\n");
+        return FS_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* flashspec rerun DIR: DIR/script.lua with DIR/run.json's arguments, limits
+ * and profiles (sim/lua/rerun.h), then OUT's results compared with DIR's. */
+static int rerun_cmd(int argc, char **argv)
+{
+    static fs_rerun_plan plan;
+    static fs_plugin plugins[FS_MAX_PLUGINS];
+    static const char *cmdline[258];
+    const char *plugin_paths[FS_MAX_PLUGINS];
+    int n_plugins = 0, n_cmd = 0;
+    const char *dir = NULL;
+    fs_script_opts o = {0};
+    o.jobs = sim_sweep_default_workers();
+    int rc = rerun_opts(argc, argv, &o, &dir, plugin_paths, &n_plugins);
+    if (rc >= 0) return rc;
+    char err[1024] = "", outbuf[4200];
+    for (int i = 0; i < n_plugins; i++) {
+        rc = fs_plugin_load(plugin_paths[i], &plugins[i], plugins, i, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "flashspec: %s\n", err);
+            return rc;
+        }
+    }
+    rc = fs_rerun_plan_read(dir, &plan, err, sizeof err);
+    if (rc != FS_EXIT_OK) {
+        fprintf(stderr, "flashspec: rerun: %s\n", err);
+        return rc;
+    }
+    if (!o.out_dir) {
+        snprintf(outbuf, sizeof outbuf, "%s/rerun", dir);
+        o.out_dir = outbuf;
+    }
+    cmdline[n_cmd++] = "flashspec";
+    for (int i = 0; i < argc && n_cmd < 258; i++)
+        cmdline[n_cmd++] = argv[i];
+    o.script = plan.script;
+    o.script_dir = plan.script_dir;
+    o.rerun_record = plan.record;
+    o.args = plan.args;
+    o.n_args = plan.n_args;
+    o.unsafe = plan.unsafe;
+    o.strict = plan.strict;
+    o.max_instructions = plan.max_instructions;
+    o.max_memory_mb = plan.max_memory_mb;
+    o.max_seconds = plan.max_seconds;
+    o.trace_cache_mb = plan.trace_cache_mb;
+    o.no_resume = 1; /* a rerun computes every point */
+    o.plugins = plugins;
+    o.n_plugins = n_plugins;
+    o.argv = cmdline;
+    o.argc = n_cmd;
+    rc = fs_script_run_timeline(&o, NULL, err, sizeof err);
+    if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
+    if (rc == FS_EXIT_OK && sim_mpi_rank() == 0) rerun_compare(dir, o.out_dir);
+    return rc;
+}
+
+static int rerun_cmd_mpi(int argc, char **argv)
+{
+    sim_mpi_init(&argc, &argv);
+    int rc = rerun_cmd(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    sim_mpi_finalize();
+    return rc;
+}
+
 /* run/sweep/demo under an MPI launcher: MPI lives for the whole command. */
 static int script_cmd_mpi(int argc, char **argv, int kind)
 {
@@ -611,6 +793,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "tune")) return script_cmd_mpi(argc - 1, argv + 1, 4);
     if (!strcmp(cmd, "demo")) return script_cmd_mpi(argc - 1, argv + 1, 1);
     if (!strcmp(cmd, "calibrate")) return script_cmd_mpi(argc - 1, argv + 1, 3);
+    if (!strcmp(cmd, "rerun")) return rerun_cmd_mpi(argc - 1, argv + 1);
     /* the listings print what files written by others say about themselves */
     if (!strcmp(cmd, "trace") || !strcmp(cmd, "profile") || !strcmp(cmd, "profiles") ||
         !strcmp(cmd, "policies") || !strcmp(cmd, "policy"))

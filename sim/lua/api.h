@@ -63,9 +63,20 @@ typedef struct fs_script_opts {
     /* the command line, recorded in DIR/run.json (may be NULL) */
     const char *const *argv;
     int argc;
+    /* flashspec rerun (rerun.h): the directory the script's relative paths
+     * resolve from (NULL: the script's own), and the run.json whose profiles
+     * stand for today's files (NULL: none) */
+    const char *script_dir;
+    const char *rerun_record;
 } fs_script_opts;
 
 /* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */
 int fs_script_run(const fs_script_opts *o, char *err, size_t errlen);
+
+/* The parameter the `tree_nodes` key sets for built-in policy `policy` (nodes
+ * of one verified tree, root included; param = tree_nodes - *minus), with
+ * EdgeLLM's fallback on (off: `budget`).  Returns 1, or 0 for a policy that
+ * takes no `tree_nodes`. */
+int fs_tree_knob(const char *policy, const char **param, int *minus);
 
 #endif

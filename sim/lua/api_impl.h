@@ -43,6 +43,11 @@ typedef struct fs_trace_entry {
     int64_t used_at;    /* fs_api.generation when last made or looked up */
     fs_synth_pending *pending; /* a synthetic trace recorded, not generated yet
                                   (api_synth.c; trace NULL until then) */
+    /* for DIR/run.json: the path as the script gave it, or (is_synth) the
+     * generator's settings */
+    char given[PATH_MAX];
+    int is_synth;
+    trc_synth_params synth;
 } fs_trace_entry;
 
 
@@ -119,6 +124,19 @@ void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *para
 
 /* Frees the profiles read by the run (a's cache of them). */
 void fs_api_free_profiles(fs_api *a);
+
+/* The profiles the run read, for run.json (runrec.h): at most cap, each
+ * borrowing the cache's values; paths[i] gets the file's path relative to the
+ * project when inside it.  Returns how many. */
+struct fs_runrec_profile;
+int32_t fs_api_list_profiles(const fs_api *a, struct fs_runrec_profile *out,
+                             char (*paths)[PATH_MAX], int32_t cap);
+
+/* Puts a profile into the run's cache as if read from `path` (flashspec
+ * rerun: the recorded values stand for the file).  0, or -1 when the cache
+ * is full or memory runs out. */
+int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
+                        const sim_device_variants *vars, const sim_model *model);
 
 /* Counts `bytes` more that the API is about to hold for the script; raises
  * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass

@@ -9,6 +9,7 @@
 #include "api_impl.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,9 +17,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "eng_param.h"
 #include "sim/lua/api.h"
 #include "sim/config/home.h"
 #include "sim/lua/lparams.h"
+#include "sim/lua/runrec.h"
 #include "sim/config/profile.h"
 
 /* --------------------------------------------------------------- profiles */
@@ -34,6 +37,9 @@ static int profile_is_file(const char *name)
  * along the profile search path (profile.h), or a file path (beside the
  * script, else in the project).  Raises on an invalid name or a missing
  * file.  kind: "devices" or "models"; what: "device" or "model". */
+static void profile_cached_path(const fs_api *a, const char *kind, const char *name, char *path,
+                                size_t n);
+
 static const char *profile_arg(lua_State *L, const char *kind, const char *what, char *path,
                                size_t n)
 {
@@ -61,6 +67,9 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
     }
     if (sim_profile_path(kind, name, path, n) != 0)
         fs_raise(L, FS_EXIT_CONFIG, 1, "invalid %s profile name '%s'", what, name);
+    struct stat st;
+    if (stat(path, &st) != 0) /* gone since the run read it (or a rerun's record) */
+        profile_cached_path(fs_api_get(L), kind, name, path, n);
     return name;
 }
 
@@ -268,6 +277,25 @@ void fs_api_free_profiles(fs_api *a)
     a->n_profiles = a->cap_profiles = 0;
 }
 
+/* The path of a profile of kind called name that the run holds in its cache
+ * (.../<kind>/<name>.lua: one it read, or one a rerun recorded) into path;
+ * path unchanged when there is none. */
+static void profile_cached_path(const fs_api *a, const char *kind, const char *name, char *path,
+                                size_t n)
+{
+    char tail[SIM_PROFILE_NAME_CAP + 32];
+    int tl = snprintf(tail, sizeof tail, "/%s/%s.lua", kind, name);
+    for (int32_t i = 0; tl > 0 && (size_t)tl < sizeof tail && i < a->n_profiles; i++) {
+        const char *p = a->profiles[i]->path;
+        size_t pl = strlen(p);
+        if (a->profiles[i]->device == !strcmp(kind, "devices") && pl >= (size_t)tl &&
+            !strcmp(p + pl - (size_t)tl, tail)) {
+            snprintf(path, n, "%s", p);
+            return;
+        }
+    }
+}
+
 static const fs_profile_entry *profile_find(const fs_api *a, const char *path, int device)
 {
     for (int32_t i = 0; i < a->n_profiles; i++)
@@ -276,26 +304,53 @@ static const fs_profile_entry *profile_find(const fs_api *a, const char *path, i
     return NULL;
 }
 
-/* Keeps a copy of a profile just read (a full cache, or no memory: not kept). */
-static void profile_keep(fs_api *a, const char *path, int device, const sim_device *dev,
-                         const sim_device_variants *vars, const sim_model *model)
+/* Keeps a copy of a profile just read (a full cache, or no memory: not kept,
+ * -1). */
+static int profile_keep(fs_api *a, const char *path, int device, const sim_device *dev,
+                        const sim_device_variants *vars, const sim_model *model)
 {
-    if (a->n_profiles == FS_PROFILES_MAX) return;
+    if (a->n_profiles == FS_PROFILES_MAX) return -1;
     if (a->n_profiles == a->cap_profiles) {
         int32_t cap = a->cap_profiles ? 2 * a->cap_profiles : 8;
         fs_profile_entry **n = realloc(a->profiles, sizeof *n * (size_t)cap);
-        if (!n) return;
+        if (!n) return -1;
         a->profiles = n;
         a->cap_profiles = cap;
     }
     fs_profile_entry *e = calloc(1, sizeof *e);
-    if (!e) return;
+    if (!e) return -1;
     snprintf(e->path, sizeof e->path, "%s", path);
     e->device = device;
     if (dev) e->dev = *dev;
     if (vars) e->vars = *vars;
     if (model) e->model = *model;
     a->profiles[a->n_profiles++] = e;
+    return 0;
+}
+
+int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
+                        const sim_device_variants *vars, const sim_model *model)
+{
+    return profile_keep(a, path, device, dev, vars, model);
+}
+
+int32_t fs_api_list_profiles(const fs_api *a, fs_runrec_profile *out, char (*paths)[PATH_MAX],
+                             int32_t cap)
+{
+    const char *home = fs_home_dir();
+    size_t hl = home ? strlen(home) : 0;
+    int32_t n = 0;
+    for (int32_t i = 0; i < a->n_profiles && n < cap; i++) {
+        const fs_profile_entry *e = a->profiles[i];
+        int inside = hl && !strncmp(e->path, home, hl) && e->path[hl] == '/';
+        snprintf(paths[n], PATH_MAX, "%s", inside ? e->path + hl + 1 : e->path);
+        out[n] = (fs_runrec_profile){.device = e->device, .path = paths[n],
+                                     .dev = e->device ? &e->dev : NULL,
+                                     .vars = e->device ? &e->vars : NULL,
+                                     .model = e->device ? NULL : &e->model};
+        n++;
+    }
+    return n;
 }
 
 static int load_device(fs_api *a, const char *path, sim_device *dev, sim_device_variants *vars,
@@ -569,6 +624,8 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
     e->trace = t;
     e->used_at = a->generation;
     e->pending = NULL;
+    e->given[0] = 0;
+    e->is_synth = 0;
     return e;
 }
 
@@ -639,6 +696,42 @@ int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, cha
     return out[0] && file_exists(out) ? 0 : -1;
 }
 
+/* The trace file nearest to a missing `path` (by edit distance of the file
+ * name), among the .h5 files of its directory as seen from the script's
+ * directory and from the project: " (did you mean 'DIR/NAME'?)" in the
+ * script's own spelling of the directory, or "" when none is near. */
+static void nearest_trace(const fs_api *a, const char *path, char *out, size_t n)
+{
+    out[0] = 0;
+    if (path[0] == '/') return;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    int dn = slash ? (int)(slash - path) : 0;
+    const char *roots[2] = {a->script_dir, project_dir()};
+    char best[256] = "";
+    int32_t bd = 0;
+    for (int r = 0; r < 2; r++) {
+        char dir[PATH_MAX];
+        if (snprintf(dir, sizeof dir, "%s/%.*s", roots[r], dn, path) >= (int)sizeof dir)
+            continue;
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        for (struct dirent *ent; (ent = readdir(d)) != NULL;) {
+            size_t l = strlen(ent->d_name);
+            if (l < 4 || strcmp(ent->d_name + l - 3, ".h5") != 0 || l >= sizeof best) continue;
+            int32_t dist = eng_params_distance(base, ent->d_name);
+            if (!best[0] || dist < bd) {
+                bd = dist;
+                snprintf(best, sizeof best, "%s", ent->d_name);
+            }
+        }
+        closedir(d);
+    }
+    int32_t near = (int32_t)strlen(base) / 3 > 3 ? (int32_t)strlen(base) / 3 : 3;
+    if (best[0] && bd <= near)
+        snprintf(out, n, " (did you mean '%.*s%s%s'?)", dn, path, dn ? "/" : "", best);
+}
+
 int fs_l_trace(lua_State *L)
 {
     /* called as flashspec.trace(path): the table is argument 1 via __call */
@@ -651,8 +744,11 @@ int fs_l_trace(lua_State *L)
          * reader refuses it in its own words, without opening it blocking */
         if (path[0] == '/' && stat(path, &st) == 0)
             snprintf(cand, sizeof cand, "%s", path);
-        else
-            return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s", path, tried);
+        else {
+            char hint[320];
+            nearest_trace(a, path, hint, sizeof hint);
+            return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s%s", path, tried, hint);
+        }
     }
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
@@ -684,6 +780,7 @@ int fs_l_trace(lua_State *L)
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)(strlen(base) > 3 && !strcmp(base + strlen(base) - 3, ".h5") ? strlen(base) - 3 : strlen(base)), base);
         e = trace_add(L, a, real, name, t);
+        snprintf(e->given, sizeof e->given, "%s", path);
     }
     push_trace(L, e);
     return 1;
@@ -843,6 +940,8 @@ int fs_l_trace_synth(lua_State *L)
         if (trc_synth_check(&p, &terr) != TRC_OK)
             return fs_raise(L, sim_status_exit(sim_status_from_trc(terr.code)), 1, "%s", terr.msg);
         e = trace_add(L, a, key, s.name, NULL);
+        e->is_synth = 1;
+        e->synth = p;
         fs_api_synth_defer(L, a, e, &p, (size_t)most, chunk, line);
         push_trace(L, e);
         return 1;
@@ -860,6 +959,8 @@ int fs_l_trace_synth(lua_State *L)
         snprintf(name, sizeof name, "synth-%08llx",
                  (unsigned long long)(trc_checksum(t) & 0xffffffffu));
     e = trace_add(L, a, key, name, t);
+    e->is_synth = 1;
+    e->synth = p;
     push_trace(L, e);
     return 1;
 }

@@ -157,6 +157,15 @@ static const tree_knob *tree_knob_of(const char *policy)
     return NULL;
 }
 
+int fs_tree_knob(const char *policy, const char **param, int *minus)
+{
+    const tree_knob *k = policy ? tree_knob_of(policy) : NULL;
+    if (!k) return 0;
+    *param = k->param;
+    *minus = k->minus;
+    return 1;
+}
+
 /* The parameter tree_nodes sets for policy desc given the user's table at t. */
 static const char *tree_param(lua_State *L, const tree_knob *k, int t)
 {

@@ -23,8 +23,10 @@
 #include "sim/hw/sim_hw.h"
 #include "sim/lua/lparams.h"
 #include "sim/lua/lpolicy.h"
+#include "sim/config/home.h"
 #include "sim/config/profile.h"
 #include "sim/lua/rows.h"
+#include "sim/lua/rerun.h"
 #include "sim/lua/runrec.h"
 #include "sim/lua/sandbox.h"
 #include "sim/lua/sweep_exec.h"
@@ -179,32 +181,50 @@ static int dir_writable(const char *path)
 }
 
 /* Can results be written into dir?  It exists as a writable directory, or
- * its nearest existing ancestor is one (it will be created).  0, or errno. */
-static int out_dir_writable(const char *dir)
+ * its nearest existing ancestor is one (it will be created).  0, or errno;
+ * p[0..pn) holds the path it stopped at (the directory, or the ancestor that
+ * refused). */
+static int out_dir_writable(const char *dir, char *p, size_t pn)
 {
     if (!*dir) return ENOENT;
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return ENAMETOOLONG;
+    if (snprintf(p, pn, "%s", dir) >= (int)pn) return ENAMETOOLONG;
     for (;;) {
         struct stat st;
         if (stat(p, &st) == 0) {
             if (!S_ISDIR(st.st_mode)) return ENOTDIR;
             return access(p, W_OK | X_OK) == 0 ? 0 : errno;
         }
-        if (errno != ENOENT) return errno;
+        /* a file on the way: go up to it */
+        if (errno != ENOENT && errno != ENOTDIR) return errno;
         char *slash = strrchr(p, '/');
         while (slash && slash > p && slash[1] == 0) { /* trailing slashes */
             *slash = 0;
             slash = strrchr(p, '/');
         }
         if (!slash) {
-            snprintf(p, sizeof p, ".");
+            snprintf(p, pn, ".");
         } else if (slash == p) {
             p[1] = 0;
         } else {
             *slash = 0;
         }
     }
+}
+
+/* What to do about an output directory out_dir_writable refused (errno e at
+ * path at): " (WHY; choose another directory with -o DIR)". */
+static void out_dir_hint(int e, const char *at, char *out, size_t n)
+{
+    char why[PATH_MAX + 48] = "";
+    if (e == ENOTDIR)
+        snprintf(why, sizeof why, "'%s' is a file, not a directory; ", at);
+    else if (e == EACCES || e == EPERM)
+        snprintf(why, sizeof why, "no permission to write in '%s'; ", at);
+    else if (e == EROFS)
+        snprintf(why, sizeof why, "'%s' is on a read-only file system; ", at);
+    else if (e == ENAMETOOLONG)
+        snprintf(why, sizeof why, "a shorter path; ");
+    snprintf(out, n, " (%schoose another directory with -o DIR)", why);
 }
 
 /* After a successful script: is the timeline's point and prompt there?  Then
@@ -260,6 +280,34 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     return fs_script_run_timeline(o, NULL, err, errlen);
 }
 
+/* The traces the rows ran on, for run.json (runrec.h): a file's path
+ * relative to the project when it lies inside it (paths[i] holds it), else as
+ * given; a synthetic trace's generator settings.  Returns how many (at most
+ * cap), in the order the script opened them. */
+static int32_t record_traces(const fs_api *a, fs_runrec_trace *out, char (*paths)[PATH_MAX],
+                             int32_t cap)
+{
+    const char *home = fs_home_dir();
+    size_t hl = home ? strlen(home) : 0;
+    int32_t n = 0;
+    for (int32_t i = 0; i < a->n_traces && n < cap; i++) {
+        const fs_trace_entry *e = a->traces[i];
+        int used = 0;
+        for (int32_t r = 0; r < a->n_rows && !used; r++)
+            used = !strcmp(a->rows[r].trace, e->name);
+        if (!used) continue;
+        out[n] = (fs_runrec_trace){.name = e->name, .given = e->given,
+                                   .synth = e->is_synth ? &e->synth : NULL};
+        if (!e->is_synth) {
+            int inside = hl && !strncmp(e->key, home, hl) && e->key[hl] == '/';
+            snprintf(paths[n], PATH_MAX, "%s", inside ? e->key + hl + 1 : e->given);
+            out[n].path = paths[n];
+        }
+        n++;
+    }
+    return n;
+}
+
 /* DIR/run.json and DIR/script.lua (runrec.h).  0, or an exit code. */
 static int write_record(const fs_api *a, const fs_script_opts *o, const char *src, size_t len,
                         char *err, size_t errlen)
@@ -269,6 +317,19 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
     for (int i = 0; i < np; i++)
         plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
                                         a->plugins[i].sha256};
+    int32_t cap = a->n_traces, pcap = a->n_profiles;
+    fs_runrec_trace *traces = calloc((size_t)(cap ? cap : 1), sizeof *traces);
+    char(*paths)[PATH_MAX] = calloc((size_t)(cap ? cap : 1), sizeof *paths);
+    fs_runrec_profile *profs = calloc((size_t)(pcap ? pcap : 1), sizeof *profs);
+    char(*ppaths)[PATH_MAX] = calloc((size_t)(pcap ? pcap : 1), sizeof *ppaths);
+    if (!traces || !paths || !profs || !ppaths) {
+        free(traces);
+        free(paths);
+        free(profs);
+        free(ppaths);
+        snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
+        return FS_EXIT_SOFTWARE;
+    }
     fs_runrec_run run = {.version = FS_VERSION,
                          .plugins = plugins,
                          .n_plugins = np,
@@ -281,9 +342,18 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
                          .n_args = o->n_args,
                          .script_bytes = src,
                          .script_len = len};
+    run.traces = traces;
+    run.n_traces = record_traces(a, traces, paths, cap);
+    run.profiles = profs;
+    run.n_profiles = fs_api_list_profiles(a, profs, ppaths, pcap);
     char *json = NULL;
     size_t n = 0;
-    if (!a->rec || fs_runrec_json(a->rec, &run, a->rows, a->n_rows, &json, &n) != 0) {
+    int bad = !a->rec || fs_runrec_json(a->rec, &run, a->rows, a->n_rows, &json, &n) != 0;
+    free(traces);
+    free(paths);
+    free(profs);
+    free(ppaths);
+    if (bad) {
         snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
         return FS_EXIT_SOFTWARE;
     }
@@ -343,10 +413,13 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     }
     /* every output path is checked before the script runs a single point */
     if (o->out_dir) {
-        int e = out_dir_writable(o->out_dir);
+        char at[PATH_MAX];
+        int e = out_dir_writable(o->out_dir, at, sizeof at);
         if (e) {
-            snprintf(err, errlen, "cannot write output '%s': %s", o->out_dir,
-                     *o->out_dir ? strerror(e) : "empty directory name");
+            char hint[PATH_MAX + 96];
+            out_dir_hint(e, at, hint, sizeof hint);
+            snprintf(err, errlen, "cannot write output '%s': %s%s", o->out_dir,
+                     *o->out_dir ? strerror(e) : "empty directory name", hint);
             return FS_EXIT_CANTCREAT;
         }
     }
@@ -370,6 +443,7 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     snprintf(a->script_dir, sizeof a->script_dir, "%s", real);
     char *slash = strrchr(a->script_dir, '/');
     if (slash) *slash = 0;
+    if (o->script_dir) snprintf(a->script_dir, sizeof a->script_dir, "%s", o->script_dir);
     if (!t) return FS_EXIT_OK;
     int e = dir_writable(t->path);
     if (e) {
@@ -622,6 +696,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     }
     code = run_lock(r, o, err, errlen);
     if (code == FS_EXIT_OK) code = run_open(r, o, err, errlen);
+    if (code == FS_EXIT_OK && o->rerun_record) /* run.json's profiles for today's files */
+        code = fs_rerun_prefill(&r->a, o->rerun_record, r->a.quiet, err, errlen);
     if (code == FS_EXIT_OK) {
         sim_sweep_signals_install();
         sim_sweep_deadline_set(o->max_seconds);

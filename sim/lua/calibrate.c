@@ -85,6 +85,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sim/fit/refcsv.h"
@@ -99,7 +100,8 @@
 
 /* A progress line's width of spaces between carriage returns. */
 #define PROGRESS_CLEAR                                                                             \
-    "\r                                                                              \r"
+    "\r                                                                              "             \
+    "                                                  \r"
 
 /* Raised errors carry an exit code; see the header comment. */
 int fs_cal_raise(cal *c, int code, const char *fmt, ...)
@@ -125,15 +127,58 @@ static void cal_check(cal *c, int rc, const char *what)
 
 /* ------------------------------------------------------------ evaluation */
 
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The ETA part of the progress line.  The fit: how long its evaluations
+ * take, and at most how long the rest can take (every start running
+ * max_iter iterations of 1 + np evaluations each: it usually converges well
+ * before).  The bootstrap: the replicate it is at of how many, and the time
+ * the replicates left take at the pace of those done. */
+static void eta_text(cal *c, int32_t rep, int64_t eval, char *out, size_t n)
+{
+    double t = monotonic_s();
+    if (c->phase_s == 0 || (rep > 0 && c->phase_rep == 0)) {
+        c->phase_s = t;
+        c->phase_eval = eval - 1;
+        c->phase_rep = rep;
+    }
+    double took = t - c->phase_s;
+    int64_t done = eval - c->phase_eval;
+    if (rep > 0) {
+        int32_t boot = c->o.bootstrap > 0 ? c->o.bootstrap : rep;
+        if (rep > c->phase_rep)
+            snprintf(out, n, ", replicate %d of %d, ETA ~%.0f s", (int)rep, (int)boot,
+                     took / (rep - c->phase_rep) * (boot - rep + 1));
+        else
+            snprintf(out, n, ", replicate %d of %d", (int)rep, (int)boot);
+        return;
+    }
+    int64_t most = (int64_t)(c->o.starts > 0 ? c->o.starts : 1) * c->o.max_iter * (c->f.np + 1);
+    double per = done > 0 ? took / (double)done : 0;
+    if (most > eval)
+        snprintf(out, n, ", %.2f s each, ETA at most ~%.0f s (max_iter)", per,
+                 per * (double)(most - eval));
+    else
+        snprintf(out, n, ", %.2f s each", per);
+}
+
 /* On a terminal (and without -q): one line, rewritten after every
- * evaluation, with the count and the RMS relative error of the fitted rows. */
-static void progress(const cal *c, const double *pred, int32_t rep, int64_t eval)
+ * evaluation, with the count, the RMS relative error of the fitted rows and
+ * the ETA (eta_text). */
+static void progress(cal *c, const double *pred, int32_t rep, int64_t eval)
 {
     if (!c->tty) return;
     double rms = sim_fit_rms_of(&c->f, pred);
+    char eta[128];
+    eta_text(c, rep, eval, eta, sizeof eta);
     /* padded to a whole line: the stderr filter passes no terminal escapes */
-    fprintf(stderr, "\rflashspec: calibrate %s: evaluation %lld%s, RMS %.2f%%%-20s", c->o.name,
-            (long long)eval, rep ? " (bootstrap)" : "", 100 * rms, "");
+    fprintf(stderr, "\rflashspec: calibrate %s: evaluation %lld%s, RMS %.2f%%%s%-8s", c->o.name,
+            (long long)eval, rep ? " (bootstrap)" : "", 100 * rms, eta, "");
     fflush(stderr);
 }
 

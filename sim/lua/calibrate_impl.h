@@ -55,6 +55,11 @@ typedef struct cal {
     fs_memo memo;      /* points already run, by id: a difference step replays only
                           the points its parameter moves (sweep_exec.h) */
     int tty;           /* progress lines: stderr is a terminal, no -q */
+    /* the ETA of the progress line: when and at which evaluation the current
+     * phase (the fit, the bootstrap) began, and the replicate it is at */
+    double phase_s;
+    int64_t phase_eval;
+    int32_t phase_rep;
     int memos_on;      /* 1 while the fit holds the run's draw memos on */
     int need_interval; /* a reference row reads tokens_per_s_lo/hi: points bootstrap them */
 } cal;

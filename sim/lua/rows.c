@@ -10,12 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/lua/api.h"
 #include "sim/out/sim_out.h"
 
 /* ---------------------------------------------------------------- columns */
 
 typedef enum col_type { COL_STR, COL_I32, COL_I64, COL_U64, COL_REAL, COL_HEX, COL_VERSION,
-                        COL_SCRIPT, COL_HIST } col_type;
+                        COL_SCRIPT, COL_HIST, COL_TREE } col_type;
 
 typedef struct col_desc {
     const char *name;
@@ -134,9 +135,81 @@ static const col_desc columns[] = {
      "declares none"},
     {"synth_tokens", COL_STR, R(synth_tokens),
      "token ids of candidate sets the trace did not record: `offset` or `drawn` (point key)"},
+    {"tree_nodes", COL_TREE, 0,
+     "the tree size the point was run with, in nodes of one verified tree, root included (what "
+     "the `tree_nodes` key sets): the fixed tree of chain (k + 1), eagle2 (total_tokens + 1) and "
+     "specinfer, or the cap of lever (n_max + 1), lyanna (b + 1), sequoia (max_nodes), opt_tree "
+     "(nodes + 1), edgellm (max_tokens + 1; budget + 1 without fallback) and adaptive_chain (k_max "
+     "+ 1); 1 for Flash-AR; a Lua policy's or plug-in's own `tree_nodes` parameter; `nan` "
+     "otherwise"},
+    {"tune_objective", COL_STR, R(tune_objective),
+     "rows of `flashspec.tune`: the result column its search maximised (`none` in other rows)"},
 };
 #undef R
 #define N_COLUMNS ((int)(sizeof columns / sizeof columns[0]))
+
+typedef struct tree_find {
+    const char *want;
+    const char *value; /* into buf */
+    char buf[512];
+    int fallback_off;
+} tree_find;
+
+static int tree_find_pair(void *ctx, const char *name, const char *value)
+{
+    tree_find *f = ctx;
+    if (!strcmp(name, "fallback") && !strcmp(value, "false")) f->fallback_off = 1;
+    if (!strcmp(name, f->want) && !f->value) {
+        snprintf(f->buf, sizeof f->buf, "%s", value);
+        f->value = f->buf;
+    }
+    return 0;
+}
+
+/* The value of parameter `want` in a policy_params label (NULL: absent). */
+static const char *label_value(const char *label, const char *want, tree_find *f)
+{
+    memset(f, 0, sizeof *f);
+    f->want = want;
+    fs_row_each_pair(label, 0, tree_find_pair, f);
+    return f->value;
+}
+
+/* The tree_nodes column: nodes of one verified tree, root included, as the
+ * `tree_nodes` key sets them (api_policy.c's tree_knobs), read back from the
+ * row's label so that a tuned row reports its chosen knobs. */
+static double row_tree_nodes(const fs_row *r)
+{
+    if (!strcmp(r->policy, "flash_ar")) return 1.0;
+    const char *param;
+    int minus;
+    tree_find f;
+    if (!fs_tree_knob(r->policy, &param, &minus)) {
+        const char *v = label_value(r->policy_params, "tree_nodes", &f);
+        char *end;
+        double x = v ? strtod(v, &end) : NAN;
+        return v && !*end && isfinite(x) ? x : NAN;
+    }
+    label_value(r->policy_params, "fallback", &f);
+    if (!strcmp(r->policy, "edgellm") && f.fallback_off) param = "budget";
+    const char *v = label_value(r->policy_params, param, &f);
+    if (!v) return NAN;
+    if (!strcmp(param, "widths")) { /* 1 + w1 + w1 w2 + ..., '/'-separated */
+        double nodes = 1, level = 1;
+        for (const char *p = v; *p;) {
+            char *end;
+            long w = strtol(p, &end, 10);
+            if (end == p || w < 1) return NAN;
+            nodes += (level *= (double)w);
+            p = *end == '/' ? end + 1 : end;
+            if (*end && *end != '/') return NAN;
+        }
+        return nodes;
+    }
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end || end == v ? NAN : (double)x + minus;
+}
 
 /* Value of column c of row r as text (for strings) or number. */
 static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char **s, double *num,
@@ -146,8 +219,12 @@ static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char 
     *s = NULL;
     switch (columns[c].type) {
     case COL_STR:
-        /* a policy without parameters says so (an empty field reads as missing) */
-        *s = *f || strcmp(columns[c].name, "policy_params") ? f : "none";
+        /* a policy without parameters, a row not tuned, says so (an empty
+         * field reads as missing) */
+        *s = *f || (strcmp(columns[c].name, "policy_params") &&
+                    strcmp(columns[c].name, "tune_objective"))
+                 ? f
+                 : "none";
         break;
     case COL_I32: {
         int32_t x;
@@ -179,6 +256,9 @@ static void col_value(const fs_rows_meta *a, const fs_row *r, int c, const char 
         break;
     case COL_SCRIPT:
         *s = a->script_hash;
+        break;
+    case COL_TREE:
+        *num = row_tree_nodes(r);
         break;
     case COL_HIST: { /* "c0;c1;...", trailing empty bins trimmed, at least two
                         (a single count would read back as a number) */
@@ -496,6 +576,7 @@ int fs_row_column_kind(const char *name)
         case COL_I64:
         case COL_U64:
         case COL_REAL:
+        case COL_TREE:
             return FS_COL_NUMBER;
         default:
             return FS_COL_TEXT;

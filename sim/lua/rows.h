@@ -44,6 +44,7 @@ typedef struct fs_row {
     int32_t prompt_offset; /* point key */
     int64_t tune_evals;    /* flashspec.tune: evaluations its search made (0 otherwise) */
     double tune_train;     /* flashspec.tune: objective on the tuning prompts (NaN otherwise) */
+    char tune_objective[64]; /* flashspec.tune: the column it maximised ("" otherwise) */
 } fs_row;
 
 /* Values shared by every row of one script run. */

@@ -188,12 +188,15 @@ static void jnum(jbuf *b, double x)
         jput(b, "null");
 }
 
-/* The values of a struct described by table, as a JSON object. */
-static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
+/* The values of a struct described by table, as a JSON object: every row,
+ * or (set non-NULL) the rows whose set[] is nonzero. */
+static void jparams_set(jbuf *b, const eng_param_desc *table, const void *params,
+                        const unsigned char *set)
 {
     jput(b, "{");
     int first = 1;
     for (const eng_param_desc *d = table; d && d->name; d++) {
+        if (set && !set[d - table]) continue;
         const char *f = (const char *)params + d->offset;
         jput(b, "%s", first ? "" : ", ");
         first = 0;
@@ -257,6 +260,11 @@ static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
         }
     }
     jput(b, "}");
+}
+
+static void jparams(jbuf *b, const eng_param_desc *table, const void *params)
+{
+    jparams_set(b, table, params, NULL);
 }
 
 /* The record's "flashspec", "command" and "script" members. */
@@ -390,6 +398,84 @@ static void json_row(jbuf *b, int32_t i, const row_ent *e, const fs_row *w)
     jput(b, "}");
 }
 
+/* The "traces" member: each trace's file, or its generator settings. */
+static void json_traces(jbuf *b, const fs_runrec_run *run)
+{
+    jput(b, "\n  \"traces\": [");
+    for (int32_t i = 0; i < run->n_traces; i++) {
+        const fs_runrec_trace *t = &run->traces[i];
+        jput(b, "%s\n    {\"name\": ", i ? "," : "");
+        jcstr(b, t->name);
+        if (!t->synth) {
+            jput(b, ", \"path\": ");
+            jcstr(b, t->path);
+            jput(b, ", \"given\": ");
+            jcstr(b, t->given);
+            jput(b, "}");
+            continue;
+        }
+        const trc_synth_params *p = t->synth;
+        jput(b,
+             ", \"synth\": {\"seed\": %llu, \"prompts\": %d, \"prompt_len\": %d, "
+             "\"output_len\": %d, \"vocab\": %d, \"k\": %d, \"depth\": %d, \"nodes\": %d, "
+             "\"target_layers\": %d, \"exit_layers\": [",
+             (unsigned long long)p->seed, (int)p->prompts, (int)p->prompt_len,
+             (int)p->output_len, (int)p->vocab, (int)p->k, (int)p->max_depth,
+             (int)p->max_nodes, (int)p->target_layers);
+        for (int32_t k = 0; k < p->n_exit && k < TRC_MAX_EXIT; k++)
+            jput(b, "%s%d", k ? ", " : "", (int)p->exit_layers[k]);
+        jput(b, "], \"accept\": [");
+        for (int32_t k = 0; k < p->n_accept && k < TRC_MAX_DEPTH; k++) {
+            jput(b, "%s", k ? ", " : "");
+            jnum(b, p->accept[k]);
+        }
+        jput(b, "], \"calibration\": ");
+        jnum(b, p->calibration);
+        jput(b, ", \"coverage\": ");
+        jnum(b, p->coverage);
+        jput(b, ", \"predictor_accuracy\": ");
+        jnum(b, p->predictor_accuracy);
+        jput(b, ", \"coverage_share\": ");
+        jnum(b, p->coverage_share);
+        jput(b, ", \"node_streams\": %d, \"target\": ", (int)p->node_streams);
+        jcstr(b, p->target);
+        jput(b, ", \"draft\": ");
+        jcstr(b, p->draft);
+        jput(b, "}}");
+    }
+    jput(b, "\n  ],");
+}
+
+/* The "profiles" member: each profile file as it resolved (flashspec rerun). */
+static void json_profiles(jbuf *b, const fs_runrec_run *run)
+{
+    jput(b, "\n  \"profiles\": [");
+    for (int32_t i = 0; i < run->n_profiles; i++) {
+        const fs_runrec_profile *p = &run->profiles[i];
+        jput(b, "%s\n    {\"kind\": \"%s\", \"path\": ", i ? "," : "",
+             p->device ? "device" : "model");
+        jcstr(b, p->path);
+        jput(b, ", \"values\": ");
+        if (p->device)
+            jparams(b, sim_device_keys(), p->dev);
+        else
+            jparams(b, sim_model_keys(), p->model);
+        if (p->device) {
+            jput(b, ", \"variants\": [");
+            for (int32_t v = 0; p->vars && v < p->vars->n; v++) {
+                jput(b, "%s{\"name\": ", v ? ", " : "");
+                jcstr(b, p->vars->v[v].name);
+                jput(b, ", \"values\": ");
+                jparams_set(b, sim_device_keys(), &p->vars->v[v].delta, p->vars->v[v].set);
+                jput(b, "}");
+            }
+            jput(b, "]");
+        }
+        jput(b, "}");
+    }
+    jput(b, "\n  ],");
+}
+
 int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *rows, int32_t n_rows,
                    char **out, size_t *len)
 {
@@ -397,6 +483,8 @@ int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *r
     json_run(&b, run);
     json_plugins(&b, run);
     json_objects(&b, r, run);
+    json_traces(&b, run);
+    json_profiles(&b, run);
     jput(&b, "\n  \"rows\": [");
     for (int32_t i = 0; i < n_rows && i < r->n_rows; i++)
         json_row(&b, i, &r->rows[i], &rows[i]);

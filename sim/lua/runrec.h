@@ -12,8 +12,12 @@
  * plug-ins (--plugin) are listed with their path and SHA-256, and a policy
  * a plug-in gives names them: a rebuilt plug-in changes its record.  Devices,
  * models and policies are listed once each (deduplicated by value) and rows
- * refer to them by index.  script.lua is the script's bytes as the run read
- * and ran them.
+ * refer to them by index.  "traces" names every trace the rows ran on with
+ * its file (relative to the project when inside it, else as the script gave
+ * it) or, for flashspec.trace.synth, every generator setting.  "profiles"
+ * holds every profile file the script loaded, as the file gave it (before the
+ * script's overrides): what `flashspec rerun` loads in its place.  script.lua
+ * is the script's bytes as the run read and ran them.
  */
 #ifndef FS_LUA_RUNREC_H
 #define FS_LUA_RUNREC_H
@@ -25,6 +29,7 @@
 #include "sim/hw/sim_device.h"
 #include "sim/hw/sim_model.h"
 #include "sim/config/profile.h"
+#include "traces/trc.h"
 
 typedef struct fs_runrec fs_runrec;
 
@@ -53,6 +58,28 @@ typedef struct fs_runrec_plugin {
     const eng_policy_desc *desc; /* the policy it gives */
     const char *path, *sha256;   /* its resolved path; SHA-256 of its bytes, hex */
 } fs_runrec_plugin;
+/* A trace the rows ran on, for the "traces" member: its name (the rows'
+ * `trace`), and its file (path relative to the project when it lies inside
+ * it, else as the script gave it) or the synthetic generator's settings. */
+typedef struct fs_runrec_trace {
+    const char *name;
+    const char *path;                 /* NULL for a synthetic trace */
+    const char *given;                /* the path as the script wrote it */
+    const trc_synth_params *synth;    /* NULL for a file */
+} fs_runrec_trace;
+
+/* A profile file the script loaded by name, for the "profiles" member (what
+ * `flashspec rerun` loads instead of today's file): its kind, its path
+ * (relative to the project when inside it), its values as the file resolved
+ * them (inheritance applied, before the script's overrides) and, for a
+ * device, its standing variants (the keys each sets). */
+typedef struct fs_runrec_profile {
+    int device; /* 1: dev and vars; 0: model */
+    const char *path;
+    const sim_device *dev;
+    const sim_device_variants *vars;
+    const sim_model *model;
+} fs_runrec_profile;
 
 /* What the run was: strings borrowed until fs_runrec_write. */
 typedef struct fs_runrec_run {
@@ -66,6 +93,10 @@ typedef struct fs_runrec_run {
     size_t script_len;
     const fs_runrec_plugin *plugins; /* [n_plugins] */
     int n_plugins;
+    const fs_runrec_trace *traces; /* [n_traces] */
+    int32_t n_traces;
+    const fs_runrec_profile *profiles; /* [n_profiles] */
+    int32_t n_profiles;
 } fs_runrec_run;
 
 /* Formats run.json for the rows recorded (rows: their trace names, checksums

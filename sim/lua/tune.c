@@ -690,6 +690,8 @@ static void run_chosen(tune *t, const tune_choice *ch, lua_Integer np)
     for (int64_t i = 0; i < n && i < np; i++) {
         sp[i].row.tune_evals = ch[i].evals;
         sp[i].row.tune_train = ch[i].train == -HUGE_VAL ? NAN : ch[i].train;
+        snprintf(sp[i].row.tune_objective, sizeof sp[i].row.tune_objective, "%s",
+                 t->o.objective);
     }
     fs_api_push_rows(L, sp, n);
     int rows = lua_gettop(L);

@@ -177,7 +177,7 @@ def case_report(c: Ctx) -> None:
     budgets = sorted({(ln.split("|")[1].strip().split(" ")[0], ln.split("|")[2].strip())
                       for ln in tree})
     check(len(tree) == 12 and budgets == [("chain", "5"), ("eagle2", "16"), ("eagle2", "8"),
-                                          ("flash_ar", "1"), ("lever[pruning=full]", "65"),
+                                          ("flash_ar", "1"), ("lever", "65"),
                                           ("lever[pruning=none]", "65")],
           f"tree budgets, root included ({budgets})")
     prune = table_rows(md, "Pruning trade-off")
@@ -1098,7 +1098,7 @@ def negative_checks(fs) -> None:
             ([16, 32], [16, 32], [19, 19], [False, False], None),   # EdgeLLM's branches
             ([16], [16], [16], [True], "has no point at x = 32")):
         fig, ax = plain_figure(plt)
-        ax.errorbar(xs, [1.0] * len(xs), label="lever")
+        ax.errorbar(xs, [1.0] * len(xs), label="lever", color=fs.policy_colour("lever"))
         ax.legend()
         fs.register_tree_points(ax, "lever", [16, 32] if bad and "x = 32" in bad else xs,
                                 caps if not (bad and "x = 32" in bad) else [16, 32],
@@ -1159,7 +1159,8 @@ def case_figures(c: Ctx) -> None:
                 labels = legend_texts(sp)
                 check("Flash-AR (1×)" in labels and
                       all(any(lab.split(" · ")[0] == pol for lab in labels)
-                          for pol in ("chain", "eagle2[total_tokens=7]", "lever[pruning=none]")),
+                          for pol in ("chain[k=4]", "eagle2[total_tokens=7]",
+                                      "lever[pruning=none]")),
                       f"speed-up legends name the policies and the baseline ({labels})")
                 check(max(len(lg.get_texts()) for lg in [a.get_legend() for a in sp.axes
                                                          if a.get_legend()] + sp.legends)
@@ -1182,10 +1183,14 @@ def case_figures(c: Ctx) -> None:
                 check(any(lab.startswith("overlap") for lab in labels) and
                       "wall time" in labels,
                       f"breakdown legend: overlap and wall time {labels}")
-                titles = [a.get_title() for a in lb.axes]
-                check(any(t.endswith("per decode cycle") for t in titles) and
-                      any(t.endswith("per generated token") for t in titles),
-                      f"breakdown per cycle and per generated token ({titles[:2]})")
+                # more points than one column of bars holds: a panel per target and
+                # phone, every point a bar of its own (none averaged), per token
+                titles = [a.get_title() for a in lb.axes if a.get_visible()]
+                check(len(titles) > 1 and
+                      all(t.endswith("per generated token") for t in titles) and
+                      len({t.split(" · ")[0] for t in titles}) == 3 and
+                      "per cycle in the table" in lb._suptitle.get_text(),
+                      f"breakdown of many points: per target and per token ({titles[:2]})")
     check(made == ALL_FIGURES, f"every report figure built (missing {ALL_FIGURES - made})")
 
     # fidelity.py and timeline.py
@@ -1389,9 +1394,12 @@ def case_report_rules(c: Ctx) -> None:
     check(tree is not None, "tree figure drawn")
     if tree is not None:
         notes, legend, dropped, xs, ticks = tree
-        want = {"flash_ar": [1.0], "chain": [9.0], "specinfer": [6.0], "lever": [16.0, 32.0],
-                "eagle2": [16.0, 32.0], "sequoia": [16.0, 32.0],
-                "edgellm[fallback=true]": [16.0, 32.0]}
+        # named by what differs from each policy's defaults (the tree-size
+        # parameter apart): specinfer runs on the CPU, eagle2 with top_k 8 and
+        # depth 8, edgellm as shipped
+        want = {"flash_ar": [1.0], "chain": [9.0], "specinfer[unit=cpu]": [6.0],
+                "lever": [16.0, 32.0], "eagle2[top_k=8,depth=8]": [16.0, 32.0],
+                "sequoia": [16.0, 32.0], "edgellm": [16.0, 32.0]}
         for name, x in want.items():
             check(xs.get(name) == [x], f"tree axis: {name} at {x} nodes ({xs.get(name)})")
         check("15" not in ticks and "31" not in ticks and {"16", "32"} <= set(ticks),
@@ -1435,11 +1443,12 @@ def case_report_rules(c: Ctx) -> None:
     sp = info.get("speedup.png")
     if check_true(sp is not None, "speed-up drawn with a lost baseline"):
         notes, legend, dropped, xs, ticks = sp
-        check("lever" in dropped and "lever" not in legend and "chain" in legend,
+        check("lever[n_max=15]" in dropped and "lever[n_max=15]" not in legend and
+              "chain" in legend,
               f"lever (only on trace c) is reported as not drawn ({dropped}, {legend})")
         check(any("chain at c: not drawn (no Flash-AR point" in n for n in notes),
               f"chain's point on trace c is named ({notes})")
-    check("**Not drawn:** lever (no Flash-AR point with the same workload)" in md,
+    check("**Not drawn:** lever[n_max=15] (no Flash-AR point with the same workload)" in md,
           "report.md names the series left out and why")
 
     # pruning: confounded with the DRAM budget -> skipped; alone -> drawn
@@ -1464,8 +1473,9 @@ def case_report_rules(c: Ctx) -> None:
           "accepted length: a panel per DRAM budget "
           f"({[a.get_title() for a in acc.axes] if acc else None})")
     dram = dict((n, rest) for n, *rest in info).get("throughput_vs_dram.png")
-    check(dram is not None and any("No result row for chain at DRAM 100%" in n for n in dram[0])
-          and "No result row for chain at DRAM 100%" in md,
+    check(dram is not None and
+          any("The results hold no row for chain at DRAM 100%" in n for n in dram[0])
+          and "The results hold no row for chain at DRAM 100%" in md,
           "a missing DRAM point is named under the figure and in report.md")
     # a series that lacks a DRAM budget inside its range: its line breaks there
     rows = [synth_row("flash_ar", "none", v, dram=d) for v, d in ((1.0, 0.0), (1.5, 0.5),
@@ -1609,29 +1619,55 @@ def readme_recipe(home: str) -> str:
     return ""
 
 
+def readme_install(home: str) -> str:
+    """The README's install line (the sh line that runs pip install)."""
+    with open(os.path.join(home, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            if "pip install" in line:
+                return line.strip()
+    return ""
+
+
 def case_package(c: Ctx) -> None:
-    """analysis/ installs as the package `analysis` (analysis/pyproject.toml)
-    into a fresh venv that sees Debian's numpy, pandas, h5py and matplotlib,
-    offline: `pip install --no-deps --no-build-isolation -e analysis/`.  From
-    another directory the README's recipe (from analysis import fsresults;
-    fsresults.load(DIR)) runs and `flashspec-report DIR` writes report.md; with
-    pandas missing, flashspec-report says so in one line naming the
-    interpreter and the fix, exit 69, no traceback."""
-    venv = os.path.join(c.tmp, "venv")
-    r = run([PY, "-m", "venv", "--system-site-packages", venv])
-    if not check_true(r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "pip")),
-                      f"{PY} -m venv made a venv with pip (Debian: apt-get install python3-venv "
-                      f"python3-pip): {r.stderr.strip()[-300:]}"):
+    """analysis/ installs as the package `analysis` with the README's line,
+    run verbatim in a directory holding a copy of analysis/, offline
+    (PIP_NO_INDEX): it makes a venv that sees Debian's numpy, pandas, h5py and
+    matplotlib and installs the package editable -- with nothing to fetch or
+    find beforehand: the build backend is analysis/'s own, and the same
+    install with --no-build-isolation works where setuptools and wheel cannot
+    be imported.  From another directory the README's recipe (from analysis
+    import fsresults; fsresults.load(DIR)) runs and `flashspec-report DIR`
+    writes report.md; with pandas missing, flashspec-report says so in one
+    line naming the interpreter and the fix, exit 69, no traceback."""
+    line = readme_install(c.home)
+    if not check_true(line.startswith("/usr/bin/python3 -m venv --system-site-packages .venv") and
+                      ".venv/bin/pip install --no-deps -e analysis/" in line,
+                      f"README.md has the install line ({line!r})"):
         return
+    proj = os.path.join(c.tmp, "proj")
+    shutil.copytree(os.path.join(c.home, "analysis"), os.path.join(proj, "analysis"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PIP_NO_INDEX="1",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    r = run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", "--no-build-isolation",
-             "-e", os.path.join(c.home, "analysis")], env=env, cwd=c.tmp)
-    if not check_true(r.returncode == 0, "pip install -e analysis/ offline (it needs setuptools "
-                      "and wheel: Debian python3-pip brings them): "
+    r = run(["bash", "-c", line], env=env, cwd=proj)
+    venv = os.path.join(proj, ".venv")
+    if not check_true(r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "python")),
+                      "the README's install line, verbatim, offline: "
                       f"{(r.stdout + r.stderr).strip()[-600:]}"):
         return
+    # the same without build isolation, where setuptools and wheel cannot be imported
+    no_tools = os.path.join(c.tmp, "no-tools")
+    os.makedirs(no_tools)
+    for mod in ("setuptools", "wheel"):
+        write(os.path.join(no_tools, f"{mod}.py"), f'raise ImportError("no {mod} here")\n')
+    r = run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", "--no-build-isolation",
+             "--force-reinstall", "-e", "analysis/"],
+            env=dict(env, PYTHONPATH=no_tools), cwd=proj)
+    check(r.returncode == 0, "pip install --no-build-isolation without setuptools or wheel: "
+          f"{(r.stdout + r.stderr).strip()[-600:]}")
     res = os.path.join(c.tmp, "mixed")  # 6 points, with chain's param_k
     r = c.flashspec("run", "tests/analysis/scripts/load.lua", "-q", "-o", res,
                     "--arg", "which=mixed")
@@ -1647,7 +1683,7 @@ def case_package(c: Ctx) -> None:
     r = run([py, "-c", code], env=env, cwd=elsewhere)
     out = r.stdout.strip().splitlines()
     check(r.returncode == 0 and len(out) >= 2 and
-          out[-2] == os.path.join(c.home, "analysis", "__init__.py") and
+          out[-2] == os.path.join(proj, "analysis", "__init__.py") and
           out[-1] == f"6 {venv}",
           f"README recipe from another directory, the package from the venv: "
           f"{r.stdout.strip()[-400:]} {r.stderr.strip()[-400:]}")

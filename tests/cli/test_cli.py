@@ -408,7 +408,7 @@ def case_verb_help():
     """Each verb prints its own help (tune and calibrate their own, not run's),
     `flashspec policies` marks a policy that drafts nothing with "-" in its
     drafts column, and a fraction given as a percentage gets a hint."""
-    for verb, first in (("run", "usage: flashspec run"), ("sweep", "usage: flashspec run"),
+    for verb, first in (("run", "usage: flashspec run"), ("sweep", "usage: flashspec sweep"),
                         ("tune", "usage: flashspec tune"),
                         ("calibrate", "usage: flashspec calibrate"),
                         ("demo", "usage: flashspec demo")):
@@ -1446,6 +1446,185 @@ def write_file(d, name, text):
     with open(p, "w") as f:
         f.write(text)
     return p
+
+
+def case_researcher():
+    """What a user reads: `sweep --help` is sweep's own; `policies chain` and
+    `policies lever` list `tree_nodes` (its default and range in nodes, root
+    included), Flash-AR none; results carry a tree_nodes column (the size the
+    script set, for a fixed tree and a cap alike) and tune_objective; run.json
+    names each trace's file (relative to the project, or as given) and a
+    synthetic trace's generator settings; a missing trace names the nearest
+    file; an unwritable -o names what is in the way; calibrate's progress
+    line on a terminal has an ETA."""
+    import json
+    import pty
+    import select
+    rc, out, _ = run("sweep", "--help")
+    expect(rc == 0 and out.startswith("usage: flashspec sweep") and "MPI" in out and
+           "flashspec run --help" in out, f"sweep --help: {out[:200]!r}")
+    for pol, default, lo, hi in (("chain", "9", "2", "65"), ("lever", "65", "2", "256")):
+        rc, out, _ = run("policies", pol)
+        row = [l.split() for l in out.splitlines() if l.split()[:1] == ["tree_nodes"]]
+        expect(rc == 0 and row and row[0][1] == default and row[0][2:4] == ["integer",
+                                                                            f"{lo}..{hi}"],
+               f"policies {pol} lists tree_nodes: {out[-400:]!r}")
+    rc, out, _ = run("policies", "flash_ar")
+    expect(rc == 0 and "tree_nodes" not in out, "Flash-AR takes no tree_nodes")
+    with tempfile.TemporaryDirectory() as d:
+        outside = os.path.join(d, "mine.h5")
+        shutil.copy(SMALL, outside)
+        src = f"""local fs = flashspec
+local base = {{ device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",
+               draft = fs.model "qwen3-8b-eagle3-q4_0", max_new_tokens = 8, prompts = 1 }}
+local syn = fs.trace.synth {{ prompts = 1, prompt_len = 8, output_len = 16, vocab = 32000,
+  k = 4, depth = 8, nodes = 12, target_layers = 36, exit_layers = {{ 18 }},
+  accept = {{ 0.7, 0.6 }}, coverage = 0.9, seed = 4242 }}
+local pts = {{}}
+for _, tr in ipairs {{ fs.trace "traces/data/synth-small.h5", fs.trace "{outside}", syn }} do
+  for _, p in ipairs {{ fs.policy.chain {{ tree_nodes = 8 }}, fs.policy.lever {{ tree_nodes = 8 }},
+                       fs.policy.flash_ar {{}} }} do
+    pts[#pts + 1] = {{ trace = tr, policy = p }}
+  end
+end
+base.points = pts
+fs.sweep(base)
+"""
+        rc, _, err, res = run_src(d, "tn.lua", src)
+        expect(rc == 0, f"tree_nodes run: {err}")
+        with open(os.path.join(res, "results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        own = {"chain": "param_k", "lever": "param_n_max"}
+        tn = {(r["policy"], r["tree_nodes"], r.get(own.get(r["policy"], ""), "-")) for r in rows}
+        expect(tn == {("chain", "8.0", "7.0"), ("lever", "8.0", "7.0"), ("flash_ar", "1.0", "-")},
+               f"tree_nodes column (what the script set; k and n_max 7): {sorted(tn)}")
+        expect({r["tune_objective"] for r in rows} == {"none"}, "tune_objective: none")
+        rec = json.load(open(os.path.join(res, "run.json")))
+        traces = {t["name"]: t for t in rec["traces"]}
+        expect(traces.get("synth-small", {}).get("path") == "traces/data/synth-small.h5" and
+               traces.get("mine", {}).get("path") == outside,
+               f"trace paths: relative to the project, else as given ({traces})")
+        syn = [t["synth"] for t in rec["traces"] if "synth" in t]
+        expect(len(syn) == 1 and syn[0]["seed"] == 4242 and syn[0]["accept"] == [0.7, 0.6] and
+               syn[0]["output_len"] == 16, f"the synthetic trace's settings: {syn}")
+        # a missing trace: the nearest file; an output directory under a file
+        rc, _, err, _ = run_src(d, "typo.lua",
+                                'flashspec.trace "traces/data/workload-code-strng.h5"\n')
+        one_line_error(err, 66, rc, re.escape("did you mean "
+                                              "'traces/data/workload-code-strong.h5'?"))
+        blocker = os.path.join(d, "file")
+        open(blocker, "w").close()
+        rc, _, err = run("run", os.path.join(SCRIPTS, "good.lua"), "-q", "-o",
+                         os.path.join(blocker, "a", "b"))
+        one_line_error(err, 73, rc, re.escape(f"'{blocker}' is a file, not a directory; choose "
+                                              "another directory with -o DIR"))
+        # calibrate on a terminal: the progress line has an ETA
+        spec = os.path.join(HOME, "tests", "calibrate", "data", "device.lua")
+        ref = os.path.join(HOME, "tests", "calibrate", "data", "ref-device.csv")
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BIN, "calibrate", spec, "-j", "2", "-o", os.path.join(d, "cal"),
+                              "--arg", "mode=fit", "--arg", f"ref={ref}"],
+                             stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
+        os.close(slave)
+        seen = b""
+        while True:
+            r, _, _ = select.select([master], [], [], 120)
+            if not r:
+                break
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        p.wait(timeout=300)
+        os.close(master)
+        text = seen.decode(errors="replace")
+        expect(p.returncode == 0 and re.search(r"evaluation \d+, RMS [0-9.]+%, [0-9.]+ s each, "
+                                               r"ETA at most ~\d+ s \(max_iter\)", text),
+               f"calibrate's progress line has an ETA: {text[-400:]!r}")
+
+
+def case_rerun():
+    """flashspec rerun DIR runs DIR/script.lua with run.json's arguments and
+    recorded profiles: the same result bytes even after a profile file
+    changed, with one warning naming the changed key and both values; the
+    script's relative trace path resolves from the recorded script's
+    directory; a run.json that is not JSON, or has no profiles, is one line,
+    exit 65; a directory without script.lua, exit 66."""
+    import json
+    with tempfile.TemporaryDirectory() as d:
+        cfg = os.path.join(d, "cfg", "devices")
+        os.makedirs(cfg)
+        prof = os.path.join(cfg, "myphone.lua")
+        with open(prof, "w") as f:
+            f.write('return { base = "oneplus12", read_gbps = 4.5 }\n')
+        work = os.path.join(d, "work")
+        os.makedirs(work)
+        shutil.copy(SMALL, os.path.join(work, "small.h5"))
+        script_path = os.path.join(work, "study.lua")
+        with open(script_path, "w") as f:
+            f.write("""local fs = flashspec
+fs.sweep { device = fs.device "myphone", target = fs.model "qwen3-8b-q4_0",
+           draft = fs.model "qwen3-8b-eagle3-q4_0", trace = fs.trace "small.h5",
+           policy = { fs.policy.flash_ar {}, fs.policy.chain { k = tonumber(fs.args.k) } },
+           max_new_tokens = 8, prompts = 1 }
+""")
+        env = {"FLASHSPEC_CONFIG_PATH": os.path.join(d, "cfg")}
+        res = os.path.join(d, "res")
+        rc, _, err = run("sweep", script_path, "-q", "-o", res, "--arg", "k=5", env=env)
+        expect(rc == 0, f"the run: {err}")
+        rec = json.load(open(os.path.join(res, "run.json")))
+        profs = {p["path"]: p for p in rec["profiles"]}
+        expect(prof in profs and profs[prof]["values"]["read_gbps"] == 4.5 and
+               "configs/models/qwen3-8b-q4_0.lua" in profs,
+               f"run.json records the profiles as loaded: {sorted(profs)}")
+        # today's file changes; the rerun uses the recorded value
+        with open(prof, "w") as f:
+            f.write('return { base = "oneplus12", read_gbps = 7 }\n')
+        rc, _, err = run("rerun", res, env=env)
+        lines = err.splitlines()
+        expect(rc == 0 and any("warning: rerun:" in l and "myphone.lua" in l and
+                               "read_gbps 7 today, 4.5 in run.json" in l for l in lines),
+               f"rerun warns about the changed profile: {err}")
+        expect(any(l.endswith("rerun/results.csv is byte-identical to " +
+                              os.path.join(res, "results.csv")) for l in lines) and
+               open(os.path.join(res, "rerun", "results.csv"), "rb").read() ==
+               open(os.path.join(res, "results.csv"), "rb").read() and
+               open(os.path.join(res, "rerun", "results.h5"), "rb").read() ==
+               open(os.path.join(res, "results.h5"), "rb").read(),
+               f"the rerun gives the same bytes: {err}")
+        # the file gone altogether: the recorded values still stand for it
+        os.rename(prof, prof + ".away")
+        rc, _, err = run("rerun", res, "-o", os.path.join(d, "gone"), env=env)
+        expect(rc == 0 and "no longer loads" in err and
+               open(os.path.join(d, "gone", "results.csv"), "rb").read() ==
+               open(os.path.join(res, "results.csv"), "rb").read(),
+               f"a profile file gone since: the recorded one is used ({rc}: {err})")
+        os.rename(prof + ".away", prof)
+        # the same script run afresh sees today's profile: other bytes
+        rc, _, err = run("sweep", script_path, "-q", "-o", os.path.join(d, "today"), "--arg",
+                         "k=5", env=env)
+        expect(rc == 0 and open(os.path.join(d, "today", "results.csv"), "rb").read() !=
+               open(os.path.join(res, "results.csv"), "rb").read(),
+               "today's profile gives other results (the rerun did not read it)")
+        # bad records
+        broken = os.path.join(d, "broken")
+        shutil.copytree(res, broken, ignore=shutil.ignore_patterns("rerun", "points"))
+        with open(os.path.join(broken, "run.json"), "w") as f:
+            f.write('{"script": {"path": "x"}, "profiles": [1, }')
+        rc, _, err = run("rerun", broken, "-o", os.path.join(d, "o1"))
+        one_line_error(err, 65, rc, r"run\.json: not a run record: byte \d+")
+        with open(os.path.join(broken, "run.json"), "w") as f:
+            json.dump({"script": {"path": "x", "args": {"k": "5"}}, "command": []}, f)
+        rc, _, err = run("rerun", broken, "-o", os.path.join(d, "o2"))
+        one_line_error(err, 65, rc, "no \"profiles\" member")
+        os.remove(os.path.join(broken, "script.lua"))
+        rc, _, err = run("rerun", broken)
+        one_line_error(err, 66, rc, "script.lua: cannot read")
+        rc, out, _ = run("rerun", "--help")
+        expect(rc == 0 and out.startswith("usage: flashspec rerun DIR"), "rerun --help")
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
