@@ -6,9 +6,9 @@
  * profile's own files set stay (taken); the parts fill the rest, the runtime
  * first and the soc last (a later kind of the fixed order wins); defaults
  * fill what no layer sets.  Then, in order: the runtime's fits are carried to
- * another soc by their transfer rules; the NPU and CPU read rates of parts
- * are bounded by the memory's peak; the ranges that apply are gathered (the
- * value must lie in each); the variants are completed.  Each step records
+ * another soc by their transfer rules; the ranges that apply are gathered (the
+ * value must lie in each); the NPU and CPU read rates of parts, and their
+ * ranges, are bounded by the memory's peak; the variants are completed.  Each step records
  * what it did in the key's source when sources are asked for.
  */
 #include "cfg_impl.h"
@@ -412,12 +412,12 @@ static void bound(compose *c, const char *key)
     size_t i = (size_t)(d - c->keys), j = (size_t)(m - c->keys);
     if (c->origin[i] < 0 || c->origin[j] < 0) return;
     double v = get_d(c->dev, d), peak = get_d(c->dev, m);
-    if (v <= peak) return;
-    put_d(c->dev, d, peak);
     if (c->has_range[i]) {
         c->lo[i] = fmin(c->lo[i], peak);
         c->hi[i] = fmin(c->hi[i], peak);
     }
+    if (v <= peak) return;
+    put_d(c->dev, d, peak);
     char note[160];
     snprintf(note, sizeof note, "bounded by dram_gbps %g (dram/%s; the part gives %g)", peak,
              c->parts[SIM_PART_DRAM].name, v);
@@ -589,12 +589,12 @@ int cfg_compose_device(sim_device *dev, unsigned char *taken, const cfg_part par
             }
     take_parts(c);
     int rc = transfer(c);
-    if (rc == SIM_PROFILE_OK) {
+    if (rc == SIM_PROFILE_OK) rc = fill_defaults(c);
+    if (rc == SIM_PROFILE_OK) rc = gather_ranges(c);
+    if (rc == SIM_PROFILE_OK) { /* after the ranges: a bound moves a range with its value */
         bound(c, "npu_gbps");
         bound(c, "cpu_gbps");
-        rc = fill_defaults(c);
     }
-    if (rc == SIM_PROFILE_OK) rc = gather_ranges(c);
     if (rc == SIM_PROFILE_OK && !have_vars) rc = runtime_variants(c, vars);
     if (rc == SIM_PROFILE_OK) rc = range_variants(c, vars);
     for (size_t i = 0; src && rc == SIM_PROFILE_OK && i < c->nkeys; i++) {

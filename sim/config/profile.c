@@ -444,6 +444,7 @@ typedef struct chain {
     char parts[SIM_PART_KINDS][SIM_PART_NAME_CAP];
     int part_depth[SIM_PART_KINDS], part_line[SIM_PART_KINDS];
     int parts_seen, parts_depth, parts_line;
+    int top_base_line; /* the line of `base =` in the file loaded (0: none) */
 } chain;
 
 /* The sources of the keys file `depth` gives (before they are merged). */
@@ -505,6 +506,7 @@ static int chain_file(chain *c, int depth, job *j, char *err, size_t errlen)
         c->parts_depth = depth;
         c->parts_line = slp_key_line(j->path, 1, "parts");
     }
+    if (depth == 0 && j->has_base) c->top_base_line = j->base_line;
     file_sources(c, depth, j->path);
     cfg_merge_under(c->keys, c->out, c->scratch, c->present, c->taken);
     return SIM_PROFILE_OK;
@@ -529,7 +531,9 @@ static int find_part(const chain *c, int k, char *path, size_t n, char *err, siz
     return SIM_PROFILE_E_MISSING;
 }
 
-/* The parts the chain names, loaded and composed under its files. */
+/* The parts the chain names, loaded and composed under its files.  What the
+ * composition finds wrong is reported against the file loaded: at its
+ * `parts` line, else at its `base` line (the chain names them further on). */
 static int chain_parts(chain *c, char *err, size_t errlen)
 {
     cfg_part *parts = calloc(SIM_PART_KINDS, sizeof *parts);
@@ -552,7 +556,8 @@ static int chain_parts(chain *c, char *err, size_t errlen)
     }
     if (rc == SIM_PROFILE_OK)
         rc = cfg_compose_device(c->out, c->taken, parts, c->vars, c->vars_taken, c->src,
-                                c->levels[c->parts_depth].path, c->parts_line, err, errlen);
+                                c->path, c->parts_depth ? c->top_base_line : c->parts_line,
+                                err, errlen);
     free(parts);
     free(metas);
     free(rv);

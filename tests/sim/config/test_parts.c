@@ -178,6 +178,17 @@ static void test_compose(void)
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 1, NULL, "dev.lua", 3, err, sizeof err) ==
           SIM_PROFILE_E_CONFIG);
     CHECK(strstr(err, "'parts_slow'") != NULL);
+    /* the memory's peak bounds a read rate's range with its value */
+    size_t cb = key_row("cpu_gbps");
+    m[0].has_range[cb] = 1;
+    m[0].lo[cb] = 30;
+    m[0].hi[cb] = 80;
+    memset(taken, 0, sizeof taken);
+    taken[key_row("dram_budget_gb")] = 1;
+    CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, src, "dev.lua", 3, err, sizeof err) ==
+          SIM_PROFILE_OK);
+    CHECK(dev.cpu_gbps == 40 && src->key[cb].lo == 30 && src->key[cb].hi == 60);
+    CHECK(vars.n == 2 && dval(&vars.v[0].delta, "cpu_gbps") == 60);
     free(m);
     free(src);
 }
@@ -433,6 +444,12 @@ static const bad_case bad_cases[] = {
     {"devices/nospeed.lua", "return {\n  base = 'phone',\n  parts = { soc = 'other' },\n}\n",
      "nospeed", SIM_PROFILE_E_CONFIG, "devices/nospeed.lua", 3,
      "runtime part 'rt' was fitted on soc 'ref'", "soc part 'other' states no npu_speed"},
+    {"devices/toomany.lua", "return {\n  base = 'fastphone',\n  variants = { a = {}, b = {}, c = {},"
+     " d = {}, e = {}, f = {}, g = {} },\n}\n", "toomany", SIM_PROFILE_E_CONFIG,
+     "devices/toomany.lua", 2, "7 variants and the parts' two range variants exceed 8", NULL},
+    {"devices/clash.lua", "return {\n  base = 'fastphone',\n  variants = { parts_fast = {} },\n}\n",
+     "clash", SIM_PROFILE_E_CONFIG, "devices/clash.lua", 2,
+     "variant 'parts_fast' is the name of the parts' range variant", NULL},
     {"parts/flash/f3.lua", "return {\n  read_gbps = 4,\n  cite = { read_gbps = 'F3',"
      " request_latency_us = 'none' },\n  ranges = { request_latency_us = { 20, 30 } },\n}\n",
      NULL, 0, NULL, 0, NULL, NULL},
