@@ -11,6 +11,7 @@
  * functions; nothing is recomputed here.
  */
 #include "cmd_profile.h"
+#include "cmd_explain.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -187,17 +188,24 @@ int cli_profile_main(int argc, char **argv)
 /* ------------------------------------------------------------- profiles */
 
 static const char usage_list[] =
-    "usage: flashspec profiles [devices|models] [--markdown]\n"
+    "usage: flashspec profiles [devices|models|parts] [--markdown]\n"
+    "       flashspec profiles [devices|models] --explain NAME [--markdown]\n"
     "\n"
     "Lists the device and model profiles along the profile search path (the\n"
     "directories of $FLASHSPEC_CONFIG_PATH, ':'-separated, first; then the shipped\n"
     "configs/, or $FLASHSPEC_CONFIG_DIR) with their key figures, each loaded and\n"
     "validated as a script would load it; a name found twice is the first one.\n"
     "A profile that does not load is listed with its error, and the exit code is\n"
-    "then 78.\n"
+    "then 78.  'parts' lists the part files (parts/soc, parts/flash, parts/dram,\n"
+    "parts/runtime) with the keys each sets, its fits and its ranges.\n"
     "\n"
-    "  --markdown     print Markdown tables\n"
-    "  -h, --help     this help\n";
+    "  --explain NAME  every resolved value of profile NAME (a device, else a\n"
+    "                  model), one line each: key, value, source (part, fit, base,\n"
+    "                  override or default), the range the parts state, the file\n"
+    "                  and line that set it, and its citation; then the device's\n"
+    "                  standing variants.  Unknown NAME: exit 66\n"
+    "  --markdown      print Markdown tables\n"
+    "  -h, --help      this help\n";
 
 static void row_out(int md, const char *const *cells, const int *width, int n)
 {
@@ -297,7 +305,8 @@ static int list_kind(const char *kind, int md)
 
 int cli_profiles_main(int argc, char **argv)
 {
-    int md = 0, want_dev = 1, want_mod = 1;
+    int md = 0, want_dev = 1, want_mod = 1, parts = 0;
+    const char *explain = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage_list, stdout);
@@ -305,19 +314,28 @@ int cli_profiles_main(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--markdown")) {
             md = 1;
+        } else if (!strcmp(argv[i], "--explain") && i + 1 < argc) {
+            explain = argv[++i];
         } else if (!strcmp(argv[i], "devices")) {
             want_mod = 0;
         } else if (!strcmp(argv[i], "models")) {
             want_dev = 0;
+        } else if (!strcmp(argv[i], "parts")) {
+            parts = 1;
         } else {
-            fprintf(stderr, "flashspec: profiles: unknown argument '%s' (see --help)\n", argv[i]);
+            fprintf(stderr, "flashspec: profiles: unknown or incomplete argument '%s' (see --help)\n",
+                    argv[i]);
             return FS_EXIT_USAGE;
         }
     }
-    if (!want_dev && !want_mod) {
-        fprintf(stderr, "flashspec: profiles: give 'devices' or 'models', not both\n");
+    if ((!want_dev && !want_mod) || (parts && (!want_dev || !want_mod || explain))) {
+        fprintf(stderr, "flashspec: profiles: give one of 'devices', 'models' or 'parts'%s\n",
+                parts ? " (and no --explain with 'parts')" : "");
         return FS_EXIT_USAGE;
     }
+    if (explain)
+        return cli_profiles_explain(want_mod ? want_dev ? NULL : "models" : "devices", explain, md);
+    if (parts) return cli_profiles_parts(md);
     int rc = 0;
     if (want_dev) rc = list_kind("devices", md);
     if (want_dev && want_mod && !md) printf("\n");

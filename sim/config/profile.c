@@ -18,6 +18,7 @@
  * base names resolve only through sim_profile_path.
  */
 #include "profile.h"
+#include "cfg_impl.h"
 #include "home.h"
 
 #include "sim/lua/lparams.h"
@@ -74,25 +75,8 @@ static void one_line_message(const char *path, const char *msg, char *out, size_
         if (*c == '\n' || *c == '\r') *c = ' ';
 }
 
-/* Longest `base` value accepted before sim_profile_path judges it. */
-#define BASE_NAME_CAP 256
 /* Longest resolved path of a base profile. */
 #define BASE_PATH_CAP 4096
-
-typedef struct job {
-    const char *path;
-    const char *kind; /* "devices"/"models": `base` is read; NULL: it is an unknown key */
-    const eng_param_desc *keys;
-    void *out;              /* the file's values (a zeroed scratch struct) */
-    unsigned char *present; /* one flag per key row: the file set it (all 1 for a root) */
-    size_t nkeys;
-    const char *what;
-    sim_device_variants *vars; /* devices: out, the file's `variants` (NULL: unknown key) */
-    int has_vars;              /* out: the file sets `variants` */
-    int has_base;              /* out: the file sets `base` */
-    char base[BASE_NAME_CAP];  /* out: its value */
-    int base_line;             /* out: the line of `base =` */
-} job;
 
 static int variant_name_ok(const char *s, size_t n)
 {
@@ -213,13 +197,20 @@ static int run_profile(lua_State *L)
         }
         lua_pop(L, 1);
     }
+    if (j->meta) cfg_read_meta(L, t, j);
     if (j->vars) read_variants(L, t, j);
-    if (j->has_base) {
+    for (size_t i = 0; j->set && i < j->nkeys; i++) { /* what the table itself holds */
+        lua_getfield(L, t, j->keys[i].name);
+        j->set[i] = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+    }
+    if (j->has_base || j->overlay || (j->meta && j->meta->has_parts)) {
         slp_apply_table_text(L, t, j->keys, j->out, j->present, j->what, j->path, 1, NULL);
     } else {
         slp_check_table(L, t, j->keys, j->out, j->what, j->path, 1);
         memset(j->present, 1, j->nkeys);
     }
+    if (j->meta) cfg_check_meta(L, j);
     return 0;
 }
 
@@ -236,7 +227,7 @@ static void base_name(const char *path, char *out, size_t n)
 
 /* Runs one file in its own sandboxed state and validates what it returns
  * into j->out (j->has_base, j->base, j->base_line tell whether it derives). */
-static int load_file(job *j, char *err, size_t errlen)
+int cfg_load_file(job *j, char *err, size_t errlen)
 {
     const char *path = j->path;
     /* non-blocking, regular files only: a FIFO must not hang the load */
@@ -281,7 +272,7 @@ static int load_file(job *j, char *err, size_t errlen)
 }
 
 /* Bytes of the field a key row describes (lists: the element array). */
-static size_t field_size(const eng_param_desc *d)
+size_t cfg_field_size(const eng_param_desc *d)
 {
     switch (d->type) {
     case ENG_PARAM_DOUBLE:
@@ -302,7 +293,7 @@ static size_t params_extent(const eng_param_desc *keys)
 {
     size_t end = 1;
     for (const eng_param_desc *d = keys; d->name; d++) {
-        if (d->offset + field_size(d) > end) end = d->offset + field_size(d);
+        if (d->offset + cfg_field_size(d) > end) end = d->offset + cfg_field_size(d);
         int list = d->type == ENG_PARAM_DOUBLE_LIST || d->type == ENG_PARAM_INT_LIST;
         if (list && d->count_offset + sizeof(int32_t) > end)
             end = d->count_offset + sizeof(int32_t);
@@ -311,13 +302,13 @@ static size_t params_extent(const eng_param_desc *keys)
 }
 
 /* Copies into out every field src sets that no nearer file has (taken). */
-static void merge_under(const eng_param_desc *keys, void *out, const void *src,
+void cfg_merge_under(const eng_param_desc *keys, void *out, const void *src,
                         const unsigned char *present, unsigned char *taken)
 {
     for (size_t i = 0; keys[i].name; i++) {
         const eng_param_desc *d = &keys[i];
         if (!present[i] || taken[i]) continue;
-        memcpy((char *)out + d->offset, (const char *)src + d->offset, field_size(d));
+        memcpy((char *)out + d->offset, (const char *)src + d->offset, cfg_field_size(d));
         if (d->type == ENG_PARAM_DOUBLE_LIST || d->type == ENG_PARAM_INT_LIST)
             memcpy((char *)out + d->count_offset, (const char *)src + d->count_offset,
                    sizeof(int32_t));
@@ -412,60 +403,235 @@ static int resolve_base(const job *j, level *levels, int depth, char *err, size_
     return SIM_PROFILE_OK;
 }
 
-/* The whole chain from path to its root, merged into out (see the top). */
-static int load_chain(const char *path, const char *kind, const eng_param_desc *keys, void *out,
-                      sim_device_variants *vars, const char *what, char *err, size_t errlen)
+/* Reads a whole file (at most 16 MiB) into a malloc'd NUL-terminated buffer
+ * (NULL when it cannot be read). */
+static char *read_all(const char *path)
 {
-    sim_device_variants *file_vars = vars ? malloc(sizeof *file_vars) : NULL;
-    int vars_taken = 0;
-    if (vars) vars->n = 0;
-    size_t nkeys = 0;
-    while (keys[nkeys].name)
-        nkeys++;
-    size_t extent = params_extent(keys);
-    void *scratch = malloc(extent);
-    unsigned char *present = malloc(nkeys + 1), *taken = calloc(nkeys + 1, 1);
-    level *levels = malloc(sizeof *levels * (SIM_PROFILE_MAX_BASES + 1));
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 14, n = 0;
+    char *buf = malloc(cap);
+    for (size_t got = 1; buf && got;) {
+        if (n + 1 >= cap) {
+            char *nb = cap < ((size_t)16 << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!nb) break;
+            buf = nb;
+            cap *= 2;
+        }
+        got = fread(buf + n, 1, cap - 1 - n, f);
+        n += got;
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+/* A chain of files being loaded (load_chain). */
+typedef struct chain {
+    const char *path, *kind, *what;
+    const eng_param_desc *keys;
+    void *out;
+    sim_device_variants *vars; /* devices: the variants (a scratch when not asked for) */
+    sim_profile_sources *src;  /* NULL: no provenance */
+    size_t nkeys, extent;
+    void *scratch;
+    unsigned char *present, *set, *taken;
+    level *levels;
+    sim_device_variants *file_vars;
+    int vars_taken;
+    cfg_meta *meta; /* device chains: each file's provenance tables */
+    /* the parts the chain names, each from the nearest file naming its kind */
+    char parts[SIM_PART_KINDS][SIM_PART_NAME_CAP];
+    int part_depth[SIM_PART_KINDS], part_line[SIM_PART_KINDS];
+    int parts_seen, parts_depth, parts_line;
+    int top_base_line; /* the line of `base =` in the file loaded (0: none) */
+} chain;
+
+/* The sources of the keys file `depth` gives (before they are merged). */
+static void file_sources(chain *c, int depth, const char *path)
+{
+    if (!c->src) return;
+    char *text = read_all(path);
+    for (size_t i = 0; i < c->nkeys; i++) {
+        if (!c->present[i] || c->taken[i]) continue;
+        sim_key_source *s = &c->src->key[i];
+        memset(s, 0, sizeof *s);
+        if (!c->set[i]) continue; /* a root's default */
+        s->layer = depth == 0 ? SIM_SRC_OVERRIDE : SIM_SRC_BASE;
+        s->kind = c->meta && c->meta->fit[i] ? SIM_SRC_FIT : s->layer;
+        snprintf(s->file, sizeof s->file, "%s", path);
+        s->line = slp_key_line_text(text, c->keys[i].name, 1);
+        if (c->meta && c->meta->cited[i])
+            snprintf(s->cite, sizeof s->cite, "%s", c->meta->cite[i]);
+        else
+            cfg_comment_cite(text, s->line, s->cite, sizeof s->cite);
+    }
+    free(text);
+}
+
+/* Loads file `depth` of the chain and merges it under the nearer ones. */
+static int chain_file(chain *c, int depth, job *j, char *err, size_t errlen)
+{
+    *j = (job){.path = c->levels[depth].path,
+               .kind = c->kind,
+               .keys = c->keys,
+               .out = c->scratch,
+               .present = c->present,
+               .set = c->set,
+               .nkeys = c->nkeys,
+               .what = c->what,
+               .vars = c->file_vars,
+               .meta = c->meta,
+               .overlay = c->parts_seen};
+    memset(c->scratch, 0, c->extent);
+    if (c->meta) {
+        memset(c->meta, 0, sizeof *c->meta);
+        c->meta->part_kind = -1;
+    }
+    int rc = cfg_load_file(j, err, errlen);
+    if (rc != SIM_PROFILE_OK) return rc;
+    if (j->has_vars && !c->vars_taken) { /* the nearest file's variants */
+        *c->vars = *c->file_vars;
+        c->vars_taken = 1;
+        if (c->src) snprintf(c->src->variants_from, sizeof c->src->variants_from, "%s", j->path);
+    }
+    for (int k = 0; c->meta && k < SIM_PART_KINDS; k++)
+        if (c->meta->part_line[k] && !c->parts[k][0]) {
+            snprintf(c->parts[k], sizeof c->parts[k], "%s", c->meta->parts[k]);
+            c->part_depth[k] = depth;
+            c->part_line[k] = c->meta->part_line[k];
+        }
+    if (c->meta && c->meta->has_parts && !c->parts_seen) {
+        c->parts_seen = 1;
+        c->parts_depth = depth;
+        c->parts_line = slp_key_line(j->path, 1, "parts");
+    }
+    if (depth == 0 && j->has_base) c->top_base_line = j->base_line;
+    file_sources(c, depth, j->path);
+    cfg_merge_under(c->keys, c->out, c->scratch, c->present, c->taken);
+    return SIM_PROFILE_OK;
+}
+
+static int part_kind_dir(const char *kind)
+{
+    return kind && !strncmp(kind, "parts/", 6) && sim_part_kind_find(kind + 6) >= 0;
+}
+
+/* Finds part k of the chain along the search path into path, or says why not. */
+static int find_part(const chain *c, int k, char *path, size_t n, char *err, size_t errlen)
+{
+    char dir[32];
+    snprintf(dir, sizeof dir, "parts/%s", sim_part_kind_name(k));
+    if (sim_profile_find(dir, c->parts[k], 0, path, n) >= 0) return SIM_PROFILE_OK;
+    char hint[1024];
+    sim_profile_suggest(dir, c->parts[k], hint, sizeof hint);
+    snprintf(err, errlen, "%s:%d: %s: unknown %s part '%s'%s (no %s)",
+             c->levels[c->part_depth[k]].path, c->part_line[k], c->what, sim_part_kind_name(k),
+             c->parts[k], hint, path);
+    return SIM_PROFILE_E_MISSING;
+}
+
+/* The parts the chain names, loaded and composed under its files.  What the
+ * composition finds wrong is reported against the file loaded: at its
+ * `parts` line, else at its `base` line (the chain names them further on). */
+static int chain_parts(chain *c, char *err, size_t errlen)
+{
+    cfg_part *parts = calloc(SIM_PART_KINDS, sizeof *parts);
+    cfg_meta *metas = malloc(SIM_PART_KINDS * sizeof *metas);
+    sim_device_variants *rv = malloc(sizeof *rv);
+    char(*paths)[BASE_PATH_CAP] = malloc(SIM_PART_KINDS * sizeof *paths);
     int rc = SIM_PROFILE_OK;
-    if (!scratch || !present || !taken || !levels || (vars && !file_vars)) {
-        snprintf(err, errlen, "%s: out of memory", path);
+    if (!parts || !metas || !rv || !paths) {
+        snprintf(err, errlen, "%s: out of memory", c->path);
         rc = SIM_PROFILE_E_NOMEM;
     }
+    for (int k = 0; rc == SIM_PROFILE_OK && k < SIM_PART_KINDS; k++) {
+        if (!c->parts[k][0]) continue;
+        rc = find_part(c, k, paths[k], sizeof paths[k], err, errlen);
+        if (rc == SIM_PROFILE_OK)
+            rc = cfg_part_load(paths[k], k, &parts[k], &metas[k],
+                               k == SIM_PART_RUNTIME ? rv : NULL, err, errlen);
+        parts[k].used = 1;
+        parts[k].name = c->parts[k];
+    }
+    if (rc == SIM_PROFILE_OK)
+        rc = cfg_compose_device(c->out, c->taken, parts, c->vars, c->vars_taken, c->src,
+                                c->path, c->parts_depth ? c->top_base_line : c->parts_line,
+                                err, errlen);
+    free(parts);
+    free(metas);
+    free(rv);
+    free(paths);
+    return rc;
+}
+
+static int chain_alloc(chain *c, char *err, size_t errlen)
+{
+    while (c->keys[c->nkeys].name)
+        c->nkeys++;
+    c->extent = params_extent(c->keys);
+    int device = c->kind && !strcmp(c->kind, "devices") && c->keys == sim_device_keys();
+    c->scratch = malloc(c->extent);
+    c->present = malloc(c->nkeys + 1);
+    c->set = malloc(c->nkeys + 1);
+    c->taken = calloc(c->nkeys + 1, 1);
+    c->levels = malloc(sizeof *c->levels * (SIM_PROFILE_MAX_BASES + 1));
+    c->meta = device ? malloc(sizeof *c->meta) : NULL;
+    if (device && !c->vars) c->vars = malloc(sizeof *c->vars);
+    if (c->vars) c->file_vars = malloc(sizeof *c->file_vars);
+    if (c->src) {
+        memset(c->src, 0, sizeof *c->src);
+        c->src->n_keys = (int32_t)c->nkeys;
+    }
+    if (!c->scratch || !c->present || !c->set || !c->taken || !c->levels ||
+        (device && !c->meta) || (c->vars && !c->file_vars) || c->nkeys > CFG_KEYS_CAP) {
+        snprintf(err, errlen, "%s: out of memory", c->path);
+        return SIM_PROFILE_E_NOMEM;
+    }
+    if (c->vars) c->vars->n = 0;
+    return SIM_PROFILE_OK;
+}
+
+/* The whole chain from path to its root, merged into out (see the top). */
+static int load_chain(const char *path, const char *kind, const eng_param_desc *keys, void *out,
+                      sim_device_variants *vars, sim_profile_sources *src, const char *what,
+                      char *err, size_t errlen)
+{
+    chain *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return SIM_PROFILE_E_NOMEM;
+    }
+    *c = (chain){.path = path, .kind = kind, .what = what, .keys = keys, .out = out,
+                 .vars = vars, .src = src};
+    int rc = chain_alloc(c, err, errlen);
     const eng_param_desc *name_key = eng_params_find(keys, "name");
     int top_sets_name = 1;
     for (int depth = 0; rc == SIM_PROFILE_OK; depth++) {
         if (depth == 0) {
-            levels[0].path = path;
-            level_identify(&levels[0]);
+            c->levels[0].path = path;
+            level_identify(&c->levels[0]);
         }
-        job j = {.path = levels[depth].path,
-                 .kind = kind,
-                 .keys = keys,
-                 .out = scratch,
-                 .present = present,
-                 .nkeys = nkeys,
-                 .what = what,
-                 .vars = file_vars};
-        memset(scratch, 0, extent);
-        rc = load_file(&j, err, errlen);
+        job j;
+        rc = chain_file(c, depth, &j, err, errlen);
         if (rc != SIM_PROFILE_OK) break;
-        if (j.has_vars && !vars_taken) { /* the nearest file's variants */
-            *vars = *file_vars;
-            vars_taken = 1;
-        }
-        merge_under(keys, out, scratch, present, taken);
-        if (depth == 0 && name_key) top_sets_name = present[name_key - keys];
+        if (depth == 0 && name_key) top_sets_name = c->present[name_key - keys];
         if (!j.has_base) break;
-        rc = resolve_base(&j, levels, depth, err, errlen);
+        rc = resolve_base(&j, c->levels, depth, err, errlen);
     }
+    if (rc == SIM_PROFILE_OK && c->parts_seen) rc = chain_parts(c, err, errlen);
     /* the name is the derived file's own, never inherited */
     if (rc == SIM_PROFILE_OK && name_key && name_key->type == ENG_PARAM_STRING && !top_sets_name)
         memset((char *)out + name_key->offset, 0, (size_t)name_key->cap);
-    free(scratch);
-    free(present);
-    free(taken);
-    free(levels);
-    free(file_vars);
+    free(c->scratch);
+    free(c->present);
+    free(c->set);
+    free(c->taken);
+    free(c->levels);
+    free(c->meta);
+    if (c->vars != vars) free(c->vars);
+    free(c->file_vars);
+    free(c);
     return rc;
 }
 
@@ -476,22 +642,20 @@ int sim_profile_load_kind(const char *path, const char *kind, const eng_param_de
         snprintf(err, errlen, "%s: unknown profile kind '%s'", path, kind);
         return SIM_PROFILE_E_NAME;
     }
-    return load_chain(path, kind, keys, out, NULL, what, err, errlen);
+    return load_chain(path, kind, keys, out, NULL, NULL, what, err, errlen);
 }
 
 int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, const char *what,
                      char *err, size_t errlen)
 {
-    return load_chain(path, NULL, keys, out, NULL, what, err, errlen);
+    return load_chain(path, NULL, keys, out, NULL, NULL, what, err, errlen);
 }
 
-int sim_profile_load_device_variants(const char *path, sim_device *out, sim_device_variants *vars,
-                                     char *err, size_t errlen)
+int sim_profile_explain_device(const char *path, sim_device *out, sim_device_variants *vars,
+                               sim_profile_sources *src, char *err, size_t errlen)
 {
-    sim_device_variants none;
-    if (!vars) vars = &none;
-    int rc =
-        load_chain(path, "devices", sim_device_keys(), out, vars, "device profile", err, errlen);
+    int rc = load_chain(path, "devices", sim_device_keys(), out, vars, src, "device profile", err,
+                        errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];
@@ -499,7 +663,7 @@ int sim_profile_load_device_variants(const char *path, sim_device *out, sim_devi
         snprintf(err, errlen, "%s:1: %s", path, msg);
         return SIM_PROFILE_E_CONFIG;
     }
-    for (int32_t i = 0; i < vars->n; i++) { /* each variant must make a valid device */
+    for (int32_t i = 0; vars && i < vars->n; i++) { /* each variant must make a valid device */
         sim_device d = *out;
         sim_device_variant_apply(&vars->v[i], &d);
         if (sim_device_check(&d, msg, sizeof msg)) {
@@ -511,6 +675,19 @@ int sim_profile_load_device_variants(const char *path, sim_device *out, sim_devi
     return SIM_PROFILE_OK;
 }
 
+int sim_profile_load_device_variants(const char *path, sim_device *out, sim_device_variants *vars,
+                                     char *err, size_t errlen)
+{
+    sim_device_variants *none = vars ? NULL : malloc(sizeof *none);
+    if (!vars && !none) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return SIM_PROFILE_E_NOMEM;
+    }
+    int rc = sim_profile_explain_device(path, out, vars ? vars : none, NULL, err, errlen);
+    free(none);
+    return rc;
+}
+
 int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t errlen)
 {
     return sim_profile_load_device_variants(path, out, NULL, err, errlen);
@@ -520,12 +697,14 @@ void sim_device_variant_apply(const sim_device_variant *v, sim_device *dev)
 {
     const eng_param_desc *keys = sim_device_keys();
     unsigned char taken[SIM_VARIANT_KEYS_CAP] = {0};
-    merge_under(keys, dev, &v->delta, v->set, taken);
+    cfg_merge_under(keys, dev, &v->delta, v->set, taken);
 }
 
-int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen)
+int sim_profile_explain_model(const char *path, sim_model *out, sim_profile_sources *src,
+                              char *err, size_t errlen)
 {
-    int rc = load_chain(path, "models", sim_model_keys(), out, NULL, "model profile", err, errlen);
+    int rc =
+        load_chain(path, "models", sim_model_keys(), out, NULL, src, "model profile", err, errlen);
     if (rc != SIM_PROFILE_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];
@@ -536,7 +715,12 @@ int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t e
     return SIM_PROFILE_OK;
 }
 
-static int name_ok(const char *name)
+int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen)
+{
+    return sim_profile_explain_model(path, out, NULL, err, errlen);
+}
+
+int cfg_name_ok(const char *name)
 {
     if (!name || !name[0] || name[0] == '.' || strstr(name, "..")) return 0;
     for (const char *p = name; *p; p++) {
@@ -546,6 +730,12 @@ static int name_ok(const char *name)
         if (!ok) return 0; /* rejects '/', '\\', spaces, control characters */
     }
     return 1;
+}
+
+/* "devices", "models" or "parts/KIND". */
+static int kind_ok(const char *kind)
+{
+    return kind && (!strcmp(kind, "devices") || !strcmp(kind, "models") || part_kind_dir(kind));
 }
 
 int sim_profile_dirs(char (*dirs)[SIM_PROFILE_DIR_CAP], int cap)
@@ -582,8 +772,8 @@ static int present(const char *path)
 int sim_profile_find(const char *kind, const char *name, int from, char *out, size_t n)
 {
     if (n) out[0] = '\0';
-    if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0)) return -2;
-    if (!name_ok(name)) return -2;
+    if (!kind_ok(kind)) return -2;
+    if (!cfg_name_ok(name)) return -2;
     char(*dirs)[SIM_PROFILE_DIR_CAP] = malloc(SIM_PROFILE_MAX_DIRS * sizeof *dirs);
     if (!dirs) return -2;
     int nd = sim_profile_dirs(dirs, SIM_PROFILE_MAX_DIRS), found = -1;
@@ -615,7 +805,7 @@ static int cmp_names(const void *a, const void *b)
 
 int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int cap)
 {
-    if (!kind || (strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0)) return -1;
+    if (!kind_ok(kind)) return -1;
     char(*dirs)[SIM_PROFILE_DIR_CAP] = malloc(SIM_PROFILE_MAX_DIRS * sizeof *dirs);
     if (!dirs) return -1;
     int nd = sim_profile_dirs(dirs, SIM_PROFILE_MAX_DIRS), n = 0, readable = 0;
@@ -636,7 +826,7 @@ int sim_profile_names(const char *kind, char (*names)[SIM_PROFILE_NAME_CAP], int
             int dup = 0;
             for (int i = 0; i < n && !dup; i++)
                 dup = strcmp(names[i], name) == 0;
-            if (dup || !name_ok(name) ||
+            if (dup || !cfg_name_ok(name) ||
                 snprintf(full, sizeof full, "%s/%s", path, e->d_name) >= (int)sizeof full ||
                 !regular_file(full))
                 continue;

@@ -28,11 +28,21 @@
  * the root, and the first error met is reported: an error inside a base
  * names that base file and its line.
  *
+ * Parts: a device profile may name the parts it is made of, `parts = { soc =
+ * "NAME", flash = ..., dram = ..., runtime = ... }`, files under
+ * <dir>/parts/<kind>/ along the search path; they give the keys no file of
+ * the chain sets, and may add standing variants (parts.h has the contract,
+ * and sim_profile_explain_device where every value came from).  The kinds
+ * "parts/soc", "parts/flash", "parts/dram" and "parts/runtime" are accepted
+ * by sim_profile_find, sim_profile_names and sim_profile_suggest.
+ *
  * Errors: a status code plus a one-line message in err, never a Lua error:
  *   SIM_PROFILE_E_MISSING  file cannot be opened ("PATH: cannot open ..."), or
  *                          its base does not exist ("PATH:LINE: ... base
  *                          profile 'NAME' not found (no BASEPATH)", LINE that
- *                          of `base =`) -> exit 66 (EX_NOINPUT)
+ *                          of `base =`), or a part it names does not exist
+ *                          ("PATH:LINE: ... unknown soc part 'NAME' (did you
+ *                          mean ...?)") -> exit 66 (EX_NOINPUT)
  *   SIM_PROFILE_E_CONFIG   syntax error, runtime error, not a table, unknown
  *                          key, wrong type, out of range, inconsistent values,
  *                          an invalid base name, a cycle of bases, a chain
@@ -75,7 +85,7 @@ int sim_profile_load_device(const char *path, sim_device *out, char *err, size_t
  * over the device as finally resolved -- derived keys and a script's
  * overrides included -- so it stays "this device with these keys changed".
  * Variants come sorted by name. */
-#define SIM_PROFILE_MAX_VARIANTS 4
+#define SIM_PROFILE_MAX_VARIANTS 8
 #define SIM_VARIANT_NAME_CAP 24
 #define SIM_VARIANT_KEYS_CAP 128 /* >= the device key rows (tests/sim/lua checks it) */
 typedef struct sim_device_variant {

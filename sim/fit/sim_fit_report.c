@@ -148,7 +148,21 @@ void sim_fit_report_csv(const sim_fit_report *rep, sim_strbuf *csv)
     }
 }
 
-/* PROFILE.lua: a device profile deriving from the base with the fitted keys. */
+/* s as the body of a Lua "..." string, at most max bytes of it: quotes and
+ * backslashes escaped, control characters as spaces. */
+static void blua(buf *b, const char *s, size_t max)
+{
+    for (size_t i = 0; s[i] && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            bprintf(b, "\\%c", c);
+        else
+            bprintf(b, "%c", c < 0x20 || c == 0x7f ? ' ' : c);
+    }
+}
+
+/* PROFILE.lua: a device profile deriving from the base with the fitted keys;
+ * its `fit` table marks them as fits (flashspec profiles --explain). */
 void sim_fit_report_profile(const sim_fit_report *rep, sim_strbuf *pf)
 {
     const sim_fit *f = rep->f;
@@ -178,7 +192,17 @@ void sim_fit_report_profile(const sim_fit_report *rep, sim_strbuf *pf)
             bprintf(pf, "; bootstrap 95%% interval %.6g..%.6g", q->ci_lo, q->ci_hi);
         bprintf(pf, "\n");
     }
-    bprintf(pf, "}\n");
+    bprintf(pf, "  fit = {\n");
+    for (int32_t i = 0; i < f->np; i++) {
+        const sim_fit_param *q = &f->par[i];
+        if (!rep->device_key[i]) continue;
+        bprintf(pf, "    %s = \"flashspec calibrate (spec ", q->name);
+        blua(pf, rep->spec, 200);
+        bprintf(pf, ", calibration '");
+        blua(pf, rep->name, 100);
+        bprintf(pf, "'): %.6g +/- %.3g\",\n", q->value, q->se);
+    }
+    bprintf(pf, "  },\n}\n");
 }
 
 void sim_fit_report_md(const sim_fit_report *rep, sim_strbuf *md)

@@ -335,6 +335,12 @@ def case_recover_device() -> None:
                   f"(truth {want:.6g})")
             expect(abs(x - want) <= 0.02 * want, f"{t['metric']} of {t['policy']} on the "
                    f"fitted profile: {x}, truth {want}")
+        # the fitted keys are the calibration's layer over the base: fits, with their text
+        p = run("profiles", "--explain", PROFILE, env=env)
+        for k in DEVICE_TRUTH:
+            m = re.search(rf"^{k}\s+\S+\s+(\w+)\s+\S+\s+(\S+)\s+(.*)$", p.stdout, re.M)
+            expect(p.returncode == 0 and m and m.group(1) == "fit" and PROFILE in m.group(2)
+                   and "flashspec calibrate" in m.group(3), f"--explain {PROFILE}: {k}: {p.stdout}")
         # without the file the name is unknown: the profile came from the copy
         p = run("run", DEVICE, "-q", "--arg", "mode=check", "--arg", f"profile={PROFILE}")
         expect(p.returncode != 0 and f"unknown device '{PROFILE}'" in p.stderr,

@@ -1277,6 +1277,7 @@ def case_profile_inheritance():
             with open(os.path.join(HOME, "configs", rel)) as f, \
                     open(os.path.join(cfg, rel), "w") as g:
                 g.write(f.read())
+        shutil.copytree(os.path.join(HOME, "configs", "parts"), os.path.join(cfg, "parts"))
         files = {
             "slowphone.lua": '-- the OnePlus 12 with slower flash\nreturn {\n'
                              '  base = "oneplus12",\n  read_gbps = 2.5,\n}\n',

@@ -36,6 +36,13 @@ Cases:
                     arguments, an unwritable output): each ends in one line
                     naming the file and line, with its exit status (64, 65, 66,
                     73), no traceback and no output.
+  parts_explain     `flashspec profiles --explain` on every shipped device: one
+                    line per device key, each from a part, a fit, a base or the
+                    file itself (a default only for a key whose default is
+                    neutral), each with its file and a citation; the 8 Elite's
+                    ranges; `flashspec profiles parts` lists every part file;
+                    bad input (an unknown name, a missing argument, a broken
+                    part) is one line with its exit code.
   calibration_reproduces
                     `flashspec calibrate configs/calibration/oneplus12.lua` fits
                     the values the shipped OnePlus 12 profile and the workload
@@ -708,10 +715,10 @@ def case_transfer_inputs() -> None:
     print(f"transfer_inputs: ok ({len(cases) + 2} cases)")
 
 
-def lua_number(text: str, key: str) -> float:
-    m = re.search(r"^\s*" + re.escape(key) + r"\s*=\s*([-0-9.e+]+)", text, re.M)
+def explained_number(text: str, key: str) -> float:
+    m = re.search(r"^" + re.escape(key) + r"\s+([-0-9.e+]+)\s", text, re.M)
     if not m:
-        fail(f"no '{key} = NUMBER' line")
+        fail(f"no '{key}' line in `flashspec profiles --explain`")
     return float(m.group(1))
 
 
@@ -731,8 +738,9 @@ def case_calibration_reproduces() -> None:
         for f in ("oneplus12-b-setup.md", "oneplus12-b-setup.csv", "oneplus12-fit.lua"):
             if not (out / f).is_file():
                 fail(f"calibrate wrote no {f}")
-        shipped_dev = (HOME / "configs" / "devices" / "oneplus12.lua").read_text()
-        want = {k: lua_number(shipped_dev, k) for k in ("npu_gflops", "verify_graph_us")}
+        # the shipped values as the profile resolves them (from its runtime part)
+        shipped_dev = run("profiles", "--explain", "oneplus12")
+        want = {k: explained_number(shipped_dev, k) for k in ("npu_gflops", "verify_graph_us")}
         # presets: depth-1 acceptance a per workload, decay r per draft (a r^(d-1))
         for (t, d, target), acc in ACCEPT.items():
             if target or t not in TASKS:
@@ -758,6 +766,92 @@ def case_calibration_reproduces() -> None:
     print("calibration_reproduces: ok")
 
 
+# --- parts and provenance -------------------------------------------------------
+
+EXPLAIN_ROW = re.compile(r"^(\w+)\s+(\S+)\s+(default|part|fit|base|override)\s+(\S+)\s+(\S+)\s+(.*)$")
+NEUTRAL_DEFAULTS = {"thermal"}  # off: the one key a device may leave to its default
+
+
+def explain(name: str, env: dict | None = None) -> dict[str, tuple[str, ...]]:
+    p = subprocess.run([BIN, "profiles", "--explain", name], cwd=HOME, capture_output=True,
+                       text=True, timeout=60, env=env)
+    if p.returncode != 0:
+        fail(f"profiles --explain {name}: exit {p.returncode}: {p.stderr.strip()}")
+    rows = {}
+    for line in p.stdout.splitlines():
+        m = EXPLAIN_ROW.match(line)
+        if m and m.group(1) != "key":
+            rows[m.group(1)] = m.groups()[1:]
+    return rows
+
+
+def bad_run(args: list[str], code: int, *needles: str, env: dict | None = None) -> None:
+    p = subprocess.run([BIN, *args], cwd=HOME, capture_output=True, text=True, timeout=60, env=env)
+    if p.returncode != code or p.stderr.count("\n") != 1 or \
+            not all(n in p.stderr for n in needles):
+        fail(f"{' '.join(args)}: exit {p.returncode} (want {code}), {p.stderr!r}, want {needles}")
+
+
+def case_parts_explain() -> None:
+    keys = None
+    for dev in sorted(p.stem for p in (HOME / "configs" / "devices").glob("*.lua")):
+        rows = explain(dev)
+        keys = keys or set(rows)
+        if set(rows) != keys or len(keys) < 40:
+            fail(f"{dev}: --explain lists {len(rows)} keys")
+        for k, (value, src, rng, where, cite) in rows.items():
+            if src == "default" and k not in NEUTRAL_DEFAULTS:
+                fail(f"{dev}: {k} = {value} comes from its default")
+            if src != "default" and (where == "-" or cite in ("", "-")):
+                fail(f"{dev}: {k} ({src}) names no file or citation: {where} {cite!r}")
+            if src in ("part", "fit") and "configs/parts/" not in where and \
+                    "configs/devices/" not in where:
+                fail(f"{dev}: {k} from {where}")
+        print(f"{dev}: {len(rows)} keys, "
+              f"{sum(r[1] in ('part', 'fit') for r in rows.values())} from parts, "
+              f"ranges on {sorted(k for k, r in rows.items() if r[2] != '-')}")
+    one = explain("oneplus12")
+    if any(r[2] != "-" for r in one.values()) or one["npu_gflops"][1] != "fit":
+        fail("the OnePlus 12 states a range, or its NPU rate is not the runtime's fit")
+    e31 = explain("sd8elite_ufs31")
+    for k in ("npu_gflops", "verify_graph_us", "launch_us", "cpu_gbps", "request_latency_us"):
+        if e31[k][2] == "-":
+            fail(f"sd8elite_ufs31: {k} has no range")
+    if "soc/sd8gen3" in " ".join(r[3] for r in e31.values()):
+        fail("sd8elite_ufs31 takes a value from the 8 Gen 3's part")
+    p = subprocess.run([BIN, "profiles", "parts"], cwd=HOME, capture_output=True, text=True)
+    want = sorted(f"{q.parent.name}/{q.stem}" for q in (HOME / "configs" / "parts").glob("*/*.lua"))
+    got = sorted(re.findall(r"^(\w+/[\w.+-]+) ", p.stdout, re.M))
+    if p.returncode != 0 or got != want:
+        fail(f"profiles parts: exit {p.returncode}, {got} != {want}")
+    md = subprocess.run([BIN, "profiles", "--explain", "sd8elite_ufs41", "--markdown"], cwd=HOME,
+                        capture_output=True, text=True).stdout
+    if "| `read_gbps` | 4.3 | part | - | configs/parts/flash/ufs4.1.lua:" not in md:
+        fail("--markdown explain row of read_gbps")
+    # bad input: one line, its exit code
+    bad_run(["profiles", "--explain", "oneplus13"], 66, "no device or model profile 'oneplus13'",
+            "did you mean 'oneplus12'")
+    bad_run(["profiles", "--explain"], 64, "'--explain'")
+    bad_run(["profiles", "parts", "--explain", "oneplus12"], 64, "no --explain with 'parts'")
+    bad_run(["profiles", "models", "--explain", "oneplus12"], 66, "no model profile 'oneplus12'")
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "configs"
+        subprocess.run(["cp", "-r", str(HOME / "configs"), str(cfg)], check=True)
+        env = dict(os.environ, FLASHSPEC_CONFIG_DIR=str(cfg))
+        part = cfg / "parts" / "flash" / "ufs4.1.lua"
+        part.write_text(part.read_text().replace("read_gbps = 4.3,", "read_gbps = 4.3,\n  dram_gbps = 9,"))
+        bad_run(["profiles", "--explain", "sd8elite_ufs41"], 78, "ufs4.1.lua:5:",
+                "key 'dram_gbps' is not a flash key (it belongs to dram parts)", env=env)
+        p = subprocess.run([BIN, "profiles", "parts"], capture_output=True, text=True, env=env)
+        if p.returncode != 78 or "flash/ufs4.1" not in p.stdout or "does not load" not in p.stdout:
+            fail(f"profiles parts with a broken part: {p.returncode} {p.stdout!r}")
+        dev = cfg / "devices" / "sd8elite_ufs31.lua"
+        dev.write_text(dev.read_text().replace('flash = "ufs3.1"', 'flash = "ufs31"'))
+        bad_run(["profile", "sd8elite_ufs31", "qwen3-8b-q4_0"], 66, "sd8elite_ufs31.lua:21:",
+                "unknown flash part 'ufs31'", "did you mean 'ufs3.1'", env=env)
+    print("parts_explain: ok")
+
+
 CASES = {
     "device_profiles": case_device_profiles,
     "citation_lint": case_citation_lint,
@@ -768,6 +862,7 @@ CASES = {
     "transfer_rule": case_transfer_rule,
     "transfer_inputs": case_transfer_inputs,
     "calibration_reproduces": case_calibration_reproduces,
+    "parts_explain": case_parts_explain,
 }
 
 

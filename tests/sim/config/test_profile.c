@@ -471,8 +471,8 @@ static void test_variants(const char *cfg)
          "cannot set 'name'", 2},
         {"too_many",
          "return { base = 'phone',\n variants = { a = {}, b = {}, c = {}, d = {},"
-         " e = {} } }\n",
-         "at most 4 variants", 2},
+         " e = {}, f = {}, g = {}, h = {}, i = {} } }\n",
+         "at most 8 variants", 2},
         {"invalid", "return { base = 'phone',\n variants = { x = { npu_gbps = 900 } } }\n",
          "variant 'x'", 0},
     };
