@@ -151,7 +151,7 @@ static const col_desc columns[] = {
 typedef struct tree_find {
     const char *want;
     const char *value; /* into buf */
-    char buf[512];
+    char buf[1024]; /* a value of a label (labels are at most 1023 bytes) */
     int fallback_off;
 } tree_find;
 
