@@ -1513,6 +1513,28 @@ def case_report_rules(c: Ctx) -> None:
           set(legend_texts(pr)) == {"pruning=full", "pruning=none"},
           "pruning varied alone: drawn, a set per DRAM budget")
 
+    # a phone's standing-variant replays (PHONE~VARIANT) are the model band of
+    # its comparisons: listed in the table, left out of the figures with a note;
+    # a variant whose phone is not in the results is a point of its own
+    rows = [synth_row("chain", "k=4", 1.5, rows_max=5, device=dv)
+            for dv in ("phone", "phone~all", "phone~const", "solo~min8")]
+    rows += [synth_row("chain", "k=8", 1.6, rows_max=9, device=dv)
+             for dv in ("phone", "phone~all", "phone~const", "solo~min8")]
+    md, by, info = built(synth_dir(c, "rules_variants", rows))
+    check(len(table_rows(md, "Points")) == 8, "every point in the table, replays included")
+    check("leave out the 4 points that replay a phone's standing variants "
+          "(`phone~all`, `phone~const`)" in md,
+          f"the note names the replays left out of the figures ({md[:2000]!r})")
+    tp = by.get("throughput.png")
+    n_bars = sum(1 for a in tp.axes for cont in a.containers
+                 if hasattr(cont, "patches") for _ in cont.patches) if tp else -1
+    check(n_bars == 4, f"throughput draws phone's and solo~min8's 4 points, not 8 ({n_bars})")
+    fdf, _, left = report.standing_variant_replays(pd_read(synth_dir(c, "rules_variants2",
+                                                                     rows)), ["device"])
+    check(left == ["phone~all", "phone~const"] and
+          sorted(set(fdf["device"])) == ["phone", "solo~min8"],
+          f"replays of a phone in the results only ({left}, {sorted(set(fdf['device']))})")
+
 
 def case_plotted_columns(c: Ctx) -> None:
     """Each figure draws the columns it names, read from the figure's own
