@@ -217,6 +217,25 @@ def match(df: pd.DataFrame, ref: RefRow) -> pd.DataFrame:
     return df[mask]
 
 
+def model_band(ref: RefRow, m: pd.DataFrame) -> tuple[float, float] | None:
+    """The model band of a `tokens_per_s` reference row: the means of its
+    matching points' tokens_per_s_model_lo and _hi (the phone's standing
+    variants), or None where the metric is another or the band is missing or
+    not finite."""
+    cols = ("tokens_per_s_model_lo", "tokens_per_s_model_hi")
+    if ref.metric != "tokens_per_s" or any(c not in m.columns for c in cols):
+        return None
+    lo, hi = (float(pd.to_numeric(m[c], errors="coerce").mean()) for c in cols)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+        return None
+    return lo, hi
+
+
+def in_band(value: float, band: tuple[float, float]) -> bool:
+    """Whether a measured value lies in [lo, hi], both ends included."""
+    return band[0] <= value <= band[1]
+
+
 TABLE5_SOURCE = "Lever Table 5"
 
 
@@ -364,6 +383,7 @@ def build(results_dir: str, ref_path: str, strict: bool,
     df = df.assign(tree_nodes=fr.reference_tree_nodes(df))
     keys, refs = load_reference(ref_path, df)
     recs, missing = [], []
+    bands: dict[int, tuple[float, float] | None] = {}
     for ref in refs:
         m = match(df, ref)
         if m.empty:
@@ -385,6 +405,7 @@ def build(results_dir: str, ref_path: str, strict: bool,
                                    f"result row ({point}): a division by zero?")
         pred = float(vals.mean())
         recs.append((ref, pred, len(m), (pred - ref.value) / ref.value))
+        bands[id(ref)] = model_band(ref, m)
     if not recs:
         raise fr.AnalysisError(fr.EX_DATAERR, f"{ref_path}: no result row of {src} matches any "
                                "reference row (check the key columns against the results)")
@@ -393,14 +414,29 @@ def build(results_dir: str, ref_path: str, strict: bool,
               "simulated)", file=sys.stderr)
 
     # per-point table (markdown + CSV)
-    head = keys + ["metric", "measured", "predicted", "error", "points", "source"]
+    head = keys + ["metric", "measured", "predicted", "error", "points", "source", "model band"]
     md_rows, csv_rows = [], []
     for ref, pred, n, e in recs:
         kv = [ref.keys[k] or "*" for k in keys]
+        band = bands.get(id(ref))
+        inside = band is not None and in_band(ref.value, band)
         md_rows.append(kv + [f"`{ref.metric}`", fr.fmt_num(ref.value), fr.fmt_num(pred), pct(e),
-                             str(n), ref.source])
+                             str(n), ref.source,
+                             "—" if band is None else
+                             f"[{fr.fmt_num(band[0])}, {fr.fmt_num(band[1])}] "
+                             + ("holds it" if inside else "misses")])
         csv_rows.append([ref.keys[k] for k in keys] +
-                        [ref.metric, repr(ref.value), repr(pred), repr(e), n, ref.source])
+                        [ref.metric, repr(ref.value), repr(pred), repr(e), n, ref.source] +
+                        (["", "", ""] if band is None else
+                         [repr(band[0]), repr(band[1]), "1" if inside else "0"]))
+    banded = [(r, bands[id(r)]) for r, *_ in recs if bands.get(id(r)) is not None]
+    held = sum(1 for r, b in banded if in_band(r.value, b))
+    band_line = (f"**Model band: {held} of {len(banded)}** released `tokens_per_s` points lie "
+                 "within the simulated band (the mean `tokens_per_s_model_lo` to "
+                 "`tokens_per_s_model_hi` of their points: the phone's standing variants).\n\n"
+                 if banded else
+                 "The results carry no model band (`tokens_per_s_model_lo` / `_hi`) for a "
+                 "`tokens_per_s` reference row.\n\n")
     all_err = [e for *_, e in recs]
     pairs = [(p, r.value) for r, p, _, _ in recs]
     summary = [["all", len(recs), apct(geo_err(all_err)),
@@ -423,6 +459,7 @@ def build(results_dir: str, ref_path: str, strict: bool,
           f"**Geometric-mean relative error: {apct(geo)}** over {len(recs)} points "
           "(exp(mean ln(1 + |e|)) − 1 with e = (predicted − measured) / measured; bias = "
           "geometric mean of predicted / measured − 1).\n\n",
+          band_line,
           "## Summary\n\n",
           fr.md_table(["set", "points", "geomean error", "mean abs error", "max abs error",
                        "bias"], summary),
@@ -445,7 +482,8 @@ def build(results_dir: str, ref_path: str, strict: bool,
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(keys + ["metric", "measured", "predicted", "rel_error", "points", "source"])
+    w.writerow(keys + ["metric", "measured", "predicted", "rel_error", "points", "source",
+                       "band_lo", "band_hi", "in_band"])
     w.writerows(csv_rows)
     return {"fidelity.md": "".join(md).encode(), "fidelity.csv": buf.getvalue().encode(),
             "fidelity.png": png,

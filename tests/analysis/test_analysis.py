@@ -806,6 +806,36 @@ def case_fidelity_table5(c: Ctx) -> None:
     check("MBPP: workload-code-strong, workload-code-weak" in md, "each column's traces")
     check("source: Lever Table 5" in md and "source: Table 1" in md, "summary per source")
 
+    # the model band: a measured value at either end is held, one a hair
+    # outside is not, a band that is missing (NaN) or reversed counts nowhere,
+    # and only tokens_per_s rows have one
+    bcols = ["policy", "target", "trace", "tokens_per_s", "tokens_per_s_model_lo",
+             "tokens_per_s_model_hi", "ms_per_token"]
+    brows = [["lever", "t8", "t-lo", "2.0", "1.5", "2.5", "500"],
+             ["lever", "t8", "t-hi", "2.0", "1.5", "2.5", "500"],
+             ["lever", "t8", "t-out", "2.0", "1.5", "2.5", "500"],
+             ["lever", "t8", "t-nan", "2.0", "nan", "2.5", "500"],
+             ["lever", "t8", "t-rev", "2.0", "2.5", "1.5", "500"]]
+    bres = results_dir(c, "band", bcols, brows)
+    bref = ("policy,trace,metric,value,source\n"
+            "lever,t-lo,tokens_per_s,1.5,X\nlever,t-hi,tokens_per_s,2.5,X\n"
+            "lever,t-out,tokens_per_s,2.5000001,X\nlever,t-nan,tokens_per_s,2.0,X\n"
+            "lever,t-rev,tokens_per_s,2.0,X\nlever,t-lo,ms_per_token,500,X\n")
+    bout = os.path.join(c.tmp, "band_out")
+    r = c.script(c.tool("fidelity.py"), bres, write(os.path.join(c.tmp, "bref.csv"), bref),
+                 "-o", bout)
+    check(r.returncode == 0, f"fidelity.py with a model band: {r.stderr.strip()}")
+    if r.returncode == 0:
+        with open(os.path.join(bout, "fidelity.csv"), newline="") as f:
+            got = {(x["trace"], x["metric"]): x["in_band"] for x in csv.DictReader(f)}
+        check(got == {("t-lo", "tokens_per_s"): "1", ("t-hi", "tokens_per_s"): "1",
+                      ("t-out", "tokens_per_s"): "0", ("t-nan", "tokens_per_s"): "",
+                      ("t-rev", "tokens_per_s"): "", ("t-lo", "ms_per_token"): ""},
+              f"in_band per row: ends held, outside missed, no band blank ({got})")
+        bmd = open(os.path.join(bout, "fidelity.md"), encoding="utf-8").read()
+        check("**Model band: 2 of 3** released `tokens_per_s` points" in bmd,
+              "the headline counts the rows with a band")
+
     # without notes the columns are the traces
     ref2 = "policy,draft,trace,metric,value,source\n" + "".join(
         f"{pol},{draft},{trace},tokens_per_s,1.25,Lever Table 5 (Qwen3-8B)\n"
