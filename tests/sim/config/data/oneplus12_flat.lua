@@ -266,7 +266,7 @@ return {
   -- assumption: idle big cores in WFI / power collapse ~0.2 W.
   cpu_idle_w = 0.2,
   -- derived: 4.8 - 1.0 - 0.1 - 0.05 - 0.04 x 17.2 = 2.962 W for the busy
-  -- CPU cluster decoding.  Check against the same notes' speculative row
+  -- CPU cluster decoding.  Check against the same article's speculative row
   -- (60M draft, K=4: 15.6 tok/s at 5.1 W): the CPU is again busy the whole
   -- time, so the model predicts ~4.8 W plus the draft's extra DRAM traffic,
   -- within 6% of 5.1 W.
@@ -282,10 +282,10 @@ return {
   thermal_throttle = 0.35,
 
   -- memory -------------------------------------------------------------------
-  -- separate draft and target KV caches (the usual layout); the notes describe
-  -- sharing one memory-mapped region (K. Wiewiór, "Speculative Decoding for
-  -- On-Device LLMs on Android", MVP Factory blog, "KV cache sharing via
-  -- memory-mapped GGUF"): set kv_shared = true for that runtime.
+  -- separate draft and target KV caches (the usual layout); K. Wiewiór,
+  -- "Speculative Decoding for On-Device LLMs on Android" (MVP Factory blog,
+  -- "KV cache sharing via memory-mapped GGUF") describes sharing one
+  -- memory-mapped region: set kv_shared = true for that runtime.
   kv_shared = false,
 
   -- draft work overlapping a verification (sim/hw/sim_hw.h "Overlap") -------
