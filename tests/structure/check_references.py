@@ -16,7 +16,8 @@ document the project does not ship.
       plants each kind of reference in a scratch git repository and expects
       exactly those hits: not in a binary file, not in an untracked file, and
       not for near misses (docs/policies.md, DESIGNS.md, a longer name or
-      extension, mypapers/x.md, a folder named shared_x)
+      extension, a note under a folder whose name merely ends in papers, a
+      folder named shared_x)
 """
 import os
 import re
@@ -71,14 +72,14 @@ def check(root):
 
 
 def self_test():
-    md, up = ".md", "../"
+    md, up, pp = ".md", "../", "papers"
     planted = {
         "a.c": f"/* rule of {NOTES[1]}{md} */\nint x;\n",
         "b.lua": f"x = 1 -- {NOTES[0]}{md} model table\n",
         "c.py": f"# see {up}shared/papers/lever{md}\n",
         "d.md": f"ok line\n[design]({NOTES[2]}{md})\n{NOTES[3]}{md}\n",
         "e.txt": f"papers/android-speculative-notes{md}: thermal\n",
-        "clean.md": (f"docs/policies.md, DESIGNS.md, mypapers/x.md, {up}shared_x, "
+        "clean.md": (f"docs/policies.md, DESIGNS.md, my{pp}/x{md}, {up}shared_x, "
                      f"{NOTES[0]} without extension, docs/{NOTES[2].lower()}{md}, "
                      f"MY{NOTES[3]}{md}, {NOTES[3]}{md}x\n"),
     }
