@@ -14,8 +14,9 @@
  *
  * Every entry carries a "seen" bit: set by an offline seed or an observation.
  * A lookup of a seen entry returns it.  An unseen entry is estimated from its
- * neighbours (the choice documented in ALGORITHMS.md: nearest observed shapes
- * plus a conservative penalty, default +10%):
+ * neighbours (Lever §4.2: nearby observed shapes plus a conservative penalty;
+ * the penalty, default +10%, is the lever policy's unseen_penalty,
+ * docs/policies.md "`lever`"):
  *   1. along its line(s) -- for the verification table the same-leaves row line
  *      and the same-rows leaves line; for NPU batches the batch line -- the
  *      nearest seen entries below and above: linear interpolation when both

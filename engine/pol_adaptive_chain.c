@@ -1,6 +1,10 @@
 /*
- * pol_adaptive_chain.c -- adaptive-k chain speculative decoding
- * (papers/android-speculative-notes.md, papers/mobile-draft-verify-notes.md).
+ * pol_adaptive_chain.c -- adaptive-k chain speculative decoding: the window,
+ * thresholds and k range of K. Wiewiór, "Speculative Decoding for On-Device
+ * LLMs on Android" (MVP Factory blog), the fallback below 40% acceptance of
+ * Omar's post on mobile draft-verify pipelines
+ * (omr.it.com/blog/parallel-decoding-mobile-llms-speculative-execution);
+ * docs/policies.md "`adaptive_chain`".
  *
  * build drafts a chain of k draft top-1 tokens exactly like Chain-SD (one
  * single-node oracle call per token on the configured unit, the last tip not

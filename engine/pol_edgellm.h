@@ -1,5 +1,6 @@
 /*
- * pol_edgellm.h -- EdgeLLM (pol_edgellm.c, rules in ALGORITHMS.md):
+ * pol_edgellm.h -- EdgeLLM (pol_edgellm.c; EdgeLLM §III, the rules as run in
+ * docs/policies.md "`edgellm`"):
  * confidence-paced branches, adaptive fallback, provisional drafting.
  */
 #ifndef POL_EDGELLM_H

@@ -1,7 +1,7 @@
 /*
- * pol_lever.c -- Lever (ALGORITHMS.md "Lever"): gain-cost greedy drafting,
- * early-exit verification pruning and CPU-NPU hybrid execution, each
- * switchable for ablations.
+ * pol_lever.c -- Lever (Lever §4; docs/policies.md "`lever`"): gain-cost
+ * greedy drafting, early-exit verification pruning and CPU-NPU hybrid
+ * execution, each switchable for ablations.
  *
  * Drafting (gain_cost).  Reach P^(c) = P^(u) * beta * q(x|u) / sum_{C_u} q;
  * gain G = 1 + sum P^; cost C = C_draft + C_verify(rows, leaves) with the

@@ -1,7 +1,8 @@
 /*
  * pol_lyanna.c -- Lyanna: token-info sampling over a hidden-state draft, with
- * re-sampling after rejections and verification fusion (papers/lyanna.md §4-6;
- * ALGORITHMS.md "Lyanna ideas").
+ * re-sampling after rejections and verification fusion (Chen et al., "Make
+ * Every Draft Count: Hidden State based Speculative Decoding", §4-6;
+ * docs/policies.md "`lyanna`").
  *
  * The draft model of this policy advances a chain of hidden states h_1 .. h_N
  * that does not depend on the tokens sampled along the way; token information

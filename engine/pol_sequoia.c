@@ -12,9 +12,10 @@
  * `prior` vector is used with a flat t_verify and free drafting, which picks the
  * largest, deepest tree.
  *
- * DP (ALGORITHMS.md).  T[m][l][b] = best expected tokens per cycle (accepted
- * + bonus) of a tree of m nodes (root included), at most l levels (root = level
- * 1), whose root has b children, the i-th child being the rank-i candidate:
+ * DP (as in the public tree_search.py; docs/policies.md "`sequoia`").
+ * T[m][l][b] = best expected tokens per cycle (accepted + bonus) of a tree of
+ * m nodes (root included), at most l levels (root = level 1), whose root has b
+ * children, the i-th child being the rank-i candidate:
  *   T[1][l][0] = 1
  *   T[m][l][1] = 1 + p[1] * max_b T[m-1][l-1][b]
  *   T[m][l][b] = max_{1<=y<m} T[y][l][b-1] + p[b] * max_b' T[m-y][l-1][b']

@@ -1,11 +1,11 @@
--- EdgeLLM ablation (ALGORITHMS.md "EdgeLLM"): Flash-AR, Chain-SD (k = 8), then
--- EdgeLLM's techniques added one at a time -- branch navigation (confidence
--- pacer with forks, batched branch verification, a fixed budget of 8 draft
--- tokens), + the self-adaptive fallback threshold, + provisional drafting
--- during verification (under the memory upper bound, only while the target
--- loads weights).  Qwen3-8B + EAGLE-3 draft on the OnePlus 12, 0% DRAM,
--- greedy acceptance, every bundled trace; throughput with its 95% bootstrap
--- interval over prompts.
+-- EdgeLLM ablation (EdgeLLM §III; docs/policies.md "`edgellm`"): Flash-AR,
+-- Chain-SD (k = 8), then EdgeLLM's techniques added one at a time -- branch
+-- navigation (confidence pacer with forks, batched branch verification, a
+-- fixed budget of 8 draft tokens), + the self-adaptive fallback threshold, +
+-- provisional drafting during verification (under the memory upper bound, only
+-- while the target loads weights).  Qwen3-8B + EAGLE-3 draft on the OnePlus 12,
+-- 0% DRAM, greedy acceptance, every bundled trace; throughput with its 95%
+-- bootstrap interval over prompts.
 --
 --   build/sim/cli/flashspec run scripts/edgellm_ablation.lua -o /tmp/edgellm_ablation
 local fs = flashspec

@@ -1,8 +1,8 @@
--- Lever drafting ablation (ALGORITHMS.md "Lever"): only the tree construction
--- changes -- gain-cost greedy vs SpecInfer, OPT-Tree, EAGLE-2 and Sequoia
--- construction (each at its own defaults) -- with Lever's pruning, schedule and
--- projection kept.  Qwen3-8B + EAGLE-3 draft on the OnePlus 12, 0% DRAM,
--- greedy acceptance, every bundled trace.
+-- Lever drafting ablation (Lever §4.2; docs/policies.md "`lever`"): only the
+-- tree construction changes -- gain-cost greedy vs SpecInfer, OPT-Tree,
+-- EAGLE-2 and Sequoia construction (each at its own defaults) -- with Lever's
+-- pruning, schedule and projection kept.  Qwen3-8B + EAGLE-3 draft on the
+-- OnePlus 12, 0% DRAM, greedy acceptance, every bundled trace.
 --
 --   build/sim/cli/flashspec run scripts/lever_drafting.lua -o /tmp/lever_drafting
 local fs = flashspec

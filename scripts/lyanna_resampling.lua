@@ -1,10 +1,11 @@
--- Lyanna re-sampling ablation (ALGORITHMS.md "Lyanna ideas"): the token-info
--- tree alone, with re-sampling verified on its own (an extra target invocation
--- per re-sampled subtree) and with re-sampling fused into the next cycle's
--- verification.  Qwen3-8B + EAGLE-3 draft on the OnePlus 12, 0% DRAM, greedy
--- acceptance, synth-default trace; speedups over Flash-AR on the same setup.
--- The re-sampled subtrees are modelled from the recorded tree at the new root
--- with the policy's resample_penalty (sim/replay/README.md "Re-sampling").
+-- Lyanna re-sampling ablation (Lyanna §5.3 and §6.2; docs/policies.md
+-- "`lyanna`"): the token-info tree alone, with re-sampling verified on its own
+-- (an extra target invocation per re-sampled subtree) and with re-sampling
+-- fused into the next cycle's verification.  Qwen3-8B + EAGLE-3 draft on the
+-- OnePlus 12, 0% DRAM, greedy acceptance, synth-default trace; speedups over
+-- Flash-AR on the same setup.  The re-sampled subtrees are modelled from the
+-- recorded tree at the new root with the policy's resample_penalty
+-- (sim/replay/README.md "Re-sampling").
 --
 --   build/sim/cli/flashspec run scripts/lyanna_resampling.lua -o /tmp/lyanna_resampling
 local fs = flashspec

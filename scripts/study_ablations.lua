@@ -184,7 +184,8 @@ table_of("pruning with every row count compiled (what-if)", {
 -- On-demand CPU projection pays one GEMV of the whole LM head per visited row;
 -- at the profile's CPU bandwidth (38.6 GB/s, ExecuTorch on this phone) that is
 -- ~9 ms for Qwen3-8B's 350 MB head.  The same comparison at the ends of the
--- public range: 17.2 GB/s (a 3B model's runtime in the practitioner notes) and
+-- public range: 17.2 GB/s (a 3B model's runtime in K. Wiewiór's "Speculative
+-- Decoding for On-Device LLMs on Android", MVP Factory blog) and
 -- 68.8 GB/s (90% of the LPDDR5X peak):
 for _, gbps in ipairs { 17.2, 68.8 } do
   local d = fs.device("oneplus12", { name = string.format("oneplus12-cpu%.0f", gbps),

@@ -1,4 +1,4 @@
--- Tree drafting policies side by side (ALGORITHMS.md): every policy on every
+-- Tree drafting policies side by side (docs/policies.md): every policy on every
 -- bundled trace, Qwen3-8B verified with its EAGLE-3 draft on the OnePlus 12,
 -- whole target streamed from flash (0% DRAM), greedy acceptance.
 --

@@ -1,5 +1,5 @@
 -- OnePlus 12: Snapdragon 8 Gen 3, UFS 4.0 flash, 12/16 GB LPDDR5X
--- (CALIBRATION.md "Devices"; Lever Table 3).  Lever's default ablation device.
+-- (Lever §5.1, Table 3).  Lever's default ablation device.
 --
 -- The phone is its parts (configs/parts/, each figure cited there):
 --   soc/sd8gen3          CPU and NPU rates, power states, thermal
@@ -23,9 +23,9 @@ return {
   name = "oneplus12",
   parts = { soc = "sd8gen3", flash = "ufs4.0", dram = "lpddr5x-9600", runtime = "lever-qnn" },
 
-  -- assumption: half of the 12 GB variant (CALIBRATION.md devices table) is
-  -- left to the LLM runtime; memory for an LLM is "far below physical DRAM"
-  -- (CALIBRATION.md; Lever §2.1, shared with the OS and apps).  With it a fully
+  -- assumption: half of the 12 GB variant (OnePlus 12 specification) is left
+  -- to the LLM runtime; the memory an LLM may use is far below the physical
+  -- DRAM (Lever §2.1: shared with the OS and apps).  With it a fully
   -- pinned Qwen3-8B (~4.3 GB + KV) fits and a fully pinned Qwen3-14B (~7.9 GB)
   -- does not.
   dram_budget_gb = 6.0,

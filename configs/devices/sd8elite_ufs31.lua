@@ -1,5 +1,5 @@
 -- Snapdragon 8 Elite with UFS 3.1 flash: the Honor 500 Pro of the Lever
--- evaluation (CALIBRATION.md "Devices"; Lever Table 3).  No DRAM size is given.
+-- evaluation (Lever §5.1, Table 3).  No DRAM size is given.
 --
 -- No timing is published for this phone: it is built from its parts, with
 -- nothing fitted on it and nothing copied from the OnePlus 12 but the runtime

@@ -1,5 +1,5 @@
 -- Snapdragon 8 Elite with UFS 4.1 flash: the Honor Magic V5 of the Lever
--- evaluation (CALIBRATION.md "Devices"; Lever Table 3).  The Honor 500 Pro
+-- evaluation (Lever §5.1, Table 3).  The Honor 500 Pro
 -- profile (configs/devices/sd8elite_ufs31.lua: the same SoC, memory and
 -- runtime) with the flash part replaced by UFS 4.1 (configs/parts/flash/ufs4.1.lua).
 return {

@@ -1,6 +1,6 @@
 -- Qwen3-14B, Q4_0 -- target model (flash-resident).
--- Architecture: CALIBRATION.md "Target and draft models" table (the public
--- Hugging Face config.json of Qwen/Qwen3-14B).  Byte counts are derived in
+-- Architecture: the public Hugging Face config.json of Qwen/Qwen3-14B (a
+-- target of Lever §5.1, Table 4).  Byte counts are derived in
 -- sim/hw/sim_model.c from these fields, never written here:
 --   params/layer = q 5120x5120 + k,v 2x5120x1024 + o 5120x5120 + FFN 3x5120x17408
 --                = 330,301,440
@@ -25,19 +25,21 @@
 return {
   name = "qwen3-14b-q4_0",
   kind = "decoder",
-  layers = 40,            -- CALIBRATION.md model table (num_hidden_layers)
-  hidden = 5120,          -- CALIBRATION.md model table (hidden_size)
-  heads = 40,             -- CALIBRATION.md model table (num_attention_heads)
-  kv_heads = 8,           -- CALIBRATION.md model table (num_key_value_heads)
-  head_dim = 128,         -- CALIBRATION.md model table (head_dim)
-  ffn = 17408,            -- CALIBRATION.md model table (intermediate_size)
-  vocab = 151936,         -- CALIBRATION.md model table (vocab_size)
-  tied_embeddings = false, -- CALIBRATION.md model table (tie_word_embeddings)
-  -- Q4_0 (CALIBRATION.md): 32 weights in 16 B of 4-bit values + a 2 B fp16
-  -- scale = 18 B per 32 weights = 18 x 8 / 32 = 4.5 bits per weight.
+  layers = 40,            -- config.json num_hidden_layers
+  hidden = 5120,          -- config.json hidden_size
+  heads = 40,             -- config.json num_attention_heads
+  kv_heads = 8,           -- config.json num_key_value_heads
+  head_dim = 128,         -- config.json head_dim
+  ffn = 17408,            -- config.json intermediate_size
+  vocab = 151936,         -- config.json vocab_size
+  tied_embeddings = false, -- config.json tie_word_embeddings
+  -- Q4_0, the format Lever §5.1 quantises target and draft to (ggml's
+  -- block_q4_0): 32 weights in 16 B of 4-bit values + a 2 B fp16 scale =
+  -- 18 B per 32 weights = 18 x 8 / 32 = 4.5 bits per weight.
   weight_bits = 4.5,
   -- fp16 K and V (llama.cpp's default cache type f16); KV per token =
-  -- 2 x 40 x 8 x 128 x 2 B = 163,840 B (CALIBRATION.md formula).
+  -- 2 x 40 x 8 x 128 x 2 B = 163,840 B (2 for K and V x layers x kv_heads
+  -- x head_dim x bytes).
   kv_bits = 16,
   flash_efficiency = 0.9573, -- derived above from Table 1 I/O
   npu_efficiency = 1.0363, -- derived above from Table 1 compute

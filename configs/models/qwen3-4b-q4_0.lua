@@ -1,6 +1,6 @@
 -- Qwen3-4B, Q4_0 -- target model (flash-resident).
--- Architecture: CALIBRATION.md "Target and draft models" table (the public
--- Hugging Face config.json of Qwen/Qwen3-4B).  Byte counts are derived in
+-- Architecture: the public Hugging Face config.json of Qwen/Qwen3-4B (a
+-- target of Lever §5.1, Table 4).  Byte counts are derived in
 -- sim/hw/sim_model.c from these fields, never written here:
 --   params/layer = q 2560x4096 + k,v 2x2560x1024 + o 4096x2560 + FFN 3x2560x9728
 --                = 100,925,440
@@ -28,19 +28,21 @@
 return {
   name = "qwen3-4b-q4_0",
   kind = "decoder",
-  layers = 36,            -- CALIBRATION.md model table (num_hidden_layers)
-  hidden = 2560,          -- CALIBRATION.md model table (hidden_size)
-  heads = 32,             -- CALIBRATION.md model table (num_attention_heads)
-  kv_heads = 8,           -- CALIBRATION.md model table (num_key_value_heads)
-  head_dim = 128,         -- CALIBRATION.md model table (head_dim)
-  ffn = 9728,             -- CALIBRATION.md model table (intermediate_size)
-  vocab = 151936,         -- CALIBRATION.md model table (vocab_size)
-  tied_embeddings = true, -- CALIBRATION.md model table (tie_word_embeddings)
-  -- Q4_0 (CALIBRATION.md): 32 weights in 16 B of 4-bit values + a 2 B fp16
-  -- scale = 18 B per 32 weights = 18 x 8 / 32 = 4.5 bits per weight.
+  layers = 36,            -- config.json num_hidden_layers
+  hidden = 2560,          -- config.json hidden_size
+  heads = 32,             -- config.json num_attention_heads
+  kv_heads = 8,           -- config.json num_key_value_heads
+  head_dim = 128,         -- config.json head_dim
+  ffn = 9728,             -- config.json intermediate_size
+  vocab = 151936,         -- config.json vocab_size
+  tied_embeddings = true, -- config.json tie_word_embeddings
+  -- Q4_0, the format Lever §5.1 quantises target and draft to (ggml's
+  -- block_q4_0): 32 weights in 16 B of 4-bit values + a 2 B fp16 scale =
+  -- 18 B per 32 weights = 18 x 8 / 32 = 4.5 bits per weight.
   weight_bits = 4.5,
   -- fp16 K and V (llama.cpp's default cache type f16); KV per token =
-  -- 2 x 36 x 8 x 128 x 2 B = 147,456 B (CALIBRATION.md formula).
+  -- 2 x 36 x 8 x 128 x 2 B = 147,456 B (2 for K and V x layers x kv_heads
+  -- x head_dim x bytes).
   kv_bits = 16,
   flash_efficiency = 1.0919, -- derived above from Table 1 I/O
   npu_efficiency = 0.5251, -- derived above from Table 1 compute

@@ -23,7 +23,8 @@
  *   - KV caches of target and draft for max_ctx_tokens;
  *   - the draft's weights (layers, fusion, LM head), always resident.
  *   The sum must not exceed the device's dram_budget_gb, the memory left to the
- *   LLM runtime (CALIBRATION.md: far below physical DRAM), else sim_hw_create
+ *   LLM runtime (Lever §2.1: far below physical DRAM, which the OS and apps
+ *   share), else sim_hw_create
  *   returns SIM_HW_E_NOFIT with the numbers in the message.
  *
  * One cycle (sim_hw_cycle), all on the virtual clock, starting at sim_hw_now():

@@ -1,5 +1,5 @@
 /*
- * api.c -- the `flashspec` script surface (see api.h and DESIGN.md).
+ * api.c -- the `flashspec` script surface (see api.h and docs/experiments.md).
  *
  * Design: one fs_api context per script run (api_impl.h), stored as a light
  * userdata in the Lua registry (no globals).  Profiles, traces and policies are

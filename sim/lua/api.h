@@ -1,5 +1,6 @@
 /*
- * api.h -- running experiment scripts: the `flashspec` global of DESIGN.md.
+ * api.h -- running experiment scripts: the `flashspec` global
+ * (docs/experiments.md).
  *
  *   flashspec.device(name)  flashspec.model(name)  flashspec.trace(path)
  *   flashspec.trace.synth{...}  flashspec.policy.<name>{...}

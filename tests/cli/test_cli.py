@@ -25,7 +25,7 @@ SCRIPTS = os.path.join(HERE, "scripts")
 BAD = os.path.join(HOME, "tests", "data", "bad")
 SMALL = os.path.join(HOME, "traces", "data", "synth-small.h5")
 
-# Lever Table 1 (CALIBRATION.md): Flash-AR per-token latency on the OnePlus 12.
+# Lever Table 1 (§3): Flash-AR per-token latency on the OnePlus 12.
 TABLE1_TOTAL_MS = {"qwen3-8b-q4_0": 1050.0}
 
 

@@ -130,7 +130,7 @@ def case_links(exe: str, home: str, tmp: str) -> None:
             check(inside, f"{d}:{line}: link {target} leaves the project")
             check(not inside or os.path.exists(path), f"{d}:{line}: link {target} is broken")
         for m in re.finditer(r"\.\./shared\b", text):
-            check(False, f"{d}:{text.count(chr(10), 0, m.start()) + 1}: refers to ../shared")
+            check(False, f"{d}:{text.count(chr(10), 0, m.start()) + 1}: refers to a sibling shared folder")
 
 
 def case_readme(exe: str, home: str, tmp: str) -> None:

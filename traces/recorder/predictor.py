@@ -1,7 +1,7 @@
 """Early-exit predictor: a linear map from a target layer's hidden state to
 vocabulary logits, trained on a frozen target with the Lever loss.
 
-Scores (ALGORITHMS.md, Lever, "Verification pruning"): for node ``u`` and
+Scores (Lever §4.3, Eq. 7; docs/policies.md "`lever`"): for node ``u`` and
 candidate token ``x``, ``s(u, x) = W_x . h_u + b_x`` with ``h_u`` the residual
 stream after exit layer ``l_e`` (``hs[l_e]`` in the adapter's protocol) and
 ``W`` of shape ``[V, h]``.  One map per exit layer.

@@ -102,7 +102,7 @@ return {
     verify_row_us = "per tree row (mask row, position, gather): no measurement sizes it; none charged",
     verify_kv_snapshot = "the KV snapshot of a few hundred context tokens at cpu_gbps (2 x 300 x 147,456 B / 38.6 GB/s = 2.3 ms) is below what Lever's tables resolve: not charged",
     kv_seq_us = "Table 5's chains (one leaf) need the set-up too, so a per-leaf cost cannot stand in for it, and no measurement sizes one beside it: none charged",
-    kv_shared = "separate draft and target KV caches, the usual layout (papers/android-speculative-notes.md describes a shared memory-mapped region: kv_shared = true)",
+    kv_shared = "separate draft and target KV caches, the usual layout (K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android', MVP Factory blog, describes a shared memory-mapped region: kv_shared = true)",
     contention_compute = "EdgeLLM §III-D (Fig. 13): a draft running in parallel slowed the target's computing 2.2-2.3x (midpoint 2.25), measured on a Jetson TX2; no phone figure is published",
     contention_load = "EdgeLLM §III-D (Fig. 13): and its parameter loading 1.05-1.09x (midpoint 1.07), Jetson TX2",
     mem_upper_bound = "EdgeLLM §III-D: the two models barely disturb each other unless memory use exceeds 90%",

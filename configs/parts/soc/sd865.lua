@@ -15,8 +15,8 @@ return {
   cite = {
     cpu_gbps = "estimate: a 4-bit CPU decode reaches about half of the memory's peak on the phones with public figures (8 Gen 3: 38.6 of 76.8 GB/s, 50.3%; 8 Gen 1: 27.2 of 51.2, 53%; soc/sd8gen3, soc/sd8gen1); at 50.3% of LPDDR5-5500's 44.0 GB/s = 22.1 GB/s. Range: 35% (older A77/A55 cores) to 53% of the peak",
     cpu_gflops = "estimate: the 8 Gen 3's ExecuTorch prefill (576 GFLOP/s) x the ratio of big-core clocks, (2.84 + 3 x 2.42) / (3.3 + 3 x 3.2 + 2 x 3.0) = 10.1 / 18.9 = 0.534 (Qualcomm core tables: dealntech.com, fonearena.com); range: half of that (older cores, no SVE/i8mm) to the estimate",
-    thermal_onset_s = "papers/android-speculative-notes.md: mobile SoCs throttle after 15-20 s of sustained inference (midpoint 17.5 s)",
-    thermal_throttle = "papers/android-speculative-notes.md: clock speeds then drop 30-40% (midpoint 0.35)",
+    thermal_onset_s = "K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android' (MVP Factory blog): mobile SoCs throttle after 15-20 s of sustained inference (midpoint 17.5 s)",
+    thermal_throttle = "K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android' (MVP Factory blog): after 15-20 s of sustained inference clock speeds can drop 30-40% (midpoint 0.35)",
   },
   ranges = {
     cpu_gbps = { 15.4, 23.3 },

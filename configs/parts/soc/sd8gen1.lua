@@ -13,8 +13,8 @@ return {
   cite = {
     cpu_gbps = "ExecuTorch XNNPACK decodes Llama-2-7B 8da4w (g128) at 8.15 tok/s on a Galaxy S22 (pytorch/executorch examples/models/llama2/README.md; the S22 of the US and China markets carries this SoC): 3.34 GB x 8.15 /s = 27.2 GB/s, 53% of LPDDR5-6400's 51.2 GB/s",
     cpu_gflops = "estimate: the 8 Gen 3's ExecuTorch prefill (576 GFLOP/s) x the ratio of big-core clocks, (3.0 + 3 x 2.5) / (3.3 + 3 x 3.2 + 2 x 3.0) = 10.5 / 18.9 = 0.556 (gizbot.com core table, 2021-12-01); range: the 8 Gen 3's prefill per decode GB/s (576 / 38.6) x 27.2 = 406 at the top, half the estimate at the bottom",
-    thermal_onset_s = "papers/android-speculative-notes.md: mobile SoCs throttle after 15-20 s of sustained inference (midpoint 17.5 s)",
-    thermal_throttle = "papers/android-speculative-notes.md: clock speeds then drop 30-40% (midpoint 0.35)",
+    thermal_onset_s = "K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android' (MVP Factory blog): mobile SoCs throttle after 15-20 s of sustained inference (midpoint 17.5 s)",
+    thermal_throttle = "K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android' (MVP Factory blog): after 15-20 s of sustained inference clock speeds can drop 30-40% (midpoint 0.35)",
   },
   ranges = {
     cpu_gflops = { 160, 406 },

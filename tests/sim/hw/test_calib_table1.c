@@ -22,7 +22,7 @@
 
 typedef struct row {
     const char *profile;
-    double compute_ms, io_ms, total_ms; /* Lever Table 1 (CALIBRATION.md) */
+    double compute_ms, io_ms, total_ms; /* Lever Table 1 (§3) */
 } row;
 
 static const row table1[] = {

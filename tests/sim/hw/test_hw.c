@@ -487,7 +487,8 @@ static void test_energy(void)
     sim_hw_destroy(hw);
 }
 
-/* Practitioner anchor (papers/android-speculative-notes.md): a 3B model
+/* Practitioner anchor (K. Wiewiór, "Speculative Decoding for On-Device LLMs
+ * on Android", MVP Factory blog): a 3B model
  * decoding on the CPU from DRAM on a Snapdragon 8 Gen 3 draws 4.8 W at 8.2
  * tok/s (0.585 J/token).  A Llama-3.2-3B-shaped model decoded by CPU passes
  * on the powered phone (the oneplus12 power states) must land near both. */

@@ -1,7 +1,7 @@
 -- OnePlus 12: Snapdragon 8 Gen 3, UFS 4.0 flash, 12/16 GB LPDDR5X
--- (CALIBRATION.md "Devices"; Lever Table 3).  Lever's default ablation device.
+-- (Lever §5.1, Table 3).  Lever's default ablation device.
 --
--- Every value below cites a public fact, a fact of CALIBRATION.md, or a
+-- Every value below cites a public fact, a figure of the Lever paper, or a
 -- derivation from Lever Table 1 (Flash-AR per-token latency on this phone,
 -- whole model streamed: compute / I/O / total ms).  The derivations use the
 -- byte counts sim/hw derives from each model's architecture (Q4_0 = 4.5 bits
@@ -25,7 +25,8 @@ return {
 
   -- flash ------------------------------------------------------------------
   -- Lever §2.1: flash bandwidth is "typically 5 GB/s" effective.  Not the UFS
-  -- 4.0 sequential-read rating (~4.2 GB/s, CALIBRATION.md): Table 1 itself
+  -- 4.0 sequential-read rating (~4.2 GB/s, Samsung's UFS 4.0 launch figures):
+  -- Table 1 itself
   -- implies more than 4.2 for Qwen3-8B (4,257,054,720 B / 953.4 ms = 4.47 GB/s),
   -- and 5 GB/s stays below the UFS 4.0 link rate (2 lanes x 23.2 Gb/s HS-G5 =
   -- 5.8 GB/s, JEDEC UFS 4.0).
@@ -45,14 +46,14 @@ return {
   prefetch_layers = 0,
 
   -- DRAM -------------------------------------------------------------------
-  -- assumption: half of the 12 GB variant (CALIBRATION.md devices table) is
-  -- left to the LLM runtime; memory for an LLM is "far below physical DRAM"
-  -- (CALIBRATION.md; Lever §2.1, shared with the OS and apps).  With it a fully
+  -- assumption: half of the 12 GB variant (OnePlus 12 specification) is left
+  -- to the LLM runtime; the memory an LLM may use is far below the physical
+  -- DRAM (Lever §2.1: shared with the OS and apps).  With it a fully
   -- pinned Qwen3-8B (~4.3 GB + KV) fits and a fully pinned Qwen3-14B (~7.9 GB)
   -- does not.
   dram_budget_gb = 6.0,
-  -- LPDDR5X at 9600 MT/s (the "LPDDR5X-4800" clock of CALIBRATION.md, double
-  -- data rate) x 64-bit bus = 9.6e9 x 8 B = 76.8 GB/s (CALIBRATION.md: ~77 GB/s).
+  -- LPDDR5X at 9600 MT/s (the 4,800 MHz clock of the Snapdragon 8 Gen 3's
+  -- public memory spec, double data rate) x 64-bit bus = 9.6e9 x 8 B = 76.8 GB/s.
   dram_gbps = 76.8,
 
   -- NPU (Hexagon, static graphs) -------------------------------------------
@@ -97,7 +98,8 @@ return {
   npu_shapes = { 1, 2, 4, 8, 16, 32, 64, 128, 256 },
 
   -- CPU --------------------------------------------------------------------
-  -- papers/android-speculative-notes.md, Snapdragon 8 Gen 3: a 3B model in DRAM
+  -- K. Wiewiór, "Speculative Decoding for On-Device LLMs on Android" (MVP
+  -- Factory blog), Snapdragon 8 Gen 3: a 3B model in DRAM
   -- decodes autoregressively at 8.2 tok/s with 2.1 GB RSS; decode is
   -- weight-bound, so 2.1 GB x 8.2 /s = 17.2 GB/s achieved on GEMV.
   cpu_gbps = 17.2,

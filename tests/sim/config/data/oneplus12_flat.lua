@@ -2,9 +2,9 @@
 -- parts (configs/parts/): tests/sim/config/test_parts.c checks that the
 -- parts resolve to exactly these values and variants.
 -- OnePlus 12: Snapdragon 8 Gen 3, UFS 4.0 flash, 12/16 GB LPDDR5X
--- (CALIBRATION.md "Devices"; Lever Table 3).  Lever's default ablation device.
+-- (Lever §5.1, Table 3).  Lever's default ablation device.
 --
--- Every value below cites a public figure, a fact of CALIBRATION.md, or a
+-- Every value below cites a public figure, a figure of the Lever paper, or a
 -- derivation from Lever Table 1 (Flash-AR per-token latency on this phone,
 -- whole model streamed: compute / I/O / total ms).  The derivations use the
 -- byte counts sim/hw derives from each model's architecture (Q4_0 = 4.5 bits
@@ -58,14 +58,14 @@ return {
   prefetch_layers = 0,
 
   -- DRAM -------------------------------------------------------------------
-  -- assumption: half of the 12 GB variant (CALIBRATION.md devices table) is
-  -- left to the LLM runtime; memory for an LLM is "far below physical DRAM"
-  -- (CALIBRATION.md; Lever §2.1, shared with the OS and apps).  With it a fully
+  -- assumption: half of the 12 GB variant (OnePlus 12 specification) is left
+  -- to the LLM runtime; the memory an LLM may use is far below the physical
+  -- DRAM (Lever §2.1: shared with the OS and apps).  With it a fully
   -- pinned Qwen3-8B (~4.3 GB + KV) fits and a fully pinned Qwen3-14B (~7.9 GB)
   -- does not.
   dram_budget_gb = 6.0,
-  -- LPDDR5X at 9600 MT/s (the "LPDDR5X-4800" clock of CALIBRATION.md, double
-  -- data rate) x 64-bit bus = 9.6e9 x 8 B = 76.8 GB/s (CALIBRATION.md: ~77 GB/s).
+  -- LPDDR5X at 9600 MT/s (the 4,800 MHz clock of the Snapdragon 8 Gen 3's
+  -- public memory spec, double data rate) x 64-bit bus = 9.6e9 x 8 B = 76.8 GB/s.
   dram_gbps = 76.8,
 
   -- NPU (Hexagon, static graphs) -------------------------------------------
@@ -120,7 +120,8 @@ return {
   -- examples/models/llama2/README.md).  Decode is weight-bound: its linear
   -- weights, 6.48e9 x 4.125 bits / 8 = 3.34 GB, read once a token, give
   -- 3.34 GB x 11.55 /s = 38.6 GB/s.  (A 3B model's runtime in the
-  -- practitioner notes reached 17.2 GB/s, papers/android-speculative-notes.md;
+  -- practitioner article of K. Wiewiór, "Speculative Decoding for On-Device
+  -- LLMs on Android" (MVP Factory blog), reached 17.2 GB/s;
   -- Tables 1, 2 and 5 do not determine the rate.)
   cpu_gbps = 38.6,
   -- multi-row GEMM rate of the big cores on 4-bit weights, from the same
@@ -164,7 +165,8 @@ return {
   verify_setup_resident_us_per_gb = 0,
   verify_setup_layer_us = 0,
   -- the LM head: the runtime keeps it in DRAM at every budget (the budget
-  -- pins the first x% of the layers, CALIBRATION.md; the head is not a
+  -- pins the first x% of the layers, as in Lever's DRAM-budget setting
+  -- behind Table 6; the head is not a
   -- layer).  Table 1 selects it: with the head streamed its I/O implies
   -- 4.47 GB/s for Qwen3-8B, above the part's 4.2 GB/s rating (flash, above).
   head_resident = true,
@@ -234,7 +236,8 @@ return {
   spec_queue_depth = 32,
 
   -- power states (sim/hw/sim_hw.h "Energy"; W, J/GB) -------------------------
-  -- Anchor: papers/android-speculative-notes.md, Snapdragon 8 Gen 3, a 3B
+  -- Anchor: K. Wiewiór, "Speculative Decoding for On-Device LLMs on Android"
+  -- (MVP Factory blog), Snapdragon 8 Gen 3, a 3B
   -- model decoding autoregressively on the CPU from DRAM: 8.2 tok/s at 4.8 W
   -- average = 4.8 / 8.2 = 0.585 J per token.  That decode is weight-bound
   -- (that runtime's 2.1 GB x 8.2 /s = 17.2 GB/s), the CPU is busy the whole
@@ -263,14 +266,15 @@ return {
   -- assumption: idle big cores in WFI / power collapse ~0.2 W.
   cpu_idle_w = 0.2,
   -- derived: 4.8 - 1.0 - 0.1 - 0.05 - 0.04 x 17.2 = 2.962 W for the busy
-  -- CPU cluster decoding.  Check against the same notes' speculative row
+  -- CPU cluster decoding.  Check against the same article's speculative row
   -- (60M draft, K=4: 15.6 tok/s at 5.1 W): the CPU is again busy the whole
   -- time, so the model predicts ~4.8 W plus the draft's extra DRAM traffic,
   -- within 6% of 5.1 W.
   cpu_active_w = 2.962,
 
   -- thermal (sim/hw/sim_hw.h "Thermal"), off by default ----------------------
-  -- papers/android-speculative-notes.md: "After 15-20 seconds of sustained
+  -- K. Wiewiór, "Speculative Decoding for On-Device LLMs on Android" (MVP
+  -- Factory blog): "After 15-20 seconds of sustained
   -- inference, clock speeds can drop 30-40%": the midpoints, 17.5 s and 0.35.
   -- Enable in a profile variant (thermal = true) to study sustained decoding.
   thermal = false,
@@ -278,13 +282,14 @@ return {
   thermal_throttle = 0.35,
 
   -- memory -------------------------------------------------------------------
-  -- separate draft and target KV caches (the usual layout); the notes describe
-  -- sharing one memory-mapped region (papers/android-speculative-notes.md, "KV
-  -- cache sharing"): set kv_shared = true for that runtime.
+  -- separate draft and target KV caches (the usual layout); K. Wiewiór,
+  -- "Speculative Decoding for On-Device LLMs on Android" (MVP Factory blog,
+  -- "KV cache sharing via memory-mapped GGUF") describes sharing one
+  -- memory-mapped region: set kv_shared = true for that runtime.
   kv_shared = false,
 
   -- draft work overlapping a verification (sim/hw/sim_hw.h "Overlap") -------
-  -- papers/edgellm.md §III-D (Fig. 13): running the draft in parallel with the
+  -- EdgeLLM §III-D (Fig. 13): running the draft in parallel with the
   -- target slowed the target's computing by 2.2-2.3x and its parameter loading
   -- by 1.05-1.09x; the midpoints 2.25 and 1.07.  Measured on a Jetson TX2 (no
   -- phone measurement is published): carried over as the only figure there is.
