@@ -247,6 +247,7 @@ static void test_oracle_edges(void)
     o.empty_at = 2;
     CHECK_EQ_INT(build(&p, &o, &t, BIG), ENG_OK);
     CHECK(is_chain(&t, 2));
+    CHECK_EQ_INT(o.calls, 3); /* no second try at the node without candidates */
     CHECK_EQ_INT(o.unit, ENG_UNIT_NPU);
     o.empty_at = -1;
     o.fail_at = 1;
