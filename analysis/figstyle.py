@@ -3,7 +3,7 @@ to it.
 
 Colours: one per policy in every figure of the project (POLICY_COLOURS:
 Okabe & Ito's "Color Universal Design" (2008) colours, told apart under the
-common colour-vision deficiencies, and three of Paul Tol's; Flash-AR black);
+common colour-vision deficiencies, and four of Paul Tol's; Flash-AR black);
 a policy's variants keep its colour and differ in marker, line style and bar
 hatch.  Series that are not policies take Tol's light palette
 (CONTEXT_COLOURS), which shares no colour with a policy; context series k and
@@ -47,8 +47,8 @@ OKABE_ITO = {
     "vermillion": "#D55E00", "reddish purple": "#CC79A7",
 }
 # One colour per policy in every figure of the project (the checker holds every
-# figure to it): Okabe-Ito's seven strong colours, then three of Paul Tol's
-# (wine, olive, indigo) for the rest; Flash-AR black.  A policy this map does not
+# figure to it): Okabe-Ito's seven strong colours, then four of Paul Tol's
+# (wine, olive, indigo, sand) for the rest; Flash-AR black.  A policy this map does not
 # know (a Lua policy, a plug-in) takes one of EXTRA_POLICY_COLOURS by a hash of
 # its name, the same one in every figure.
 POLICY_COLOURS = {
@@ -62,6 +62,7 @@ POLICY_COLOURS = {
     "edgellm": OKABE_ITO["vermillion"],
     "lever": OKABE_ITO["reddish purple"],
     "lyanna": "#332288",
+    "bld": "#DDCC77",
 }
 EXTRA_POLICY_COLOURS = ["#44AA99", "#AA4499", "#117733", "#661100", "#6699CC", "#CC6677"]
 # Series that are not policies (workloads, pruning modes, metrics, resources)

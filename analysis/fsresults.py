@@ -433,7 +433,8 @@ def tree_cap_of(policy: str, params) -> float:
     """The node cap (root included) of a policy that sizes its trees per
     cycle, as flashspec counts it (sim/lua/api_objects.c fs_tree_cap): lever
     n_max + 1, lyanna b + 1, sequoia max_nodes, opt_tree nodes + 1, edgellm
-    with fallback max_tokens + 1, adaptive_chain k_max + 1; NaN otherwise."""
+    with fallback max_tokens + 1, adaptive_chain k_max + 1, bld max_len + 1;
+    NaN otherwise."""
     p = _as_params(params)
     if policy == "lever":
         return _int(p.get("n_max")) + 1
@@ -447,6 +448,8 @@ def tree_cap_of(policy: str, params) -> float:
         return _int(p.get("max_tokens")) + 1
     if policy == "adaptive_chain":
         return _int(p.get("k_max")) + 1
+    if policy == "bld":
+        return _int(p.get("max_len")) + 1
     return math.nan
 
 

@@ -1194,7 +1194,7 @@ def section_breakdown(df: pd.DataFrame, labels: list[str], figs: dict[str, bytes
 # the parameter of each policy that sets its tree size (fsresults.tree_budget_of)
 TREE_PARAM = {"lever": "n_max", "lyanna": "b", "sequoia": "max_nodes", "eagle2": "total_tokens",
               "opt_tree": "nodes", "edgellm": "max_tokens", "adaptive_chain": "k_max",
-              "chain": "k", "specinfer": "widths"}
+              "bld": "max_len", "chain": "k", "specinfer": "widths"}
 
 
 def tree_series(df: pd.DataFrame, params: list[dict[str, str]]) -> list[str]:
@@ -1235,7 +1235,7 @@ def section_tree(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
         return md + ("Skipped: no series of points varies the tree budget (the nodes, root "
                      "included, of chain k, eagle2 total_tokens, specinfer widths, opt_tree "
                      "nodes, sequoia max_nodes, lever n_max, lyanna b, edgellm max_tokens "
-                     "with fallback, adaptive_chain k_max).\n\n")
+                     "with fallback, adaptive_chain k_max, bld max_len).\n\n")
     has_max = "verify_rows_max" in known.columns
     hollow: list[str] = []
 
@@ -1296,8 +1296,8 @@ def section_tree(df: pd.DataFrame, ci: bool, figs: dict[str, bytes]) -> str:
     return (md + "Tree budget: the nodes of one verified tree, root included (the rows of one "
             "verification): the fixed tree of chain (k + 1), eagle2 (total_tokens + 1) and "
             "specinfer, Flash-AR 1, or the cap of lever (n_max + 1), lyanna (b + 1), sequoia "
-            "(max_nodes), opt_tree (nodes + 1), edgellm with fallback (max_tokens + 1) and "
-            "adaptive_chain (k_max + 1).\n\n"
+            "(max_nodes), opt_tree (nodes + 1), edgellm with fallback (max_tokens + 1), "
+            "adaptive_chain (k_max + 1) and bld (max_len + 1).\n\n"
             "![throughput vs tree budget](throughput_vs_tree.png)\n\n" + notes_md(fig) +
             fr.md_table(["series", "budget", "rows/cycle", "most rows", "cap binds"] +
                         tput_header(ci) + ["accepted/cycle"], rows) + "\n")

@@ -147,6 +147,7 @@ static const tree_knob tree_knobs[] = {
     {"lever", "n_max", 1},
     {"lyanna", "b", 1},
     {"edgellm", "max_tokens", 1},
+    {"bld", "max_len", 1},
     {NULL, NULL, 0},
 };
 
@@ -288,7 +289,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     if (!k)
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: %s: key 'tree_nodes' is for tree policies (chain, adaptive_chain, "
-                 "specinfer, eagle2, opt_tree, sequoia, lever, lyanna, edgellm); %s %s",
+                 "specinfer, eagle2, opt_tree, sequoia, lever, lyanna, edgellm, bld); %s %s",
                  chunk, kl, what, desc->name,
                  strcmp(desc->name, "flash_ar") ? "declares no such parameter"
                                                 : "verifies one row, it has no tree");

@@ -139,8 +139,8 @@ static const col_desc columns[] = {
      "the tree size the point was run with, in nodes of one verified tree, root included (what "
      "the `tree_nodes` key sets): the fixed tree of chain (k + 1), eagle2 (total_tokens + 1) and "
      "specinfer, or the cap of lever (n_max + 1), lyanna (b + 1), sequoia (max_nodes), opt_tree "
-     "(nodes + 1), edgellm (max_tokens + 1; budget + 1 without fallback) and adaptive_chain (k_max "
-     "+ 1); 1 for Flash-AR; a Lua policy's or plug-in's own `tree_nodes` parameter; `nan` "
+     "(nodes + 1), edgellm (max_tokens + 1; budget + 1 without fallback), adaptive_chain (k_max "
+     "+ 1) and bld (max_len + 1); 1 for Flash-AR; a Lua policy's or plug-in's own `tree_nodes` parameter; `nan` "
      "otherwise"},
     {"tune_objective", COL_STR, R(tune_objective),
      "rows of `flashspec.tune`: the result column its search maximised (`none` in other rows)"},

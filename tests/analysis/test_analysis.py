@@ -1360,6 +1360,7 @@ def case_report_rules(c: Ctx) -> None:
             ("specinfer", "widths=1,1,3", 6), ("lever", "drafting=gain_cost,n_max=15,d_max=10", 16),
             ("lyanna", "b=16,k=4", 17), ("sequoia", "max_nodes=16,max_depth=8", 16),
             ("opt_tree", "nodes=15", 16), ("adaptive_chain", "k_min=1,k_max=8", 9),
+            ("bld", "fallback=0.6,max_len=10,unit=cpu", 11),
             ("edgellm", "navigation=true,fallback=true,max_tokens=15,verify=branches", 16)]:
         got = fr.tree_budget_of(pol, params)
         check(got == want, f"tree budget of {pol} {params}: {got}, want {want}")

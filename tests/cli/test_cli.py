@@ -1381,7 +1381,7 @@ def case_tree_nodes():
     mapping = {"chain": ("k", -1), "adaptive_chain": ("k_max", -1),
                "eagle2": ("total_tokens", -1), "opt_tree": ("nodes", -1),
                "sequoia": ("max_nodes", 0), "lever": ("n_max", -1), "lyanna": ("b", -1),
-               "edgellm": ("max_tokens", -1)}
+               "edgellm": ("max_tokens", -1), "bld": ("max_len", -1)}
     pols = ", ".join(f"fs.policy.{p} {{ tree_nodes = {{ 8, 24 }} }}" for p in mapping)
     src = TUNE_HEAD + f"""
 local rows = fs.sweep(with {{ prompts = 2, policy = {{ {pols},
@@ -1440,6 +1440,56 @@ end
                                       f"policy = fs.policy.{pol} }})\n")
             one_line_error(err, 78, rc, re.escape(name) + r":7:", needle)
             no_results(out)
+
+
+def case_bld():
+    """Big Little Decoder from a script: `flashspec policies bld` lists its
+    parameters (fallback, max_len, unit) and tree_nodes; fallback = 0 never
+    falls back, so bld is then Chain-SD with k = max_len, number for number;
+    a stricter threshold drafts shorter chains; greedy output is the
+    reference's (token_mismatch 0) at every threshold; a value out of range
+    is one line naming the key, exit 78."""
+    rc, out, err = run("policies", "bld")
+    expect(rc == 0, f"policies bld: {rc} {err}")
+    rows = {l.split()[0]: l.split()[1:4] for l in out.splitlines()[2:] if l.strip()}
+    expect(rows.get("fallback") == ["0.6", "number", "0..1"] and
+           rows.get("max_len") == ["10", "integer", "1..64"] and
+           rows.get("unit", [None])[0] == "cpu" and
+           rows.get("tree_nodes") == ["11", "integer", "2..65"], f"policies bld: {out!r}")
+    rc, out, _ = run("policies")
+    expect(any(l.split()[:2] == ["bld", "drafts"] for l in out.splitlines()),
+           f"bld in the policy list: {out!r}")
+    src = TUNE_HEAD + """
+local rows = fs.sweep(with { prompts = 4, policy = {
+  fs.policy.bld { max_len = 5, fallback = { 0, 0.6, 0.95 } }, fs.policy.chain { k = 5 } } })
+for _, r in ipairs(rows) do
+  print(r.policy, r.policy_params, r.tree_nodes, r.verify_rows_max, r.token_mismatch,
+        r.tokens, r.cycles, r.verify_rows, string.format("%.17g", r.tokens_per_s))
+end
+"""
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err, _ = run_src(d, "bld.lua", src)
+        expect(rc == 0, f"bld sweep: {rc} {err}")
+        rows = [l.split("\t") for l in out.splitlines()]
+        expect(len(rows) == 4 and [r[1] for r in rows] ==
+               ["fallback=0,max_len=5,unit=cpu", "fallback=0.6,max_len=5,unit=cpu",
+                "fallback=0.95,max_len=5,unit=cpu", "k=5,unit=cpu"], f"rows {rows}")
+        expect(all(float(r[2]) == 6 and int(r[3]) <= 6 and float(r[4]) == 0 for r in rows),
+               f"tree_nodes 6, at most 6 rows, exact output: {rows}")
+        expect(rows[0][3:] == rows[3][3:], f"fallback = 0 is chain k = 5: {rows[0]} {rows[3]}")
+        rows_verified = [float(r[7]) for r in rows[:3]]
+        expect(rows_verified[0] > rows_verified[1] > rows_verified[2],
+               f"a stricter threshold verifies fewer rows a cycle: {rows_verified}")
+        for name, pol, needle in [
+                ("f1.lua", "bld { fallback = 1.5 }", r"key 'fallback' = 1\.5 is out of range \[0, 1\]"),
+                ("f2.lua", "bld { fallback = -0.1 }", r"key 'fallback' = -0\.1 is out of range \[0, 1\]"),
+                ("f3.lua", "bld { max_len = 0 }", r"key 'max_len' = 0 is out of range \[1, 64\]"),
+                ("f4.lua", "bld { max_len = 65 }", r"key 'max_len' = 65 is out of range \[1, 64\]"),
+                # BiLD's relaxed rollback is the run's accept rule, not a key
+                ("f5.lua", "bld { rollback = 5 }", r"unknown key 'rollback' in flashspec\.policy\.bld")]:
+            rc, _, err, o = run_src(d, name, TUNE_HEAD + f"local p = fs.policy.{pol}\n")
+            one_line_error(err, 78, rc, re.escape(name) + r":7: ", r"flashspec\.policy\.bld", needle)
+            no_results(o)
 
 
 def write_file(d, name, text):

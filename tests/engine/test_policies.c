@@ -451,13 +451,13 @@ static void test_registry(void)
 {
     int32_t n = 0;
     const eng_policy_desc *const *reg = eng_policy_registry(&n);
-    CHECK_EQ_INT(n, 10);
+    CHECK_EQ_INT(n, 11);
     CHECK(reg != NULL);
-    if (!reg || n < 10) return;
+    if (!reg || n < 11) return;
     static const char *const order[] = {"flash_ar", "chain",  "adaptive_chain", "specinfer",
                                         "eagle2",   "opt_tree", "sequoia",      "lever",
-                                        "lyanna",   "edgellm"};
-    for (int32_t i = 0; i < 10; i++) {
+                                        "lyanna",   "edgellm",  "bld"};
+    for (int32_t i = 0; i < 11; i++) {
         CHECK(strcmp(reg[i]->name, order[i]) == 0);
         CHECK_EQ_INT(reg[i]->needs_draft, i > 0);
     }

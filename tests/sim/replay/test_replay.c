@@ -221,7 +221,7 @@ static void test_variants(void)
 {
     static const char *const policies[] = {"flash_ar",       "chain",   "specinfer", "eagle2",
                                            "opt_tree",       "sequoia", "lever",     "lyanna",
-                                           "adaptive_chain", "edgellm"};
+                                           "adaptive_chain", "edgellm", "bld"};
     trc_trace *t = synth(0.7, 0.9, 24);
     sim_device var[3] = {dev, dev, dev};
     var[0].npu_gflops *= 1.2;

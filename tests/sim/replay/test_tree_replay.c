@@ -20,11 +20,9 @@
 #include "sim/replay/replay.h"
 #include "../profiles_fixture.h"
 
-static int run(const trc_trace *t, const eng_policy_desc *d, int32_t accept, double top_p,
-               sim_point_stats *st)
+static int run_params(const trc_trace *t, const eng_policy_desc *d, const void *params,
+                      int32_t accept, double top_p, sim_point_stats *st)
 {
-    _Alignas(8) unsigned char params[1024];
-    eng_params_defaults(d->params, params);
     sim_point pt = {.device = &dev, .target = &tgt, .draft = &drf, .trace = t, .policy = d,
                     .policy_params = params, .dram_fraction = 0.0, .max_new_tokens = 128,
                     .prompts = 0, .seed = 1, .accept = accept, .top_p = top_p,
@@ -33,6 +31,72 @@ static int run(const trc_trace *t, const eng_policy_desc *d, int32_t accept, dou
     int rc = sim_replay_run(&pt, st, err, sizeof err);
     if (rc != SIM_REPLAY_OK) fprintf(stderr, "%s: %s\n", d->name, err);
     return rc;
+}
+
+static int run(const trc_trace *t, const eng_policy_desc *d, int32_t accept, double top_p,
+               sim_point_stats *st)
+{
+    _Alignas(8) unsigned char params[1024];
+    eng_params_defaults(d->params, params);
+    return run_params(t, d, params, accept, top_p, st);
+}
+
+static int run_with(const trc_trace *t, const eng_policy_desc *d, const void *params,
+                    int32_t accept, sim_point_stats *st)
+{
+    return run_params(t, d, params, accept, 0.9, st);
+}
+
+/* Big Little Decoder on a bundled trace.  With fallback = 0 it never falls
+ * back, so it drafts Chain-SD's chain of k = max_len tokens: the same point,
+ * number for number.  Greedy output stays the reference's at every threshold
+ * (the replay fails a point otherwise).  fallback = 1 keeps only tokens the
+ * draft is certain of, and the bundled traces record none: every cycle
+ * verifies the root alone after one draft call and emits one token.  The
+ * default threshold verifies fewer rows than the chain and never more than
+ * max_len + 1 at once. */
+static void bld_points(const trc_trace *t)
+{
+    const eng_policy_desc *bld = eng_policy_lookup("bld"), *chain = eng_policy_lookup("chain");
+    CHECK(bld && chain);
+    if (!bld || !chain) return;
+    _Alignas(8) unsigned char bp[256], cp[256];
+    eng_params_defaults(bld->params, bp);
+    eng_params_defaults(chain->params, cp);
+    const eng_param_desc *fb = eng_params_find(bld->params, "fallback");
+    const eng_param_desc *ml = eng_params_find(bld->params, "max_len");
+    const eng_param_desc *k = eng_params_find(chain->params, "k");
+    CHECK(fb && ml && k);
+    if (!fb || !ml || !k) return;
+    sim_point_stats b0, c0, bd, b1;
+    for (int32_t len = 3; len <= 10; len += 7) {
+        double zero = 0.0;
+        memcpy(bp + fb->offset, &zero, sizeof zero);
+        memcpy(bp + ml->offset, &len, sizeof len);
+        memcpy(cp + k->offset, &len, sizeof len);
+        CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &b0), SIM_REPLAY_OK);
+        CHECK_EQ_INT(run_with(t, chain, cp, SIM_ACCEPT_GREEDY, &c0), SIM_REPLAY_OK);
+        CHECK(b0.tokens == c0.tokens && b0.cycles == c0.cycles && b0.accepted == c0.accepted &&
+              b0.verify_rows == c0.verify_rows && b0.verify_rows_max == c0.verify_rows_max &&
+              b0.tokens_per_s == c0.tokens_per_s);
+        CHECK_EQ_INT(b0.verify_rows_max, len + 1);
+    }
+    eng_params_defaults(bld->params, bp);
+    CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &bd), SIM_REPLAY_OK);
+    CHECK_EQ_INT(bd.mismatched, 0);
+    CHECK(bd.verify_rows < c0.verify_rows && bd.verify_rows_max <= 11 && bd.accepted > 0);
+    double one = 1.0;
+    memcpy(bp + fb->offset, &one, sizeof one);
+    CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &b1), SIM_REPLAY_OK);
+    CHECK_EQ_INT(b1.mismatched, 0);
+    CHECK_EQ_INT(b1.accepted, 0);
+    CHECK_EQ_INT(b1.tokens, b1.cycles);
+    CHECK_EQ_INT(b1.verify_rows_max, 1);
+    CHECK(b1.tokens == bd.tokens);
+    printf("bld: fallback 0 = chain (%.3f tok/s), default %.3f tok/s acc %.2f rows max %lld, "
+           "fallback 1 %.3f tok/s acc %.2f\n",
+           c0.tokens_per_s, bd.tokens_per_s, bd.mean_accepted, (long long)bd.verify_rows_max,
+           b1.tokens_per_s, b1.mean_accepted);
 }
 
 int main(int argc, char **argv)
@@ -75,6 +139,7 @@ int main(int argc, char **argv)
                    reg[i]->name, files[f], g.tokens_per_s, g.mean_accepted, tp.mean_accepted,
                    tp.token_mismatch, s1.mean_accepted, s1.token_mismatch);
         }
+        bld_points(t);
         trc_free(t);
     }
     /* bad acceptance parameters are configuration errors */
