@@ -6,6 +6,7 @@
  */
 #include "cmd_explain.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,13 @@ static void value_text(const eng_param_desc *d, const void *params, char *out, s
         memcpy(&v, f, sizeof v);
         for (int p = 1; p <= 17; p++) {
             snprintf(out, n, "%.*g", p, v);
-            if (strtod(out, NULL) == v) break;
+            if (strtod(out, NULL) != v) continue;
+            /* 5000 round-trips as "5e+03": a whole number below 1e16 is
+             * written with all its digits (the shortest %g wins elsewhere) */
+            if (strchr(out, 'e') && fabs(v) >= 1 && fabs(v) < 1e16)
+                snprintf(out, n, "%.*g", (int)floor(log10(fabs(v))) + 1 > p
+                                             ? (int)floor(log10(fabs(v))) + 1 : p, v);
+            break;
         }
         break;
     case ENG_PARAM_BOOL:

@@ -548,15 +548,19 @@ static int range_variants(compose *c, sim_device_variants *vars)
         return SIM_PROFILE_E_CONFIG;
     }
     for (int e = 0; e < 2; e++) {
-        sim_device_variant *v = &vars->v[vars->n++];
+        sim_device_variant *v = &vars->v[vars->n];
         memset(v, 0, sizeof *v);
         snprintf(v->name, sizeof v->name, "%s", names[e]);
+        int moves = 0; /* an end that is the device itself is not a variant */
         for (size_t i = 0; i < c->nkeys; i++) {
             if (!c->has_range[i] || !(c->lo[i] < c->hi[i])) continue;
             int dir = cfg_key_direction(&c->keys[i]), high = (dir > 0) == (e == 1);
-            put_d(&v->delta, &c->keys[i], high ? c->hi[i] : c->lo[i]);
+            double end = high ? c->hi[i] : c->lo[i];
+            put_d(&v->delta, &c->keys[i], end);
             v->set[i] = 1;
+            moves |= end != get_d(c->dev, &c->keys[i]);
         }
+        if (moves) vars->n++;
     }
     qsort(vars->v, (size_t)vars->n, sizeof vars->v[0], cmp_variant_name);
     return SIM_PROFILE_OK;
@@ -596,7 +600,8 @@ int cfg_compose_device(sim_device *dev, unsigned char *taken, const cfg_part par
         bound(c, "cpu_gbps");
     }
     if (rc == SIM_PROFILE_OK && !have_vars) rc = runtime_variants(c, vars);
-    if (rc == SIM_PROFILE_OK) rc = range_variants(c, vars);
+    /* an explicit variants = {} replays no variant at all, the ranges' included */
+    if (rc == SIM_PROFILE_OK && !(have_vars && vars->n == 0)) rc = range_variants(c, vars);
     for (size_t i = 0; src && rc == SIM_PROFILE_OK && i < c->nkeys; i++) {
         src->key[i].has_range = c->has_range[i] && c->lo[i] < c->hi[i];
         src->key[i].lo = c->lo[i];

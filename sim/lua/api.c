@@ -501,10 +501,6 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev, c
             sim_sweep_hasher_str(&h, "policy.plugin", a->plugins[i].digest);
     sim_sweep_hasher_str(&h, "device", dev->name);
     sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
-    for (int32_t i = 0; i < dev->n_variants && !a->no_variants; i++) {
-        sim_sweep_hasher_str(&h, "device.variant", dev->variant_names[i]);
-        sim_sweep_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
-    }
     sim_sweep_hasher_str(&h, "target", tgt->name);
     sim_sweep_hasher_params(&h, "target", sim_model_keys(), &tgt->model);
     sim_sweep_hasher_str(&h, "draft", r->draft);
@@ -514,6 +510,12 @@ static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev, c
     sim_sweep_hasher_params(&h, "point", point_keys, po);
     if (px->prompt_offset) sim_sweep_hasher_u64(&h, "point.prompt_offset", (uint64_t)px->prompt_offset);
     *seed_id = sim_sweep_hasher_final(&h);
+    /* the standing variants price the point's own cycles (the model band):
+     * they name the result, never its draws */
+    for (int32_t i = 0; i < dev->n_variants && !a->no_variants; i++) {
+        sim_sweep_hasher_str(&h, "device.variant", dev->variant_names[i]);
+        sim_sweep_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
+    }
     if (px->synth_tokens)
         sim_sweep_hasher_u64(&h, "point.synth_tokens", (uint64_t)px->synth_tokens);
     return sim_sweep_hasher_final(&h);

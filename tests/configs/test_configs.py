@@ -811,8 +811,19 @@ def case_parts_explain() -> None:
               f"{sum(r[1] in ('part', 'fit') for r in rows.values())} from parts, "
               f"ranges on {sorted(k for k, r in rows.items() if r[2] != '-')}")
     one = explain("oneplus12")
-    if any(r[2] != "-" for r in one.values()) or one["npu_gflops"][1] != "fit":
-        fail("the OnePlus 12 states a range, or its NPU rate is not the runtime's fit")
+    # its ranges: only the mechanisms no measurement sizes (the runtime's priors)
+    if sorted(k for k, r in one.items() if r[2] != "-") != ["npu_call_us"] or \
+            one["npu_call_us"][2] != "0..5000" or one["npu_gflops"][1] != "fit":
+        fail("the OnePlus 12 states a range beyond npu_call_us 0..5000, or its NPU rate is not "
+             "the runtime's fit")
+    for dev in ("oneplus12", "sd8elite_ufs31"):
+        out = subprocess.run([BIN, "profiles", "--explain", dev], cwd=HOME, capture_output=True,
+                             text=True).stdout
+        var = out[out.index("\nvariants"):] if "\nvariants" in out else ""
+        if re.search(r"=[-0-9.]+e[+-]", var):
+            fail(f"{dev}: a variant's value in exponent form: {var!r}")
+        if dev == "oneplus12" and not re.search(r"^  parts_slow +npu_call_us=5000$", var, re.M):
+            fail(f"oneplus12: parts_slow charges 5 ms a stand-alone NPU call: {var!r}")
     e31 = explain("sd8elite_ufs31")
     for k in ("npu_gflops", "verify_graph_us", "launch_us", "cpu_gbps", "request_latency_us"):
         if e31[k][2] == "-":

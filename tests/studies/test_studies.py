@@ -149,14 +149,16 @@ def check_ablations(outdir):
     """The ablation tables on the quick grid (code workload): 19 points, every
     row with a 95% CI, and a verdict for each of the paper's 10 statements, each
     followed by the gain's model band over the phone's standing variants (the
-    19 points again on each of the OnePlus 12's three variants)."""
+    19 points again on each of the OnePlus 12's four variants: the
+    calibration's three and parts_slow, the runtime's prior for a stand-alone
+    NPU call)."""
     out, body = run_study("ablations", "quick", outdir)
     dev = result_columns().index("device")
     on_variant = [r for r in body if "~" in r[dev]]
-    expect(len(body) - len(on_variant) == 19 and len(on_variant) == 3 * 19,
-           f"ablations: {len(body)} rows, {len(on_variant)} on a variant; wanted 19 + 3 x 19")
+    expect(len(body) - len(on_variant) == 19 and len(on_variant) == 4 * 19,
+           f"ablations: {len(body)} rows, {len(on_variant)} on a variant; wanted 19 + 4 x 19")
     expect(sorted({r[dev] for r in on_variant}) ==
-           ["oneplus12~all", "oneplus12~const", "oneplus12~min8"],
+           ["oneplus12~all", "oneplus12~const", "oneplus12~min8", "oneplus12~parts_slow"],
            f"ablations: variant devices {sorted({r[dev] for r in on_variant})}")
     expect(len([l for l in out if CI_ROW.search(l)]) == 19, "ablations: 19 rows with a CI")
     claims = [l for l in out if l.startswith("paper: ")]
@@ -165,7 +167,7 @@ def check_ablations(outdir):
            "ablations: every verdict says agree or DISAGREE")
     bands = [out[i + 1] for i, l in enumerate(out) if l.startswith("paper: ") and i + 1 < len(out)]
     band = re.compile(r"^  model band of the gain: ([0-9.]+)x - ([0-9.]+)x \(all [0-9.]+x, "
-                      r"const [0-9.]+x, min8 [0-9.]+x\)")
+                      r"const [0-9.]+x, min8 [0-9.]+x, parts_slow [0-9.]+x\)")
     for l, b in zip(claims, bands):
         m = band.match(b)
         expect(m is not None, f"ablations: no model band after {l!r}: {b!r}")

@@ -816,8 +816,9 @@ def case_lock_on_path():
     SIGSTOP, so the order is certain), a second run making it anew and
     writing it, the first -- resumed -- writes nothing more there: its next
     record and its results ask that the path still name its locked
-    directory, find another run holding it, and it ends with one line, exit
-    73; the second run's results and record are whole and its own.  When the
+    directory, find another run holding it (the second run stopped meanwhile,
+    so it still holds the path), and it ends with one line, exit 73; the
+    second run's results and record are whole and its own.  When the
     second run has already finished, the first still refuses (another run's
     results are there)."""
     import json
@@ -836,9 +837,16 @@ def case_lock_on_path():
                     q.communicate(timeout=300)
                 else:
                     wait_records(q, d, 5)
+                    # stopped too, so the second run holds the path (and has not
+                    # finished) whenever the first writes, however loaded the machine
+                    os.kill(q.pid, signal.SIGSTOP)
             finally:
                 os.kill(p.pid, signal.SIGCONT)
-            out, err = p.communicate(timeout=300)
+            try:
+                out, err = p.communicate(timeout=300)
+            finally:
+                if not second_done:
+                    os.kill(q.pid, signal.SIGCONT)
             lines = [l for l in err.splitlines() if not l.startswith("flashspec: warning:")]
             expect(p.returncode == 73 and len(lines) == 1 and
                    re.search(r"cannot write output '.*shared\d': the directory this run locked "

@@ -64,15 +64,15 @@ assert(rows[2].resident_layers == 36)
 
 -- standing variants: listed by name, each a device of its own
 local names = dev.variants
-assert(#names == 3 and names[1] == "all" and names[2] == "const" and names[3] == "min8",
-       table.concat(names, ","))
+assert(#names == 4 and names[1] == "all" and names[2] == "const" and names[3] == "min8" and
+       names[4] == "parts_slow", table.concat(names, ","))
 local v8 = dev:variant "min8"
 assert(v8.name == "oneplus12~min8" and #v8.variants == 0)
 local r8 = fs.run { device = v8, target = tgt, draft = drf, trace = t1, policy = fs.policy.chain { k = 2 } }
 assert(r8.device == "oneplus12~min8" and r8.tokens_per_s_model_lo ~= r8.tokens_per_s_model_lo,
        "a variant replays alone: no band")
 local okv, ev = pcall(dev.variant, dev, "min9")
-assert(not okv and ev.code == 78 and tostring(ev):find("its variants: all, const, min8", 1, true),
+assert(not okv and ev.code == 78 and tostring(ev):find("its variants: all, const, min8, parts_slow", 1, true),
        tostring(ev))
 
 -- errors are objects carrying an exit code, catchable by scripts

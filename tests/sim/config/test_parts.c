@@ -552,17 +552,29 @@ static void test_shipped(const char *cfg, const char *flat)
         check_sources(devs[i], s);
         for (int k = 0; k < SIM_PART_KINDS; k++)
             CHECK(s->parts[k][0] != 0); /* made of parts, all four kinds */
-        if (i == 0) { /* the OnePlus 12: the flat profile it replaced, variants included */
+        if (i == 0) { /* the OnePlus 12: the flat profile it replaced, variants included,
+                       * and the runtime's one prior range (npu_call_us, 0..5 ms): its
+                       * slow end is parts_slow, its fast end the profile itself (no
+                       * parts_fast) */
             CHECK(sim_profile_load_device_variants(flat, &f, &fv, err, sizeof err) == 0);
-            CHECK(same_values(&d, &f) && v.n == fv.n);
+            CHECK(same_values(&d, &f) && v.n == fv.n + 1);
             for (int32_t j = 0; j < v.n && j < fv.n; j++) {
                 sim_device a = d, b = f;
                 sim_device_variant_apply(&v.v[j], &a);
                 sim_device_variant_apply(&fv.v[j], &b);
                 CHECK(!strcmp(v.v[j].name, fv.v[j].name) && same_values(&a, &b));
             }
-            for (int32_t k = 0; k < s->n_keys; k++)
-                CHECK(!s->key[k].has_range); /* fitted on this very phone */
+            CHECK(v.n == 4 && !strcmp(v.v[3].name, "parts_slow"));
+            if (v.n == 4) {
+                sim_device a = d, b = d;
+                sim_device_variant_apply(&v.v[3], &a);
+                b.npu_call_us = 5000;
+                CHECK(same_values(&a, &b) && d.npu_call_us == 0);
+            }
+            for (int32_t k = 0; k < s->n_keys; k++) /* fitted on this very phone */
+                CHECK(s->key[k].has_range == ((size_t)k == key_row("npu_call_us")));
+            const sim_key_source *c = &s->key[key_row("npu_call_us")];
+            CHECK(c->lo == 0 && c->hi == 5000);
         } else { /* the 8 Elite: the runtime's fits carried by the stated rules */
             CHECK(d.npu_gflops == 693.502 * 1.45 && d.verify_graph_us == 13943.3 / 1.45);
             CHECK(d.launch_us == 528.3 && d.sync_us == 528.3 && d.request_latency_us == 8.0);

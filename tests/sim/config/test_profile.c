@@ -427,12 +427,13 @@ static void test_variants(const char *cfg)
     while (sim_device_keys()[nkeys].name)
         nkeys++;
     CHECK(nkeys < SIM_VARIANT_KEYS_CAP);
-    /* the shipped OnePlus 12 declares its three standing variants */
+    /* the shipped OnePlus 12 declares its three standing variants; its runtime's
+     * prior range adds parts_slow */
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
     CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
     /* in name order */
-    CHECK(v.n == 3 && strcmp(v.v[0].name, "all") == 0 && strcmp(v.v[1].name, "const") == 0 &&
-          strcmp(v.v[2].name, "min8") == 0);
+    CHECK(v.n == 4 && strcmp(v.v[0].name, "all") == 0 && strcmp(v.v[1].name, "const") == 0 &&
+          strcmp(v.v[2].name, "min8") == 0 && strcmp(v.v[3].name, "parts_slow") == 0);
     sim_device m = d;
     sim_device_variant_apply(&v.v[2], &m);
     CHECK(m.verify_min_rows == 8 && d.verify_min_rows == 1 && m.npu_gflops != d.npu_gflops);
