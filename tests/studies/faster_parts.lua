@@ -53,6 +53,15 @@ for p = 1, #pairs_ do
     local fast = rows[(p - 1) * 2 * per + per + i]
     if slow.error or fast.error then error((slow.error or fast.error)) end
     assert(slow.policy == fast.policy and slow.dram_fraction == fast.dram_fraction)
+    -- every row is priced on its device's standing variants too (a runtime
+    -- that verifies on the CPU has no compiled graph to bound a plan's rows)
+    for _, r in ipairs { slow, fast } do
+      local lo, hi = r.tokens_per_s_model_lo, r.tokens_per_s_model_hi
+      if r.device:match("^xiaomi") or r.device:match("^mi10") then
+        assert(lo == lo and hi == hi and lo <= r.tokens_per_s and r.tokens_per_s <= hi,
+               string.format("%s on %s: model band %s..%s", r.policy, r.device, lo, hi))
+      end
+    end
     if fast.tokens_per_s < slow.tokens_per_s and not exempt[slow.policy] then
       bad[#bad + 1] = string.format("%s at %.1f: %s %.4f tok/s, faster %s %.4f", slow.policy,
                                     slow.dram_fraction, slow.device, slow.tokens_per_s,

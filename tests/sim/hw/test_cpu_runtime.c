@@ -55,6 +55,8 @@ static void test_key(void)
 static void test_layer_rates(void)
 {
     sim_model t = q8();
+    t.cpu_efficiency = 0.8; /* the CPU's residual, not the NPU's, applies */
+    t.npu_efficiency = 1.3;
     sim_device d = cpu_phone();
     sim_hw *hw = make(&d, &t, NULL, 0.0);
     double bytes = sim_model_layer_bytes(&t) + 256.0 * sim_model_kv_layer_bytes(&t);
@@ -98,6 +100,8 @@ static void test_layer_rates(void)
 static void test_head(void)
 {
     sim_model t = q8();
+    t.cpu_efficiency = 0.9;
+    t.npu_efficiency = 1.2;
     sim_device d = cpu_phone();
     d.npu_call_us = 7000;
     sim_hw *hw = make(&d, &t, NULL, 0.0);
