@@ -87,6 +87,7 @@ static void test_layer_rates(void)
     e.verify_min_rows = 16;
     e.npu_call_us = 90000;
     sim_hw *a = make(&d, &t, NULL, 0.0), *b = make(&e, &t, NULL, 0.0);
+    CHECK(sim_hw_verify_graph_rows(b, 3) == 3 && sim_hw_verify_graph_rows(b, 2) == 2);
     for (int32_t k = 1; k <= 70; k += 3) {
         CHECK(sim_hw_layer_npu_ms(a, k, 100) == sim_hw_layer_npu_ms(b, k, 100));
         CHECK(sim_hw_head_npu_ms(a, k) == sim_hw_head_npu_ms(b, k));
