@@ -417,7 +417,10 @@ typedef void (*sim_hw_span_fn)(void *ctx, const char *resource, const char *labe
                                int64_t t0_ns, int64_t t1_ns);
 void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx); /* fn NULL = off */
 
-/* ---- derived costs (what `flashspec profile` prints), ms ---- */
+/* ---- derived costs (what `flashspec profile` prints), ms ----
+ * The *_npu_ms functions price the target's compute on the unit the runtime
+ * verifies on: NPU graphs, or one CPU pass with verify_unit = cpu ("Two
+ * runtimes"); sim_hw_draft_ms(NPU) is a CPU call there. */
 
 double sim_hw_layer_read_ms(const sim_hw *hw); /* one streamed target layer (baseline) */
 double sim_hw_head_read_ms(const sim_hw *hw);  /* the streamed LM head (baseline) */
@@ -453,7 +456,8 @@ double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[SIM_HW_SETUP_PARTS]
  * a drafted one-row tree with verify_setup_one_row. */
 int sim_hw_pays_setup(const sim_hw *hw, const sim_verify_shape *v);
 /* Rows a verification graph of `rows` rows runs: at least verify_min_rows
- * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph. */
+ * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph;
+ * the rows themselves with verify_unit = cpu (no compiled graph). */
 int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows);
 /* Compute time of the output projection of a verification shape by its proj
  * mode (the head's flash read, if streamed, not included). */

@@ -48,7 +48,9 @@ Cases:
                     verification is all CPU time; the bytes streamed follow the
                     architecture; the I/O is page faults of 128 KiB, four in
                     flight; compute is ordered 8 Gen 1 < 888 < 865 at equal I/O;
-                    a whole 13B target does not fit the 6.0 GB budget.
+                    a whole 13B target does not fit the 6.0 GB budget; a bad
+                    verify_unit, or one in a part of another kind, is one line
+                    with exit 78.
   calibration_reproduces
                     `flashspec calibrate configs/calibration/oneplus12.lua` fits
                     the values the shipped OnePlus 12 profile and the workload
@@ -240,6 +242,21 @@ def case_edge_phones() -> None:
                        capture_output=True, text=True, timeout=60)
     if p.returncode != 78 or "does not fit" not in p.stderr or p.stderr.count("\n") != 1:
         fail(f"a whole 13B target fits the Xiaomi 10's budget: {p.returncode} {p.stderr!r}")
+    # bad input: one line, its exit code
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "devices").mkdir()
+        (Path(tmp) / "devices" / "bad.lua").write_text(
+            'return {\n  base = "xiaomi10",\n  verify_unit = "gpu",\n}\n')
+        env = dict(os.environ, FLASHSPEC_CONFIG_PATH=tmp)
+        bad_run(["profiles", "--explain", "bad"], 78, "bad.lua:3:",
+                "key 'verify_unit' must be one of 'npu', 'cpu'", env=env)
+        cfg = Path(tmp) / "configs"
+        subprocess.run(["cp", "-r", str(HOME / "configs"), str(cfg)], check=True)
+        soc = cfg / "parts" / "soc" / "sd865.lua"
+        soc.write_text(soc.read_text().replace("  cpu_gbps = 22.1,", '  cpu_gbps = 22.1,\n  verify_unit = "cpu",'))
+        bad_run(["profiles", "--explain", "xiaomi10"], 78, "sd865.lua:",
+                "key 'verify_unit' is not a soc key (it belongs to runtime parts)",
+                env=dict(os.environ, FLASHSPEC_CONFIG_DIR=str(cfg)))
     print("edge_phones: ok")
 
 
