@@ -159,7 +159,13 @@
  * the budget as pinned layers; never faulted); the rest faults in at every
  * verification.  x = 0 is strict LRU with a target larger than the cache: a
  * sequential pass evicts what the next pass needs first, so nothing
- * survives.  The one streaming buffer is the layer being computed (its
+ * survives (LRU's failure on loops larger than the cache: Jiang and Zhang,
+ * LIRS, SIGMETRICS 2002).  x > 0 is Linux's two-list page cache: pages used
+ * twice sit on the active list, and a refault whose distance exceeds it is
+ * not activated, so a scan larger than memory streams through the inactive
+ * list and leaves the active set in place (mm/workingset.c, "thrash
+ * detection-based file cache sizing", Linux 3.15): the part of the target
+ * that fits beside the draft and the KV caches stays.  The one streaming buffer is the layer being computed (its
  * pages must stay mapped until it finishes).
  *
  * Energy (per cycle, mJ = W x ms; device power states, all 0 = not modelled):

@@ -12,7 +12,10 @@
 -- "Memory-mapped weights"): requests of the block device's readahead, one
 -- fault in flight per compute thread, nothing read ahead of the compute.
 -- dram_fraction is read as the share of the target's layers the page cache
--- keeps between verifications (0: strict LRU, nothing survives a pass).
+-- keeps between verifications: 0 is strict LRU, where a pass larger than the
+-- cache evicts what the next needs first; more is Linux's active list, which
+-- a scan larger than memory leaves in place (mm/workingset.c), holding what
+-- fits beside the draft and the KV caches.
 --
 -- Nothing here is fitted: no timing of this runtime on these phones is
 -- published with the detail a fit needs.  The NPU keys are placeholders that
