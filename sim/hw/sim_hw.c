@@ -267,8 +267,7 @@ static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
     cyc *c = ctx;
     int64_t now = now_ns(c);
     if (c->call_ms) c->call_ms[ev->arg] = (double)(now - c->call_t0) * 1e-6;
-    span(c, unit_res(c, c->calls[ev->arg].unit), "draft", (int32_t)ev->arg,
-         now - c->call_t0);
+    span(c, unit_res(c, c->calls[ev->arg].unit), "draft", (int32_t)ev->arg, now - c->call_t0);
     c->next_call++;
     if (c->next_call < c->n_calls)
         start_call(c);
@@ -378,8 +377,7 @@ static void on_ov_done(void *ctx, sim_des *des, const sim_event *ev)
     cyc *c = ctx;
     int64_t now = now_ns(c);
     const sim_draft_call *k = &c->ov->calls[ev->arg];
-    span(c, unit_res(c, k->unit), "provisional", (int32_t)ev->arg,
-         now - c->ov_t0);
+    span(c, unit_res(c, k->unit), "provisional", (int32_t)ev->arg, now - c->ov_t0);
     c->ov_busy_ns += now - c->ov_t0;
     c->ov_active = 0;
     c->ov_done++;

@@ -165,8 +165,9 @@
  * not activated, so a scan larger than memory streams through the inactive
  * list and leaves the active set in place (mm/workingset.c, "thrash
  * detection-based file cache sizing", Linux 3.15): the part of the target
- * that fits beside the draft and the KV caches stays.  The one streaming buffer is the layer being computed (its
- * pages must stay mapped until it finishes).
+ * that fits beside the draft and the KV caches stays.  The one streaming
+ * buffer is the layer being computed (its pages must stay mapped until it
+ * finishes).
  *
  * Energy (per cycle, mJ = W x ms; device power states, all 0 = not modelled):
  *     energy = base_w x wall

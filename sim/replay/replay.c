@@ -175,7 +175,8 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
         /* no compiled graph (sim_hw.h "Two runtimes"): a batch as large as
          * every node's path from the root, the most any plan repeats */
         int32_t paths = 0;
-        for (int32_t v = 0; v < t->n_nodes; v++) paths += t->nodes[v].depth + 1;
+        for (int32_t v = 0; v < t->n_nodes; v++)
+            paths += t->nodes[v].depth + 1;
         if (paths > most) most = paths;
     } else if (d->n_npu_shapes > 0 && d->npu_shapes[d->n_npu_shapes - 1] > most) {
         most = d->npu_shapes[d->n_npu_shapes - 1];

@@ -128,8 +128,8 @@ static void test_cycle_charges_cpu(void)
     sim_device d = cpu_phone();
     for (int proj = 0; proj < 3; proj++) {
         sim_hw *hw = make(&d, &t, &dr, 0.0);
-        sim_draft_call calls[3] = {{ENG_UNIT_CPU, 1, 256, 0}, {ENG_UNIT_NPU, 1, 257, 0},
-                                   {ENG_UNIT_NPU, 4, 258, 0}};
+        sim_draft_call calls[3] = {
+            {ENG_UNIT_CPU, 1, 256, 0}, {ENG_UNIT_NPU, 1, 257, 0}, {ENG_UNIT_NPU, 4, 258, 0}};
         sim_verify_shape v = shape(6, 1);
         v.proj = (eng_proj_mode)proj;
         v.proj_rows = 2;
@@ -139,7 +139,8 @@ static void test_cycle_charges_cpu(void)
         CHECK(o.npu_ms == 0.0);
         /* NPU-named draft calls are CPU calls at the CPU's price */
         CHECK(NEAR(call_ms[1], sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 257)));
-        CHECK(NEAR(sim_hw_draft_ms(hw, ENG_UNIT_NPU, 4, 258), sim_hw_draft_ms(hw, ENG_UNIT_CPU, 4, 258)));
+        CHECK(NEAR(sim_hw_draft_ms(hw, ENG_UNIT_NPU, 4, 258),
+                   sim_hw_draft_ms(hw, ENG_UNIT_CPU, 4, 258)));
         double draft = call_ms[0] + call_ms[1] + call_ms[2];
         double compute = t.layers * sim_hw_layer_npu_ms(hw, 6, 256) + sim_hw_proj_ms(hw, &v);
         double reads = t.layers * sim_hw_layer_read_ms(hw) + sim_hw_head_read_ms(hw);
@@ -170,7 +171,8 @@ static void test_default_npu(void)
     CHECK(sim_cost_npu_pad(&n, 3, &execs) == 4);
     double bytes = sim_model_layer_bytes(&t) + 256.0 * sim_model_kv_layer_bytes(&t);
     double flops = 2.0 * sim_model_layer_params(&t) + 4.0 * t.heads * t.head_dim * (256.0 + 4);
-    CHECK(NEAR(sim_hw_layer_npu_ms(a, 3, 256), sim_cost_npu_ms(&n, 4, bytes, flops, t.npu_efficiency)));
+    CHECK(NEAR(sim_hw_layer_npu_ms(a, 3, 256),
+               sim_cost_npu_ms(&n, 4, bytes, flops, t.npu_efficiency)));
     CHECK(NEAR(sim_hw_layer_npu_ms(b, 3, 256), layer_cpu_ms(&c, &t, 3, 256)));
     sim_hw_destroy(a);
     sim_hw_destroy(b);
