@@ -1,7 +1,7 @@
--- LLaMA-2-Chat-13B, Q4_0 -- target (swapped in from flash): one of the models of EdgeLLM's smartphone
--- setting (EdgeLLM §I: Vicuna and LLaMA-2, llama.cpp INT4 on the CPU).
+-- LLaMA-2-Chat-13B, Q4_0 -- target (swapped in from flash): one of the models of EdgeLLM's
+-- smartphone setting (EdgeLLM §I: Vicuna and LLaMA-2, llama.cpp INT4 on the CPU).
 -- Architecture: the public Hugging Face config.json of meta-llama/Llama-2-13b-chat-hf
--- (the public config; LLaMA-2, Touvron et al. 2023, Table 1 gives the same shapes).
+-- (LLaMA-2, Touvron et al. 2023, Table 1 gives the same shapes).
 -- Byte counts are derived in sim/hw/sim_model.c from these fields, never
 -- written here:
 --   params/layer = q,k,v,o 4 x 5120x5120 + FFN 3 x 5120x13824 = 317,194,240

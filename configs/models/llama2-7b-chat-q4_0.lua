@@ -1,7 +1,7 @@
--- LLaMA-2-Chat-7B, Q4_0 -- draft (DRAM-resident) or target: one of the models of EdgeLLM's smartphone
--- setting (EdgeLLM §I: Vicuna and LLaMA-2, llama.cpp INT4 on the CPU).
+-- LLaMA-2-Chat-7B, Q4_0 -- draft (DRAM-resident) or target: one of the models of EdgeLLM's
+-- smartphone setting (EdgeLLM §I: Vicuna and LLaMA-2, llama.cpp INT4 on the CPU).
 -- Architecture: the public Hugging Face config.json of meta-llama/Llama-2-7b-chat-hf
--- (the public config; LLaMA-2, Touvron et al. 2023, Table 1 gives the same shapes).
+-- (LLaMA-2, Touvron et al. 2023, Table 1 gives the same shapes).
 -- Byte counts are derived in sim/hw/sim_model.c from these fields, never
 -- written here:
 --   params/layer = q,k,v,o 4 x 4096x4096 + FFN 3 x 4096x11008 = 202,375,168

@@ -1,7 +1,7 @@
--- Vicuna-7B v1.5, Q4_0 -- draft (DRAM-resident) or target: one of the models of EdgeLLM's smartphone
--- setting (EdgeLLM §I: Vicuna and LLaMA-2, llama.cpp INT4 on the CPU).
--- Architecture: the public Hugging Face config.json of lmsys/vicuna-7b-v1.5
--- (the LLaMA-2 architecture it is fine-tuned from, unchanged; Vicuna v1.5 is fine-tuned from LLaMA-2 with the same shapes).
+-- Vicuna-7B v1.5, Q4_0 -- draft (DRAM-resident) or target: one of the models of EdgeLLM's
+-- smartphone setting (EdgeLLM §I: Vicuna and LLaMA-2, llama.cpp INT4 on the CPU).
+-- Architecture: the public Hugging Face config.json of lmsys/vicuna-7b-v1.5:
+-- Vicuna v1.5 is LLaMA-2 fine-tuned, with LLaMA-2's shapes unchanged.
 -- Byte counts are derived in sim/hw/sim_model.c from these fields, never
 -- written here:
 --   params/layer = q,k,v,o 4 x 4096x4096 + FFN 3 x 4096x11008 = 202,375,168
