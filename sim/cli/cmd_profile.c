@@ -81,14 +81,17 @@ static void print_costs(sim_hw *hw, int32_t ctx)
     printf("flash per verify %.3f GB\n", m.streamed_bytes / 1e9);
     printf("\nper target layer (ms)\n");
     printf("  flash read     %.3f\n", sim_hw_layer_read_ms(hw));
-    printf("  %-6s %10s %10s %10s\n", "rows", "npu layer", "npu head", "cpu head");
+    /* the runtime that verifies on the CPU runs the layers and the eager head there */
+    int cpu = sim_hw_device(hw)->verify_unit == SIM_VERIFY_CPU;
+    printf("  %-6s %10s %10s %10s\n", "rows", cpu ? "cpu layer" : "npu layer",
+           cpu ? "cpu head" : "npu head", cpu ? "head gemvs" : "cpu head");
     static const int32_t rows[] = {1, 2, 4, 8, 9, 16, 17, 32, 33, 64};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         printf("  %-6d %10.3f %10.3f %10.3f\n", rows[i], sim_hw_layer_npu_ms(hw, rows[i], ctx),
                sim_hw_head_npu_ms(hw, rows[i]), sim_hw_head_cpu_ms(hw, rows[i]));
     if (!m.head_resident) printf("  head read      %.3f\n", sim_hw_head_read_ms(hw));
     if (sim_hw_draft(hw)) {
-        printf("\ndraft step (ms)  %-6s %10s %10s\n", "rows", "cpu", "npu");
+        printf("\ndraft step (ms)  %-6s %10s %10s\n", "rows", "cpu", cpu ? "npu->cpu" : "npu");
         static const int32_t drows[] = {1, 4, 8, 16};
         for (size_t i = 0; i < sizeof drows / sizeof drows[0]; i++)
             printf("                 %-6d %10.3f %10.3f\n", drows[i],

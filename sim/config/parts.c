@@ -36,7 +36,7 @@ static const char *const runtime_keys[] = {
     "contention_load", "mem_upper_bound", "verify_setup_one_row",
     "verify_setup_streamed_us_per_gb", "verify_setup_resident_us_per_gb", "verify_setup_layer_us",
     "verify_overlap", "pin_head", "read_during_draft", "head_resident", "verify_graph_us",
-    "verify_row_us", "verify_kv_snapshot", NULL};
+    "verify_row_us", "verify_kv_snapshot", "verify_unit", NULL};
 static const char *const *const kind_keys[SIM_PART_KINDS] = {soc_keys, flash_keys, dram_keys,
                                                              runtime_keys};
 

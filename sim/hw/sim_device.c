@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 static const double default_shapes[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+static const char *const verify_units[] = {"npu", "cpu", NULL};
 
 #define DBL(key, field, lo, hi, def, doc)                                                          \
     {                                                                                              \
@@ -101,6 +102,9 @@ static const eng_param_desc keys[] = {
     {"verify_kv_snapshot", ENG_PARAM_BOOL, offsetof(sim_device, verify_kv_snapshot), 0, 1, 0, NULL,
      0, 0, NULL, NULL, 0,
      "1: every tree verification copies the target's KV over the context once, at cpu_gbps"},
+    {"verify_unit", ENG_PARAM_ENUM, offsetof(sim_device, verify_unit), 0, 1, 0, verify_units, 0, 0,
+     NULL, NULL, 0,
+     "where the runtime verifies: npu (static graphs) or cpu (every compute on the CPU cores)"},
     {NULL, ENG_PARAM_INT, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 

@@ -20,6 +20,10 @@
 #include <stdint.h>
 
 #define SIM_NAME_CAP 48
+
+/* Where the runtime runs the target's verification (device key verify_unit;
+ * sim_hw.h "Two runtimes"): NPU graphs (the default) or the CPU. */
+typedef enum sim_verify_unit { SIM_VERIFY_NPU = 0, SIM_VERIFY_CPU = 1 } sim_verify_unit;
 #define SIM_NPU_SHAPES_MAX 96
 
 typedef struct sim_device {
@@ -111,6 +115,9 @@ typedef struct sim_device {
     int32_t verify_kv_snapshot; /* 1: every tree verification copies the target's KV over the
                                    committed context once (the state rejected rows roll back
                                    to), read and written at cpu_gbps; 0: none */
+    int32_t verify_unit;        /* sim_verify_unit: NPU (default, static graphs) or CPU (the
+                                   runtime's every compute on the CPU cores: no padding, no
+                                   launch or sync; sim_hw.h "Two runtimes") */
 } sim_device;
 
 /* NULL-terminated key table (static, never freed). */

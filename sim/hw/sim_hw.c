@@ -65,6 +65,7 @@ typedef struct cyc {
     int64_t layer_read_ns, head_read_ns; /* of the verification's runtime */
     int32_t prefetch;                    /* of the verification's runtime */
     sim_res *head_res;
+    sim_res *layer_res; /* the NPU, or the CPU when the runtime verifies there */
     int64_t t_draft_end, t_end;
     double flash_bytes;
     double slow; /* compute service-time factor: 1, or 1 / (1 - throttle) when throttled */
@@ -247,6 +248,12 @@ static void try_reads(cyc *c);
 static void try_compute(cyc *c);
 static void try_overlap(cyc *c);
 
+/* The resource a draft call naming unit runs on (sim_hwi_on_npu). */
+static sim_res *unit_res(const cyc *c, eng_unit unit)
+{
+    return sim_hwi_on_npu(c->hw, unit) ? c->npu : c->cpu;
+}
+
 static int64_t call_ns(const cyc *c, int32_t i)
 {
     const sim_draft_call *k = &c->calls[i];
@@ -260,8 +267,7 @@ static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
     cyc *c = ctx;
     int64_t now = now_ns(c);
     if (c->call_ms) c->call_ms[ev->arg] = (double)(now - c->call_t0) * 1e-6;
-    span(c, c->calls[ev->arg].unit == ENG_UNIT_NPU ? c->npu : c->cpu, "draft", (int32_t)ev->arg,
-         now - c->call_t0);
+    span(c, unit_res(c, c->calls[ev->arg].unit), "draft", (int32_t)ev->arg, now - c->call_t0);
     c->next_call++;
     if (c->next_call < c->n_calls)
         start_call(c);
@@ -272,7 +278,7 @@ static void on_call_done(void *ctx, sim_des *des, const sim_event *ev)
 static void start_call(cyc *c)
 {
     int32_t i = c->next_call;
-    sim_res *r = c->calls[i].unit == ENG_UNIT_NPU ? c->npu : c->cpu;
+    sim_res *r = unit_res(c, c->calls[i].unit);
     c->call_t0 = now_ns(c);
     use(c, r, call_ns(c, i), on_call_done, i);
 }
@@ -307,7 +313,7 @@ static void on_compute_done(void *ctx, sim_des *des, const sim_event *ev)
     if (op == c->n_ops - 1)
         span(c, c->head_res, "head", -1, c->compute_ns);
     else
-        span(c, c->npu, "layer", op, c->compute_ns);
+        span(c, c->layer_res, "layer", op, c->compute_ns);
     c->tgt_issued = 0;
     c->computed = op + 1;
     if (c->computed == c->n_ops) {
@@ -360,7 +366,7 @@ static void try_compute(cyc *c)
     if (c->ov_active) dur = sim_hwi_ms_to_ns((double)dur * 1e-6 * c->hw->dev.contention_compute);
     c->compute_ns = dur;
     c->tgt_issued = 1;
-    use(c, head ? c->head_res : c->npu, dur, on_compute_done, op);
+    use(c, head ? c->head_res : c->layer_res, dur, on_compute_done, op);
 }
 
 /* ---- overlapping draft calls ---- */
@@ -371,8 +377,7 @@ static void on_ov_done(void *ctx, sim_des *des, const sim_event *ev)
     cyc *c = ctx;
     int64_t now = now_ns(c);
     const sim_draft_call *k = &c->ov->calls[ev->arg];
-    span(c, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, "provisional", (int32_t)ev->arg,
-         now - c->ov_t0);
+    span(c, unit_res(c, k->unit), "provisional", (int32_t)ev->arg, now - c->ov_t0);
     c->ov_busy_ns += now - c->ov_t0;
     c->ov_active = 0;
     c->ov_done++;
@@ -402,7 +407,7 @@ static void try_overlap(cyc *c)
     c->ov_next++;
     c->ov_active = 1;
     c->ov_t0 = now;
-    use(c, k->unit == ENG_UNIT_NPU ? c->npu : c->cpu, dur, on_ov_done, i);
+    use(c, unit_res(c, k->unit), dur, on_ov_done, i);
 }
 
 /* Sets up the loader of the cycle's verification and issues the reads it
@@ -450,6 +455,8 @@ static void start_verify(cyc *c)
         c->head_res = c->npu;
         break;
     }
+    c->layer_res = c->npu;
+    if (sim_hwi_cpu_only(hw)) c->layer_res = c->head_res = c->cpu; /* "Two runtimes" */
     if (!c->reads_started) start_reads(c);
     c->kv_ns = sim_hwi_ms_to_ns(sim_hw_setup_ms(hw, v) * c->slow);
     c->kv_pending = c->kv_ns > 0;
@@ -514,7 +521,7 @@ static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, in
     int32_t execs;
     for (int32_t i = 0; i < n_calls; i++) {
         double call = sim_hwi_draft_part_bytes(hw, calls[i].ctx_len, calls[i].part);
-        if (calls[i].unit == ENG_UNIT_NPU) {
+        if (sim_hwi_on_npu(hw, calls[i].unit)) {
             sim_cost_npu_pad(&hw->dev, calls[i].rows, &execs);
             call *= execs;
         }
@@ -524,9 +531,9 @@ static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, in
     double layer = hw->layer_bytes + (double)v->ctx_len * hw->kv_layer_bytes;
     int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
     int32_t before = v->exit_layer >= 0 ? v->exit_layer + 1 : hw->L;
-    sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, v->rows), &execs);
+    sim_hwi_verify_pad(hw, v->rows, &execs);
     b += (double)before * execs * layer;
-    sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, final_rows), &execs);
+    sim_hwi_verify_pad(hw, final_rows, &execs);
     b += (double)(hw->L - before) * execs * layer;
     if (v->proj == ENG_PROJ_EAGER_NPU) {
         b += (double)execs * hw->head_bytes;
@@ -606,7 +613,7 @@ static int direct_walk(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int3
         int64_t d = sim_hwi_ms_to_ns(
             sim_hw_draft_part_ms(hw, k->unit, k->rows, k->ctx_len, k->part) * m->slow);
         if (call_ms) call_ms[i] = (double)d * 1e-6;
-        if (k->unit == ENG_UNIT_NPU)
+        if (sim_hwi_on_npu(hw, k->unit))
             m->npu_ns += d;
         else
             m->cpu_ns += d;

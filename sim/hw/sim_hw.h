@@ -37,7 +37,8 @@
  *        copied (rows * KV bytes per token / cpu_gbps) plus kv_seq_us fixed
  *        overhead.  A single chain (leaves = 1) runs in place: no cost.  It runs
  *        while the flash channel fetches the first layers; layer 0 waits for it;
- *      - layers 0..L-1 on the NPU, one graph execution each, rows through
+ *      - layers 0..L-1 on the NPU (on the CPU with verify_unit = cpu: "Two
+ *        runtimes"), one graph execution each, rows through
  *        layer exit_layer and rows_after_exit after it; each layer reads its
  *        weights plus the KV over ctx_len and attends over ctx_len + rows;
  *      - streaming, by the runtime's loader: the streamed ops (layers
@@ -117,6 +118,57 @@
  * flight): a what-if that a point selects with runtime = "speculative".
  * DRAM accounting sizes the streaming buffers for the larger of the two
  * prefetch depths.
+ *
+ * Two runtimes: where the target verifies (device key verify_unit).
+ *   npu (the default): the target's layers and an eager head run as static
+ *     NPU graphs -- padded to npu_shapes, at least verify_min_rows rows from 2
+ *     rows on, launch_us + sync_us per execution, at npu_gbps / npu_gflops --
+ *     and draft calls run on the unit they name.
+ *   cpu: a CPU-only runtime (llama.cpp on the phone's cores): every compute
+ *     of the cycle is a CPU service at the CPU's rates, charged to cpu_ms and
+ *     never to npu_ms.  A layer over r rows is one batched pass,
+ *         max( (W + ctx x KV) / cpu_gbps , r x F / cpu_gflops ) / cpu_efficiency
+ *     (sim_primitives.h's CPU formula, the one CPU drafting uses) with F the
+ *     layer's FLOPs per row plus attention over ctx + r: no padding (any
+ *     batch size runs as it is), no smallest graph, no launch or sync.  The
+ *     eager head is one batched pass over the final rows; the on-demand
+ *     modes are proj_rows GEMVs (ONDEMAND_NPU as ONDEMAND_CPU: there is no
+ *     NPU call).  A draft call naming the NPU runs on the CPU at the CPU's
+ *     price: the runtime has no NPU path, so the NPU keys are read by
+ *     nothing.  The draft and the target share the cores: they serialise on
+ *     the CPU resource, FIFO, one service at a time (llama.cpp runs one graph
+ *     at a time over all its threads), so a cycle's cpu_ms never exceeds its
+ *     wall time.  An overlapping draft call ("Overlap") therefore never
+ *     computes beside a target layer: ungated it queues with the layers (the
+ *     runtime's contention_compute, a sharing slowdown, is 1 there); gated it
+ *     runs only while the target waits for its weights from flash, when the
+ *     cores are idle.
+ *   The set-up keys, the KV management and the loader keys apply unchanged.
+ *
+ * Memory-mapped weights (the cpu runtime's loader, in the existing keys): the
+ * streamed layers are not read by a loader but paged in by faults as the
+ * compute touches them.  Each fault reads request_kb (the block device's
+ * readahead, read_ahead_kb) and pays request_latency_us; each compute thread
+ * has one fault in flight, so queue_depth is the thread count and the flash
+ * formula (sim_primitives.h) divides the latency by it; nothing reads ahead
+ * of the compute (prefetch_layers = 0, read_during_draft = 0): a layer's
+ * pages arrive, then it computes -- the fine-grained interleaving within a
+ * layer is priced as read-then-compute, an upper bound that differs from it
+ * by at most the layer's compute (a few percent where the reads dominate).
+ * The page cache between verifications: dram_fraction is the share of the
+ * target's layers the page cache keeps (the first floor(x L), accounted in
+ * the budget as pinned layers; never faulted); the rest faults in at every
+ * verification.  x = 0 is strict LRU with a target larger than the cache: a
+ * sequential pass evicts what the next pass needs first, so nothing
+ * survives (LRU's failure on loops larger than the cache: Jiang and Zhang,
+ * LIRS, SIGMETRICS 2002).  x > 0 is Linux's two-list page cache: pages used
+ * twice sit on the active list, and a refault whose distance exceeds it is
+ * not activated, so a scan larger than memory streams through the inactive
+ * list and leaves the active set in place (mm/workingset.c, "thrash
+ * detection-based file cache sizing", Linux 3.15): the part of the target
+ * that fits beside the draft and the KV caches stays.  The one streaming
+ * buffer is the layer being computed (its pages must stay mapped until it
+ * finishes).
  *
  * Energy (per cycle, mJ = W x ms; device power states, all 0 = not modelled):
  *     energy = base_w x wall
@@ -373,7 +425,10 @@ typedef void (*sim_hw_span_fn)(void *ctx, const char *resource, const char *labe
                                int64_t t0_ns, int64_t t1_ns);
 void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx); /* fn NULL = off */
 
-/* ---- derived costs (what `flashspec profile` prints), ms ---- */
+/* ---- derived costs (what `flashspec profile` prints), ms ----
+ * The *_npu_ms functions price the target's compute on the unit the runtime
+ * verifies on: NPU graphs, or one CPU pass with verify_unit = cpu ("Two
+ * runtimes"); sim_hw_draft_ms(NPU) is a CPU call there. */
 
 double sim_hw_layer_read_ms(const sim_hw *hw); /* one streamed target layer (baseline) */
 double sim_hw_head_read_ms(const sim_hw *hw);  /* the streamed LM head (baseline) */
@@ -409,7 +464,8 @@ double sim_hw_tree_setup_ms(const sim_hw *hw, double part_ms[SIM_HW_SETUP_PARTS]
  * a drafted one-row tree with verify_setup_one_row. */
 int sim_hw_pays_setup(const sim_hw *hw, const sim_verify_shape *v);
 /* Rows a verification graph of `rows` rows runs: at least verify_min_rows
- * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph. */
+ * when rows >= 2 (before padding to npu_shapes); 1 row uses the decode graph;
+ * the rows themselves with verify_unit = cpu (no compiled graph). */
 int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows);
 /* Compute time of the output projection of a verification shape by its proj
  * mode (the head's flash read, if streamed, not included). */

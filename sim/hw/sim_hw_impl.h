@@ -68,6 +68,25 @@ struct sim_hw {
     sim_hwi_memo memo[SIM_HWI_MEMO];
 };
 
+/* 1 when the runtime runs every compute on the CPU (verify_unit = cpu,
+ * sim_hw.h "Two runtimes"): the target's layers and head, and every draft
+ * call whatever unit it names. */
+static inline int sim_hwi_cpu_only(const sim_hw *hw)
+{
+    return hw->dev.verify_unit == SIM_VERIFY_CPU;
+}
+
+/* 1 when a draft call naming unit runs on the NPU resource. */
+static inline int sim_hwi_on_npu(const sim_hw *hw, eng_unit unit)
+{
+    return unit == ENG_UNIT_NPU && !sim_hwi_cpu_only(hw);
+}
+
+/* Rows per execution of a verification pass of `rows` rows, *execs the
+ * executions: on the NPU the graph rows (sim_hw_verify_graph_rows) padded to
+ * npu_shapes; on the CPU the rows themselves in one pass. */
+int32_t sim_hwi_verify_pad(const sim_hw *hw, int32_t rows, int32_t *execs);
+
 /* Bytes one execution of a draft part reads: weights (without or only the LM
  * head) and, unless it is the head alone, the KV over ctx_len. */
 double sim_hwi_draft_part_bytes(const sim_hw *hw, int32_t ctx_len, int32_t part);

@@ -41,12 +41,22 @@ double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime)
 
 int32_t sim_hw_verify_graph_rows(const sim_hw *hw, int32_t rows)
 {
+    if (sim_hwi_cpu_only(hw)) return rows; /* no compiled graph: any batch runs as it is */
     return rows >= 2 && rows < hw->dev.verify_min_rows ? hw->dev.verify_min_rows : rows;
+}
+
+int32_t sim_hwi_verify_pad(const sim_hw *hw, int32_t rows, int32_t *execs)
+{
+    if (sim_hwi_cpu_only(hw)) {
+        if (execs) *execs = rows > 0;
+        return rows > 0 ? rows : 0;
+    }
+    return sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, rows), execs);
 }
 
 double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len)
 {
-    int32_t execs, p = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, rows), &execs);
+    int32_t execs, p = sim_hwi_verify_pad(hw, rows, &execs);
     return sim_hwi_layer_npu_pad_ms(hw, p, execs, ctx_len);
 }
 
@@ -55,11 +65,16 @@ double sim_hwi_layer_npu_pad_ms(const sim_hw *hw, int32_t p, int32_t execs, int3
     /* padded rows attend too: the static graph attends over ctx + padded rows */
     double bytes = hw->layer_bytes + (double)ctx_len * hw->kv_layer_bytes;
     double flops = hw->layer_flops + hw->attn_flops_per_tok * ((double)ctx_len + (double)p * execs);
+    if (sim_hwi_cpu_only(hw)) /* one batched pass over the rows at the CPU's rates */
+        return sim_cost_cpu_ms(&hw->dev, p * execs, bytes, flops, hw->tgt.cpu_efficiency);
     return sim_cost_npu_exec_ms(&hw->dev, p, execs, bytes, flops, hw->tgt.npu_efficiency);
 }
 
 double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows)
 {
+    if (sim_hwi_cpu_only(hw)) /* one batched GEMM over the rows */
+        return sim_cost_cpu_ms(&hw->dev, rows, hw->head_bytes, hw->head_flops,
+                               hw->tgt.cpu_efficiency);
     return sim_cost_npu_ms(&hw->dev, sim_hw_verify_graph_rows(hw, rows), hw->head_bytes,
                            hw->head_flops, hw->tgt.npu_efficiency);
 }
@@ -92,7 +107,7 @@ double sim_hw_draft_part_ms(const sim_hw *hw, eng_unit unit, int32_t rows, int32
                   : part == SIM_DRAFT_BODY ? hw->d_flops - hw->d_head_flops
                                            : hw->d_flops;
     double attn = part == SIM_DRAFT_HEAD ? 0.0 : hw->d_attn_flops_per_tok;
-    if (unit == ENG_UNIT_NPU) {
+    if (sim_hwi_on_npu(hw, unit)) {
         int32_t execs, p = sim_cost_npu_pad(&hw->dev, rows, &execs);
         double flops = base + attn * ((double)ctx_len + (double)p * execs);
         return sim_cost_npu_ms(&hw->dev, rows, bytes, flops, hw->dft.npu_efficiency) +
@@ -109,6 +124,7 @@ double sim_hw_proj_ms(const sim_hw *hw, const sim_verify_shape *v)
     case ENG_PROJ_ONDEMAND_CPU:
         return sim_hw_head_cpu_ms(hw, v->proj_rows);
     case ENG_PROJ_ONDEMAND_NPU: /* one stand-alone single-row call per visited row */
+        if (sim_hwi_cpu_only(hw)) return sim_hw_head_cpu_ms(hw, v->proj_rows);
         return v->proj_rows * (sim_hw_head_npu_ms(hw, 1) + hw->dev.npu_call_us * 1e-3);
     case ENG_PROJ_EAGER_NPU:
     default:

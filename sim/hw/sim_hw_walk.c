@@ -33,7 +33,7 @@ static int overlap_fill(const sim_hw *hw, walk_ov *o, double slow, int64_t now, 
         }
         if (now + o->dur > gap_end) return 0;
         if (now + o->dur == gap_end || o->dur <= 0) return -1;
-        if (k->unit == ENG_UNIT_NPU)
+        if (sim_hwi_on_npu(hw, k->unit))
             w->npu_ns += o->dur;
         else
             w->cpu_ns += o->dur;
@@ -64,8 +64,8 @@ static const sim_hwi_memo *shape_memo(sim_hw *hw, const sim_verify_shape *v, dou
     sim_hwi_memo *m = &hw->memo[(uint32_t)v->rows % SIM_HWI_MEMO];
     if (m->valid && m->slow == slow && memcmp(&m->key, &k, sizeof k) == 0) return m;
     int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    m->p_a = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, v->rows), &m->execs_a);
-    m->p_b = sim_cost_npu_pad(&hw->dev, sim_hw_verify_graph_rows(hw, final_rows), &m->execs_b);
+    m->p_a = sim_hwi_verify_pad(hw, v->rows, &m->execs_a);
+    m->p_b = sim_hwi_verify_pad(hw, final_rows, &m->execs_b);
     m->head_ns = sim_hwi_ms_to_ns(sim_hw_proj_ms(hw, v) * slow);
     m->kv_ns = sim_hwi_ms_to_ns(sim_hw_setup_ms(hw, v) * slow);
     m->key = k;
@@ -197,8 +197,9 @@ int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, 
     w->flash_ns += hw->stream_ns[spec];
     w->flash_bytes += hw->stream_bytes;
     w->events += hw->stream_reads + n + (kv > 0);
-    w->npu_ns += (int64_t)(L - after) * lay_a + (int64_t)after * lay_b;
-    if (v->proj == ENG_PROJ_ONDEMAND_CPU)
+    int cpu = sim_hwi_cpu_only(hw); /* the target computes on the CPU ("Two runtimes") */
+    *(cpu ? &w->cpu_ns : &w->npu_ns) += (int64_t)(L - after) * lay_a + (int64_t)after * lay_b;
+    if (cpu || v->proj == ENG_PROJ_ONDEMAND_CPU)
         w->cpu_ns += head;
     else
         w->npu_ns += head;

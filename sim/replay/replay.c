@@ -160,7 +160,8 @@ static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t
 /* A policy's verification plan against the tree it verifies (any policy, C,
  * plug-in or Lua): the rows through the layers cover every verified node and
  * stay within what a verification can hold (the tree, or the largest compiled
- * graph when that is larger); rows past the exit layer cover the kept nodes and
+ * graph when that is larger; on a runtime that verifies on the CPU, every
+ * node's path from the root batched); rows past the exit layer cover the kept nodes and
  * no more than the rows; the leaves are between 1 and the rows; the
  * exit layer lies inside the target.  0, or -1 with err (naming the field). */
 static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_plan *pl,
@@ -170,8 +171,16 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
     for (int32_t v = 1; keep && v < t->n_nodes; v++) kept += keep[v] != 0;
     int32_t most = t->n_nodes, layers = pt->target->layers;
     const sim_device *d = pt->device;
-    if (d->n_npu_shapes > 0 && d->npu_shapes[d->n_npu_shapes - 1] > most)
+    if (d->verify_unit == SIM_VERIFY_CPU) {
+        /* no compiled graph (sim_hw.h "Two runtimes"): a batch as large as
+         * every node's path from the root, the most any plan repeats */
+        int32_t paths = 0;
+        for (int32_t v = 0; v < t->n_nodes; v++)
+            paths += t->nodes[v].depth + 1;
+        if (paths > most) most = paths;
+    } else if (d->n_npu_shapes > 0 && d->npu_shapes[d->n_npu_shapes - 1] > most) {
         most = d->npu_shapes[d->n_npu_shapes - 1];
+    }
     const char *why = NULL;
     char buf[160];
     if (pl->exit_layer < -1 || pl->exit_layer >= layers) {

@@ -43,6 +43,7 @@ int32_t rp_variants_open(rp_variant *var, int32_t n_var, const sim_point *pt, co
         const sim_device *d = &pt->variants[i];
         char hw_err[256];
         v->most = d->n_npu_shapes > 0 ? d->npu_shapes[d->n_npu_shapes - 1] : 0;
+        if (d->verify_unit == SIM_VERIFY_CPU) v->most = INT32_MAX; /* no compiled graph */
         v->total_ms = 0.0;
         v->priced =
             sim_hw_create(d, pt->target, pt->policy->needs_draft ? pt->draft : NULL,

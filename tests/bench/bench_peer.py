@@ -37,6 +37,12 @@ way: it reads the traces with h5py, then walks every prompt cycle by cycle.
     verification costs by shape for these policies (rp_profile.c's profile cache
     serves policies that calibrate, which these two do not), so neither
     does the peer.
+  - On a phone whose runtime verifies on the CPU (verify_unit = cpu:
+    CPU_DEVICE, the llama.cpp runtime) the layers and the head are one
+    batched CPU pass over the rows -- max(weights and KV / cpu_gbps, rows x
+    FLOPs / cpu_gflops) / cpu_efficiency, no padding, no smallest graph, no
+    launch or sync -- and the same points are checked on it (one flashspec
+    run, not timed).
   - A point is walked once and each cycle priced on the device and on each
     of its standing variants, as flashspec replays a row of a policy whose
     trees do not depend on the phone (tokens_per_s_model_lo / _hi: the least
@@ -84,6 +90,9 @@ HOME = os.environ.get("FLASHSPEC_HOME", os.getcwd())
 TRACES = ["workload-code-strong", "workload-math-weak", "workload-dialogue-strong"]
 POLICIES = ["flash_ar", "chain"]
 DEVICE, TARGET, DRAFT = "oneplus12", "qwen3-8b-q4_0", "qwen3-8b-eagle3-q4_0"
+# a phone whose runtime verifies on the CPU (runtime/llamacpp-cpu): checked for
+# agreement point for point too (one flashspec run), not timed
+CPU_DEVICE = "xiaomi10"
 MAX_NEW = 128
 K = 8
 REPEAT = 5
@@ -95,17 +104,17 @@ PROFILE_SCRIPT = """local fs = flashspec
 fs.run { device = fs.device "%s", target = fs.model "%s", draft = fs.model "%s",
   trace = fs.trace "traces/data/%s.h5", prompts = 1, max_new_tokens = 1,
   policy = fs.policy.chain { k = 1 } }
-""" % (DEVICE, TARGET, DRAFT, CONFIG_TRACE)
+"""
 
 
-def resolved_profiles(tmp):
+def resolved_profiles(tmp, device=DEVICE):
     """The device (its values and its standing variants', in flashspec's
     order), target and draft as flashspec resolves them: one flashspec call
     on a one-token point, then its run.json."""
     script = os.path.join(tmp, "profiles.lua")
     with open(script, "w") as f:
-        f.write(PROFILE_SCRIPT)
-    out = os.path.join(tmp, "profiles")
+        f.write(PROFILE_SCRIPT % (device, TARGET, DRAFT, CONFIG_TRACE))
+    out = os.path.join(tmp, "profiles-" + device)
     p = subprocess.run([BIN, "run", "-q", "-j", "1", "--no-resume", script, "-o", out],
                        cwd=HOME, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -132,6 +141,9 @@ class Phone:
         if dev["thermal"] and dev["thermal_throttle"] > 0:
             sys.exit("peer: the device enables thermal throttling; not modelled")
         self.d, self.t, self.e = dev, tgt, dft
+        # the runtime that verifies on the CPU (verify_unit = cpu, sim_hw.h "Two
+        # runtimes"): layers and head in one batched CPU pass, no padding
+        self.cpu = dev.get("verify_unit", "npu") == "cpu"
         self.L = tgt["layers"]
         # DRAM residency at dram_fraction 0: no layer pinned; the head is in
         # DRAM when tied to the embeddings or kept there by the runtime
@@ -205,7 +217,13 @@ class Phone:
         comp = p * flops / (d["npu_gflops"] * 1e6)
         return execs * ((d["launch_us"] + d["sync_us"]) * 1e-3 + max(mem, comp)) / eff
 
+    def cpu_ms(self, rows, nbytes, flops, eff):
+        d = self.d
+        return max(nbytes / (d["cpu_gbps"] * 1e6), rows * flops / (d["cpu_gflops"] * 1e6)) / eff
+
     def graph_rows(self, rows):
+        if self.cpu:
+            return rows
         vmin = self.d["verify_min_rows"]
         return vmin if 2 <= rows < vmin else rows
 
@@ -223,12 +241,18 @@ class Phone:
         leaf; decode: a plain decode step (nothing drafted); drafted_ns: how
         long the cycle drafted before it (the loader may read meanwhile)."""
         g = self.graph_rows(rows)
-        p, execs = self.pad(g)
-        eff = self.t["npu_efficiency"]
-        layer = llround(self.npu_ms(g, self.layer_bytes + ctx * self.kv_layer_bytes,
-                                    self.layer_flops + self.attn_flops * (ctx + p * execs),
-                                    eff) * 1e6)
-        head = llround(self.npu_ms(g, self.head_bytes, self.head_flops, eff) * 1e6)
+        if self.cpu:  # one batched pass over the rows on the CPU
+            eff = self.t["cpu_efficiency"]
+            layer = llround(self.cpu_ms(g, self.layer_bytes + ctx * self.kv_layer_bytes,
+                                        self.layer_flops + self.attn_flops * (ctx + g), eff) * 1e6)
+            head = llround(self.cpu_ms(g, self.head_bytes, self.head_flops, eff) * 1e6)
+        else:
+            p, execs = self.pad(g)
+            eff = self.t["npu_efficiency"]
+            layer = llround(self.npu_ms(g, self.layer_bytes + ctx * self.kv_layer_bytes,
+                                        self.layer_flops + self.attn_flops * (ctx + p * execs),
+                                        eff) * 1e6)
+            head = llround(self.npu_ms(g, self.head_bytes, self.head_flops, eff) * 1e6)
         tree = rows >= 2 or (self.d["verify_setup_one_row"] and not decode)
         setup = 0.0
         if tree:  # sim_hw_setup_ms: the tree set-up, per row, the KV snapshot
@@ -403,7 +427,7 @@ def same(a, b):
     return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
-def flashspec_script(passes):
+def flashspec_script(passes, device=DEVICE):
     """A sweep of every point; passes = 2 reads the traces in a first pass and
     prints the second's rows."""
     return """local fs = flashspec
@@ -419,7 +443,7 @@ end
         string.format("%%.17g %%.17g %%.17g %%.17g %%.17g %%.17g", r.ms_per_token, r.tokens_per_s,
         r.tokens_per_s_lo, r.tokens_per_s_hi, r.tokens_per_s_model_lo, r.tokens_per_s_model_hi))
 end
-""" % (", ".join(f'"{t}"' for t in TRACES), DEVICE, TARGET, DRAFT, MAX_NEW, K,
+""" % (", ".join(f'"{t}"' for t in TRACES), device, TARGET, DRAFT, MAX_NEW, K,
        "sweep() -- the first pass reads every prompt into the trace cache\n" if passes == 2
        else "")
 
@@ -518,7 +542,24 @@ def main():
             if got != len(ref):
                 sys.exit(f"bench: the peer process gave {got} of {len(ref)} points")
 
+        # the CPU runtime: the same points on a phone that verifies on the CPU
+        cpu_devices, _, _ = resolved_profiles(tmp, CPU_DEVICE)
+        if cpu_devices[0].get("verify_unit") != "cpu":
+            sys.exit(f"bench: {CPU_DEVICE} does not verify on the CPU")
+        cpu_script = os.path.join(tmp, "cpu.lua")
+        with open(cpu_script, "w") as f:
+            f.write(flashspec_script(1, CPU_DEVICE))
+        for key, (point_id, _, ours) in run_flashspec(cpu_script, os.path.join(tmp, "cpu")).items():
+            peer = peer_point(traces[key[0]], key[1], cpu_devices, tgt, dft, point_id)
+            if not same(peer, ours):
+                sys.exit(f"bench: {CPU_DEVICE} {key}: the peer gives {FIELDS} {peer!r}, "
+                         f"flashspec {ours!r}")
+            if ours == ref[key]:
+                sys.exit(f"bench: {CPU_DEVICE} {key}: the same numbers as {DEVICE}")
+
     n_var = len(devices) - 1
+    print(f"On {CPU_DEVICE} (the runtime that verifies on the CPU, {len(cpu_devices) - 1} "
+          f"standing variants): {len(ref)} points agree exactly too.")
     print("Peer replay (Python, numpy + h5py, phone model included) against flashspec "
           f"({DEVICE}: the device and its {n_var} standing variants per point).")
     print("Cycles, tokens, ms per token, tokens/s, its bootstrap interval and the model band "

@@ -43,6 +43,14 @@ Cases:
                     ranges; `flashspec profiles parts` lists every part file;
                     bad input (an unknown name, a missing argument, a broken
                     part) is one line with its exit code.
+  edge_phones       EdgeLLM's smartphone setting: the Xiaomi 10 / 11 profiles and
+                    the Vicuna / LLaMA-2-Chat Q4_0 models load together; the
+                    verification is all CPU time; the bytes streamed follow the
+                    architecture; the I/O is page faults of 128 KiB, four in
+                    flight; compute is ordered 8 Gen 1 < 888 < 865 at equal I/O;
+                    a whole 13B target does not fit the 6.0 GB budget; a bad
+                    verify_unit, or one in a part of another kind, is one line
+                    with exit 78.
   calibration_reproduces
                     `flashspec calibrate configs/calibration/oneplus12.lua` fits
                     the values the shipped OnePlus 12 profile and the workload
@@ -159,6 +167,97 @@ def case_device_profiles() -> None:
         if not 0.9 * op["total"] < u41["total"] < op["total"]:
             fail(f"{t}: sd8elite_ufs41 {u41['total']} not just below oneplus12 {op['total']}")
     print("device_profiles: ok")
+
+
+# --- EdgeLLM's phones and models (llama.cpp on the CPU, the target mapped) ----
+
+EDGE_MODELS = {  # name: (layers, hidden, ffn, heads), LLaMA-2 shapes (Vicuna v1.5 shares them)
+    "vicuna-7b-q4_0": (32, 4096, 11008, 32), "llama2-7b-chat-q4_0": (32, 4096, 11008, 32),
+    "vicuna-13b-q4_0": (40, 5120, 13824, 40), "llama2-13b-chat-q4_0": (40, 5120, 13824, 40)}
+EDGE_PHONES = ("xiaomi10", "xiaomi11", "xiaomi11_sd8gen1")
+COMPUTE = re.compile(r"compute ([\d.]+) ms \(npu ([\d.]+), cpu ([\d.]+)\)")
+
+
+def case_edge_phones() -> None:
+    for m in EDGE_MODELS:
+        if not (HOME / "configs/models" / f"{m}.lua").exists():
+            fail(f"configs/models/{m}.lua missing")
+    for d in EDGE_PHONES:
+        if not (HOME / "configs/devices" / f"{d}.lua").exists():
+            fail(f"configs/devices/{d}.lua missing")
+    cost = {}
+    for d in EDGE_PHONES:
+        for m, (L, h, f, H) in EDGE_MODELS.items():
+            out = run("profile", d, m)
+            c = COMPUTE.search(out)
+            fl = re.search(r"flash per verify ([\d.]+) GB", out)
+            if not c or not fl or "cpu layer" not in out:
+                fail(f"profile {d} {m}: unexpected output:\n{out}")
+            # the whole verification on the CPU: no NPU time at all
+            if float(c.group(2)) != 0.0 or abs(float(c.group(3)) - float(c.group(1))) > 1e-6:
+                fail(f"{d} {m}: compute {c.groups()} is not all CPU")
+            # Q4_0 (4.5 bits a weight) of L layers of 4h^2 + 3hf and an untied
+            # 32000-row head, all streamed at 0% DRAM
+            want = (L * (4 * h * h + 3 * h * f) + 32000 * h) * 4.5 / 8 / 1e9
+            if abs(float(fl.group(1)) - want) > 0.0006:
+                fail(f"{d} {m}: streams {fl.group(1)} GB, the architecture gives {want:.3f}")
+            cost[(d, m)] = profile(d, m)
+            cost[(d, m)]["out"] = out
+        # the 13B costs more than the 7B of the same family, in I/O and compute
+        for a, b in (("vicuna-7b-q4_0", "vicuna-13b-q4_0"),
+                     ("llama2-7b-chat-q4_0", "llama2-13b-chat-q4_0")):
+            if not (cost[(d, a)]["io"] < cost[(d, b)]["io"] and
+                    cost[(d, a)]["compute"] < cost[(d, b)]["compute"]):
+                fail(f"{d}: {a} not cheaper than {b}")
+    for m in EDGE_MODELS:
+        x10, x11, g1 = (cost[(d, m)] for d in EDGE_PHONES)
+        # page faults of 128 KiB, four in flight, 8 us each, at UFS 3.0 / 3.1's 2.1 GB/s
+        nbytes = float(re.search(r"flash per verify ([\d.]+) GB", x10["out"]).group(1)) * 1e9
+        L, h = EDGE_MODELS[m][0], EDGE_MODELS[m][1]
+        lb = (4 * h * h + 3 * h * EDGE_MODELS[m][2]) * 4.5 / 8
+        reqs = L * math.ceil(lb / 131072) + math.ceil(32000 * h * 4.5 / 8 / 131072)
+        io = nbytes / 2.1e6 + reqs * 0.008 / 4
+        for name, c in (("xiaomi10", x10), ("xiaomi11", x11)):
+            if abs(c["io"] - io) > 0.5:
+                fail(f"{name} {m}: I/O {c['io']} ms, faults of 128 KiB give {io:.1f}")
+            if abs(c["total"] - c["compute"] - c["io"]) > 0.2:
+                fail(f"{name} {m}: total != compute + I/O")
+        # same flash ratings, faster cores: the Mi 11 computes faster, the
+        # table's 8 Gen 1 faster still; the I/O is the same
+        if not (g1["compute"] < x11["compute"] < x10["compute"]):
+            fail(f"{m}: compute not ordered 8 Gen 1 < 888 < 865: "
+                 f"{g1['compute']}, {x11['compute']}, {x10['compute']}")
+        if abs(x10["io"] - x11["io"]) > 1e-6 or abs(x11["io"] - g1["io"]) > 1e-6:
+            fail(f"{m}: the I/O differs between phones with the same flash rating")
+        print(f"{m:22s} Flash-AR ms/token: xiaomi10 {x10['total']:.1f}, xiaomi11 "
+              f"{x11['total']:.1f}, xiaomi11_sd8gen1 {g1['total']:.1f}")
+    # the budget: EdgeLLM's 6.0 GB; a 13B target does not fit whole, the 7B draft does
+    e = explain("xiaomi10")
+    if e["dram_budget_gb"][0] != "6" or e["verify_unit"][0] != "cpu" or \
+            "llamacpp-cpu" not in e["verify_unit"][3]:
+        fail(f"xiaomi10: budget {e['dram_budget_gb']}, verify_unit {e['verify_unit']}")
+    if explain("xiaomi11_sd8gen1")["cpu_gflops"][3].find("sd8gen1") < 0:
+        fail("xiaomi11_sd8gen1 does not take its CPU from the 8 Gen 1 part")
+    p = subprocess.run([BIN, "profile", "xiaomi10", "vicuna-13b-q4_0", "--dram-fraction", "1"], cwd=HOME,
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 78 or "does not fit" not in p.stderr or p.stderr.count("\n") != 1:
+        fail(f"a whole 13B target fits the Xiaomi 10's budget: {p.returncode} {p.stderr!r}")
+    # bad input: one line, its exit code
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "devices").mkdir()
+        (Path(tmp) / "devices" / "bad.lua").write_text(
+            'return {\n  base = "xiaomi10",\n  verify_unit = "gpu",\n}\n')
+        env = dict(os.environ, FLASHSPEC_CONFIG_PATH=tmp)
+        bad_run(["profiles", "--explain", "bad"], 78, "bad.lua:3:",
+                "key 'verify_unit' must be one of 'npu', 'cpu'", env=env)
+        cfg = Path(tmp) / "configs"
+        subprocess.run(["cp", "-r", str(HOME / "configs"), str(cfg)], check=True)
+        soc = cfg / "parts" / "soc" / "sd865.lua"
+        soc.write_text(soc.read_text().replace("  cpu_gbps = 22.1,", '  cpu_gbps = 22.1,\n  verify_unit = "cpu",'))
+        bad_run(["profiles", "--explain", "xiaomi10"], 78, "sd865.lua:",
+                "key 'verify_unit' is not a soc key (it belongs to runtime parts)",
+                env=dict(os.environ, FLASHSPEC_CONFIG_DIR=str(cfg)))
+    print("edge_phones: ok")
 
 
 # --- citation lint -------------------------------------------------------------
@@ -874,6 +973,7 @@ CASES = {
     "transfer_inputs": case_transfer_inputs,
     "calibration_reproduces": case_calibration_reproduces,
     "parts_explain": case_parts_explain,
+    "edge_phones": case_edge_phones,
 }
 
 

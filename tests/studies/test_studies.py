@@ -4,7 +4,7 @@
     test_studies.py CASE OUTDIR
 
 CASE is a study name (end_to_end, draft_quality, dram_budget, output_length,
-tree_budget: the quick grid) or dram_budget_full (the full grid, whose
+tree_budget, edgellm_phones: the quick grid) or dram_budget_full (the full grid, whose
 Qwen3-14B points beyond 40% pinned do not fit the OnePlus 12's DRAM budget).
 Checks the exit code, that results.csv holds one row per point that ran with
 every result column (sim/lua/rows.c), tokens_per_s_lo <= tokens_per_s <=
@@ -36,6 +36,8 @@ STUDIES = {
                       2 * 2, 3 * 5 * 4, False),
     "tree_budget": (["workload", "policy", "cap", "speedup", "rows", "coverage"],
                     "geomean speedup", 1 + 2 * 2, 3 * (2 + 4 * 4), False),
+    "edgellm_phones": (["pair", "dataset", "phone", "kept", "policy", "speedup", "cpu_ms"],
+                       "geomean speedup", 4, 2 * 3 * 2 * 2 * 4, False),
 }
 CI_ROW = re.compile(r"\d+\.\d+ \[\s*\d+\.\d+,\s*\d+\.\d+\]")
 

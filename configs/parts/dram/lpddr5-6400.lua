@@ -1,5 +1,6 @@
 -- LPDDR5 at 3,200 MHz (6,400 MT/s) on a 64-bit bus: the memory of the
--- Snapdragon 888 and 8 Gen 1 (soc/sd888, soc/sd8gen1).
+-- Snapdragon 888 and 8 Gen 1 (soc/sd888, soc/sd8gen1), and of the Xiaomi Mi 11
+-- (Xiaomi's launch specification, 2020-12-28: LPDDR5 at 6,400 Mbps).
 return {
   dram_gbps = 51.2,
   dram_j_per_gb = 0.04,

@@ -30,6 +30,7 @@ return {
   npu_shapes = { 1, 2, 4, 8, 16, 32, 64, 128, 256 },
   verify_min_rows = 1,
   npu_call_us = 0,
+  verify_unit = "npu",
 
   -- the set-up of a tree verification (sim/hw/sim_hw.h "The set-up") -----------
   verify_graph_us = 13943.3,
@@ -99,6 +100,7 @@ return {
     prefetch_layers = "Lever Table 1: total = compute + I/O exactly, so the loader has one layer buffer: a layer's read waits for the compute of the layer before it (sim/hw/sim_hw.h 'The runtime': a ring of prefetch_layers + 1 buffers)",
     pin_head = "the key's default; with head_resident the head stays in DRAM at every budget and the choice does not arise",
     npu_shapes = "static graphs compiled for power-of-two row counts (Lever §2.2, §4.4); more rows run as several executions of the largest; every count compiled is the standing variant 'all'",
+    verify_unit = "Lever §2.2, §4.1: the target's layers run as static QNN graphs on the Hexagon NPU",
     npu_call_us = "a FastRPC round trip is 'a few hundred us to several ms' (Hexagon SDK), which the per-graph launch + sync (1.06 ms) covers; Lever Tables 1, 2 and 5 do not determine more: none charged; its prior range, 0 to 5 ms (the 'several ms' end), reaches the model band through parts_slow",
     verify_setup_us = "the constant per tree verification: the per-graph cost (verify_graph_us) fits better (RMS 3.6% against 4.3%, AIC -240 against -225; configs/calibration/README.md 'Mechanisms of the set-up'); it is the standing variant 'const'",
     verify_setup_streamed_us_per_gb = "a set-up per streamed byte vanishes when the target is pinned, which Lever's Table 6 curve rejects: none charged",

@@ -2,21 +2,39 @@
 -- 4x Cortex-A510 1.8 GHz, 6 MB L3; LPDDR5 at 3,200 MHz.  The cores EdgeLLM's
 -- platform table lists for its "Xiaomi 11" (the Xiaomi 12 ships this SoC).
 --
--- The NPU keys are left to a runtime that uses the NPU.
+-- The NPU keys but the memory-peak read rate
+-- (npu_gbps) are left to a runtime that uses the NPU.
 return {
   cpu_gbps = 27.2,
-  cpu_gflops = 320,
+  cpu_gflops = 350.3,
+
+  -- NPU: the one-row weight read at the memory's peak (soc/sd8elite's rule)
+  npu_gbps = 51.2,
+
+  -- power states (W): no public anchor on this SoC; the 8 Gen 3's split
+  -- (soc/sd8gen3), as for every phone of this class
+  base_w = 1.0,
+  cpu_active_w = 2.962,
+  cpu_idle_w = 0.2,
+  npu_active_w = 3.0,
+  npu_idle_w = 0.1,
 
   thermal_onset_s = 17.5,
   thermal_throttle = 0.35,
 
   cite = {
+    npu_gbps = "the one-row NPU weight read at the memory's peak, as Lever Table 1 puts the 8 Gen 3's (soc/sd8gen3): LPDDR5 at 3,200 MHz x 8 B = 51.2 GB/s; not read by a runtime that verifies on the CPU",
+    base_w = "assumption, as for any awake phone: SoC uncore and always-on rails with the display off, ~1 W (soc/sd8gen3)",
+    cpu_active_w = "assumption: a busy big-core cluster within a phone's sustained 3-5 W envelope; the 8 Gen 3 anchor's derived 2.962 W (soc/sd8gen3)",
+    cpu_idle_w = "assumption: idle cores in WFI / power collapse, ~0.2 W",
+    npu_active_w = "assumption: a busy mobile NPU draws 2-5 W under sustained load; 3 W (not drawn by a runtime that verifies on the CPU)",
+    npu_idle_w = "assumption: power-gated Hexagon DSP between graphs (leakage), ~0.1 W",
     cpu_gbps = "ExecuTorch XNNPACK decodes Llama-2-7B 8da4w (g128) at 8.15 tok/s on a Galaxy S22 (pytorch/executorch examples/models/llama2/README.md; the S22 of the US and China markets carries this SoC): 3.34 GB x 8.15 /s = 27.2 GB/s, 53% of LPDDR5-6400's 51.2 GB/s",
-    cpu_gflops = "estimate: the 8 Gen 3's ExecuTorch prefill (576 GFLOP/s) x the ratio of big-core clocks, (3.0 + 3 x 2.5) / (3.3 + 3 x 3.2 + 2 x 3.0) = 10.5 / 18.9 = 0.556 (gizbot.com core table, 2021-12-01); range: the 8 Gen 3's prefill per decode GB/s (576 / 38.6) x 27.2 = 406 at the top, half the estimate at the bottom",
+    cpu_gflops = "estimate: the 8 Gen 3's ExecuTorch prefill (576 GFLOP/s, soc/sd8gen3) x the big cores' 128-bit SIMD pipes x clock against its own: the Cortex-X4, X2 and X1 have four NEON pipes, the A720, A710, A78 and A77 two (Arm's core announcements), and the 8 Gen 3 sums 3.3 x 4 + 3 x 3.2 x 2 + 2 x 3.0 x 2 = 44.4; this SoC (3.0 x 4 + 3 x 2.5 x 2) = 27.0: 576 x 27.0 / 44.4 = 350.3 (gizbot.com core table, 2021-12-01); range: the 8 Gen 3's prefill per decode GB/s (576 / 38.6) x 27.2 = 406 at the top, half the estimate at the bottom",
     thermal_onset_s = "K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android' (MVP Factory blog): mobile SoCs throttle after 15-20 s of sustained inference (midpoint 17.5 s)",
     thermal_throttle = "K. Wiewiór, 'Speculative Decoding for On-Device LLMs on Android' (MVP Factory blog): after 15-20 s of sustained inference clock speeds can drop 30-40% (midpoint 0.35)",
   },
   ranges = {
-    cpu_gflops = { 160, 406 },
+    cpu_gflops = { 175.1, 406 },
   },
 }

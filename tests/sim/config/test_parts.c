@@ -589,6 +589,28 @@ static void test_shipped(const char *cfg, const char *flat)
                   dval(&v.v[2].delta, "npu_gflops") == 673.665 * 1.45);
         }
     }
+    /* EdgeLLM's phones: llama.cpp on the CPU (runtime/llamacpp-cpu), nothing
+     * fitted, the SoC's CPU ranges and the flash's latency range as variants */
+    static const char *const edge[] = {"xiaomi10", "xiaomi11", "xiaomi11_sd8gen1"};
+    static const char *const socs[] = {"sd865", "sd888", "sd8gen1"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/devices/%s.lua", cfg, edge[i]);
+        int rc = sim_profile_explain_device(path, &d, &v, s, err, sizeof err);
+        if (rc) fprintf(stderr, "%s\n", err);
+        CHECK(rc == SIM_PROFILE_OK);
+        check_sources(edge[i], s);
+        CHECK(!strcmp(s->parts[SIM_PART_SOC], socs[i]));
+        CHECK(!strcmp(s->parts[SIM_PART_RUNTIME], "llamacpp-cpu"));
+        CHECK(!strcmp(s->parts[SIM_PART_FLASH], i == 0 ? "ufs3.0" : "ufs3.1"));
+        CHECK(d.verify_unit == SIM_VERIFY_CPU && d.request_kb == 128 && d.queue_depth == 4 &&
+              d.prefetch_layers == 0 && !d.read_during_draft && d.dram_budget_gb == 6.0);
+        CHECK(d.request_latency_us == 8.0 && d.read_gbps == 2.1);
+        for (int32_t k = 0; k < s->n_keys; k++)
+            CHECK(s->key[k].kind != SIM_SRC_FIT); /* nothing fitted on these phones */
+        const sim_key_source *r = &s->key[key_row("request_latency_us")];
+        CHECK(r->has_range && r->lo == 8 && r->hi == 16);
+        CHECK(v.n == 2 && !strcmp(v.v[0].name, "parts_fast") && !strcmp(v.v[1].name, "parts_slow"));
+    }
     /* every shipped part file loads (kinds, citations, ranges, rules) */
     int n = 0;
     for (int k = 0; k < SIM_PART_KINDS; k++) {
