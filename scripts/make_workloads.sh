@@ -2,7 +2,10 @@
 # Regenerates the bundled workload traces traces/data/workload-<task>-<draft>.h5:
 # three workloads (code generation, math reasoning, open dialogue) x two drafts
 # (strong = EAGLE-3 class feature-level draft, weak = separate small model of the
-# target's family), target Qwen3-8B (36 layers, vocab 151936, early-exit layer 18).
+# target's family), target Qwen3-8B (36 layers, vocab 151936, early-exit layer 18);
+# HumanEval and three more targets transferred from them; and EdgeLLM's model
+# pairs, 13B targets with the 7B model of their family as the draft
+# (workload-<task>-weak-<target>.h5).
 # Sources of every number and the arithmetic: traces/data/WORKLOADS.md.
 #
 # usage: scripts/make_workloads.sh [FLASHSPEC [OUTDIR]]   (run from the project root)
@@ -45,6 +48,17 @@ gen_target() {
     "$bin" trace synth -o "$out/workload-$5-strong-$1.h5" $common --target-layers "$2" \
         --exit-layers "$3" --vocab "$4" --target "$1-q4_0" --draft "$1-eagle3-q4_0" \
         --accept "$6" --coverage "$7" --seed "$8" >/dev/null
+}
+
+# EdgeLLM's model pairs: a 13B target with the 7B model of its family as a separate
+# draft (the weak class), the target's layers, early-exit layer and vocabulary,
+# written to workload-TASK-weak-TARGET.h5.
+# gen_pair TARGET DRAFT LAYERS EXIT VOCAB TASK ACCEPT COVERAGE SEED
+gen_pair() {
+    # shellcheck disable=SC2086  # $common is a list of options
+    "$bin" trace synth -o "$out/workload-$6-weak-$1.h5" $common --target-layers "$3" \
+        --exit-layers "$4" --vocab "$5" --target "$1-q4_0" --draft "$2-q4_0" \
+        --accept "$7" --coverage "$8" --seed "$9" >/dev/null
 }
 
 # Acceptance: fitted by flashspec calibrate to Lever Table 5 (with Tables 1, 2
@@ -90,3 +104,18 @@ gen_target llama3.1-8b 32 16 128256 dialogue-lo 0.803568,0.415375,0.214713,0.110
 gen_target llama3.1-8b 32 16 128256 dialogue-hi 0.803568,0.834065,0.865718,0.898574,0.932676,0.968072,0.990000,0.990000 0.921427 3301
 gen_target llama3.1-8b 32 16 128256 humaneval-lo 0.854973,0.556438,0.362144,0.235693,0.153395,0.099833,0.064974,0.042287 0.941989 3401
 gen_target llama3.1-8b 32 16 128256 humaneval-hi 0.854973,0.862701,0.870499,0.878367,0.886306,0.894317,0.902401,0.910557 0.941989 3401
+# EdgeLLM's pairs (LLaMA-2-Chat-13B / 7B, Vicuna-13B / 7B): the pair's public
+# per-token acceptance, constant over depth, and translation's low and high end
+# around its nearest family, by scripts/transfer_acceptance.py (WORKLOADS.md,
+# "EdgeLLM's model pairs").
+#        target draft layers exit vocab task accept (depths 1..8) coverage seed
+gen_pair llama2-13b-chat llama2-7b-chat 40 20 32000 cnndm 0.907000,0.907000,0.907000,0.907000,0.907000,0.907000,0.907000,0.907000 0.962800 6101
+gen_pair llama2-13b-chat llama2-7b-chat 40 20 32000 squad 0.899000,0.899000,0.899000,0.899000,0.899000,0.899000,0.899000,0.899000 0.959600 6201
+gen_pair llama2-13b-chat llama2-7b-chat 40 20 32000 truthfulqa 0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000 0.948400 6301
+gen_pair llama2-13b-chat llama2-7b-chat 40 20 32000 translation-lo 0.763346,0.763346,0.763346,0.763346,0.763346,0.763346,0.763346,0.763346 0.905338 6401
+gen_pair llama2-13b-chat llama2-7b-chat 40 20 32000 translation-hi 0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000 0.948400 6401
+gen_pair vicuna-13b vicuna-7b 40 20 32000 cnndm 0.907000,0.907000,0.907000,0.907000,0.907000,0.907000,0.907000,0.907000 0.962800 7101
+gen_pair vicuna-13b vicuna-7b 40 20 32000 squad 0.899000,0.899000,0.899000,0.899000,0.899000,0.899000,0.899000,0.899000 0.959600 7201
+gen_pair vicuna-13b vicuna-7b 40 20 32000 truthfulqa 0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000 0.948400 7301
+gen_pair vicuna-13b vicuna-7b 40 20 32000 translation-lo 0.763346,0.763346,0.763346,0.763346,0.763346,0.763346,0.763346,0.763346 0.905338 7401
+gen_pair vicuna-13b vicuna-7b 40 20 32000 translation-hi 0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000,0.871000 0.948400 7401

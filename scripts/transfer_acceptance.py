@@ -3,7 +3,7 @@
 
 usage: scripts/transfer_acceptance.py [-h] [--explain] [--sources FILE] [--presets FILE]
 
-Prints one `gen` / `gen_target` line per derived preset, in the form
+Prints one `gen` / `gen_target` / `gen_pair` line per derived preset, in the form
 scripts/make_workloads.sh holds them; with --explain, the arithmetic behind each
 line as Markdown tables (traces/data/WORKLOADS.md, "Other targets and HumanEval").
 --sources reads the published acceptance lengths from FILE instead of
@@ -45,6 +45,18 @@ oneplus12.lua).  Other targets and HumanEval are transferred through that fit:
      (rho_hi = rho^2 / rho_lo).  They print as workloads W-lo and W-hi.
   5. Coverage follows the presets' rule: a' + 0.6 (1 - a').
 Every root is found by bisection (each accepted length is monotone in a and in r).
+
+EdgeLLM's model pairs (13B targets, the 7B model of their family as the draft;
+`gen_pair` lines) come from the pair's own public per-token acceptance alpha by
+the same steps: A8 = sum_{j=1..8} alpha^j (draft tokens only), the draft's decay 1
+(a rate constant over depth) with the depth-1 rate solved, and translation, which
+has no figure, bracketed around its nearest family: the family's own rate (high)
+and that times one source's ratio of accepted draft tokens (low).
+
+The sources file has the columns source, target, benchmark, value, temperature,
+drafting, note, draft, quantity; quantity says what value measures: tau (an
+acceptance length, bonus token included), alpha (a per-token acceptance rate,
+the target's tokens fed back) or speedup (over autoregressive decoding).
 """
 from __future__ import annotations
 
@@ -243,11 +255,22 @@ def fitted_8b(path: Path) -> dict[str, list[float]]:
 @dataclass(frozen=True)
 class Row:
     source: str
-    tau: float
+    tau: float      # the figure, whatever its quantity (the name kept from tau-only files)
     line: int
+    draft: str = ""
+
+    @property
+    def value(self) -> float:
+        return self.tau
 
 
-REQUIRED = ("source", "target", "benchmark", "tau", "temperature", "drafting")
+REQUIRED = ("source", "target", "benchmark", "value", "temperature", "drafting", "draft",
+            "quantity")
+# what a row's value measures: tau an acceptance length (accepted draft tokens per
+# verification plus the bonus token), alpha a per-token acceptance rate (the share of
+# the target's tokens the draft predicts, the target's tokens fed back), speedup a
+# wall-clock speedup over autoregressive decoding
+QUANTITIES = ("tau", "alpha", "speedup")
 
 
 def drafting_kind(path: Path, line: int, text: str) -> str:
@@ -259,8 +282,10 @@ def drafting_kind(path: Path, line: int, text: str) -> str:
     raise Bad(f"{path}:{line}: drafting {text!r} names neither a tree nor a chain")
 
 
-def sources(path: Path) -> dict[tuple[str, str, float, str], Row]:
-    """(target, benchmark, temperature, tree|chain) -> row; one row per key."""
+def sources(path: Path) -> dict[tuple, Row]:
+    """(target, benchmark, temperature, tree|chain) -> row for the acceptance lengths
+    (quantity tau), (target, benchmark, temperature, tree|chain, quantity) for the
+    others; one row per key."""
     reader = csv.DictReader(io.StringIO(read_text(path), newline=""), strict=True)
     try:
         header = reader.fieldnames
@@ -271,27 +296,38 @@ def sources(path: Path) -> dict[tuple[str, str, float, str], Row]:
                 raise Bad(f"{path}:1: no column {col!r}")
         if len(set(header)) != len(header):
             raise Bad(f"{path}:1: a column named twice")
-        out: dict[tuple[str, str, float, str], Row] = {}
+        out: dict[tuple, Row] = {}
         for rec in reader:
             no = reader.line_num
             if None in rec or any(rec.get(c) is None for c in header):
                 raise Bad(f"{path}:{no}: {len(header)} fields expected")
-            for col in ("source", "target", "benchmark"):
+            for col in ("source", "target", "benchmark", "draft"):
                 if not rec[col].strip():
                     raise Bad(f"{path}:{no}: empty {col}")
-            tau = number(path, no, "tau", rec["tau"])
-            if not tau > 1:
-                raise Bad(f"{path}:{no}: tau {tau:g} is not above 1 (an acceptance length "
+            q = rec["quantity"].strip()
+            if q not in QUANTITIES:
+                raise Bad(f"{path}:{no}: quantity {q!r} is none of {', '.join(QUANTITIES)}")
+            x = number(path, no, q, rec["value"])
+            if q == "tau" and not x > 1:
+                raise Bad(f"{path}:{no}: tau {x:g} is not above 1 (an acceptance length "
                           f"counts the bonus token)")
+            if q == "alpha" and not 0 < x < 1:
+                raise Bad(f"{path}:{no}: alpha {x:g} is not in (0, 1) (a per-token "
+                          f"acceptance rate)")
+            if q == "speedup" and not x > 0:
+                raise Bad(f"{path}:{no}: speedup {x:g} is not above 0")
             temp = number(path, no, "temperature", rec["temperature"])
             if temp < 0:
                 raise Bad(f"{path}:{no}: temperature {temp:g} is negative")
             key = (rec["target"].strip(), rec["benchmark"].strip(), temp,
                    drafting_kind(path, no, rec["drafting"]))
+            if q != "tau":
+                key += (q,)
             if key in out:
+                what = "" if q == "tau" else f", {q}"
                 raise Bad(f"{path}:{no}: duplicate of line {out[key].line} ({key[0]}, "
-                          f"{key[1]}, T = {key[2]:g}, {key[3]} drafting)")
-            out[key] = Row(rec["source"].strip(), tau, no)
+                          f"{key[1]}, T = {key[2]:g}, {key[3]} drafting{what})")
+            out[key] = Row(rec["source"].strip(), x, no, rec["draft"].strip())
     except csv.Error as e:
         raise Bad(f"{path}:{reader.line_num}: {e}")
     return out
@@ -327,7 +363,7 @@ def ratio(src: dict, path: Path, target: str, bench: str) -> Ratio:
     # crossing sources: bracket with the target's chain measurement over Qwen3-8B's
     # tree measurement at the same temperature (lines of the file)
     chains = sorted((k[2], v) for k, v in src.items()
-                    if k[0] == target and k[1] == bench and k[3] == "chain")
+                    if len(k) == 4 and k[0] == target and k[1] == bench and k[3] == "chain")
     for temp, c in chains:
         d = src.get((BASE, bench, temp, "tree"))
         if d is not None:
@@ -407,12 +443,127 @@ def derive(sources_path: Path = SOURCES, presets_path: Path = PRESETS) -> list[D
     return out + brackets
 
 
+# --- EdgeLLM's model pairs: 7B drafts of the 13B target's family ---------------------
+
+# A 7B model of the target's own family is a separate draft (the `weak` class, as
+# Qwen3-0.6B for Qwen3-8B) but far closer to its target.  No phone preset of such a
+# pair was fitted, so these presets come from the pair's public per-token acceptance
+# (alpha) by the same steps: accepted draft tokens of a top-1 chain of eight as the
+# like-for-like quantity (A8 = sum_{j=1..8} alpha^j: an alpha counts draft tokens
+# only, as tau - 1 does), one decay per draft with the depth-1 rate solved for each
+# workload (`solve_rate`), coverage by the presets' rule.  The draft's decay is 1: a
+# constant per-token rate, the geometric profile alpha^d, what a per-token rate
+# measured with the target's tokens fed back means for a draft that decodes from the
+# committed target prefix at every depth (no public per-depth figure of a 7B -> 13B
+# pair was found; WORKLOADS.md).
+PAIR_DECAY = 1.0
+# target -> its draft, shape (configs/models/*.lua: layers, vocabulary; early exit at
+# the middle layer), the pair whose public figures it takes, seed base
+PAIRS = {
+    "llama2-13b-chat": {"draft": "llama2-7b-chat", "layers": 40, "exit": 20,
+                        "vocab": 32000, "figures": "llama2-13b-chat", "seed": 6000},
+    # no public acceptance figure of Vicuna-7B against Vicuna-13B: the nearest public
+    # pair's (same sizes, same architecture, both LLaMA fine-tunes)
+    "vicuna-13b": {"draft": "vicuna-7b", "layers": 40, "exit": 20, "vocab": 32000,
+                   "figures": "llama2-13b-chat", "seed": 7000},
+}
+# workload -> (the benchmark of the pair's figure, seed offset)
+PAIR_WORKLOADS = {"cnndm": ("CNN/DailyMail", 101), "squad": ("SQuAD", 201),
+                  "truthfulqa": ("TruthfulQA", 301)}
+# Translation has no public figure for either pair: a bracket around its nearest
+# family, open-domain QA (TruthfulQA, no context passage, like Spec-Bench's Natural
+# Questions).  High end: the nearest family's own rate (ratio 1).  Low end: one
+# source's ratio of accepted draft tokens, translation over QA, for a separate small
+# draft of a 13B target (Spec-Bench's SpS row; below).
+TRANSLATION = ("translation", "TruthfulQA", 401)
+# Spec-Bench's leaderboard gives SpS's speedup per subtask and its accepted length
+# over all subtasks only: at one cost per decoding step across subtasks (the same
+# draft, draft length and target), a subtask's acceptance length is the overall one
+# scaled by its speedup over the overall speedup.
+BRACKET_SRC = {"target": "vicuna-13b", "num": "Translation", "den": "Question Answering",
+               "all": "Overall", "kind": "chain"}
+
+
+def alpha_accepted(alpha: float) -> float:
+    """A8 of a constant per-token rate: sum_{j=1..8} alpha^j (not capped: a rate above
+    the presets' cap is out of their reach, not lowered to it)."""
+    return sum(alpha ** j for j in range(1, DEPTH + 1))
+
+
+def translation_ratio(src: dict, path: Path) -> tuple[float, int, str]:
+    """(rho, line, how): Spec-Bench's translation over QA, in accepted draft tokens."""
+    b = BRACKET_SRC
+    got = {}
+    for name, bench, q in (("num", b["num"], "speedup"), ("den", b["den"], "speedup"),
+                           ("all", b["all"], "speedup"), ("tau", b["all"], "tau")):
+        key = (b["target"], bench, 0.0, b["kind"]) + (() if q == "tau" else (q,))
+        r = src.get(key)
+        if r is None:
+            raise Bad(f"{path}: no row for {b['target']} {bench} at temperature 0 with "
+                      f"{b['kind']} drafting, quantity {q}")
+        got[name] = r
+    first = got["num"]
+    for r in got.values():
+        if r.source != first.source or r.draft != first.draft:
+            raise Bad(f"{path}:{r.line}: the translation bracket's rows must come from one "
+                      f"source and one draft ({first.source}, {first.draft}; line "
+                      f"{first.line})")
+    tau = {k: got["tau"].value * got[k].value / got["all"].value for k in ("num", "den")}
+    for k in ("num", "den"):
+        if not tau[k] > 1:
+            raise Bad(f"{path}:{got[k].line}: {b['target']} {got[k].line}: the scaled "
+                      f"acceptance length {tau[k]:.4f} is not above 1")
+    rho = (tau["num"] - 1) / (tau["den"] - 1)
+    return rho, first.line, f"{first.source} ({first.draft}), scaled by speedup"
+
+
+def derive_pairs(sources_path: Path = SOURCES) -> list[Derived]:
+    """The presets of EdgeLLM's pairs: per target, one per workload with a public
+    figure, and translation's low and high end."""
+    src = sources(sources_path)
+    out: list[Derived] = []
+
+    def alpha_row(fig: str, bench: str) -> Row:
+        r = src.get((fig, bench, 0.0, "chain", "alpha"))
+        if r is None:
+            raise Bad(f"{sources_path}: no alpha row for {fig} {bench} at temperature 0 "
+                      f"with chain drafting")
+        return r
+
+    def solved(line: int, what: str, want: float) -> Solved:
+        try:
+            return solve_rate(PAIR_DECAY, want)
+        except Bad as e:
+            raise Bad(f"{sources_path}:{line}: {what}: {e}") from None
+
+    rho_lo, lo_line, lo_how = translation_ratio(src, sources_path)
+    for t, pr in PAIRS.items():
+        for w, (bench, off) in PAIR_WORKLOADS.items():
+            r = alpha_row(pr["figures"], bench)
+            want = alpha_accepted(r.value)
+            out.append(Derived(t, w, f"{bench} alpha {r.value:g}", 1.0, want,
+                               solved(r.line, f"{t} {w}", want), pr["seed"] + off,
+                               r.source))
+        name, near, off = TRANSLATION
+        r = alpha_row(pr["figures"], near)
+        for end, rho, line in (("lo", rho_lo, lo_line), ("hi", 1.0, r.line)):
+            want = alpha_accepted(r.value) * rho
+            out.append(Derived(t, f"{name}-{end}", f"{near} alpha {r.value:g}", rho, want,
+                               solved(line, f"{t} {name}-{end}", want), pr["seed"] + off,
+                               lo_how if end == "lo" else r.source))
+    return out
+
+
 def gen_line(d: Derived) -> str:
     a = d.p[0]
     cov = round(a + COVERAGE_SHARE * (1.0 - a), 6)
     acc = ",".join(f"{x:.6f}" for x in d.p)
     if d.target == BASE:
         return f"gen {d.workload} strong {acc} {cov:.6f} {d.seed} {BASE}-eagle3-q4_0"
+    if d.target in PAIRS:
+        s = PAIRS[d.target]
+        return (f"gen_pair {d.target} {s['draft']} {s['layers']} {s['exit']} {s['vocab']} "
+                f"{d.workload} {acc} {cov:.6f} {d.seed}")
     s = TARGETS[d.target]
     return (f"gen_target {d.target} {s['layers']} {s['exit']} {s['vocab']} {d.workload} "
             f"{acc} {cov:.6f} {d.seed}")
@@ -427,6 +578,17 @@ def explain(rows: list[Derived]) -> str:
         out.append(f"| {d.target} | {d.workload} | {d.source} | {d.ratio:.3f} | "
                    f"{1 + accepted(p):.3f} | {d.solved.a:.3f} | {d.solved.r:.3f} | "
                    f"{d.solved.moved} | " + " ".join(f"{x:.3f}" for x in p[:3]) + " |")
+    return "\n".join(out) + "\n"
+
+
+def explain_pairs(rows: list[Derived]) -> str:
+    out = ["| target | draft | workload | from | ratio of accepted draft tokens | "
+           "phone tau (8-chain) | depth-1 rate a | decay r | source |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for d in rows:
+        out.append(f"| {d.target} | {PAIRS[d.target]['draft']} | {d.workload} | {d.source} | "
+                   f"{d.ratio:.3f} | {1 + accepted(d.p):.3f} | {d.solved.a:.3f} | "
+                   f"{d.solved.r:.3f} | {d.how} |")
     return "\n".join(out) + "\n"
 
 
@@ -456,7 +618,9 @@ def main(argv: list[str]) -> int:
     try:
         args = parse_args(argv)
         rows = derive(args.sources, args.presets)
-        text = explain(rows) if args.explain else "".join(gen_line(d) + "\n" for d in rows)
+        pairs = derive_pairs(args.sources)
+        text = (explain(rows) + "\n" + explain_pairs(pairs) if args.explain
+                else "".join(gen_line(d) + "\n" for d in rows + pairs))
     except Bad as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return e.code

@@ -13,7 +13,7 @@ Cases:
                     `--` comment, or a comment above it in the same paragraph
                     (no blank line between).  Also checks that the lint flags an
                     uncited line.
-  workloads_regen   scripts/make_workloads.sh regenerates the 27
+  workloads_regen   scripts/make_workloads.sh regenerates the 37
                     traces/data/workload-*.h5 byte for byte (SHA-256).
   workloads_check   each workload passes `flashspec trace check` and stays small.
   workloads_stats   `flashspec trace stats`: the expected accepted length of an
@@ -22,12 +22,20 @@ Cases:
                     depth matches the preset's knob.
   workloads_transfer
                     scripts/transfer_acceptance.py derives the 13 HumanEval and
-                    other-target lines and the 8 Llama-3.1-8B bracket lines
-                    make_workloads.sh holds; each accepts its source's ratio of
-                    accepted draft tokens (tau - 1) times the Qwen3-8B preset's,
-                    keeps the presets' form a r^(d-1) (the workload's depth-1
-                    rate kept, or the draft's decay for HumanEval on Qwen3-8B),
-                    and each bracket orders lo < central < hi.
+                    other-target lines, the 8 Llama-3.1-8B bracket lines and the
+                    10 lines of EdgeLLM's pairs make_workloads.sh holds; each
+                    accepts its source's ratio of accepted draft tokens (tau - 1)
+                    times the Qwen3-8B preset's, keeps the presets' form a r^(d-1)
+                    (the workload's depth-1 rate kept, or the draft's decay for
+                    HumanEval on Qwen3-8B), and each bracket orders lo < central
+                    < hi; a pair's preset is its public per-token rate, constant
+                    over depth, translation's ends the nearest family's rate and
+                    that times the one-source ratio.
+  workloads_pairs   each preset of EdgeLLM's pairs (traces/data/
+                    workload-*-weak-{llama2-13b-chat,vicuna-13b}.h5): its recorded
+                    depth-1 acceptance (`flashspec trace stats`) lies within the
+                    sampling noise (4 binomial standard errors over its depth-1
+                    positions) of the rate its derivation gives.
   transfer_rule     unit checks of the transfer rule (the form, the root finder
                     at its bounds, the fall-backs, like-for-like ratios, the
                     bracket) on the script's functions and on altered inputs.
@@ -81,6 +89,9 @@ OTHER_TARGETS = ("llama3.1-8b", "qwen3-4b", "qwen3-14b")
 # the targets whose ratio to Qwen3-8B crosses sources: a low and a high preset each
 BRACKETED = ("llama3.1-8b",)
 ENDS = ("lo", "hi")
+# EdgeLLM's pairs: 13B target -> its family's 7B draft (the weak class); workloads
+PAIR_TARGETS = {"llama2-13b-chat": "llama2-7b-chat", "vicuna-13b": "vicuna-7b"}
+PAIR_TASKS = ("cnndm", "squad", "truthfulqa", "translation-lo", "translation-hi")
 
 
 # The presets and their per-depth --accept knobs, read from scripts/make_workloads.sh:
@@ -93,6 +104,9 @@ def _knobs() -> dict[tuple[str, str, str | None], list[float]]:
         for m in re.finditer(r"^gen (\w+) +(\w+) +([0-9.,]+) ", text, re.M)}
     for m in re.finditer(r"^gen_target ([\w.-]+) \d+ \d+ \d+ ([\w-]+) ([0-9.,]+) ", text, re.M):
         out[(m.group(2), "strong", m.group(1))] = [float(x) for x in m.group(3).split(",")]
+    for m in re.finditer(r"^gen_pair ([\w.-]+) [\w.-]+ \d+ \d+ \d+ ([\w-]+) ([0-9.,]+) ", text,
+                         re.M):
+        out[(m.group(2), "weak", m.group(1))] = [float(x) for x in m.group(3).split(",")]
     return out
 
 
@@ -335,11 +349,12 @@ def workload(task: str, draft: str, target: str | None = None) -> Path:
 
 def presets() -> list[tuple[str, str, str | None]]:
     """Every preset make_workloads.sh writes: 6 fitted, HumanEval, 12 transferred,
-    8 bracket ends (task W-lo / W-hi)."""
+    8 bracket ends (task W-lo / W-hi), 10 of EdgeLLM's pairs."""
     want = [(t, d, None) for t in TASKS for d in DRAFTS] + [("humaneval", "strong", None)]
     want += [(t, "strong", g) for g in OTHER_TARGETS for t in TASKS + ("humaneval",)]
     want += [(f"{t}-{e}", "strong", g) for g in BRACKETED for t in TASKS + ("humaneval",)
              for e in ENDS]
+    want += [(t, "weak", g) for g in PAIR_TARGETS for t in PAIR_TASKS]
     return want
 
 
@@ -380,6 +395,11 @@ def case_workloads_check() -> None:
         if k[1] == "strong" and (f"{target}-q4_0" not in info
                                  or f"{target}-eagle3-q4_0" not in info):
             fail(f"{f.name}: does not name {target}-q4_0 and its EAGLE-3 draft: {info[:200]}")
+        if k[2] in PAIR_TARGETS and not re.search(
+                rf"^target\s+{re.escape(k[2])}-q4_0 \(40 layers\)$.*^draft\s+"
+                rf"{re.escape(PAIR_TARGETS[k[2]])}-q4_0$.*vocab 32000", info, re.M | re.S):
+            fail(f"{f.name}: does not name {k[2]}-q4_0 (40 layers, vocabulary 32000) and "
+                 f"{PAIR_TARGETS[k[2]]}-q4_0: {info[:300]}")
     print(f"workloads_check: ok ({len(presets())} files)")
 
 
@@ -447,6 +467,18 @@ def case_workloads_stats() -> None:
             if not lo < c < hi:
                 fail(f"{t}-{g}: chain accepted lo {lo:.3f}, central {c:.3f}, hi {hi:.3f} "
                      f"out of order")
+    # EdgeLLM's pairs keep their source's order: CNN/DailyMail and SQuAD above
+    # TruthfulQA, translation's low end below its high end and below every measured
+    # family; the 7B draft far above the 0.6B one of Qwen3-8B on every workload
+    for g in PAIR_TARGETS:
+        m = {t: mean[(t, "weak", g)] for t in PAIR_TASKS}
+        if not (m["cnndm"] > m["truthfulqa"] and m["squad"] > m["truthfulqa"]
+                and m["translation-lo"] < m["translation-hi"]
+                and m["translation-lo"] < min(m["cnndm"], m["squad"], m["truthfulqa"])):
+            fail(f"{g}: chain accepted {m} out of the sources' order")
+        if not min(m.values()) > 2 * max(mean[(t, "weak", None)] for t in TASKS):
+            fail(f"{g}: the 7B draft accepts {min(m.values()):.3f}, not far above the 0.6B "
+                 f"draft of Qwen3-8B")
     print("workloads_stats: ok")
 
 
@@ -459,12 +491,13 @@ def transfer(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
                           stderr=subprocess.PIPE, text=True, timeout=60)
 
 
-def source_taus() -> dict[tuple[str, str, str, str], float]:
-    """(target, benchmark, temperature, drafting) -> tau, read here on its own."""
+def source_taus(quantity: str = "tau") -> dict[tuple[str, str, str, str], float]:
+    """(target, benchmark, temperature, drafting) -> value of the rows of one quantity
+    (tau, alpha, speedup), read here on its own."""
     import csv
     with open(HOME / "traces" / "data" / "acceptance-sources.csv", newline="") as f:
-        return {(r["target"], r["benchmark"], r["temperature"], r["drafting"]): float(r["tau"])
-                for r in csv.DictReader(f)}
+        return {(r["target"], r["benchmark"], r["temperature"], r["drafting"]): float(r["value"])
+                for r in csv.DictReader(f) if r["quantity"] == quantity}
 
 
 def check_form(name: str, p: list[float]) -> tuple[float, float]:
@@ -490,8 +523,9 @@ def case_workloads_transfer() -> None:
         fail(f"transfer_acceptance.py: exit {p.returncode}: {p.stderr.strip()}")
     lines = p.stdout.splitlines()
     text = (HOME / "scripts" / "make_workloads.sh").read_text().splitlines()
-    held = [x for x in text if x.startswith("gen_target ") or x.startswith("gen humaneval ")]
-    if len(lines) != 21 or sorted(lines) != sorted(held):
+    held = [x for x in text if x.startswith("gen_target ") or x.startswith("gen humaneval ")
+            or x.startswith("gen_pair ")]
+    if len(lines) != 31 or sorted(lines) != sorted(held):
         fail(f"make_workloads.sh does not hold exactly the derived lines ({len(lines)} "
              f"derived, {len(held)} held; missing {[x for x in lines if x not in text][:2]})")
     tau = source_taus()
@@ -537,7 +571,98 @@ def case_workloads_transfer() -> None:
             if g in BRACKETED and not acc["-lo"] < acc[""] < acc["-hi"]:
                 fail(f"{t}-{g}: bracket lo {acc['-lo']:.4f} central {acc['']:.4f} "
                      f"hi {acc['-hi']:.4f} out of order")
-    print("workloads_transfer: ok (13 derived presets, 8 bracket ends)")
+    check_pairs_derivation()
+    print("workloads_transfer: ok (13 derived presets, 8 bracket ends, 10 presets of "
+          "EdgeLLM's pairs)")
+
+
+def pair_rates() -> dict[str, float]:
+    """EdgeLLM's pairs: workload -> the per-token rate (alpha) its derivation gives,
+    computed here from the sources on their own: the public figure of the
+    LLaMA-2-Chat pair (both pairs), translation's high end the TruthfulQA rate, its
+    low end the rate r whose chain of eight accepts rho times TruthfulQA's, rho
+    Spec-Bench's SpS translation over QA in accepted draft tokens (each length the
+    overall one scaled by its speedup over the overall speedup)."""
+    alpha = source_taus("alpha")
+    speed = source_taus("speedup")
+    tau = source_taus("tau")
+    fig = {w: alpha[("llama2-13b-chat", b, "0", "teacher-forced chain")]
+           for w, b in (("cnndm", "CNN/DailyMail"), ("squad", "SQuAD"),
+                        ("truthfulqa", "TruthfulQA"))}
+    sb = lambda b: speed[("vicuna-13b", b, "0", "SpS chain")]  # noqa: E731
+    t_all = tau[("vicuna-13b", "Overall", "0", "SpS chain")]
+    tr, qa = (t_all * sb(b) / sb("Overall") for b in ("Translation", "Question Answering"))
+    rho = (tr - 1) / (qa - 1)
+    want = rho * sum(fig["truthfulqa"] ** j for j in range(1, 9))
+    lo, hi = 0.01, 0.99
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sum(mid ** j for j in range(1, 9)) < want else (lo, mid)
+    return dict(fig, **{"translation-hi": fig["truthfulqa"], "translation-lo": (lo + hi) / 2})
+
+
+def check_pairs_derivation() -> None:
+    rates = pair_rates()
+    # the figures the derivation must carry (a wrong row or a wrong rule moves them)
+    if abs(rates["translation-lo"] - 0.763346) > 1e-6:
+        fail(f"translation-lo: the sources give {rates['translation-lo']:.6f}, not 0.763346")
+    for g in PAIR_TARGETS:
+        for t in PAIR_TASKS:
+            name = f"{t}-weak-{g}"
+            p = ACCEPT[(t, "weak", g)]
+            a, r = check_form(name, p)
+            if abs(r - 1.0) > 1e-9:
+                fail(f"{name}: decay {r:.6f}, not the constant per-token rate's 1")
+            if abs(a - rates[t]) > 5e-7:
+                fail(f"{name}: depth-1 rate {a}, the sources give {rates[t]:.6f}")
+
+
+NOISE_SE = 4.0  # standard errors a recorded rate may lie from its knob
+
+
+def within_noise(x: float, p: float, n: int) -> bool:
+    """x, the share of n independent draws that hit, is within NOISE_SE binomial
+    standard errors of the probability p (plus the 6 digits trace stats prints)."""
+    return abs(x - p) <= NOISE_SE * math.sqrt(p * (1 - p) / n) + 5e-7
+
+
+def depth1(f: Path) -> tuple[int, float]:
+    """(positions, top-1 acceptance) at depth 1 (`flashspec trace stats`)."""
+    lines = run("trace", "stats", str(f)).splitlines()
+    if len(lines) < 2 or lines[0].split("\t")[:3] != ["depth", "positions", "top1"] \
+            or lines[1].split("\t")[0] != "1":
+        fail(f"trace stats {f.name}: unexpected output {lines[:2]}")
+    row = lines[1].split("\t")
+    return int(row[1]), float(row[2])
+
+
+def case_workloads_pairs() -> None:
+    """Each preset of EdgeLLM's pairs records, at depth 1, the rate its derivation
+    gives (the script's and this file's own arithmetic from the sources), within the
+    synthetic trace's sampling noise."""
+    # the bound itself, at its edges: 4 standard errors pass, a hair more fails
+    se = math.sqrt(0.9 * 0.1 / 2048)
+    for x, ok in ((0.9, True), (0.9 + 4 * se, True), (0.9 - 4 * se, True),
+                  (0.9 + 4 * se + 1e-6, False), (0.9 - 4 * se - 1e-6, False)):
+        if within_noise(x, 0.9, 2048) != ok:
+            fail(f"within_noise({x}, 0.9, 2048) is not {ok}")
+    m = _module()
+    derived = {(d.workload, d.target): d for d in m.derive_pairs()}
+    rates = pair_rates()
+    if set(derived) != {(t, g) for g in PAIR_TARGETS for t in PAIR_TASKS}:
+        fail(f"derive_pairs() gives {sorted(derived)}")
+    for (t, g), d in sorted(derived.items()):
+        a = d.p[0]
+        if abs(a - rates[t]) > 5e-7 or abs(ACCEPT[(t, "weak", g)][0] - a) > 5e-7:
+            fail(f"{t}-weak-{g}: derived depth-1 rate {a}, the sources {rates[t]:.6f}, "
+                 f"make_workloads.sh {ACCEPT[(t, 'weak', g)][0]}")
+        n, x = depth1(workload(t, "weak", g))
+        print(f"{t}-weak-{g:16s} depth 1: {x:.4f} over {n} positions, derived {a:.4f} "
+              f"(+/- {NOISE_SE * math.sqrt(a * (1 - a) / n):.4f})")
+        if n < 2000 or not within_noise(x, a, n):
+            fail(f"{t}-weak-{g}: recorded depth-1 acceptance {x} over {n} positions is "
+                 f"outside the sampling noise of its derived {a}")
+    print(f"workloads_pairs: ok ({len(derived)} presets)")
 
 
 def _module():
@@ -611,15 +736,15 @@ def case_transfer_rule() -> None:
     # like-for-like arithmetic: the bonus token out of both sides
     with tempfile.TemporaryDirectory() as tmp:
         csvp = Path(tmp) / "s.csv"
-        rows_csv = ["source,target,benchmark,tau,temperature,drafting,note"]
+        rows_csv = ["source,target,benchmark,value,temperature,drafting,note,draft,quantity"]
         for g, taus in (("qwen3-4b", (2.0, 3.0, 2.5)), ("qwen3-8b", (3.0, 4.0, 3.5)),
                         ("qwen3-14b", (3.0, 4.0, 3.5))):
             for b, x in zip(("MT-Bench", "HumanEval", "GSM8K"), taus):
-                rows_csv.append(f"S,{g},{b},{x},0,EAGLE-3 tree,")
+                rows_csv.append(f"S,{g},{b},{x},0,EAGLE-3 tree,,d,tau")
         for b, x, y in (("MT-Bench", 5.0, 2.5), ("HumanEval", 6.0, 3.0), ("GSM8K", 5.5, 3.0)):
-            rows_csv.append(f"P,llama3.1-8b,{b},{x},0,EAGLE-3 tree,")
-            rows_csv.append(f"C,llama3.1-8b,{b},{y},1,EAGLE-3 chain of 7,")
-            rows_csv.append(f"S,qwen3-8b,{b},{x - 2.0},1,EAGLE-3 tree,")
+            rows_csv.append(f"P,llama3.1-8b,{b},{x},0,EAGLE-3 tree,,d,tau")
+            rows_csv.append(f"C,llama3.1-8b,{b},{y},1,EAGLE-3 chain of 7,,d,tau")
+            rows_csv.append(f"S,qwen3-8b,{b},{x - 2.0},1,EAGLE-3 tree,,d,tau")
         csvp.write_text("\n".join(rows_csv) + "\n")
         got = {(d.target, d.workload): d for d in m.derive(csvp, m.PRESETS)}
         # Qwen3-4B code: (3 - 1) / (4 - 1), not 3 / 4; same source: no bracket
@@ -653,6 +778,42 @@ def case_transfer_rule() -> None:
         _expect(d.p[0] == 0.9, f"refit: qwen3-14b code depth-1 rate {d.p[0]}")
         _expect(near(m.accepted(d.p), m.accepted(m.rates(0.9, 0.5)) * d.ratio, 1e-5),
                 "refit: qwen3-14b code does not follow the new preset")
+        # EdgeLLM's pairs: a per-token rate is its own depth-1 rate, constant over depth
+        # (A8 = sum alpha^j, no bonus token); translation's ends: the TruthfulQA rate and
+        # the rate accepting rho times its draft tokens, rho = (2.5 - 1) / (3 - 1) = 0.75
+        # from speedups 1.25 and 1.5 over 1.0 at an overall length of 2.0
+        _expect(near(m.alpha_accepted(0.5), 0.99609375, 1e-12), "alpha_accepted(0.5)")
+        pair_csv = [rows_csv[0]] + [
+            f"E,llama2-13b-chat,{b},{x},0,teacher-forced chain,,llama2-7b-chat,alpha"
+            for b, x in (("CNN/DailyMail", 0.5), ("SQuAD", 0.6), ("TruthfulQA", 0.4))] + [
+            f"B,vicuna-13b,{b},{x},0,SpS chain,,vicuna-68m,{q}"
+            for b, x, q in (("Translation", 1.25, "speedup"),
+                            ("Question Answering", 1.5, "speedup"),
+                            ("Overall", 1.0, "speedup"), ("Overall", 2.0, "tau"))]
+        csvp.write_text("\n".join(pair_csv) + "\n")
+        got = {(d.target, d.workload): d for d in m.derive_pairs(csvp)}
+        _expect(len(got) == 10, f"derive_pairs gives {sorted(got)}")
+        for g in ("llama2-13b-chat", "vicuna-13b"):
+            for w, x in (("cnndm", 0.5), ("squad", 0.6), ("truthfulqa", 0.4),
+                         ("translation-hi", 0.4)):
+                d = got[(g, w)]
+                _expect(d.p == [x] * 8 and d.solved.r == 1.0 and near(d.ratio, 1.0),
+                        f"{g} {w}: {d.p}, decay {d.solved.r}, ratio {d.ratio}")
+            d = got[(g, "translation-lo")]
+            _expect(near(d.ratio, 0.75) and d.solved.r == 1.0 and len(set(d.p)) == 1
+                    and near(m.accepted(d.p), 0.75 * m.alpha_accepted(0.4), 1e-5),
+                    f"{g} translation-lo: ratio {d.ratio}, {d.p}")
+            _expect(got[(g, "translation-lo")].seed == got[(g, "translation-hi")].seed,
+                    f"{g}: translation's ends do not share their seed")
+        # the bracket's rows from two sources: refused
+        bad = [x.replace("B,vicuna-13b,Question", "X,vicuna-13b,Question") for x in pair_csv]
+        csvp.write_text("\n".join(bad) + "\n")
+        try:
+            m.derive_pairs(csvp)
+            fail("derive_pairs took the translation bracket from two sources")
+        except m.Bad as e:
+            _expect(e.code == 65 and ":6: the translation bracket's rows must come from one "
+                    "source" in str(e), str(e))
     print("transfer_rule: ok")
 
 
@@ -666,6 +827,11 @@ def case_transfer_inputs() -> None:
     q8_gsm = line_of(csv_text, "AngelSlim README,qwen3-8b,GSM8K,3.90")
     nb_he = line_of(csv_text, "Nebius model card,llama3.1-8b,HumanEval")
     ll_he = line_of(csv_text, "EAGLE-3 paper,llama3.1-8b,HumanEval")
+    # EdgeLLM's pairs: the per-token rates and the translation bracket's rows
+    e_sq = line_of(csv_text, "EdgeLLM Table I,llama2-13b-chat,SQuAD,0.899,")
+    e_tq = line_of(csv_text, "EdgeLLM Table I,llama2-13b-chat,TruthfulQA,0.871,")
+    sb_tr = line_of(csv_text, "Spec-Bench leaderboard,vicuna-13b,Translation,1.13,")
+    sb_qa = line_of(csv_text, "Spec-Bench leaderboard,vicuna-13b,Question Answering,1.39,")
     code = line_of(sh_text, "gen code     strong")
     code_line = sh_text.splitlines()[code - 1]
 
@@ -714,22 +880,53 @@ def case_transfer_inputs() -> None:
          + "\n", None, [], 65, f": duplicate of line {q8_he}"),
         ("mixed HumanEval sources", sub_csv(q8_gsm, "AngelSlim README,", "Other,"), None, [],
          65, f":{q8_gsm}: qwen3-8b GSM8K is from Other"),
-        ("no tau column", csv_text.replace(",tau,", ",tauu,", 1), None, [], 65,
-         ":1: no column 'tau'"),
+        ("no value column", csv_text.replace(",value,", ",tau,", 1), None, [], 65,
+         ":1: no column 'value'"),
         ("empty file", "", None, [], 65, ": empty (expected a header"),
         ("short row", csv_text + "S,qwen3-8b,GSM8K\n", None, [], 65,
-         f":{len(csv_lines) + 1}: 7 fields expected"),
-        ("long row", csv_text + "S,qwen3-8b,GSM8K,3,0,EAGLE-3 tree,n,extra\n", None, [], 65,
-         f":{len(csv_lines) + 1}: 7 fields expected"),
+         f":{len(csv_lines) + 1}: 9 fields expected"),
+        ("long row", csv_text + "S,qwen3-8b,GSM8K,3,0,EAGLE-3 tree,n,d,tau,extra\n", None, [],
+         65,
+         f":{len(csv_lines) + 1}: 9 fields expected"),
         ("bad quoting", csv_text + 'S,qwen3-8b,GSM8K,3,0,EAGLE-3 tree,"open\n', None, [], 65,
          "acceptance-sources.csv:"),
-        ("NUL byte", csv_text + "S,qwen3-8b,Alpaca,3\x00,0,EAGLE-3 tree,\n", None, [], 65,
+        ("NUL byte", csv_text + "S,qwen3-8b,Alpaca,3\x00,0,EAGLE-3 tree,,d,tau\n", None, [], 65,
          "acceptance-sources.csv:"),
         ("not UTF-8", csv_text.encode() + b"S,q\xff,GSM8K,3,0,EAGLE-3 tree,\n", None, [], 65,
          f":{len(csv_lines) + 1}: not UTF-8 text"),
         ("out of reach", sub_csv(ll_he, ",6.74,", ",60,"), None, [], 65,
          f"acceptance-sources.csv:{ll_he}: llama3.1-8b code: wants \u2026 accepted draft "
          f"tokens a cycle, out of the presets' reach"),
+        # rows of other quantities (EdgeLLM's pairs)
+        ("unknown quantity", sub_csv(e_tq, ",alpha", ",beta"), None, [], 65,
+         f":{e_tq}: quantity 'beta' is none of tau, alpha, speedup"),
+        ("empty quantity", sub_csv(e_tq, ",alpha", ","), None, [], 65,
+         f":{e_tq}: quantity '' is none of tau, alpha, speedup"),
+        ("alpha 1", sub_csv(e_tq, ",0.871,", ",1,"), None, [], 65,
+         f":{e_tq}: alpha 1 is not in (0, 1)"),
+        ("alpha 0", sub_csv(e_tq, ",0.871,", ",0,"), None, [], 65,
+         f":{e_tq}: alpha 0 is not in (0, 1)"),
+        ("text alpha", sub_csv(e_tq, ",0.871,", ",high,"), None, [], 65,
+         f":{e_tq}: alpha 'high' is not a number"),
+        ("alpha out of reach", sub_csv(e_tq, ",0.871,", ",0.995,"), None, [], 65,
+         f"acceptance-sources.csv:{e_tq}: llama2-13b-chat truthfulqa: wants \u2026 accepted "
+         f"draft tokens a cycle, out of the presets' reach"),
+        ("speedup 0", sub_csv(sb_tr, ",1.13,", ",0,"), None, [], 65,
+         f":{sb_tr}: speedup 0 is not above 0"),
+        ("empty draft", sub_csv(e_tq, ",llama2-7b-chat,", ",,"), None, [], 65,
+         f":{e_tq}: empty draft"),
+        ("missing alpha row", drop_csv(e_sq), None, [], 65,
+         ": no alpha row for llama2-13b-chat SQuAD at temperature 0 with chain drafting"),
+        ("missing bracket row", drop_csv(sb_tr), None, [], 65,
+         ": no row for vicuna-13b Translation at temperature 0 with chain drafting, "
+         "quantity speedup"),
+        ("bracket across sources", sub_csv(sb_qa, "Spec-Bench leaderboard,", "Other,"), None,
+         [], 65, f":{sb_qa}: the translation bracket's rows must come from one source"),
+        ("bracket across drafts", sub_csv(sb_qa, ",vicuna-68m,", ",vicuna-160m,"), None,
+         [], 65, f":{sb_qa}: the translation bracket's rows must come from one source"),
+        ("duplicate alpha row", csv_text + csv_lines[e_sq - 1] + "\n", None, [], 65,
+         f":{len(csv_lines) + 1}: duplicate of line {e_sq} (llama2-13b-chat, SQuAD, T = 0, "
+         f"chain drafting, alpha)"),
         ("sources missing", None, None, ["--sources", "/nonexistent/s.csv"], 66,
          "/nonexistent/s.csv: no such file"),
         ("sources a directory", None, None, ["--sources", "/"], 66, "/: is a directory"),
@@ -969,6 +1166,7 @@ CASES = {
     "workloads_check": case_workloads_check,
     "workloads_stats": case_workloads_stats,
     "workloads_transfer": case_workloads_transfer,
+    "workloads_pairs": case_workloads_pairs,
     "transfer_rule": case_transfer_rule,
     "transfer_inputs": case_transfer_inputs,
     "calibration_reproduces": case_calibration_reproduces,
