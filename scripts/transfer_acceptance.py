@@ -56,7 +56,10 @@ and that times one source's ratio of accepted draft tokens (low).
 The sources file has the columns source, target, benchmark, value, temperature,
 drafting, note, draft, quantity; quantity says what value measures: tau (an
 acceptance length, bonus token included), alpha (a per-token acceptance rate,
-the target's tokens fed back) or speedup (over autoregressive decoding).
+the target's tokens fed back) or speedup (over autoregressive decoding).  A
+file in the first format (source, target, benchmark, tau, temperature,
+drafting, note) is still read: every row an acceptance length, its draft
+named by its source.
 """
 from __future__ import annotations
 
@@ -291,7 +294,12 @@ def sources(path: Path) -> dict[tuple, Row]:
         header = reader.fieldnames
         if not header:
             raise Bad(f"{path}: empty (expected a header: {','.join(REQUIRED)},...)")
+        # the first format (source,target,benchmark,tau,temperature,drafting,note):
+        # every row an acceptance length, its draft unnamed
+        legacy = "tau" in header and "value" not in header and "quantity" not in header
         for col in REQUIRED:
+            if legacy and col in ("value", "quantity", "draft"):
+                continue
             if col not in header:
                 raise Bad(f"{path}:1: no column {col!r}")
         if len(set(header)) != len(header):
@@ -301,6 +309,8 @@ def sources(path: Path) -> dict[tuple, Row]:
             no = reader.line_num
             if None in rec or any(rec.get(c) is None for c in header):
                 raise Bad(f"{path}:{no}: {len(header)} fields expected")
+            if legacy:
+                rec = dict(rec, value=rec["tau"], quantity="tau", draft=rec["source"])
             for col in ("source", "target", "benchmark", "draft"):
                 if not rec[col].strip():
                     raise Bad(f"{path}:{no}: empty {col}")

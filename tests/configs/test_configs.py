@@ -851,8 +851,27 @@ def case_transfer_inputs() -> None:
         return sh_text.replace(old, new, 1)
 
     acc = code_line.split()[3]
+    # the first format of the sources (no value, draft, quantity: every row a tau)
+    import csv as _csv
+    legacy_rows = [r for r in _csv.DictReader(io.StringIO(csv_text))
+                   if r["quantity"] == "tau"]
+    lbuf = io.StringIO()
+    lw = _csv.writer(lbuf, lineterminator="\n")
+    lw.writerow(["source", "target", "benchmark", "tau", "temperature", "drafting", "note"])
+    for r in legacy_rows:
+        lw.writerow([r["source"], r["target"], r["benchmark"], r["value"], r["temperature"],
+                     r["drafting"], r["note"]])
+    legacy = lbuf.getvalue()
+    l_he = line_of(legacy, "AngelSlim README,qwen3-8b,HumanEval,3.85")
     # (name, sources text or bytes or None, presets text or None, extra args, exit, message)
     cases = [
+        # a file of the first format is read (its rows reach the checks), and
+        # lacks only the rows of the other quantities
+        ("first format", legacy, None, [], 65,
+         ": no row for vicuna-13b Translation at temperature 0 with chain drafting, "
+         "quantity speedup"),
+        ("first format, text tau", legacy.replace(",3.85,", ",three,", 1), None, [], 65,
+         f":{l_he}: tau 'three' is not a number"),
         ("text tau", sub_csv(q8_he, ",3.85,", ",three,"), None, [], 65,
          f":{q8_he}: tau 'three' is not a number"),
         ("empty tau", sub_csv(q8_he, ",3.85,", ",,"), None, [], 65,
