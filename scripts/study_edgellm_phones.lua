@@ -1,119 +1,223 @@
--- Study: EdgeLLM's own smartphone setting.  llama.cpp on the CPU with the
--- target memory-mapped from flash (runtime/llamacpp-cpu; docs/experiments.md,
--- "The CPU runtime"), on the Xiaomi 10 and the Xiaomi 11 as sold; 13B targets
--- with 7B drafts of their family (LLaMA-2-Chat-13B / 7B, Vicuna-13B / 7B,
--- Q4_0), under Flash-AR, Chain-SD (8-token chain), EdgeLLM and SpecInfer, the
--- draft on the CPU; greedy acceptance, 128 new tokens; the page cache keeping
--- none of the target (strict LRU: dram_fraction 0) or 10% / 20% of its layers
--- (a point whose draft, kept layers and KV exceed the 6.0 GB budget prints
--- "does not fit").
---
--- No bundled trace was recorded with these models, so the study synthesises
--- its traces in memory (flashspec.trace.synth; traces/README.md, the
--- generator's model): vocabulary 32000 and 40 target layers (the 13B
--- configs), the draft's top-1 agreeing with the target at a constant rate per
--- depth -- EdgeLLM Table I's "correctness" of LLaMA-2-Chat-7B against
--- LLaMA-2-Chat-13B: 90.7% on CNN/Daily, 89.9% on SQuAD, 87.1% on TruthfulQA.
--- Assumptions, not measurements: the same rates for the Vicuna pair (no figure
--- is published for it); the target's token within the draft's top-K at half
--- of the draft's misses (coverage_share 0.5); the generator's other knobs at
--- the workload presets' values (traces/data/WORKLOADS.md: K 4, depth 8, 12
--- recorded nodes, calibration 0.7).  Seeds are fixed: the traces are
--- deterministic and never written to disk.
+-- Study: EdgeLLM's own smartphone setting, predicted before any comparison.
+-- llama.cpp on the CPU with the target memory-mapped from flash
+-- (runtime/llamacpp-cpu; docs/experiments.md, "The CPU runtime") on the
+-- Xiaomi 10 and the Xiaomi 11 as sold; 13B targets with the 7B draft of their
+-- family (LLaMA-2-Chat-13B / 7B, Vicuna-13B / 7B, Q4_0); the workload presets
+-- of these pairs (traces/data/WORKLOADS.md, "EdgeLLM's model pairs"):
+-- CNN/DailyMail, SQuAD, TruthfulQA, and translation as its bracket (lo, hi);
+-- greedy acceptance, 128 new tokens, the draft on the CPU.
 --
 --   build/sim/cli/flashspec sweep scripts/study_edgellm_phones.lua -j 2 -o results/edgellm
 --
--- Grid: flashspec.args.grid == "quick" runs the LLaMA-2 pair on CNN/Daily,
--- the Xiaomi 10, nothing kept, the four policies.
+-- EdgeLLM and its paper's baselines, as flashspec runs them:
+--   Std        the target alone, swapped in (flash_ar);
+--   SPL        the target alone with a compute-load pipeline: the same
+--              runtime with a loader that reads one layer ahead of the
+--              compute (prefetch_layers = 1, one request per thread in flight);
+--   SP         fixed-length speculative decoding (chain, k = 8);
+--   SI         SpecInfer's static tree (specinfer, its default widths);
+--   BLD        Big Little Decoder (bld: the draft runs until its confidence
+--              falls below 0.6, then one target pass);
+--   EdgeLLM    edgellm with its defaults.
+-- STI (elastic pipelining with mixed-precision shards) is not modelled: its
+-- shards change the target's weights, which a trace of the full-precision
+-- target cannot replay.
+--
+-- Tables: (1) per-token generation time of every policy on every phone, pair
+-- and dataset, with its model band (the phone's parts ranges: the standing
+-- variants parts_slow and parts_fast), the time to the 256th token at that
+-- rate and the energy per token; (2) EdgeLLM's speed-up over each baseline per
+-- phone, the geometric mean over pairs and datasets, with its model band (the
+-- same speed-up on each standing variant of the phone); (3) the memory-budget
+-- sweep: on the Xiaomi 10, EdgeLLM and Std with 5 to 12 GB for the runtime,
+-- the page cache keeping the largest share of the target's layers that fits
+-- beside the resident draft.
+--
+-- Grid: flashspec.args.grid == "quick" runs the LLaMA-2 pair on SQuAD, the
+-- Xiaomi 10, Std, SP and EdgeLLM, and a two-budget sweep.
 local fs = flashspec
 local args = fs.args or {}
 local quick = args.grid == "quick"
 
--- dataset, EdgeLLM Table I correctness (LLaMA-2-Chat-7B -> 13B), seed
-local datasets = {
-  { "cnn_daily", 0.907, 7101 },
-  { "squad", 0.899, 7201 },
-  { "truthful_qa", 0.871, 7301 },
-}
+local datasets = { "cnndm", "squad", "truthfulqa", "translation-lo", "translation-hi" }
 local pairs_ = {
-  { "llama2-chat", "llama2-13b-chat-q4_0", "llama2-7b-chat-q4_0" },
-  { "vicuna", "vicuna-13b-q4_0", "vicuna-7b-q4_0" },
+  { "llama2-chat", "llama2-13b-chat-q4_0", "llama2-7b-chat-q4_0", "llama2-13b-chat" },
+  { "vicuna", "vicuna-13b-q4_0", "vicuna-7b-q4_0", "vicuna-13b" },
 }
 local phones = { "xiaomi10", "xiaomi11" }
-local fractions = { 0.0, 0.05 }
 local policies = {
-  { "Flash-AR", fs.policy.flash_ar {} },
-  { "Chain-SD", fs.policy.chain { k = 8, unit = "cpu" } },
+  { "Std", fs.policy.flash_ar {} },
+  { "SPL", fs.policy.flash_ar {}, { prefetch_layers = 1 } },
+  { "SP", fs.policy.chain { k = 8, unit = "cpu" } },
+  { "SI", fs.policy.specinfer { unit = "cpu" } },
+  { "BLD", fs.policy.bld { unit = "cpu" } },
   { "EdgeLLM", fs.policy.edgellm { unit = "cpu" } },
-  { "SpecInfer", fs.policy.specinfer { unit = "cpu" } },
 }
+local budgets = { 5, 6, 8, 10, 12 }
 if quick then
-  datasets, pairs_, phones, fractions = { datasets[1] }, { pairs_[1] }, { "xiaomi10" }, { 0.0 }
+  datasets, pairs_, phones = { "squad" }, { pairs_[1] }, { "xiaomi10" }
+  policies = { policies[1], policies[3], policies[6] }
+  budgets = { 6, 10 }
+end
+local NEW = 128
+
+local function trace_of(pr, ds)
+  return fs.trace("traces/data/workload-" .. ds .. "-weak-" .. pr[4] .. ".h5")
 end
 
+-- the device a policy runs on: the phone, its SPL loader, or a standing
+-- variant of either
+local devs = {}
+local function device_of(phone, pol, variant)
+  local k = phone .. "|" .. pol[1] .. "|" .. (variant or "")
+  if not devs[k] then
+    local d = fs.device(phone)
+    if pol[3] then
+      local over = { name = phone .. "-" .. pol[1]:lower() }
+      for key, v in pairs(pol[3]) do over[key] = v end
+      d = fs.device(phone, over)
+    end
+    devs[k] = variant and d:variant(variant) or d
+  end
+  return devs[k]
+end
+
+-- (1) every policy, phone, pair and dataset on the phone itself
 local points, meta = {}, {}
-for _, pr in ipairs(pairs_) do
-  local tgt, drf = fs.model(pr[2]), fs.model(pr[3])
-  for _, ds in ipairs(datasets) do
-    local tr = fs.trace.synth {
-      prompts = 4, prompt_len = 64, output_len = 128, vocab = 32000, k = 4, depth = 8,
-      nodes = 12, target_layers = 40, exit_layers = { 20 }, calibration = 0.7,
-      predictor_accuracy = 0.85, accept = { ds[2] }, coverage_share = 0.5, seed = ds[3],
-      target = pr[2], draft = pr[3],
-    }
-    for _, ph in ipairs(phones) do
-      local dev = fs.device(ph)
-      for _, x in ipairs(fractions) do
-        for _, pol in ipairs(policies) do
-          points[#points + 1] = { device = dev, target = tgt, draft = drf, trace = tr,
-                                  dram_fraction = x, policy = pol[2],
-                                  tags = { workload = ds[1] } }
-          meta[#points] = { pair = pr[1], data = ds[1], phone = ph, x = x, policy = pol[1] }
-        end
+for _, ph in ipairs(phones) do
+  for _, pr in ipairs(pairs_) do
+    local tgt, drf = fs.model(pr[2]), fs.model(pr[3])
+    for _, ds in ipairs(datasets) do
+      for _, pol in ipairs(policies) do
+        points[#points + 1] = { device = device_of(ph, pol), target = tgt, draft = drf,
+                                trace = trace_of(pr, ds), policy = pol[2],
+                                tags = { baseline = pol[1], workload = ds } }
+        meta[#points] = { phone = ph, pair = pr[1], data = ds, policy = pol[1] }
       end
     end
   end
 end
-local rows = fs.sweep { max_new_tokens = 128, seed = 1, accept = "greedy", points = points }
+local rows = fs.sweep { max_new_tokens = NEW, seed = 1, accept = "greedy", dram_fraction = 0,
+                        points = points }
 
-local function key(m) return table.concat({ m.pair, m.data, m.phone, m.x }, "|") end
-local ar = {}
-for i, r in ipairs(rows) do
-  if meta[i].policy == "Flash-AR" and not r.error then ar[key(meta[i])] = r.tokens_per_s end
-end
-local fmt = "%-11s %-11s %-8s %6s %-9s %27s %7s %8s %8s"
-print(string.format(fmt, "pair", "dataset", "phone", "kept", "policy", "tok/s [lo, hi]", "accept",
-                    "speedup", "cpu_ms"))
-local logs = {}
+print("== per-token generation time (page cache keeping none of the target: strict LRU)")
+local fmt = "%-8s %-11s %-14s %-8s %10s %21s %9s %9s %6s"
+print(string.format(fmt, "phone", "pair", "dataset", "policy", "ms/token", "model band [lo, hi]",
+                    "256th (s)", "J/token", "accept"))
+local tps = {}
 for i, r in ipairs(rows) do
   local m = meta[i]
-  if r.error then
-    local what = r.error:find("does not fit", 1, true) and "does not fit" or "failed"
-    print(string.format("%-11s %-11s %-8s %5.0f%% %-9s %27s", m.pair, m.data, m.phone, 100 * m.x,
-                        m.policy, what))
-  else
-    local base = ar[key(m)]
-    local sp = base and r.tokens_per_s / base
-    if sp and m.policy ~= "Flash-AR" then
-      logs[m.policy] = logs[m.policy] or {}
-      table.insert(logs[m.policy], math.log(sp))
+  if r.error then error(m.phone .. " " .. m.pair .. " " .. m.data .. " " .. m.policy .. ": " ..
+                        r.error) end
+  tps[table.concat({ m.phone, m.pair, m.data, m.policy }, "|")] = r.tokens_per_s
+  local lo, hi = r.tokens_per_s_model_lo, r.tokens_per_s_model_hi
+  print(string.format(fmt, m.phone, m.pair, m.data, m.policy,
+                      string.format("%.1f", 1000 / r.tokens_per_s),
+                      lo == lo and string.format("[%.1f, %.1f]", 1000 / hi, 1000 / lo) or "-",
+                      string.format("%.1f", 256 / r.tokens_per_s),
+                      string.format("%.2f", r.joules_per_token),
+                      string.format("%.2f", r.mean_accepted)))
+end
+
+-- (2) EdgeLLM over each baseline per phone, with the band over the variants
+local function speedups(ph, variant)
+  local pts, mt = {}, {}
+  for _, pr in ipairs(pairs_) do
+    local tgt, drf = fs.model(pr[2]), fs.model(pr[3])
+    for _, ds in ipairs(datasets) do
+      for _, pol in ipairs(policies) do
+        pts[#pts + 1] = { device = device_of(ph, pol, variant), target = tgt, draft = drf,
+                          trace = trace_of(pr, ds), policy = pol[2] }
+        mt[#pts] = { pair = pr[1], data = ds, policy = pol[1] }
+      end
     end
-    print(string.format(fmt, m.pair, m.data, m.phone, string.format("%.0f%%", 100 * m.x),
-                        m.policy,
-                        string.format("%.3f [%.3f, %.3f]", r.tokens_per_s, r.tokens_per_s_lo,
-                                      r.tokens_per_s_hi),
-                        string.format("%.2f", r.mean_accepted),
-                        sp and string.format("%.2fx", sp) or "-",
-                        string.format("%.0f", r.cpu_ms)))
+  end
+  local rs = variant and fs.sweep { max_new_tokens = NEW, seed = 1, accept = "greedy",
+                                    dram_fraction = 0, points = pts } or nil
+  local by = {}
+  for i, m in ipairs(mt) do
+    local v = rs and rs[i].tokens_per_s or tps[table.concat({ ph, m.pair, m.data, m.policy }, "|")]
+    by[m.pair .. "|" .. m.data] = by[m.pair .. "|" .. m.data] or {}
+    by[m.pair .. "|" .. m.data][m.policy] = v
+  end
+  local out = {}
+  for _, pol in ipairs(policies) do
+    local s, n = 0, 0
+    for _, b in pairs(by) do
+      s, n = s + math.log(b.EdgeLLM / b[pol[1]]), n + 1
+    end
+    out[pol[1]] = math.exp(s / n)
+  end
+  return out
+end
+
+print("")
+print("== EdgeLLM's speed-up over each baseline (geometric mean over pairs and datasets; " ..
+      "band: the same on each standing variant of the phone)")
+for _, ph in ipairs(phones) do
+  local own = speedups(ph, nil)
+  local each = {}
+  for _, v in ipairs(fs.device(ph).variants) do each[v] = speedups(ph, v) end
+  for _, pol in ipairs(policies) do
+    if pol[1] ~= "EdgeLLM" then
+      local lo, hi, parts = own[pol[1]], own[pol[1]], {}
+      for _, v in ipairs(fs.device(ph).variants) do
+        local g = each[v][pol[1]]
+        lo, hi = math.min(lo, g), math.max(hi, g)
+        parts[#parts + 1] = string.format("%s %.2fx", v, g)
+      end
+      print(string.format("%-8s EdgeLLM over %-4s %6.2fx  [%.2f, %.2f]  (%s)", ph, pol[1],
+                          own[pol[1]], lo, hi, table.concat(parts, ", ")))
+    end
   end
 end
-print()
-print("geomean speedup over Flash-AR (same pair, dataset, phone and page cache)")
-for _, pol in ipairs(policies) do
-  local l = logs[pol[1]]
-  if l and #l > 0 then
-    local s = 0
-    for _, v in ipairs(l) do s = s + v end
-    print(string.format("  %-9s %.2fx over %d points", pol[1], math.exp(s / #l), #l))
+
+-- (3) the memory budget, under both readings of the page cache: strict LRU
+-- (a pass over a target larger than the cache evicts what the next pass
+-- needs first: nothing of the target survives, the budget only decides what
+-- fits) and Linux's active list (the pages used twice stay: the largest share
+-- of the target's layers that fits beside the draft and the KV caches,
+-- tried from all down by 1/40)
+print("")
+print("== memory budget on the Xiaomi 10 (LLaMA-2-Chat pair, SQuAD): ms/token with nothing " ..
+      "cached (strict LRU) and with the largest cached share that fits (active list)")
+print(string.format("%-8s %-8s %14s %8s %14s %9s", "budget", "policy", "strict LRU", "cached",
+                    "active list", "J/token"))
+local pr = pairs_[1]
+local tgt, drf = fs.model(pr[2]), fs.model(pr[3])
+for _, gb in ipairs(budgets) do
+  local d = fs.device("xiaomi10", { name = string.format("xiaomi10-%dgb", gb), dram_budget_gb = gb })
+  for _, pol in ipairs { policies[1], policies[#policies] } do
+    -- a share that does not fit is a configuration error (exit 78) raised
+    -- before anything runs: caught here, the next share down is tried
+    local best, none
+    for k = 40, 0, -1 do
+      local ok, r = pcall(fs.run, { device = d, target = tgt, draft = drf,
+                                    trace = trace_of(pr, "squad"), policy = pol[2],
+                                    dram_fraction = k / 40, max_new_tokens = NEW, seed = 1,
+                                    accept = "greedy" })
+      if ok then
+        best = best or r
+        if k == 0 then none = r end
+      elseif not tostring(r):find("does not fit", 1, true) then
+        error(r)
+      end
+      if best and k > 0 then
+        -- the strict-LRU point: the same budget, nothing kept
+        local ok0, r0 = pcall(fs.run, { device = d, target = tgt, draft = drf,
+                                        trace = trace_of(pr, "squad"), policy = pol[2],
+                                        dram_fraction = 0, max_new_tokens = NEW, seed = 1,
+                                        accept = "greedy" })
+        if ok0 then none = r0 end
+        break
+      end
+    end
+    if best then
+      print(string.format("%-8s %-8s %14.1f %7.1f%% %14.1f %9.2f", gb .. " GB", pol[1],
+                          1000 / none.tokens_per_s, 100 * best.dram_fraction,
+                          1000 / best.tokens_per_s, best.joules_per_token))
+    else
+      print(string.format("%-8s %-8s %14s", gb .. " GB", pol[1], "does not fit"))
+    end
   end
 end

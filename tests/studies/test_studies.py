@@ -4,8 +4,9 @@
     test_studies.py CASE OUTDIR
 
 CASE is a study name (end_to_end, draft_quality, dram_budget, output_length,
-tree_budget, edgellm_phones: the quick grid) or dram_budget_full (the full grid, whose
-Qwen3-14B points beyond 40% pinned do not fit the OnePlus 12's DRAM budget).
+tree_budget: the quick grid) or dram_budget_full (the full grid, whose
+Qwen3-14B points beyond 40% pinned do not fit the OnePlus 12's DRAM budget).  table5,
+ablations, tuned and edgellm_phones have checks of their own.
 Checks the exit code, that results.csv holds one row per point that ran with
 every result column (sim/lua/rows.c), tokens_per_s_lo <= tokens_per_s <=
 tokens_per_s_hi, and that the printed table has its header and one
@@ -36,8 +37,6 @@ STUDIES = {
                       2 * 2, 3 * 5 * 4, False),
     "tree_budget": (["workload", "policy", "cap", "speedup", "rows", "coverage"],
                     "geomean speedup", 1 + 2 * 2, 3 * (2 + 4 * 4), False),
-    "edgellm_phones": (["pair", "dataset", "phone", "kept", "policy", "speedup", "cpu_ms"],
-                       "geomean speedup", 4, 2 * 3 * 2 * 2 * 4, False),
 }
 CI_ROW = re.compile(r"\d+\.\d+ \[\s*\d+\.\d+,\s*\d+\.\d+\]")
 
@@ -200,6 +199,46 @@ def check_tuned(outdir):
     print("tuned (quick grid): 6 tuned points on held-out prompts")
 
 
+def check_edgellm_phones(outdir):
+    """EdgeLLM's phones on the quick grid (Xiaomi 10, LLaMA-2-Chat pair, SQuAD;
+    Std, SP, EdgeLLM): each policy's per-token time inside its model band,
+    EdgeLLM's speed-up over each baseline inside the band of the phone's
+    variants, EdgeLLM faster than the target alone swapped in, and the
+    memory-budget sweep: the larger budget keeps more of the target under the
+    active-list reading, and Std is never slower for it."""
+    out, body = run_study("edgellm_phones", "quick", outdir)
+    row = re.compile(r"^xiaomi10 llama2-chat squad +(Std|SP|EdgeLLM) +([0-9.]+) +"
+                     r"\[([0-9.]+), ([0-9.]+)\] +([0-9.]+) +([0-9.]+) +([0-9.]+)$")
+    per = {m.group(1): [float(x) for x in m.groups()[1:]] for m in map(row.match, out) if m}
+    expect(sorted(per) == ["EdgeLLM", "SP", "Std"], f"edgellm_phones: per-token rows {per}")
+    for pol, (ms, lo, hi, t256, jt, _acc) in per.items():
+        expect(lo <= ms <= hi, f"edgellm_phones: {pol} {ms} ms/token outside [{lo}, {hi}]")
+        expect(abs(t256 - 256 * ms / 1000) <= 0.051 + 1e-9 * t256 and jt > 0,
+               f"edgellm_phones: {pol}: 256th token at {t256} s, {jt} J/token")
+    sp = re.compile(r"^xiaomi10 EdgeLLM over (Std|SP) +([0-9.]+)x +\[([0-9.]+), ([0-9.]+)\]")
+    gains = {m.group(1): [float(x) for x in m.groups()[1:]] for m in map(sp.match, out) if m}
+    expect(sorted(gains) == ["SP", "Std"], f"edgellm_phones: speed-up lines {gains}")
+    for pol, (g, lo, hi) in gains.items():
+        expect(lo <= g <= hi, f"edgellm_phones: over {pol}: {g} outside [{lo}, {hi}]")
+    expect(abs(gains["Std"][0] - per["Std"][0] / per["EdgeLLM"][0]) < 0.006,
+           f"edgellm_phones: the speed-up over Std is the time ratio ({gains['Std']})")
+    expect(gains["Std"][0] > 1, "edgellm_phones: EdgeLLM slower than the target alone")
+    bud = re.compile(r"^(\d+) GB +(Std|EdgeLLM) +([0-9.]+) +([0-9.]+)% +([0-9.]+) +([0-9.]+)$")
+    b = {(int(m.group(1)), m.group(2)): [float(x) for x in m.groups()[2:]]
+         for m in map(bud.match, out) if m}
+    expect(sorted(b) == [(6, "EdgeLLM"), (6, "Std"), (10, "EdgeLLM"), (10, "Std")],
+           f"edgellm_phones: budget rows {sorted(b)}")
+    for pol in ("Std", "EdgeLLM"):
+        expect(b[(10, pol)][1] > b[(6, pol)][1] and b[(10, pol)][2] <= b[(6, pol)][2],
+               f"edgellm_phones: {pol}: 10 GB keeps no more, or is slower, than 6 GB")
+        for gb in (6, 10):
+            expect(b[(gb, pol)][2] <= b[(gb, pol)][0],
+                   f"edgellm_phones: {pol} at {gb} GB: caching made it slower")
+    expect(b[(10, "Std")][1] == 100.0, "edgellm_phones: 10 GB holds the whole 13B target")
+    print(f"edgellm_phones (quick grid): EdgeLLM over Std {gains['Std'][0]}x, over SP "
+          f"{gains['SP'][0]}x")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: test_studies.py CASE OUTDIR")
@@ -210,6 +249,8 @@ def main():
         check_ablations(outdir)
     elif case == "tuned":
         check_tuned(outdir)
+    elif case == "edgellm_phones":
+        check_edgellm_phones(outdir)
     elif case.endswith("_full"):
         check(case[:-len("_full")], "full", outdir)
     else:
