@@ -45,6 +45,7 @@ static volatile sig_atomic_t g_watchdog; /* armed by the first SIGTERM */
 static atomic_int g_in_library; /* threads inside a library call no hook can stop */
 static struct sigaction g_old_int, g_old_term, g_old_alrm_install;
 static int g_installed;
+static volatile sig_atomic_t g_alarm; /* the time limit's timer is armed */
 
 /* Seconds the run may take to stop after the time limit before it is ended
  * outright (Lua code stuck inside one long library call never reaches the
@@ -74,8 +75,25 @@ static void arm_watchdog(void)
     g_watchdog = 1;
 }
 
-static void on_signal(int sig)
+/* A SIGALRM flashspec did not arm (no time limit set, no SIGTERM watchdog)
+ * is the host process's own timer -- libFuzzer's unit timeout, say: it goes
+ * to the handler the host had installed, never ends the run. */
+static void pass_on_alarm(int sig, siginfo_t *si, void *uc)
 {
+    const struct sigaction *o = &g_old_alrm_install;
+    if (o->sa_flags & SA_SIGINFO) {
+        if (o->sa_sigaction) o->sa_sigaction(sig, si, uc);
+    } else if (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN) {
+        o->sa_handler(sig);
+    }
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+    if (sig == SIGALRM && !g_alarm && !g_watchdog) {
+        pass_on_alarm(sig, si, uc);
+        return;
+    }
     if (atomic_load(&g_in_library) > 0) {
         if (sig == SIGINT || sig == SIGTERM) {
             SAY("\nflashspec: interrupted inside a long library call (a string, utf8 or table "
@@ -110,16 +128,15 @@ static void on_signal(int sig)
 }
 
 static struct sigaction g_old_alrm;
-static int g_alarm;
 
 void sim_sweep_deadline_set(double seconds)
 {
     if (seconds <= 0) return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART; /* interrupted reads and writes carry on */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART; /* interrupted reads and writes carry on */
     sigaction(SIGALRM, &sa, &g_old_alrm);
     struct itimerval it;
     memset(&it, 0, sizeof it);
@@ -146,15 +163,15 @@ void sim_sweep_signals_install(void)
     if (g_installed) return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND; /* the second signal has its default effect */
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND; /* the second signal has its default effect */
     g_signal = 0;
     g_watchdog = 0;
     g_signal_quiet = sim_mpi_rank() != 0;
     sigaction(SIGINT, &sa, &g_old_int);
     sigaction(SIGTERM, &sa, &g_old_term);
-    sa.sa_flags = SA_RESTART; /* SIGTERM's watchdog */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART; /* SIGTERM's watchdog */
     sigaction(SIGALRM, &sa, &g_old_alrm_install);
     g_installed = 1;
 }

@@ -6,6 +6,7 @@
  * failed points and a store that cannot be created.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +258,45 @@ int hdr_sim_sweep_ok(void);
 int hdr_sim_sweep_store_ok(void);
 int hdr_sim_sweep_mpi_ok(void);
 
+static volatile sig_atomic_t host_alarms;
+static void host_on_alarm(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig, (void)uc;
+    host_alarms += si != NULL ? 1 : 100; /* the siginfo is passed on too */
+}
+
+/* A SIGALRM flashspec did not arm belongs to the host (libFuzzer's unit
+ * timeout, say): even inside a long library call it reaches the host's
+ * handler and neither ends nor interrupts the run; the time limit's own
+ * alarm is flashspec's. */
+static void test_host_alarm(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = host_on_alarm;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGALRM, &sa, &old) == 0);
+    host_alarms = 0;
+    sim_sweep_signals_install();
+    sim_sweep_library_call(1);
+    raise(SIGALRM); /* the process would end here (exit 78) were it flashspec's */
+    sim_sweep_library_call(0);
+    CHECK(host_alarms == 1 && sim_sweep_interrupted() == 0);
+    raise(SIGALRM);
+    CHECK(host_alarms == 2 && sim_sweep_interrupted() == 0);
+    /* with a time limit armed the alarm is the limit's: the run is interrupted */
+    sim_sweep_deadline_set(3600);
+    raise(SIGALRM);
+    CHECK(host_alarms == 2 && sim_sweep_interrupted() == SIGALRM);
+    alarm(0); /* the grace timer the limit armed */
+    sim_sweep_deadline_clear();
+    sim_sweep_signals_restore();
+    struct sigaction now;
+    CHECK(sigaction(SIGALRM, &old, &now) == 0);
+    CHECK((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == host_on_alarm); /* given back */
+}
+
 int main(int argc, char **argv)
 {
     /* each public header of sim/sweep compiled alone (hdr_*.c) */
@@ -272,6 +312,7 @@ int main(int argc, char **argv)
     test_ids();
     test_store(dir);
     test_executor(dir);
+    test_host_alarm();
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK(system(cmd) == 0);
