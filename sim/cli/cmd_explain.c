@@ -25,6 +25,21 @@ static const char *shown(const char *path)
     return path;
 }
 
+/* v as the shortest decimal that reads back to it; a whole number below
+ * 1e16 with all its digits (5000, where the shortest %g is "5e+03"). */
+static void real_text(double v, char *out, size_t n)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(out, n, "%.*g", p, v);
+        if (strtod(out, NULL) != v) continue;
+        if (strchr(out, 'e') && fabs(v) >= 1 && fabs(v) < 1e16) {
+            int digits = (int)floor(log10(fabs(v))) + 1;
+            snprintf(out, n, "%.*g", digits > p ? digits : p, v);
+        }
+        return;
+    }
+}
+
 /* The value of key row d in params, as a profile would write it. */
 static void value_text(const eng_param_desc *d, const void *params, char *out, size_t n)
 {
@@ -34,16 +49,7 @@ static void value_text(const eng_param_desc *d, const void *params, char *out, s
     switch (d->type) {
     case ENG_PARAM_DOUBLE:
         memcpy(&v, f, sizeof v);
-        for (int p = 1; p <= 17; p++) {
-            snprintf(out, n, "%.*g", p, v);
-            if (strtod(out, NULL) != v) continue;
-            /* 5000 round-trips as "5e+03": a whole number below 1e16 is
-             * written with all its digits (the shortest %g wins elsewhere) */
-            if (strchr(out, 'e') && fabs(v) >= 1 && fabs(v) < 1e16)
-                snprintf(out, n, "%.*g", (int)floor(log10(fabs(v))) + 1 > p
-                                             ? (int)floor(log10(fabs(v))) + 1 : p, v);
-            break;
-        }
+        real_text(v, out, n);
         break;
     case ENG_PARAM_BOOL:
         memcpy(&x, f, sizeof x);
@@ -66,8 +72,10 @@ static void value_text(const eng_param_desc *d, const void *params, char *out, s
                 memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
                 at += (size_t)snprintf(out + at, n - at, "%s%d", i ? "," : "", (int)x);
             } else {
+                char num[64];
                 memcpy(&v, f + (size_t)i * sizeof v, sizeof v);
-                at += (size_t)snprintf(out + at, n - at, "%s%g", i ? "," : "", v);
+                real_text(v, num, sizeof num);
+                at += (size_t)snprintf(out + at, n - at, "%s%s", i ? "," : "", num);
             }
         }
         break;
