@@ -148,3 +148,16 @@ const char *eng_params_nearest(const eng_param_desc *table, const char *name)
     }
     return best;
 }
+
+int eng_param_required(const eng_param_desc *d)
+{
+    switch (d->type) {
+    case ENG_PARAM_STRING:
+        return d->def_str == NULL;
+    case ENG_PARAM_DOUBLE_LIST:
+    case ENG_PARAM_INT_LIST:
+        return d->def_list == NULL && d->def_count == 0 && isnan(d->def);
+    default:
+        return isnan(d->def);
+    }
+}

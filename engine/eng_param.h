@@ -54,6 +54,11 @@ void eng_params_defaults(const eng_param_desc *table, void *params);
  * table states each range once (cross-parameter rules stay with create). */
 int32_t eng_params_check(const eng_param_desc *table, const void *params);
 
+/* 1 when row d has no default, so a value must be given: a STRING without
+ * def_str, a list without def_list, def_count or def, anything else whose
+ * def is NaN. */
+int eng_param_required(const eng_param_desc *d);
+
 /* Row for name, or NULL. */
 const eng_param_desc *eng_params_find(const eng_param_desc *table, const char *name);
 

@@ -424,24 +424,11 @@ static void bound(compose *c, const char *key)
     add_note(c, i, note);
 }
 
-static int key_required(const eng_param_desc *d)
-{
-    switch (d->type) {
-    case ENG_PARAM_STRING:
-        return d->def_str == NULL;
-    case ENG_PARAM_DOUBLE_LIST:
-    case ENG_PARAM_INT_LIST:
-        return d->def_list == NULL && d->def_count == 0 && isnan(d->def);
-    default:
-        return isnan(d->def);
-    }
-}
-
 /* Defaults for the keys no layer sets; a required one is an error. */
 static int fill_defaults(compose *c)
 {
     for (size_t i = 0; i < c->nkeys; i++) {
-        if (c->taken[i] || !key_required(&c->keys[i])) continue;
+        if (c->taken[i] || !eng_param_required(&c->keys[i])) continue;
         snprintf(c->err, c->errlen,
                  "%s:%d: device profile: missing required key '%s' (no part gives it)", c->where,
                  c->line, c->keys[i].name);

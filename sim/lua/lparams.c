@@ -270,19 +270,6 @@ static void check_enum(checker *c, const eng_param_desc *d, int idx, char *param
     }
 }
 
-static int is_required(const eng_param_desc *d)
-{
-    switch (d->type) {
-    case ENG_PARAM_STRING:
-        return d->def_str == NULL;
-    case ENG_PARAM_DOUBLE_LIST:
-    case ENG_PARAM_INT_LIST:
-        return d->def_list == NULL && d->def_count == 0 && isnan(d->def);
-    default:
-        return isnan(d->def);
-    }
-}
-
 static void check_value(checker *c, const eng_param_desc *d, int idx, char *params)
 {
     lua_State *L = c->L;
@@ -373,7 +360,7 @@ static void phase1(checker *c, int idx, const eng_param_desc *keys, char *params
         lua_getfield(L, idx, d->name);
         if (c->present) c->present[d - keys] = !lua_isnil(L, -1);
         if (lua_isnil(L, -1)) {
-            if (!c->overlay && is_required(d)) {
+            if (!c->overlay && eng_param_required(d)) {
                 problem *p = add(c, NULL, 1);
                 if (p)
                     snprintf(p->tail, TAIL_CAP, "%s: missing required key '%s'", c->what, d->name);

@@ -592,8 +592,44 @@ static void test_nearest(void)
     CHECK(eng_params_nearest(eng_flash_ar_param_table, "k") == NULL);
 }
 
+/* A row is required exactly when it has no default of its kind. */
+static void test_required(void)
+{
+    static const double two[] = {1.0, 2.0};
+    eng_param_desc d;
+    memset(&d, 0, sizeof d);
+    d.type = ENG_PARAM_DOUBLE;
+    d.def = NAN;
+    CHECK(eng_param_required(&d));
+    d.def = 0.0; /* a zero default is a default */
+    CHECK(!eng_param_required(&d));
+    d.type = ENG_PARAM_INT;
+    CHECK(!eng_param_required(&d));
+    d.def = NAN;
+    CHECK(eng_param_required(&d));
+    d.type = ENG_PARAM_STRING; /* a string's default is def_str, whatever def */
+    CHECK(eng_param_required(&d));
+    d.def_str = "";
+    CHECK(!eng_param_required(&d));
+    d.type = ENG_PARAM_DOUBLE_LIST;
+    d.def_str = NULL;
+    CHECK(eng_param_required(&d)); /* no list, no count, def NaN */
+    d.def_list = two;
+    d.def_count = 2;
+    CHECK(!eng_param_required(&d));
+    d.def_list = NULL;
+    CHECK(!eng_param_required(&d)); /* a count alone */
+    d.def_count = 0;
+    d.def = 3.0;
+    CHECK(!eng_param_required(&d)); /* a scalar default fills the list */
+    d.type = ENG_PARAM_INT_LIST;
+    d.def = NAN;
+    CHECK(eng_param_required(&d));
+}
+
 int main(void)
 {
+    test_required();
     test_chain();
     test_chain_cycle();
     test_flash_ar();
