@@ -9,7 +9,9 @@
 --
 -- Prints one row per point with tokens/s and its 95% bootstrap interval over
 -- prompts, the speedup over Flash-AR on the same (target, workload, phone),
--- then the geometric-mean speedup of each policy overall and per phone.
+-- then the geometric-mean speedup of each policy overall and per phone, and
+-- Llama-3.1-8B's acceptance-transfer bracket (the same speed-ups on its low
+-- and high presets).
 --
 --   build/sim/cli/flashspec sweep scripts/study_end_to_end.lua -j 2 -o results/e2e
 --
@@ -105,4 +107,60 @@ for _, pol in ipairs(policies) do
     cells[j] = g and string.format("%.2fx", math.exp(g[1] / g[2])) or "-"
   end
   print(string.format(gfmt, table.unpack(cells)))
+end
+
+-- Llama-3.1-8B's presets come from the like-for-like transfer through a
+-- cross-source ratio; its low and high ends are presets of their own
+-- (workload-W-lo-strong-llama3.1-8b.h5, -hi-; traces/data/WORKLOADS.md): the
+-- same points replayed on them bracket what the transfer cannot decide.
+local has_llama = false
+for _, t in ipairs(targets) do has_llama = has_llama or t == "llama3.1-8b" end
+if has_llama then
+  local tgt, drf = fs.model "llama3.1-8b-q4_0", fs.model "llama3.1-8b-eagle3-q4_0"
+  local bpts, bmeta = {}, {}
+  for _, end_ in ipairs { "lo", "hi" } do
+    for _, w in ipairs(workloads) do
+      local tr = fs.trace("traces/data/workload-" .. w .. "-" .. end_ .. "-strong-llama3.1-8b.h5")
+      for _, ph in ipairs(phones) do
+        for _, pol in ipairs(policies) do
+          bpts[#bpts + 1] = { device = fs.device(ph), target = tgt, draft = drf, trace = tr,
+                              policy = pol[2] }
+          bmeta[#bpts] = { at = end_, w = w, phone = ph, policy = pol[1] }
+        end
+      end
+    end
+  end
+  local brows = fs.sweep { dram_fraction = 0.0, max_new_tokens = 128, seed = 1, points = bpts }
+  local base, sums = {}, {}
+  for i, r in ipairs(brows) do
+    local m = bmeta[i]
+    if r.error then error(r.error) end
+    if m.policy == "Flash-AR" then base[m.at .. "|" .. m.w .. "|" .. m.phone] = r.tokens_per_s end
+  end
+  for i, r in ipairs(brows) do
+    local m = bmeta[i]
+    local k = m.policy .. "|" .. m.at
+    local g = sums[k] or { 0, 0 }
+    g[1], g[2] = g[1] + math.log(r.tokens_per_s / base[m.at .. "|" .. m.w .. "|" .. m.phone]),
+                 g[2] + 1
+    sums[k] = g
+  end
+  local central = {}
+  for i, r in ipairs(rows) do
+    local m = meta[i]
+    if m.target == "llama3.1-8b" and not r.error then
+      local g = central[m.policy] or { 0, 0 }
+      g[1], g[2] = g[1] + math.log(r.tokens_per_s / ar[key(m)]), g[2] + 1
+      central[m.policy] = g
+    end
+  end
+  print("")
+  print("Llama-3.1-8B's acceptance-transfer bracket (its lo / hi presets): geomean speedup over " ..
+        "Flash-AR, every workload and phone")
+  print(string.format("%-16s %9s %9s %9s", "policy", "lo", "presets", "hi"))
+  for _, pol in ipairs(policies) do
+    local function gm(g) return g and string.format("%.2fx", math.exp(g[1] / g[2])) or "-" end
+    print(string.format("%-16s %9s %9s %9s", pol[1], gm(sums[pol[1] .. "|lo"]),
+                        gm(central[pol[1]]), gm(sums[pol[1] .. "|hi"])))
+  end
 end
