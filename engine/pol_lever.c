@@ -662,16 +662,6 @@ double eng_lever_beta(const eng_policy *p)
     return p && p->i == &lv_i ? ((const lv_state *)p->self)->beta : NAN;
 }
 
-int32_t eng_lever_exit_layer(const eng_policy *p)
-{
-    return p && p->i == &lv_i ? ((const lv_state *)p->self)->exit_layer : -1;
-}
-
-const eng_costmodel *eng_lever_costmodel(const eng_policy *p)
-{
-    return p && p->i == &lv_i ? &((const lv_state *)p->self)->cm : NULL;
-}
-
 /* The registry row (engine/policies.def lists it). */
 const eng_policy_desc eng_policy_lever = {"lever", "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid", sizeof(eng_lever_params),
                                         eng_lever_param_table, eng_lever_create, 1};

@@ -72,11 +72,7 @@ double eng_lever_delta_cost(const eng_costmodel *cm, int32_t rows, int32_t leave
  * g / c). */
 int32_t eng_lever_stop(double reach, double delta_ms, double g, double c_ms);
 
-/* Introspection: current reliability factor beta, exit layer in use (-1 when
- * pruning is off or the runtime named none) and the latency estimators
- * (borrowed). */
+/* Introspection: current reliability factor beta (NaN for another policy). */
 double eng_lever_beta(const eng_policy *p);
-int32_t eng_lever_exit_layer(const eng_policy *p);
-const eng_costmodel *eng_lever_costmodel(const eng_policy *p);
 
 #endif

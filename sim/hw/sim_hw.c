@@ -145,7 +145,6 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     hw->tgt = *target;
     if (draft) hw->dft = *draft;
     hw->has_draft = draft != NULL;
-    hw->dram_fraction = dram_fraction;
     hw->max_ctx = max_ctx_tokens;
     hw->mem = mem;
     hw->ready = calloc(4 * ((size_t)target->layers + 1), 1);

@@ -39,7 +39,6 @@ struct sim_hw {
     sim_device dev;
     sim_model tgt, dft;
     int has_draft;
-    double dram_fraction;
     int32_t max_ctx;
     sim_hw_memory mem;
     /* derived constants */

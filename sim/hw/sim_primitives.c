@@ -32,11 +32,6 @@ double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_
     return (bytes / (d->read_gbps * 1e6) + requests * d->request_latency_us * 1e-3 / q) / eff;
 }
 
-double sim_cost_flash_ms(const sim_device *d, double bytes, double eff)
-{
-    return sim_cost_flash_q_ms(d, bytes, eff, 1);
-}
-
 double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
                        double eff)
 {

@@ -34,7 +34,6 @@
  * count.  rows <= 0 gives 0 and *execs = 0. */
 int32_t sim_cost_npu_pad(const sim_device *d, int32_t rows, int32_t *execs);
 
-double sim_cost_flash_ms(const sim_device *d, double bytes, double eff); /* Q = 1 */
 double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_t queue_depth);
 double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
                        double eff);
