@@ -20,7 +20,7 @@
 #include "eng_param.h"
 #include "sim/lua/api.h"
 #include "sim/config/home.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/lua/runrec.h"
 #include "sim/config/profile.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "sim/lua/api.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 void fs_fmt_exact(char *out, size_t n, double x)
 {

@@ -69,7 +69,7 @@
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
 #include "sim/lua/lfit.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/lua/lpolicy.h"
 #include "sim/lua/rows.h"
 #include "sim/sweep/sim_sweep.h"
