@@ -21,7 +21,7 @@
 #include "sim/lua/api.h"
 #include "sim/config/home.h"
 #include "sim/config/lparams.h"
-#include "sim/lua/runrec.h"
+#include "sim/out/runrec.h"
 #include "sim/config/profile.h"
 
 /* --------------------------------------------------------------- profiles */

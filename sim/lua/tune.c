@@ -71,7 +71,7 @@
 #include "sim/lua/lfit.h"
 #include "sim/config/lparams.h"
 #include "sim/lua/lpolicy.h"
-#include "sim/lua/rows.h"
+#include "sim/out/rows.h"
 #include "sim/sweep/sim_sweep.h"
 #include "traces/trc.h"
 
