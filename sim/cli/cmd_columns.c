@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/lua/rows.h"
+#include "sim/out/rows.h"
 #include "sim/sim_status.h"
 
 static const char usage[] =

@@ -1,7 +1,7 @@
 /*
  * cmd_columns.h -- `flashspec columns [--markdown]`: the result columns of
  * results.csv / results.h5 in file order, each with its kind and meaning,
- * read from the column table the writers use (sim/lua/rows.c).
+ * read from the column table the writers use (sim/out/rows.c).
  */
 #ifndef FS_CMD_COLUMNS_H
 #define FS_CMD_COLUMNS_H

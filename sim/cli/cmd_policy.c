@@ -19,6 +19,7 @@
 #include "eng_policy.h"
 #include "sim/lua/api.h"
 #include "sim/lua/lpolicy.h"
+#include "sim/out/rows.h"
 #include "sim/cli/plugin.h"
 #include "sim/sim_status.h"
 

@@ -13,7 +13,7 @@
  */
 #include "cfg_impl.h"
 
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  */
 #include "cfg_impl.h"
 
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 #include <lauxlib.h>
 #include <math.h>

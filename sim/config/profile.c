@@ -21,8 +21,8 @@
 #include "cfg_impl.h"
 #include "home.h"
 
-#include "sim/lua/lparams.h"
-#include "sim/lua/sandbox.h"
+#include "sim/config/lparams.h"
+#include "sim/config/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -551,7 +551,7 @@ double fs_ref_tree_nodes(const char *policy, const char *params)
 /* The derived key tree_nodes of result row r. */
 static double tree_nodes_of(const fs_ref_cols *cols, const void *r)
 {
-    char policy[512] = "", params[1024] = ""; /* a label: FS_LABEL_CAP (sim/lua/rows.h) */
+    char policy[512] = "", params[1024] = ""; /* a label: FS_LABEL_CAP (sim/out/rows.h) */
     cols->get(cols->ctx, r, "policy", NULL, policy, sizeof policy);
     cols->get(cols->ctx, r, "policy_params", NULL, params, sizeof params);
     return fs_ref_tree_nodes(policy, params);

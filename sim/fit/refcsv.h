@@ -43,7 +43,7 @@ enum {
     FS_REF_E_NOMEM = SIM_NOMEM
 };
 
-/* Column kinds (equal to FS_COL_* of sim/lua/rows.h, as sim/lua/lfit.c checks). */
+/* Column kinds (equal to FS_COL_* of sim/out/rows.h, as sim/lua/lfit.c checks). */
 enum { FS_REF_COL_NONE = 0, FS_REF_COL_NUMBER = 1, FS_REF_COL_TEXT = 2 };
 
 /* The result rows a reference is read for and matched against.  The derived

@@ -14,7 +14,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "api.h"
 #include "api_impl.h"
-#include "sandbox.h"
+#include "sim/config/sandbox.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,12 +32,12 @@
 
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/lua/lpolicy.h"
 #include "sim/config/profile.h"
-#include "sim/lua/rows.h"
-#include "sim/lua/runrec.h"
-#include "sim/lua/sandbox.h"
+#include "sim/lua/lrows.h"
+#include "sim/out/runrec.h"
+#include "sim/config/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
 #include "sim/out/sim_timeline.h"

@@ -17,8 +17,8 @@
 #include "sim/hw/sim_hw.h"
 #include "sim/config/profile.h"
 #include "sim/lua/api.h"
-#include "sim/lua/rows.h"
-#include "sim/lua/sandbox.h"
+#include "sim/out/rows.h"
+#include "sim/config/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "traces/trc.h"
 

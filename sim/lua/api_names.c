@@ -32,7 +32,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/sweep/sim_sweep_store.h"
 
 typedef struct fs_name_claim {

@@ -20,8 +20,8 @@
 #include "eng_param.h"
 #include "sim/lua/api.h"
 #include "sim/config/home.h"
-#include "sim/lua/lparams.h"
-#include "sim/lua/runrec.h"
+#include "sim/config/lparams.h"
+#include "sim/out/runrec.h"
 #include "sim/config/profile.h"
 
 /* --------------------------------------------------------------- profiles */

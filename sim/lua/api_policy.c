@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "sim/lua/api.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 void fs_fmt_exact(char *out, size_t n, double x)
 {
@@ -126,45 +126,21 @@ void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *param
 
 /* ---------------------------------------------------- the tree-size knob */
 
-/* `tree_nodes` (nodes of one verified tree, root included) and the parameter
- * each built-in tree policy sizes its trees by: param = tree_nodes - minus.
- * EdgeLLM's cap is max_tokens with its fallback on (the default), budget
- * without; SpecInfer's tree is its widths cut to the deepest prefix that
- * fits (its shape stays fixed).  Caps (sized = 0) bound a tree the policy
- * sizes itself per cycle; the others fix its size. */
+/* A built-in policy's tree-size knob (fs_tree_knob, sim/out/rows.c): the
+ * parameter `tree_nodes` sets, param = tree_nodes - minus. */
 typedef struct tree_knob {
     const char *policy, *param;
     int32_t minus;
 } tree_knob;
 
-static const tree_knob tree_knobs[] = {
-    {"chain", "k", 1},
-    {"adaptive_chain", "k_max", 1},
-    {"specinfer", "widths", 0},
-    {"eagle2", "total_tokens", 1},
-    {"opt_tree", "nodes", 1},
-    {"sequoia", "max_nodes", 0},
-    {"lever", "n_max", 1},
-    {"lyanna", "b", 1},
-    {"edgellm", "max_tokens", 1},
-    {"bld", "max_len", 1},
-    {NULL, NULL, 0},
-};
-
-static const tree_knob *tree_knob_of(const char *policy)
+/* The knob of policy in *k, or NULL for a policy without one. */
+static const tree_knob *tree_knob_of(const char *policy, tree_knob *k)
 {
-    for (const tree_knob *k = tree_knobs; k->policy; k++)
-        if (!strcmp(k->policy, policy)) return k;
-    return NULL;
-}
-
-int fs_tree_knob(const char *policy, const char **param, int *minus)
-{
-    const tree_knob *k = policy ? tree_knob_of(policy) : NULL;
-    if (!k) return 0;
-    *param = k->param;
-    *minus = k->minus;
-    return 1;
+    int minus;
+    if (!fs_tree_knob(policy, &k->param, &minus)) return NULL;
+    k->policy = policy;
+    k->minus = minus;
+    return k;
 }
 
 /* The parameter tree_nodes sets for policy desc given the user's table at t. */
@@ -179,7 +155,8 @@ static const char *tree_param(lua_State *L, const tree_knob *k, int t)
 
 double fs_tree_cap(const eng_policy_desc *desc, const void *params)
 {
-    const tree_knob *k = desc ? tree_knob_of(desc->name) : NULL;
+    tree_knob kb;
+    const tree_knob *k = desc ? tree_knob_of(desc->name, &kb) : NULL;
     if (!k || eng_policy_lookup(desc->name) != desc) return NAN;
     const char *name = k->param;
     if (!strcmp(k->policy, "edgellm")) {
@@ -285,7 +262,9 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
         return;
     }
     int kl = slp_key_line(chunk, line, "tree_nodes");
-    const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
+    tree_knob kb;
+    const tree_knob *k =
+        eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name, &kb) : NULL;
     if (!k)
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: %s: key 'tree_nodes' is for tree policies (chain, adaptive_chain, "
@@ -391,7 +370,9 @@ static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const
     slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
     fs_policy_label(L, desc, u->params, u->label, sizeof u->label);
     policy_accepts(L, u, what, chunk, line);
-    const tree_knob *k = eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name) : NULL;
+    tree_knob kb;
+    const tree_knob *k =
+        eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name, &kb) : NULL;
     if (k) {
         lua_getfield(L, idx, tree_param(L, k, idx));
         u->cap_set = !lua_isnil(L, -1);

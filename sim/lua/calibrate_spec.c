@@ -22,7 +22,7 @@
 #include "sim/config/home.h"
 #include "sim/config/profile.h"
 #include "sim/lua/calibrate_impl.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/out/sim_out.h"
 
 #define WHAT "flashspec.calibrate"

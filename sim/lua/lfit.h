@@ -19,7 +19,7 @@
 #include <lua.h>
 
 #include "sim/fit/refcsv.h"
-#include "sim/lua/rows.h"
+#include "sim/out/rows.h"
 
 /* The code a guarded call that raised returns (positive: a sim/fit callback's). */
 #define FS_GUARD_FAILED 1

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "engine/eng_policy.h"
-#include "sim/lua/sandbox.h"
+#include "sim/config/sandbox.h"
 
 typedef struct lp_obj {
     void *p; /* eng_tree *, eng_draft_oracle * or eng_target_oracle *; NULL outside a hook */

@@ -21,7 +21,7 @@
 #include "engine/eng_policy.h"
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
-#include "sim/lua/sandbox.h"
+#include "sim/config/sandbox.h"
 #include "sim/sweep/sim_sweep.h"
 
 typedef struct lp_desc {

@@ -26,7 +26,7 @@
 #include "sim/config/profile.h"
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 #define RECORD_MAX_BYTES ((size_t)256 << 20) /* run.json of a very large sweep */
 #define JSON_MAX_DEPTH 64

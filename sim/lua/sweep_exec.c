@@ -20,7 +20,7 @@
 
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
 

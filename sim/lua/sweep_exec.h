@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/lua/rows.h"
+#include "sim/out/rows.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep_store.h"
 

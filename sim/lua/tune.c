@@ -69,9 +69,9 @@
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
 #include "sim/lua/lfit.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 #include "sim/lua/lpolicy.h"
-#include "sim/lua/rows.h"
+#include "sim/out/rows.h"
 #include "sim/sweep/sim_sweep.h"
 #include "traces/trc.h"
 

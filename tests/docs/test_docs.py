@@ -71,7 +71,7 @@ def case_policies(exe: str, home: str, tmp: str) -> None:
     rtext = open(res, encoding="utf-8").read()
     want = subprocess.run([exe, "columns", "--markdown"], capture_output=True, text=True).stdout
     rows = re.findall(r"^\| `([a-z_0-9<>]+)` \|", want, re.M)
-    with open(os.path.join(home, "sim", "lua", "rows.c"), encoding="utf-8") as f:
+    with open(os.path.join(home, "sim", "out", "rows.c"), encoding="utf-8") as f:
         fixed = re.findall(r'^\s*\{"([a-z_0-9]+)", COL_', f.read(), re.M)
     check(rows == fixed + ["param_<name>", "tag_<name>"],
           f"flashspec columns lists rows.c's columns in file order, then the dynamic ones: {rows}")

@@ -8,7 +8,7 @@ tree_budget: the quick grid) or dram_budget_full (the full grid, whose
 Qwen3-14B points beyond 40% pinned do not fit the OnePlus 12's DRAM budget).  table5,
 ablations, tuned and edgellm_phones have checks of their own.
 Checks the exit code, that results.csv holds one row per point that ran with
-every result column (sim/lua/rows.c), tokens_per_s_lo <= tokens_per_s <=
+every result column (sim/out/rows.c), tokens_per_s_lo <= tokens_per_s <=
 tokens_per_s_hi, and that the printed table has its header and one
 `tok/s [lo, hi]` row per point.
 
@@ -48,7 +48,7 @@ def expect(cond, what):
 
 def result_columns():
     """The result columns the binary writes, from its column table."""
-    with open(os.path.join(HOME, "sim", "lua", "rows.c")) as f:
+    with open(os.path.join(HOME, "sim", "out", "rows.c")) as f:
         return re.findall(r'^\s*\{"([a-z_0-9]+)", COL_', f.read(), re.M)
 
 

@@ -18,7 +18,7 @@
 #include "sim/config/cfg_impl.h"
 #include "sim/config/parts.h"
 #include "sim/hw/sim_hw.h"
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -19,9 +19,9 @@
 
 #include "engine/pol_sequoia.h"
 #include "sim/lua/api_impl.h"
-#include "sim/lua/lparams.h"
-#include "sim/lua/rows.h"
-#include "sim/lua/runrec.h"
+#include "sim/config/lparams.h"
+#include "sim/out/rows.h"
+#include "sim/out/runrec.h"
 #include "sim/out/sim_out.h"
 
 #include "../../check.h"

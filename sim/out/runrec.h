@@ -19,8 +19,8 @@
  * script's overrides): what `flashspec rerun` loads in its place.  script.lua
  * is the script's bytes as the run read and ran them.
  */
-#ifndef FS_LUA_RUNREC_H
-#define FS_LUA_RUNREC_H
+#ifndef FS_OUT_RUNREC_H
+#define FS_OUT_RUNREC_H
 
 #include <stddef.h>
 #include <stdint.h>

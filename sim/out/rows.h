@@ -2,8 +2,9 @@
  * rows.h -- result rows of experiment points and their stable columns.
  *
  * One table of column descriptors drives both views of a row: the Lua table a
- * script gets back from flashspec.run/sweep and the results.csv/results.h5 files,
- * so the two always carry the same fields under the same names.  Column names
+ * script gets back from flashspec.run/sweep (sim/lua/lrows.c, through
+ * fs_row_cell) and the results.csv/results.h5 files, so the two always carry
+ * the same fields under the same names.  No Lua here.  Column names
  * are a user-facing contract: extend, never rename.
  *
  * Beside the fixed columns, each policy parameter of the rows' labels gets a
@@ -16,17 +17,16 @@
  * identical bytes); the host time a point took (sim_wall_s) is returned to Lua
  * and printed, but kept out of the files for that reason.
  */
-#ifndef FS_LUA_ROWS_H
-#define FS_LUA_ROWS_H
+#ifndef FS_OUT_ROWS_H
+#define FS_OUT_ROWS_H
 
-#include <lua.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "sim/replay/replay.h"
 
 /* Bytes of a policy_params label, its NUL included: the longest label a
- * policy's parameters make is refused rather than cut (api_policy.c), so the
+ * policy's parameters make is refused rather than cut (sim/lua/api_policy.c), so the
  * rows of two parameter sets never read alike. */
 #define FS_LABEL_CAP 1024
 
@@ -52,8 +52,25 @@ typedef struct fs_rows_meta {
     char script_hash[20];
 } fs_rows_meta;
 
-/* Pushes row r as a Lua table (all columns + sim_wall_s). */
-void fs_row_push(lua_State *L, const fs_rows_meta *m, const fs_row *r);
+/* The number of fixed columns. */
+int fs_row_columns(void);
+
+/* Cell kinds of fs_row_cell. */
+enum { FS_CELL_TEXT = 1, FS_CELL_INTEGER = 2, FS_CELL_NUMBER = 3 };
+
+/* Bytes a cell's text may need in buf (the accepted_hist column's). */
+#define FS_ROW_CELL_CAP (RP_HIST_BINS * 21 + 1)
+
+/* Value of the c-th fixed column of r (in file order), as the results files
+ * write it: text into *s (which may point into buf[0..n) or into r), a whole
+ * number into *integer, or a real into *num.  Returns its FS_CELL_* kind, or
+ * 0 for c out of range. */
+int fs_row_cell(const fs_rows_meta *m, const fs_row *r, int c, const char **s, int64_t *integer,
+                double *num, char *buf, size_t n);
+
+/* The kind of a param_/tag_ value: 2 a whole number that fits int64 (into *i
+ * and *d), 1 another finite number (into *d), 0 text. */
+int fs_row_value_kind(const char *v, int64_t *i, double *d);
 
 /* The i-th fixed column, in file order: its name, kind ("text", "integer" or
  * "number") and one-line meaning.  Returns 0 past the last. */
@@ -76,6 +93,13 @@ int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double 
  * name a column).  Stops early when fn returns nonzero. */
 void fs_row_each_pair(const char *text, int tags,
                       int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
+
+/* The parameter the `tree_nodes` key sets for built-in policy `policy` (nodes
+ * of one verified tree, root included; param = tree_nodes - *minus), with
+ * EdgeLLM's fallback on (off: `budget`).  Returns 1, or 0 for a policy that
+ * takes no `tree_nodes`.  The tree_nodes column reads its value back from a
+ * row's label with it; the script API sets the parameter with it. */
+int fs_tree_knob(const char *policy, const char **param, int *minus);
 
 /* Writes rows to DIR/results.{csv,h5} atomically.  Returns SIM_OK, or a status
  * (sim_status.h: SIM_NOMEM, SIM_CANTCREATE) with one line in err. */

@@ -1,7 +1,7 @@
 /*
- * rows.c -- column table, Lua rows and results files (see rows.h).
+ * rows.c -- column table and results files (see rows.h).
  */
-#include "rows.h"
+#include "sim/out/rows.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,8 +10,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/lua/api.h"
 #include "sim/out/sim_out.h"
+#include "sim/sim_status.h"
+
+/* ---------------------------------------------------- the tree-size knob */
+
+/* `tree_nodes` (nodes of one verified tree, root included) and the parameter
+ * each built-in tree policy sizes its trees by: param = tree_nodes - minus.
+ * EdgeLLM's cap is max_tokens with its fallback on (the default), budget
+ * without; SpecInfer's tree is its widths cut to the deepest prefix that
+ * fits (its shape stays fixed).  Caps (sized = 0) bound a tree the policy
+ * sizes itself per cycle; the others fix its size. */
+typedef struct tree_knob {
+    const char *policy, *param;
+    int32_t minus;
+} tree_knob;
+
+static const tree_knob tree_knobs[] = {
+    {"chain", "k", 1},
+    {"adaptive_chain", "k_max", 1},
+    {"specinfer", "widths", 0},
+    {"eagle2", "total_tokens", 1},
+    {"opt_tree", "nodes", 1},
+    {"sequoia", "max_nodes", 0},
+    {"lever", "n_max", 1},
+    {"lyanna", "b", 1},
+    {"edgellm", "max_tokens", 1},
+    {"bld", "max_len", 1},
+    {NULL, NULL, 0},
+};
+
+int fs_tree_knob(const char *policy, const char **param, int *minus)
+{
+    for (const tree_knob *k = tree_knobs; policy && k->policy; k++) {
+        if (strcmp(k->policy, policy) != 0) continue;
+        *param = k->param;
+        *minus = k->minus;
+        return 1;
+    }
+    return 0;
+}
 
 /* ---------------------------------------------------------------- columns */
 
@@ -176,7 +214,7 @@ static const char *label_value(const char *label, const char *want, tree_find *f
 }
 
 /* The tree_nodes column: nodes of one verified tree, root included, as the
- * `tree_nodes` key sets them (api_policy.c's tree_knobs), read back from the
+ * `tree_nodes` key sets them (tree_knobs above), read back from the
  * row's label so that a tuned row reports its chosen knobs. */
 static double row_tree_nodes(const fs_row *r)
 {
@@ -345,9 +383,7 @@ void fs_row_each_pair(const char *text, int tags,
     }
 }
 
-/* A value's kind: 2 a whole number that fits int64, 1 another finite
- * number, 0 text. */
-static int value_kind(const char *v, int64_t *i, double *d)
+int fs_row_value_kind(const char *v, int64_t *i, double *d)
 {
     if (!*v || isspace((unsigned char)*v)) return 0;
     char *end;
@@ -407,7 +443,7 @@ static int dyn_collect(void *ctx, const char *name, const char *value)
     }
     int64_t i;
     double d;
-    int k = value_kind(value, &i, &d);
+    int k = fs_row_value_kind(value, &i, &d);
     c->numbers &= k > 0;
     return 0;
 }
@@ -426,61 +462,12 @@ static int dyn_set_cell(void *ctx, const char *name, const char *value)
     if (!c) return 0;
     int64_t i = 0;
     double d = NAN;
-    value_kind(value, &i, &d);
+    fs_row_value_kind(value, &i, &d);
     int rc = sim_out_col_type(ds->t, c->col) == SIM_OUT_DOUBLE
                  ? sim_out_set_double(ds->t, ds->row, c->col, d)
                  : sim_out_set_string(ds->t, ds->row, c->col, value);
     if (rc != SIM_OUT_OK) ds->rc = rc;
     return rc != SIM_OUT_OK;
-}
-
-static int lua_set_pair(void *ctx, const char *name, const char *value)
-{
-    lua_State *L = ctx;
-    const char *prefix = lua_tostring(L, -1);
-    int64_t i;
-    double d;
-    switch (value_kind(value, &i, &d)) {
-    case 2:
-        lua_pushinteger(L, (lua_Integer)i);
-        break;
-    case 1:
-        lua_pushnumber(L, d);
-        break;
-    default:
-        lua_pushstring(L, value);
-    }
-    lua_pushfstring(L, "%s%s", prefix, name);
-    lua_insert(L, -2);
-    lua_settable(L, -4);
-    return 0;
-}
-
-void fs_row_push(lua_State *L, const fs_rows_meta *a, const fs_row *r)
-{
-    lua_createtable(L, 0, N_COLUMNS + 1);
-    for (int c = 0; c < N_COLUMNS; c++) {
-        const char *s;
-        double d = 0;
-        int64_t i = 0;
-        char buf[RP_HIST_BINS * 21 + 1];
-        col_value(a, r, c, &s, &d, &i, buf, sizeof buf);
-        if (col_is_str(c))
-            lua_pushstring(L, s);
-        else if (col_is_int(c))
-            lua_pushinteger(L, (lua_Integer)i);
-        else
-            lua_pushnumber(L, d);
-        lua_setfield(L, -2, columns[c].name);
-    }
-    lua_pushnumber(L, r->st.sim_wall_s);
-    lua_setfield(L, -2, "sim_wall_s");
-    lua_pushliteral(L, "param_");
-    fs_row_each_pair(r->policy_params, 0, lua_set_pair, L);
-    lua_pop(L, 1);
-    lua_pushliteral(L, "tag_");
-    fs_row_each_pair(r->tags, 1, lua_set_pair, L);
-    lua_pop(L, 1);
 }
 
 /* Declares the param_ and tag_ columns of rows[0..n) in t (after the fixed
@@ -533,7 +520,7 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
             const char *s;
             double d = 0;
             int64_t i = 0;
-            char buf[RP_HIST_BINS * 21 + 1];
+            char buf[FS_ROW_CELL_CAP];
             col_value(m, &rows[ri], c, &s, &d, &i, buf, sizeof buf);
             int src = col_is_str(c)   ? sim_out_set_string(t, row, c, s)
                       : col_is_int(c) ? sim_out_set_int64(t, row, c, i)
@@ -557,6 +544,21 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
 }
 
 /* ------------------------------------------------------- lookup by name */
+
+int fs_row_columns(void)
+{
+    return N_COLUMNS;
+}
+
+int fs_row_cell(const fs_rows_meta *m, const fs_row *r, int c, const char **s, int64_t *integer,
+                double *num, char *buf, size_t n)
+{
+    if (c < 0 || c >= N_COLUMNS) return 0;
+    *integer = 0;
+    *num = 0;
+    col_value(m, r, c, s, num, integer, buf, n);
+    return col_is_str(c) ? FS_CELL_TEXT : col_is_int(c) ? FS_CELL_INTEGER : FS_CELL_NUMBER;
+}
 
 int fs_row_column_info(int i, const char **name, const char **kind, const char **doc)
 {

@@ -1,14 +1,14 @@
 /*
  * runrec.c -- the record of what produced a results directory (runrec.h).
  */
-#include "sim/lua/runrec.h"
+#include "sim/out/runrec.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/lua/rows.h"
+#include "sim/out/rows.h"
 #include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep_store.h"
 

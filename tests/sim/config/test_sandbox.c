@@ -1,5 +1,5 @@
 /*
- * test_sandbox.c -- the sandbox's limits (sim/lua/sandbox.h, sandbox_lib.c).
+ * test_sandbox.c -- the sandbox's limits (sim/config/sandbox.h, sandbox_lib.c).
  *
  *   granularity   --max-instructions is met within 1% for limits from 100 to
  *                 1e7 (the hook's interval follows the limit)
@@ -18,8 +18,8 @@
  *                 plain state, byte for byte
  *   gc            collectgarbage may not retune the collector
  */
-#include "sim/lua/sandbox.h"
-#include "sim/lua/sandbox_impl.h"
+#include "sim/config/sandbox.h"
+#include "sim/config/sandbox_impl.h"
 
 #include <lauxlib.h>
 #include <lualib.h>

@@ -35,7 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/lua/sandbox_impl.h"
+#include "sim/config/sandbox_impl.h"
 
 /* ------------------------------------------------------------ calling */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/lua/sandbox_impl.h"
+#include "sim/config/sandbox_impl.h"
 
 /* The count hook's interval: at most HOOK_EVERY instructions, and at most
  * 1% of the instruction limit, so the limit is met within 1%.  The trap

@@ -3,9 +3,9 @@
  * the right line, type, range, integrality, enum, list and missing-key errors,
  * values written into the struct, and the key-line search itself.
  *
- * argv[1]: tests/sim/lua/data.
+ * argv[1]: tests/sim/config/data.
  */
-#include "sim/lua/lparams.h"
+#include "sim/config/lparams.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -214,5 +214,5 @@ int main(int argc, char **argv)
     test_values();
     test_key_line(argv[1]);
     printf("lparams: ok\n");
-    return check_done("lua/lparams");
+    return check_done("config/lparams");
 }

@@ -1,7 +1,7 @@
 /*
  * sandbox_impl.h -- what the sandbox's core (sandbox.c: states, allocator,
  * count hook) and its charged library (sandbox_lib.c) share.  Not a public
- * header: nothing outside sim/lua/sandbox*.c includes it.
+ * header: nothing outside sim/config/sandbox*.c includes it.
  *
  * Costs are in instructions ("steps"), one for about STEP_NS of work: a VM
  * instruction under the count hook takes 5-20 ns.  Library work is charged
@@ -12,7 +12,7 @@
 #ifndef FS_SANDBOX_IMPL_H
 #define FS_SANDBOX_IMPL_H
 
-#include "sim/lua/sandbox.h"
+#include "sim/config/sandbox.h"
 
 #define STEP_NS 10.0
 #define BYTES_PER_STEP 64

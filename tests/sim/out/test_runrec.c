@@ -1,0 +1,184 @@
+/*
+ * test_runrec.c -- the run record without Lua (sim/out/runrec.h): run.json
+ * written for three rows and read back: devices, models and policies listed
+ * once each by value and referred to by index, reals written exactly (read
+ * back to the same double), NaN as null, the seed's full 64 bits, a plug-in's
+ * path and digest beside its policy, and the same bytes for the same record.
+ */
+#include "sim/out/runrec.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/out/rows.h"
+
+#include "../../check.h"
+
+#define STARTS(p, lit) (!strncmp((p), (lit), strlen(lit)))
+
+/* The number after the first `"key": ` at or after from (NaN if none). */
+static double number_after(const char *from, const char *key, const char **at)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = from ? strstr(from, pat) : NULL;
+    if (at) *at = p;
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+static int count(const char *s, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(s, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* The first double key of a params table. */
+static const eng_param_desc *first_double(const eng_param_desc *t)
+{
+    for (; t && t->name; t++)
+        if (t->type == ENG_PARAM_DOUBLE) return t;
+    return NULL;
+}
+
+int main(void)
+{
+    sim_device dev, dev2;
+    eng_params_defaults(sim_device_keys(), &dev);
+    const eng_param_desc *dk = first_double(sim_device_keys());
+    CHECK(dk != NULL);
+    if (!dk) return check_done("out/runrec");
+    double third = 1.0 / 3.0;
+    memcpy((char *)&dev + dk->offset, &third, sizeof third);
+    dev2 = dev;
+    double other = 0.1;
+    memcpy((char *)&dev2 + dk->offset, &other, sizeof other);
+    sim_model tgt, drf;
+    eng_params_defaults(sim_model_keys(), &tgt);
+    eng_params_defaults(sim_model_keys(), &drf);
+    const eng_policy_desc *chain = eng_policy_lookup("chain");
+    CHECK(chain != NULL);
+    if (!chain) return check_done("out/runrec");
+    void *p8 = calloc(1, chain->params_size), *p4 = calloc(1, chain->params_size);
+    eng_params_defaults(chain->params, p8);
+    eng_params_defaults(chain->params, p4);
+    const eng_param_desc *k = eng_params_find(chain->params, "k");
+    CHECK(k && k->type == ENG_PARAM_INT);
+    int32_t k8 = 8, k4 = 4;
+    if (k) {
+        memcpy((char *)p8 + k->offset, &k8, sizeof k8);
+        memcpy((char *)p4 + k->offset, &k4, sizeof k4);
+    }
+
+    fs_runrec *r = fs_runrec_new();
+    CHECK(r != NULL);
+    fs_runrec_point pt = {.device = &dev,
+                          .device_name = "phone",
+                          .target = &tgt,
+                          .draft = &drf,
+                          .target_name = "big",
+                          .draft_name = "small",
+                          .policy = chain,
+                          .policy_params = p8};
+    CHECK_EQ_INT(fs_runrec_add(r, &pt), 0); /* row 1 */
+    pt.policy_params = p4;
+    CHECK_EQ_INT(fs_runrec_add(r, &pt), 0); /* row 2: another policy, same phone */
+    pt.device = &dev2;
+    pt.draft = NULL;
+    pt.draft_name = NULL;
+    CHECK_EQ_INT(fs_runrec_add(r, &pt), 0); /* row 3: another phone, no draft */
+
+    fs_row rows[3];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 3; i++) {
+        snprintf(rows[i].trace, sizeof rows[i].trace, "code");
+        snprintf(rows[i].accept, sizeof rows[i].accept, "greedy");
+        snprintf(rows[i].runtime, sizeof rows[i].runtime, "auto");
+        rows[i].dram_fraction = 0.1;
+        rows[i].top_p = 0.9;
+        rows[i].temperature = NAN;
+        rows[i].max_new_tokens = 128;
+        rows[i].trace_checksum = 0x0123456789abcdefULL;
+    }
+    rows[0].seed = UINT64_MAX;
+    const char *argv[] = {"flashspec", "run", "s.lua"};
+    const char *args[] = {"n=3"};
+    fs_runrec_plugin pl = {chain, "/x/chain.so", "ab12"};
+    fs_runrec_trace tr = {"code", "traces/data/code.h5", "traces/data/code.h5", NULL};
+    fs_runrec_run run = {.version = "9.9",
+                         .build_key = "9.9+k",
+                         .argv = argv,
+                         .argc = 3,
+                         .script_path = "s.lua",
+                         .script_hash = "h",
+                         .args = args,
+                         .n_args = 1,
+                         .plugins = &pl,
+                         .n_plugins = 1,
+                         .traces = &tr,
+                         .n_traces = 1};
+    char *js = NULL, *js2 = NULL;
+    size_t len = 0, len2 = 0;
+    CHECK_EQ_INT(fs_runrec_json(r, &run, rows, 3, &js, &len), 0);
+    CHECK_EQ_INT(fs_runrec_json(r, &run, rows, 3, &js2, &len2), 0);
+    CHECK(js && js2 && len == len2 && !memcmp(js, js2, len)); /* the same bytes */
+    if (!js) return check_done("out/runrec");
+    CHECK(strlen(js) == len);
+    CHECK(STARTS(js, "{\n  \"flashspec\": {\"version\": \"9.9\", \"build_key\": \"9.9+k\"},"));
+    CHECK(strstr(js, "\"command\": [\"flashspec\", \"run\", \"s.lua\"]") != NULL);
+    CHECK(strstr(js, "\"args\": {\"n\": \"3\"}") != NULL);
+    CHECK(strstr(js, "\"copy\": null") != NULL); /* no script bytes given */
+    CHECK(len > 2 && !strcmp(js + len - 2, "}\n"));
+
+    /* objects listed once each by value */
+    const char *devs = strstr(js, "\"devices\": ["), *models = strstr(js, "\"models\": [");
+    const char *pols = strstr(js, "\"policies\": ["), *rows_at = strstr(js, "\"rows\": [");
+    CHECK(devs && models && pols && rows_at && devs < models && models < pols && pols < rows_at);
+    if (!(devs && models && pols && rows_at)) return check_done("out/runrec");
+    CHECK_EQ_INT(count(js, "{\"name\": \"phone\""), 2); /* the two phones */
+    CHECK_EQ_INT(count(js, "{\"name\": \"big\""), 1);   /* one target */
+    CHECK_EQ_INT(count(js, "{\"name\": \"small\""), 1); /* one draft */
+    CHECK_EQ_INT(count(js, "{\"name\": \"chain\""), 2); /* k = 8 and k = 4 */
+    CHECK(strstr(pols, "\"plugin\": {\"path\": \"/x/chain.so\", \"sha256\": \"ab12\"}") != NULL);
+    /* the device's real read back exactly, both phones */
+    const char *at;
+    CHECK(number_after(devs, dk->name, &at) == third);
+    CHECK(at && at < models && number_after(at + 1, dk->name, &at) == 0.1);
+    CHECK(at && at < models);
+    CHECK(number_after(pols, "k", &at) == 8.0 && number_after(at + 1, "k", NULL) == 4.0);
+
+    /* rows: indices into the objects, the point keys exact */
+    const char *row1 = strstr(rows_at, "{\"row\": 1,"), *row2 = strstr(rows_at, "{\"row\": 2,");
+    const char *row3 = strstr(rows_at, "{\"row\": 3,");
+    CHECK(row1 && row2 && row3 && !strstr(rows_at, "{\"row\": 4,"));
+    if (!(row1 && row2 && row3)) return check_done("out/runrec");
+    CHECK(STARTS(row1, "{\"row\": 1, \"policy\": 0, \"device\": 0, \"target\": 0, \"draft\": 1,"));
+    CHECK(STARTS(row2, "{\"row\": 2, \"policy\": 1, \"device\": 0,"));
+    CHECK(
+        STARTS(row3, "{\"row\": 3, \"policy\": 1, \"device\": 1, \"target\": 0, \"draft\": null,"));
+    CHECK(strstr(row1, "\"dram_fraction\": 0.10000000000000001,") != NULL);
+    CHECK(number_after(row1, "dram_fraction", NULL) == 0.1);
+    CHECK(number_after(row1, "top_p", NULL) == 0.9);
+    CHECK(strstr(row1, "\"temperature\": null") != NULL);
+    CHECK(strstr(row1, "\"seed\": 18446744073709551615,") != NULL);
+    CHECK(strstr(row2, "\"seed\": 0,") != NULL);
+    CHECK(strstr(row1, "\"trace_checksum\": \"0x0123456789abcdef\"") != NULL);
+    CHECK(strstr(js, "\"path\": \"traces/data/code.h5\"") != NULL);
+    CHECK(strstr(js, "\"profiles\": [\n  ],") != NULL);
+    free(js);
+    free(js2);
+
+    /* fewer rows than recorded: only those */
+    CHECK_EQ_INT(fs_runrec_json(r, &run, rows, 2, &js, &len), 0);
+    CHECK(js && strstr(js, "{\"row\": 2,") && !strstr(js, "{\"row\": 3,"));
+    free(js);
+    fs_runrec_free(r);
+    fs_runrec_free(NULL);
+    free(p8);
+    free(p4);
+    return check_done("out/runrec");
+}
