@@ -113,4 +113,7 @@ int eng_bld_create(const void *params, eng_policy *out)
 
 /* The registry row (engine/policies.def lists it). */
 const eng_policy_desc eng_policy_bld = {"bld", "Big Little Decoder: a draft chain until its confidence falls below fallback", sizeof(eng_bld_params),
-                                        eng_bld_param_table, eng_bld_create, 1};
+                                        eng_bld_param_table, eng_bld_create,
+    1, /* needs_draft */
+    0, /* observes_outcome */
+    {ENG_TREE_PLUS_ROOT, 0, "max_len", NULL, NULL}};

@@ -328,9 +328,6 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
     const eng_opt_tree_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_opt_tree_param_table, params)) return ENG_E_ARG;
-    if (in->nodes < 1 || in->nodes > 256 || !(in->delta >= 0) || in->max_depth < 1 ||
-        in->max_depth > 64 || (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
     ot_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -351,4 +348,6 @@ const eng_policy_desc eng_policy_opt_tree = {
     sizeof(eng_opt_tree_params),
     eng_opt_tree_param_table,
     eng_opt_tree_create,
-    1};
+    1, /* needs_draft */
+    0, /* observes_outcome */
+    {ENG_TREE_PLUS_ROOT, 0, "nodes", NULL, NULL}};

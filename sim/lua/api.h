@@ -74,10 +74,4 @@ typedef struct fs_script_opts {
 /* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */
 int fs_script_run(const fs_script_opts *o, char *err, size_t errlen);
 
-/* The parameter the `tree_nodes` key sets for built-in policy `policy` (nodes
- * of one verified tree, root included; param = tree_nodes - *minus), with
- * EdgeLLM's fallback on (off: `budget`).  Returns 1, or 0 for a policy that
- * takes no `tree_nodes`. */
-int fs_tree_knob(const char *policy, const char **param, int *minus);
-
 #endif
