@@ -159,8 +159,13 @@ int32_t eng_adaptive_chain_k(const eng_policy *p, int32_t *autoregressive)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_adaptive_chain = {"adaptive_chain", "adaptive-k chain: k steered by a window of acceptance rates", sizeof(eng_adaptive_chain_params),
-                                        eng_adaptive_chain_param_table, eng_adaptive_chain_create,
-    1, /* needs_draft */
-    1, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 0, "k_max", NULL, NULL}};
+const eng_policy_desc eng_policy_adaptive_chain = {
+    .name = "adaptive_chain",
+    .doc = "adaptive-k chain: k steered by a window of acceptance rates",
+    .params_size = sizeof(eng_adaptive_chain_params),
+    .params = eng_adaptive_chain_param_table,
+    .create = eng_adaptive_chain_create,
+    .needs_draft = 1,
+    .observes_outcome = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "k_max"},
+};

@@ -100,8 +100,12 @@ int eng_chain_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_chain = {"chain", "Chain-SD: k draft top-1 tokens verified in one pass", sizeof(eng_chain_params),
-                                        eng_chain_param_table, eng_chain_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 1, "k", NULL, NULL}};
+const eng_policy_desc eng_policy_chain = {
+    .name = "chain",
+    .doc = "Chain-SD: k draft top-1 tokens verified in one pass",
+    .params_size = sizeof(eng_chain_params),
+    .params = eng_chain_param_table,
+    .create = eng_chain_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 1, .param = "k"},
+};

@@ -321,8 +321,12 @@ int eng_eagle2_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_eagle2 = {"eagle2", "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank", sizeof(eng_eagle2_params),
-                                        eng_eagle2_param_table, eng_eagle2_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 1, "total_tokens", NULL, NULL}};
+const eng_policy_desc eng_policy_eagle2 = {
+    .name = "eagle2",
+    .doc = "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank",
+    .params_size = sizeof(eng_eagle2_params),
+    .params = eng_eagle2_param_table,
+    .create = eng_eagle2_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 1, .param = "total_tokens"},
+};

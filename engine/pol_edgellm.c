@@ -486,8 +486,13 @@ int32_t eng_edgellm_carried(const eng_policy *p)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_edgellm = {"edgellm", "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting", sizeof(eng_edgellm_params),
-                                        eng_edgellm_param_table, eng_edgellm_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 0, "max_tokens", "fallback", "budget"}};
+const eng_policy_desc eng_policy_edgellm = {
+    .name = "edgellm",
+    .doc = "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting",
+    .params_size = sizeof(eng_edgellm_params),
+    .params = eng_edgellm_param_table,
+    .create = eng_edgellm_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "max_tokens",
+             .unless_off = "fallback", .off_param = "budget"},
+};

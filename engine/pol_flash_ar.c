@@ -43,8 +43,12 @@ int eng_flash_ar_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_flash_ar = {"flash_ar", "no drafting: one target invocation per token", sizeof(eng_flash_ar_params),
-                                        eng_flash_ar_param_table, eng_flash_ar_create,
-    0, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_ONE_ROW, 1, NULL, NULL, NULL}};
+const eng_policy_desc eng_policy_flash_ar = {
+    .name = "flash_ar",
+    .doc = "no drafting: one target invocation per token",
+    .params_size = sizeof(eng_flash_ar_params),
+    .params = eng_flash_ar_param_table,
+    .create = eng_flash_ar_create,
+    .needs_draft = 0,
+    .tree = {.rule = ENG_TREE_ONE_ROW, .fixed = 1},
+};

@@ -662,8 +662,12 @@ const eng_costmodel *eng_lever_costmodel(const eng_policy *p)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_lever = {"lever", "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid", sizeof(eng_lever_params),
-                                        eng_lever_param_table, eng_lever_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 0, "n_max", NULL, NULL}};
+const eng_policy_desc eng_policy_lever = {
+    .name = "lever",
+    .doc = "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid",
+    .params_size = sizeof(eng_lever_params),
+    .params = eng_lever_param_table,
+    .create = eng_lever_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "n_max"},
+};

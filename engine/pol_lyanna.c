@@ -535,8 +535,13 @@ int eng_lyanna_last(const eng_policy *p, eng_lyanna_cycle *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_lyanna = {"lyanna", "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify", sizeof(eng_lyanna_params),
-                                        eng_lyanna_param_table, eng_lyanna_create,
-    1, /* needs_draft */
-    1, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 0, "b", NULL, NULL}};
+const eng_policy_desc eng_policy_lyanna = {
+    .name = "lyanna",
+    .doc = "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify",
+    .params_size = sizeof(eng_lyanna_params),
+    .params = eng_lyanna_param_table,
+    .create = eng_lyanna_create,
+    .needs_draft = 1,
+    .observes_outcome = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "b"},
+};

@@ -343,11 +343,11 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
 
 /* The registry row (engine/policies.def lists it). */
 const eng_policy_desc eng_policy_opt_tree = {
-    "opt_tree",
-    "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
-    sizeof(eng_opt_tree_params),
-    eng_opt_tree_param_table,
-    eng_opt_tree_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_PLUS_ROOT, 0, "nodes", NULL, NULL}};
+    .name = "opt_tree",
+    .doc = "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
+    .params_size = sizeof(eng_opt_tree_params),
+    .params = eng_opt_tree_param_table,
+    .create = eng_opt_tree_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "nodes"},
+};

@@ -358,8 +358,12 @@ int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_sequoia = {"sequoia", "Sequoia: static tree from a DP over positional acceptance and verify cost", sizeof(eng_sequoia_params),
-                                        eng_sequoia_param_table, eng_sequoia_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_EQUAL, 0, "max_nodes", NULL, NULL}};
+const eng_policy_desc eng_policy_sequoia = {
+    .name = "sequoia",
+    .doc = "Sequoia: static tree from a DP over positional acceptance and verify cost",
+    .params_size = sizeof(eng_sequoia_params),
+    .params = eng_sequoia_param_table,
+    .create = eng_sequoia_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_EQUAL, .fixed = 0, .param = "max_nodes"},
+};

@@ -99,8 +99,12 @@ int eng_specinfer_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_specinfer = {"specinfer", "SpecInfer static tree: top-k_d children at every depth d", sizeof(eng_specinfer_params),
-                                        eng_specinfer_param_table, eng_specinfer_create,
-    1, /* needs_draft */
-    0, /* observes_outcome */
-    {ENG_TREE_WIDTHS, 1, "widths", NULL, NULL}};
+const eng_policy_desc eng_policy_specinfer = {
+    .name = "specinfer",
+    .doc = "SpecInfer static tree: top-k_d children at every depth d",
+    .params_size = sizeof(eng_specinfer_params),
+    .params = eng_specinfer_param_table,
+    .create = eng_specinfer_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_WIDTHS, .fixed = 1, .param = "widths"},
+};

@@ -62,7 +62,9 @@ const eng_policy_desc eng_policy_first_k = {.name = "first_k",
                                             .params = fk_table,
                                             .create = fk_create,
                                             .needs_draft = 1,
-                                            .tree = {ENG_TREE_PLUS_ROOT, 1, "k", NULL, NULL}};
+                                            .tree = {.rule = ENG_TREE_PLUS_ROOT,
+                                                     .fixed = 1,
+                                                     .param = "k"}};
 '''
 
 
