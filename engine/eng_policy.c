@@ -8,31 +8,17 @@
  */
 #include "eng_policy.h"
 
+#include <math.h>
 #include <string.h>
 
 #define ENG_POLICY(name) extern const eng_policy_desc eng_policy_##name;
-#define ENG_POLICY_OBSERVES_OUTCOME(name)
 #include "policies.def"
 #undef ENG_POLICY
-#undef ENG_POLICY_OBSERVES_OUTCOME
 
 static const eng_policy_desc *const registry[] = {
 #define ENG_POLICY(name) &eng_policy_##name,
-#define ENG_POLICY_OBSERVES_OUTCOME(name)
 #include "policies.def"
 #undef ENG_POLICY
-#undef ENG_POLICY_OBSERVES_OUTCOME
-};
-
-/* The rows of policies.def's second list, then NULL (so that the array is
- * never empty, whatever the list holds). */
-static const eng_policy_desc *const observes_outcome[] = {
-#define ENG_POLICY(name)
-#define ENG_POLICY_OBSERVES_OUTCOME(name) &eng_policy_##name,
-#include "policies.def"
-#undef ENG_POLICY
-#undef ENG_POLICY_OBSERVES_OUTCOME
-    NULL,
 };
 
 const eng_policy_desc *const *eng_policy_registry(int32_t *count)
@@ -51,9 +37,82 @@ const eng_policy_desc *eng_policy_lookup(const char *name)
 
 int eng_policy_observes_outcome(const eng_policy_desc *d)
 {
-    for (size_t i = 0; d && observes_outcome[i]; i++)
-        if (observes_outcome[i] == d) return 1;
-    return 0;
+    return d && d->observes_outcome == 1;
+}
+
+/* ---- the tree-size rule (eng_tree_knob) ---- */
+
+int32_t eng_tree_rule_offset(int32_t rule)
+{
+    return rule == ENG_TREE_PLUS_ROOT ? 1 : rule == ENG_TREE_EQUAL ? 0 : -1;
+}
+
+const eng_param_desc *eng_tree_param_flag(const eng_policy_desc *d, int flag_on)
+{
+    if (!d || !d->params) return NULL;
+    const eng_tree_knob *ts = &d->tree;
+    int widths = ts->rule == ENG_TREE_WIDTHS;
+    if (!widths && eng_tree_rule_offset(ts->rule) < 0) return NULL;
+    const char *name = ts->unless_off && !flag_on ? ts->off_param : ts->param;
+    const eng_param_desc *p = name ? eng_params_find(d->params, name) : NULL;
+    if (!p || p->type != (widths ? ENG_PARAM_INT_LIST : ENG_PARAM_INT)) return NULL;
+    return p;
+}
+
+/* The value of d's bool flag unless_off in params: 1 when there is none. */
+static int tree_flag(const eng_policy_desc *d, const void *params)
+{
+    const eng_param_desc *f =
+        d->tree.unless_off ? eng_params_find(d->params, d->tree.unless_off) : NULL;
+    if (!f || f->type != ENG_PARAM_BOOL) return 1;
+    int32_t on;
+    memcpy(&on, (const char *)params + f->offset, sizeof on);
+    return on != 0;
+}
+
+const eng_param_desc *eng_tree_param(const eng_policy_desc *d, const void *params)
+{
+    if (!d || (!params && d->tree.unless_off)) return NULL;
+    return eng_tree_param_flag(d, params ? tree_flag(d, params) : 1);
+}
+
+double eng_tree_nodes_of(const eng_policy_desc *d, const double *v, int32_t n)
+{
+    if (!d) return NAN;
+    if (d->tree.rule == ENG_TREE_ONE_ROW) return 1.0;
+    if (!v || n < 1) return NAN;
+    if (d->tree.rule == ENG_TREE_WIDTHS) { /* 1 + w1 + w1 w2 + ... */
+        double nodes = 1.0, level = 1.0;
+        for (int32_t i = 0; i < n; i++) {
+            if (!(v[i] >= 1)) return NAN;
+            level *= v[i];
+            nodes += level;
+        }
+        return nodes;
+    }
+    int32_t off = eng_tree_rule_offset(d->tree.rule);
+    return off < 0 ? NAN : v[0] + off;
+}
+
+double eng_tree_nodes(const eng_policy_desc *d, const void *params)
+{
+    if (d && d->tree.rule == ENG_TREE_ONE_ROW) return 1.0;
+    const eng_param_desc *p = params ? eng_tree_param(d, params) : NULL;
+    if (!p) return NAN;
+    const char *f = (const char *)params + p->offset;
+    double v[ENG_POL_MAX_NODES];
+    int32_t n = 1;
+    if (p->type == ENG_PARAM_INT_LIST) {
+        memcpy(&n, (const char *)params + p->count_offset, sizeof n);
+        if (n > p->cap) n = p->cap;
+        if (n > ENG_POL_MAX_NODES) n = ENG_POL_MAX_NODES;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t x;
+        memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+        v[i] = x;
+    }
+    return eng_tree_nodes_of(d, v, n);
 }
 
 /* A node takes part in verification when keep is NULL or keep[v] != 0; the root

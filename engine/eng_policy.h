@@ -174,12 +174,44 @@ typedef struct eng_policy {
  * ABI numbers are equal: the number changes whenever eng_policy_i,
  * eng_policy_desc, eng_tree, the oracles or the feedback structs change
  * layout or meaning. */
-#define ENG_POLICY_ABI 1
+#define ENG_POLICY_ABI 2
+/* The oldest ABI a runtime still loads: an ABI 1 descriptor is this one's up
+ * to needs_draft (the fields after it were added by ABI 2); a runtime reads
+ * those fields of it as zero (no tree size stated, not outcome-only). */
+#define ENG_POLICY_ABI_MIN 1
 #define ENG_PLUGIN_ABI_SYMBOL "flashspec_policy_abi"
 #define ENG_PLUGIN_DESC_SYMBOL "flashspec_policy"
 #define ENG_PLUGIN_DECLARE(...)                                                                    \
     const int32_t flashspec_policy_abi = ENG_POLICY_ABI;                                           \
     const eng_policy_desc flashspec_policy = __VA_ARGS__
+
+/* How a policy's tree size (nodes of one verified tree, root included) follows
+ * from its parameters: what a runtime's generic `tree_nodes` knob sets and
+ * what its results report.  Enum only grows; 0 says nothing. */
+typedef enum eng_tree_rule {
+    ENG_TREE_UNSTATED = 0,  /* the descriptor states no tree size (a plug-in's zeroed
+                               fields, an ABI 1 plug-in) */
+    ENG_TREE_ONE_ROW = 1,   /* no tree: one row verified per cycle, nodes = 1 */
+    ENG_TREE_PLUS_ROOT = 2, /* nodes = param + 1 (the parameter counts drafted
+                               tokens, the root is added) */
+    ENG_TREE_EQUAL = 3,     /* nodes = param (root included) */
+    ENG_TREE_WIDTHS = 4     /* param is an integer list of level widths:
+                               nodes = 1 + w1 + w1 w2 + ... + w1 ... wn */
+} eng_tree_rule;
+
+/* The tree-size parameter of a descriptor.  param names an ENG_PARAM_INT
+ * row (an ENG_PARAM_INT_LIST row for ENG_TREE_WIDTHS) of its table.  When
+ * unless_off names an ENG_PARAM_BOOL row, a params struct in which that flag
+ * is 0 is sized by off_param instead (EdgeLLM: max_tokens caps the tree
+ * with its fallback on, budget without). */
+typedef struct eng_tree_knob {
+    int32_t rule;  /* eng_tree_rule */
+    int32_t fixed; /* 1: every tree has this size (while the draft supplies
+                      tokens); 0: a cap on a tree the policy sizes per cycle */
+    const char *param;
+    const char *unless_off; /* NULL: param always */
+    const char *off_param;
+} eng_tree_knob;
 
 /* One registry row per policy. */
 typedef struct eng_policy_desc {
@@ -193,18 +225,43 @@ typedef struct eng_policy_desc {
      * arguments or params outside the table's ranges. */
     int (*create)(const void *params, eng_policy *out);
     int32_t needs_draft; /* 1 when the policy calls the draft oracle */
+    /* --- ABI 2 --- */
+    /* 1 when the observe hook reads what the verification accepted (the
+     * outcome, the tree, the target's tokens), never what it cost (draft_ms,
+     * verify_ms, call_ms, provisional_done): with no calibrate or provisional
+     * hook either, such a policy drafts the same trees on any phone, so a
+     * runtime may walk a point once and price the walk on several phones.
+     * 0 (the default) is always safe. */
+    int32_t observes_outcome;
+    eng_tree_knob tree; /* {0}: no tree size stated */
 } eng_policy_desc;
 
 /* Registered policies (engine/policies.def), in registration order (never
  * reordered): an array of *count descriptors. */
 const eng_policy_desc *const *eng_policy_registry(int32_t *count);
 const eng_policy_desc *eng_policy_lookup(const char *name);
-/* 1 when d is a registered policy whose observe hook reads only what the
- * verification accepted, never a latency (engine/policies.def lists them):
- * with no calibrate or provisional hook either, its trees are the same on
- * any phone, so a runtime may walk a point once and price the walk on
- * several phones.  0 for any other descriptor, a plug-in's included. */
+/* d->observes_outcome (see eng_policy_desc): 1 when d states that its
+ * observe hook reads only what the verification accepted; 0 for NULL. */
 int eng_policy_observes_outcome(const eng_policy_desc *d);
+
+/* Nodes of one verified tree, root included, added to a tree-size
+ * parameter's value under rule (ENG_TREE_PLUS_ROOT 1, ENG_TREE_EQUAL 0);
+ * -1 for a rule without a scalar parameter. */
+int32_t eng_tree_rule_offset(int32_t rule);
+/* The parameter (a row of d->params) that sizes d's trees for params, whose
+ * bool flag unless_off is read there; NULL for params == NULL with such a
+ * flag.  NULL when d states no tree-size parameter (unstated, one row, or a
+ * name its table lacks or of the wrong type). */
+const eng_param_desc *eng_tree_param(const eng_policy_desc *d, const void *params);
+/* The same with the flag given (flag_on: 1 or 0) rather than read. */
+const eng_param_desc *eng_tree_param_flag(const eng_policy_desc *d, int flag_on);
+/* Nodes of a tree sized by value(s) v[0..n) of d's tree parameter under
+ * d->tree.rule: 1 for ENG_TREE_ONE_ROW; NAN when unstated, n < 1, or (widths)
+ * a width below 1. */
+double eng_tree_nodes_of(const eng_policy_desc *d, const double *v, int32_t n);
+/* Nodes of the trees d drafts with params (its tree parameter read there):
+ * NAN when d states none. */
+double eng_tree_nodes(const eng_policy_desc *d, const void *params);
 
 /* Default plan for a (possibly pruned) tree: rows = kept nodes + root, eager head. */
 void eng_plan_default(const eng_tree *t, const uint8_t *keep, eng_verify_plan *plan);

@@ -139,11 +139,8 @@ int eng_adaptive_chain_create(const void *params, eng_policy *out)
     const eng_adaptive_chain_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_adaptive_chain_param_table, params)) return ENG_E_ARG;
-    if (in->window < 1 || in->window > AC_MAX_WINDOW || in->k_min < 1 || in->k_max > 64 ||
-        in->k_min > in->k_max || in->k_start < 1 || in->k_start > 64 || in->probe_period < 1 ||
-        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU) || !(in->raise_above >= 0) ||
-        !(in->lower_below >= 0) || !(in->fallback_below >= 0))
-        return ENG_E_ARG;
+    /* across parameters: the shortest chain is not longer than the longest */
+    if (in->k_min > in->k_max) return ENG_E_ARG;
     ac_state *s = malloc(sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -162,5 +159,13 @@ int32_t eng_adaptive_chain_k(const eng_policy *p, int32_t *autoregressive)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_adaptive_chain = {"adaptive_chain", "adaptive-k chain: k steered by a window of acceptance rates", sizeof(eng_adaptive_chain_params),
-                                        eng_adaptive_chain_param_table, eng_adaptive_chain_create, 1};
+const eng_policy_desc eng_policy_adaptive_chain = {
+    .name = "adaptive_chain",
+    .doc = "adaptive-k chain: k steered by a window of acceptance rates",
+    .params_size = sizeof(eng_adaptive_chain_params),
+    .params = eng_adaptive_chain_param_table,
+    .create = eng_adaptive_chain_create,
+    .needs_draft = 1,
+    .observes_outcome = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "k_max"},
+};

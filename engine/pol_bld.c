@@ -112,5 +112,12 @@ int eng_bld_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_bld = {"bld", "Big Little Decoder: a draft chain until its confidence falls below fallback", sizeof(eng_bld_params),
-                                        eng_bld_param_table, eng_bld_create, 1};
+const eng_policy_desc eng_policy_bld = {
+    .name = "bld",
+    .doc = "Big Little Decoder: a draft chain until its confidence falls below fallback",
+    .params_size = sizeof(eng_bld_params),
+    .params = eng_bld_param_table,
+    .create = eng_bld_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "max_len"},
+};

@@ -91,9 +91,6 @@ int eng_chain_create(const void *params, eng_policy *out)
     const eng_chain_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_chain_param_table, params)) return ENG_E_ARG;
-    /* the Lua layer validates against the table; a direct C caller may not */
-    if (in->k < 1 || in->k > 64 || (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
     eng_chain_params *self = malloc(sizeof *self);
     if (!self) return ENG_E_NOMEM;
     *self = *in;
@@ -103,5 +100,12 @@ int eng_chain_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_chain = {"chain", "Chain-SD: k draft top-1 tokens verified in one pass", sizeof(eng_chain_params),
-                                        eng_chain_param_table, eng_chain_create, 1};
+const eng_policy_desc eng_policy_chain = {
+    .name = "chain",
+    .doc = "Chain-SD: k draft top-1 tokens verified in one pass",
+    .params_size = sizeof(eng_chain_params),
+    .params = eng_chain_param_table,
+    .create = eng_chain_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 1, .param = "k"},
+};

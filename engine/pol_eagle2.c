@@ -290,10 +290,6 @@ int eng_eagle2_create(const void *params, eng_policy *out)
     const eng_eagle2_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_eagle2_param_table, params)) return ENG_E_ARG;
-    if (in->top_k < 1 || in->top_k > 64 || in->depth < 0 || in->depth > 32 ||
-        in->total_tokens < 1 || in->total_tokens > ENG_POL_MAX_NODES - 1 ||
-        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
     e2_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -325,5 +321,12 @@ int eng_eagle2_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_eagle2 = {"eagle2", "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank", sizeof(eng_eagle2_params),
-                                        eng_eagle2_param_table, eng_eagle2_create, 1};
+const eng_policy_desc eng_policy_eagle2 = {
+    .name = "eagle2",
+    .doc = "EAGLE-2 dynamic tree: frontier expansion, global top-total_tokens re-rank",
+    .params_size = sizeof(eng_eagle2_params),
+    .params = eng_eagle2_param_table,
+    .create = eng_eagle2_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 1, .param = "total_tokens"},
+};

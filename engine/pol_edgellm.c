@@ -448,13 +448,6 @@ int eng_edgellm_create(const void *params, eng_policy *out)
     const eng_edgellm_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_edgellm_param_table, params)) return ENG_E_ARG;
-    if (in->budget < 1 || in->budget > 255 || in->max_tokens < 1 || in->max_tokens > 255 ||
-        in->max_branches < 1 || in->max_branches > ENG_EDGELLM_MAX_BRANCHES ||
-        !(in->alpha0 >= 1e-9 && in->alpha0 <= 1) ||
-        !(in->alpha_decay >= 1e-3 && in->alpha_decay <= 1) || in->prov_max < 0 ||
-        in->prov_max > 255 || (in->verify != ENG_EDGELLM_BRANCHES && in->verify != ENG_EDGELLM_TREE) ||
-        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
     el_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -493,5 +486,13 @@ int32_t eng_edgellm_carried(const eng_policy *p)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_edgellm = {"edgellm", "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting", sizeof(eng_edgellm_params),
-                                        eng_edgellm_param_table, eng_edgellm_create, 1};
+const eng_policy_desc eng_policy_edgellm = {
+    .name = "edgellm",
+    .doc = "EdgeLLM: confidence-paced branches, adaptive fallback, provisional drafting",
+    .params_size = sizeof(eng_edgellm_params),
+    .params = eng_edgellm_param_table,
+    .create = eng_edgellm_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "max_tokens",
+             .unless_off = "fallback", .off_param = "budget"},
+};

@@ -33,13 +33,22 @@ static const eng_policy_i flash_ar_i = {
 
 int eng_flash_ar_create(const void *params, eng_policy *out)
 {
-    (void)params;
     if (!out) return ENG_E_ARG;
+    /* no parameters: NULL params is accepted; any other is checked like
+     * every policy's against its (empty) table */
+    if (params && eng_params_check(eng_flash_ar_param_table, params)) return ENG_E_ARG;
     out->i = &flash_ar_i;
     out->self = NULL;
     return ENG_OK;
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_flash_ar = {"flash_ar", "no drafting: one target invocation per token", sizeof(eng_flash_ar_params),
-                                        eng_flash_ar_param_table, eng_flash_ar_create, 0};
+const eng_policy_desc eng_policy_flash_ar = {
+    .name = "flash_ar",
+    .doc = "no drafting: one target invocation per token",
+    .params_size = sizeof(eng_flash_ar_params),
+    .params = eng_flash_ar_param_table,
+    .create = eng_flash_ar_create,
+    .needs_draft = 0,
+    .tree = {.rule = ENG_TREE_ONE_ROW, .fixed = 1},
+};

@@ -609,17 +609,6 @@ int eng_lever_create(const void *params, eng_policy *out)
     const eng_lever_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_lever_param_table, params)) return ENG_E_ARG;
-    if (in->drafting < 0 || in->drafting > ENG_LEVER_SEQUOIA || in->pruning < 0 ||
-        in->pruning > ENG_PRUNE_FULL || in->draft_schedule < 0 ||
-        in->draft_schedule > ENG_LEVER_NPU || in->projection < 0 ||
-        in->projection > ENG_LEVER_PROJ_NPU_ON_DEMAND || in->n_max < 1 ||
-        in->n_max > ENG_LEVER_MAX_NODES - 1 || in->d_max < 1 || in->d_max > 32 ||
-        !(in->eta >= 0 && in->eta <= 1) || !(in->beta_init >= LV_BETA_MIN && in->beta_init <= 1) ||
-        in->b_min < 1 || in->b_min > 64 || in->b_max < 1 || in->b_max > 64 || !(in->tau > 0) ||
-        !(in->theta >= 0 && in->theta <= 1) || in->d0 < 0 || in->m0 < 0 || in->n_min < 0 ||
-        in->l_min < 0 || in->exit_index < 0 || !(in->cost_ema > 0 && in->cost_ema <= 1) ||
-        !(in->unseen_penalty >= 0))
-        return ENG_E_ARG;
     lv_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -663,5 +652,12 @@ double eng_lever_beta(const eng_policy *p)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_lever = {"lever", "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid", sizeof(eng_lever_params),
-                                        eng_lever_param_table, eng_lever_create, 1};
+const eng_policy_desc eng_policy_lever = {
+    .name = "lever",
+    .doc = "Lever: gain-cost tree, early-exit verification pruning, CPU-NPU hybrid",
+    .params_size = sizeof(eng_lever_params),
+    .params = eng_lever_param_table,
+    .create = eng_lever_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "n_max"},
+};

@@ -510,13 +510,6 @@ int eng_lyanna_create(const void *params, eng_policy *out)
     const eng_lyanna_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_lyanna_param_table, params)) return ENG_E_ARG;
-    if (in->n < 1 || in->n > LY_MAX_N || in->k < 1 || in->k > LY_MAX_K || in->b < 1 ||
-        in->b > LY_MAX_B || in->r < 0 || in->r > LY_MAX_N ||
-        (in->resampling != 0 && in->resampling != 1) || (in->fusion != 0 && in->fusion != 1) ||
-        (in->one_pass_head != 0 && in->one_pass_head != 1) ||
-        !(in->resample_penalty >= 0.0 && in->resample_penalty <= 1.0) ||
-        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
     ly_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -542,5 +535,13 @@ int eng_lyanna_last(const eng_policy *p, eng_lyanna_cycle *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_lyanna = {"lyanna", "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify", sizeof(eng_lyanna_params),
-                                        eng_lyanna_param_table, eng_lyanna_create, 1};
+const eng_policy_desc eng_policy_lyanna = {
+    .name = "lyanna",
+    .doc = "Lyanna: token-info sampling tree, re-sampling after rejection, fused verify",
+    .params_size = sizeof(eng_lyanna_params),
+    .params = eng_lyanna_param_table,
+    .create = eng_lyanna_create,
+    .needs_draft = 1,
+    .observes_outcome = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "b"},
+};

@@ -328,9 +328,6 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
     const eng_opt_tree_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_opt_tree_param_table, params)) return ENG_E_ARG;
-    if (in->nodes < 1 || in->nodes > 256 || !(in->delta >= 0) || in->max_depth < 1 ||
-        in->max_depth > 64 || (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
     ot_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -346,9 +343,11 @@ int eng_opt_tree_create(const void *params, eng_policy *out)
 
 /* The registry row (engine/policies.def lists it). */
 const eng_policy_desc eng_policy_opt_tree = {
-    "opt_tree",
-    "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
-    sizeof(eng_opt_tree_params),
-    eng_opt_tree_param_table,
-    eng_opt_tree_create,
-    1};
+    .name = "opt_tree",
+    .doc = "OPT-Tree: beam drafting until expected acceptance stops growing by delta",
+    .params_size = sizeof(eng_opt_tree_params),
+    .params = eng_opt_tree_param_table,
+    .create = eng_opt_tree_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_PLUS_ROOT, .fixed = 0, .param = "nodes"},
+};

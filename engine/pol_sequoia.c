@@ -328,12 +328,6 @@ int eng_sequoia_create(const void *params, eng_policy *out)
     const eng_sequoia_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_sequoia_param_table, params)) return ENG_E_ARG;
-    if (in->max_nodes < 1 || in->max_nodes > 256 || in->max_depth < 1 || in->max_depth > 32 ||
-        in->n_prior < 0 || in->n_prior > ENG_POL_MAX_LIST ||
-        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
-    for (int32_t i = 0; i < in->n_prior; i++)
-        if (!(in->prior[i] >= 0 && in->prior[i] <= 1)) return ENG_E_ARG;
     sq_state *s = calloc(1, sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -364,5 +358,12 @@ int32_t eng_sequoia_shape(const eng_policy *p, int32_t *depth)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_sequoia = {"sequoia", "Sequoia: static tree from a DP over positional acceptance and verify cost", sizeof(eng_sequoia_params),
-                                        eng_sequoia_param_table, eng_sequoia_create, 1};
+const eng_policy_desc eng_policy_sequoia = {
+    .name = "sequoia",
+    .doc = "Sequoia: static tree from a DP over positional acceptance and verify cost",
+    .params_size = sizeof(eng_sequoia_params),
+    .params = eng_sequoia_param_table,
+    .create = eng_sequoia_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_EQUAL, .fixed = 0, .param = "max_nodes"},
+};

@@ -88,11 +88,8 @@ int eng_specinfer_create(const void *params, eng_policy *out)
     const eng_specinfer_params *in = params;
     /* every value inside the range its table states (eng_param.h) */
     if (eng_params_check(eng_specinfer_param_table, params)) return ENG_E_ARG;
-    if (in->n_widths < 1 || in->n_widths > ENG_POL_MAX_LIST ||
-        (in->unit != ENG_UNIT_CPU && in->unit != ENG_UNIT_NPU))
-        return ENG_E_ARG;
-    for (int32_t i = 0; i < in->n_widths; i++)
-        if (in->widths[i] < 1 || in->widths[i] > 64) return ENG_E_ARG;
+    /* beyond the table (which admits an empty list): at least one level */
+    if (in->n_widths < 1) return ENG_E_ARG;
     si_state *s = malloc(sizeof *s);
     if (!s) return ENG_E_NOMEM;
     s->p = *in;
@@ -102,5 +99,12 @@ int eng_specinfer_create(const void *params, eng_policy *out)
 }
 
 /* The registry row (engine/policies.def lists it). */
-const eng_policy_desc eng_policy_specinfer = {"specinfer", "SpecInfer static tree: top-k_d children at every depth d", sizeof(eng_specinfer_params),
-                                        eng_specinfer_param_table, eng_specinfer_create, 1};
+const eng_policy_desc eng_policy_specinfer = {
+    .name = "specinfer",
+    .doc = "SpecInfer static tree: top-k_d children at every depth d",
+    .params_size = sizeof(eng_specinfer_params),
+    .params = eng_specinfer_param_table,
+    .create = eng_specinfer_create,
+    .needs_draft = 1,
+    .tree = {.rule = ENG_TREE_WIDTHS, .fixed = 1, .param = "widths"},
+};

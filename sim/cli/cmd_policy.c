@@ -109,17 +109,21 @@ static void fmt_range(const eng_param_desc *d, char *buf, size_t n)
     }
 }
 
-/* The `tree_nodes` row of a built-in tree policy (api_policy.c maps the key
- * to the policy's own parameter): its default, accepted values and meaning, in
- * nodes of one verified tree, root included.  Returns 0 for other policies. */
+/* The `tree_nodes` row of a policy whose descriptor states a tree-size
+ * parameter (api_policy.c maps the key to it): its default, accepted values
+ * and meaning, in nodes of one verified tree, root included.  Returns 0 for
+ * other policies. */
 static int tree_nodes_row(const eng_policy_desc *p, char *def, size_t dn, char *range,
                           size_t rn, char *doc, size_t docn)
 {
-    const char *param;
-    int minus;
-    if (!fs_tree_knob(p->name, &param, &minus) || eng_policy_lookup(p->name) != p) return 0;
-    const eng_param_desc *d = eng_params_find(p->params, param);
-    if (!d) return 0;
+    const eng_param_desc *d = eng_tree_param_flag(p, 1);
+    if (!d || eng_params_find(p->params, "tree_nodes")) return 0;
+    const char *param = d->name;
+    int minus = eng_tree_rule_offset(p->tree.rule);
+    const eng_param_desc *off = p->tree.unless_off ? eng_tree_param_flag(p, 0) : NULL;
+    char alt[128] = "";
+    if (off && off != d)
+        snprintf(alt, sizeof alt, " (`%s` with %s = false)", off->name, p->tree.unless_off);
     if (d->type == ENG_PARAM_INT_LIST) { /* widths: the nodes of the default shape */
         double nodes = 1, level = 1;
         for (int32_t k = 0; k < d->def_count; k++)
@@ -137,7 +141,7 @@ static int tree_nodes_row(const eng_policy_desc *p, char *def, size_t dn, char *
     snprintf(doc, docn,
              "nodes of one verified tree, root included: sets `%s` = tree_nodes - %d%s (a list: "
              "one point each); the results' `tree_nodes` column",
-             param, minus, strcmp(p->name, "edgellm") ? "" : " (`budget` with fallback = false)");
+             param, minus, alt);
     return 1;
 }
 

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +238,37 @@ static int rows_overlap(const eng_param_desc *rows, int n, char *why, size_t len
     return 0;
 }
 
+/* What the ABI 2 fields of d need and lack, written into why; 0 when they
+ * are usable: observes_outcome 0 or 1, a known tree rule, and for a rule
+ * with a parameter that parameter (and the flag's alternative) a row of the
+ * type the rule reads, the flag a bool row. */
+static int bad_tree(const eng_policy_desc *d, char *why, size_t len)
+{
+    if (d->observes_outcome != 0 && d->observes_outcome != 1)
+        return snprintf(why, len, "observes_outcome 0 or 1 (got %d)", (int)d->observes_outcome), 1;
+    const eng_tree_knob *t = &d->tree;
+    if (t->rule < ENG_TREE_UNSTATED || t->rule > ENG_TREE_WIDTHS)
+        return snprintf(why, len, "a known tree rule (got %d)", (int)t->rule), 1;
+    if (t->fixed != 0 && t->fixed != 1)
+        return snprintf(why, len, "tree.fixed 0 or 1 (got %d)", (int)t->fixed), 1;
+    if (t->rule == ENG_TREE_UNSTATED || t->rule == ENG_TREE_ONE_ROW) return 0;
+    const char *type = t->rule == ENG_TREE_WIDTHS ? "an integer-list" : "an integer";
+    if (!t->param || !eng_tree_param_flag(d, 1))
+        return snprintf(why, len, "a tree parameter (tree.param) that names %s parameter",
+                        type),
+               1;
+    if (!t->unless_off) return 0;
+    const eng_param_desc *f = eng_params_find(d->params, t->unless_off);
+    if (!f || f->type != ENG_PARAM_BOOL)
+        return snprintf(why, len, "a tree flag (tree.unless_off) that names a bool parameter"),
+               1;
+    if (!t->off_param || !eng_tree_param_flag(d, 0))
+        return snprintf(why, len, "a tree parameter (tree.off_param) that names %s parameter",
+                        type),
+               1;
+    return 0;
+}
+
 /* A descriptor a runtime can use: a name that is a Lua identifier, a create
  * function, a terminated parameter table of known types whose every row is
  * usable (bad_row) and whose names are distinct identifiers.  0 when it is;
@@ -268,7 +300,19 @@ int fs_plugin_check_desc(const eng_policy_desc *d, char *why, size_t len)
     }
     if (i == PLUGIN_MAX_PARAMS)
         return snprintf(why, len, "a parameter table ended by a {NULL} row"), 1;
-    return rows_overlap(d->params, i, why, len);
+    if (rows_overlap(d->params, i, why, len)) return 1;
+    return bad_tree(d, why, len);
+}
+
+const eng_policy_desc *fs_plugin_adopt(int32_t abi, const void *sym)
+{
+    if (!sym || abi < ENG_POLICY_ABI_MIN || abi > ENG_POLICY_ABI) return NULL;
+    if (abi == ENG_POLICY_ABI) return sym;
+    /* ABI 1: this layout up to needs_draft, the fields after it zero */
+    eng_policy_desc *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    memcpy(d, sym, offsetof(eng_policy_desc, needs_draft) + sizeof d->needs_draft);
+    return d; /* lives as long as the loaded object: until exit */
 }
 
 int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, int n_loaded,
@@ -306,13 +350,19 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         dlclose(h);
         return FS_EXIT_CONFIG;
     }
-    if (*abi != ENG_POLICY_ABI) {
+    if (*abi < ENG_POLICY_ABI_MIN || *abi > ENG_POLICY_ABI) {
         snprintf(err, errlen,
-                 "--plugin %s: built for policy ABI %d, this flashspec has ABI %d; "
-                 "rebuild it against this version's libflashspec-engine",
-                 path, (int)*abi, ENG_POLICY_ABI);
+                 "--plugin %s: built for policy ABI %d, this flashspec has ABI %d (and loads "
+                 "%d to %d); rebuild it against this version's libflashspec-engine",
+                 path, (int)*abi, ENG_POLICY_ABI, ENG_POLICY_ABI_MIN, ENG_POLICY_ABI);
         dlclose(h);
         return FS_EXIT_CONFIG;
+    }
+    d = fs_plugin_adopt(*abi, d);
+    if (!d) {
+        snprintf(err, errlen, "--plugin %s: out of memory", path);
+        dlclose(h);
+        return FS_EXIT_SOFTWARE;
     }
     char why[256];
     if (fs_plugin_check_desc(d, why, sizeof why)) {

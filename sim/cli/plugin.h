@@ -10,6 +10,7 @@
 #define FS_CLI_PLUGIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/eng_policy.h"
 #include "sim/lua/api.h" /* fs_plugin: what the script API is handed */
@@ -28,5 +29,12 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
  * choices inside the params struct and consistent, distinct identifier
  * names); otherwise 1 with what it needs in why. */
 int fs_plugin_check_desc(const eng_policy_desc *d, char *why, size_t len);
+
+/* The descriptor sym (a plug-in's ENG_PLUGIN_DESC_SYMBOL) of ABI abi as this
+ * runtime's layout: sym itself for ENG_POLICY_ABI; for an older ABI down to
+ * ENG_POLICY_ABI_MIN, a copy (allocated, kept until exit) of the fields that
+ * ABI had, the later ones zero (no tree size stated, observes_outcome 0).
+ * NULL for another ABI, a NULL sym, or no memory. */
+const eng_policy_desc *fs_plugin_adopt(int32_t abi, const void *sym);
 
 #endif

@@ -11,6 +11,8 @@
  */
 #include "sim/fit/refcsv.h"
 
+#include "engine/eng_policy.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -528,24 +530,25 @@ static const char *label_value(const char *label, const char *name, char *out, s
 
 double fs_ref_tree_nodes(const char *policy, const char *params)
 {
+    const eng_policy_desc *d = eng_policy_lookup(policy);
+    if (!d) return NAN;
+    if (d->tree.rule == ENG_TREE_ONE_ROW) return 1.0;
+    if (!d->tree.fixed) return NAN; /* a cap: the trees' size varies */
     char v[128];
-    if (!strcmp(policy, "flash_ar")) return 1.0;
-    if (!strcmp(policy, "chain") && label_value(params, "k", v, sizeof v)) return atof(v) + 1.0;
-    if (!strcmp(policy, "eagle2") && label_value(params, "total_tokens", v, sizeof v))
-        return atof(v) + 1.0;
-    if (!strcmp(policy, "specinfer") && label_value(params, "widths", v, sizeof v)) {
-        double nodes = 1.0, level = 1.0;
-        for (char *s = v; *s;) {
-            level *= strtod(s, &s);
-            nodes += level;
-            if (*s == '/')
-                s++;
-            else
-                break;
-        }
-        return nodes;
+    int on = 1;
+    if (d->tree.unless_off && label_value(params, d->tree.unless_off, v, sizeof v))
+        on = strcmp(v, "false") != 0;
+    const eng_param_desc *p = eng_tree_param_flag(d, on);
+    if (!p || !label_value(params, p->name, v, sizeof v)) return NAN;
+    /* one value, or a list of them '/'-separated */
+    double w[sizeof v];
+    int32_t n = 0;
+    for (char *s = v; n < (int32_t)(sizeof w / sizeof w[0]);) {
+        w[n++] = strtod(s, &s);
+        if (*s != '/' || p->type != ENG_PARAM_INT_LIST) break;
+        s++;
     }
-    return NAN;
+    return eng_tree_nodes_of(d, w, n);
 }
 
 /* The derived key tree_nodes of result row r. */

@@ -96,8 +96,10 @@ int fs_ref_match(const fs_ref *ref, int32_t k, const fs_ref_cols *cols, const vo
  * (division by zero, non-finite result). */
 int fs_ref_eval(const fs_ref *ref, int32_t k, const fs_ref_cols *cols, const void *r, double *out);
 
-/* Nodes of the verified tree, root included, that policy `policy` with the
- * parameter label `params` ("k=8,unit=cpu") fixes; NAN when it does not. */
+/* Nodes of the verified tree, root included, that registered policy
+ * `policy` with the parameter label `params` ("k=8,unit=cpu") fixes, by the
+ * tree size its descriptor states (eng_tree_knob, fixed); NAN when it does
+ * not (no tree size, or a cap). */
 double fs_ref_tree_nodes(const char *policy, const char *params);
 
 #endif

@@ -126,78 +126,46 @@ void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *param
 
 /* ---------------------------------------------------- the tree-size knob */
 
-/* A built-in policy's tree-size knob (fs_tree_knob, sim/out/rows.c): the
- * parameter `tree_nodes` sets, param = tree_nodes - minus. */
-typedef struct tree_knob {
-    const char *policy, *param;
-    int32_t minus;
-} tree_knob;
+/* `tree_nodes` (nodes of one verified tree, root included) maps to the
+ * parameter a policy's descriptor names as its tree size (eng_tree_knob):
+ * param = tree_nodes - eng_tree_rule_offset(rule), or, for a widths list,
+ * its deepest prefix that fits (its shape stays fixed).  Caps bound a tree
+ * the policy sizes itself per cycle; the others fix its size. */
 
-/* The knob of policy in *k, or NULL for a policy without one. */
-static const tree_knob *tree_knob_of(const char *policy, tree_knob *k)
+/* The parameter tree_nodes sets for desc given the user's table at t: its
+ * unless_off flag read there (a boolean), else the flag's default. */
+static const eng_param_desc *tree_param_lua(lua_State *L, const eng_policy_desc *desc, int t)
 {
-    int minus;
-    if (!fs_tree_knob(policy, &k->param, &minus)) return NULL;
-    k->policy = policy;
-    k->minus = minus;
-    return k;
-}
-
-/* The parameter tree_nodes sets for policy desc given the user's table at t. */
-static const char *tree_param(lua_State *L, const tree_knob *k, int t)
-{
-    if (strcmp(k->policy, "edgellm") != 0) return k->param;
-    lua_getfield(L, t, "fallback");
-    int off = lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return off ? "budget" : "max_tokens";
+    int on = 1;
+    if (desc->tree.unless_off) {
+        const eng_param_desc *f = eng_params_find(desc->params, desc->tree.unless_off);
+        if (f) on = f->def != 0;
+        lua_getfield(L, t, desc->tree.unless_off);
+        if (lua_type(L, -1) == LUA_TBOOLEAN) on = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    return eng_tree_param_flag(desc, on);
 }
 
 double fs_tree_cap(const eng_policy_desc *desc, const void *params)
 {
-    tree_knob kb;
-    const tree_knob *k = desc ? tree_knob_of(desc->name, &kb) : NULL;
-    if (!k || eng_policy_lookup(desc->name) != desc) return NAN;
-    const char *name = k->param;
-    if (!strcmp(k->policy, "edgellm")) {
-        const eng_param_desc *fb = eng_params_find(desc->params, "fallback");
-        int32_t on = 1;
-        if (fb) memcpy(&on, (const char *)params + fb->offset, sizeof on);
-        if (!on) name = "budget";
-    }
-    const eng_param_desc *d = eng_params_find(desc->params, name);
-    if (!d) return NAN;
-    const char *f = (const char *)params + d->offset;
-    if (d->type == ENG_PARAM_INT_LIST) { /* widths: 1 + w1 + w1 w2 + ... */
-        int32_t cnt, w;
-        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-        double nodes = 1.0, level = 1.0;
-        for (int32_t i = 0; i < cnt && i < d->cap; i++) {
-            memcpy(&w, f + (size_t)i * sizeof w, sizeof w);
-            level *= w;
-            nodes += level;
-        }
-        return nodes;
-    }
-    int32_t x;
-    memcpy(&x, f, sizeof x);
-    return (double)x + k->minus;
+    return eng_tree_param(desc, params) ? eng_tree_nodes(desc, params) : NAN;
 }
 
-/* SpecInfer: the widths list (at wi) cut to the deepest prefix whose tree
- * holds at most n nodes; raises when not even the first level fits. */
-static void specinfer_widths(lua_State *L, int wi, lua_Integer n, const char *what,
-                             const char *chunk, int line)
+/* A widths list (at wi, tree parameter d) cut to the deepest prefix whose
+ * tree holds at most n nodes; raises when not even the first level fits. */
+static void cut_widths(lua_State *L, const eng_param_desc *d, int wi, lua_Integer n,
+                       const char *what, const char *chunk, int line)
 {
     lua_newtable(L);
-    lua_Integer nodes = 1, level = 1, len = slp_list_len(L, wi, what, "widths", chunk, line);
+    lua_Integer nodes = 1, level = 1, len = slp_list_len(L, wi, what, d->name, chunk, line);
     for (lua_Integer i = 1; i <= len; i++) {
         lua_rawgeti(L, wi, i);
         lua_Integer w = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
         lua_pop(L, 1);
-        if (w < 1 || w > 64)
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: widths[%lld] must be an integer in [1, 64]",
-                     chunk, line, what, (long long)i);
+        if (w < 1 || (double)w < d->min || (double)w > d->max)
+            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: %s[%lld] must be an integer in [%.0f, %.0f]",
+                     chunk, line, what, d->name, (long long)i, d->min < 1 ? 1.0 : d->min, d->max);
         level *= w;
         if (nodes + level > n) break;
         nodes += level;
@@ -206,9 +174,9 @@ static void specinfer_widths(lua_State *L, int wi, lua_Integer n, const char *wh
     }
     if (lua_rawlen(L, -1) == 0)
         fs_raise(L, FS_EXIT_CONFIG, 0,
-                 "%s:%d: %s: tree_nodes = %lld: not even the first level of widths fits (a "
+                 "%s:%d: %s: tree_nodes = %lld: not even the first level of %s fits (a "
                  "tree of %lld nodes)",
-                 chunk, line, what, (long long)n, (long long)(1 + level));
+                 chunk, line, what, (long long)n, d->name, (long long)(1 + level));
 }
 
 /* The shape tree_nodes cuts for a widths parameter d, at stack index
@@ -230,9 +198,9 @@ static void widths_shape(lua_State *L, const eng_param_desc *d, int given, const
     lua_pop(L, 1);
     if (lua_type(L, given) != LUA_TTABLE || nested)
         fs_raise(L, FS_EXIT_CONFIG, 0,
-                 "%s:%d: %s: with 'tree_nodes', 'widths' must be one list of integers (the "
+                 "%s:%d: %s: with 'tree_nodes', '%s' must be one list of integers (the "
                  "shape tree_nodes cuts)",
-                 chunk, kl, what);
+                 chunk, kl, what, d->name);
 }
 
 /* The value on top of the stack (popped) as an integer, a float with an
@@ -262,25 +230,31 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
         return;
     }
     int kl = slp_key_line(chunk, line, "tree_nodes");
-    tree_knob kb;
-    const tree_knob *k =
-        eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name, &kb) : NULL;
-    if (!k)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
-                 "%s:%d: %s: key 'tree_nodes' is for tree policies (chain, adaptive_chain, "
-                 "specinfer, eagle2, opt_tree, sequoia, lever, lyanna, edgellm, bld); %s %s",
-                 chunk, kl, what, desc->name,
-                 strcmp(desc->name, "flash_ar") ? "declares no such parameter"
-                                                : "verifies one row, it has no tree");
-    const char *param = tree_param(L, k, 1);
-    const eng_param_desc *d = eng_params_find(desc->params, param);
+    const eng_param_desc *d = tree_param_lua(L, desc, 1);
+    if (!d) {
+        /* the registered policies that state a tree size, for the message */
+        char names[512] = "";
+        size_t len = 0;
+        int32_t nreg = 0;
+        const eng_policy_desc *const *reg = eng_policy_registry(&nreg);
+        for (int32_t i = 0; i < nreg && len < sizeof names; i++)
+            if (eng_tree_param_flag(reg[i], 1))
+                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                        reg[i]->name);
+        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is for tree policies (%s); %s %s",
+                 chunk, kl, what, names, desc->name,
+                 desc->tree.rule == ENG_TREE_ONE_ROW ? "verifies one row, it has no tree"
+                                                     : "declares no such parameter");
+    }
+    const char *param = d->name;
+    int minus = eng_tree_rule_offset(desc->tree.rule);
     int widths = d->type == ENG_PARAM_INT_LIST;
     lua_getfield(L, 1, param);
     int given = lua_gettop(L);
     if (!lua_isnil(L, given) && !widths)
         fs_raise(L, FS_EXIT_CONFIG, 0,
                  "%s:%d: %s: set one of 'tree_nodes' and '%s' (tree_nodes = %s + %d)", chunk, kl,
-                 what, param, param, (int)k->minus);
+                 what, param, param, minus);
     if (widths) widths_shape(L, d, given, what, chunk, kl);
     /* one value or a plain list of values */
     int list = lua_type(L, tn) == LUA_TTABLE && !lua_getmetatable(L, tn);
@@ -289,7 +263,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     if (list && n == 0)
         fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is an empty list", chunk, kl,
                  what);
-    lua_Integer lo = (lua_Integer)d->min + k->minus, hi = (lua_Integer)d->max + k->minus;
+    lua_Integer lo = (lua_Integer)d->min + minus, hi = (lua_Integer)d->max + minus;
     if (widths) lo = 2, hi = 1 << 20;
     lua_createtable(L, (int)n, 0);
     int out = lua_gettop(L);
@@ -306,12 +280,12 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
                      chunk, kl, what, list ? "a list of integers" : "an integer", (long long)lo,
                      (long long)hi, param,
                      widths     ? " cut"
-                     : k->minus ? " - 1"
+                     : minus    ? " - 1"
                                 : "");
         if (widths)
-            specinfer_widths(L, given, v, what, chunk, kl);
+            cut_widths(L, d, given, v, what, chunk, kl);
         else
-            lua_pushinteger(L, v - k->minus);
+            lua_pushinteger(L, v - minus);
         lua_rawseti(L, out, i);
     }
     /* a copy of the user's table with the policy's own key */
@@ -370,11 +344,9 @@ static void policy_one(lua_State *L, const eng_policy_desc *desc, int idx, const
     slp_check_table(L, idx, desc->params, u->params, what, chunk, line);
     fs_policy_label(L, desc, u->params, u->label, sizeof u->label);
     policy_accepts(L, u, what, chunk, line);
-    tree_knob kb;
-    const tree_knob *k =
-        eng_policy_lookup(desc->name) == desc ? tree_knob_of(desc->name, &kb) : NULL;
-    if (k) {
-        lua_getfield(L, idx, tree_param(L, k, idx));
+    const eng_param_desc *tp = tree_param_lua(L, desc, idx);
+    if (tp) {
+        lua_getfield(L, idx, tp->name);
         u->cap_set = !lua_isnil(L, -1);
         lua_pop(L, 1);
     }

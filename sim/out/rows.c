@@ -13,44 +13,6 @@
 #include "sim/out/sim_out.h"
 #include "sim/sim_status.h"
 
-/* ---------------------------------------------------- the tree-size knob */
-
-/* `tree_nodes` (nodes of one verified tree, root included) and the parameter
- * each built-in tree policy sizes its trees by: param = tree_nodes - minus.
- * EdgeLLM's cap is max_tokens with its fallback on (the default), budget
- * without; SpecInfer's tree is its widths cut to the deepest prefix that
- * fits (its shape stays fixed).  Caps (sized = 0) bound a tree the policy
- * sizes itself per cycle; the others fix its size. */
-typedef struct tree_knob {
-    const char *policy, *param;
-    int32_t minus;
-} tree_knob;
-
-static const tree_knob tree_knobs[] = {
-    {"chain", "k", 1},
-    {"adaptive_chain", "k_max", 1},
-    {"specinfer", "widths", 0},
-    {"eagle2", "total_tokens", 1},
-    {"opt_tree", "nodes", 1},
-    {"sequoia", "max_nodes", 0},
-    {"lever", "n_max", 1},
-    {"lyanna", "b", 1},
-    {"edgellm", "max_tokens", 1},
-    {"bld", "max_len", 1},
-    {NULL, NULL, 0},
-};
-
-int fs_tree_knob(const char *policy, const char **param, int *minus)
-{
-    for (const tree_knob *k = tree_knobs; policy && k->policy; k++) {
-        if (strcmp(k->policy, policy) != 0) continue;
-        *param = k->param;
-        *minus = k->minus;
-        return 1;
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------------- columns */
 
 typedef enum col_type { COL_STR, COL_I32, COL_I64, COL_U64, COL_REAL, COL_HEX, COL_VERSION,
@@ -188,15 +150,16 @@ static const col_desc columns[] = {
 
 typedef struct tree_find {
     const char *want;
+    const char *flag;  /* the tree size's unless_off flag, NULL none */
     const char *value; /* into buf */
     char buf[1024]; /* a value of a label (labels are at most 1023 bytes) */
-    int fallback_off;
+    int flag_off;
 } tree_find;
 
 static int tree_find_pair(void *ctx, const char *name, const char *value)
 {
     tree_find *f = ctx;
-    if (!strcmp(name, "fallback") && !strcmp(value, "false")) f->fallback_off = 1;
+    if (f->flag && !strcmp(name, f->flag) && !strcmp(value, "false")) f->flag_off = 1;
     if (!strcmp(name, f->want) && !f->value) {
         snprintf(f->buf, sizeof f->buf, "%s", value);
         f->value = f->buf;
@@ -204,49 +167,56 @@ static int tree_find_pair(void *ctx, const char *name, const char *value)
     return 0;
 }
 
-/* The value of parameter `want` in a policy_params label (NULL: absent). */
-static const char *label_value(const char *label, const char *want, tree_find *f)
+/* The value of parameter `want` in a policy_params label (NULL: absent);
+ * f->flag_off tells whether bool parameter flag (NULL: none) is false. */
+static const char *label_value(const char *label, const char *want, const char *flag,
+                               tree_find *f)
 {
     memset(f, 0, sizeof *f);
     f->want = want;
+    f->flag = flag;
     fs_row_each_pair(label, 0, tree_find_pair, f);
     return f->value;
 }
 
 /* The tree_nodes column: nodes of one verified tree, root included, as the
- * `tree_nodes` key sets them (tree_knobs above), read back from the
- * row's label so that a tuned row reports its chosen knobs. */
+ * `tree_nodes` key sets them (the tree size the policy's descriptor states,
+ * eng_tree_knob), read back from the row's label so that a tuned row
+ * reports its chosen knobs. */
 static double row_tree_nodes(const fs_row *r)
 {
-    if (!strcmp(r->policy, "flash_ar")) return 1.0;
-    const char *param;
-    int minus;
+    const eng_policy_desc *d = eng_policy_lookup(r->policy);
+    if (d && d->tree.rule == ENG_TREE_ONE_ROW) return 1.0;
     tree_find f;
-    if (!fs_tree_knob(r->policy, &param, &minus)) {
-        const char *v = label_value(r->policy_params, "tree_nodes", &f);
+    const eng_param_desc *p = NULL;
+    if (d) {
+        label_value(r->policy_params, "", d->tree.unless_off, &f);
+        p = eng_tree_param_flag(d, !f.flag_off);
+    }
+    if (!p) { /* a policy with its own tree_nodes parameter */
+        const char *v = label_value(r->policy_params, "tree_nodes", NULL, &f);
         char *end;
         double x = v ? strtod(v, &end) : NAN;
         return v && !*end && isfinite(x) ? x : NAN;
     }
-    label_value(r->policy_params, "fallback", &f);
-    if (!strcmp(r->policy, "edgellm") && f.fallback_off) param = "budget";
-    const char *v = label_value(r->policy_params, param, &f);
+    const char *v = label_value(r->policy_params, p->name, NULL, &f);
     if (!v) return NAN;
-    if (!strcmp(param, "widths")) { /* 1 + w1 + w1 w2 + ..., '/'-separated */
-        double nodes = 1, level = 1;
-        for (const char *p = v; *p;) {
-            char *end;
-            long w = strtol(p, &end, 10);
-            if (end == p || w < 1) return NAN;
-            nodes += (level *= (double)w);
-            p = *end == '/' ? end + 1 : end;
-            if (*end && *end != '/') return NAN;
+    /* one integer, or a list of them '/'-separated */
+    double w[ENG_POL_MAX_LIST];
+    int32_t n = 0;
+    for (const char *q = v;;) {
+        char *end;
+        long x = strtol(q, &end, 10);
+        if (end == q || n == ENG_POL_MAX_LIST) return NAN;
+        w[n++] = (double)x;
+        if (*end != '/') {
+            if (*end) return NAN;
+            break;
         }
-        return nodes;
+        if (p->type != ENG_PARAM_INT_LIST) return NAN;
+        q = end + 1;
     }
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || end == v ? NAN : (double)x + minus;
+    return eng_tree_nodes_of(d, w, n);
 }
 
 /* Value of column c of row r as text (for strings) or number. */

@@ -94,13 +94,6 @@ int fs_row_get(const fs_rows_meta *m, const fs_row *r, const char *name, double 
 void fs_row_each_pair(const char *text, int tags,
                       int (*fn)(void *ctx, const char *name, const char *value), void *ctx);
 
-/* The parameter the `tree_nodes` key sets for built-in policy `policy` (nodes
- * of one verified tree, root included; param = tree_nodes - *minus), with
- * EdgeLLM's fallback on (off: `budget`).  Returns 1, or 0 for a policy that
- * takes no `tree_nodes`.  The tree_nodes column reads its value back from a
- * row's label with it; the script API sets the parameter with it. */
-int fs_tree_knob(const char *policy, const char **param, int *minus);
-
 /* Writes rows to DIR/results.{csv,h5} atomically.  Returns SIM_OK, or a status
  * (sim_status.h: SIM_NOMEM, SIM_CANTCREATE) with one line in err. */
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,

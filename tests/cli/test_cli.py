@@ -1389,7 +1389,7 @@ local rows = fs.sweep(with {{ prompts = 2, policy = {{ {pols},
   fs.policy.specinfer {{ tree_nodes = {{ 6, 16, 100 }} }},
   fs.policy.specinfer {{ tree_nodes = 10, widths = {{ 3, 2, 1 }} }} }} }})
 for _, r in ipairs(rows) do
-  print(r.policy, r.policy_params, r.verify_rows_max)
+  print(r.policy, r.policy_params, r.verify_rows_max, r.tree_nodes)
 end
 """
     with tempfile.TemporaryDirectory() as d:
@@ -1401,9 +1401,11 @@ end
         expect(len(rows) == 2 * len(mapping) + 5, f"{len(rows)} rows")
         for i, (pol, (param, off)) in enumerate(mapping.items()):
             for j, n in enumerate((8, 24)):
-                name, params, vmax = rows[2 * i + j]
+                name, params, vmax, tn = rows[2 * i + j]
                 kv = dict(x.split("=", 1) for x in params.split(","))
                 expect(name == pol and int(kv[param]) == n + off, f"{pol}: {params}")
+                # the results' column reads the same rule back
+                expect(float(tn) == n, f"{pol} tree_nodes column {tn}, set {n}")
                 # Lyanna fuses a re-sampled subtree (up to B more rows) into a
                 # tree; EdgeLLM verifies branch by branch (shared prefixes repeat)
                 most = 2 * n - 1 if pol == "lyanna" else n
@@ -1413,10 +1415,12 @@ end
                     expect(int(vmax) == n, f"{pol} tree_nodes={n} binds: {vmax}")
         e = rows[2 * len(mapping)]
         expect("budget=11" in e[1] and "fallback=false" in e[1], f"edgellm without fallback {e}")
+        expect(float(e[3]) == 12, f"edgellm without fallback: tree_nodes column {e}")
         sp = rows[-4:-1]
         expect([r[1].split(",")[0] for r in sp] ==
                ["widths=1/1/3", "widths=1/1/3/1/1/1", "widths=1/1/3/1/1/1/1/1"], f"{sp}")
         expect([int(r[2]) for r in sp] == [6, 15, 21], f"specinfer rows {sp}")
+        expect([float(r[3]) for r in rows[-4:]] == [6, 15, 21, 10], f"specinfer column {sp}")
         expect(rows[-1][1].startswith("widths=3/2,"), f"specinfer shape kept {rows[-1]}")
         warns = [l for l in err.splitlines() if "tree-size cap" in l]
         expect(len(warns) == 1 and "said once per script" in warns[0], f"{warns}")

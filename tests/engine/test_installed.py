@@ -124,6 +124,34 @@ def main():
         rec3 = plugin_record(os.path.join(t, "plug3"))
         expect(rec3["sha256"] == hashlib.sha256(open(rebuilt, "rb").read()).hexdigest() and
                rec3["sha256"] != rec["sha256"], f"rebuilt: {rec3} vs {rec}")
+        # the same policy exported with the ABI 1 descriptor (which ends at
+        # needs_draft): loaded and run, its missing fields zero -- without a
+        # stated tree size it takes no tree_nodes key
+        old_abi = os.path.join(t, "libabi1.so")
+        cflags1 = subprocess.run(["pkg-config", "--cflags", "flashspec-engine"],
+                                 capture_output=True, text=True, env=penv).stdout.split()
+        libs1 = subprocess.run(["pkg-config", "--libs", "flashspec-engine"],
+                               capture_output=True, text=True, env=penv).stdout.split()
+        p = subprocess.run(["cc", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-std=c11",
+                            *cflags1, "-I", pdir,
+                            os.path.join(src, "tests", "engine", "plugins", "abi1.c"), "-o",
+                            old_abi, *libs1, "-lm"],
+                           capture_output=True, text=True, env=penv, timeout=120)
+        expect(p.returncode == 0, f"abi1: {p.stderr}")
+        p = subprocess.run([exe[0], "run", "--plugin", old_abi, script, "-q", "-o",
+                            os.path.join(t, "plug-abi1")], cwd="/", capture_output=True,
+                           text=True, env=renv, timeout=300)
+        expect(p.returncode == 0 and
+               p.stdout.strip() == "confidence_chain\tthreshold=0.2,max_k=12,unit=cpu\ttrue",
+               f"ABI 1 plug-in run: {p.returncode} {p.stdout!r} {p.stderr!r}")
+        tn = os.path.join(t, "tn.lua")
+        open(tn, "w").write('local x = flashspec.policy.confidence_chain { tree_nodes = 5 }\n')
+        p = subprocess.run([exe[0], "run", "--plugin", old_abi, tn, "-q", "-o",
+                            os.path.join(t, "plug-tn")], cwd="/", capture_output=True,
+                           text=True, env=renv, timeout=60)
+        expect(p.returncode == 78 and "key 'tree_nodes' is for tree policies" in p.stderr and
+               "confidence_chain declares no such parameter" in p.stderr,
+               f"ABI 1 plug-in with tree_nodes: {p.returncode} {p.stderr!r}")
         p = subprocess.run([exe[0], "policies", "--plugin", plugin, "confidence_chain"],
                            capture_output=True, text=True, env=renv, timeout=60)
         expect(p.returncode == 0 and re.search(r"threshold\s+0\.3\s+number 0\.\.1", p.stdout),
@@ -143,7 +171,7 @@ def main():
             bad[name] = out
         for name, code, needle in (
                 ("nosym", 78, "not a flashspec policy plug-in (no symbol flashspec_policy_abi)"),
-                ("badabi", 78, "built for policy ABI 999, this flashspec has ABI 1"),
+                ("badabi", 78, "built for policy ABI 1000, this flashspec has ABI 2 (and loads 1 to 2)"),
                 ("clash", 78, "policy 'chain' is already built in"),
                 ("clashcase", 78, "policy 'Flash_AR' is already built in (as 'flash_ar'"),
                 ("badname", 78, "needs a name of letters, digits and '_'")):

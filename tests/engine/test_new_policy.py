@@ -55,8 +55,16 @@ static int fk_create(const void *params, eng_policy *out)
     return ENG_OK;
 }
 
-const eng_policy_desc eng_policy_first_k = {"first_k", "a chain of k draft top-1 tokens",
-                                            sizeof(fk_params), fk_table, fk_create, 1};
+/* its tree: k drafted tokens plus the root, always that size */
+const eng_policy_desc eng_policy_first_k = {.name = "first_k",
+                                            .doc = "a chain of k draft top-1 tokens",
+                                            .params_size = sizeof(fk_params),
+                                            .params = fk_table,
+                                            .create = fk_create,
+                                            .needs_draft = 1,
+                                            .tree = {.rule = ENG_TREE_PLUS_ROOT,
+                                                     .fixed = 1,
+                                                     .param = "k"}};
 '''
 
 
@@ -100,12 +108,14 @@ def main():
             'local fs = flashspec\n'
             'local r = fs.run { device = fs.device "oneplus12", target = fs.model "qwen3-8b-q4_0",'
             ' draft = fs.model "qwen3-8b-eagle3-q4_0", trace = fs.trace '
-            '"traces/data/synth-small.h5", policy = fs.policy.first_k { k = 4 },'
+            '"traces/data/synth-small.h5", policy = fs.policy.first_k { tree_nodes = 5 },'
             ' max_new_tokens = 16 }\n'
-            'print(r.policy, r.policy_params, r.tokens)\n')
+            'print(r.policy, r.policy_params, r.tree_nodes, r.tokens)\n')
         p = subprocess.run([exe, "run", script, "-q"], capture_output=True, text=True,
                            env=dict(os.environ, FLASHSPEC_HOME=src), timeout=120)
-        expect(p.returncode == 0 and p.stdout.split()[:2] == ["first_k", "k=4"],
+        # the descriptor's tree size: tree_nodes = 5 sets k = 4, and the
+        # results' tree_nodes column reads it back
+        expect(p.returncode == 0 and p.stdout.split()[:3] == ["first_k", "k=4", "5.0"],
                f"run: {p.returncode} {p.stdout!r} {p.stderr!r}")
     print("new_policy: one file and one line in engine/policies.def give a listed, runnable "
           "policy")

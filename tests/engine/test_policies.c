@@ -494,20 +494,26 @@ static void test_registry(void)
         eng_policy pol = {NULL, NULL};
         CHECK_EQ_INT(d->create(params, &pol), ENG_OK);
         CHECK(pol.i && strcmp(pol.i->name, d->name) == 0 && pol.i->build);
-        /* policies.def's second list holds these two, each with an observe
-         * hook and with neither a calibrate nor a provisional one */
+        /* these two state observes_outcome, each with an observe hook and
+         * with neither a calibrate nor a provisional one */
         int outcome = strcmp(d->name, "adaptive_chain") == 0 || strcmp(d->name, "lyanna") == 0;
+        CHECK_EQ_INT(d->observes_outcome, outcome);
         CHECK_EQ_INT(eng_policy_observes_outcome(d), outcome);
         if (outcome && pol.i) CHECK(pol.i->observe && !pol.i->calibrate && !pol.i->provisional);
         eng_policy_destroy(&pol);
         eng_policy_destroy(&pol); /* second destroy is a no-op */
     }
     eng_policy_destroy(NULL);
-    /* only the registry's own rows: not a copy of one (a plug-in's), not NULL */
+    /* the descriptor's flag decides, wherever the descriptor lives (a
+     * plug-in's copy); zeroed (an ABI 1 plug-in's) or NULL: 0 */
     const eng_policy_desc *listed = eng_policy_lookup("lyanna");
     CHECK(listed != NULL);
     eng_policy_desc copy = *listed;
     CHECK_EQ_INT(eng_policy_observes_outcome(listed), 1);
+    CHECK_EQ_INT(eng_policy_observes_outcome(&copy), 1);
+    copy.observes_outcome = 0;
+    CHECK_EQ_INT(eng_policy_observes_outcome(&copy), 0);
+    copy.observes_outcome = 2; /* only 1 says yes */
     CHECK_EQ_INT(eng_policy_observes_outcome(&copy), 0);
     CHECK_EQ_INT(eng_policy_observes_outcome(NULL), 0);
 
@@ -627,6 +633,117 @@ static void test_required(void)
     CHECK(eng_param_required(&d));
 }
 
+/* The tree size every registered policy states, against the documented rule
+ * (docs/policies.md, "One tree-size knob"): the parameter, nodes = param +
+ * offset (-1: widths, 1 + w1 + w1 w2 + ...; -2: one row), fixed or a cap,
+ * and EdgeLLM's budget with its fallback off. */
+static void test_tree_rule(void)
+{
+    static const struct {
+        const char *policy, *param;
+        int32_t offset, fixed;
+        const char *flag, *off_param;
+    } want[] = {
+        {"flash_ar", NULL, -2, 1, NULL, NULL},
+        {"chain", "k", 1, 1, NULL, NULL},
+        {"adaptive_chain", "k_max", 1, 0, NULL, NULL},
+        {"specinfer", "widths", -1, 1, NULL, NULL},
+        {"eagle2", "total_tokens", 1, 1, NULL, NULL},
+        {"opt_tree", "nodes", 1, 0, NULL, NULL},
+        {"sequoia", "max_nodes", 0, 0, NULL, NULL},
+        {"lever", "n_max", 1, 0, NULL, NULL},
+        {"lyanna", "b", 1, 0, NULL, NULL},
+        {"edgellm", "max_tokens", 1, 0, "fallback", "budget"},
+        {"bld", "max_len", 1, 0, NULL, NULL},
+    };
+    int32_t n = 0;
+    eng_policy_registry(&n);
+    CHECK_EQ_INT(n, (int32_t)(sizeof want / sizeof want[0])); /* a new policy adds a row */
+    static _Alignas(max_align_t) unsigned char params[1 << 16];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const eng_policy_desc *d = eng_policy_lookup(want[i].policy);
+        CHECK(d != NULL);
+        if (!d) continue;
+        CHECK_EQ_INT(d->tree.fixed, want[i].fixed);
+        eng_params_defaults(d->params, params);
+        const eng_param_desc *p = eng_tree_param(d, params);
+        if (want[i].offset == -2) { /* one row: no parameter, one node */
+            CHECK_EQ_INT(d->tree.rule, ENG_TREE_ONE_ROW);
+            CHECK(p == NULL && eng_tree_param_flag(d, 1) == NULL);
+            CHECK_NEAR(eng_tree_nodes(d, params), 1.0, 0);
+            CHECK_NEAR(eng_tree_nodes_of(d, NULL, 0), 1.0, 0);
+            continue;
+        }
+        CHECK(p != NULL && strcmp(p->name, want[i].param) == 0);
+        if (!p) continue;
+        if (want[i].offset == -1) { /* widths 2/3: 1 + 2 + 6 */
+            CHECK_EQ_INT(d->tree.rule, ENG_TREE_WIDTHS);
+            CHECK_EQ_INT(p->type, ENG_PARAM_INT_LIST);
+            const int32_t w[2] = {2, 3}, two = 2;
+            memcpy(params + p->offset, w, sizeof w);
+            memcpy(params + p->count_offset, &two, sizeof two);
+            CHECK_NEAR(eng_tree_nodes(d, params), 9.0, 0);
+            const double v[3] = {1, 1, 3};
+            CHECK_NEAR(eng_tree_nodes_of(d, v, 3), 6.0, 0);
+            CHECK_NEAR(eng_tree_nodes_of(d, v, 1), 2.0, 0);
+            CHECK(isnan(eng_tree_nodes_of(d, (const double[]){2, 0}, 2)));
+            CHECK(isnan(eng_tree_nodes_of(d, v, 0)));
+            continue;
+        }
+        CHECK_EQ_INT(eng_tree_rule_offset(d->tree.rule), want[i].offset);
+        CHECK_EQ_INT(p->type, ENG_PARAM_INT);
+        const int32_t x = 7;
+        memcpy(params + p->offset, &x, sizeof x);
+        CHECK_NEAR(eng_tree_nodes(d, params), 7.0 + want[i].offset, 0);
+        CHECK_NEAR(eng_tree_nodes_of(d, (const double[]){12}, 1), 12.0 + want[i].offset, 0);
+        CHECK(isnan(eng_tree_nodes_of(d, NULL, 0)));
+        /* the flag: its parameter when off, the main one when on */
+        const eng_param_desc *off = eng_tree_param_flag(d, 0);
+        if (!want[i].flag) {
+            CHECK(d->tree.unless_off == NULL && off == p);
+            continue;
+        }
+        CHECK(d->tree.unless_off && strcmp(d->tree.unless_off, want[i].flag) == 0);
+        CHECK(off != NULL && strcmp(off->name, want[i].off_param) == 0);
+        CHECK(eng_tree_param(d, NULL) == NULL); /* the flag cannot be read */
+        const eng_param_desc *f = eng_params_find(d->params, want[i].flag);
+        CHECK(f && f->type == ENG_PARAM_BOOL && f->def == 1);
+        if (!f || !off) continue;
+        const int32_t zero = 0, y = 5;
+        memcpy(params + f->offset, &zero, sizeof zero);
+        memcpy(params + off->offset, &y, sizeof y);
+        CHECK(eng_tree_param(d, params) == off);
+        CHECK_NEAR(eng_tree_nodes(d, params), 5.0 + want[i].offset, 0);
+    }
+    CHECK_EQ_INT(eng_tree_rule_offset(ENG_TREE_PLUS_ROOT), 1);
+    CHECK_EQ_INT(eng_tree_rule_offset(ENG_TREE_EQUAL), 0);
+    CHECK_EQ_INT(eng_tree_rule_offset(ENG_TREE_WIDTHS), -1);
+    CHECK_EQ_INT(eng_tree_rule_offset(ENG_TREE_ONE_ROW), -1);
+    CHECK_EQ_INT(eng_tree_rule_offset(ENG_TREE_UNSTATED), -1);
+
+    /* a descriptor with the fields zeroed (a plug-in that states nothing, an
+     * ABI 1 one): no tree size, not outcome-only */
+    eng_policy_desc bare = *eng_policy_lookup("chain");
+    memset(&bare.tree, 0, sizeof bare.tree);
+    bare.observes_outcome = 0;
+    eng_params_defaults(bare.params, params);
+    CHECK(eng_tree_param(&bare, params) == NULL && eng_tree_param_flag(&bare, 1) == NULL);
+    CHECK(isnan(eng_tree_nodes(&bare, params)));
+    CHECK(isnan(eng_tree_nodes_of(&bare, (const double[]){8}, 1)));
+    CHECK_EQ_INT(eng_policy_observes_outcome(&bare), 0);
+    /* a parameter the table lacks, or of the wrong type: none */
+    bare.tree = (eng_tree_knob){ENG_TREE_PLUS_ROOT, 1, "no_such", NULL, NULL};
+    CHECK(eng_tree_param(&bare, params) == NULL);
+    bare.tree = (eng_tree_knob){ENG_TREE_WIDTHS, 1, "k", NULL, NULL};
+    CHECK(eng_tree_param(&bare, params) == NULL);
+    bare.tree = (eng_tree_knob){ENG_TREE_PLUS_ROOT, 1, "unit", NULL, NULL};
+    CHECK(eng_tree_param(&bare, params) == NULL);
+    bare.tree = (eng_tree_knob){ENG_TREE_EQUAL, 1, "k", NULL, NULL};
+    CHECK_NEAR(eng_tree_nodes(&bare, params), 8.0, 0); /* chain's default k = 8 */
+    CHECK(isnan(eng_tree_nodes(NULL, params)) && eng_tree_param(NULL, params) == NULL);
+    CHECK(isnan(eng_tree_nodes(&bare, NULL)));
+}
+
 int main(void)
 {
     test_required();
@@ -637,6 +754,7 @@ int main(void)
     test_wrappers();
     test_registry();
     test_create_ranges();
+    test_tree_rule();
     test_nearest();
     return check_done("test_policies");
 }

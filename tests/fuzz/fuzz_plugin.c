@@ -12,12 +12,16 @@
  * one of a few fixed names, duplicates included), 0..4 choices from a pool
  * (an empty one included), a string default of 0..40 bytes, 0..8 list
  * defaults.  Every pointer a row holds points at memory of the size it
- * claims, as a compiled descriptor's would.
+ * claims, as a compiled descriptor's would.  Then 6 bytes for the ABI 2
+ * fields: observes_outcome, tree.rule (-1..6), tree.fixed, and the three
+ * tree names (NULL, a row's name, or one no row has); an input that ends
+ * before them leaves them zero, as an ABI 1 plug-in's are.
  *
  * Contract under test: a descriptor the check accepts is used as the runtime
  * uses it -- defaults written into a params struct of exactly params_size
  * bytes (heap, so ASan sees any write past it), the struct hashed into a
- * point id and rendered as the policy_params label, every name looked up --
+ * point id and rendered as the policy_params label, every name looked up,
+ * its tree size read (the parameter the rule names, of the type it reads) --
  * without touching memory outside what it declared; a descriptor it refuses
  * gets a non-empty reason.  Never a crash.
  */
@@ -123,6 +127,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rows[nr].name = unterminated ? "z" : NULL;
     eng_policy_desc desc = {.name = name, .doc = "fuzzed descriptor", .params_size = params_size,
                             .params = rows, .create = dummy_create};
+    /* the ABI 2 fields (zero past the input's end) */
+    desc.observes_outcome = (int32_t)(take(&r, 1) % 3);
+    desc.tree.rule = (int32_t)(take(&r, 1) % 8) - 1;
+    desc.tree.fixed = (int32_t)(take(&r, 1) % 3);
+    const char **tree_names[3] = {&desc.tree.param, &desc.tree.unless_off, &desc.tree.off_param};
+    for (int i = 0; i < 3; i++) {
+        int b = (int)take(&r, 1);
+        *tree_names[i] = b == 0 ? NULL : b == 1 ? "no_row" : rows[(b - 2) % (nr + 1)].name;
+    }
     char why[512] = "";
     if (fs_plugin_check_desc(&desc, why, sizeof why)) {
         if (!why[0]) abort();
@@ -140,6 +153,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fs_params_label(desc.params, params, label, sizeof label);
     for (const eng_param_desc *d = desc.params; d->name; d++)
         if (eng_params_find(desc.params, d->name) == NULL) abort();
+    const eng_param_desc *tp = eng_tree_param(&desc, params);
+    if (tp && tp->type != (desc.tree.rule == ENG_TREE_WIDTHS ? ENG_PARAM_INT_LIST : ENG_PARAM_INT))
+        abort();
+    (void)eng_tree_nodes(&desc, params);
+    (void)fs_tree_cap(&desc, params);
     free(params);
     return 0;
 }

@@ -336,6 +336,11 @@ static void test_match(void)
     CHECK_NEAR(fs_ref_tree_nodes("specinfer", "widths=1/1/3/1,unit=npu"), 9.0, 0);
     CHECK_NEAR(fs_ref_tree_nodes("specinfer", "widths=2/2"), 7.0, 0);
     CHECK(isnan(fs_ref_tree_nodes("lever", "n_max=64")));
+    CHECK(isnan(fs_ref_tree_nodes("sequoia", "max_nodes=64")));
+    CHECK(isnan(fs_ref_tree_nodes("edgellm", "max_tokens=32,fallback=false,budget=8")));
+    CHECK(isnan(fs_ref_tree_nodes("no_such_policy", "k=8")));
+    CHECK(isnan(fs_ref_tree_nodes("eagle2", "top_k=10")));
+    CHECK_NEAR(fs_ref_tree_nodes("eagle2", "total_tokens=60/3"), 61.0, 0); /* one value */
 }
 
 static void test_eval(void)

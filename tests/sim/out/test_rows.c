@@ -227,37 +227,20 @@ static double tree_nodes(const char *policy, const char *label)
     return d;
 }
 
-/* The tree-size knob of every built-in tree policy, and the tree_nodes column
- * read back from a row's label with it. */
+/* The tree_nodes column of every built-in tree policy, read back from a
+ * row's label through the size its descriptor states (engine/policies
+ * tests the descriptors' rules themselves). */
 static void test_tree_knob(void)
 {
-    static const struct {
-        const char *policy, *param;
-        int minus;
-    } want[] = {{"chain", "k", 1},
-                {"adaptive_chain", "k_max", 1},
-                {"specinfer", "widths", 0},
-                {"eagle2", "total_tokens", 1},
-                {"opt_tree", "nodes", 1},
-                {"sequoia", "max_nodes", 0},
-                {"lever", "n_max", 1},
-                {"lyanna", "b", 1},
-                {"edgellm", "max_tokens", 1},
-                {"bld", "max_len", 1}};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        const char *param = NULL;
-        int minus = -1;
-        CHECK(fs_tree_knob(want[i].policy, &param, &minus));
-        CHECK(param && !strcmp(param, want[i].param));
-        CHECK_EQ_INT(minus, want[i].minus);
-    }
-    const char *param;
-    int minus;
-    CHECK(!fs_tree_knob("flash_ar", &param, &minus));
-    CHECK(!fs_tree_knob("chai", &param, &minus));
-    CHECK(!fs_tree_knob("chainx", &param, &minus));
-    CHECK(!fs_tree_knob(NULL, &param, &minus));
-
+    CHECK(tree_nodes("flash_ar", "") == 1.0);
+    CHECK(tree_nodes("adaptive_chain", "k_min=1,k_max=6") == 7.0);
+    CHECK(tree_nodes("eagle2", "top_k=8,depth=8,total_tokens=15") == 16.0);
+    CHECK(tree_nodes("opt_tree", "nodes=31") == 32.0);
+    CHECK(tree_nodes("lever", "drafting=gain_cost,n_max=15") == 16.0);
+    CHECK(tree_nodes("lyanna", "b=7") == 8.0);
+    CHECK(tree_nodes("bld", "fallback=0.6,max_len=10") == 11.0);
+    CHECK(tree_nodes("edgellm", "fallback=true,budget=8,max_tokens=32") == 33.0);
+    CHECK(tree_nodes("edgellm", "fallback=false,budget=8,max_tokens=32") == 9.0);
     CHECK(tree_nodes("chain", "k=8") == 9.0);
     CHECK(tree_nodes("sequoia", "max_nodes=64") == 64.0);
     CHECK(tree_nodes("specinfer", "widths=4/2") == 13.0); /* 1 + 4 + 4 * 2 */
