@@ -216,6 +216,25 @@ static lua_Integer integral_value(lua_State *L)
     return v;
 }
 
+/* Raises: `tree_nodes` given to a policy whose descriptor states no tree
+ * size, naming the registered policies that do. */
+static void no_tree(lua_State *L, const eng_policy_desc *desc, const char *what,
+                    const char *chunk, int kl)
+{
+    char names[512] = "";
+    size_t len = 0;
+    int32_t nreg = 0;
+    const eng_policy_desc *const *reg = eng_policy_registry(&nreg);
+    for (int32_t i = 0; i < nreg && len < sizeof names; i++)
+        if (eng_tree_param_flag(reg[i], 1))
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
+                                    reg[i]->name);
+    fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is for tree policies (%s); %s %s",
+             chunk, kl, what, names, desc->name,
+             desc->tree.rule == ENG_TREE_ONE_ROW ? "verifies one row, it has no tree"
+                                                 : "declares no such parameter");
+}
+
 /* Rewrites the constructor table at index 1 when it holds `tree_nodes` (a
  * value or a list of values) into the policy's own parameter, for a built-in
  * tree policy; a policy that declares tree_nodes itself takes it as is. */
@@ -231,21 +250,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     }
     int kl = slp_key_line(chunk, line, "tree_nodes");
     const eng_param_desc *d = tree_param_lua(L, desc, 1);
-    if (!d) {
-        /* the registered policies that state a tree size, for the message */
-        char names[512] = "";
-        size_t len = 0;
-        int32_t nreg = 0;
-        const eng_policy_desc *const *reg = eng_policy_registry(&nreg);
-        for (int32_t i = 0; i < nreg && len < sizeof names; i++)
-            if (eng_tree_param_flag(reg[i], 1))
-                len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
-                                        reg[i]->name);
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is for tree policies (%s); %s %s",
-                 chunk, kl, what, names, desc->name,
-                 desc->tree.rule == ENG_TREE_ONE_ROW ? "verifies one row, it has no tree"
-                                                     : "declares no such parameter");
-    }
+    if (!d) no_tree(L, desc, what, chunk, kl);
     const char *param = d->name;
     int minus = eng_tree_rule_offset(desc->tree.rule);
     int widths = d->type == ENG_PARAM_INT_LIST;
