@@ -358,15 +358,19 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         dlclose(h);
         return FS_EXIT_CONFIG;
     }
+    const eng_policy_desc *sym = d;
     d = fs_plugin_adopt(*abi, d);
     if (!d) {
         snprintf(err, errlen, "--plugin %s: out of memory", path);
         dlclose(h);
         return FS_EXIT_SOFTWARE;
     }
+    /* an ABI 1 descriptor's copy (fs_plugin_adopt), freed when refused */
+    eng_policy_desc *copy = d != sym ? (eng_policy_desc *)d : NULL;
     char why[256];
     if (fs_plugin_check_desc(d, why, sizeof why)) {
         snprintf(err, errlen, "--plugin %s: its %s needs %s", path, ENG_PLUGIN_DESC_SYMBOL, why);
+        free(copy);
         dlclose(h);
         return FS_EXIT_CONFIG;
     }
@@ -378,6 +382,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
                  strcmp(built_in, d->name) ? " (as '" : "",
                  strcmp(built_in, d->name) ? built_in : "",
                  strcmp(built_in, d->name) ? "'; names are compared without regard to case)" : "");
+        free(copy);
         dlclose(h);
         return FS_EXIT_CONFIG;
     }
@@ -385,6 +390,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         if (strcasecmp(loaded[i].desc->name, d->name) == 0) {
             snprintf(err, errlen, "--plugin %s: policy '%s' is already given by --plugin %s", path,
                      d->name, loaded[i].path);
+            free(copy);
             dlclose(h);
             return FS_EXIT_CONFIG;
         }

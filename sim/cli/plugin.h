@@ -32,7 +32,8 @@ int fs_plugin_check_desc(const eng_policy_desc *d, char *why, size_t len);
 
 /* The descriptor sym (a plug-in's ENG_PLUGIN_DESC_SYMBOL) of ABI abi as this
  * runtime's layout: sym itself for ENG_POLICY_ABI; for an older ABI down to
- * ENG_POLICY_ABI_MIN, a copy (allocated, kept until exit) of the fields that
+ * ENG_POLICY_ABI_MIN, a copy (allocated: the caller frees it, fs_plugin_load
+ * when it refuses the plug-in, else it lives as long as the plug-in) of the fields that
  * ABI had, the later ones zero (no tree size stated, observes_outcome 0).
  * NULL for another ABI, a NULL sym, or no memory. */
 const eng_policy_desc *fs_plugin_adopt(int32_t abi, const void *sym);
