@@ -358,7 +358,7 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
         return FS_EXIT_SOFTWARE;
     }
     int rc = sim_out_write_file(o->out_dir, "script.lua", src, len, err, errlen);
-    if (rc == SIM_OUT_OK) rc = sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen);
+    if (rc == SIM_OK) rc = sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen);
     free(json);
     return sim_status_exit(rc);
 }
@@ -623,7 +623,7 @@ static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_o
         if (code != FS_EXIT_OK) break;
         int rc = sim_out_write_file(o->out_dir, a->outputs[i].name, a->outputs[i].data,
                                     a->outputs[i].len, err, errlen);
-        if (rc != SIM_OUT_OK)
+        if (rc != SIM_OK)
             code = sim_status_exit(rc);
         else if (!a->quiet)
             fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a->outputs[i].name);

@@ -436,8 +436,8 @@ static int dyn_set_cell(void *ctx, const char *name, const char *value)
     int rc = sim_out_col_type(ds->t, c->col) == SIM_OUT_DOUBLE
                  ? sim_out_set_double(ds->t, ds->row, c->col, d)
                  : sim_out_set_string(ds->t, ds->row, c->col, value);
-    if (rc != SIM_OUT_OK) ds->rc = rc;
-    return rc != SIM_OUT_OK;
+    if (rc != SIM_OK) ds->rc = rc;
+    return rc != SIM_OK;
 }
 
 /* Declares the param_ and tag_ columns of rows[0..n) in t (after the fixed
@@ -452,19 +452,18 @@ static int dyn_declare(sim_out_table *t, dyn_cols *dc, const fs_row *rows, int32
         dyn_col *c = &dc->c[i];
         /* one type whatever the other rows hold: numbers are doubles */
         sim_out_type ty = c->numbers ? SIM_OUT_DOUBLE : SIM_OUT_STRING;
-        c->col = sim_out_add_column(t, c->name, ty);
-        if (c->col < 0) return SIM_NOMEM;
-        if (ty == SIM_OUT_DOUBLE && sim_out_set_exact(t, c->col) != SIM_OUT_OK) return SIM_NOMEM;
+        if (sim_out_add_column(t, c->name, ty, &c->col) != SIM_OK) return SIM_NOMEM;
+        if (ty == SIM_OUT_DOUBLE && sim_out_set_exact(t, c->col) != SIM_OK) return SIM_NOMEM;
     }
     return 0;
 }
 
 static int dyn_fill(sim_out_table *t, dyn_cols *dc, const fs_row *r, int64_t row, int tags)
 {
-    dyn_set ds = {dc, t, row, SIM_OUT_OK};
+    dyn_set ds = {dc, t, row, SIM_OK};
     dc->prefix = tags ? "tag_" : "param_";
     fs_row_each_pair(tags ? r->tags : r->policy_params, tags, dyn_set_cell, &ds);
-    return ds.rc == SIM_OUT_OK ? SIM_OK : SIM_NOMEM;
+    return ds.rc == SIM_OK ? SIM_OK : SIM_NOMEM;
 }
 
 int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const char *dir,
@@ -475,14 +474,15 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
     for (int c = 0; c < N_COLUMNS && rc == 0; c++) {
         sim_out_type ty = col_is_str(c) ? SIM_OUT_STRING : col_is_int(c) ? SIM_OUT_INT64
                                                                          : SIM_OUT_DOUBLE;
-        if (sim_out_add_column(t, columns[c].name, ty) != c) rc = SIM_NOMEM;
+        int32_t col = -1;
+        if (sim_out_add_column(t, columns[c].name, ty, &col) != SIM_OK || col != c) rc = SIM_NOMEM;
     }
     dyn_cols params = {0}, tags = {0};
     if (rc == 0) rc = dyn_declare(t, &params, rows, n, 0);
     if (rc == 0) rc = dyn_declare(t, &tags, rows, n, 1);
     for (int32_t ri = 0; ri < n && rc == 0; ri++) {
-        int64_t row = sim_out_append_row(t);
-        if (row < 0) {
+        int64_t row = -1;
+        if (sim_out_append_row(t, &row) != SIM_OK) {
             rc = SIM_NOMEM;
             break;
         }
@@ -495,15 +495,15 @@ int fs_rows_write(const fs_rows_meta *m, const fs_row *rows, int32_t n, const ch
             int src = col_is_str(c)   ? sim_out_set_string(t, row, c, s)
                       : col_is_int(c) ? sim_out_set_int64(t, row, c, i)
                                       : sim_out_set_double(t, row, c, d);
-            if (src != SIM_OUT_OK) rc = SIM_NOMEM;
+            if (src != SIM_OK) rc = SIM_NOMEM;
         }
         if (rc == 0) rc = dyn_fill(t, &params, &rows[ri], row, 0);
         if (rc == 0) rc = dyn_fill(t, &tags, &rows[ri], row, 1);
     }
     free(params.c);
     free(tags.c);
-    if (rc == 0 && (sim_out_set_attr(t, "flashspec_version", FS_VERSION) != SIM_OUT_OK ||
-                    sim_out_set_attr(t, "script_hash", m->script_hash) != SIM_OUT_OK))
+    if (rc == 0 && (sim_out_set_attr(t, "flashspec_version", FS_VERSION) != SIM_OK ||
+                    sim_out_set_attr(t, "script_hash", m->script_hash) != SIM_OK))
         rc = SIM_NOMEM;
     if (rc != SIM_OK)
         snprintf(err, errlen, "out of memory for the results table");

@@ -93,24 +93,24 @@ int32_t sim_out_find_column(const sim_out_table *t, const char *name)
     return -1;
 }
 
-int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type)
+int sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type, int32_t *col)
 {
-    if (!t || !name || !name[0] || t->nrows > 0) return -SIM_OUT_E_ARG;
+    if (!t || !name || !name[0] || t->nrows > 0) return SIM_INTERNAL_ARG;
     /* names become HDF5 link names: no '/', and "." names the group itself */
-    if (strchr(name, '/') || strcmp(name, ".") == 0) return -SIM_OUT_E_ARG;
+    if (strchr(name, '/') || strcmp(name, ".") == 0) return SIM_INTERNAL_ARG;
     if (type != SIM_OUT_STRING && type != SIM_OUT_INT64 && type != SIM_OUT_DOUBLE)
-        return -SIM_OUT_E_ARG;
-    if (sim_out_find_column(t, name) >= 0) return -SIM_OUT_E_ARG;
+        return SIM_INTERNAL_ARG;
+    if (sim_out_find_column(t, name) >= 0) return SIM_INTERNAL_ARG;
     if (t->ncols == t->cap_cols) {
         int32_t cap = t->cap_cols ? 2 * t->cap_cols : 16;
         res_col *cols = realloc(t->cols, (size_t)cap * sizeof *cols);
-        if (!cols) return -SIM_OUT_E_NOMEM;
+        if (!cols) return SIM_NOMEM;
         t->cols = cols;
         t->cap_cols = cap;
     }
     res_col *c = &t->cols[t->ncols];
     c->name = dup_str(name);
-    if (!c->name) return -SIM_OUT_E_NOMEM;
+    if (!c->name) return SIM_NOMEM;
     c->type = type;
     c->exact = 0;
     c->cells = NULL;
@@ -118,22 +118,24 @@ int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type
         c->cells = malloc((size_t)t->cap_rows * cell_size(type));
         if (!c->cells) {
             free(c->name);
-            return -SIM_OUT_E_NOMEM;
+            return SIM_NOMEM;
         }
     }
-    return t->ncols++;
+    if (col) *col = t->ncols;
+    t->ncols++;
+    return SIM_OK;
 }
 
 int sim_out_set_attr(sim_out_table *t, const char *key, const char *value)
 {
-    if (!t || !key || !key[0] || !value) return SIM_OUT_E_ARG;
+    if (!t || !key || !key[0] || !value) return SIM_INTERNAL_ARG;
     char *v = dup_str(value);
-    if (!v) return SIM_OUT_E_NOMEM;
+    if (!v) return SIM_NOMEM;
     for (int32_t i = 0; i < t->nattrs; i++) {
         if (strcmp(t->attrs[i].key, key) == 0) {
             free(t->attrs[i].value);
             t->attrs[i].value = v;
-            return SIM_OUT_OK;
+            return SIM_OK;
         }
     }
     if (t->nattrs == t->cap_attrs) {
@@ -148,10 +150,10 @@ int sim_out_set_attr(sim_out_table *t, const char *key, const char *value)
     t->attrs[t->nattrs].key = k;
     t->attrs[t->nattrs].value = v;
     t->nattrs++;
-    return SIM_OUT_OK;
+    return SIM_OK;
 err:
     free(v);
-    return SIM_OUT_E_NOMEM;
+    return SIM_NOMEM;
 }
 
 /* Grows every column to cap rows; on failure the columns that did grow keep
@@ -160,18 +162,18 @@ static int grow_rows(sim_out_table *t, int64_t cap)
 {
     for (int32_t c = 0; c < t->ncols; c++) {
         void *cells = realloc(t->cols[c].cells, (size_t)cap * cell_size(t->cols[c].type));
-        if (!cells) return SIM_OUT_E_NOMEM;
+        if (!cells) return SIM_NOMEM;
         t->cols[c].cells = cells;
     }
     t->cap_rows = cap;
-    return SIM_OUT_OK;
+    return SIM_OK;
 }
 
-int64_t sim_out_append_row(sim_out_table *t)
+int sim_out_append_row(sim_out_table *t, int64_t *row)
 {
-    if (!t) return -SIM_OUT_E_ARG;
-    if (t->nrows == t->cap_rows && grow_rows(t, t->cap_rows ? 2 * t->cap_rows : 16) != SIM_OUT_OK)
-        return -SIM_OUT_E_NOMEM;
+    if (!t) return SIM_INTERNAL_ARG;
+    if (t->nrows == t->cap_rows && grow_rows(t, t->cap_rows ? 2 * t->cap_rows : 16) != SIM_OK)
+        return SIM_NOMEM;
     int64_t r = t->nrows;
     int32_t c;
     for (c = 0; c < t->ncols; c++) {
@@ -187,11 +189,12 @@ int64_t sim_out_append_row(sim_out_table *t)
         }
     }
     t->nrows++;
-    return r;
+    if (row) *row = r;
+    return SIM_OK;
 err:
     while (c-- > 0)
         if (t->cols[c].type == SIM_OUT_STRING) free(((char **)t->cols[c].cells)[r]);
-    return -SIM_OUT_E_NOMEM;
+    return SIM_NOMEM;
 }
 
 static res_col *cell_col(sim_out_table *t, int64_t row, int32_t col, sim_out_type type)
@@ -203,27 +206,27 @@ static res_col *cell_col(sim_out_table *t, int64_t row, int32_t col, sim_out_typ
 int sim_out_set_string(sim_out_table *t, int64_t row, int32_t col, const char *v)
 {
     res_col *c = cell_col(t, row, col, SIM_OUT_STRING);
-    if (!c) return SIM_OUT_E_ARG;
+    if (!c) return SIM_INTERNAL_ARG;
     char *s = dup_str(v ? v : "");
-    if (!s) return SIM_OUT_E_NOMEM;
+    if (!s) return SIM_NOMEM;
     char **cells = c->cells;
     free(cells[row]);
     cells[row] = s;
-    return SIM_OUT_OK;
+    return SIM_OK;
 }
 
 int sim_out_set_int64(sim_out_table *t, int64_t row, int32_t col, int64_t v)
 {
     res_col *c = cell_col(t, row, col, SIM_OUT_INT64);
-    if (!c) return SIM_OUT_E_ARG;
+    if (!c) return SIM_INTERNAL_ARG;
     ((int64_t *)c->cells)[row] = v;
-    return SIM_OUT_OK;
+    return SIM_OK;
 }
 
 int sim_out_set_double(sim_out_table *t, int64_t row, int32_t col, double v)
 {
     res_col *c = cell_col(t, row, col, SIM_OUT_DOUBLE);
-    if (!c) return SIM_OUT_E_ARG;
+    if (!c) return SIM_INTERNAL_ARG;
     if (isfinite(v) && !c->exact) {
         /* the CSV's precision, so both files hold the same number */
         char buf[64];
@@ -231,15 +234,15 @@ int sim_out_set_double(sim_out_table *t, int64_t row, int32_t col, double v)
         v = strtod(buf, NULL);
     }
     ((double *)c->cells)[row] = v;
-    return SIM_OUT_OK;
+    return SIM_OK;
 }
 
 int sim_out_set_exact(sim_out_table *t, int32_t col)
 {
     if (!t || col < 0 || col >= t->ncols || t->cols[col].type != SIM_OUT_DOUBLE || t->nrows > 0)
-        return SIM_OUT_E_ARG;
+        return SIM_INTERNAL_ARG;
     t->cols[col].exact = 1;
-    return SIM_OUT_OK;
+    return SIM_OK;
 }
 
 int sim_out_col_exact(const sim_out_table *t, int32_t col)

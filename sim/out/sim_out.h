@@ -49,14 +49,6 @@ typedef enum sim_out_type {
     SIM_OUT_DOUBLE = 2
 } sim_out_type;
 
-/* Status codes (sim_status.h). */
-enum {
-    SIM_OUT_OK = SIM_OK,
-    SIM_OUT_E_ARG = SIM_INTERNAL_ARG, /* bad argument: unknown column, wrong type, duplicate name */
-    SIM_OUT_E_NOMEM = SIM_NOMEM,      /* allocation failed */
-    SIM_OUT_E_CREATE = SIM_CANTCREATE /* cannot create output */
-};
-
 typedef struct sim_out_table sim_out_table; /* opaque */
 
 /* New empty table, or NULL when out of memory.  Free with sim_out_destroy. */
@@ -65,24 +57,24 @@ void sim_out_destroy(sim_out_table *t); /* NULL-safe */
 
 /* Declares the next column.  name: non-empty, unique in the table, no '/' and
  * not "." (it becomes an HDF5 dataset name).  Only while
- * the table has no rows.  Returns the column index (>= 0), or -SIM_OUT_E_*
- * (a negated status) on failure. */
-int32_t sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type);
+ * the table has no rows.  Returns SIM_OK and stores the column index in *col
+ * (when col is not NULL), or SIM_INTERNAL_ARG / SIM_NOMEM, leaving *col alone. */
+int sim_out_add_column(sim_out_table *t, const char *name, sim_out_type type, int32_t *col);
 
 /* Marks double column col as exact (see above).  Only while the table has no
- * rows.  Returns SIM_OUT_OK or SIM_OUT_E_ARG. */
+ * rows.  Returns SIM_OK or SIM_INTERNAL_ARG. */
 int sim_out_set_exact(sim_out_table *t, int32_t col);
 int sim_out_col_exact(const sim_out_table *t, int32_t col); /* 1 when marked */
 
 /* Sets (or replaces) file attribute key = value; order of first setting is kept.
- * Returns SIM_OUT_OK or SIM_OUT_E_*. */
+ * Returns SIM_OK, SIM_INTERNAL_ARG or SIM_NOMEM. */
 int sim_out_set_attr(sim_out_table *t, const char *key, const char *value);
 
-/* Appends a row of default cells; returns its index (>= 0), or -SIM_OUT_E_NOMEM
- * (a negated status) on failure. */
-int64_t sim_out_append_row(sim_out_table *t);
+/* Appends a row of default cells.  Returns SIM_OK and stores its index in *row
+ * (when row is not NULL), or SIM_INTERNAL_ARG / SIM_NOMEM, leaving *row alone. */
+int sim_out_append_row(sim_out_table *t, int64_t *row);
 
-/* Cell setters.  SIM_OUT_E_ARG when row/col is out of range or the column has
+/* Cell setters.  SIM_INTERNAL_ARG when row/col is out of range or the column has
  * another type.  The string is copied (NULL stores ""). */
 int sim_out_set_string(sim_out_table *t, int64_t row, int32_t col, const char *v);
 int sim_out_set_int64(sim_out_table *t, int64_t row, int32_t col, int64_t v);
@@ -111,13 +103,13 @@ const char *sim_out_get_attr(const sim_out_table *t, const char *key); /* NULL i
  * them into place and fsyncs DIR.  Existing results files are replaced.  On
  * failure no temporary file remains, neither new results file is left in place,
  * err (errlen bytes, may be NULL) receives one line naming the path and the
- * cause, and the result is SIM_OUT_E_CREATE (or SIM_OUT_E_ARG / E_NOMEM). */
+ * cause, and the result is SIM_CANTCREATE (or SIM_INTERNAL_ARG / SIM_NOMEM). */
 int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t errlen);
 
 /* Writes data[0..len) to DIR/name atomically (DIR created if needed; a
  * temporary in DIR renamed over the name; mode 0644).  On failure no temporary
- * remains and err gets one line.  Returns SIM_OUT_OK, SIM_OUT_E_CREATE,
- * SIM_OUT_E_ARG (name empty or holding '/') or SIM_OUT_E_NOMEM. */
+ * remains and err gets one line.  Returns SIM_OK, SIM_CANTCREATE,
+ * SIM_INTERNAL_ARG (name empty or holding '/') or SIM_NOMEM. */
 int sim_out_write_file(const char *dir, const char *name, const void *data, size_t len,
                        char *err, size_t errlen);
 

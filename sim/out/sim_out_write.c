@@ -20,7 +20,7 @@
  * so writing the same table twice gives byte-identical files.
  *
  * HDF5's automatic error printing is switched off: failures surface as one
- * line in err and SIM_OUT_E_CREATE.
+ * line in err and SIM_CANTCREATE.
  */
 #include "sim/out/sim_out.h"
 #include "sim/out/sim_tmp.h"
@@ -86,13 +86,13 @@ static void csv_double(FILE *f, double v, int exact)
 
 int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len)
 {
-    if (!t || !out || !len) return SIM_OUT_E_ARG;
+    if (!t || !out || !len) return SIM_INTERNAL_ARG;
     *out = NULL;
     *len = 0;
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
-    if (!f) return SIM_OUT_E_NOMEM;
+    if (!f) return SIM_NOMEM;
     int32_t nc = sim_out_ncols(t);
     int64_t nr = sim_out_nrows(t);
     for (int32_t c = 0; c < nc; c++) {
@@ -121,11 +121,11 @@ int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len)
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         free(buf);
-        return SIM_OUT_E_NOMEM;
+        return SIM_NOMEM;
     }
     *out = buf;
     *len = n;
-    return SIM_OUT_OK;
+    return SIM_OK;
 }
 
 /* ---- HDF5 ---- */
@@ -429,9 +429,9 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
     if (err && errlen) err[0] = '\0';
     if (!t || !dir || !dir[0]) {
         set_err(err, errlen, "cannot write results to", dir ? dir : "(null)", "no directory");
-        return SIM_OUT_E_ARG;
+        return SIM_INTERNAL_ARG;
     }
-    int rc = SIM_OUT_E_NOMEM;
+    int rc = SIM_NOMEM;
     char *csv = NULL;
     size_t csv_len = 0;
     out_paths op = {temp_template(dir, SIM_OUT_CSV_NAME),
@@ -442,15 +442,15 @@ int sim_out_write(const sim_out_table *t, const char *dir, char *err, size_t err
                     0};
     if (!op.tmp_csv || !op.tmp_h5 || !op.fin_csv || !op.fin_h5) {
         set_err(err, errlen, "cannot write results to", dir, strerror(ENOMEM));
-    } else if (sim_out_csv_format(t, &csv, &csv_len) != SIM_OUT_OK) {
+    } else if (sim_out_csv_format(t, &csv, &csv_len) != SIM_OK) {
         set_err(err, errlen, "cannot format", op.fin_csv, strerror(ENOMEM));
     } else {
-        rc = SIM_OUT_E_CREATE;
+        rc = SIM_CANTCREATE;
         if (mkdir_p(dir) != 0)
             set_err(err, errlen, "cannot create output directory", dir, strerror(errno));
         else if (write_csv_temp(&op, csv, csv_len, err, errlen) == 0 &&
                  write_h5_temp(&op, t, err, errlen) == 0 && commit_both(&op, dir, err, errlen) == 0)
-            rc = SIM_OUT_OK;
+            rc = SIM_OK;
     }
     if (op.have_csv) unlink(op.tmp_csv);
     if (op.have_h5) unlink(op.tmp_h5);
@@ -468,12 +468,12 @@ int sim_out_write_file(const char *dir, const char *name, const void *data, size
     char *fin = NULL, *tmp = NULL;
     if (!dir || !name || !*name || strchr(name, '/') || (!data && len)) {
         if (err && errlen) snprintf(err, errlen, "bad output file name");
-        return SIM_OUT_E_ARG;
+        return SIM_INTERNAL_ARG;
     }
     if (mkdir_p(dir) != 0) {
         if (err && errlen)
             snprintf(err, errlen, "cannot write output '%s': %s", dir, strerror(errno));
-        return SIM_OUT_E_CREATE;
+        return SIM_CANTCREATE;
     }
     fin = join(dir, name);
     tmp = temp_template(dir, name);
@@ -481,7 +481,7 @@ int sim_out_write_file(const char *dir, const char *name, const void *data, size
         free(fin);
         free(tmp);
         if (err && errlen) snprintf(err, errlen, "out of memory");
-        return SIM_OUT_E_NOMEM;
+        return SIM_NOMEM;
     }
     int fd = make_temp(tmp);
     int e = fd < 0 ? errno : 0;
@@ -506,7 +506,7 @@ int sim_out_write_file(const char *dir, const char *name, const void *data, size
     }
     free(fin);
     free(tmp);
-    return e ? SIM_OUT_E_CREATE : SIM_OUT_OK;
+    return e ? SIM_CANTCREATE : SIM_OK;
 }
 
 /* The stems of what a run writes into its output directory itself: the

@@ -105,16 +105,30 @@ static int count_entries(const char *dir, int *temps)
     return n;
 }
 
+/* The index sim_out_add_column / sim_out_append_row stored, or -1 when the
+ * call failed (and left the index alone). */
+static int32_t add_col(sim_out_table *t, const char *name, sim_out_type type)
+{
+    int32_t c = -1;
+    return sim_out_add_column(t, name, type, &c) == SIM_OK ? c : -1;
+}
+
+static int64_t add_row(sim_out_table *t)
+{
+    int64_t r = -1;
+    return sim_out_append_row(t, &r) == SIM_OK ? r : -1;
+}
+
 /* run_id (int64), policy (string), tokens_per_s (double), note (string) */
 static sim_out_table *make_table(void)
 {
     sim_out_table *t = sim_out_create();
-    CHECK(sim_out_add_column(t, "run_id", SIM_OUT_INT64) == 0);
-    CHECK(sim_out_add_column(t, "policy", SIM_OUT_STRING) == 1);
-    CHECK(sim_out_add_column(t, "tokens_per_s", SIM_OUT_DOUBLE) == 2);
-    CHECK(sim_out_add_column(t, "note", SIM_OUT_STRING) == 3);
-    CHECK(sim_out_set_attr(t, "flashspec_version", "0.1.0") == SIM_OUT_OK);
-    CHECK(sim_out_set_attr(t, "script_hash", "sha256:abc") == SIM_OUT_OK);
+    CHECK(add_col(t, "run_id", SIM_OUT_INT64) == 0);
+    CHECK(add_col(t, "policy", SIM_OUT_STRING) == 1);
+    CHECK(add_col(t, "tokens_per_s", SIM_OUT_DOUBLE) == 2);
+    CHECK(add_col(t, "note", SIM_OUT_STRING) == 3);
+    CHECK(sim_out_set_attr(t, "flashspec_version", "0.1.0") == SIM_OK);
+    CHECK(sim_out_set_attr(t, "script_hash", "sha256:abc") == SIM_OK);
     static const struct {
         int64_t id;
         const char *pol;
@@ -128,12 +142,12 @@ static sim_out_table *make_table(void)
         {5, "caf\xc3\xa9", -1e-300, ""},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        int64_t r = sim_out_append_row(t);
+        int64_t r = add_row(t);
         CHECK(r == (int64_t)i);
-        CHECK(sim_out_set_int64(t, r, 0, rows[i].id) == SIM_OUT_OK);
-        CHECK(sim_out_set_string(t, r, 1, rows[i].pol) == SIM_OUT_OK);
-        CHECK(sim_out_set_double(t, r, 2, rows[i].tps) == SIM_OUT_OK);
-        CHECK(sim_out_set_string(t, r, 3, rows[i].note) == SIM_OUT_OK);
+        CHECK(sim_out_set_int64(t, r, 0, rows[i].id) == SIM_OK);
+        CHECK(sim_out_set_string(t, r, 1, rows[i].pol) == SIM_OK);
+        CHECK(sim_out_set_double(t, r, 2, rows[i].tps) == SIM_OK);
+        CHECK(sim_out_set_string(t, r, 3, rows[i].note) == SIM_OK);
     }
     return t;
 }
@@ -149,51 +163,54 @@ static void test_table_api(void)
 {
     sim_out_table *t = sim_out_create();
     CHECK(t != NULL);
-    CHECK(sim_out_add_column(t, "a", SIM_OUT_INT64) == 0);
-    CHECK(sim_out_add_column(t, "a", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG); /* duplicate */
-    CHECK(sim_out_add_column(t, "", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, "x/y", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, ".", SIM_OUT_DOUBLE) == -SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, "bad", (sim_out_type)7) == -SIM_OUT_E_ARG);
-    CHECK(sim_out_add_column(t, "b", SIM_OUT_DOUBLE) == 1);
-    CHECK(sim_out_add_column(t, "s", SIM_OUT_STRING) == 2);
+    CHECK(add_col(t, "a", SIM_OUT_INT64) == 0);
+    CHECK(sim_out_add_column(t, "a", SIM_OUT_DOUBLE, NULL) == SIM_INTERNAL_ARG); /* duplicate */
+    CHECK(sim_out_add_column(t, "", SIM_OUT_DOUBLE, NULL) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_add_column(t, "x/y", SIM_OUT_DOUBLE, NULL) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_add_column(t, ".", SIM_OUT_DOUBLE, NULL) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_add_column(t, "bad", (sim_out_type)7, NULL) == SIM_INTERNAL_ARG);
+    CHECK(add_col(t, "b", SIM_OUT_DOUBLE) == 1);
+    CHECK(add_col(t, "s", SIM_OUT_STRING) == 2);
     CHECK(sim_out_find_column(t, "s") == 2);
     CHECK(sim_out_find_column(t, "zz") == -1);
+    int32_t kept = 41;
+    CHECK(sim_out_add_column(t, "b", SIM_OUT_INT64, &kept) == SIM_INTERNAL_ARG && kept == 41);
+    CHECK(sim_out_append_row(NULL, NULL) == SIM_INTERNAL_ARG);
 
     /* many rows: defaults, growth, setters */
     for (int64_t i = 0; i < 1000; i++)
-        CHECK(sim_out_append_row(t) == i);
+        CHECK(add_row(t) == i);
     CHECK(sim_out_nrows(t) == 1000);
-    CHECK(sim_out_add_column(t, "late", SIM_OUT_INT64) == -SIM_OUT_E_ARG); /* rows exist */
+    CHECK(sim_out_add_column(t, "late", SIM_OUT_INT64, NULL) == SIM_INTERNAL_ARG); /* rows exist */
     const int64_t *a = sim_out_col_data(t, 0);
     const double *b = sim_out_col_data(t, 1);
     const char *const *s = sim_out_col_data(t, 2);
     CHECK(a && a[999] == 0);
     CHECK(b && isnan(b[0]) && isnan(b[999]));
     CHECK(s && s[500] && s[500][0] == '\0');
-    CHECK(sim_out_set_double(t, 0, 0, 1.0) == SIM_OUT_E_ARG); /* wrong type */
-    CHECK(sim_out_set_int64(t, 1000, 0, 1) == SIM_OUT_E_ARG); /* no such row */
-    CHECK(sim_out_set_int64(t, -1, 0, 1) == SIM_OUT_E_ARG);
-    CHECK(sim_out_set_string(t, 0, 3, "x") == SIM_OUT_E_ARG); /* no such column */
+    CHECK(sim_out_set_double(t, 0, 0, 1.0) == SIM_INTERNAL_ARG); /* wrong type */
+    CHECK(sim_out_set_int64(t, 1000, 0, 1) == SIM_INTERNAL_ARG); /* no such row */
+    CHECK(sim_out_set_int64(t, -1, 0, 1) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_set_string(t, 0, 3, "x") == SIM_INTERNAL_ARG); /* no such column */
     char buf[8] = "abc";
-    CHECK(sim_out_set_string(t, 7, 2, buf) == SIM_OUT_OK);
+    CHECK(sim_out_set_string(t, 7, 2, buf) == SIM_OK);
     buf[0] = 'z'; /* the table holds its own copy */
     s = sim_out_col_data(t, 2);
     CHECK(strcmp(s[7], "abc") == 0);
-    CHECK(sim_out_set_string(t, 7, 2, NULL) == SIM_OUT_OK);
+    CHECK(sim_out_set_string(t, 7, 2, NULL) == SIM_OK);
     s = sim_out_col_data(t, 2);
     CHECK(strcmp(s[7], "") == 0);
 
-    CHECK(sim_out_set_attr(t, "seed", "1") == SIM_OUT_OK);
-    CHECK(sim_out_set_attr(t, "trace", "t.h5") == SIM_OUT_OK);
-    CHECK(sim_out_set_attr(t, "seed", "2") == SIM_OUT_OK); /* replaced, order kept */
+    CHECK(sim_out_set_attr(t, "seed", "1") == SIM_OK);
+    CHECK(sim_out_set_attr(t, "trace", "t.h5") == SIM_OK);
+    CHECK(sim_out_set_attr(t, "seed", "2") == SIM_OK); /* replaced, order kept */
     CHECK(sim_out_nattrs(t) == 2);
     CHECK(strcmp(sim_out_attr_key(t, 0), "seed") == 0);
     CHECK(strcmp(sim_out_attr_value(t, 0), "2") == 0);
     CHECK(strcmp(sim_out_get_attr(t, "trace"), "t.h5") == 0);
     CHECK(sim_out_get_attr(t, "nope") == NULL);
     CHECK(sim_out_attr_key(t, 2) == NULL);
-    CHECK(sim_out_set_attr(t, "", "x") == SIM_OUT_E_ARG);
+    CHECK(sim_out_set_attr(t, "", "x") == SIM_INTERNAL_ARG);
     CHECK(sim_out_col_name(t, 3) == NULL);
     sim_out_destroy(t);
     sim_out_destroy(NULL);
@@ -202,23 +219,23 @@ static void test_table_api(void)
 static void test_quoting(void)
 {
     sim_out_table *t = sim_out_create();
-    CHECK(sim_out_add_column(t, "plain", SIM_OUT_STRING) == 0);
-    CHECK(sim_out_add_column(t, "with,comma", SIM_OUT_STRING) == 1);
-    CHECK(sim_out_add_column(t, "q\"uote", SIM_OUT_DOUBLE) == 2);
+    CHECK(add_col(t, "plain", SIM_OUT_STRING) == 0);
+    CHECK(add_col(t, "with,comma", SIM_OUT_STRING) == 1);
+    CHECK(add_col(t, "q\"uote", SIM_OUT_DOUBLE) == 2);
     static const char *cells[][2] = {
         {"a b", "x"},        {"", "\"\""},        {"cr\rhere", "lf\nhere"},
         {" lead", "trail "}, {"semi;colon", "'"}, {"\"", "a,\"b\",c"},
     };
     static const double d[] = {0.1, -0.0, 1e21, 123456789012.0, 2.5e-7, -NAN};
     for (int i = 0; i < 6; i++) {
-        int64_t r = sim_out_append_row(t);
+        int64_t r = add_row(t);
         sim_out_set_string(t, r, 0, cells[i][0]);
         sim_out_set_string(t, r, 1, cells[i][1]);
         sim_out_set_double(t, r, 2, d[i]);
     }
     char *csv = NULL;
     size_t n = 0;
-    CHECK(sim_out_csv_format(t, &csv, &n) == SIM_OUT_OK);
+    CHECK(sim_out_csv_format(t, &csv, &n) == SIM_OK);
     static const char want[] = "plain,\"with,comma\",\"q\"\"uote\"\n"
                                "a b,x,0.1\n"
                                ",\"\"\"\"\"\",-0.0\n"
@@ -240,23 +257,23 @@ static void test_quoting(void)
 static void test_exact(void)
 {
     sim_out_table *t = sim_out_create();
-    CHECK(sim_out_add_column(t, "plain", SIM_OUT_DOUBLE) == 0);
-    CHECK(sim_out_add_column(t, "exact", SIM_OUT_DOUBLE) == 1);
-    CHECK(sim_out_add_column(t, "text", SIM_OUT_STRING) == 2);
-    CHECK(sim_out_set_exact(t, 2) == SIM_OUT_E_ARG); /* not a double column */
-    CHECK(sim_out_set_exact(t, 7) == SIM_OUT_E_ARG);
-    CHECK(sim_out_set_exact(t, 1) == SIM_OUT_OK);
+    CHECK(add_col(t, "plain", SIM_OUT_DOUBLE) == 0);
+    CHECK(add_col(t, "exact", SIM_OUT_DOUBLE) == 1);
+    CHECK(add_col(t, "text", SIM_OUT_STRING) == 2);
+    CHECK(sim_out_set_exact(t, 2) == SIM_INTERNAL_ARG); /* not a double column */
+    CHECK(sim_out_set_exact(t, 7) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_set_exact(t, 1) == SIM_OK);
     CHECK(sim_out_col_exact(t, 1) && !sim_out_col_exact(t, 0));
     static const double d[] = {0.090373524058708, 0.1, 8.0, 1.0 / 3.0, NAN};
     for (int i = 0; i < 5; i++) {
-        int64_t r = sim_out_append_row(t);
-        CHECK(sim_out_set_double(t, r, 0, d[i]) == SIM_OUT_OK);
-        CHECK(sim_out_set_double(t, r, 1, d[i]) == SIM_OUT_OK);
+        int64_t r = add_row(t);
+        CHECK(sim_out_set_double(t, r, 0, d[i]) == SIM_OK);
+        CHECK(sim_out_set_double(t, r, 1, d[i]) == SIM_OK);
     }
-    CHECK(sim_out_set_exact(t, 0) == SIM_OUT_E_ARG); /* rows exist */
+    CHECK(sim_out_set_exact(t, 0) == SIM_INTERNAL_ARG); /* rows exist */
     char *csv = NULL;
     size_t n = 0;
-    CHECK(sim_out_csv_format(t, &csv, &n) == SIM_OUT_OK);
+    CHECK(sim_out_csv_format(t, &csv, &n) == SIM_OK);
     static const char want[] = "plain,exact,text\n"
                                "0.09037352406,0.090373524058708,\n"
                                "0.1,0.1,\n"
@@ -383,14 +400,14 @@ static void test_round_trip(void)
     char err[512];
     char dir[512]; /* created with its parents */
     snprintf(dir, sizeof dir, "%s", path_of("rt/nested/out"));
-    CHECK(sim_out_write(t, dir, err, sizeof err) == SIM_OUT_OK);
+    CHECK(sim_out_write(t, dir, err, sizeof err) == SIM_OK);
     CHECK(err[0] == '\0');
     size_t n = 0;
     char *csv = slurp(path_of("rt/nested/out/results.csv"), &n);
     CHECK(csv && n == sizeof expected_csv - 1 && memcmp(csv, expected_csv, n) == 0);
     free(csv);
     char *mem = NULL;
-    CHECK(sim_out_csv_format(t, &mem, &n) == SIM_OUT_OK);
+    CHECK(sim_out_csv_format(t, &mem, &n) == SIM_OK);
     CHECK(mem && n == sizeof expected_csv - 1 && memcmp(mem, expected_csv, n) == 0);
     free(mem);
     check_h5(path_of("rt/nested/out/results.h5"), t);
@@ -401,8 +418,8 @@ static void test_round_trip(void)
 
     /* rewriting replaces both files; still no temporaries */
     sim_out_table *e = sim_out_create();
-    sim_out_add_column(e, "only", SIM_OUT_INT64);
-    CHECK(sim_out_write(e, dir, err, sizeof err) == SIM_OUT_OK);
+    add_col(e, "only", SIM_OUT_INT64);
+    CHECK(sim_out_write(e, dir, err, sizeof err) == SIM_OK);
     csv = slurp(path_of("rt/nested/out/results.csv"), &n);
     CHECK(csv && strcmp(csv, "only\n") == 0);
     free(csv);
@@ -412,7 +429,7 @@ static void test_round_trip(void)
 
     /* a table with no columns at all is still a valid pair of files */
     sim_out_table *z = sim_out_create();
-    CHECK(sim_out_write(z, path_of("rt/empty"), err, sizeof err) == SIM_OUT_OK);
+    CHECK(sim_out_write(z, path_of("rt/empty"), err, sizeof err) == SIM_OK);
     csv = slurp(path_of("rt/empty/results.csv"), &n);
     CHECK(csv && strcmp(csv, "\n") == 0);
     free(csv);
@@ -437,14 +454,14 @@ static void test_determinism(void)
 {
     sim_out_table *t = make_table();
     char err[512];
-    CHECK(sim_out_write(t, path_of("det1"), err, sizeof err) == SIM_OUT_OK);
+    CHECK(sim_out_write(t, path_of("det1"), err, sizeof err) == SIM_OK);
     sleep(1); /* any stored timestamp would now differ */
-    CHECK(sim_out_write(t, path_of("det2"), err, sizeof err) == SIM_OUT_OK);
+    CHECK(sim_out_write(t, path_of("det2"), err, sizeof err) == SIM_OK);
     CHECK(same_bytes(path_of("det1/results.csv"), path_of("det2/results.csv")));
     CHECK(same_bytes(path_of("det1/results.h5"), path_of("det2/results.h5")));
     /* and a fresh table built the same way */
     sim_out_table *u = make_table();
-    CHECK(sim_out_write(u, path_of("det3"), err, sizeof err) == SIM_OUT_OK);
+    CHECK(sim_out_write(u, path_of("det3"), err, sizeof err) == SIM_OK);
     CHECK(same_bytes(path_of("det1/results.h5"), path_of("det3/results.h5")));
     sim_out_destroy(u);
     sim_out_destroy(t);
@@ -461,14 +478,14 @@ static void test_failures(void)
     if (f) fclose(f);
     const char *bad = path_of("plainfile/sub/out");
     int rc = sim_out_write(t, bad, err, sizeof err);
-    CHECK(rc == SIM_OUT_E_CREATE);
+    CHECK(rc == SIM_CANTCREATE);
     CHECK(strstr(err, path_of("plainfile")) != NULL);
     CHECK(strstr(err, strerror(ENOTDIR)) != NULL);
     CHECK(strchr(err, '\n') == NULL);
     CHECK(!exists(path_of("plainfile/sub")));
     /* the output directory itself is a regular file */
     rc = sim_out_write(t, path_of("plainfile"), err, sizeof err);
-    CHECK(rc == SIM_OUT_E_CREATE);
+    CHECK(rc == SIM_CANTCREATE);
     CHECK(strstr(err, strerror(ENOTDIR)) != NULL);
     int temps = -1;
     CHECK(count_entries(base, &temps) >= 1 && temps == 0);
@@ -479,7 +496,7 @@ static void test_failures(void)
     CHECK(mkdir(path_of("blockh5/results.h5"), 0755) == 0);
     CHECK(mkdir(path_of("blockh5/results.h5/x"), 0755) == 0);
     rc = sim_out_write(t, path_of("blockh5"), err, sizeof err);
-    CHECK(rc == SIM_OUT_E_CREATE);
+    CHECK(rc == SIM_CANTCREATE);
     CHECK(strstr(err, path_of("blockh5/results.h5")) != NULL);
     CHECK(!exists(path_of("blockh5/results.csv")));
     CHECK(count_entries(path_of("blockh5"), &temps) == 1 && temps == 0);
@@ -489,15 +506,15 @@ static void test_failures(void)
     CHECK(mkdir(path_of("blockcsv/results.csv"), 0755) == 0);
     CHECK(mkdir(path_of("blockcsv/results.csv/x"), 0755) == 0);
     rc = sim_out_write(t, path_of("blockcsv"), err, sizeof err);
-    CHECK(rc == SIM_OUT_E_CREATE);
+    CHECK(rc == SIM_CANTCREATE);
     CHECK(strstr(err, path_of("blockcsv/results.csv")) != NULL);
     CHECK(!exists(path_of("blockcsv/results.h5")));
     CHECK(count_entries(path_of("blockcsv"), &temps) == 1 && temps == 0);
 
     /* argument errors */
-    CHECK(sim_out_write(t, "", err, sizeof err) == SIM_OUT_E_ARG);
-    CHECK(sim_out_write(NULL, path_of("x"), err, sizeof err) == SIM_OUT_E_ARG);
-    CHECK(sim_out_write(t, NULL, NULL, 0) == SIM_OUT_E_ARG);
+    CHECK(sim_out_write(t, "", err, sizeof err) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_write(NULL, path_of("x"), err, sizeof err) == SIM_INTERNAL_ARG);
+    CHECK(sim_out_write(t, NULL, NULL, 0) == SIM_INTERNAL_ARG);
     CHECK(!exists(path_of("x")));
     sim_out_destroy(t);
 }

@@ -65,7 +65,7 @@ static void test_modules(void)
                        {SIM_TIMELINE_E_CREATE, 73}};
     module("timeline", tl, 4);
     const want out[] = {
-        {SIM_OUT_OK, 0}, {SIM_OUT_E_ARG, 70}, {SIM_OUT_E_NOMEM, 70}, {SIM_OUT_E_CREATE, 73}};
+        {SIM_OK, 0}, {SIM_INTERNAL_ARG, 70}, {SIM_NOMEM, 70}, {SIM_CANTCREATE, 73}};
     module("out", out, 4);
     const want des[] = {{SIM_DES_OK, 0},      {SIM_DES_E_NOMEM, 70}, {SIM_DES_E_FULL, 70},
                         {SIM_DES_E_PAST, 70}, {SIM_DES_E_STATE, 70}, {SIM_DES_E_EMPTY, 70},
@@ -80,10 +80,10 @@ static void test_modules(void)
     module("hw", hw, 4);
     /* one out-of-memory code, one cannot-create code across the modules */
     const int nomem[] = {SIM_PROFILE_E_NOMEM,  FS_REF_E_NOMEM,  SIM_FIT_E_NOMEM, SIM_SWEEP_E_NOMEM,
-                         SIM_TIMELINE_E_NOMEM, SIM_OUT_E_NOMEM, SIM_DES_E_NOMEM, SIM_HW_E_NOMEM};
+                         SIM_TIMELINE_E_NOMEM, SIM_NOMEM, SIM_DES_E_NOMEM, SIM_HW_E_NOMEM};
     for (size_t i = 0; i < sizeof nomem / sizeof nomem[0]; i++)
         CHECK_EQ_INT(nomem[i], SIM_NOMEM);
-    const int create[] = {SIM_OUT_E_CREATE, SIM_TIMELINE_E_CREATE, SIM_SWEEP_E_STORE};
+    const int create[] = {SIM_CANTCREATE, SIM_TIMELINE_E_CREATE, SIM_SWEEP_E_STORE};
     for (size_t i = 0; i < sizeof create / sizeof create[0]; i++)
         CHECK_EQ_INT(create[i], SIM_CANTCREATE);
     /* the DRAM misfit is one code from the phone model up to the replay */
