@@ -8,10 +8,9 @@
  * (the primary in the low byte, a detail above it, as SQLite's extended
  * result codes do), so a caller that only needs the class tests
  * sim_status_primary(rc) and one that needs the detail compares the whole
- * code.  The modules' own names (SIM_REPLAY_E_NOFIT, SIM_PROFILE_E_MISSING,
- * ...) are aliases of these values, kept so each header documents the codes
- * its functions return.  Codes are positive; a status is never an errno or a
- * count.
+ * code.  Modules use these names directly (no module aliases); each header
+ * documents which of them its functions return.  Codes are positive; a
+ * status is never an errno or a count.
  *
  * sim_status_exit() is the only place a status becomes an exit code.  The
  * engine (ENG_*) and the trace library (TRC_*) stay below sim/ with their own

@@ -148,7 +148,7 @@ static void explain_variants(const sim_device_variants *vars, const sim_profile_
 /* Path of profile `name` of kind, or an exit code with the message printed. */
 static int find_profile(const char *kind, const char *name, char *path, size_t n)
 {
-    if (sim_profile_path(kind, name, path, n) != SIM_PROFILE_OK) {
+    if (sim_profile_path(kind, name, path, n) != SIM_OK) {
         fprintf(stderr, "flashspec: profiles: invalid profile name '%s'\n", name);
         return sim_status_exit(SIM_CONFIG_NAME);
     }
@@ -165,7 +165,7 @@ static int explain_device(const char *path, int md)
     int rc = SIM_NOMEM;
     if (dev && vars && src) rc = sim_profile_explain_device(path, dev, vars, src, err, sizeof err);
     else snprintf(err, sizeof err, "out of memory");
-    if (rc == SIM_PROFILE_OK) {
+    if (rc == SIM_OK) {
         printf("device %s: %s\n", dev->name, shown(path));
         int any = 0;
         for (int k = 0; k < SIM_PART_KINDS; k++) {
@@ -193,7 +193,7 @@ static int explain_model(const char *path, int md)
     int rc = SIM_NOMEM;
     if (m && src) rc = sim_profile_explain_model(path, m, src, err, sizeof err);
     else snprintf(err, sizeof err, "out of memory");
-    if (rc == SIM_PROFILE_OK) {
+    if (rc == SIM_OK) {
         printf("model %s: %s\n\n", m->name, shown(path));
         explain_keys(sim_model_keys(), m, src, md);
     } else {
@@ -233,7 +233,7 @@ static int list_part(int kind, const char *name, int md)
     sim_profile_sources *src = malloc(sizeof *src);
     int rc = src ? sim_part_load(path, kind, &vals, set, src, err, sizeof err) : SIM_NOMEM;
     if (!src) snprintf(err, sizeof err, "out of memory");
-    if (rc != SIM_PROFILE_OK) {
+    if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
         printf(md ? "| %s | (does not load) | | |\n" : "%-24s (does not load)\n", part);
         free(src);

@@ -38,7 +38,7 @@ static const char usage[] =
 static int load(const char *kind, const char *name, void *out)
 {
     char path[4096], err[1024];
-    if (sim_profile_path(kind, name, path, sizeof path) != SIM_PROFILE_OK) {
+    if (sim_profile_path(kind, name, path, sizeof path) != SIM_OK) {
         fprintf(stderr, "flashspec: invalid %s profile name '%s'\n", kind, name);
         return sim_status_exit(SIM_CONFIG_NAME);
     }
@@ -52,7 +52,7 @@ static int load(const char *kind, const char *name, void *out)
     }
     int rc = strcmp(kind, "devices") == 0 ? sim_profile_load_device(path, out, err, sizeof err)
                                           : sim_profile_load_model(path, out, err, sizeof err);
-    if (rc != SIM_PROFILE_OK) {
+    if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
         return sim_status_exit(rc);
     }
@@ -115,7 +115,7 @@ static void print_costs(sim_hw *hw, int32_t ctx)
                           .proj_rows = 1,
                           .decode = 1};
     sim_cycle_time t;
-    if (sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK)
+    if (sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_OK)
         printf("\nflash-ar token   %.1f ms = compute %.1f ms (npu %.1f, cpu %.1f) + I/O %.1f ms"
                " - overlap %.1f ms\n",
                t.cycle_ms, t.npu_ms + t.cpu_ms, t.npu_ms, t.cpu_ms, t.flash_ms, t.overlap_ms);
@@ -177,7 +177,7 @@ int cli_profile_main(int argc, char **argv)
     char err[512];
     rc = sim_hw_create(&dev, &tgt, draft_name ? &drf : NULL, frac, (int32_t)ctx + 512, &hw, err,
                        sizeof err);
-    if (rc != SIM_HW_OK) {
+    if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
         return sim_status_exit(rc);
     }
@@ -271,7 +271,7 @@ static int list_kind(const char *kind, int md)
         if (dev) {
             sim_device d;
             rc = sim_profile_load_device(path, &d, err, sizeof err);
-            if (rc == SIM_PROFILE_OK) {
+            if (rc == SIM_OK) {
                 snprintf(c[1], 64, "%.2f", d.dram_budget_gb);
                 snprintf(c[2], 64, "%.2f", d.read_gbps);
                 snprintf(c[3], 64, "%.0f", d.npu_gflops);
@@ -285,7 +285,7 @@ static int list_kind(const char *kind, int md)
         } else {
             sim_model m;
             rc = sim_profile_load_model(path, &m, err, sizeof err);
-            if (rc == SIM_PROFILE_OK) {
+            if (rc == SIM_OK) {
                 snprintf(c[1], 64, "%s", m.kind == SIM_MODEL_EAGLE3 ? "eagle3" : "decoder");
                 snprintf(c[2], 64, "%d", m.layers);
                 snprintf(c[3], 64, "%d", m.hidden);
@@ -294,7 +294,7 @@ static int list_kind(const char *kind, int md)
                 snprintf(c[6], 64, "%.3f", sim_model_weight_bytes(&m) / 1e9);
             }
         }
-        if (rc != SIM_PROFILE_OK) {
+        if (rc != SIM_OK) {
             fprintf(stderr, "flashspec: %s\n", err);
             snprintf(c[1], 64, "(does not load)");
             bad = 1;

@@ -230,15 +230,15 @@ int sim_part_load(const char *path, int kind, sim_device *vals, unsigned char *s
 {
     if (kind < 0 || kind >= SIM_PART_KINDS) {
         snprintf(err, errlen, "%s: unknown part kind", path);
-        return SIM_PROFILE_E_NAME;
+        return SIM_CONFIG_NAME;
     }
     cfg_part *p = calloc(1, sizeof *p);
     cfg_meta *m = malloc(sizeof *m);
     sim_device_variants *v = malloc(sizeof *v);
-    int rc = SIM_PROFILE_E_NOMEM;
+    int rc = SIM_NOMEM;
     if (p && m && v) rc = cfg_part_load(path, kind, p, m, v, err, errlen);
     else snprintf(err, errlen, "%s: out of memory", path);
-    if (rc == SIM_PROFILE_OK) {
+    if (rc == SIM_OK) {
         *vals = p->vals;
         memcpy(set, p->set, CFG_KEYS_CAP);
         if (src) {
@@ -375,12 +375,12 @@ static int rule_speed(compose *c, const cfg_xfer *x, double s[3])
 static int transfer(compose *c)
 {
     const cfg_part *rt = &c->parts[SIM_PART_RUNTIME];
-    if (!c->moved) return SIM_PROFILE_OK;
+    if (!c->moved) return SIM_OK;
     for (size_t i = 0; i < c->nkeys; i++) {
         const cfg_xfer *x = &rt->meta->xfer[i];
         if (c->origin[i] != SIM_PART_RUNTIME || !x->op) continue;
         double s[3];
-        if (!rule_speed(c, x, s)) return SIM_PROFILE_E_CONFIG;
+        if (!rule_speed(c, x, s)) return SIM_CONFIG;
         const eng_param_desc *d = &c->keys[i];
         double v = get_d(c->dev, d), a = apply_op(v, x, s[1]), b = apply_op(v, x, s[2]);
         double lo = fmin(a, b), hi = fmax(a, b);
@@ -401,7 +401,7 @@ static int transfer(compose *c)
                      x->op > 0 ? "x" : "/", unit_names[x->unit], s[0], soc, s[1], s[2]);
         add_note(c, i, note);
     }
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 /* A unit's read rate from parts is bounded by the memory's peak from parts. */
@@ -432,7 +432,7 @@ static int fill_defaults(compose *c)
         snprintf(c->err, c->errlen,
                  "%s:%d: device profile: missing required key '%s' (no part gives it)", c->where,
                  c->line, c->keys[i].name);
-        return SIM_PROFILE_E_CONFIG;
+        return SIM_CONFIG;
     }
     sim_device def;
     unsigned char all[CFG_KEYS_CAP];
@@ -444,7 +444,7 @@ static int fill_defaults(compose *c)
         if (c->src) memset(&c->src->key[i], 0, sizeof c->src->key[i]);
     }
     cfg_merge_under(c->keys, c->dev, &def, all, c->taken);
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 /* Does part k's range of key i bound the device's value (parts.h)? */
@@ -473,7 +473,7 @@ static int gather_ranges(compose *c)
                          "that %s/%s gives device profile %s",
                          p->path, at, kind_names[k], c->keys[i].name, lo, hi, v,
                          kind_names[c->origin[i]], c->parts[c->origin[i]].name, c->where);
-                return SIM_PROFILE_E_CONFIG;
+                return SIM_CONFIG;
             }
             add_range(c, i, lo, hi);
             char note[96];
@@ -481,7 +481,7 @@ static int gather_ranges(compose *c)
             add_note(c, i, note);
         }
     }
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 static int cmp_variant_name(const void *a, const void *b)
@@ -494,7 +494,7 @@ static int runtime_variants(compose *c, sim_device_variants *vars)
 {
     const cfg_part *rt = &c->parts[SIM_PART_RUNTIME];
     vars->n = 0;
-    if (!rt->used || !rt->vars) return SIM_PROFILE_OK;
+    if (!rt->used || !rt->vars) return SIM_OK;
     *vars = *rt->vars;
     if (c->src) snprintf(c->src->variants_from, sizeof c->src->variants_from, "%s", rt->path);
     for (int32_t v = 0; c->moved && v < vars->n; v++) {
@@ -502,12 +502,12 @@ static int runtime_variants(compose *c, sim_device_variants *vars)
             const cfg_xfer *x = &rt->meta->xfer[i];
             if (!vars->v[v].set[i] || !x->op || x->carry) continue;
             double s[3];
-            if (!rule_speed(c, x, s)) return SIM_PROFILE_E_CONFIG;
+            if (!rule_speed(c, x, s)) return SIM_CONFIG;
             const eng_param_desc *d = &c->keys[i];
             put_d(&vars->v[v].delta, d, apply_op(get_d(&vars->v[v].delta, d), x, s[0]));
         }
     }
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 /* "parts_slow" and "parts_fast": every ranged key at its slow / fast end. */
@@ -517,7 +517,7 @@ static int range_variants(compose *c, sim_device_variants *vars)
     int any = 0;
     for (size_t i = 0; i < c->nkeys; i++)
         any |= c->has_range[i] && c->lo[i] < c->hi[i];
-    if (!any) return SIM_PROFILE_OK;
+    if (!any) return SIM_OK;
     for (int32_t v = 0; v < vars->n; v++)
         for (int e = 0; e < 2; e++)
             if (!strcmp(vars->v[v].name, names[e])) {
@@ -525,14 +525,14 @@ static int range_variants(compose *c, sim_device_variants *vars)
                          "%s:%d: device profile: variant '%s' is the name of the parts' range "
                          "variant",
                          c->where, c->line, names[e]);
-                return SIM_PROFILE_E_CONFIG;
+                return SIM_CONFIG;
             }
     if (vars->n + 2 > SIM_PROFILE_MAX_VARIANTS) {
         snprintf(c->err, c->errlen,
                  "%s:%d: device profile: %d variants and the parts' two range variants exceed "
                  "%d",
                  c->where, c->line, (int)vars->n, SIM_PROFILE_MAX_VARIANTS);
-        return SIM_PROFILE_E_CONFIG;
+        return SIM_CONFIG;
     }
     for (int e = 0; e < 2; e++) {
         sim_device_variant *v = &vars->v[vars->n];
@@ -550,7 +550,7 @@ static int range_variants(compose *c, sim_device_variants *vars)
         if (moves) vars->n++;
     }
     qsort(vars->v, (size_t)vars->n, sizeof vars->v[0], cmp_variant_name);
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 int cfg_compose_device(sim_device *dev, unsigned char *taken, const cfg_part parts[SIM_PART_KINDS],
@@ -560,7 +560,7 @@ int cfg_compose_device(sim_device *dev, unsigned char *taken, const cfg_part par
     compose *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(err, errlen, "%s: out of memory", where);
-        return SIM_PROFILE_E_NOMEM;
+        return SIM_NOMEM;
     }
     *c = (compose){.dev = dev, .taken = taken, .parts = parts, .src = src,
                    .keys = sim_device_keys(), .where = where, .line = line, .err = err,
@@ -580,16 +580,16 @@ int cfg_compose_device(sim_device *dev, unsigned char *taken, const cfg_part par
             }
     take_parts(c);
     int rc = transfer(c);
-    if (rc == SIM_PROFILE_OK) rc = fill_defaults(c);
-    if (rc == SIM_PROFILE_OK) rc = gather_ranges(c);
-    if (rc == SIM_PROFILE_OK) { /* after the ranges: a bound moves a range with its value */
+    if (rc == SIM_OK) rc = fill_defaults(c);
+    if (rc == SIM_OK) rc = gather_ranges(c);
+    if (rc == SIM_OK) { /* after the ranges: a bound moves a range with its value */
         bound(c, "npu_gbps");
         bound(c, "cpu_gbps");
     }
-    if (rc == SIM_PROFILE_OK && !have_vars) rc = runtime_variants(c, vars);
+    if (rc == SIM_OK && !have_vars) rc = runtime_variants(c, vars);
     /* an explicit variants = {} replays no variant at all, the ranges' included */
-    if (rc == SIM_PROFILE_OK && !(have_vars && vars->n == 0)) rc = range_variants(c, vars);
-    for (size_t i = 0; src && rc == SIM_PROFILE_OK && i < c->nkeys; i++) {
+    if (rc == SIM_OK && !(have_vars && vars->n == 0)) rc = range_variants(c, vars);
+    for (size_t i = 0; src && rc == SIM_OK && i < c->nkeys; i++) {
         src->key[i].has_range = c->has_range[i] && c->lo[i] < c->hi[i];
         src->key[i].lo = c->lo[i];
         src->key[i].hi = c->hi[i];

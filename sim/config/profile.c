@@ -234,14 +234,14 @@ int cfg_load_file(job *j, char *err, size_t errlen)
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot open %s: %s", path, j->what, strerror(errno));
-        return SIM_PROFILE_E_MISSING;
+        return SIM_MISSING;
     }
     struct stat fst;
     int regular = fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode);
     close(fd);
     if (!regular) {
         snprintf(err, errlen, "%s: cannot open %s: not a regular file", path, j->what);
-        return SIM_PROFILE_E_MISSING;
+        return SIM_MISSING;
     }
 
     fs_lua_limits lim = {.mem_limit_bytes = PROFILE_MEM_CAP,
@@ -250,9 +250,9 @@ int cfg_load_file(job *j, char *err, size_t errlen)
     lua_State *L = fs_sandbox_new(FS_SANDBOX_PROFILE, &lim);
     if (!L) {
         snprintf(err, errlen, "%s: out of memory", path);
-        return SIM_PROFILE_E_NOMEM;
+        return SIM_NOMEM;
     }
-    int rc = SIM_PROFILE_OK;
+    int rc = SIM_OK;
     lua_pushcfunction(L, run_profile);
     lua_pushlightuserdata(L, j);
     int st = luaL_loadfilex(L, path, "t");
@@ -265,7 +265,7 @@ int cfg_load_file(job *j, char *err, size_t errlen)
             one_line_message(path, msg, err, errlen);
         else
             snprintf(err, errlen, "%s:1: %s raised a non-string error", path, j->what);
-        rc = SIM_PROFILE_E_CONFIG;
+        rc = SIM_CONFIG;
     }
     lua_close(L);
     return rc;
@@ -357,7 +357,7 @@ static int resolve_base(const job *j, level *levels, int depth, char *err, size_
         chain_text(levels, depth + 1, j->base, chain, sizeof chain);
         snprintf(err, errlen, "%s:%d: %s: base chain deeper than %d profiles (%s)", j->path,
                  j->base_line, j->what, SIM_PROFILE_MAX_BASES, chain);
-        return SIM_PROFILE_E_CONFIG;
+        return SIM_CONFIG;
     }
     level *nx = &levels[depth + 1];
     nx->path = nx->buf;
@@ -384,23 +384,23 @@ static int resolve_base(const job *j, level *levels, int depth, char *err, size_
                  "%s:%d: %s: invalid base profile name '%s' (letters, digits and . _ + -; no "
                  "'/' or '..')",
                  j->path, j->base_line, j->what, j->base);
-        return SIM_PROFILE_E_CONFIG;
+        return SIM_CONFIG;
     }
     level_identify(nx);
     if (!nx->has_id) {
         snprintf(err, errlen, "%s:%d: %s: base profile '%s' not found (no %s)", j->path,
                  j->base_line, j->what, j->base, nx->path);
-        return SIM_PROFILE_E_MISSING;
+        return SIM_MISSING;
     }
     for (int i = 0; i <= depth; i++) {
         if (levels[i].has_id && levels[i].dev == nx->dev && levels[i].ino == nx->ino) {
             chain_text(levels, depth + 1, j->base, chain, sizeof chain);
             snprintf(err, errlen, "%s:%d: %s: base '%s' makes a cycle (%s)", j->path, j->base_line,
                      j->what, j->base, chain);
-            return SIM_PROFILE_E_CONFIG;
+            return SIM_CONFIG;
         }
     }
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 /* Reads a whole file (at most 16 MiB) into a malloc'd NUL-terminated buffer
@@ -489,7 +489,7 @@ static int chain_file(chain *c, int depth, job *j, char *err, size_t errlen)
         c->meta->part_kind = -1;
     }
     int rc = cfg_load_file(j, err, errlen);
-    if (rc != SIM_PROFILE_OK) return rc;
+    if (rc != SIM_OK) return rc;
     if (j->has_vars && !c->vars_taken) { /* the nearest file's variants */
         *c->vars = *c->file_vars;
         c->vars_taken = 1;
@@ -509,7 +509,7 @@ static int chain_file(chain *c, int depth, job *j, char *err, size_t errlen)
     if (depth == 0 && j->has_base) c->top_base_line = j->base_line;
     file_sources(c, depth, j->path);
     cfg_merge_under(c->keys, c->out, c->scratch, c->present, c->taken);
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 static int part_kind_dir(const char *kind)
@@ -522,13 +522,13 @@ static int find_part(const chain *c, int k, char *path, size_t n, char *err, siz
 {
     char dir[32];
     snprintf(dir, sizeof dir, "parts/%s", sim_part_kind_name(k));
-    if (sim_profile_find(dir, c->parts[k], 0, path, n) >= 0) return SIM_PROFILE_OK;
+    if (sim_profile_find(dir, c->parts[k], 0, path, n) >= 0) return SIM_OK;
     char hint[1024];
     sim_profile_suggest(dir, c->parts[k], hint, sizeof hint);
     snprintf(err, errlen, "%s:%d: %s: unknown %s part '%s'%s (no %s)",
              c->levels[c->part_depth[k]].path, c->part_line[k], c->what, sim_part_kind_name(k),
              c->parts[k], hint, path);
-    return SIM_PROFILE_E_MISSING;
+    return SIM_MISSING;
 }
 
 /* The parts the chain names, loaded and composed under its files.  What the
@@ -540,21 +540,21 @@ static int chain_parts(chain *c, char *err, size_t errlen)
     cfg_meta *metas = malloc(SIM_PART_KINDS * sizeof *metas);
     sim_device_variants *rv = malloc(sizeof *rv);
     char(*paths)[BASE_PATH_CAP] = malloc(SIM_PART_KINDS * sizeof *paths);
-    int rc = SIM_PROFILE_OK;
+    int rc = SIM_OK;
     if (!parts || !metas || !rv || !paths) {
         snprintf(err, errlen, "%s: out of memory", c->path);
-        rc = SIM_PROFILE_E_NOMEM;
+        rc = SIM_NOMEM;
     }
-    for (int k = 0; rc == SIM_PROFILE_OK && k < SIM_PART_KINDS; k++) {
+    for (int k = 0; rc == SIM_OK && k < SIM_PART_KINDS; k++) {
         if (!c->parts[k][0]) continue;
         rc = find_part(c, k, paths[k], sizeof paths[k], err, errlen);
-        if (rc == SIM_PROFILE_OK)
+        if (rc == SIM_OK)
             rc = cfg_part_load(paths[k], k, &parts[k], &metas[k],
                                k == SIM_PART_RUNTIME ? rv : NULL, err, errlen);
         parts[k].used = 1;
         parts[k].name = c->parts[k];
     }
-    if (rc == SIM_PROFILE_OK)
+    if (rc == SIM_OK)
         rc = cfg_compose_device(c->out, c->taken, parts, c->vars, c->vars_taken, c->src,
                                 c->path, c->parts_depth ? c->top_base_line : c->parts_line,
                                 err, errlen);
@@ -586,10 +586,10 @@ static int chain_alloc(chain *c, char *err, size_t errlen)
     if (!c->scratch || !c->present || !c->set || !c->taken || !c->levels ||
         (device && !c->meta) || (c->vars && !c->file_vars) || c->nkeys > CFG_KEYS_CAP) {
         snprintf(err, errlen, "%s: out of memory", c->path);
-        return SIM_PROFILE_E_NOMEM;
+        return SIM_NOMEM;
     }
     if (c->vars) c->vars->n = 0;
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 /* The whole chain from path to its root, merged into out (see the top). */
@@ -600,28 +600,28 @@ static int load_chain(const char *path, const char *kind, const eng_param_desc *
     chain *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(err, errlen, "%s: out of memory", path);
-        return SIM_PROFILE_E_NOMEM;
+        return SIM_NOMEM;
     }
     *c = (chain){.path = path, .kind = kind, .what = what, .keys = keys, .out = out,
                  .vars = vars, .src = src};
     int rc = chain_alloc(c, err, errlen);
     const eng_param_desc *name_key = eng_params_find(keys, "name");
     int top_sets_name = 1;
-    for (int depth = 0; rc == SIM_PROFILE_OK; depth++) {
+    for (int depth = 0; rc == SIM_OK; depth++) {
         if (depth == 0) {
             c->levels[0].path = path;
             level_identify(&c->levels[0]);
         }
         job j;
         rc = chain_file(c, depth, &j, err, errlen);
-        if (rc != SIM_PROFILE_OK) break;
+        if (rc != SIM_OK) break;
         if (depth == 0 && name_key) top_sets_name = c->present[name_key - keys];
         if (!j.has_base) break;
         rc = resolve_base(&j, c->levels, depth, err, errlen);
     }
-    if (rc == SIM_PROFILE_OK && c->parts_seen) rc = chain_parts(c, err, errlen);
+    if (rc == SIM_OK && c->parts_seen) rc = chain_parts(c, err, errlen);
     /* the name is the derived file's own, never inherited */
-    if (rc == SIM_PROFILE_OK && name_key && name_key->type == ENG_PARAM_STRING && !top_sets_name)
+    if (rc == SIM_OK && name_key && name_key->type == ENG_PARAM_STRING && !top_sets_name)
         memset((char *)out + name_key->offset, 0, (size_t)name_key->cap);
     free(c->scratch);
     free(c->present);
@@ -640,7 +640,7 @@ int sim_profile_load_kind(const char *path, const char *kind, const eng_param_de
 {
     if (kind && strcmp(kind, "devices") != 0 && strcmp(kind, "models") != 0) {
         snprintf(err, errlen, "%s: unknown profile kind '%s'", path, kind);
-        return SIM_PROFILE_E_NAME;
+        return SIM_CONFIG_NAME;
     }
     return load_chain(path, kind, keys, out, NULL, NULL, what, err, errlen);
 }
@@ -656,12 +656,12 @@ int sim_profile_explain_device(const char *path, sim_device *out, sim_device_var
 {
     int rc = load_chain(path, "devices", sim_device_keys(), out, vars, src, "device profile", err,
                         errlen);
-    if (rc != SIM_PROFILE_OK) return rc;
+    if (rc != SIM_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];
     if (sim_device_check(out, msg, sizeof msg)) {
         snprintf(err, errlen, "%s:1: %s", path, msg);
-        return SIM_PROFILE_E_CONFIG;
+        return SIM_CONFIG;
     }
     for (int32_t i = 0; vars && i < vars->n; i++) { /* each variant must make a valid device */
         sim_device d = *out;
@@ -669,10 +669,10 @@ int sim_profile_explain_device(const char *path, sim_device *out, sim_device_var
         if (sim_device_check(&d, msg, sizeof msg)) {
             snprintf(err, errlen, "%s:%d: variant '%s': %s", path,
                      slp_key_line(path, 1, vars->v[i].name), vars->v[i].name, msg);
-            return SIM_PROFILE_E_CONFIG;
+            return SIM_CONFIG;
         }
     }
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 int sim_profile_load_device_variants(const char *path, sim_device *out, sim_device_variants *vars,
@@ -681,7 +681,7 @@ int sim_profile_load_device_variants(const char *path, sim_device *out, sim_devi
     sim_device_variants *none = vars ? NULL : malloc(sizeof *none);
     if (!vars && !none) {
         snprintf(err, errlen, "%s: out of memory", path);
-        return SIM_PROFILE_E_NOMEM;
+        return SIM_NOMEM;
     }
     int rc = sim_profile_explain_device(path, out, vars ? vars : none, NULL, err, errlen);
     free(none);
@@ -705,14 +705,14 @@ int sim_profile_explain_model(const char *path, sim_model *out, sim_profile_sour
 {
     int rc =
         load_chain(path, "models", sim_model_keys(), out, NULL, src, "model profile", err, errlen);
-    if (rc != SIM_PROFILE_OK) return rc;
+    if (rc != SIM_OK) return rc;
     if (!out->name[0]) base_name(path, out->name, sizeof out->name);
     char msg[512];
     if (sim_model_check(out, msg, sizeof msg)) {
         snprintf(err, errlen, "%s:1: %s", path, msg);
-        return SIM_PROFILE_E_CONFIG;
+        return SIM_CONFIG;
     }
-    return SIM_PROFILE_OK;
+    return SIM_OK;
 }
 
 int sim_profile_load_model(const char *path, sim_model *out, char *err, size_t errlen)
@@ -795,7 +795,7 @@ int sim_profile_find(const char *kind, const char *name, int from, char *out, si
 
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n)
 {
-    return sim_profile_find(kind, name, 0, out, n) == -2 ? SIM_PROFILE_E_NAME : SIM_PROFILE_OK;
+    return sim_profile_find(kind, name, 0, out, n) == -2 ? SIM_CONFIG_NAME : SIM_OK;
 }
 
 static int cmp_names(const void *a, const void *b)

@@ -37,19 +37,19 @@
  * by sim_profile_find, sim_profile_names and sim_profile_suggest.
  *
  * Errors: a status code plus a one-line message in err, never a Lua error:
- *   SIM_PROFILE_E_MISSING  file cannot be opened ("PATH: cannot open ..."), or
+ *   SIM_MISSING  file cannot be opened ("PATH: cannot open ..."), or
  *                          its base does not exist ("PATH:LINE: ... base
  *                          profile 'NAME' not found (no BASEPATH)", LINE that
  *                          of `base =`), or a part it names does not exist
  *                          ("PATH:LINE: ... unknown soc part 'NAME' (did you
  *                          mean ...?)") -> exit 66 (EX_NOINPUT)
- *   SIM_PROFILE_E_CONFIG   syntax error, runtime error, not a table, unknown
+ *   SIM_CONFIG   syntax error, runtime error, not a table, unknown
  *                          key, wrong type, out of range, inconsistent values,
  *                          an invalid base name, a cycle of bases, a chain
  *                          deeper than SIM_PROFILE_MAX_BASES
  *                          ("PATH:LINE: ...") -> exit 78 (EX_CONFIG)
- *   SIM_PROFILE_E_NAME     sim_profile_path: bad kind or name -> exit 78
- *   SIM_PROFILE_E_NOMEM    out of memory -> exit 70
+ *   SIM_CONFIG_NAME     sim_profile_path: bad kind or name -> exit 78
+ *   SIM_NOMEM    out of memory -> exit 70
  */
 #ifndef SIM_PROFILE_H
 #define SIM_PROFILE_H
@@ -60,15 +60,6 @@
 #include "sim/sim_status.h"
 
 #include <stddef.h>
-
-/* Status codes (sim_status.h). */
-enum {
-    SIM_PROFILE_OK = SIM_OK,
-    SIM_PROFILE_E_MISSING = SIM_MISSING,
-    SIM_PROFILE_E_CONFIG = SIM_CONFIG,
-    SIM_PROFILE_E_NAME = SIM_CONFIG_NAME,
-    SIM_PROFILE_E_NOMEM = SIM_NOMEM
-};
 
 /* Most bases one profile may have above it (a -> b -> ... : 8 links). */
 #define SIM_PROFILE_MAX_BASES 8
@@ -117,7 +108,7 @@ int sim_profile_load(const char *path, const eng_param_desc *keys, void *out, co
  * "models"; NULL: as sim_profile_load).  A string key `name` is never
  * inherited (left empty when the derived file sets none); filling an empty
  * name and the semantic check are the caller's, as sim_profile_load_device /
- * _model do.  Another kind: SIM_PROFILE_E_NAME. */
+ * _model do.  Another kind: SIM_CONFIG_NAME. */
 int sim_profile_load_kind(const char *path, const char *kind, const eng_param_desc *keys, void *out,
                           const char *what, char *err, size_t errlen);
 
@@ -139,8 +130,8 @@ int sim_profile_dirs(char (*dirs)[SIM_PROFILE_DIR_CAP], int cap);
  * '.', and contains neither '/' nor "..". */
 int sim_profile_find(const char *kind, const char *name, int from, char *out, size_t n);
 
-/* sim_profile_find from the first directory: SIM_PROFILE_OK (found or not) or
- * SIM_PROFILE_E_NAME. */
+/* sim_profile_find from the first directory: SIM_OK (found or not) or
+ * SIM_CONFIG_NAME. */
 int sim_profile_path(const char *kind, const char *name, char *out, size_t n);
 
 #define SIM_PROFILE_NAME_CAP 64 /* longest listed name + 1 */

@@ -63,7 +63,7 @@ sim_des *sim_des_create(size_t event_cap)
 {
     sim_des *des = calloc(1, sizeof *des);
     if (!des) return NULL;
-    if (sim_evq_init(&des->q, NULL, event_cap) != SIM_DES_OK) {
+    if (sim_evq_init(&des->q, NULL, event_cap) != SIM_OK) {
         free(des);
         return NULL;
     }
@@ -116,14 +116,14 @@ int sim_des_schedule_at(sim_des *des, int64_t t_ns, int32_t prio, sim_event_fn f
                         void *payload, int64_t arg)
 {
     assert(fn != NULL);
-    if (t_ns < des->now) return SIM_DES_E_PAST;
+    if (t_ns < des->now) return SIM_INTERNAL_DES_PAST;
     return schedule_at(des, t_ns, prio, fn, ctx, payload, arg);
 }
 
 int sim_des_schedule(sim_des *des, int64_t delay_ns, int32_t prio, sim_event_fn fn, void *ctx,
                      void *payload, int64_t arg)
 {
-    if (delay_ns < 0) return SIM_DES_E_PAST;
+    if (delay_ns < 0) return SIM_INTERNAL_DES_PAST;
     return sim_des_schedule_at(des, des->now + delay_ns, prio, fn, ctx, payload, arg);
 }
 
@@ -205,7 +205,7 @@ static int enqueue(sim_res *r, const res_req *req)
     if (r->len == r->cap) {
         size_t ncap = r->cap * 2;
         res_req *nl = malloc(ncap * sizeof *nl);
-        if (!nl) return SIM_DES_E_NOMEM;
+        if (!nl) return SIM_NOMEM;
         for (size_t i = 0; i < r->len; i++)
             nl[i] = r->line[(r->head + i) % r->cap];
         free(r->line);
@@ -216,7 +216,7 @@ static int enqueue(sim_res *r, const res_req *req)
     r->line[(r->head + r->len) % r->cap] = *req;
     r->len++;
     r->waited++;
-    return SIM_DES_OK;
+    return SIM_OK;
 }
 
 static int submit(sim_des *des, sim_res *r, const res_req *req)
@@ -229,7 +229,7 @@ static int submit(sim_des *des, sim_res *r, const res_req *req)
 int sim_res_use(sim_des *des, sim_res *r, int64_t duration_ns, sim_event_fn done, void *ctx,
                 void *payload, int64_t arg)
 {
-    if (duration_ns < 0) return SIM_DES_E_PAST;
+    if (duration_ns < 0) return SIM_INTERNAL_DES_PAST;
     assert(r->des == des);
     if (!r->busy) { /* start() without the intermediate request */
         if (des->n_busy++ == 0) des->idle_ns += des->now - des->idle_since;
@@ -257,7 +257,7 @@ int sim_res_request(sim_des *des, sim_res *r, sim_event_fn granted, void *ctx, v
 
 int sim_res_release(sim_des *des, sim_res *r)
 {
-    if (!r->busy) return SIM_DES_E_STATE;
+    if (!r->busy) return SIM_INTERNAL_DES_STATE;
     r->busy_ns += des->now - r->since;
     r->served++;
     if (r->len > 0) { /* hand over: the resource stays busy */
@@ -269,7 +269,7 @@ int sim_res_release(sim_des *des, sim_res *r)
     }
     r->busy = 0;
     if (--des->n_busy == 0) des->idle_since = des->now;
-    return SIM_DES_OK;
+    return SIM_OK;
 }
 
 static void use_end(void *ctx, sim_des *des, const sim_event *ev)
@@ -284,7 +284,7 @@ static void use_end(void *ctx, sim_des *des, const sim_event *ev)
                      .arg = r->cur.arg};
     int rc = sim_res_release(des, r);
     (void)rc;
-    assert(rc == SIM_DES_OK);
+    assert(rc == SIM_OK);
     if (uev.fn) uev.fn(uev.ctx, des, &uev);
 }
 

@@ -54,12 +54,12 @@ void sim_des_destroy(sim_des *des);
 int64_t sim_des_now(const sim_des *des);
 
 /* Schedules fn(ctx, des, ev) at now + delay_ns (delay_ns >= 0).  ctx and
- * payload are borrowed.  Returns SIM_DES_OK, SIM_DES_E_PAST (negative delay)
- * or SIM_DES_E_NOMEM. */
+ * payload are borrowed.  Returns SIM_OK, SIM_INTERNAL_DES_PAST (negative delay)
+ * or SIM_NOMEM. */
 int sim_des_schedule(sim_des *des, int64_t delay_ns, int32_t prio, sim_event_fn fn, void *ctx,
                      void *payload, int64_t arg);
 
-/* Same at an absolute time t_ns >= now (else SIM_DES_E_PAST). */
+/* Same at an absolute time t_ns >= now (else SIM_INTERNAL_DES_PAST). */
 int sim_des_schedule_at(sim_des *des, int64_t t_ns, int32_t prio, sim_event_fn fn, void *ctx,
                         void *payload, int64_t arg);
 
@@ -94,18 +94,18 @@ sim_res *sim_des_add_resource(sim_des *des, const char *name);
 
 /* Holds r for duration_ns (>= 0), FIFO after earlier requests; done(ctx, des,
  * ev) fires when the service ends, with ev->payload/arg as given and ev->t_ns =
- * the end time.  done may be NULL.  Returns SIM_DES_OK, SIM_DES_E_PAST
- * (negative duration) or SIM_DES_E_NOMEM. */
+ * the end time.  done may be NULL.  Returns SIM_OK, SIM_INTERNAL_DES_PAST
+ * (negative duration) or SIM_NOMEM. */
 int sim_res_use(sim_des *des, sim_res *r, int64_t duration_ns, sim_event_fn done, void *ctx,
                 void *payload, int64_t arg);
 
 /* Requests r; granted(ctx, des, ev) fires at the grant time (FIFO).  The holder
- * must later call sim_res_release.  Returns SIM_DES_OK or SIM_DES_E_NOMEM. */
+ * must later call sim_res_release.  Returns SIM_OK or SIM_NOMEM. */
 int sim_res_request(sim_des *des, sim_res *r, sim_event_fn granted, void *ctx, void *payload,
                     int64_t arg);
 
 /* Ends the current holder's service now and starts the next in line.
- * SIM_DES_E_STATE when r is idle.  Do not call for a sim_res_use() service
+ * SIM_INTERNAL_DES_STATE when r is idle.  Do not call for a sim_res_use() service
  * (it releases itself). */
 int sim_res_release(sim_des *des, sim_res *r);
 

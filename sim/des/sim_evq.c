@@ -20,13 +20,13 @@ int sim_evq_init(sim_evq *q, sim_event *arena, size_t cap)
         q->heap = arena;
         q->cap = cap;
         q->owned = 0;
-        return SIM_DES_OK;
+        return SIM_OK;
     }
     if (cap == 0) cap = EVQ_DEFAULT_CAP;
     q->heap = malloc(cap * sizeof *q->heap);
     q->cap = q->heap ? cap : 0;
     q->owned = 1;
-    return q->heap ? SIM_DES_OK : SIM_DES_E_NOMEM;
+    return q->heap ? SIM_OK : SIM_NOMEM;
 }
 
 void sim_evq_free(sim_evq *q)
@@ -39,13 +39,13 @@ void sim_evq_free(sim_evq *q)
 
 int sim_evqi_grow(sim_evq *q)
 {
-    if (!q->owned) return SIM_DES_E_FULL;
+    if (!q->owned) return SIM_INTERNAL_DES_FULL;
     size_t ncap = q->cap ? q->cap * 2 : EVQ_DEFAULT_CAP;
     sim_event *h = realloc(q->heap, ncap * sizeof *h);
-    if (!h) return SIM_DES_E_NOMEM;
+    if (!h) return SIM_NOMEM;
     q->heap = h;
     q->cap = ncap;
-    return SIM_DES_OK;
+    return SIM_OK;
 }
 
 int sim_evq_push(sim_evq *q, const sim_event *ev)
@@ -55,7 +55,7 @@ int sim_evq_push(sim_evq *q, const sim_event *ev)
 
 int sim_evq_pop(sim_evq *q, sim_event *out)
 {
-    if (q->n == 0) return SIM_DES_E_EMPTY;
+    if (q->n == 0) return SIM_INTERNAL_DES_EMPTY;
     sim_evqi_pop(q, out);
-    return SIM_DES_OK;
+    return SIM_OK;
 }

@@ -9,7 +9,7 @@
  * calls always pop in the same order, whatever the heap's internal layout.
  *
  * Memory: either a caller-provided arena of fixed capacity (push fails with
- * SIM_DES_E_FULL when it is full) or an owned array that doubles when full.
+ * SIM_INTERNAL_DES_FULL when it is full) or an owned array that doubles when full.
  * Either way, once the queue has reached its high-water mark no operation
  * allocates.  push and pop are O(log n); peek, size and clear are O(1).
  *
@@ -23,17 +23,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sim/sim_status.h"
-
-/* Status codes shared by sim_evq, sim_des and sim_res (sim_status.h). */
-enum {
-    SIM_DES_OK = SIM_OK,
-    SIM_DES_E_NOMEM = SIM_NOMEM,              /* allocation failed */
-    SIM_DES_E_FULL = SIM_INTERNAL_DES_FULL,   /* fixed-capacity arena is full */
-    SIM_DES_E_PAST = SIM_INTERNAL_DES_PAST,   /* event time earlier than the clock */
-    SIM_DES_E_STATE = SIM_INTERNAL_DES_STATE, /* e.g. releasing a resource nobody holds */
-    SIM_DES_E_EMPTY = SIM_INTERNAL_DES_EMPTY, /* pop on an empty queue */
-    SIM_DES_E_LIMIT = SIM_INTERNAL_DES_LIMIT  /* too many resources */
-};
 
 typedef struct sim_des sim_des;
 typedef struct sim_event sim_event;
@@ -69,16 +58,16 @@ static inline int sim_event_before(const sim_event *a, const sim_event *b)
 
 /* Initialises q.  arena != NULL: use arena[0..cap) (borrowed, fixed capacity,
  * cap >= 1).  arena == NULL: allocate cap slots (cap 0 means a small default)
- * and grow on demand.  Returns SIM_DES_OK or SIM_DES_E_NOMEM. */
+ * and grow on demand.  Returns SIM_OK or SIM_NOMEM. */
 int sim_evq_init(sim_evq *q, sim_event *arena, size_t cap);
 
 /* Frees an owned heap; q can be re-initialised afterwards.  NULL-safe. */
 void sim_evq_free(sim_evq *q);
 
-/* Copies *ev into the queue.  SIM_DES_OK, SIM_DES_E_FULL or SIM_DES_E_NOMEM. */
+/* Copies *ev into the queue.  SIM_OK, SIM_INTERNAL_DES_FULL or SIM_NOMEM. */
 int sim_evq_push(sim_evq *q, const sim_event *ev);
 
-/* Removes the first event into *out.  SIM_DES_OK or SIM_DES_E_EMPTY. */
+/* Removes the first event into *out.  SIM_OK or SIM_INTERNAL_DES_EMPTY. */
 int sim_evq_pop(sim_evq *q, sim_event *out);
 
 /* First event (borrowed until the next push/pop), or NULL when empty. */

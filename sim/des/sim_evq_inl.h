@@ -13,7 +13,7 @@
 
 #include "sim_evq.h"
 
-/* Doubles an owned heap (SIM_DES_E_FULL for a caller's arena, SIM_DES_E_NOMEM). */
+/* Doubles an owned heap (SIM_INTERNAL_DES_FULL for a caller's arena, SIM_NOMEM). */
 int sim_evqi_grow(sim_evq *q);
 
 /* sim_evq_push. */
@@ -21,7 +21,7 @@ static inline int sim_evqi_push(sim_evq *q, const sim_event *ev)
 {
     if (q->n == q->cap) {
         int rc = sim_evqi_grow(q);
-        if (rc != SIM_DES_OK) return rc;
+        if (rc != SIM_OK) return rc;
     }
     sim_event *h = q->heap;
     size_t i = q->n++;
@@ -32,7 +32,7 @@ static inline int sim_evqi_push(sim_evq *q, const sim_event *ev)
         i = parent;
     }
     h[i] = *ev;
-    return SIM_DES_OK;
+    return SIM_OK;
 }
 
 /* sim_evq_pop on a non-empty queue. */

@@ -35,19 +35,19 @@ static void start(sim_lite *l, sim_lite_res *x, const sim_lite_req *q)
 
 int sim_lite_use(sim_lite *l, int r, int64_t duration_ns, sim_event_fn done, void *ctx, int64_t arg)
 {
-    if (r < 0 || r >= SIM_LITE_RES) return SIM_DES_E_LIMIT;
-    if (duration_ns < 0) return SIM_DES_E_PAST;
+    if (r < 0 || r >= SIM_LITE_RES) return SIM_INTERNAL_DES_LIMIT;
+    if (duration_ns < 0) return SIM_INTERNAL_DES_PAST;
     sim_lite_res *x = &l->res[r];
     sim_lite_req q = {duration_ns, done, ctx, arg};
     if (x->busy) {
-        if (x->len == SIM_LITE_LINE) return SIM_DES_E_FULL;
+        if (x->len == SIM_LITE_LINE) return SIM_INTERNAL_DES_FULL;
         x->line[(x->head + x->len++) % SIM_LITE_LINE] = q;
-        return SIM_DES_OK;
+        return SIM_OK;
     }
     if (l->n_busy++ == 0) l->idle_ns += l->now - l->idle_since;
     x->busy = 1;
     start(l, x, &q);
-    return SIM_DES_OK;
+    return SIM_OK;
 }
 
 int64_t sim_lite_run(sim_lite *l, const int *stop)

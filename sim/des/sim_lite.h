@@ -13,7 +13,7 @@
  *
  * What it buys: no heap (the next event is the earliest of at most
  * SIM_LITE_RES services in progress), no allocation (each waiting line holds
- * SIM_LITE_LINE requests; sim_lite_use refuses more with SIM_DES_E_FULL and
+ * SIM_LITE_LINE requests; sim_lite_use refuses more with SIM_INTERNAL_DES_FULL and
  * the model reruns on sim_des), and it lives on the caller's stack.
  * Handlers receive des = NULL; the time is sim_lite_now().
  */
@@ -54,9 +54,9 @@ typedef struct sim_lite {
 /* Starts a run at time now (every resource free, counters at 0). */
 void sim_lite_init(sim_lite *l, int64_t now);
 
-/* sim_res_use on resource r in [0, SIM_LITE_RES): SIM_DES_OK, SIM_DES_E_PAST
- * (negative duration), SIM_DES_E_FULL (the line is full; nothing queued) or
- * SIM_DES_E_LIMIT (no such resource). */
+/* sim_res_use on resource r in [0, SIM_LITE_RES): SIM_OK, SIM_INTERNAL_DES_PAST
+ * (negative duration), SIM_INTERNAL_DES_FULL (the line is full; nothing queued) or
+ * SIM_INTERNAL_DES_LIMIT (no such resource). */
 int sim_lite_use(sim_lite *l, int r, int64_t duration_ns, sim_event_fn done, void *ctx,
                  int64_t arg);
 

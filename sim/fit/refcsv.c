@@ -41,27 +41,27 @@ static char *slurp(const char *path, int *code, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        *code = FS_REF_E_MISSING;
+        *code = SIM_MISSING;
         fail(err, errlen, 0, "%s: cannot open reference file: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        *code = FS_REF_E_DATA;
+        *code = SIM_DATA;
         fail(err, errlen, 0, "%s: reference file is not a regular file", path);
         return NULL;
     }
     if (st.st_size > FS_REF_MAX_BYTES) {
         close(fd);
-        *code = FS_REF_E_DATA;
+        *code = SIM_DATA;
         fail(err, errlen, 0, "%s: reference file larger than %d bytes", path, FS_REF_MAX_BYTES);
         return NULL;
     }
     char *buf = malloc((size_t)st.st_size + 1);
     if (!buf) {
         close(fd);
-        *code = FS_REF_E_NOMEM;
+        *code = SIM_NOMEM;
         fail(err, errlen, 0, "%s: out of memory", path);
         return NULL;
     }
@@ -76,7 +76,7 @@ static char *slurp(const char *path, int *code, char *err, size_t errlen)
     buf[got] = 0;
     if (strlen(buf) != got) {
         free(buf);
-        *code = FS_REF_E_DATA;
+        *code = SIM_DATA;
         fail(err, errlen, 0, "%s: reference file holds NUL bytes (not a CSV file)", path);
         return NULL;
     }
@@ -296,17 +296,17 @@ static int header_column(loader *ld, char *h, int i, int32_t at)
         ld->c_note = i;
     else {
         if (!known_key(ld->cols, h))
-            return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+            return fail(ld->err, ld->errlen, SIM_DATA,
                         "%s:%d: unknown key column '%s' (not a result column; "
                         "derived: tree_nodes)",
                         ld->path, at, h);
         if (strlen(h) >= sizeof out->key_names[0])
-            return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: column name too long", ld->path,
+            return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: column name too long", ld->path,
                         at);
         ld->key_col[out->n_keys] = i;
         snprintf(out->key_names[out->n_keys++], sizeof out->key_names[0], "%s", h);
     }
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* The header: n cells on line at. */
@@ -318,22 +318,22 @@ static int read_header(loader *ld, char **cells, int n, int32_t at)
         char *h = trim(cells[i]);
         for (int j = 0; j < i; j++)
             if (strcmp(trim(cells[j]), h) == 0)
-                return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: duplicate column '%s'",
+                return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: duplicate column '%s'",
                             ld->path, at, h);
         int code = header_column(ld, h, i, at);
-        if (code != FS_REF_OK) return code;
+        if (code != SIM_OK) return code;
     }
     const char *miss = ld->c_metric < 0   ? "metric"
                        : ld->c_value < 0  ? "value"
                        : ld->c_source < 0 ? "source"
                                           : NULL;
     if (miss)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: missing column '%s'", ld->path, at,
+        return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: missing column '%s'", ld->path, at,
                     miss);
     if (!ld->out->n_keys)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+        return fail(ld->err, ld->errlen, SIM_DATA,
                     "%s:%d: no key column (e.g. target, policy, dram_fraction)", ld->path, at);
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* A new row for line at (zeroed, counted: fs_ref_free frees its keys). */
@@ -341,12 +341,12 @@ static int new_row(loader *ld, int32_t at, fs_ref_row **row)
 {
     fs_ref *out = ld->out;
     if (out->n_rows == FS_REF_MAX_ROWS)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: more than %d reference rows",
+        return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: more than %d reference rows",
                     ld->path, at, FS_REF_MAX_ROWS);
     if (out->n_rows == ld->cap) {
         int32_t nc = ld->cap ? 2 * ld->cap : 32;
         fs_ref_row *nr = realloc(out->rows, sizeof *nr * (size_t)nc);
-        if (!nr) return fail(ld->err, ld->errlen, FS_REF_E_NOMEM, "%s: out of memory", ld->path);
+        if (!nr) return fail(ld->err, ld->errlen, SIM_NOMEM, "%s: out of memory", ld->path);
         out->rows = nr;
         ld->cap = nc;
     }
@@ -354,7 +354,7 @@ static int new_row(loader *ld, int32_t at, fs_ref_row **row)
     memset(r, 0, sizeof *r);
     r->line = at;
     out->n_rows++;
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* The key cells of row r; a numeric key must hold a number (or nothing). */
@@ -369,15 +369,15 @@ static int row_keys(loader *ld, fs_ref_row *r, char **cells, int32_t at)
             char *end;
             double x = strtod(v, &end);
             if (*end || !isfinite(x))
-                return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+                return fail(ld->err, ld->errlen, SIM_DATA,
                             "%s:%d: key '%s': '%s' is not a number", ld->path, at,
                             out->key_names[k], v);
         }
         r->keys[k] = strdup(v);
         if (!r->keys[k])
-            return fail(ld->err, ld->errlen, FS_REF_E_NOMEM, "%s: out of memory", ld->path);
+            return fail(ld->err, ld->errlen, SIM_NOMEM, "%s: out of memory", ld->path);
     }
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* The metric cell m of row r, compiled. */
@@ -390,14 +390,14 @@ static int row_metric(loader *ld, fs_ref_row *r, char *m, int32_t at)
     if (!ps.bad && *ps.s) ps.bad = "unexpected character";
     if (ps.bad) {
         if (!strcmp(ps.bad, "unknown"))
-            return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+            return fail(ld->err, ld->errlen, SIM_DATA,
                         "%s:%d: unknown metric '%s' (no numeric result column '%s')", ld->path, at,
                         m, ps.col);
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: metric '%s': %s", ld->path, at, m,
+        return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: metric '%s': %s", ld->path, at, m,
                     ps.bad);
     }
     r->n_ops = ps.n;
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* The value cell v of row r: a positive finite number. */
@@ -406,34 +406,34 @@ static int row_value(loader *ld, fs_ref_row *r, char *v, int32_t at)
     char *end;
     r->value = strtod(v, &end);
     if (!*v || *end || !isfinite(r->value) || !(r->value > 0))
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+        return fail(ld->err, ld->errlen, SIM_DATA,
                     "%s:%d: value must be a positive number, got '%s'", ld->path, at, v);
     /* relative residuals divide by it: a subnormal value overflows them */
     if (r->value < 1e-300 || r->value > 1e300)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+        return fail(ld->err, ld->errlen, SIM_DATA,
                     "%s:%d: value '%s' is outside [1e-300, 1e300] (residuals are relative "
                     "to it)",
                     ld->path, at, v);
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* A data row: n cells on line at. */
 static int read_row(loader *ld, char **cells, int n, int32_t at)
 {
     if (n != ld->ncol)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: %d fields, the header has %d",
+        return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: %d fields, the header has %d",
                     ld->path, at, n, ld->ncol);
     fs_ref_row *r = NULL;
     int code = new_row(ld, at, &r);
-    if (code == FS_REF_OK) code = row_keys(ld, r, cells, at);
-    if (code == FS_REF_OK) code = row_metric(ld, r, trim(cells[ld->c_metric]), at);
-    if (code == FS_REF_OK) code = row_value(ld, r, trim(cells[ld->c_value]), at);
-    if (code != FS_REF_OK) return code;
+    if (code == SIM_OK) code = row_keys(ld, r, cells, at);
+    if (code == SIM_OK) code = row_metric(ld, r, trim(cells[ld->c_metric]), at);
+    if (code == SIM_OK) code = row_value(ld, r, trim(cells[ld->c_value]), at);
+    if (code != SIM_OK) return code;
     char *src = trim(cells[ld->c_source]);
-    if (!*src) return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:%d: empty source", ld->path, at);
+    if (!*src) return fail(ld->err, ld->errlen, SIM_DATA, "%s:%d: empty source", ld->path, at);
     snprintf(r->source, sizeof r->source, "%s", src);
     if (ld->c_note >= 0) snprintf(r->note, sizeof r->note, "%s", trim(cells[ld->c_note]));
-    return FS_REF_OK;
+    return SIM_OK;
 }
 
 /* The records from p on: comments skipped, the header, then the rows. */
@@ -455,27 +455,27 @@ static int read_records(loader *ld, char *p)
         }
         int n = split_record(&p, &line, cells, FS_REF_MAX_COLS);
         if (n < 0)
-            return fail(ld->err, ld->errlen, FS_REF_E_DATA,
+            return fail(ld->err, ld->errlen, SIM_DATA,
                         "%s:%d: unterminated quote or more than %d fields", ld->path, at,
                         FS_REF_MAX_COLS);
         char *first = trim(cells[0]);
         if ((n == 1 && !*first) || first[0] == '#') continue;
         int code = ld->header ? read_row(ld, cells, n, at) : read_header(ld, cells, n, at);
-        if (code != FS_REF_OK) return code;
+        if (code != SIM_OK) return code;
     }
     if (!ld->header)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s:1: empty file (no header row)",
+        return fail(ld->err, ld->errlen, SIM_DATA, "%s:1: empty file (no header row)",
                     ld->path);
     if (!ld->out->n_rows)
-        return fail(ld->err, ld->errlen, FS_REF_E_DATA, "%s: no reference rows", ld->path);
-    return FS_REF_OK;
+        return fail(ld->err, ld->errlen, SIM_DATA, "%s: no reference rows", ld->path);
+    return SIM_OK;
 }
 
 int fs_ref_load(const char *path, const fs_ref_cols *cols, fs_ref *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", path);
-    int code = FS_REF_OK;
+    int code = SIM_OK;
     char *buf = slurp(path, &code, err, errlen);
     if (!buf) return code;
     char *p = buf;
@@ -486,7 +486,7 @@ int fs_ref_load(const char *path, const fs_ref_cols *cols, fs_ref *out, char *er
     /* line ends: LF or CR LF; a file of CR-only line ends (classic Mac) is
      * one long line, named as such rather than as a quoting error */
     if (strchr(p, '\r') && !strchr(p, '\n')) {
-        code = fail(err, errlen, FS_REF_E_DATA,
+        code = fail(err, errlen, SIM_DATA,
                     "%s:1: lines end with CR alone (classic Mac line ends); convert them to LF "
                     "or CR LF",
                     path);
@@ -503,7 +503,7 @@ int fs_ref_load(const char *path, const fs_ref_cols *cols, fs_ref *out, char *er
         code = read_records(&ld, p);
     }
     free(buf);
-    if (code != FS_REF_OK) fs_ref_free(out);
+    if (code != SIM_OK) fs_ref_free(out);
     return code;
 }
 

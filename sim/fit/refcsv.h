@@ -20,8 +20,8 @@
  *
  * Untrusted input: the file must be a regular file of at most
  * FS_REF_MAX_BYTES; at most FS_REF_MAX_ROWS rows and FS_REF_MAX_COLS columns;
- * every error is one line "PATH:LINE: ..." and status FS_REF_E_DATA (exit 65),
- * FS_REF_E_MISSING (66) or FS_REF_E_NOMEM (70).
+ * every error is one line "PATH:LINE: ..." and status SIM_DATA (exit 65),
+ * SIM_MISSING (66) or SIM_NOMEM (70).
  */
 #ifndef FS_FIT_REFCSV_H
 #define FS_FIT_REFCSV_H
@@ -34,14 +34,6 @@
 #define FS_REF_MAX_ROWS 10000
 #define FS_REF_MAX_COLS 32
 #define FS_REF_MAX_OPS 64 /* tokens of one metric expression */
-
-/* Status codes (sim_status.h). */
-enum {
-    FS_REF_OK = SIM_OK,
-    FS_REF_E_DATA = SIM_DATA,       /* a malformed file: "PATH:LINE: ..." */
-    FS_REF_E_MISSING = SIM_MISSING, /* the file cannot be opened */
-    FS_REF_E_NOMEM = SIM_NOMEM
-};
 
 /* Column kinds (equal to FS_COL_* of sim/out/rows.h, as sim/lua/lfit.c checks). */
 enum { FS_REF_COL_NONE = 0, FS_REF_COL_NUMBER = 1, FS_REF_COL_TEXT = 2 };
@@ -84,7 +76,7 @@ typedef struct fs_ref {
 } fs_ref;
 
 /* Loads and validates path into *out (free with fs_ref_free), its key and
- * metric columns against cols->kind.  Returns FS_REF_OK or an error status
+ * metric columns against cols->kind.  Returns SIM_OK or an error status
  * with one line in err. */
 int fs_ref_load(const char *path, const fs_ref_cols *cols, fs_ref *out, char *err, size_t errlen);
 void fs_ref_free(fs_ref *r); /* NULL-safe; leaves *r empty */

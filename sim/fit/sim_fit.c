@@ -78,10 +78,10 @@ int sim_fit_init(sim_fit *f, int32_t n)
         f->priv = NULL;
         f->y = f->pred = f->resid = f->loo_e = NULL;
         f->hold = NULL;
-        return sim_fit_fail(f, SIM_FIT_E_ARG);
+        return sim_fit_fail(f, SIM_INTERNAL_ARG);
     }
     sim_fit_priv *q = f->priv = calloc(1, sizeof *q);
-    if (!q) return SIM_FIT_E_NOMEM;
+    if (!q) return SIM_NOMEM;
     f->y = calloc(nn, sizeof *f->y);
     f->hold = calloc(nn, 1);
     f->pred = calloc(nn, sizeof *f->pred);
@@ -98,8 +98,8 @@ int sim_fit_init(sim_fit *f, int32_t n)
     q->cov = gsl_matrix_alloc(p, p);
     if (!f->y || !f->hold || !f->pred || !f->resid || !f->loo_e || !q->cur || !q->jc_pred ||
         !q->skip_mem || !q->z || !q->zk || !q->f || !q->J || !q->Jk || !q->cov)
-        return SIM_FIT_E_NOMEM;
-    return SIM_FIT_OK;
+        return SIM_NOMEM;
+    return SIM_OK;
 }
 
 void sim_fit_free(sim_fit *f)
@@ -193,7 +193,7 @@ static int column_batch(sim_fit *f, const gsl_vector *z)
     sim_fit_priv *q = f->priv;
     size_t n = (size_t)f->n, p = (size_t)f->np;
     double *x = malloc(sizeof *x * p * p);
-    if (!x) return sim_fit_fail(f, SIM_FIT_E_NOMEM);
+    if (!x) return sim_fit_fail(f, SIM_NOMEM);
     for (size_t j = 0; j < p; j++)
         for (size_t i = 0; i < p; i++) {
             double zi = gsl_vector_get(z, i) + (i == j ? f->fd_step : 0.0);
@@ -280,7 +280,7 @@ int sim_fit_lm(sim_fit *f, gsl_vector *z, size_t *iters, gsl_matrix *J_out)
         gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, n, p);
     *iters = 0;
     if (!w) {
-        sim_fit_fail(f, SIM_FIT_E_NOMEM);
+        sim_fit_fail(f, SIM_NOMEM);
         return GSL_ENOMEM;
     }
     int status = gsl_multifit_nlinear_init(z, &fdf, w);
@@ -292,7 +292,7 @@ int sim_fit_lm(sim_fit *f, gsl_vector *z, size_t *iters, gsl_matrix *J_out)
     gsl_vector_memcpy(z, gsl_multifit_nlinear_position(w));
     if (J_out) gsl_matrix_memcpy(J_out, gsl_multifit_nlinear_jac(w));
     gsl_multifit_nlinear_free(w);
-    if (status == GSL_ENOMEM) sim_fit_fail(f, SIM_FIT_E_NOMEM);
+    if (status == GSL_ENOMEM) sim_fit_fail(f, SIM_NOMEM);
     return status;
 }
 
@@ -344,10 +344,10 @@ static int fit_starts(sim_fit *f, int32_t starts)
     }
     if (!isfinite(best)) {
         f->reason = gsl_strerror(last);
-        return SIM_FIT_E_NOCONV;
+        return SIM_DATA_NOCONV;
     }
     f->no_progress = status != GSL_SUCCESS;
-    return SIM_FIT_OK;
+    return SIM_OK;
 }
 
 int sim_fit_run(sim_fit *f, int32_t starts)
@@ -369,7 +369,7 @@ int sim_fit_run(sim_fit *f, int32_t starts)
     if (f->code) return f->code;
     gsl_blas_ddot(q->f, q->f, &f->rss0);
     int rc = fit_starts(f, starts);
-    if (rc != SIM_FIT_OK) return rc;
+    if (rc != SIM_OK) return rc;
     resid_f(q->z, f, q->f); /* predictions at the solution */
     if (f->code) return f->code;
     gsl_blas_ddot(q->f, q->f, &f->rss);
@@ -377,5 +377,5 @@ int sim_fit_run(sim_fit *f, int32_t starts)
     for (int32_t k = 0; k < n; k++)
         f->resid[k] =
             f->hold[k] ? (f->pred[k] - f->y[k]) / f->y[k] : gsl_vector_get(q->f, (size_t)k);
-    return SIM_FIT_OK;
+    return SIM_OK;
 }

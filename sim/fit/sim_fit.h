@@ -49,7 +49,7 @@
  * the first nonzero code stops the work and is returned unchanged by the
  * function that was running.  A sim_fit keeps it: every later call returns it
  * at once, without calling the model again; a sim_fit_search forgets it at its
- * next run.  SIM_FIT_E_NOMEM: out of memory.  sim_fit and sim_fit_search own
+ * next run.  SIM_NOMEM: out of memory.  sim_fit and sim_fit_search own
  * what they allocate until sim_fit_free / sim_fit_search_free, so a caller
  * may unwind past them (a Lua error) after any call returns.
  */
@@ -62,15 +62,6 @@
 
 #define SIM_FIT_MAX_PARAMS 64
 #define SIM_FIT_NAME_CAP 64
-
-/* Status codes (sim_status.h). */
-enum {
-    SIM_FIT_OK = SIM_OK,
-    SIM_FIT_E_NOMEM = SIM_NOMEM,
-    SIM_FIT_E_NOCONV = SIM_DATA_NOCONV, /* the data do not pin the fit down */
-    SIM_FIT_E_ARG = SIM_INTERNAL_ARG    /* no observations, or np outside [1, MAX_PARAMS]
-                                           (the caller's fault) */
-};
 
 /* ----------------------------------------------------------------- bounds */
 
@@ -173,7 +164,7 @@ typedef struct sim_fit {
     size_t iters;         /* GSL iterations over every start */
     int no_progress;      /* 1: the kept fit stopped making progress at the step
                              resolution (GSL_ENOPROG), 0: it converged */
-    const char *reason;   /* SIM_FIT_E_NOCONV: why the last start stopped (GSL's text) */
+    const char *reason;   /* SIM_DATA_NOCONV: why the last start stopped (GSL's text) */
     double rss0, rss;     /* at the start, at the fit */
     double *pred, *resid; /* [n] at the fit: predictions and relative errors
                              (held-out rows included) */
@@ -194,9 +185,9 @@ typedef struct sim_fit {
 } sim_fit;
 
 /* Allocates for n observations (np, par and the options set; y and hold are
- * then to be filled).  0, SIM_FIT_E_ARG (n < 1, or np outside [1,
+ * then to be filled).  0, SIM_INTERNAL_ARG (n < 1, or np outside [1,
  * SIM_FIT_MAX_PARAMS]: nothing allocated, and every later call returns it) or
- * SIM_FIT_E_NOMEM. */
+ * SIM_NOMEM. */
 int sim_fit_init(sim_fit *f, int32_t n);
 /* Frees what sim_fit owns; NULL-safe, twice is harmless. */
 void sim_fit_free(sim_fit *f);
@@ -205,24 +196,24 @@ void sim_fit_free(sim_fit *f);
  * starts and, for k = 1 .. starts - 1, from deterministic scatters of them
  * (z + 0.5 (2h - 1), h a Halton point per parameter); the converged fit of
  * lowest RSS is kept and the model evaluated there (pred, resid).  0, the
- * model's code, SIM_FIT_E_NOCONV (no start converged in max_iter: reason) or
- * SIM_FIT_E_NOMEM. */
+ * model's code, SIM_DATA_NOCONV (no start converged in max_iter: reason) or
+ * SIM_NOMEM. */
 int sim_fit_run(sim_fit *f, int32_t starts);
 
 /* After sim_fit_run: each parameter's value, at_bound and delta-method
  * standard error (NaN at a bound), s2, rms, start_rms, aic, bic, hold_rms.
- * 0 or SIM_FIT_E_NOMEM. */
+ * 0 or SIM_NOMEM. */
 int sim_fit_stats(sim_fit *f);
 
 /* After sim_fit_stats: B parametric bootstrap replicates (0: none; se_boot,
  * ci_lo, ci_hi NaN) from GSL's mt19937 seeded with seed; se_boot and the
  * interval only when at least SIM_FIT_BOOT_MIN_CONVERGED converged (boot_m;
  * else NaN, the replicates still in boot), the interval one-sided at a bound
- * (SIM_FIT_AT_BOUND).  0, the model's code or SIM_FIT_E_NOMEM. */
+ * (SIM_FIT_AT_BOUND).  0, the model's code or SIM_NOMEM. */
 int sim_fit_bootstrap(sim_fit *f, int32_t B, unsigned long seed);
 
 /* After sim_fit_stats: leave-one-out errors (loo_e, loo_rms, far_at, n_far,
- * worst).  0, the model's code or SIM_FIT_E_NOMEM. */
+ * worst).  0, the model's code or SIM_NOMEM. */
 int sim_fit_loo(sim_fit *f, sim_fit_loo_kind kind);
 
 /* After sim_fit_loo: 1 when row k is fitted and its leave-one-out error is far. */
@@ -292,7 +283,7 @@ int32_t sim_fit_search_continuous(const sim_fit_search *s);
 int64_t sim_fit_search_min_budget(int32_t c);
 
 /* One search (the cache starts empty): best, best_x, evals.  0, the
- * objective's code or SIM_FIT_E_NOMEM. */
+ * objective's code or SIM_NOMEM. */
 int sim_fit_search_run(sim_fit_search *s);
 /* Frees the cache; NULL-safe, twice is harmless. */
 void sim_fit_search_free(sim_fit_search *s);

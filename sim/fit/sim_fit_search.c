@@ -75,12 +75,12 @@ static int cache_add(sim_fit_search *s, const double *x, double v)
         if (cx) s->cx = cx;
         double *cv = cx ? realloc(s->cv, sizeof(double) * (size_t)cap) : NULL;
         if (cv) s->cv = cv;
-        if (!cx || !cv) return SIM_FIT_E_NOMEM;
+        if (!cx || !cv) return SIM_NOMEM;
         s->cap_cache = cap;
     }
     memcpy(s->cx + s->n_cache * s->nk, x, sizeof(double) * (size_t)s->nk);
     s->cv[s->n_cache++] = v;
-    return SIM_FIT_OK;
+    return SIM_OK;
 }
 
 /* The objective at x (cached).  0 or the failure code (kept in s->code). */
@@ -91,7 +91,7 @@ static int evaluate(sim_fit_search *s, const double *x, double *v)
     int rc = s->f(s->ctx, x, v);
     if (rc != 0) return s->code = rc;
     s->evals++;
-    if (cache_add(s, x, *v) != SIM_FIT_OK) return s->code = SIM_FIT_E_NOMEM;
+    if (cache_add(s, x, *v) != SIM_OK) return s->code = SIM_NOMEM;
     return 0;
 }
 
@@ -115,20 +115,20 @@ static int exhaustive(sim_fit_search *s)
     double *xs = malloc(sizeof(double) * (size_t)(combos * nk));
     double *vs = malloc(sizeof(double) * (size_t)combos);
     int32_t idx[SIM_FIT_MAX_KNOBS] = {0};
-    int rc = xs && vs ? SIM_FIT_OK : SIM_FIT_E_NOMEM;
-    for (int64_t c = 0; rc == SIM_FIT_OK && c < combos; c++) {
+    int rc = xs && vs ? SIM_OK : SIM_NOMEM;
+    for (int64_t c = 0; rc == SIM_OK && c < combos; c++) {
         for (int32_t i = 0; i < nk; i++)
             xs[c * nk + i] = s->k[i].values[idx[i]];
         next_combination(s, idx);
     }
-    if (rc == SIM_FIT_OK) rc = s->batch(s->ctx, combos, xs, vs);
-    for (int64_t c = 0; rc == SIM_FIT_OK && c < combos; c++) {
+    if (rc == SIM_OK) rc = s->batch(s->ctx, combos, xs, vs);
+    for (int64_t c = 0; rc == SIM_OK && c < combos; c++) {
         if (c == 0 || vs[c] > s->best) {
             s->best = vs[c];
             memcpy(s->best_x, xs + c * nk, sizeof(double) * (size_t)nk);
         }
     }
-    if (rc == SIM_FIT_OK) s->evals += combos;
+    if (rc == SIM_OK) s->evals += combos;
     free(xs);
     free(vs);
     return s->code = rc;
@@ -204,7 +204,7 @@ static int simplex(sim_fit_search *s, int64_t budget)
     gsl_multimin_fminimizer *m =
         gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, nc);
     gsl_vector *z = gsl_vector_alloc(nc), *step = gsl_vector_alloc(nc);
-    if (!m || !z || !step) s->code = SIM_FIT_E_NOMEM;
+    if (!m || !z || !step) s->code = SIM_NOMEM;
     for (int32_t c = 0; !s->code && c < sc.nc; c++) {
         const sim_fit_knob *k = &s->k[sc.cont[c]];
         gsl_vector_set(z, (size_t)c, sim_fit_z_inside(k->lo, k->hi, k->start, 0.01));
@@ -240,5 +240,5 @@ int sim_fit_search_run(sim_fit_search *s)
         if (simplex(s, budget) != 0) return s->code;
         next_combination(s, idx);
     }
-    return SIM_FIT_OK;
+    return SIM_OK;
 }

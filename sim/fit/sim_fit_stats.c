@@ -68,7 +68,7 @@ int sim_fit_stats(sim_fit *f)
     for (int32_t k = 0; k < f->n; k++)
         if (f->hold[k]) hold_ss += f->resid[k] * f->resid[k];
     f->hold_rms = f->n_hold ? sqrt(hold_ss / f->n_hold) : NAN;
-    return SIM_FIT_OK;
+    return SIM_OK;
 }
 
 /* ---------------------------------------------------------- leave-one-out */
@@ -111,7 +111,7 @@ static int loo_exact(sim_fit *f)
         f->loo_e[k] = (q->cur[k] - f->y[k]) / f->y[k];
         skip[k] = 0;
     }
-    return SIM_FIT_OK;
+    return SIM_OK;
 }
 
 /* loo_rms and the rows whose error is far beyond the in-sample RMS (over 3x
@@ -144,9 +144,9 @@ int sim_fit_loo(sim_fit *f, sim_fit_loo_kind kind)
     for (int32_t k = 0; k < f->n; k++)
         f->loo_e[k] = NAN;
     if (kind == SIM_FIT_LOO_APPROX) loo_approx(f);
-    if (kind == SIM_FIT_LOO_EXACT && loo_exact(f) != SIM_FIT_OK) return f->code;
+    if (kind == SIM_FIT_LOO_EXACT && loo_exact(f) != SIM_OK) return f->code;
     loo_summary(f);
-    return SIM_FIT_OK;
+    return SIM_OK;
 }
 
 /* -------------------------------------------------------------- bootstrap */
@@ -215,7 +215,7 @@ static int boot_replicates(sim_fit *f, gsl_rng *rng, double *y_keep)
                 sim_fit_x(f->par[i].lo, f->par[i].hi, gsl_vector_get(q->zk, (size_t)i));
         f->boot_m++;
     }
-    return SIM_FIT_OK;
+    return SIM_OK;
 }
 
 int sim_fit_bootstrap(sim_fit *f, int32_t B, unsigned long seed)
@@ -224,20 +224,20 @@ int sim_fit_bootstrap(sim_fit *f, int32_t B, unsigned long seed)
     if (f->code) return f->code;
     f->boot_n = B > 0 ? B : 0;
     f->boot_m = f->boot_failed = 0;
-    if (B <= 0) return SIM_FIT_OK;
+    if (B <= 0) return SIM_OK;
     free(f->boot);
     f->boot = malloc(sizeof(double) * (size_t)B * (size_t)p);
     double *y_keep = malloc(sizeof(double) * (size_t)n);
     double *draws = malloc(sizeof(double) * (size_t)B);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    int rc = SIM_FIT_OK;
-    if (!f->boot || !y_keep || !draws || !rng) rc = sim_fit_fail(f, SIM_FIT_E_NOMEM);
-    if (rc == SIM_FIT_OK) {
+    int rc = SIM_OK;
+    if (!f->boot || !y_keep || !draws || !rng) rc = sim_fit_fail(f, SIM_NOMEM);
+    if (rc == SIM_OK) {
         gsl_rng_set(rng, seed);
         memcpy(y_keep, f->y, sizeof(double) * (size_t)n);
         rc = boot_replicates(f, rng, y_keep);
     }
-    if (rc == SIM_FIT_OK && f->boot_m >= SIM_FIT_BOOT_MIN_CONVERGED) boot_summary(f, draws);
+    if (rc == SIM_OK && f->boot_m >= SIM_FIT_BOOT_MIN_CONVERGED) boot_summary(f, draws);
     free(y_keep);
     free(draws);
     if (rng) gsl_rng_free(rng);

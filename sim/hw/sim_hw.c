@@ -138,7 +138,7 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     sim_hw_memory mem;
     int rc =
         sim_hw_memory_plan(dev, target, draft, dram_fraction, max_ctx_tokens, &mem, err, errlen);
-    if (rc != SIM_HW_OK) return rc;
+    if (rc != SIM_OK) return rc;
     sim_hw *hw = calloc(1, sizeof *hw);
     if (!hw) goto nomem;
     hw->dev = *dev;
@@ -159,11 +159,11 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     hw->scratch.read_end = hw->read_end + target->layers + 1;
     derive(hw);
     *out = hw;
-    return SIM_HW_OK;
+    return SIM_OK;
 nomem:
     sim_hw_destroy(hw);
     sim_hwi_set_err(err, errlen, "out of memory creating the hardware model");
-    return SIM_HW_E_NOMEM;
+    return SIM_NOMEM;
 }
 
 void sim_hw_destroy(sim_hw *hw)
@@ -218,7 +218,7 @@ static void span(cyc *c, sim_res *r, const char *label, int32_t index, int64_t d
 
 static void fail(cyc *c, int rc)
 {
-    if (rc != SIM_DES_OK && !c->err) {
+    if (rc != SIM_OK && !c->err) {
         c->err = rc;
         sim_des_stop(c->des);
     }
@@ -237,7 +237,7 @@ static void use(cyc *c, sim_res *r, int64_t dur, sim_event_fn fn, int64_t arg)
         return;
     }
     int rc = sim_lite_use(c->lite, r == c->flash ? 0 : r == c->npu ? 1 : 2, dur, fn, c, arg);
-    if (rc != SIM_DES_OK && !c->err) c->err = rc; /* sim_lite_run stops on it */
+    if (rc != SIM_OK && !c->err) c->err = rc; /* sim_lite_run stops on it */
 }
 
 static void start_call(cyc *c);
@@ -673,18 +673,18 @@ static cyc_sum summary(const cyc *c, int64_t t0, int64_t t1, int64_t flash_ns, i
 }
 
 /* What every cycle checks first; *ov becomes NULL without overlapping calls.
- * SIM_HW_OK, SIM_HW_E_NOMEM (a broken handle) or SIM_HW_E_INVALID. */
+ * SIM_OK, SIM_NOMEM (a broken handle) or SIM_CONFIG_INVALID. */
 static int cycle_check(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                        const sim_verify_shape *v, const sim_overlap **ov)
 {
-    if (hw->broken) return SIM_HW_E_NOMEM;
-    if (!check_shape(hw, calls, n_calls, v)) return SIM_HW_E_INVALID;
+    if (hw->broken) return SIM_NOMEM;
+    if (!check_shape(hw, calls, n_calls, v)) return SIM_CONFIG_INVALID;
     if (*ov && (*ov)->n_calls > 0) {
-        if (!v || !check_shape(hw, (*ov)->calls, (*ov)->n_calls, NULL)) return SIM_HW_E_INVALID;
+        if (!v || !check_shape(hw, (*ov)->calls, (*ov)->n_calls, NULL)) return SIM_CONFIG_INVALID;
     } else {
         *ov = NULL;
     }
-    return SIM_HW_OK;
+    return SIM_OK;
 }
 
 /* 1 when a cycle may skip the event queue (no spans to report, events not
@@ -704,12 +704,12 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
                      sim_cycle_time *out, double *call_ms)
 {
     int rc = cycle_check(hw, calls, n_calls, v, &ov);
-    if (rc != SIM_HW_OK) return rc;
+    if (rc != SIM_OK) return rc;
     spans = spans && hw->span_fn != NULL;
     int fast = cycle_fast(hw, spans);
     if (cycle_direct(hw, spans, ov) &&
         direct_cycle(hw, s, calls, n_calls, v, ov, out, call_ms) == 0)
-        return SIM_HW_OK;
+        return SIM_OK;
     const cyc c0 = {.hw = hw,
                     .des = s->des,
                     .flash = s->flash,
@@ -741,7 +741,7 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
                                 sim_lite_idle_ns(&lite), (int64_t)sim_lite_fired(&lite));
             sim_des_run_until(s->des, m.t1); /* the queue is empty: only the clock moves */
             finish_cycle(hw, calls, n_calls, v, ov, &m, out);
-            return SIM_HW_OK;
+            return SIM_OK;
         }
         /* a waiting line overflowed (not with a valid profile: at most
          * prefetch + 1 reads wait): the cycle again, on sim_des */
@@ -755,13 +755,13 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
     sim_des_run(s->des);
     if (c.err) {
         hw->broken = 1; /* events of the aborted cycle may remain queued */
-        return SIM_HW_E_NOMEM;
+        return SIM_NOMEM;
     }
     cyc_sum m = summary(&c, t0, sim_des_now(s->des), sim_res_busy_ns(s->flash) - f0,
                         sim_res_busy_ns(s->npu) - n0, sim_res_busy_ns(s->cpu) - p0,
                         sim_des_idle_ns(s->des) - idle0, (int64_t)(sim_des_fired(s->des) - e0));
     finish_cycle(hw, calls, n_calls, v, ov, &m, out);
-    return SIM_HW_OK;
+    return SIM_OK;
 }
 
 void sim_hw_set_events_always(sim_hw *hw, int on)
@@ -792,11 +792,11 @@ static int price_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
     if (cycle_direct(hw, hw->span_fn != NULL, o) &&
         direct_walk(hw, &hw->main, calls, n_calls, v, o, &m, NULL) == 0) {
         *cycle_ms = (double)(m.t1 - m.t0) * 1e-6; /* as finish_cycle */
-        return SIM_HW_OK;
+        return SIM_OK;
     }
     sim_cycle_time ct;
     int rc = run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, &ct, NULL);
-    if (rc == SIM_HW_OK) *cycle_ms = ct.cycle_ms;
+    if (rc == SIM_OK) *cycle_ms = ct.cycle_ms;
     return rc;
 }
 
@@ -805,7 +805,7 @@ int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_c
 {
     const sim_overlap *o = ov;
     int rc = cycle_check(hw, calls, n_calls, v, &o);
-    if (rc != SIM_HW_OK) return rc;
+    if (rc != SIM_OK) return rc;
     return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
 }
 
@@ -813,7 +813,7 @@ int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, in
                                      const sim_verify_shape *v, const sim_overlap *ov,
                                      double *cycle_ms)
 {
-    if (hw->broken) return SIM_HW_E_NOMEM;
+    if (hw->broken) return SIM_NOMEM;
     const sim_overlap *o = ov && ov->n_calls > 0 ? ov : NULL;
     return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
 }
@@ -837,11 +837,11 @@ int32_t sim_hw_overlap_cap(const sim_hw *hw)
 
 int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
 {
-    if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_HW_E_INVALID;
+    if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_CONFIG_INVALID;
     double slow = cycle_slow(hw);
     cyc_sum w = {0};
     int64_t end = sim_hwi_verify_walk(hw, v, slow, 0, 0, &w, NULL);
-    if (end < 0) return SIM_HW_E_INVALID;
+    if (end < 0) return SIM_CONFIG_INVALID;
     *verify_ms = (double)end * 1e-6;
-    return SIM_HW_OK;
+    return SIM_OK;
 }

@@ -25,7 +25,7 @@
  *   The sum must not exceed the device's dram_budget_gb, the memory left to the
  *   LLM runtime (Lever §2.1: far below physical DRAM, which the OS and apps
  *   share), else sim_hw_create
- *   returns SIM_HW_E_NOFIT with the numbers in the message.
+ *   returns SIM_CONFIG_NOFIT with the numbers in the message.
  *
  * One cycle (sim_hw_cycle), all on the virtual clock, starting at sim_hw_now():
  *   1. draft calls, serially, each one forward of `rows` nodes of the whole
@@ -229,14 +229,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Status codes (sim_status.h). */
-enum {
-    SIM_HW_OK = SIM_OK,
-    SIM_HW_E_NOFIT = SIM_CONFIG_NOFIT,     /* DRAM accounting exceeds dram_budget_gb */
-    SIM_HW_E_INVALID = SIM_CONFIG_INVALID, /* bad argument or inconsistent profile */
-    SIM_HW_E_NOMEM = SIM_NOMEM
-};
-
 typedef struct sim_hw sim_hw;
 
 /* DRAM accounting categories (enum only grows). */
@@ -266,7 +258,7 @@ typedef struct sim_hw_memory {
 const char *sim_mem_cat_name(sim_mem_cat c);
 
 /* The accounting sim_hw_create would do, without creating anything.  draft may
- * be NULL.  Returns SIM_HW_OK, SIM_HW_E_NOFIT (out filled) or SIM_HW_E_INVALID;
+ * be NULL.  Returns SIM_OK, SIM_CONFIG_NOFIT (out filled) or SIM_CONFIG_INVALID;
  * a one-line message goes to err (may be NULL) on failure. */
 int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
                        double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
@@ -274,7 +266,7 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
 
 /* Creates the phone model.  dev, target, draft (NULL = none) are copied.
  * dram_fraction in [0, 1]; max_ctx_tokens >= 1 sizes the KV caches.
- * Returns SIM_HW_OK and *out (free with sim_hw_destroy), or an error code with
+ * Returns SIM_OK and *out (free with sim_hw_destroy), or an error code with
  * a one-line message in err and *out = NULL. */
 int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_model *draft,
                   double dram_fraction, int32_t max_ctx_tokens, sim_hw **out, char *err,
@@ -352,7 +344,7 @@ void sim_hw_generation_start(sim_hw *hw);
 
 /* Runs one cycle: calls[0..n_calls) in order, then the verification of *v
  * (NULL: none).  call_ms (NULL or n_calls entries) receives each draft call's
- * latency.  Advances the clock.  Returns SIM_HW_OK, or SIM_HW_E_INVALID
+ * latency.  Advances the clock.  Returns SIM_OK, or SIM_CONFIG_INVALID
  * (nothing simulated, clock unchanged) for a bad shape or call. */
 int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
                  const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
@@ -377,7 +369,7 @@ int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_c
                             const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms);
 
 /* sim_hw_cycle_overlap_ms for a cycle that a phone model of the same target
- * and draft has just accepted (sim_hw_cycle_overlap returned SIM_HW_OK for
+ * and draft has just accepted (sim_hw_cycle_overlap returned SIM_OK for
  * the same calls, shape and overlap): the same duration, clock and return
  * codes, without checking the calls and the shape again -- whether they are
  * valid depends on the models, not on the phone.  The replay prices its
@@ -390,7 +382,7 @@ int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, in
  * the event simulation: a recurrence with exactly the cycle's semantics and
  * rounding, so *verify_ms equals sim_hw_estimate's verify_ms for the same shape
  * (tests/sim/hw checks it).  Cheap: O(L) arithmetic.  For the replay's waste
- * and calibration tables.  Returns SIM_HW_OK or SIM_HW_E_INVALID. */
+ * and calibration tables.  Returns SIM_OK or SIM_CONFIG_INVALID. */
 int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms);
 
 /* How cycles are run.  Without a span hook, a cycle without overlapping draft

@@ -28,12 +28,12 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
     memset(out, 0, sizeof *out);
     if (!(dram_fraction >= 0.0 && dram_fraction <= 1.0) || max_ctx_tokens < 1) {
         sim_hwi_set_err(err, errlen, "dram_fraction must be in [0, 1] and max context >= 1 token");
-        return SIM_HW_E_INVALID;
+        return SIM_CONFIG_INVALID;
     }
     if (sim_device_check(dev, buf, sizeof buf) || sim_model_check(target, buf, sizeof buf) ||
         (draft && sim_model_check(draft, buf, sizeof buf))) {
         sim_hwi_set_err(err, errlen, buf);
-        return SIM_HW_E_INVALID;
+        return SIM_CONFIG_INVALID;
     }
     int32_t L = target->layers;
     /* floor with a guard against x * L landing a hair below an integer */
@@ -79,7 +79,7 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
                      out->bytes[SIM_MEM_HEAD] / 1e9,
                      (out->bytes[SIM_MEM_KV_TARGET] + out->bytes[SIM_MEM_KV_DRAFT]) / 1e9,
                      out->bytes[SIM_MEM_BUFFERS] / 1e9, dev->name, out->budget_bytes / 1e9);
-        return SIM_HW_E_NOFIT;
+        return SIM_CONFIG_NOFIT;
     }
-    return SIM_HW_OK;
+    return SIM_OK;
 }

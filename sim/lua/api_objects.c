@@ -80,7 +80,7 @@ static void profile_check(lua_State *L, int rc, const char *what, const char *na
                           const char *path, const char *err)
 {
     struct stat st;
-    if (rc == SIM_PROFILE_E_MISSING && stat(path, &st) != 0) {
+    if (rc == SIM_MISSING && stat(path, &st) != 0) {
         const char *kind = strcmp(what, "device") == 0 ? "devices" : "models";
         char hint[1024], where[2048] = "";
         sim_profile_suggest(kind, name, hint, sizeof hint);
@@ -97,7 +97,7 @@ static void profile_check(lua_State *L, int rc, const char *what, const char *na
         free(dirs);
         fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s'%s (%s)", what, name, hint, where);
     }
-    if (rc != SIM_PROFILE_OK) fs_raise(L, sim_status_exit(rc), 0, "%s", err);
+    if (rc != SIM_OK) fs_raise(L, sim_status_exit(rc), 0, "%s", err);
 }
 
 /* Checks flashspec.device/model's optional second argument (the stack holds
@@ -360,10 +360,10 @@ static int load_device(fs_api *a, const char *path, sim_device *dev, sim_device_
     if (e) {
         *dev = e->dev;
         *vars = e->vars;
-        return SIM_PROFILE_OK;
+        return SIM_OK;
     }
     int rc = sim_profile_load_device_variants(path, dev, vars, err, errlen);
-    if (rc == SIM_PROFILE_OK) profile_keep(a, path, 1, dev, vars, NULL);
+    if (rc == SIM_OK) profile_keep(a, path, 1, dev, vars, NULL);
     return rc;
 }
 
@@ -372,10 +372,10 @@ static int load_model(fs_api *a, const char *path, sim_model *model, char *err, 
     const fs_profile_entry *e = profile_find(a, path, 0);
     if (e) {
         *model = e->model;
-        return SIM_PROFILE_OK;
+        return SIM_OK;
     }
     int rc = sim_profile_load_model(path, model, err, errlen);
-    if (rc == SIM_PROFILE_OK) profile_keep(a, path, 0, NULL, NULL, model);
+    if (rc == SIM_OK) profile_keep(a, path, 0, NULL, NULL, model);
     return rc;
 }
 
@@ -384,7 +384,7 @@ static int recorded_profile(fs_api *a, const char *name, sim_model *m)
 {
     char path[PATH_MAX], err[512];
     if (sim_profile_find("models", name, 0, path, sizeof path) < 0) return 0;
-    return load_model(a, path, m, err, sizeof err) == SIM_PROFILE_OK;
+    return load_model(a, path, m, err, sizeof err) == SIM_OK;
 }
 
 /* Why point model m, in role `role`, is not the recorded model `rec` (""

@@ -265,7 +265,7 @@ static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size
     }
     if (!mine) return FS_EXIT_OK; /* another MPI rank writes it */
     int rc = sim_timeline_write(ex->tl, t->path, err, errlen);
-    if (rc != SIM_TIMELINE_OK) return sim_status_exit(rc);
+    if (rc != SIM_OK) return sim_status_exit(rc);
     if (!a->quiet || sim_timeline_truncated(ex->tl))
         fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
                         "cycles, %lld spans%s)\n",

@@ -119,7 +119,7 @@ int fs_cal_raise(cal *c, int code, const char *fmt, ...)
  * guard), else memory. */
 static void cal_check(cal *c, int rc, const char *what)
 {
-    if (rc == SIM_FIT_OK) return;
+    if (rc == SIM_OK) return;
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
     fs_guard_rethrow(&c->guard);
     fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for %s", what);
@@ -426,7 +426,7 @@ static void set_up(cal *c, int idx)
     f->model_batch = cal_model_batch;
     f->ctx = c;
     c->matches = calloc((size_t)n, sizeof *c->matches);
-    if (sim_fit_init(f, n) != SIM_FIT_OK || !c->matches)
+    if (sim_fit_init(f, n) != SIM_OK || !c->matches)
         fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
     for (int32_t k = 0; k < n; k++)
         f->y[k] = c->ref.rows[k].value;
@@ -443,7 +443,7 @@ static void set_up(cal *c, int idx)
 static void fit(cal *c)
 {
     int rc = sim_fit_run(&c->f, c->o.starts);
-    if (rc == SIM_FIT_E_NOCONV)
+    if (rc == SIM_DATA_NOCONV)
         fs_cal_raise(c, sim_status_exit(rc),
                      "%s:%d: flashspec.calibrate: the fit did not converge in %d "
                      "iterations (%s); nothing written",

@@ -167,7 +167,7 @@ static void check_profile_base(cal *c, const char *b)
     char path[PATH_MAX], err[512];
     sim_profile_path("devices", b, path, sizeof path);
     int prc = sim_profile_load_device(path, &dev, err, sizeof err);
-    if (prc == SIM_PROFILE_OK) return;
+    if (prc == SIM_OK) return;
     struct stat st;
     char hint[1024] = "";
     if (stat(path, &st) != 0) {
@@ -359,7 +359,7 @@ static void read_reference(cal *c, int idx)
     lua_pop(L, 1);
     fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
     int rc = fs_ref_load(rpath, &cols, &c->ref, err, sizeof err);
-    if (rc != FS_REF_OK) fs_cal_raise(c, sim_status_exit(rc), "%s", err);
+    if (rc != SIM_OK) fs_cal_raise(c, sim_status_exit(rc), "%s", err);
 }
 
 /* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those

@@ -542,7 +542,7 @@ static void compare_today(rec_profile *p, int quiet)
                                                           cerr, sizeof cerr)
                        : sim_profile_load_model(p->path, &p->today_model, cerr, sizeof cerr);
     if (quiet) return;
-    if (rc != SIM_PROFILE_OK)
+    if (rc != SIM_OK)
         fprintf(stderr,
                 "flashspec: warning: rerun: %s no longer loads (%s); the rerun uses "
                 "run.json's values\n",

@@ -508,7 +508,7 @@ static int exec_timeline(fs_exec *ex, const fs_staged *s, const sim_sweep_job *j
         sim_timeline_n_cycles(ex->tl) != 0 || sim_timeline_n_spans(ex->tl) != 0)
         return 0;
     sim_point_stats st;
-    return sim_replay_run(&job->pt, &st, err, errlen) == SIM_REPLAY_OK ? 0 : -1;
+    return sim_replay_run(&job->pt, &st, err, errlen) == SIM_OK ? 0 : -1;
 }
 
 /* A sweep's failed points: each on one line (rank 0), the run's exit code
@@ -569,10 +569,10 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     free(jobs);
     ex->computed += sum.computed;
     ex->resumed += sum.resumed;
-    if (rc == SIM_SWEEP_E_INTERRUPTED)
+    if (rc == SIM_INTERRUPTED)
         fs_exec_raise(L, sim_status_exit(rc), "%s:%d: interrupted", chunk, line);
-    if (rc == SIM_SWEEP_E_MISMATCH)
+    if (rc == SIM_CONFIG_RANKS)
         fs_exec_raise(L, sim_status_exit(rc), "%s:%d: %s", chunk, line, err);
-    if (rc != SIM_SWEEP_OK) fs_exec_raise(L, sim_status_exit(rc), "%s", err);
+    if (rc != SIM_OK) fs_exec_raise(L, sim_status_exit(rc), "%s", err);
     if (!single) exec_report(ex, sp, n, &sum);
 }

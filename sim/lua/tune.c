@@ -604,7 +604,7 @@ typedef struct tune_choice {
 static void tune_point(tune *t, lua_Integer i, tune_choice *ch)
 {
     t->n_finite = t->n_seen = 0;
-    if (sim_fit_search_run(&t->s) != SIM_FIT_OK) {
+    if (sim_fit_search_run(&t->s) != SIM_OK) {
         fs_guard_rethrow(&t->guard);
         fs_raise(t->L, FS_EXIT_SOFTWARE, 0, "out of memory");
     }

@@ -93,14 +93,14 @@ static char *dup_str(const char *s)
 
 int sim_timeline_set_meta(sim_timeline *tl, const char *key, const char *value)
 {
-    if (!tl || !key || !*key || !value) return SIM_TIMELINE_E_ARG;
+    if (!tl || !key || !*key || !value) return SIM_INTERNAL_ARG;
     char *v = dup_str(value);
-    if (!v) return SIM_TIMELINE_E_NOMEM;
+    if (!v) return SIM_NOMEM;
     for (int32_t i = 0; i < tl->n_meta; i++) {
         if (strcmp(tl->meta[i].key, key) == 0) {
             free(tl->meta[i].value);
             tl->meta[i].value = v;
-            return SIM_TIMELINE_OK;
+            return SIM_OK;
         }
     }
     char *k = dup_str(key);
@@ -109,13 +109,13 @@ int sim_timeline_set_meta(sim_timeline *tl, const char *key, const char *value)
         free(k);
         free(v);
         if (m) tl->meta = m;
-        return SIM_TIMELINE_E_NOMEM;
+        return SIM_NOMEM;
     }
     tl->meta = m;
     m[tl->n_meta].key = k;
     m[tl->n_meta].value = v;
     tl->n_meta++;
-    return SIM_TIMELINE_OK;
+    return SIM_OK;
 }
 
 /* Index of s in the intern table; the last slot collects the overflow. */
@@ -336,7 +336,7 @@ static int32_t assign_groups(const sim_timeline *tl, span_rec *sp, int64_t ns, g
 
 /* Phase 2: lanes by interval partitioning, group by group; then the spans in
  * lane order and each group's first thread id (1 is the cycles track).
- * Returns 0 or SIM_TIMELINE_E_NOMEM. */
+ * Returns 0 or SIM_NOMEM. */
 static int assign_lanes(span_rec *sp, int64_t ns, group *groups, int32_t ng)
 {
     if (ns > 0) qsort(sp, (size_t)ns, sizeof *sp, cmp_span_group_time);
@@ -353,7 +353,7 @@ static int assign_lanes(span_rec *sp, int64_t ns, group *groups, int32_t ng)
                 int64_t *n = realloc(lane_end, sizeof *n * (size_t)c);
                 if (!n) {
                     free(lane_end);
-                    return SIM_TIMELINE_E_NOMEM;
+                    return SIM_NOMEM;
                 }
                 lane_end = n;
                 lane_cap = c;
@@ -475,22 +475,22 @@ static void put_spans_and_counters(buf *b, const sim_timeline *tl, const span_re
 
 int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
 {
-    if (!tl || !out) return SIM_TIMELINE_E_ARG;
+    if (!tl || !out) return SIM_INTERNAL_ARG;
     *out = NULL;
     if (len) *len = 0;
-    if (tl->nomem) return SIM_TIMELINE_E_NOMEM;
+    if (tl->nomem) return SIM_NOMEM;
     int64_t ns = tl->n_spans;
     span_rec *sp = NULL;
     if (ns > 0) {
         sp = malloc(sizeof *sp * (size_t)ns);
-        if (!sp) return SIM_TIMELINE_E_NOMEM;
+        if (!sp) return SIM_NOMEM;
         memcpy(sp, tl->spans, sizeof *sp * (size_t)ns);
     }
     group groups[2 * MAX_NAMES];
     int32_t ng = assign_groups(tl, sp, ns, groups);
     if (assign_lanes(sp, ns, groups, ng) != 0) {
         free(sp);
-        return SIM_TIMELINE_E_NOMEM;
+        return SIM_NOMEM;
     }
     int64_t origin = clock_origin(tl, sp, ns);
     buf b = {0};
@@ -501,11 +501,11 @@ int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len)
     free(sp);
     if (b.oom) {
         free(b.p);
-        return SIM_TIMELINE_E_NOMEM;
+        return SIM_NOMEM;
     }
     *out = b.p;
     if (len) *len = b.n;
-    return SIM_TIMELINE_OK;
+    return SIM_OK;
 }
 
 /* ----------------------------------------------------------------- writing */
@@ -537,12 +537,12 @@ int sim_timeline_write(const sim_timeline *tl, const char *path, char *err, size
 {
     if (!tl || !path || !*path) {
         set_err(err, errlen, "timeline: no output path");
-        return SIM_TIMELINE_E_ARG;
+        return SIM_INTERNAL_ARG;
     }
     char *text = NULL;
     size_t len = 0;
     int rc = sim_timeline_format(tl, &text, &len);
-    if (rc != SIM_TIMELINE_OK) {
+    if (rc != SIM_OK) {
         set_err(err, errlen, "%s: out of memory formatting the timeline", path);
         return rc;
     }
@@ -562,14 +562,14 @@ int sim_timeline_write(const sim_timeline *tl, const char *path, char *err, size
         free(tmp);
         free(text);
         set_err(err, errlen, "%s: out of memory", path);
-        return SIM_TIMELINE_E_NOMEM;
+        return SIM_NOMEM;
     }
     int fd = mkstemp(tmp);
     if (fd < 0) {
         set_err(err, errlen, "cannot write output '%s': %s", path, strerror(errno));
         free(tmp);
         free(text);
-        return SIM_TIMELINE_E_CREATE;
+        return SIM_CANTCREATE;
     }
     int e = 0;
     if (write_all(fd, text, len) != 0 || fsync(fd) != 0) e = errno ? errno : EIO;
@@ -581,8 +581,8 @@ int sim_timeline_write(const sim_timeline *tl, const char *path, char *err, size
         unlink(tmp);
         free(tmp);
         set_err(err, errlen, "cannot write output '%s': %s", path, strerror(e));
-        return SIM_TIMELINE_E_CREATE;
+        return SIM_CANTCREATE;
     }
     free(tmp);
-    return SIM_TIMELINE_OK;
+    return SIM_OK;
 }

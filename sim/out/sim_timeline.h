@@ -49,14 +49,6 @@
 #include <stdint.h>
 #include "sim/sim_status.h"
 
-/* Status codes (sim_status.h). */
-enum {
-    SIM_TIMELINE_OK = SIM_OK,
-    SIM_TIMELINE_E_ARG = SIM_INTERNAL_ARG, /* bad argument */
-    SIM_TIMELINE_E_NOMEM = SIM_NOMEM,      /* allocation failed */
-    SIM_TIMELINE_E_CREATE = SIM_CANTCREATE /* cannot create the file */
-};
-
 /* Default cap on recorded spans + cycles; later ones are dropped and the file
  * says "truncated": "yes". */
 #define SIM_TIMELINE_MAX_EVENTS ((int64_t)1 << 22)
@@ -81,7 +73,7 @@ sim_timeline *sim_timeline_create(int64_t max_events);
 void sim_timeline_destroy(sim_timeline *tl); /* NULL-safe */
 
 /* Sets (or replaces) a string of "otherData"; "title" also names the process.
- * Returns SIM_TIMELINE_OK or SIM_TIMELINE_E_*. */
+ * Returns SIM_OK or SIM_TIMELINE_E_*. */
 int sim_timeline_set_meta(sim_timeline *tl, const char *key, const char *value);
 
 /* Records one finished service; the signature is sim_hw_span_fn's (sim_hw.h),
@@ -104,7 +96,7 @@ int sim_timeline_format(const sim_timeline *tl, char **out, size_t *len);
 /* Writes the JSON to path atomically: a temporary file in path's directory,
  * fsync'ed, renamed over path.  On failure no temporary file remains, path is
  * untouched, err (errlen bytes, may be NULL) gets one line naming the path and
- * the cause, and the result is SIM_TIMELINE_E_CREATE (or E_NOMEM). */
+ * the cause, and the result is SIM_CANTCREATE (or E_NOMEM). */
 int sim_timeline_write(const sim_timeline *tl, const char *path, char *err, size_t errlen);
 
 #endif

@@ -41,7 +41,7 @@ static int fail(char *err, size_t n, int code, const char *fmt, ...)
  * fail this point only; out of memory is not the file's fault. */
 static int prompt_status(int trc_code)
 {
-    return trc_code == TRC_E_NOMEM ? SIM_NOMEM : SIM_REPLAY_E_DATA;
+    return trc_code == TRC_E_NOMEM ? SIM_NOMEM : SIM_DATA;
 }
 
 static double wall_s(void)
@@ -124,7 +124,7 @@ static double cycle_waste(sim_hw *hw, const sim_verify_shape *vs, const sim_cycl
     u.rows_after_exit = u.rows;
     if (u.proj_rows > u.rows) u.proj_rows = u.rows;
     double useful_ms;
-    if (sim_hw_verify_direct(hw, &u, &useful_ms) != SIM_HW_OK) return 0.0;
+    if (sim_hw_verify_direct(hw, &u, &useful_ms) != SIM_OK) return 0.0;
     double w = ct->verify_ms - useful_ms;
     return w > 0 ? w : 0.0;
 }
@@ -153,7 +153,7 @@ static int policy_error(const eng_policy *pol, char *err, size_t errlen, int32_t
 {
     const char *m = eng_policy_error(pol);
     if (!m) return 0;
-    fail(err, errlen, SIM_REPLAY_E_CONFIG, "%s (prompt %d, position %d)", m, prompt, pos);
+    fail(err, errlen, SIM_CONFIG, "%s (prompt %d, position %d)", m, prompt, pos);
     return 1;
 }
 
@@ -211,7 +211,7 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
         why = buf;
     }
     if (!why) return 0;
-    fail(err, errlen, SIM_REPLAY_E_CONFIG, "policy %s: plan: %s (prompt %d, position %d)",
+    fail(err, errlen, SIM_CONFIG, "policy %s: plan: %s (prompt %d, position %d)",
          pt->policy->name, why, prompt, pos);
     return -1;
 }
@@ -247,46 +247,46 @@ typedef struct replay {
  * else fmt as an internal error. */
 static int hook_failed(replay *r, int32_t tp, int32_t pos, const char *fmt, ...)
 {
-    if (policy_error(&r->pol, r->err, r->errlen, tp, pos)) return SIM_REPLAY_E_CONFIG;
+    if (policy_error(&r->pol, r->err, r->errlen, tp, pos)) return SIM_CONFIG;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(r->err, r->errlen, fmt, ap);
     va_end(ap);
-    return SIM_REPLAY_E_INTERNAL;
+    return SIM_INTERNAL;
 }
 
 /* The point's own keys: prompt range, runtime and acceptance rule.  Sets
- * n_prompts and runtime; returns SIM_REPLAY_OK or E_CONFIG with err. */
+ * n_prompts and runtime; returns SIM_OK or E_CONFIG with err. */
 static int check_point(replay *r)
 {
     const sim_point *pt = r->pt;
     const trc_meta *meta = trc_get_meta(pt->trace);
     if (pt->max_new_tokens < 1)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "max_new_tokens must be >= 1");
+        return fail(r->err, r->errlen, SIM_CONFIG, "max_new_tokens must be >= 1");
     if (pt->prompt_offset < 0 || pt->prompt_offset >= meta->n_prompts)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG,
+        return fail(r->err, r->errlen, SIM_CONFIG,
                     "prompt_offset = %d is out of range [0, %d] for this trace", pt->prompt_offset,
                     meta->n_prompts - 1);
     int32_t avail = meta->n_prompts - pt->prompt_offset;
     if (pt->prompts < 0 || pt->prompts > avail)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG,
+        return fail(r->err, r->errlen, SIM_CONFIG,
                     "prompts = %d is out of range [0, %d] for this trace%s", pt->prompts, avail,
                     pt->prompt_offset ? " from prompt_offset" : "");
     r->n_prompts = pt->prompts ? pt->prompts : avail;
     if (pt->runtime < SIM_POINT_RUNTIME_AUTO || pt->runtime > SIM_POINT_RUNTIME_SPEC)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "unknown runtime %d", pt->runtime);
+        return fail(r->err, r->errlen, SIM_CONFIG, "unknown runtime %d", pt->runtime);
     /* one runtime per phone, the same for every policy (replay.h "Runtimes") */
     r->runtime = pt->runtime == SIM_POINT_RUNTIME_SPEC ? SIM_RUNTIME_SPEC : SIM_RUNTIME_BASELINE;
     if (pt->accept < SIM_ACCEPT_GREEDY || pt->accept > SIM_ACCEPT_SAMPLING)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "unknown acceptance rule %d",
+        return fail(r->err, r->errlen, SIM_CONFIG, "unknown acceptance rule %d",
                     pt->accept);
     if (pt->accept == SIM_ACCEPT_TOP_P && !(pt->top_p > 0.0 && pt->top_p <= 1.0))
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "top_p = %g is out of range (0, 1]",
+        return fail(r->err, r->errlen, SIM_CONFIG, "top_p = %g is out of range (0, 1]",
                     pt->top_p);
     if (pt->accept == SIM_ACCEPT_SAMPLING && !(pt->temperature > 0.0))
-        return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "temperature = %g must be > 0",
+        return fail(r->err, r->errlen, SIM_CONFIG, "temperature = %g must be > 0",
                     pt->temperature);
-    return SIM_REPLAY_OK;
+    return SIM_OK;
 }
 
 /* The longest context the point can reach, for the KV-cache accounting. */
@@ -304,43 +304,43 @@ static int32_t max_context(const sim_point *pt, int32_t n_prompts)
 
 /* Everything the cycles need: the phone model, buffers, the policy, the two
  * random streams, the trace's synthesis statistics, the oracle and the
- * policy's calibration.  Returns SIM_REPLAY_OK or an error with err;
+ * policy's calibration.  Returns SIM_OK or an error with err;
  * replay_close frees what was set up either way. */
 static int replay_open(replay *r)
 {
     const sim_point *pt = r->pt;
     int rc = check_point(r);
-    if (rc != SIM_REPLAY_OK) return rc;
+    if (rc != SIM_OK) return rc;
     r->max_ctx = max_context(pt, r->n_prompts);
     char hw_err[256] = "";
     int hrc = sim_hw_create(pt->device, pt->target, pt->policy->needs_draft ? pt->draft : NULL,
                             pt->dram_fraction, r->max_ctx, &r->hw, hw_err, sizeof hw_err);
-    if (hrc == SIM_HW_E_NOFIT) return fail(r->err, r->errlen, SIM_REPLAY_E_NOFIT, "%s", hw_err);
-    if (hrc != SIM_HW_OK) return fail(r->err, r->errlen, SIM_REPLAY_E_CONFIG, "%s", hw_err);
+    if (hrc == SIM_CONFIG_NOFIT) return fail(r->err, r->errlen, SIM_CONFIG_NOFIT, "%s", hw_err);
+    if (hrc != SIM_OK) return fail(r->err, r->errlen, SIM_CONFIG, "%s", hw_err);
     r->p_tok = calloc((size_t)r->n_prompts + 1, sizeof(int64_t));
     r->p_ms = calloc((size_t)r->n_prompts + 1, sizeof(double));
     if (run_state_init(&r->s, trc_get_meta(pt->trace)->k) != 0 || !r->p_tok || !r->p_ms)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL,
+        return fail(r->err, r->errlen, SIM_INTERNAL,
                     "out of memory for the replay buffers");
     if (pt->policy->create(pt->policy_params, &r->pol) != ENG_OK)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "policy %s could not be created",
+        return fail(r->err, r->errlen, SIM_INTERNAL, "policy %s could not be created",
                     pt->policy->name);
     gsl_set_error_handler_off();
     r->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!r->rng) return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
+    if (!r->rng) return fail(r->err, r->errlen, SIM_INTERNAL, "out of memory for the RNG");
     gsl_rng_set(r->rng, (unsigned long)pt->seed);
     /* acceptance draws get their own stream: the synthesis of unrecorded nodes
      * stays the same whatever the rule */
     r->acc_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r->acc_rng)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the RNG");
+        return fail(r->err, r->errlen, SIM_INTERNAL, "out of memory for the RNG");
     gsl_rng_set(r->acc_rng, (unsigned long)(pt->seed ^ 0x9e3779b97f4a7c15ULL));
     /* the trace keeps its statistics (computed once, or read from its index) */
     if (rp_synth_fit(pt->trace, &r->stats) != 0)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL,
+        return fail(r->err, r->errlen, SIM_INTERNAL,
                     "out of memory for the trace statistics");
     if (rp_oracle_init(&r->orc, pt->trace, &r->stats, r->rng, RP_TREE_CAP) != 0)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL, "out of memory for the oracle");
+        return fail(r->err, r->errlen, SIM_INTERNAL, "out of memory for the oracle");
     r->orc.synth_drawn = pt->synth_drawn != 0;
     r->oracle_ok = 1;
     if (eng_policy_calibrates(&r->pol) &&
@@ -357,7 +357,7 @@ static int replay_open(replay *r)
     r->kv_per_tok = kv_all / (double)r->max_ctx;
     r->prov_cap = sim_hw_overlap_cap(r->hw);
     r->n_var = rp_variants_open(r->var, r->n_var, pt, &r->pol, r->max_ctx);
-    return SIM_REPLAY_OK;
+    return SIM_OK;
 }
 
 static void replay_close(replay *r)
@@ -404,15 +404,15 @@ static int cycle_draft(replay *r, cycle *c)
     c->pruned = c->keep != NULL;
     eng_policy_plan(&r->pol, &s->tree, c->keep, &c->plan);
     if (policy_error(&r->pol, r->err, r->errlen, c->tp, c->pos)) /* plan or an earlier reset */
-        return SIM_REPLAY_E_CONFIG;
+        return SIM_CONFIG;
     if (check_plan(&s->tree, c->keep, &c->plan, r->pt, r->err, r->errlen, c->tp, c->pos) != 0)
-        return SIM_REPLAY_E_CONFIG;
+        return SIM_CONFIG;
     /* provisional drafting: nodes it appends are not verified now */
     c->n_verified = s->tree.n_nodes;
     c->n_build = r->orc.n_calls;
     c->n_prov = 0;
     c->keep_full = NULL;
-    if (r->prov_cap <= 0) return SIM_REPLAY_OK;
+    if (r->prov_cap <= 0) return SIM_OK;
     int64_t room = (int64_t)c->n_verified + r->prov_cap;
     eng_build_limits plim = {room < RP_TREE_CAP ? (int32_t)room : RP_TREE_CAP, RP_TREE_CAP - 1,
                              c->gen - c->pos};
@@ -432,7 +432,7 @@ static int cycle_draft(replay *r, cycle *c)
         memset(s->keep + nv, 0, (size_t)extra);
         c->keep_full = s->keep_all;
     }
-    return SIM_REPLAY_OK;
+    return SIM_OK;
 }
 
 /* Phase 2: the target verifies; the acceptance rule walks the tree; under
@@ -457,19 +457,19 @@ static int cycle_accept(replay *r, cycle *c)
     }
     const char *name = r->pol.i->name;
     if (c->oc.emitted < 1)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_MISMATCH,
+        return fail(r->err, r->errlen, SIM_MISMATCH,
                     "policy %s emitted no token at prompt %d position %d", name, c->tp, c->pos);
     c->emitted = c->oc.emitted < c->gen - c->pos ? c->oc.emitted : c->gen - c->pos;
     for (int32_t j = 0; j < c->emitted && pt->accept != SIM_ACCEPT_GREEDY; j++)
         r->out->mismatched += s->emit[j] != c->ref[c->pos + j];
     for (int32_t j = 0; j < c->emitted && pt->accept == SIM_ACCEPT_GREEDY; j++)
         if (s->emit[j] != c->ref[c->pos + j])
-            return fail(r->err, r->errlen, SIM_REPLAY_E_MISMATCH,
+            return fail(r->err, r->errlen, SIM_MISMATCH,
                         "policy %s emitted token %d at prompt %d position %d where the "
                         "reference has %d",
                         name, s->emit[j], c->tp, c->pos + j, c->ref[c->pos + j]);
     c->acc_full = c->oc.accepted;
-    if (!c->pruned || pt->accept != SIM_ACCEPT_GREEDY) return SIM_REPLAY_OK;
+    if (!c->pruned || pt->accept != SIM_ACCEPT_GREEDY) return SIM_OK;
     orc->target.verify(orc->target.ctx, &s->tree, c->keep_full, s->g_full);
     eng_token *emit_full = s->emit + RP_TREE_CAP + 1;
     eng_outcome of =
@@ -477,10 +477,10 @@ static int cycle_accept(replay *r, cycle *c)
     c->acc_full = of.accepted;
     for (int32_t j = 0; j < c->oc.emitted; j++)
         if (j >= of.emitted || emit_full[j] != s->emit[j])
-            return fail(r->err, r->errlen, SIM_REPLAY_E_MISMATCH,
+            return fail(r->err, r->errlen, SIM_MISMATCH,
                         "policy %s: pruning changed emitted token %d at prompt %d position %d",
                         name, j, c->tp, c->pos);
-    return SIM_REPLAY_OK;
+    return SIM_OK;
 }
 
 /* Phase 3: the cycle priced on the phone model (build calls, then the
@@ -509,8 +509,8 @@ static int cycle_price(replay *r, cycle *c)
     };
     sim_overlap ov = {s->calls + c->n_build, c->n_prov, pl->overlap_gate};
     if (sim_hw_cycle_overlap(r->hw, s->calls, c->n_build, &c->vs, &ov, &c->ct, s->call_ms) !=
-        SIM_HW_OK)
-        return fail(r->err, r->errlen, SIM_REPLAY_E_INTERNAL,
+        SIM_OK)
+        return fail(r->err, r->errlen, SIM_INTERNAL,
                     "policy %s produced a cycle the phone model rejects (%d draft calls, %d "
                     "rows, %d leaves) at prompt %d position %d",
                     r->pol.i->name, r->orc.n_calls, pl->rows, pl->leaves, c->tp, c->pos);
@@ -531,8 +531,8 @@ static int cycle_price(replay *r, cycle *c)
         .provisional_done = c->ct.overlap_calls,
     };
     eng_policy_observe(&r->pol, &fb);
-    if (policy_error(&r->pol, r->err, r->errlen, c->tp, c->pos)) return SIM_REPLAY_E_CONFIG;
-    return SIM_REPLAY_OK;
+    if (policy_error(&r->pol, r->err, r->errlen, c->tp, c->pos)) return SIM_CONFIG;
+    return SIM_OK;
 }
 
 /* Phase 4: the cycle into the running totals (and the timeline). */
@@ -610,15 +610,15 @@ static int replay_prompt(replay *r, int32_t p)
     rp_variants_start(r->var, r->n_var);
     int traced = p == pt->trace_prompt && (pt->span_fn || pt->cycle_fn);
     if (traced && pt->span_fn) sim_hw_set_span_fn(r->hw, pt->span_fn, pt->trace_ctx);
-    int rc = SIM_REPLAY_OK;
-    for (c.pos = 0; c.pos < c.gen && rc == SIM_REPLAY_OK; c.pos += c.emitted) {
+    int rc = SIM_OK;
+    for (c.pos = 0; c.pos < c.gen && rc == SIM_OK; c.pos += c.emitted) {
         eng_token root = c.pos > 0 ? c.ref[c.pos - 1] : (c.plen > 0 ? prompt[c.plen - 1] : 0);
         eng_tree_reset(&r->s.tree, root);
         rp_oracle_begin(&r->orc, c.tp, c.pos);
         rc = cycle_draft(r, &c);
-        if (rc == SIM_REPLAY_OK) rc = cycle_accept(r, &c);
-        if (rc == SIM_REPLAY_OK) rc = cycle_price(r, &c);
-        if (rc == SIM_REPLAY_OK) cycle_record(r, &c, traced);
+        if (rc == SIM_OK) rc = cycle_accept(r, &c);
+        if (rc == SIM_OK) rc = cycle_price(r, &c);
+        if (rc == SIM_OK) cycle_record(r, &c, traced);
     }
     /* also after a failed cycle: the prompt is handed back */
     if (traced && pt->span_fn) sim_hw_set_span_fn(r->hw, NULL, NULL);
@@ -690,10 +690,10 @@ static int replay_one(const sim_point *pt, sim_point_stats *out, char *err, size
                 .var = var,
                 .n_var = n_var};
     int rc = replay_open(&r);
-    if (rc == SIM_REPLAY_OK) {
-        for (int32_t p = 0; p < r.n_prompts && rc == SIM_REPLAY_OK; p++)
+    if (rc == SIM_OK) {
+        for (int32_t p = 0; p < r.n_prompts && rc == SIM_OK; p++)
             rc = replay_prompt(&r, p);
-        replay_finish(&r, rc == SIM_REPLAY_OK);
+        replay_finish(&r, rc == SIM_OK);
     }
     replay_close(&r);
     out->sim_wall_s = wall_s() - t_start;
@@ -728,14 +728,14 @@ uint64_t sim_point_content_key(const sim_point *pt)
 int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen)
 {
     int32_t first, n;
-    if (!trc_is_lazy(pt->trace) || point_prompts(pt, &first, &n) != 0) return SIM_REPLAY_OK;
+    if (!trc_is_lazy(pt->trace) || point_prompts(pt, &first, &n) != 0) return SIM_OK;
     for (int32_t p = first; p < first + n; p++) {
         trc_err terr;
         if (trc_prompt_acquire(pt->trace, p, &terr) != TRC_OK)
             return fail(err, errlen, prompt_status(terr.code), "%s", terr.msg);
         trc_prompt_release(pt->trace, p);
     }
-    return SIM_REPLAY_OK;
+    return SIM_OK;
 }
 
 /* The point, then the same point on each standing variant of its device
@@ -752,11 +752,11 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     memset(var, 0, sizeof var);
     int rc = replay_one(pt, out, err, errlen, 1, var, n_var);
     out->tokens_per_s_model_lo = out->tokens_per_s_model_hi = NAN;
-    if (rc != SIM_REPLAY_OK || pt->n_variants <= 0) return rc;
+    if (rc != SIM_OK || pt->n_variants <= 0) return rc;
     if (!pt->variants || pt->n_variants > RP_MAX_VARIANTS)
-        return fail(err, errlen, SIM_REPLAY_E_CONFIG, "bad list of device variants");
+        return fail(err, errlen, SIM_CONFIG, "bad list of device variants");
     sim_point_stats *vs = malloc(sizeof *vs);
-    if (!vs) return fail(err, errlen, SIM_REPLAY_E_INTERNAL, "out of memory");
+    if (!vs) return fail(err, errlen, SIM_INTERNAL, "out of memory");
     double lo = out->tokens_per_s, hi = lo, wall = out->sim_wall_s;
     for (int32_t i = 0; i < pt->n_variants; i++) {
         double tps;
@@ -770,7 +770,7 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
             v.span_fn = NULL;
             v.cycle_fn = NULL;
             rc = replay_one(&v, vs, err, errlen, 0, NULL, 0);
-            if (rc != SIM_REPLAY_OK) break;
+            if (rc != SIM_OK) break;
             tps = vs->tokens_per_s;
             wall += vs->sim_wall_s;
         }
@@ -778,9 +778,9 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
         if (tps > hi) hi = tps;
     }
     free(vs);
-    if (rc != SIM_REPLAY_OK) return rc;
+    if (rc != SIM_OK) return rc;
     out->tokens_per_s_model_lo = lo;
     out->tokens_per_s_model_hi = hi;
     out->sim_wall_s = wall;
-    return SIM_REPLAY_OK;
+    return SIM_OK;
 }

@@ -12,7 +12,7 @@
  *   -> the measured latencies flow back to policy.observe.
  *
  * A replay that emits a token different from the reference is a bug and fails
- * the point (SIM_REPLAY_E_MISMATCH) under the greedy rule.  The loop is
+ * the point (SIM_MISMATCH) under the greedy rule.  The loop is
  * sequential and deterministic: the same point gives the same statistics bit
  * for bit; the seed drives the synthesis of unrecorded draft nodes and, under
  * the sampling rule, the acceptance draws.
@@ -42,7 +42,7 @@
  * Pruning (policies with a prune hook): under greedy acceptance the replay
  * also accepts on the unpruned tree with the same target tokens, checks that
  * the pruned cycle's emitted tokens are a prefix of the unpruned ones (a
- * difference fails the point as SIM_REPLAY_E_MISMATCH) and reports rows_kept
+ * difference fails the point as SIM_MISMATCH) and reports rows_kept
  * and retention.
  */
 #ifndef SIM_REPLAY_H
@@ -58,16 +58,6 @@
 #include "sim/hw/sim_hw.h"
 #include "sim/sim_status.h"
 #include "traces/trc.h"
-
-/* Status codes (sim_status.h). */
-enum {
-    SIM_REPLAY_OK = SIM_OK,
-    SIM_REPLAY_E_CONFIG = SIM_CONFIG,      /* the point cannot run as configured */
-    SIM_REPLAY_E_NOFIT = SIM_CONFIG_NOFIT, /* does not fit the DRAM budget */
-    SIM_REPLAY_E_MISMATCH = SIM_MISMATCH,  /* emitted token differs from the reference */
-    SIM_REPLAY_E_INTERNAL = SIM_INTERNAL,  /* allocation or engine failure */
-    SIM_REPLAY_E_DATA = SIM_DATA           /* a prompt of the trace is damaged */
-};
 
 struct sim_cycle_info;
 
@@ -210,7 +200,7 @@ typedef struct sim_point_stats {
 
 #define RP_BOOTSTRAP 1000
 
-/* Runs the point.  Returns SIM_REPLAY_OK or an error code with a one-line
+/* Runs the point.  Returns SIM_OK or an error code with a one-line
  * message in err. */
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen);
 

@@ -145,7 +145,7 @@ int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *
                                   .proj = ENG_PROJ_ONDEMAND_CPU,
                                   .proj_rows = 1,
                                   .runtime = runtime};
-            if (sim_hw_verify_direct(hw, &v, at) != SIM_HW_OK) {
+            if (sim_hw_verify_direct(hw, &v, at) != SIM_OK) {
                 free(buf);
                 return -1;
             }
@@ -161,7 +161,7 @@ int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *
                               .proj = ENG_PROJ_EAGER_NPU,
                               .proj_rows = 1,
                               .runtime = runtime};
-        if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_HW_OK) {
+        if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_OK) {
             free(buf);
             return -1;
         }

@@ -47,7 +47,7 @@ int32_t rp_variants_open(rp_variant *var, int32_t n_var, const sim_point *pt, co
         v->total_ms = 0.0;
         v->priced =
             sim_hw_create(d, pt->target, pt->policy->needs_draft ? pt->draft : NULL,
-                          pt->dram_fraction, max_ctx, &v->hw, hw_err, sizeof hw_err) == SIM_HW_OK;
+                          pt->dram_fraction, max_ctx, &v->hw, hw_err, sizeof hw_err) == SIM_OK;
     }
     return n_var;
 }
@@ -73,7 +73,7 @@ void rp_variants_price(rp_variant *var, int32_t n_var, const sim_draft_call *cal
         double ms;
         if (!v->priced) continue;
         if ((rows > n_verified && rows > v->most) ||
-            sim_hw_cycle_overlap_ms_accepted(v->hw, calls, n_build, vs, ov, &ms) != SIM_HW_OK)
+            sim_hw_cycle_overlap_ms_accepted(v->hw, calls, n_build, vs, ov, &ms) != SIM_OK)
             v->priced = 0;
         else
             v->total_ms += ms;

@@ -308,7 +308,7 @@ static void *worker(void *arg)
         int rc = sim_replay_run(&j->pt, &j->st, j->err, sizeof j->err);
         char serr[SIM_SWEEP_ERR_CAP] = "";
         int sfail = 0;
-        if (rc == SIM_REPLAY_OK) {
+        if (rc == SIM_OK) {
             j->err[0] = 0;
             if (pl->p->store_dir)
                 sfail = sim_out_lock_keep(pl->p->lock, serr, sizeof serr) != 0 ||
@@ -485,19 +485,19 @@ static int lists_disagree(const sim_sweep_job *jobs, int64_t n, int rank, char *
 
 /* Before anything runs: every job pending, and what the ranks must agree on
  * before any other collective -- the same point list, a usable resume store,
- * no signal yet.  SIM_SWEEP_OK, or the error with err (sum filled). */
+ * no signal yet.  SIM_OK, or the error with err (sum filled). */
 static int sweep_begin(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,
                        sim_sweep_summary *sum, double t0, char *err, size_t errlen)
 {
     int rank = sim_mpi_rank(), size = sim_mpi_size();
     for (int64_t i = 0; i < n; i++) {
         jobs[i].state = SIM_SWEEP_PENDING;
-        jobs[i].replay_rc = SIM_REPLAY_OK;
+        jobs[i].replay_rc = SIM_OK;
         jobs[i].err[0] = 0;
     }
     if (size > 1 && lists_disagree(jobs, n, rank, err, errlen)) {
         sum->pending = n;
-        return SIM_SWEEP_E_MISMATCH;
+        return SIM_CONFIG_RANKS;
     }
     char serr[SIM_SWEEP_ERR_CAP] = "";
     int store_bad = p->store_dir && n > 0 &&
@@ -505,7 +505,7 @@ static int sweep_begin(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n
     if (sim_mpi_max_int(store_bad)) {
         snprintf(err, errlen, "%s", store_bad ? serr : "cannot create the resume store (on "
                                                        "another MPI rank)");
-        return SIM_SWEEP_E_STORE;
+        return SIM_CANTCREATE;
     }
     int sig = sim_mpi_max_int(sim_sweep_interrupted());
     if (sig) {
@@ -513,9 +513,9 @@ static int sweep_begin(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n
         sum->signal = sig;
         sum->wall_s = now_s() - t0;
         snprintf(err, errlen, "interrupted");
-        return SIM_SWEEP_E_INTERRUPTED;
+        return SIM_INTERRUPTED;
     }
-    return SIM_SWEEP_OK;
+    return SIM_OK;
 }
 
 /* Step 1, rank 0: the jobs the resume store holds (flag[i] = 1).  A record
@@ -531,7 +531,7 @@ static void sweep_resume(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t
         if (sim_sweep_store_get(p->store_dir, jobs[i].id, jobs[i].trace_checksum,
                                 p->resume == SIM_SWEEP_RESUME_ANY_BUILD ? NULL : p->version,
                                 &jobs[i].st) &&
-            sim_point_verify_content(&jobs[i].pt, verr, sizeof verr) == SIM_REPLAY_OK) {
+            sim_point_verify_content(&jobs[i].pt, verr, sizeof verr) == SIM_OK) {
             jobs[i].state = SIM_SWEEP_RESUMED;
             flag[i] = 1;
         }
@@ -586,9 +586,9 @@ static int sweep_finish(const sim_sweep_job *jobs, int64_t n, int sig, double t0
     sum->wall_s = now_s() - t0;
     if (sig && sum->pending > 0) {
         snprintf(err, errlen, "interrupted");
-        return SIM_SWEEP_E_INTERRUPTED;
+        return SIM_INTERRUPTED;
     }
-    return SIM_SWEEP_OK;
+    return SIM_OK;
 }
 
 int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n, sim_sweep_summary *sum,
@@ -598,7 +598,7 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n, sim
     memset(sum, 0, sizeof *sum);
     int rank = sim_mpi_rank(), size = sim_mpi_size();
     int rc = sweep_begin(p, jobs, n, sum, t0, err, errlen);
-    if (rc != SIM_SWEEP_OK) return rc;
+    if (rc != SIM_OK) return rc;
 
     /* 1. resume (rank 0 reads, everybody learns) */
     unsigned char *flag = calloc((size_t)(n ? n : 1), 1);  /* 1 = resumed */
@@ -609,7 +609,7 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n, sim
         free(owner);
         free(mine);
         snprintf(err, errlen, "out of memory for %lld sweep points", (long long)n);
-        return SIM_SWEEP_E_NOMEM;
+        return SIM_NOMEM;
     }
     if (rank == 0 && p->store_dir && p->resume) sweep_resume(p, jobs, n, flag);
     int bad = sim_mpi_bcast(flag, (size_t)n) != 0;
@@ -642,7 +642,7 @@ int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n, sim
         snprintf(err, errlen,
                  "cannot run the sweep: out of memory, no threads or an MPI "
                  "failure");
-        return SIM_SWEEP_E_NOMEM;
+        return SIM_NOMEM;
     }
     return sweep_finish(jobs, n, sig, t0, sum, err, errlen);
 }

@@ -46,15 +46,6 @@ enum {
     SIM_SWEEP_FAILED = 3    /* replay failed: replay_rc and err say why */
 };
 
-/* Status codes of sim_sweep_run (sim_status.h). */
-enum {
-    SIM_SWEEP_OK = SIM_OK,
-    SIM_SWEEP_E_STORE = SIM_CANTCREATE,        /* the store directory cannot be created */
-    SIM_SWEEP_E_NOMEM = SIM_NOMEM,             /* allocation or MPI failure */
-    SIM_SWEEP_E_INTERRUPTED = SIM_INTERRUPTED, /* SIGINT/SIGTERM: finished jobs are persisted */
-    SIM_SWEEP_E_MISMATCH = SIM_CONFIG_RANKS    /* MPI ranks expanded different point lists */
-};
-
 #define SIM_SWEEP_ERR_CAP 384
 
 typedef struct sim_sweep_job {
@@ -97,7 +88,7 @@ typedef struct sim_sweep_summary {
 } sim_sweep_summary;
 
 /* Runs jobs[0..n).  Collective under MPI: every rank calls it with the same
- * jobs in the same order.  Returns SIM_SWEEP_OK (even when some jobs FAILED),
+ * jobs in the same order.  Returns SIM_OK (even when some jobs FAILED),
  * or SIM_SWEEP_E_* with one line in err; with E_INTERRUPTED the jobs array and
  * summary are complete for what finished (the rest stays PENDING). */
 int sim_sweep_run(const sim_sweep_params *p, sim_sweep_job *jobs, int64_t n,

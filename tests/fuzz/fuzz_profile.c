@@ -7,7 +7,7 @@
  * text chunks only, memory and instruction caps), the same lparams key
  * validation (which also re-reads the file to find key lines) and the same
  * semantic checks as `flashspec` uses.  Contract under test: every input ends
- * in SIM_PROFILE_OK or SIM_PROFILE_E_CONFIG / E_NOMEM -- or E_MISSING when it
+ * in SIM_OK or SIM_CONFIG / E_NOMEM -- or E_MISSING when it
  * names a `base` profile that does not exist -- with one non-empty line
  * naming the file -- never a crash, a leak, a hang or a Lua panic.  A `base`
  * can only name a shipped profile (the input is no profile of the config
@@ -55,9 +55,9 @@ static const char *write_input(const uint8_t *data, size_t size)
 
 static void check(int rc, const char *err, const char *path)
 {
-    if (rc == SIM_PROFILE_OK) return;
-    require(rc == SIM_PROFILE_E_CONFIG || rc == SIM_PROFILE_E_NOMEM ||
-            rc == SIM_PROFILE_E_MISSING);
+    if (rc == SIM_OK) return;
+    require(rc == SIM_CONFIG || rc == SIM_NOMEM ||
+            rc == SIM_MISSING);
     require(err[0] != '\0');
     require(strchr(err, '\n') == NULL);
     require(strncmp(err, path, strlen(path)) == 0);

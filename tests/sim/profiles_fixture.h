@@ -24,7 +24,7 @@ static void load_profiles(const char *configs)
         snprintf(path, sizeof path, "%s/%s", configs, files[i]);
         int rc = i == 0 ? sim_profile_load_device(path, &dev, err, sizeof err)
                         : sim_profile_load_model(path, i == 1 ? &tgt : &drf, err, sizeof err);
-        if (rc != SIM_PROFILE_OK) {
+        if (rc != SIM_OK) {
             fprintf(stderr, "%s: %s\n", path, err);
             exit(1);
         }

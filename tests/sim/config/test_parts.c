@@ -107,14 +107,14 @@ static void test_compose(void)
     char err[1024] = "";
     /* dram_budget_gb is required and no part gives it */
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, NULL, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_E_CONFIG);
+          SIM_CONFIG);
     CHECK(strstr(err, "dev.lua:3:") == err && strstr(err, "missing required key 'dram_budget_gb'"));
     /* the file sets it: the soc's NPU read (90) is bounded by the memory's 60 */
     memset(taken, 0, sizeof taken);
     dev.dram_budget_gb = 4;
     taken[key_row("dram_budget_gb")] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, src, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_OK);
+          SIM_OK);
     CHECK(dev.npu_gbps == 60 && dev.cpu_gbps == 40 && dev.read_gbps == 2 && dev.dram_budget_gb == 4);
     CHECK(strstr(src->key[key_row("npu_gbps")].note, "bounded by dram_gbps 60") != NULL);
     CHECK(src->key[key_row("npu_gbps")].kind == SIM_SRC_PART);
@@ -126,7 +126,7 @@ static void test_compose(void)
     dev.npu_gbps = 70;
     taken[key_row("dram_budget_gb")] = taken[key_row("npu_gbps")] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, NULL, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_OK);
+          SIM_OK);
     CHECK(dev.npu_gbps == 70);
     /* a range of the soc's own value that does not hold it */
     size_t g = key_row("cpu_gflops");
@@ -136,7 +136,7 @@ static void test_compose(void)
     memset(taken, 0, sizeof taken);
     taken[key_row("dram_budget_gb")] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, NULL, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_E_CONFIG);
+          SIM_CONFIG);
     CHECK(strstr(err, "s:") == err && strstr(err, "ranges.cpu_gflops") &&
           strstr(err, "does not hold the value 300"));
     /* one that holds it: both range variants, rates low when slow and high when fast */
@@ -148,7 +148,7 @@ static void test_compose(void)
     memset(taken, 0, sizeof taken);
     taken[key_row("dram_budget_gb")] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, src, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_OK);
+          SIM_OK);
     CHECK(vars.n == 2 && !strcmp(vars.v[0].name, "parts_fast") &&
           !strcmp(vars.v[1].name, "parts_slow"));
     CHECK(dval(&vars.v[0].delta, "cpu_gflops") == 300 && dval(&vars.v[0].delta, "launch_us") == 50);
@@ -159,7 +159,7 @@ static void test_compose(void)
     memset(taken, 0, sizeof taken);
     taken[key_row("dram_budget_gb")] = taken[g] = taken[l] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, src, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_OK);
+          SIM_OK);
     CHECK(vars.n == 0 && !src->key[g].has_range);
     /* declared variants and the range variants together: at most the cap */
     memset(taken, 0, sizeof taken);
@@ -169,14 +169,14 @@ static void test_compose(void)
     for (int32_t i = 0; i < vars.n; i++)
         snprintf(vars.v[i].name, sizeof vars.v[i].name, "v%d", (int)i);
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 1, NULL, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_E_CONFIG);
+          SIM_CONFIG);
     CHECK(strstr(err, "exceed") != NULL);
     vars.n = 1;
     snprintf(vars.v[0].name, sizeof vars.v[0].name, "parts_slow");
     memset(taken, 0, sizeof taken);
     taken[key_row("dram_budget_gb")] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 1, NULL, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_E_CONFIG);
+          SIM_CONFIG);
     CHECK(strstr(err, "'parts_slow'") != NULL);
     /* the memory's peak bounds a read rate's range with its value */
     size_t cb = key_row("cpu_gbps");
@@ -186,7 +186,7 @@ static void test_compose(void)
     memset(taken, 0, sizeof taken);
     taken[key_row("dram_budget_gb")] = 1;
     CHECK(cfg_compose_device(&dev, taken, parts, &vars, 0, src, "dev.lua", 3, err, sizeof err) ==
-          SIM_PROFILE_OK);
+          SIM_OK);
     CHECK(dev.cpu_gbps == 40 && src->key[cb].lo == 30 && src->key[cb].hi == 60);
     CHECK(vars.n == 2 && dval(&vars.v[0].delta, "cpu_gbps") == 60);
     free(m);
@@ -305,7 +305,7 @@ static void test_good(void)
     /* fitted_on this very hardware: fits exact, no transfer, no range */
     int rc = load_dev("phone", &d, &v, s, err, sizeof err);
     if (rc) fprintf(stderr, "phone: %s\n", err);
-    CHECK(rc == SIM_PROFILE_OK && !strcmp(d.name, "phone"));
+    CHECK(rc == SIM_OK && !strcmp(d.name, "phone"));
     CHECK(d.npu_gflops == 100 && d.verify_graph_us == 1000 && d.launch_us == 100 &&
           d.request_latency_us == 10 && d.read_gbps == 2 && d.npu_gbps == 50);
     CHECK(v.n == 1 && !strcmp(v.v[0].name, "alt") && dval(&v.v[0].delta, "npu_gflops") == 50);
@@ -322,7 +322,7 @@ static void test_good(void)
     /* a derived file swaps soc and flash: fits carried, ranges, range variants */
     rc = load_dev("fastphone", &d, &v, s, err, sizeof err);
     if (rc) fprintf(stderr, "fastphone: %s\n", err);
-    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(rc == SIM_OK);
     CHECK(d.npu_gflops == 200 && d.verify_graph_us == 500 && d.launch_us == 100 &&
           d.read_gbps == 4 && d.cpu_gbps == 30 && d.cpu_gflops == 333 && d.dram_budget_gb == 4);
     CHECK(s->key[ng].has_range && s->key[ng].lo == 100 && s->key[ng].hi == 200);
@@ -346,7 +346,7 @@ static void test_good(void)
     CHECK(!v.v[1].set[cg] && !v.v[1].set[key_row("read_gbps")]);
     /* a device without parts: as before, every key its own or a default */
     rc = load_dev("flat", &d, &v, s, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_OK && v.n == 0 && s->key[key_row("read_gbps")].kind == SIM_SRC_OVERRIDE);
+    CHECK(rc == SIM_OK && v.n == 0 && s->key[key_row("read_gbps")].kind == SIM_SRC_OVERRIDE);
     CHECK(s->key[key_row("request_kb")].kind == SIM_SRC_DEFAULT && !s->parts[0][0]);
     free(s);
 }
@@ -362,99 +362,99 @@ typedef struct bad_case {
 
 static const bad_case bad_cases[] = {
     {"devices/kind.lua", "return {\n  dram_budget_gb = 1,\n  parts = { sco = 'ref' },\n}\n", "kind",
-     SIM_PROFILE_E_CONFIG, "devices/kind.lua", 3, "unknown part kind 'sco'", "did you mean 'soc'"},
+     SIM_CONFIG, "devices/kind.lua", 3, "unknown part kind 'sco'", "did you mean 'soc'"},
     {"devices/noname.lua", "return {\n  parts = {\n    soc = 'rfe' },\n}\n", "noname",
-     SIM_PROFILE_E_MISSING, "devices/noname.lua", 3, "unknown soc part 'rfe'", "did you mean 'ref'"},
-    {"devices/badname.lua", "return { parts = { soc = '../x' } }\n", "badname", SIM_PROFILE_E_CONFIG,
+     SIM_MISSING, "devices/noname.lua", 3, "unknown soc part 'rfe'", "did you mean 'ref'"},
+    {"devices/badname.lua", "return { parts = { soc = '../x' } }\n", "badname", SIM_CONFIG,
      "devices/badname.lua", 1, "parts.soc must be a part name", NULL},
-    {"devices/partstype.lua", "return {\n  parts = 'ref',\n}\n", "partstype", SIM_PROFILE_E_CONFIG,
+    {"devices/partstype.lua", "return {\n  parts = 'ref',\n}\n", "partstype", SIM_CONFIG,
      "devices/partstype.lua", 2, "key 'parts' must be a table", NULL},
     {"devices/norequired.lua", "return {\n  parts = { soc = 'ref', flash = 'f1' },\n}\n",
-     "norequired", SIM_PROFILE_E_CONFIG, "devices/norequired.lua", 2,
+     "norequired", SIM_CONFIG, "devices/norequired.lua", 2,
      "missing required key 'dram_budget_gb'", NULL},
     {"devices/devcite.lua", "return {\n  base = 'phone',\n  cite = { read_gbps = 'x' },\n}\n",
-     "devcite", SIM_PROFILE_E_CONFIG, "devices/devcite.lua", 3,
+     "devcite", SIM_CONFIG, "devices/devcite.lua", 3,
      "cite.read_gbps names a key the file does not set", NULL},
     {"parts/soc/wrongkind.lua", "return {\n  read_gbps = 1,\n  cite = { read_gbps = 'x' },\n}\n",
-     "wrongkind", SIM_PROFILE_E_CONFIG, "parts/soc/wrongkind.lua", 2,
+     "wrongkind", SIM_CONFIG, "parts/soc/wrongkind.lua", 2,
      "key 'read_gbps' is not a soc key", "flash parts"},
     {"parts/soc/named.lua", "return {\n  name = 'x',\n  cite = { name = 'x' },\n}\n", "named",
-     SIM_PROFILE_E_CONFIG, "parts/soc/named.lua", 2, "key 'name' is not a soc key",
+     SIM_CONFIG, "parts/soc/named.lua", 2, "key 'name' is not a soc key",
      "device profile's own key"},
     {"parts/soc/uncited.lua", "return {\n  cpu_gbps = 1,\n  cpu_gflops = 2,\n"
-     "  cite = { cpu_gbps = 'x' },\n}\n", "uncited", SIM_PROFILE_E_CONFIG, "parts/soc/uncited.lua", 3,
+     "  cite = { cpu_gbps = 'x' },\n}\n", "uncited", SIM_CONFIG, "parts/soc/uncited.lua", 3,
      "key 'cpu_gflops' has no citation", NULL},
     {"parts/soc/typo.lua", "return {\n  cpu_gbps = 1,\n  cite = {\n    cpu_gbp = 'x' },\n}\n",
-     "typo", SIM_PROFILE_E_CONFIG, "parts/soc/typo.lua", 4, "unknown key 'cpu_gbp' in cite",
+     "typo", SIM_CONFIG, "parts/soc/typo.lua", 4, "unknown key 'cpu_gbp' in cite",
      "did you mean 'cpu_gbps'"},
     {"parts/soc/both.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  fit = {\n    cpu_gbps = 'y' },\n}\n", "both", SIM_PROFILE_E_CONFIG, "parts/soc/both.lua", 5,
+     "  fit = {\n    cpu_gbps = 'y' },\n}\n", "both", SIM_CONFIG, "parts/soc/both.lua", 5,
      "both cite.cpu_gbps and fit.cpu_gbps", NULL},
     {"parts/soc/empty.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = '' },\n}\n", "empty",
-     SIM_PROFILE_E_CONFIG, "parts/soc/empty.lua", 3, "cite.cpu_gbps must be a non-empty string",
+     SIM_CONFIG, "parts/soc/empty.lua", 3, "cite.cpu_gbps must be a non-empty string",
      NULL},
-    {"parts/soc/unknown.lua", "return {\n  cpu_gbsp = 1,\n}\n", "unknown", SIM_PROFILE_E_CONFIG,
+    {"parts/soc/unknown.lua", "return {\n  cpu_gbsp = 1,\n}\n", "unknown", SIM_CONFIG,
      "parts/soc/unknown.lua", 2, "unknown key 'cpu_gbsp' in soc part", "did you mean 'cpu_gbps'"},
     {"parts/soc/rform.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  ranges = {\n    cpu_gbps = { 1 } },\n}\n", "rform", SIM_PROFILE_E_CONFIG,
+     "  ranges = {\n    cpu_gbps = { 1 } },\n}\n", "rform", SIM_CONFIG,
      "parts/soc/rform.lua", 5, "ranges.cpu_gbps must be { lo, hi }", NULL},
     {"parts/soc/rorder.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  ranges = { cpu_gbps = { 2, 1 } },\n}\n", "rorder", SIM_PROFILE_E_CONFIG,
+     "  ranges = { cpu_gbps = { 2, 1 } },\n}\n", "rorder", SIM_CONFIG,
      "parts/soc/rorder.lua", 4, "lo <= hi", NULL},
     {"parts/soc/rhold.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  ranges = { cpu_gbps = { 2, 3 } },\n}\n", "rhold", SIM_PROFILE_E_CONFIG,
+     "  ranges = { cpu_gbps = { 2, 3 } },\n}\n", "rhold", SIM_CONFIG,
      "parts/soc/rhold.lua", 4, "does not hold its value 1", NULL},
     {"parts/soc/rkind.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x',"
      " cpu_active_w = 'y' },\n  ranges = { cpu_active_w = { 1, 2 } },\n}\n", "rkind",
-     SIM_PROFILE_E_CONFIG, "parts/soc/rkind.lua", 4, "only rates", NULL},
+     SIM_CONFIG, "parts/soc/rkind.lua", 4, "only rates", NULL},
     {"parts/soc/rcite.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  ranges = { launch_us = { 1, 2 } },\n}\n", "rcite", SIM_PROFILE_E_CONFIG,
+     "  ranges = { launch_us = { 1, 2 } },\n}\n", "rcite", SIM_CONFIG,
      "parts/soc/rcite.lua", 4, "ranges.launch_us needs cite.launch_us", NULL},
     {"parts/soc/rspan.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  ranges = { cpu_gbps = { 0.5, 2000 } },\n}\n", "rspan", SIM_PROFILE_E_CONFIG,
+     "  ranges = { cpu_gbps = { 0.5, 2000 } },\n}\n", "rspan", SIM_CONFIG,
      "parts/soc/rspan.lua", 4, "leaves the key's range", NULL},
     {"parts/soc/speed.lua", "return {\n  cpu_gbps = 1,\n  npu_speed = 2,\n"
-     "  cite = { cpu_gbps = 'x', npu_speed = 'y' },\n}\n", "speed", SIM_PROFILE_E_CONFIG,
+     "  cite = { cpu_gbps = 'x', npu_speed = 'y' },\n}\n", "speed", SIM_CONFIG,
      "parts/soc/speed.lua", 3, "npu_speed needs speed_over", NULL},
     {"parts/soc/speedcite.lua", "return {\n  cpu_gbps = 1,\n  speed_over = 'ref',\n"
-     "  cpu_speed = 2,\n  cite = { cpu_gbps = 'x' },\n}\n", "speedcite", SIM_PROFILE_E_CONFIG,
+     "  cpu_speed = 2,\n  cite = { cpu_gbps = 'x' },\n}\n", "speedcite", SIM_CONFIG,
      "parts/soc/speedcite.lua", 4, "cpu_speed has no citation", NULL},
     {"parts/soc/xfer.lua", "return {\n  cpu_gbps = 1,\n  cite = { cpu_gbps = 'x' },\n"
-     "  transfer = { cpu_gbps = 'npu' },\n}\n", "xfer", SIM_PROFILE_E_CONFIG, "parts/soc/xfer.lua",
+     "  transfer = { cpu_gbps = 'npu' },\n}\n", "xfer", SIM_CONFIG, "parts/soc/xfer.lua",
      4, "unknown key 'transfer' in soc part", NULL},
     {"parts/runtime/rbad.lua", "return {\n  launch_us = 1,\n  fit = { launch_us = 'x' },\n"
      "  fitted_on = { soc = 'ref' },\n  transfer = {\n    launch_us = 'gpu' },\n}\n", "rbad",
-     SIM_PROFILE_E_CONFIG, "parts/runtime/rbad.lua", 6, "transfer.launch_us must be", NULL},
+     SIM_CONFIG, "parts/runtime/rbad.lua", 6, "transfer.launch_us must be", NULL},
     {"parts/runtime/rnofit.lua", "return {\n  launch_us = 1,\n  fit = { launch_us = 'x' },\n"
-     "  transfer = { launch_us = 'npu' },\n}\n", "rnofit", SIM_PROFILE_E_CONFIG,
+     "  transfer = { launch_us = 'npu' },\n}\n", "rnofit", SIM_CONFIG,
      "parts/runtime/rnofit.lua", 4, "transfer needs fitted_on", NULL},
     {"parts/runtime/rnotset.lua", "return {\n  launch_us = 1,\n  fit = { launch_us = 'x' },\n"
      "  fitted_on = { soc = 'ref' },\n  transfer = { sync_us = 'npu' },\n}\n", "rnotset",
-     SIM_PROFILE_E_CONFIG, "parts/runtime/rnotset.lua", 5, "transfer.sync_us", "not a number"},
+     SIM_CONFIG, "parts/runtime/rnotset.lua", 5, "transfer.sync_us", "not a number"},
     {"parts/runtime/rvar.lua", "return {\n  launch_us = 1,\n  fit = { launch_us = 'x' },\n"
-     "  variants = { v = { read_gbps = 3 } },\n}\n", "rvar", SIM_PROFILE_E_CONFIG,
+     "  variants = { v = { read_gbps = 3 } },\n}\n", "rvar", SIM_CONFIG,
      "parts/runtime/rvar.lua", 4, "variant 'v': key 'read_gbps' is not a runtime key", NULL},
     {"parts/runtime/rfitrange.lua", "return {\n  launch_us = 1,\n  fit = { launch_us = 'x' },\n"
-     "  ranges = { launch_us = { 0, 2 } },\n}\n", "rfitrange", SIM_PROFILE_E_CONFIG,
+     "  ranges = { launch_us = { 0, 2 } },\n}\n", "rfitrange", SIM_CONFIG,
      "parts/runtime/rfitrange.lua", 4, "is a fit of this part", NULL},
     {"parts/flash/fvar.lua", "return {\n  read_gbps = 1,\n  cite = { read_gbps = 'x' },\n"
-     "  variants = {},\n}\n", "fvar", SIM_PROFILE_E_CONFIG, "parts/flash/fvar.lua", 4,
+     "  variants = {},\n}\n", "fvar", SIM_CONFIG, "parts/flash/fvar.lua", 4,
      "unknown key 'variants' in flash part", NULL},
     /* composed: the soc has no speed over the runtime's; a range a value leaves */
     {"devices/nospeed.lua", "return {\n  base = 'phone',\n  parts = { soc = 'other' },\n}\n",
-     "nospeed", SIM_PROFILE_E_CONFIG, "devices/nospeed.lua", 3,
+     "nospeed", SIM_CONFIG, "devices/nospeed.lua", 3,
      "runtime part 'rt' was fitted on soc 'ref'", "soc part 'other' states no npu_speed"},
     {"devices/toomany.lua", "return {\n  base = 'fastphone',\n  variants = { a = {}, b = {}, c = {},"
-     " d = {}, e = {}, f = {}, g = {} },\n}\n", "toomany", SIM_PROFILE_E_CONFIG,
+     " d = {}, e = {}, f = {}, g = {} },\n}\n", "toomany", SIM_CONFIG,
      "devices/toomany.lua", 2, "7 variants and the parts' two range variants exceed 8", NULL},
     {"devices/clash.lua", "return {\n  base = 'fastphone',\n  variants = { parts_fast = {} },\n}\n",
-     "clash", SIM_PROFILE_E_CONFIG, "devices/clash.lua", 2,
+     "clash", SIM_CONFIG, "devices/clash.lua", 2,
      "variant 'parts_fast' is the name of the parts' range variant", NULL},
     {"parts/flash/f3.lua", "return {\n  read_gbps = 4,\n  cite = { read_gbps = 'F3',"
      " request_latency_us = 'none' },\n  ranges = { request_latency_us = { 20, 30 } },\n}\n",
      NULL, 0, NULL, 0, NULL, NULL},
     {"devices/outside.lua", "return {\n  base = 'phone',\n  parts = { flash = 'f3' },\n}\n",
-     "outside", SIM_PROFILE_E_CONFIG, "parts/flash/f3.lua", 4,
+     "outside", SIM_CONFIG, "parts/flash/f3.lua", 4,
      "ranges.request_latency_us = { 20, 30 } does not hold the value 10", "runtime/rt"},
 };
 
@@ -548,7 +548,7 @@ static void test_shipped(const char *cfg, const char *flat)
         snprintf(path, sizeof path, "%s/devices/%s.lua", cfg, devs[i]);
         int rc = sim_profile_explain_device(path, &d, &v, s, err, sizeof err);
         if (rc) fprintf(stderr, "%s\n", err);
-        CHECK(rc == SIM_PROFILE_OK);
+        CHECK(rc == SIM_OK);
         check_sources(devs[i], s);
         for (int k = 0; k < SIM_PART_KINDS; k++)
             CHECK(s->parts[k][0] != 0); /* made of parts, all four kinds */
@@ -597,7 +597,7 @@ static void test_shipped(const char *cfg, const char *flat)
         snprintf(path, sizeof path, "%s/devices/%s.lua", cfg, edge[i]);
         int rc = sim_profile_explain_device(path, &d, &v, s, err, sizeof err);
         if (rc) fprintf(stderr, "%s\n", err);
-        CHECK(rc == SIM_PROFILE_OK);
+        CHECK(rc == SIM_OK);
         check_sources(edge[i], s);
         CHECK(!strcmp(s->parts[SIM_PART_SOC], socs[i]));
         CHECK(!strcmp(s->parts[SIM_PART_RUNTIME], "llamacpp-cpu"));
@@ -623,7 +623,7 @@ static void test_shipped(const char *cfg, const char *flat)
             unsigned char set[SIM_VARIANT_KEYS_CAP];
             int rc = sim_part_load(path, k, &d, set, s, err, sizeof err);
             if (rc) fprintf(stderr, "%s\n", err);
-            CHECK(rc == SIM_PROFILE_OK);
+            CHECK(rc == SIM_OK);
         }
         free(names);
     }
@@ -638,18 +638,18 @@ static void price(const char *name, double *out, int n)
     char path[1024], err[1024];
     sim_device d;
     CHECK(sim_profile_find("devices", name, 0, path, sizeof path) >= 0);
-    CHECK(sim_profile_load_device(path, &d, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device(path, &d, err, sizeof err) == SIM_OK);
     sim_model t, e;
     CHECK(sim_profile_find("models", "qwen3-8b-q4_0", 0, path, sizeof path) >= 0);
-    CHECK(sim_profile_load_model(path, &t, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_model(path, &t, err, sizeof err) == SIM_OK);
     CHECK(sim_profile_find("models", "qwen3-8b-eagle3-q4_0", 0, path, sizeof path) >= 0);
-    CHECK(sim_profile_load_model(path, &e, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_model(path, &e, err, sizeof err) == SIM_OK);
     static const double fr[] = {0, 0.3, 1};
     static const int32_t rows[] = {1, 2, 3, 8, 9, 16, 31, 64};
     int at = 0;
     for (int x = 0; x < 3; x++) {
         sim_hw *hw = NULL;
-        CHECK(sim_hw_create(&d, &t, &e, fr[x], 4096, &hw, err, sizeof err) == SIM_HW_OK);
+        CHECK(sim_hw_create(&d, &t, &e, fr[x], 4096, &hw, err, sizeof err) == SIM_OK);
         if (!hw) return;
         for (int r = 0; r < 8; r++) {
             for (int exit = 0; exit < 2; exit++) {
@@ -661,7 +661,7 @@ static void price(const char *name, double *out, int n)
                                       .decode = rows[r] == 1 && !exit};
                 sim_draft_call c[2] = {{ENG_UNIT_CPU, 1, 300, 0}, {ENG_UNIT_NPU, rows[r], 300, 0}};
                 sim_cycle_time ct;
-                CHECK(sim_hw_estimate(hw, c, 2, &v, &ct, NULL) == SIM_HW_OK);
+                CHECK(sim_hw_estimate(hw, c, 2, &v, &ct, NULL) == SIM_OK);
                 if (at < n) out[at++] = ct.cycle_ms;
             }
         }

@@ -33,7 +33,7 @@ static int load_dev(const char *file, char *err, size_t n)
     snprintf(path, sizeof path, "%s/%s", data_dir, file);
     sim_device d;
     int rc = sim_profile_load_device(path, &d, err, n);
-    CHECK(strchr(err, '\n') == NULL || rc == SIM_PROFILE_OK);
+    CHECK(strchr(err, '\n') == NULL || rc == SIM_OK);
     return rc;
 }
 
@@ -43,7 +43,7 @@ static void expect_config(const char *file, int line, const char *want)
     char err[1024] = "", prefix[1100];
     int rc = load_dev(file, err, sizeof err);
     snprintf(prefix, sizeof prefix, "%s/%s:%d: ", data_dir, file, line);
-    if (rc != SIM_PROFILE_E_CONFIG || strncmp(err, prefix, strlen(prefix)) != 0 ||
+    if (rc != SIM_CONFIG || strncmp(err, prefix, strlen(prefix)) != 0 ||
         !strstr(err, want)) {
         fprintf(stderr, "%s: rc %d, got '%s', want prefix '%s' and '%s'\n", file, rc, err, prefix,
                 want);
@@ -59,7 +59,7 @@ static void test_shipped(const char *cfg)
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
     int rc = sim_profile_load_device(path, &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(rc == SIM_OK);
     CHECK(strcmp(d.name, "oneplus12") == 0 && d.read_gbps == 4.2 && d.n_npu_shapes == 9);
     static const char *const models[] = {
         "qwen3-4b-q4_0",         "qwen3-8b-q4_0",           "qwen3-14b-q4_0",
@@ -70,7 +70,7 @@ static void test_shipped(const char *cfg)
         snprintf(path, sizeof path, "%s/models/%s.lua", cfg, models[i]);
         rc = sim_profile_load_model(path, &m, err, sizeof err);
         if (rc) fprintf(stderr, "%s\n", err);
-        CHECK(rc == SIM_PROFILE_OK && strcmp(m.name, models[i]) == 0);
+        CHECK(rc == SIM_OK && strcmp(m.name, models[i]) == 0);
         CHECK(m.weight_bits == 4.5);
         CHECK((m.kind == SIM_MODEL_EAGLE3) == (strstr(models[i], "eagle3") != NULL));
     }
@@ -101,7 +101,7 @@ static void test_sandbox(void)
     expect_config("sb_dofile.lua", 1, "global 'dofile'");
     expect_config("sb_loop.lua", 1, "instruction limit");
     char err[1024] = "";
-    CHECK(load_dev("sb_memory.lua", err, sizeof err) == SIM_PROFILE_E_CONFIG);
+    CHECK(load_dev("sb_memory.lua", err, sizeof err) == SIM_CONFIG);
     CHECK(strstr(err, "memory limit"));
     CHECK(access("/tmp/flashspec-sandbox-breach", F_OK) != 0);
     /* the safe libraries work; a model profile passes */
@@ -110,7 +110,7 @@ static void test_sandbox(void)
     sim_model m;
     int rc = sim_profile_load_model(path, &m, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK && m.layers == 36 && strcmp(m.name, "safe") == 0);
+    CHECK(rc == SIM_OK && m.layers == 36 && strcmp(m.name, "safe") == 0);
 }
 
 static int writer(lua_State *L, const void *p, size_t sz, void *ud)
@@ -135,7 +135,7 @@ static void test_binary_chunk(void)
     char err[1024] = "";
     int rc = sim_profile_load_device(path, &d, err, sizeof err);
     remove(path);
-    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "binary"));
+    CHECK(rc == SIM_CONFIG && strstr(err, "binary"));
 }
 
 static void test_missing_and_names(const char *cfg)
@@ -143,30 +143,30 @@ static void test_missing_and_names(const char *cfg)
     char err[1024] = "", path[256];
     sim_model m;
     int rc = sim_profile_load_model("/nonexistent/dir/x.lua", &m, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_MISSING && sim_status_exit(rc) == 66);
+    CHECK(rc == SIM_MISSING && sim_status_exit(rc) == 66);
     CHECK(strncmp(err, "/nonexistent/dir/x.lua: cannot open", 35) == 0);
 
-    CHECK(sim_profile_path("devices", "../etc/passwd", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_profile_path("devices", "a/b", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_profile_path("models", "x..y", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_profile_path("models", "", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_profile_path("models", ".hidden", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_profile_path("policies", "x", path, sizeof path) == SIM_PROFILE_E_NAME);
-    CHECK(sim_status_exit(SIM_PROFILE_E_NAME) == 78);
-    CHECK(sim_status_exit(SIM_PROFILE_E_NOMEM) == 70);
+    CHECK(sim_profile_path("devices", "../etc/passwd", path, sizeof path) == SIM_CONFIG_NAME);
+    CHECK(sim_profile_path("devices", "a/b", path, sizeof path) == SIM_CONFIG_NAME);
+    CHECK(sim_profile_path("models", "x..y", path, sizeof path) == SIM_CONFIG_NAME);
+    CHECK(sim_profile_path("models", "", path, sizeof path) == SIM_CONFIG_NAME);
+    CHECK(sim_profile_path("models", ".hidden", path, sizeof path) == SIM_CONFIG_NAME);
+    CHECK(sim_profile_path("policies", "x", path, sizeof path) == SIM_CONFIG_NAME);
+    CHECK(sim_status_exit(SIM_CONFIG_NAME) == 78);
+    CHECK(sim_status_exit(SIM_NOMEM) == 70);
 
     CHECK(setenv("FLASHSPEC_CONFIG_DIR", cfg, 1) == 0);
-    CHECK(sim_profile_path("models", "qwen3-8b-q4_0", path, sizeof path) == SIM_PROFILE_OK);
+    CHECK(sim_profile_path("models", "qwen3-8b-q4_0", path, sizeof path) == SIM_OK);
     char want[1024];
     snprintf(want, sizeof want, "%s/models/qwen3-8b-q4_0.lua", cfg);
     CHECK(strcmp(path, want) == 0);
-    CHECK(sim_profile_load_model(path, &m, err, sizeof err) == SIM_PROFILE_OK);
-    CHECK(sim_profile_path("models", "qwen3-8b-q4_0", path, 8) == SIM_PROFILE_E_NAME);
+    CHECK(sim_profile_load_model(path, &m, err, sizeof err) == SIM_OK);
+    CHECK(sim_profile_path("models", "qwen3-8b-q4_0", path, 8) == SIM_CONFIG_NAME);
     CHECK(setenv("FLASHSPEC_CONFIG_DIR", "/elsewhere", 1) == 0);
-    CHECK(sim_profile_path("devices", "oneplus12", path, sizeof path) == SIM_PROFILE_OK);
+    CHECK(sim_profile_path("devices", "oneplus12", path, sizeof path) == SIM_OK);
     CHECK(strcmp(path, "/elsewhere/devices/oneplus12.lua") == 0);
     CHECK(unsetenv("FLASHSPEC_CONFIG_DIR") == 0);
-    CHECK(sim_profile_path("devices", "oneplus12", path, sizeof path) == SIM_PROFILE_OK);
+    CHECK(sim_profile_path("devices", "oneplus12", path, sizeof path) == SIM_OK);
     CHECK(strstr(path, "/devices/oneplus12.lua") != NULL);
 }
 
@@ -219,10 +219,10 @@ static void test_inheritance(const char *cfg)
     memset(&base, 0, sizeof base); /* padding compares equal below */
     memset(&d, 0, sizeof d);
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
-    CHECK(sim_profile_load_device(path, &base, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device(path, &base, err, sizeof err) == SIM_OK);
     int rc = load_dev_in(cfg, "dev_derived.lua", &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(rc == SIM_OK);
     CHECK(d.read_gbps == 3.5 && base.read_gbps == 4.2);
     CHECK(strcmp(d.name, "dev_derived") == 0);
     sim_device same = d; /* every other field comes from the base */
@@ -233,17 +233,17 @@ static void test_inheritance(const char *cfg)
     /* two levels: dev_chain -> phone_fast -> phone; the nearest file wins */
     sim_device phone, fast;
     snprintf(path, sizeof path, "%s/devices/phone.lua", inherit);
-    CHECK(sim_profile_load_device(path, &phone, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device(path, &phone, err, sizeof err) == SIM_OK);
     snprintf(path, sizeof path, "%s/devices/phone_fast.lua", inherit);
     CHECK(setenv("FLASHSPEC_CONFIG_DIR", inherit, 1) == 0);
     rc = sim_profile_load_device(path, &fast, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK && strcmp(fast.name, "fastphone") == 0);
+    CHECK(rc == SIM_OK && strcmp(fast.name, "fastphone") == 0);
     CHECK(fast.read_gbps == 8 && fast.n_npu_shapes == 3 && fast.npu_shapes[2] == 16);
     CHECK(fast.npu_gflops == phone.npu_gflops && fast.cpu_gbps == phone.cpu_gbps);
     rc = load_dev_in(inherit, "dev_chain.lua", &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(rc == SIM_OK);
     CHECK(strcmp(d.name, "dev_chain") == 0); /* neither "fastphone" nor "phone" */
     CHECK(d.npu_gflops == 2000 && d.read_gbps == 8 && d.n_npu_shapes == 3);
     CHECK(d.dram_gbps == phone.dram_gbps && d.launch_us == phone.launch_us);
@@ -251,59 +251,59 @@ static void test_inheritance(const char *cfg)
 
     /* errors: each one line, in the file that holds the problem */
     snprintf(data, sizeof data, "%s/dev_derived_unknown.lua", data_dir);
-    expect_inherit(cfg, "dev_derived_unknown.lua", SIM_PROFILE_E_CONFIG, data, 4,
+    expect_inherit(cfg, "dev_derived_unknown.lua", SIM_CONFIG, data, 4,
                    "unknown key 'read_gbp' in device profile (did you mean 'read_gbps'?)");
     snprintf(data, sizeof data, "%s/dev_derived_check.lua", data_dir);
-    expect_inherit(cfg, "dev_derived_check.lua", SIM_PROFILE_E_CONFIG, data, 1,
+    expect_inherit(cfg, "dev_derived_check.lua", SIM_CONFIG, data, 1,
                    "cannot exceed dram_gbps");
     snprintf(data, sizeof data, "%s/dev_base_missing.lua", data_dir);
-    expect_inherit(cfg, "dev_base_missing.lua", SIM_PROFILE_E_MISSING, data, 3,
+    expect_inherit(cfg, "dev_base_missing.lua", SIM_MISSING, data, 3,
                    "base profile 'no-such-phone' not found");
-    CHECK(sim_status_exit(SIM_PROFILE_E_MISSING) == 66);
+    CHECK(sim_status_exit(SIM_MISSING) == 66);
     snprintf(data, sizeof data, "%s/dev_base_badname.lua", data_dir);
-    expect_inherit(cfg, "dev_base_badname.lua", SIM_PROFILE_E_CONFIG, data, 4,
+    expect_inherit(cfg, "dev_base_badname.lua", SIM_CONFIG, data, 4,
                    "invalid base profile name '../devices/oneplus12'");
     snprintf(data, sizeof data, "%s/dev_base_type.lua", data_dir);
-    expect_inherit(cfg, "dev_base_type.lua", SIM_PROFILE_E_CONFIG, data, 3,
+    expect_inherit(cfg, "dev_base_type.lua", SIM_CONFIG, data, 3,
                    "key 'base' must be a string (got number)");
     snprintf(data, sizeof data, "%s/devices/cyc_b.lua", inherit);
-    expect_inherit(inherit, "dev_cycle.lua", SIM_PROFILE_E_CONFIG, data, 1,
+    expect_inherit(inherit, "dev_cycle.lua", SIM_CONFIG, data, 1,
                    "base 'cyc_a' makes a cycle (dev_cycle -> cyc_a -> cyc_b -> cyc_a)");
     snprintf(path, sizeof path, "%s/devices/self.lua", inherit);
     rc = sim_profile_load_device(path, &d, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "self.lua:2: ") &&
+    CHECK(rc == SIM_CONFIG && strstr(err, "self.lua:2: ") &&
           strstr(err, "makes a cycle (self -> self)"));
     snprintf(data, sizeof data, "%s/devices/broken.lua", inherit);
-    expect_inherit(inherit, "dev_base_broken.lua", SIM_PROFILE_E_CONFIG, data, 4,
+    expect_inherit(inherit, "dev_base_broken.lua", SIM_CONFIG, data, 4,
                    "device profile: key 'prefetch_layers' = 9 is out of range [0, 8]");
     snprintf(data, sizeof data, "%s/devices/escape.lua", inherit);
-    expect_inherit(inherit, "dev_base_escape.lua", SIM_PROFILE_E_CONFIG, data, 1, "global 'io'");
+    expect_inherit(inherit, "dev_base_escape.lua", SIM_CONFIG, data, 1, "global 'io'");
     /* the base is found by name under the same config dir only */
     snprintf(data, sizeof data, "%s/dev_chain.lua", data_dir);
-    expect_inherit(cfg, "dev_chain.lua", SIM_PROFILE_E_MISSING, data, 3,
+    expect_inherit(cfg, "dev_chain.lua", SIM_MISSING, data, 3,
                    "base profile 'phone_fast' not found");
 
     /* models: a base of the same kind */
     sim_model m, mb;
     snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", cfg);
-    CHECK(sim_profile_load_model(path, &mb, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_model(path, &mb, err, sizeof err) == SIM_OK);
     CHECK(setenv("FLASHSPEC_CONFIG_DIR", cfg, 1) == 0);
     snprintf(path, sizeof path, "%s/model_derived.lua", data_dir);
     rc = sim_profile_load_model(path, &m, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK && strcmp(m.name, "model_derived") == 0);
+    CHECK(rc == SIM_OK && strcmp(m.name, "model_derived") == 0);
     CHECK(m.npu_efficiency == 1.1 && mb.npu_efficiency != 1.1);
     CHECK(m.layers == mb.layers && m.flash_efficiency == mb.flash_efficiency);
     snprintf(path, sizeof path, "%s/model_base_kind.lua", data_dir);
     rc = sim_profile_load_model(path, &m, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_MISSING && strstr(err, "model_base_kind.lua:3: ") &&
+    CHECK(rc == SIM_MISSING && strstr(err, "model_base_kind.lua:3: ") &&
           strstr(err, "models/oneplus12.lua"));
     /* the generic loader knows no kind: `base` is an unknown key there */
     snprintf(path, sizeof path, "%s/dev_derived.lua", data_dir);
     rc = sim_profile_load(path, sim_device_keys(), &d, "device profile", err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "unknown key 'base'"));
+    CHECK(rc == SIM_CONFIG && strstr(err, "unknown key 'base'"));
     rc = sim_profile_load_kind(path, "policies", sim_device_keys(), &d, "x", err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_NAME);
+    CHECK(rc == SIM_CONFIG_NAME);
 
     /* chain depth: 8 bases load, a 9th is an error */
     char tmp[] = "/tmp/flashspec-chain-XXXXXX";
@@ -333,13 +333,13 @@ static void test_inheritance(const char *cfg)
     snprintf(path, sizeof path, "%s/devices/c0.lua", tmp);
     rc = sim_profile_load_device(path, &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK && d.launch_us == 0 && strcmp(d.name, "c0") == 0);
+    CHECK(rc == SIM_OK && d.launch_us == 0 && strcmp(d.name, "c0") == 0);
     snprintf(path, sizeof path, "%s/devices/d0.lua", tmp);
     rc = sim_profile_load_device(path, &d, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "/devices/d8.lua:2: ") &&
+    CHECK(rc == SIM_CONFIG && strstr(err, "/devices/d8.lua:2: ") &&
           strstr(err, "base chain deeper than 8 profiles (d0 -> d1 -> d2 -> d3 -> d4 -> d5 -> "
                       "d6 -> d7 -> d8 -> d9)"));
-    if (rc != SIM_PROFILE_E_CONFIG) fprintf(stderr, "%s\n", err);
+    if (rc != SIM_CONFIG) fprintf(stderr, "%s\n", err);
     for (int i = 0; i <= 8; i++) {
         snprintf(path, sizeof path, "%s/devices/c%d.lua", tmp, i);
         remove(path);
@@ -385,7 +385,7 @@ static void test_search_path(const char *cfg)
     CHECK(sim_profile_find("devices", "mine", 0, path, sizeof path) == 0);
     int rc = sim_profile_load_device(path, &d, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK && d.launch_us == 7 && d.read_gbps == 2.5 && d.npu_gflops > 0);
+    CHECK(rc == SIM_OK && d.launch_us == 7 && d.read_gbps == 2.5 && d.npu_gflops > 0);
     char names[SIM_PROFILE_LIST_MAX][SIM_PROFILE_NAME_CAP];
     int n = sim_profile_names("devices", names, SIM_PROFILE_LIST_MAX), ones = 0, mine = 0;
     for (int i = 0; i < n; i++) {
@@ -398,7 +398,7 @@ static void test_search_path(const char *cfg)
     write_profile(d1, "loop", "return { base = \"loop\" }\n");
     CHECK(sim_profile_find("devices", "loop", 0, path, sizeof path) == 0);
     rc = sim_profile_load_device(path, &d, err, sizeof err);
-    CHECK(rc == SIM_PROFILE_E_CONFIG && strstr(err, "makes a cycle"));
+    CHECK(rc == SIM_CONFIG && strstr(err, "makes a cycle"));
     CHECK(unsetenv("FLASHSPEC_CONFIG_PATH") == 0);
     CHECK(sim_profile_find("devices", "mine", 0, path, sizeof path) == -1);
     CHECK(unsetenv("FLASHSPEC_CONFIG_DIR") == 0);
@@ -430,7 +430,7 @@ static void test_variants(const char *cfg)
     /* the shipped OnePlus 12 declares its three standing variants; its runtime's
      * prior range adds parts_slow */
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", cfg);
-    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_OK);
     /* in name order */
     CHECK(v.n == 4 && strcmp(v.v[0].name, "all") == 0 && strcmp(v.v[1].name, "const") == 0 &&
           strcmp(v.v[2].name, "min8") == 0 && strcmp(v.v[3].name, "parts_slow") == 0);
@@ -487,12 +487,12 @@ static void test_variants(const char *cfg)
         int rc = sim_profile_load_device_variants(path, &d, &v, err, sizeof err);
         if (!cases[i].want) {
             if (rc) fprintf(stderr, "%s: %s\n", cases[i].name, err);
-            CHECK(rc == SIM_PROFILE_OK);
+            CHECK(rc == SIM_OK);
             continue;
         }
         char head[1700];
         snprintf(head, sizeof head, "%s:", path);
-        if (rc != SIM_PROFILE_E_CONFIG || strncmp(err, head, strlen(head)) != 0 ||
+        if (rc != SIM_CONFIG || strncmp(err, head, strlen(head)) != 0 ||
             !strstr(err, cases[i].want) || strchr(err, '\n')) {
             fprintf(stderr, "%s: rc %d '%s', want '%s'\n", cases[i].name, rc, err, cases[i].want);
             CHECK(0);
@@ -504,16 +504,16 @@ static void test_variants(const char *cfg)
     }
     /* sorted by name; inherited by a derived file; cleared by an empty table */
     snprintf(path, sizeof path, "%s/phone.lua", devs);
-    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_OK);
     CHECK(v.n == 2 && strcmp(v.v[0].name, "alt") == 0 && strcmp(v.v[1].name, "slow") == 0);
     snprintf(path, sizeof path, "%s/derived.lua", devs);
-    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_OK);
     CHECK(v.n == 2 && d.npu_gflops == 2000);
     m = d;
     sim_device_variant_apply(&v.v[0], &m); /* alt: over the derived device */
     CHECK(m.verify_min_rows == 8 && m.npu_gflops == 2000);
     snprintf(path, sizeof path, "%s/cleared.lua", devs);
-    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device_variants(path, &d, &v, err, sizeof err) == SIM_OK);
     CHECK(v.n == 0);
     /* a model profile has no variants */
     char mdir[300], mpath[400];
@@ -529,7 +529,7 @@ static void test_variants(const char *cfg)
         fclose(f);
     }
     sim_model mm;
-    CHECK(sim_profile_load_model(mpath, &mm, err, sizeof err) == SIM_PROFILE_E_CONFIG);
+    CHECK(sim_profile_load_model(mpath, &mm, err, sizeof err) == SIM_CONFIG);
     CHECK(strstr(err, "variants") != NULL);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(path, sizeof path, "%s/%s.lua", devs, cases[i].name);

@@ -32,19 +32,19 @@ static void test_order_and_clock(void)
     sim_des *des = sim_des_create(1);
     log_t lg = {0};
     CHECK(des && sim_des_now(des) == 0);
-    CHECK(sim_des_schedule(des, 30, 0, record, &lg, NULL, 4) == SIM_DES_OK);
-    CHECK(sim_des_schedule(des, 10, 1, record, &lg, NULL, 2) == SIM_DES_OK);
-    CHECK(sim_des_schedule(des, 10, 0, record, &lg, NULL, 0) == SIM_DES_OK);
-    CHECK(sim_des_schedule(des, 10, 0, record, &lg, NULL, 1) == SIM_DES_OK);
-    CHECK(sim_des_schedule_at(des, 20, 5, record, &lg, NULL, 3) == SIM_DES_OK);
-    CHECK(sim_des_schedule(des, -1, 0, record, &lg, NULL, 9) == SIM_DES_E_PAST);
+    CHECK(sim_des_schedule(des, 30, 0, record, &lg, NULL, 4) == SIM_OK);
+    CHECK(sim_des_schedule(des, 10, 1, record, &lg, NULL, 2) == SIM_OK);
+    CHECK(sim_des_schedule(des, 10, 0, record, &lg, NULL, 0) == SIM_OK);
+    CHECK(sim_des_schedule(des, 10, 0, record, &lg, NULL, 1) == SIM_OK);
+    CHECK(sim_des_schedule_at(des, 20, 5, record, &lg, NULL, 3) == SIM_OK);
+    CHECK(sim_des_schedule(des, -1, 0, record, &lg, NULL, 9) == SIM_INTERNAL_DES_PAST);
     CHECK(sim_des_pending(des) == 5);
     CHECK(sim_des_run(des) == 5);
     CHECK(lg.n == 5);
     for (int i = 0; i < 5; i++)
         CHECK(lg.arg[i] == i);
     CHECK(sim_des_now(des) == 30);
-    CHECK(sim_des_schedule_at(des, 29, 0, record, &lg, NULL, 9) == SIM_DES_E_PAST);
+    CHECK(sim_des_schedule_at(des, 29, 0, record, &lg, NULL, 9) == SIM_INTERNAL_DES_PAST);
     CHECK(sim_des_fired(des) == 5);
     sim_des_destroy(des);
     sim_des_destroy(NULL);
@@ -55,7 +55,7 @@ static void test_run_until_and_stop(void)
     sim_des *des = sim_des_create(0);
     log_t lg = {0};
     for (int i = 1; i <= 5; i++)
-        CHECK(sim_des_schedule(des, 100 * i, 0, record, &lg, NULL, i) == SIM_DES_OK);
+        CHECK(sim_des_schedule(des, 100 * i, 0, record, &lg, NULL, i) == SIM_OK);
     CHECK(sim_des_run_until(des, 250) == 2);
     CHECK(sim_des_now(des) == 250);
     CHECK(sim_des_run_until(des, 300) == 1); /* inclusive bound */
@@ -91,12 +91,12 @@ static void test_fifo_use(void)
     sim_res *f = sim_des_add_resource(des, "flash");
     log_t lg = {0};
     CHECK(r && f);
-    CHECK(sim_res_use(des, r, 10, record, &lg, NULL, 0) == SIM_DES_OK);
-    CHECK(sim_res_use(des, r, 5, record, &lg, NULL, 1) == SIM_DES_OK);
-    CHECK(sim_res_use(des, r, 7, record, &lg, NULL, 2) == SIM_DES_OK);
-    CHECK(sim_res_use(des, r, -1, record, &lg, NULL, 3) == SIM_DES_E_PAST);
+    CHECK(sim_res_use(des, r, 10, record, &lg, NULL, 0) == SIM_OK);
+    CHECK(sim_res_use(des, r, 5, record, &lg, NULL, 1) == SIM_OK);
+    CHECK(sim_res_use(des, r, 7, record, &lg, NULL, 2) == SIM_OK);
+    CHECK(sim_res_use(des, r, -1, record, &lg, NULL, 3) == SIM_INTERNAL_DES_PAST);
     CHECK(sim_res_busy(r) && sim_res_queue_len(r) == 2 && sim_res_waited(r) == 2);
-    CHECK(sim_res_use(des, f, 4, NULL, NULL, NULL, 0) == SIM_DES_OK);
+    CHECK(sim_res_use(des, f, 4, NULL, NULL, NULL, 0) == SIM_OK);
     sim_des_run(des);
     CHECK(lg.n == 3);
     CHECK(lg.arg[0] == 0 && lg.t[0] == 10);
@@ -108,14 +108,14 @@ static void test_fifo_use(void)
     CHECK(!sim_res_busy(r) && sim_res_queue_len(r) == 0);
     CHECK(sim_des_idle_ns(des) == 0);
     /* a gap of 8 ns with nothing busy counts as idle */
-    CHECK(sim_res_use(des, f, 0, NULL, NULL, NULL, 0) == SIM_DES_OK);
+    CHECK(sim_res_use(des, f, 0, NULL, NULL, NULL, 0) == SIM_OK);
     sim_des_run(des);
     CHECK(sim_des_run_until(des, 30) == 0);
     CHECK(sim_des_idle_ns(des) == 8);
-    CHECK(sim_res_use(des, r, 3, NULL, NULL, NULL, 0) == SIM_DES_OK);
+    CHECK(sim_res_use(des, r, 3, NULL, NULL, NULL, 0) == SIM_OK);
     sim_des_run(des);
     CHECK(sim_des_now(des) == 33 && sim_des_idle_ns(des) == 8 && sim_res_busy_ns(r) == 25);
-    CHECK(sim_res_release(des, r) == SIM_DES_E_STATE);
+    CHECK(sim_res_release(des, r) == SIM_INTERNAL_DES_STATE);
     CHECK(sim_res_name(f)[0] == 'f');
     sim_des_destroy(des);
 }
@@ -132,7 +132,7 @@ static void release_cb(void *ctx, sim_des *des, const sim_event *ev)
 {
     (void)ev;
     holder *h = ctx;
-    CHECK(sim_res_release(des, h->r) == SIM_DES_OK);
+    CHECK(sim_res_release(des, h->r) == SIM_OK);
 }
 
 static void granted(void *ctx, sim_des *des, const sim_event *ev)
@@ -163,7 +163,7 @@ static void test_line_growth(void)
     log_t lg = {0};
     int64_t sum = 0;
     for (int i = 0; i < 200; i++) {
-        CHECK(sim_res_use(des, r, i + 1, record, &lg, NULL, i) == SIM_DES_OK);
+        CHECK(sim_res_use(des, r, i + 1, record, &lg, NULL, i) == SIM_OK);
         sum += i + 1;
     }
     sim_des_run(des);

@@ -24,7 +24,7 @@ static sim_event mk(int64_t t, int32_t prio, uint64_t seq)
 static void test_ties(void)
 {
     sim_evq q;
-    CHECK(sim_evq_init(&q, NULL, 2) == SIM_DES_OK);
+    CHECK(sim_evq_init(&q, NULL, 2) == SIM_OK);
     /* pushed out of order; expected pop order by (t, prio, seq) */
     CHECK(sim_evq_push(&q, &(sim_event){.t_ns = 5, .prio = 1, .seq = 0, .fn = nop, .arg = 3}) == 0);
     CHECK(sim_evq_push(&q, &(sim_event){.t_ns = 5, .prio = 0, .seq = 1, .fn = nop, .arg = 1}) == 0);
@@ -36,11 +36,11 @@ static void test_ties(void)
     CHECK(sim_evq_peek(&q)->arg == 0);
     for (int64_t want = 0; want < 5; want++) {
         sim_event e;
-        CHECK(sim_evq_pop(&q, &e) == SIM_DES_OK);
+        CHECK(sim_evq_pop(&q, &e) == SIM_OK);
         CHECK(e.arg == want);
     }
     sim_event e;
-    CHECK(sim_evq_pop(&q, &e) == SIM_DES_E_EMPTY);
+    CHECK(sim_evq_pop(&q, &e) == SIM_INTERNAL_DES_EMPTY);
     CHECK(sim_evq_peek(&q) == NULL);
     sim_evq_free(&q);
     sim_evq_free(NULL);
@@ -50,14 +50,14 @@ static void test_fixed_arena(void)
 {
     sim_event arena[3];
     sim_evq q;
-    CHECK(sim_evq_init(&q, arena, 3) == SIM_DES_OK);
+    CHECK(sim_evq_init(&q, arena, 3) == SIM_OK);
     for (int i = 0; i < 3; i++) {
         sim_event e = mk(10 - i, 0, (uint64_t)i);
-        CHECK(sim_evq_push(&q, &e) == SIM_DES_OK);
+        CHECK(sim_evq_push(&q, &e) == SIM_OK);
     }
     sim_event e = mk(0, 0, 9);
-    CHECK(sim_evq_push(&q, &e) == SIM_DES_E_FULL);
-    CHECK(sim_evq_pop(&q, &e) == SIM_DES_OK && e.t_ns == 8);
+    CHECK(sim_evq_push(&q, &e) == SIM_INTERNAL_DES_FULL);
+    CHECK(sim_evq_pop(&q, &e) == SIM_OK && e.t_ns == 8);
     sim_evq_clear(&q);
     CHECK(sim_evq_size(&q) == 0);
     sim_evq_free(&q); /* borrowed arena: nothing freed */
@@ -99,7 +99,7 @@ static void test_differential(void)
 {
     enum { N = 20000 };
     sim_evq q;
-    CHECK(sim_evq_init(&q, NULL, 0) == SIM_DES_OK);
+    CHECK(sim_evq_init(&q, NULL, 0) == SIM_OK);
     naive nv = {malloc(N * sizeof(sim_event)), 0};
     CHECK(nv.v != NULL);
     uint64_t s = 0x9e3779b97f4a7c15ull, seq = 0;
@@ -111,11 +111,11 @@ static void test_differential(void)
         if ((r % 3 != 0 || nv.n == 0) && seq < N) {
             int64_t t = last_t < 0 ? 0 : last_t;
             sim_event e = mk(t + (int64_t)(r >> 8) % 16, (int32_t)((r >> 20) % 3) - 1, seq++);
-            CHECK(sim_evq_push(&q, &e) == SIM_DES_OK);
+            CHECK(sim_evq_push(&q, &e) == SIM_OK);
             naive_push(&nv, &e);
         } else if (nv.n > 0) {
             sim_event a, b;
-            CHECK(sim_evq_pop(&q, &a) == SIM_DES_OK);
+            CHECK(sim_evq_pop(&q, &a) == SIM_OK);
             CHECK(naive_pop(&nv, &b));
             CHECK(a.t_ns == b.t_ns && a.prio == b.prio && a.seq == b.seq && a.arg == b.arg);
             CHECK(a.t_ns >= last_t); /* pushes never go before the last pop: monotone */
@@ -126,7 +126,7 @@ static void test_differential(void)
     }
     sim_event a, b;
     while (naive_pop(&nv, &b)) {
-        CHECK(sim_evq_pop(&q, &a) == SIM_DES_OK);
+        CHECK(sim_evq_pop(&q, &a) == SIM_OK);
         CHECK(a.seq == b.seq);
         pops++;
     }

@@ -44,7 +44,7 @@ static void issue(script *s)
     s->budget--;
     int rc = s->lite ? sim_lite_use(s->lite, r, dur, on_done, s, arg)
                      : sim_res_use(s->des, s->res[r], dur, on_done, s, NULL, arg);
-    CHECK(rc == SIM_DES_OK);
+    CHECK(rc == SIM_OK);
 }
 
 static void on_done(void *ctx, sim_des *des, const sim_event *ev)
@@ -130,13 +130,13 @@ static void test_refusals(void)
 {
     sim_lite l;
     sim_lite_init(&l, 0);
-    CHECK(sim_lite_use(&l, 3, 1, NULL, NULL, 0) == SIM_DES_E_LIMIT);
-    CHECK(sim_lite_use(&l, -1, 1, NULL, NULL, 0) == SIM_DES_E_LIMIT);
-    CHECK(sim_lite_use(&l, 0, -1, NULL, NULL, 0) == SIM_DES_E_PAST);
-    CHECK(sim_lite_use(&l, 0, 5, NULL, NULL, 0) == SIM_DES_OK); /* in service */
+    CHECK(sim_lite_use(&l, 3, 1, NULL, NULL, 0) == SIM_INTERNAL_DES_LIMIT);
+    CHECK(sim_lite_use(&l, -1, 1, NULL, NULL, 0) == SIM_INTERNAL_DES_LIMIT);
+    CHECK(sim_lite_use(&l, 0, -1, NULL, NULL, 0) == SIM_INTERNAL_DES_PAST);
+    CHECK(sim_lite_use(&l, 0, 5, NULL, NULL, 0) == SIM_OK); /* in service */
     for (int i = 0; i < SIM_LITE_LINE; i++)
-        CHECK(sim_lite_use(&l, 0, 1, NULL, NULL, i) == SIM_DES_OK);
-    CHECK(sim_lite_use(&l, 0, 1, NULL, NULL, 99) == SIM_DES_E_FULL);
+        CHECK(sim_lite_use(&l, 0, 1, NULL, NULL, i) == SIM_OK);
+    CHECK(sim_lite_use(&l, 0, 1, NULL, NULL, 99) == SIM_INTERNAL_DES_FULL);
     CHECK(sim_lite_busy_ns(&l, 0) == 0 && sim_lite_idle_ns(&l) == 0);
     CHECK(sim_lite_run(&l, NULL) == SIM_LITE_LINE + 1);
     CHECK(sim_lite_now(&l) == 5 + SIM_LITE_LINE && sim_lite_busy_ns(&l, 0) == 5 + SIM_LITE_LINE);

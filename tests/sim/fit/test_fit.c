@@ -137,7 +137,7 @@ static void expo_problem(sim_fit *f, model *m)
     f->max_iter = 200;
     f->model = expo;
     f->ctx = m;
-    CHECK_EQ_INT(sim_fit_init(f, N), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_init(f, N), SIM_OK);
     for (int k = 0; k < N; k++) {
         m->t[k] = 0.5 * k;
         f->y[k] = 2.0 * exp(-0.7 * m->t[k]) + 0.5;
@@ -159,7 +159,7 @@ static void linear_problem_of(sim_fit *f, model *m, int32_t np)
     f->max_iter = 200;
     f->model = linear;
     f->ctx = m;
-    CHECK_EQ_INT(sim_fit_init(f, N), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_init(f, N), SIM_OK);
     for (int k = 0; k < N; k++) {
         m->g[k] = 1.0 + k;
         m->h[k] = 1.0 + 0.3 * (k % 4) * (k % 4);
@@ -208,8 +208,8 @@ static void test_recover(void)
     sim_fit f;
     model m;
     expo_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     CHECK_NEAR(f.par[0].value, 2.0, 1e-5);
     CHECK_NEAR(f.par[1].value, 0.7, 1e-5);
     CHECK_NEAR(f.par[2].value, 0.5, 1e-5);
@@ -227,8 +227,8 @@ static void test_recover(void)
     int64_t one = m.calls;
     sim_fit_free(&f);
     expo_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 3), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 3), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     CHECK_NEAR(f.par[1].value, 0.7, 1e-5);
     CHECK(m.calls > one);
     sim_fit_free(&f);
@@ -247,8 +247,8 @@ static void test_bounds_respected(void)
     for (int k = 0; k < N; k++)
         f.y[k] = 5.0 * m.g[k];
     int rc = sim_fit_run(&f, 1);
-    CHECK_EQ_INT(rc, SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(rc, SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     CHECK(f.par[0].value > 1.99 && f.par[0].value < 2.0);
     CHECK(f.rms > 0.59 && f.rms < 0.61);
     sim_fit_free(&f);
@@ -268,11 +268,11 @@ static void test_at_bound(void)
         set_param(&f, 0, "a", 1.0, 0.5, 2.0);
         for (int k = 0; k < N; k++) /* the data want a = 5 (above) or 0.1 (below) */
             f.y[k] = (side > 0 ? 5.0 : 0.1) * m.g[k] * (1.0 + 0.01 * ((k % 3) - 1));
-        CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-        CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+        CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
         CHECK_EQ_INT(f.par[0].at_bound, side);
         CHECK(isnan(f.par[0].se));
-        CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN, 5), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN, 5), SIM_OK);
         const sim_fit_param *p = &f.par[0];
         if (f.boot_m >= SIM_FIT_BOOT_MIN_CONVERGED) {
             CHECK(side > 0 ? p->ci_hi == INFINITY && isfinite(p->ci_lo) && p->ci_lo <= p->value
@@ -285,16 +285,16 @@ static void test_at_bound(void)
     sim_fit f;
     model m;
     linear_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     CHECK(f.par[0].at_bound == 0 && f.par[1].at_bound == 0);
     CHECK(isfinite(f.par[0].se) && f.par[0].se > 0);
     /* an interval needs SIM_FIT_BOOT_MIN_CONVERGED converged replicates: one
      * fewer gives none (the replicates still kept), exactly that many one */
-    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED - 1, 3), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED - 1, 3), SIM_OK);
     CHECK_EQ_INT(f.boot_m, SIM_FIT_BOOT_MIN_CONVERGED - 1);
     CHECK(isnan(f.par[0].ci_lo) && isnan(f.par[0].ci_hi) && isnan(f.par[0].se_boot));
-    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED, 3), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, SIM_FIT_BOOT_MIN_CONVERGED, 3), SIM_OK);
     CHECK_EQ_INT(f.boot_m, SIM_FIT_BOOT_MIN_CONVERGED);
     CHECK(isfinite(f.par[0].ci_lo) && isfinite(f.par[0].ci_hi) && f.par[0].se_boot > 0);
     CHECK(f.par[0].ci_lo < f.par[0].value && f.par[0].value < f.par[0].ci_hi);
@@ -306,8 +306,8 @@ static void test_linear_stats(void)
     sim_fit f;
     model m;
     linear_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     ols o = ols_of(&f, &m, -1);
     CHECK_NEAR(f.par[0].value, o.a, 1e-6 * o.a);
     CHECK_NEAR(f.par[1].value, o.b, 1e-6 * o.b);
@@ -334,12 +334,12 @@ static void test_loo(void)
     model m;
     double approx[N];
     linear_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_APPROX), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
+    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_APPROX), SIM_OK);
     memcpy(approx, f.loo_e, sizeof approx);
     double approx_rms = f.loo_rms;
-    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_EXACT), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_EXACT), SIM_OK);
     for (int k = 0; k < N; k++) {
         ols o = ols_of(&f, &m, k); /* the fit without row k, predicting it */
         double want = o.a * m.g[k] / f.y[k] + o.b * m.h[k] / f.y[k] - 1.0;
@@ -349,7 +349,7 @@ static void test_loo(void)
     }
     CHECK_NEAR(approx_rms, f.loo_rms, 1e-6);
     CHECK(f.n_far == 0 && f.worst == -1 && f.far_at == 0.10);
-    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_NONE), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_NONE), SIM_OK);
     for (int k = 0; k < N; k++)
         CHECK(isnan(f.loo_e[k]));
     CHECK(isnan(f.loo_rms));
@@ -364,9 +364,9 @@ static void test_holdout(void)
     linear_problem(&f, &m);
     f.y[4] *= 3.0; /* far off: it would pull the fit */
     f.hold[4] = 1;
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_EXACT), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
+    CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_EXACT), SIM_OK);
     ols o = ols_of(&f, &m, -1);
     CHECK_EQ_INT(f.n_hold, 1);
     CHECK_EQ_INT(f.nf, N - 1);
@@ -386,13 +386,13 @@ static void test_bootstrap(void)
     sim_fit f;
     model m;
     linear_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     double y0[N];
     memcpy(y0, f.y, sizeof y0);
     enum { B = 40 };
     m.n_log = 0;
-    CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 7), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 7), SIM_OK);
     CHECK_EQ_INT(m.max_rep, B);             /* points(p, rep) for rep = 1..B */
     /* each replicate's pseudo-data come from the model at the fit with rep b,
      * and its refit starts with the model at the fit again, rep 0 -- never
@@ -432,11 +432,11 @@ static void test_bootstrap(void)
     }
     /* the same seed draws the same replicates; another seed others */
     double first = f.boot[0];
-    CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 7), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 7), SIM_OK);
     CHECK_NEAR(f.boot[0], first, 0);
-    CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 8), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, B, 8), SIM_OK);
     CHECK(f.boot[0] != first);
-    CHECK_EQ_INT(sim_fit_bootstrap(&f, 0, 7), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_bootstrap(&f, 0, 7), SIM_OK);
     CHECK_EQ_INT(f.boot_n, 0);
     sim_fit_free(&f);
 }
@@ -464,15 +464,15 @@ static void test_failure(void)
     sim_fit_free(&f);
     /* during exact leave-one-out and the bootstrap */
     linear_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     m.fail_at = m.calls + 3;
     m.fail_code = 65;
     CHECK_EQ_INT(sim_fit_loo(&f, SIM_FIT_LOO_EXACT), 65);
     sim_fit_free(&f);
     linear_problem(&f, &m);
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_OK);
-    CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_OK);
+    CHECK_EQ_INT(sim_fit_stats(&f), SIM_OK);
     double y0 = f.y[0];
     m.fail_at = m.calls + 2;
     m.fail_code = 70;
@@ -491,13 +491,12 @@ static void test_bad_size(void)
     static const struct {
         int32_t n, np;
         int want;
-    } cases[] = {{0, 1, SIM_FIT_E_ARG},
-                 {-3, 1, SIM_FIT_E_ARG},
-                 {4, 0, SIM_FIT_E_ARG},
-                 {4, SIM_FIT_MAX_PARAMS + 1, SIM_FIT_E_ARG},
-                 {1, 1, SIM_FIT_OK},
-                 {4, SIM_FIT_MAX_PARAMS, SIM_FIT_OK}};
-    CHECK(SIM_FIT_E_ARG != SIM_FIT_E_NOMEM && (SIM_FIT_E_ARG & 0xff) == SIM_INTERNAL);
+    } cases[] = {{0, 1, SIM_INTERNAL_ARG},
+                 {-3, 1, SIM_INTERNAL_ARG},
+                 {4, 0, SIM_INTERNAL_ARG},
+                 {4, SIM_FIT_MAX_PARAMS + 1, SIM_INTERNAL_ARG},
+                 {1, 1, SIM_OK},
+                 {4, SIM_FIT_MAX_PARAMS, SIM_OK}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memset(&f, 0, sizeof f);
         memset(&m, 0, sizeof m);
@@ -509,10 +508,10 @@ static void test_bad_size(void)
         f.model = expo;
         f.ctx = &m;
         CHECK_EQ_INT(sim_fit_init(&f, cases[i].n), cases[i].want);
-        if (cases[i].want != SIM_FIT_OK) {
+        if (cases[i].want != SIM_OK) {
             CHECK(f.y == NULL && f.priv == NULL);
-            CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_E_ARG);
-            CHECK_EQ_INT(sim_fit_stats(&f), SIM_FIT_E_ARG);
+            CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_INTERNAL_ARG);
+            CHECK_EQ_INT(sim_fit_stats(&f), SIM_INTERNAL_ARG);
             CHECK_EQ_INT(m.calls, 0);
         }
         sim_fit_free(&f);
@@ -533,10 +532,10 @@ static void test_batch(void)
         f[b].y[3] *= 1.04; /* residuals, so that the bootstrap has noise */
         f[b].y[8] *= 0.97;
         if (b) f[b].model_batch = expo_batch;
-        CHECK_EQ_INT(sim_fit_run(&f[b], 2), SIM_FIT_OK);
-        CHECK_EQ_INT(sim_fit_stats(&f[b]), SIM_FIT_OK);
-        CHECK_EQ_INT(sim_fit_loo(&f[b], SIM_FIT_LOO_EXACT), SIM_FIT_OK);
-        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], SIM_FIT_BOOT_MIN, 3), SIM_FIT_OK);
+        CHECK_EQ_INT(sim_fit_run(&f[b], 2), SIM_OK);
+        CHECK_EQ_INT(sim_fit_stats(&f[b]), SIM_OK);
+        CHECK_EQ_INT(sim_fit_loo(&f[b], SIM_FIT_LOO_EXACT), SIM_OK);
+        CHECK_EQ_INT(sim_fit_bootstrap(&f[b], SIM_FIT_BOOT_MIN, 3), SIM_OK);
     }
     CHECK(m[0].batches == 0 && m[1].batches > 0 && m[1].batch_m == 3);
     CHECK(m[0].calls == m[1].calls && f[0].evals == f[1].evals && f[0].iters == f[1].iters);
@@ -571,7 +570,7 @@ static void test_no_convergence(void)
     f.max_iter = 1;
     f.par[0].start = 9.0;
     f.par[1].start = 4.0;
-    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_FIT_E_NOCONV);
+    CHECK_EQ_INT(sim_fit_run(&f, 1), SIM_DATA_NOCONV);
     CHECK(f.reason && strlen(f.reason) > 0);
     sim_fit_free(&f);
 }
@@ -644,7 +643,7 @@ static void test_search_continuous(void)
     CHECK(!s.k[0].discrete && s.k[0].start == 0.9);
     CHECK_EQ_INT(sim_fit_search_combos(&s), 1);
     CHECK_EQ_INT(sim_fit_search_continuous(&s), 1);
-    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_OK);
     CHECK_NEAR(s.best_x[0], 0.3, 0.01);
     CHECK(s.best > -1e-4 && s.best <= 0);
     CHECK_EQ_INT(s.evals, o.calls);
@@ -654,7 +653,7 @@ static void test_search_continuous(void)
     search_of(&s, &o, 1);
     sim_fit_knob_range(&s.k[0], 0.0, 1.0, 0, 0.9);
     s.max_evals = 7;
-    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_OK);
     CHECK(s.evals <= 7 + 2); /* the budget is checked between iterations */
     sim_fit_search_free(&s);
     CHECK_EQ_INT(sim_fit_search_min_budget(2), 7);
@@ -673,14 +672,14 @@ static void test_search_discrete(void)
     s.k[0].discrete = 1;
     for (int i = 0; i < 11; i++)
         s.k[0].values[s.k[0].n_values++] = 0.1 * i;
-    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_OK);
     CHECK_NEAR(s.best_x[0], 0.3, 1e-12);
     CHECK_EQ_INT(s.evals, 11);
     CHECK_EQ_INT(o.batches, 1);
     CHECK_EQ_INT(o.calls, 0);
     /* ties keep the first vector */
     o.flat = 1;
-    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_OK);
     CHECK_NEAR(s.best_x[0], 0.0, 0);
     /* a batch that fails */
     o.fail_at = 1;
@@ -711,7 +710,7 @@ static void test_search_mixed(void)
     s.k[0].values[s.k[0].n_values++] = 1;
     sim_fit_knob_range(&s.k[1], 0.0, 1.0, 0, 0.5);
     CHECK_EQ_INT(sim_fit_search_combos(&s), 2);
-    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_OK);
     CHECK_NEAR(s.best_x[0], 1.0, 0);
     CHECK_NEAR(s.best_x[1], 0.7, 0.01);
     CHECK_NEAR(s.best, 0.1, 1e-4);
@@ -741,7 +740,7 @@ static void test_search_integer(void)
     s.k[0].lo = 0;
     s.k[0].hi = 100;
     s.k[0].start = 50;
-    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_FIT_OK);
+    CHECK_EQ_INT(sim_fit_search_run(&s), SIM_OK);
     CHECK_NEAR(s.best_x[0], 0.0, 0); /* -(x - 0.3)^2 over the integers */
     CHECK_EQ_INT(s.evals, o.n_seen);
     CHECK(s.best_x[0] == floor(s.best_x[0]));

@@ -65,8 +65,8 @@ int main(void)
     fs_ref_cols cols = {.kind = kind, .get = get, .ctx = &marker};
     fs_ref r;
     int rc = fs_ref_load(path, &cols, &r, err, sizeof err);
-    CHECK_EQ_INT(rc, FS_REF_OK);
-    if (rc == FS_REF_OK) {
+    CHECK_EQ_INT(rc, SIM_OK);
+    if (rc == SIM_OK) {
         CHECK_EQ_INT(r.n_rows, 3);
         CHECK_EQ_INT(r.rows[0].line, 3);
         row chain8 = {"chain", "k=8,unit=cpu", 2.0}, chain4 = {"chain", "k=4", 2.0};
@@ -89,13 +89,13 @@ int main(void)
     if (!f) return 2;
     fputs("policy,metric,value,source\nchain,policy,1,s\n", f);
     fclose(f);
-    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), FS_REF_E_DATA);
+    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), SIM_DATA);
     CHECK(strstr(err, ":2: unknown metric 'policy'") != NULL);
     f = fopen(path, "w");
     if (!f) return 2;
     fputs("target,metric,value,source\nx,speed,1,s\n", f);
     fclose(f);
-    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), FS_REF_E_DATA);
+    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), SIM_DATA);
     CHECK(strstr(err, ":1: unknown key column 'target'") != NULL);
     CHECK(isnan(fs_ref_tree_nodes("lever", "n_max=64")));
     unlink(path);

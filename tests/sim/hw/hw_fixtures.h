@@ -85,7 +85,7 @@ static inline sim_hw *make(const sim_device *d, const sim_model *t, const sim_mo
     char err[512];
     int rc = sim_hw_create(d, t, dr, x, 4096, &hw, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_HW_OK && hw);
+    CHECK(rc == SIM_OK && hw);
     return hw;
 }
 

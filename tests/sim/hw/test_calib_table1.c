@@ -39,8 +39,8 @@ static sim_cycle_time flash_ar(const sim_device *dev, const sim_model *m)
     char err[512];
     sim_hw *hw = NULL;
     int rc = sim_hw_create(dev, m, NULL, 0.0, CALIB_MAX_CTX, &hw, err, sizeof err);
-    if (rc != SIM_HW_OK) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_HW_OK);
+    if (rc != SIM_OK) fprintf(stderr, "%s\n", err);
+    CHECK(rc == SIM_OK);
     sim_verify_shape v = {.rows = 1,
                           .leaves = 1,
                           .ctx_len = CALIB_CTX,
@@ -50,7 +50,7 @@ static sim_cycle_time flash_ar(const sim_device *dev, const sim_model *m)
                           .proj_rows = 1,
                           .decode = 1}; /* a Flash-AR token: a plain decode step */
     sim_cycle_time t;
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
     sim_hw_destroy(hw);
     return t;
 }
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", argv[1]);
     int rc = sim_profile_load_device(path, &dev, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(rc == SIM_OK);
     CHECK(dev.prefetch_layers == 0);
 
     printf("Lever Table 1, Flash-AR on %s, 0%% DRAM, ms (sim / published / error)\n", dev.name);
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/models/%s.lua", argv[1], r->profile);
         rc = sim_profile_load_model(path, &m, err, sizeof err);
         if (rc) fprintf(stderr, "%s\n", err);
-        CHECK(rc == SIM_PROFILE_OK);
+        CHECK(rc == SIM_OK);
         sim_cycle_time t = flash_ar(&dev, &m);
         double compute = t.npu_ms + t.cpu_ms, io = t.flash_ms, total = t.cycle_ms;
         /* serial streaming: the wall time is exactly compute + I/O, nothing idle */

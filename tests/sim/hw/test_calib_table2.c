@@ -54,7 +54,7 @@ static sim_cycle_time verify(sim_hw *hw, int32_t rows, int32_t leaves, int32_t r
                           .runtime = runtime,
                           .decode = rows == 1}; /* one row: Flash-AR's decode step */
     sim_cycle_time t = {0};
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_HW_OK);
+    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
     return t;
 }
 
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", argv[1]);
     int rc = sim_profile_load_device(path, &dev, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
-    CHECK(rc == SIM_PROFILE_OK);
+    CHECK(rc == SIM_OK);
     CHECK(dev.prefetch_layers == 0 && dev.queue_depth == 1);
     CHECK(dev.spec_prefetch_layers >= 1 && dev.spec_queue_depth > 1);
 
@@ -82,11 +82,11 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/models/%s.lua", argv[1], r->profile);
         rc = sim_profile_load_model(path, &m, err, sizeof err);
         if (rc) fprintf(stderr, "%s\n", err);
-        CHECK(rc == SIM_PROFILE_OK);
+        CHECK(rc == SIM_OK);
         sim_hw *hw = NULL;
         rc = sim_hw_create(&dev, &m, NULL, 0.0, CALIB_MAX_CTX, &hw, err, sizeof err);
         if (rc) fprintf(stderr, "%s\n", err);
-        CHECK(rc == SIM_HW_OK);
+        CHECK(rc == SIM_OK);
         if (!hw) continue;
         sim_cycle_time t = verify(hw, r->nodes, r->nodes / 4, SIM_RUNTIME_BASELINE);
         double tree = t.verify_ms - t.flash_ms;

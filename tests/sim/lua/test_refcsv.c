@@ -84,8 +84,8 @@ static void test_good_file(void)
     fs_ref r;
     char err[512] = "";
     int rc = load(csv, &r, err, sizeof err);
-    CHECK_EQ_INT(rc, FS_REF_OK);
-    if (rc != FS_REF_OK) {
+    CHECK_EQ_INT(rc, SIM_OK);
+    if (rc != SIM_OK) {
         fprintf(stderr, "  %s\n", err);
         return;
     }
@@ -131,7 +131,7 @@ static void test_limits_ok(void)
     snprintf(buf + at, sizeof buf - at, "flash_ms,1,src\n");
     fs_ref r;
     char err[512] = "";
-    CHECK_EQ_INT(load(buf, &r, err, sizeof err), FS_REF_OK);
+    CHECK_EQ_INT(load(buf, &r, err, sizeof err), SIM_OK);
     CHECK_EQ_INT(r.n_keys, 29);
     CHECK_EQ_INT(r.n_rows, 1);
     fs_ref_free(&r);
@@ -142,12 +142,12 @@ static void test_limits_ok(void)
     for (int i = 0; i < 33; i++)
         at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s", i ? "," : "", keys[i]);
     snprintf(buf + at, sizeof buf - at, "\n");
-    BAD(buf, FS_REF_E_DATA, "r.csv:1:", "more than 32 fields");
+    BAD(buf, SIM_DATA, "r.csv:1:", "more than 32 fields");
     /* 33 fields on a data row */
     at = (size_t)snprintf(buf, sizeof buf, HDR "x");
     for (int i = 0; i < 32; i++) at += (size_t)snprintf(buf + at, sizeof buf - at, ",x");
     snprintf(buf + at, sizeof buf - at, "\n");
-    BAD(buf, FS_REF_E_DATA, "r.csv:2:", "more than 32 fields");
+    BAD(buf, SIM_DATA, "r.csv:2:", "more than 32 fields");
 
     /* FS_REF_MAX_ROWS rows load; one more does not */
     size_t cap = 64 + (size_t)(FS_REF_MAX_ROWS + 1) * 32;
@@ -157,12 +157,12 @@ static void test_limits_ok(void)
     at = (size_t)snprintf(big, cap, HDR);
     for (int i = 0; i < FS_REF_MAX_ROWS; i++)
         at += (size_t)snprintf(big + at, cap - at, "t,flash_ar,1,flash_ms,%d,s\n", i + 1);
-    CHECK_EQ_INT(load(big, &r, err, sizeof err), FS_REF_OK);
+    CHECK_EQ_INT(load(big, &r, err, sizeof err), SIM_OK);
     CHECK_EQ_INT(r.n_rows, FS_REF_MAX_ROWS);
     CHECK_EQ_INT(r.rows[FS_REF_MAX_ROWS - 1].line, FS_REF_MAX_ROWS + 1);
     fs_ref_free(&r);
     snprintf(big + at, cap - at, "t,flash_ar,1,flash_ms,1,s\n");
-    BAD(big, FS_REF_E_DATA, "r.csv:10002:", "more than 10000 reference rows");
+    BAD(big, SIM_DATA, "r.csv:10002:", "more than 10000 reference rows");
     free(big);
 
     /* larger than FS_REF_MAX_BYTES: refused by size, before reading */
@@ -174,7 +174,7 @@ static void test_limits_ok(void)
     for (size_t i = 80; i < n; i += 81) huge[i] = '\n';
     const char *p = put("huge.csv", huge, n);
     char msg[512] = "";
-    CHECK_EQ_INT(fs_ref_load(p, &cols, &r, msg, sizeof msg), FS_REF_E_DATA);
+    CHECK_EQ_INT(fs_ref_load(p, &cols, &r, msg, sizeof msg), SIM_DATA);
     CHECK(strstr(msg, "larger than") != NULL);
     free(huge);
     unlink(p);
@@ -186,41 +186,41 @@ static void test_rejected(void)
     char err[512] = "";
     /* files */
     snprintf(path, sizeof path, "%s/none.csv", dir);
-    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), FS_REF_E_MISSING);
+    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), SIM_MISSING);
     CHECK(strstr(err, "none.csv: cannot open reference file") != NULL);
-    CHECK_EQ_INT(fs_ref_load(dir, &cols, &r, err, sizeof err), FS_REF_E_DATA);
+    CHECK_EQ_INT(fs_ref_load(dir, &cols, &r, err, sizeof err), SIM_DATA);
     CHECK(strstr(err, "not a regular file") != NULL);
     snprintf(path, sizeof path, "%s/fifo.csv", dir);
     CHECK(mkfifo(path, 0600) == 0);
-    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), FS_REF_E_DATA); /* must not block */
+    CHECK_EQ_INT(fs_ref_load(path, &cols, &r, err, sizeof err), SIM_DATA); /* must not block */
     CHECK(strstr(err, "not a regular file") != NULL);
     unlink(path);
     CHECK_EQ_INT(fs_ref_load(put("nul.csv", HDR "a\0b\n", sizeof(HDR "a\0b\n") - 1), &cols, &r, err,
                              sizeof err),
-                 FS_REF_E_DATA);
+                 SIM_DATA);
     CHECK(strstr(err, "NUL bytes") != NULL);
 
     /* structure */
-    BAD("", FS_REF_E_DATA, "r.csv:1:", "empty file");
-    BAD("# only\n\n# comments \"\n", FS_REF_E_DATA, "r.csv:1:", "empty file");
-    BAD(HDR, FS_REF_E_DATA, NULL, "no reference rows");
-    BAD("# c\npolcy,metric,value,source\n", FS_REF_E_DATA, "r.csv:2:",
+    BAD("", SIM_DATA, "r.csv:1:", "empty file");
+    BAD("# only\n\n# comments \"\n", SIM_DATA, "r.csv:1:", "empty file");
+    BAD(HDR, SIM_DATA, NULL, "no reference rows");
+    BAD("# c\npolcy,metric,value,source\n", SIM_DATA, "r.csv:2:",
         "unknown key column 'polcy'");
-    BAD("target,value,source\n", FS_REF_E_DATA, "r.csv:1:", "missing column 'metric'");
-    BAD("target,metric,source\n", FS_REF_E_DATA, "r.csv:1:", "missing column 'value'");
-    BAD("target,metric,value,note\n", FS_REF_E_DATA, "r.csv:1:", "missing column 'source'");
-    BAD("metric,value,source,note\n", FS_REF_E_DATA, "r.csv:1:", "no key column");
-    BAD("target,metric,value,source,target\n", FS_REF_E_DATA, "r.csv:1:",
+    BAD("target,value,source\n", SIM_DATA, "r.csv:1:", "missing column 'metric'");
+    BAD("target,metric,source\n", SIM_DATA, "r.csv:1:", "missing column 'value'");
+    BAD("target,metric,value,note\n", SIM_DATA, "r.csv:1:", "missing column 'source'");
+    BAD("metric,value,source,note\n", SIM_DATA, "r.csv:1:", "no key column");
+    BAD("target,metric,value,source,target\n", SIM_DATA, "r.csv:1:",
         "duplicate column 'target'");
-    BAD(HDR "t,chain,9,flash_ms,1\n", FS_REF_E_DATA, "r.csv:2:", "5 fields, the header has 6");
-    BAD(HDR "t,chain,9,flash_ms,1,s,x\n", FS_REF_E_DATA, "r.csv:2:",
+    BAD(HDR "t,chain,9,flash_ms,1\n", SIM_DATA, "r.csv:2:", "5 fields, the header has 6");
+    BAD(HDR "t,chain,9,flash_ms,1,s,x\n", SIM_DATA, "r.csv:2:",
         "7 fields, the header has 6");
-    BAD(HDR "t,chain,9,flash_ms,1,s\nt,chain,9,flash_ms,1,\"s\n\n", FS_REF_E_DATA, "r.csv:3:",
+    BAD(HDR "t,chain,9,flash_ms,1,s\nt,chain,9,flash_ms,1,\"s\n\n", SIM_DATA, "r.csv:3:",
         "unterminated quote");
-    BAD(HDR "t,chain,nine,flash_ms,1,s\n", FS_REF_E_DATA, "r.csv:2:",
+    BAD(HDR "t,chain,nine,flash_ms,1,s\n", SIM_DATA, "r.csv:2:",
         "key 'tree_nodes': 'nine' is not a number");
-    BAD(HDR "t,chain,9,flash_ms,1, \n", FS_REF_E_DATA, "r.csv:2:", "empty source");
-    BAD("target,dram_fraction,metric,value,source\nt,1e999,flash_ms,1,s\n", FS_REF_E_DATA,
+    BAD(HDR "t,chain,9,flash_ms,1, \n", SIM_DATA, "r.csv:2:", "empty source");
+    BAD("target,dram_fraction,metric,value,source\nt,1e999,flash_ms,1,s\n", SIM_DATA,
         "r.csv:2:", "is not a number");
 
     /* values */
@@ -228,7 +228,7 @@ static void test_rejected(void)
     for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
         char buf[256];
         snprintf(buf, sizeof buf, HDR "# c\nt,chain,9,flash_ms,%s,s\n", values[i]);
-        BAD(buf, FS_REF_E_DATA, "r.csv:3:", "value must be a positive number");
+        BAD(buf, SIM_DATA, "r.csv:3:", "value must be a positive number");
     }
 
     /* metrics */
@@ -256,7 +256,7 @@ static void test_rejected(void)
         char buf[512];
         snprintf(buf, sizeof buf, HDR "t,chain,9,flash_ms,1,s\nt,chain,9,\"%s\",1,s\n",
                  metrics[i].metric);
-        BAD(buf, FS_REF_E_DATA, "r.csv:3:", metrics[i].needle);
+        BAD(buf, SIM_DATA, "r.csv:3:", metrics[i].needle);
     }
 }
 
@@ -295,8 +295,8 @@ static void test_match(void)
     fs_ref r;
     char err[512] = "";
     int rc = load(csv, &r, err, sizeof err);
-    CHECK_EQ_INT(rc, FS_REF_OK);
-    if (rc != FS_REF_OK) {
+    CHECK_EQ_INT(rc, SIM_OK);
+    if (rc != SIM_OK) {
         fprintf(stderr, "  %s\n", err);
         return;
     }
@@ -372,8 +372,8 @@ static void test_eval(void)
     fs_ref r;
     char err[512] = "";
     int rc = load(buf, &r, err, sizeof err);
-    CHECK_EQ_INT(rc, FS_REF_OK);
-    if (rc != FS_REF_OK) {
+    CHECK_EQ_INT(rc, SIM_OK);
+    if (rc != SIM_OK) {
         fprintf(stderr, "  %s\n", err);
         return;
     }

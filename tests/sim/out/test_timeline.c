@@ -85,9 +85,9 @@ static sim_timeline *sample(void)
 {
     sim_timeline *tl = sim_timeline_create(0);
     CHECK(tl != NULL);
-    CHECK(sim_timeline_set_meta(tl, "title", "point 0 \"quoted\"\\x") == SIM_TIMELINE_OK);
-    CHECK(sim_timeline_set_meta(tl, "policy", "lever") == SIM_TIMELINE_OK);
-    CHECK(sim_timeline_set_meta(tl, "policy", "chain") == SIM_TIMELINE_OK); /* replaced */
+    CHECK(sim_timeline_set_meta(tl, "title", "point 0 \"quoted\"\\x") == SIM_OK);
+    CHECK(sim_timeline_set_meta(tl, "policy", "lever") == SIM_OK);
+    CHECK(sim_timeline_set_meta(tl, "policy", "chain") == SIM_OK); /* replaced */
     int64_t o = 5000000; /* the clock does not start at 0 */
     /* cycle 0: draft on the CPU, then read/compute of two layers */
     sim_timeline_span(tl, "cpu", "draft", 0, o + 0, o + 1500);
@@ -127,7 +127,7 @@ static void test_layout(void)
     CHECK(!sim_timeline_truncated(tl));
     char *text = NULL;
     size_t len = 0;
-    CHECK(sim_timeline_format(tl, &text, &len) == SIM_TIMELINE_OK);
+    CHECK(sim_timeline_format(tl, &text, &len) == SIM_OK);
     CHECK(text && strlen(text) == len);
     if (!text) return;
     /* object format with the metadata and escaping */
@@ -181,9 +181,9 @@ static void test_deterministic(void)
     sim_timeline *a = sample(), *b = sample();
     char *ta = NULL, *tb = NULL, *tc = NULL;
     size_t la = 0, lb = 0, lc = 0;
-    CHECK(sim_timeline_format(a, &ta, &la) == SIM_TIMELINE_OK);
-    CHECK(sim_timeline_format(b, &tb, &lb) == SIM_TIMELINE_OK);
-    CHECK(sim_timeline_format(a, &tc, &lc) == SIM_TIMELINE_OK); /* formatting is pure */
+    CHECK(sim_timeline_format(a, &ta, &la) == SIM_OK);
+    CHECK(sim_timeline_format(b, &tb, &lb) == SIM_OK);
+    CHECK(sim_timeline_format(a, &tc, &lc) == SIM_OK); /* formatting is pure */
     CHECK(la == lb && ta && tb && memcmp(ta, tb, la) == 0);
     CHECK(la == lc && tc && memcmp(ta, tc, la) == 0);
     free(ta);
@@ -199,17 +199,17 @@ static void test_empty_and_cap(void)
     sim_timeline *tl = sim_timeline_create(5);
     char *t = NULL;
     size_t n = 0;
-    CHECK(sim_timeline_format(tl, &t, &n) == SIM_TIMELINE_OK);
+    CHECK(sim_timeline_format(tl, &t, &n) == SIM_OK);
     CHECK(t && strstr(t, "\"traceEvents\":[") && strstr(t, "flashspec timeline"));
     free(t);
     for (int i = 0; i < 9; i++) sim_timeline_span(tl, "npu", "layer", i, i * 10, i * 10 + 5);
     CHECK_EQ_INT(sim_timeline_n_spans(tl), 5);
     CHECK(sim_timeline_truncated(tl));
-    CHECK(sim_timeline_format(tl, &t, &n) == SIM_TIMELINE_OK);
+    CHECK(sim_timeline_format(tl, &t, &n) == SIM_OK);
     CHECK(t && strstr(t, "\"truncated\":\"yes\""));
     free(t);
-    CHECK(sim_timeline_set_meta(tl, "", "x") == SIM_TIMELINE_E_ARG);
-    CHECK(sim_timeline_format(NULL, &t, &n) == SIM_TIMELINE_E_ARG);
+    CHECK(sim_timeline_set_meta(tl, "", "x") == SIM_INTERNAL_ARG);
+    CHECK(sim_timeline_format(NULL, &t, &n) == SIM_INTERNAL_ARG);
     sim_timeline_destroy(tl);
 }
 
@@ -235,10 +235,10 @@ static void test_write(const char *base)
         fputs("old", f);
         fclose(f);
     }
-    CHECK(sim_timeline_write(tl, path, err, sizeof err) == SIM_TIMELINE_OK);
+    CHECK(sim_timeline_write(tl, path, err, sizeof err) == SIM_OK);
     char *want = NULL;
     size_t wn = 0;
-    CHECK(sim_timeline_format(tl, &want, &wn) == SIM_TIMELINE_OK);
+    CHECK(sim_timeline_format(tl, &want, &wn) == SIM_OK);
     f = fopen(path, "rb");
     CHECK(f != NULL);
     if (f && want) {
@@ -256,16 +256,16 @@ static void test_write(const char *base)
     /* a missing directory: E_CREATE, one line naming the path */
     snprintf(path, sizeof path, "%s/missing/tl.json", base);
     err[0] = 0;
-    CHECK(sim_timeline_write(tl, path, err, sizeof err) == SIM_TIMELINE_E_CREATE);
+    CHECK(sim_timeline_write(tl, path, err, sizeof err) == SIM_CANTCREATE);
     CHECK(strstr(err, path) != NULL && !strchr(err, '\n'));
     CHECK_EQ_INT(n_entries(base), 1);
     /* a directory in the way of the final name: the rename fails, nothing left */
     snprintf(path, sizeof path, "%s/adir", base);
     CHECK(mkdir(path, 0755) == 0);
-    CHECK(sim_timeline_write(tl, path, err, sizeof err) == SIM_TIMELINE_E_CREATE);
+    CHECK(sim_timeline_write(tl, path, err, sizeof err) == SIM_CANTCREATE);
     CHECK_EQ_INT(n_entries(base), 2);
     CHECK(rmdir(path) == 0);
-    CHECK(sim_timeline_write(tl, NULL, err, sizeof err) == SIM_TIMELINE_E_ARG);
+    CHECK(sim_timeline_write(tl, NULL, err, sizeof err) == SIM_INTERNAL_ARG);
     snprintf(path, sizeof path, "%s/tl.json", base);
     unlink(path);
     sim_timeline_destroy(tl);

@@ -44,12 +44,12 @@ static void on_cycle(void *ctx, const sim_cycle_info *ci)
                           .proj = ENG_PROJ_ONDEMAND_CPU,
                           .proj_rows = 1};
     double priced;
-    CHECK(sim_hw_verify_direct(a->hw, &v, &priced) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(a->hw, &v, &priced) == SIM_OK);
     /* the charge itself: the same shape with the accepted path's projection */
     sim_verify_shape c = v;
     c.proj_rows = ci->accepted + 1 < ci->rows ? ci->accepted + 1 : ci->rows;
     double charged;
-    CHECK(sim_hw_verify_direct(a->hw, &c, &charged) == SIM_HW_OK);
+    CHECK(sim_hw_verify_direct(a->hw, &c, &charged) == SIM_OK);
     CHECK(fabs(ci->ct->verify_ms - charged) <= 1e-6 * charged);
     double r = fabs(ci->ct->verify_ms / priced - 1.0);
     if (r > a->worst) a->worst = r;
@@ -67,11 +67,11 @@ int main(int argc, char **argv)
     sim_model tgt, drf;
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", argv[1]);
-    CHECK(sim_profile_load_device(path, &dev, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_device(path, &dev, err, sizeof err) == SIM_OK);
     snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", argv[1]);
-    CHECK(sim_profile_load_model(path, &tgt, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_model(path, &tgt, err, sizeof err) == SIM_OK);
     snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", argv[1]);
-    CHECK(sim_profile_load_model(path, &drf, err, sizeof err) == SIM_PROFILE_OK);
+    CHECK(sim_profile_load_model(path, &drf, err, sizeof err) == SIM_OK);
     snprintf(path, sizeof path, "%s/workload-code-strong.h5", argv[2]);
     trc_trace *t = NULL;
     trc_err e;
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) {
             agree a = {0};
             CHECK(sim_hw_create(&dv, &tgt, &drf, fractions[i], 4096, &a.hw, err, sizeof err) ==
-                  SIM_HW_OK);
+                  SIM_OK);
             if (!a.hw) continue;
             for (int32_t pr = 0; pr < 4; pr++) {
                 sim_point pt = {.device = &dv,
@@ -107,8 +107,8 @@ int main(int argc, char **argv)
                                 .trace_prompt = pr};
                 sim_point_stats st;
                 int rc = sim_replay_run(&pt, &st, err, sizeof err);
-                if (rc != SIM_REPLAY_OK) fprintf(stderr, "%s\n", err);
-                CHECK_EQ_INT(rc, SIM_REPLAY_OK);
+                if (rc != SIM_OK) fprintf(stderr, "%s\n", err);
+                CHECK_EQ_INT(rc, SIM_OK);
             }
             fprintf(stderr,
                     "one_row %d, DRAM %.1f: %d cycles (%d of one row), charged within "

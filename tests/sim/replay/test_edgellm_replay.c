@@ -65,7 +65,7 @@ static int run(const trc_trace *t, const eng_edgellm_params *p, const sim_device
     }
     char err[256] = "";
     int rc = sim_replay_run(&pt, st, err, sizeof err);
-    if (rc != SIM_REPLAY_OK) fprintf(stderr, "edgellm: %s\n", err);
+    if (rc != SIM_OK) fprintf(stderr, "edgellm: %s\n", err);
     return rc;
 }
 
@@ -81,7 +81,7 @@ static void test_variants(const trc_trace *t)
         p.gate = (v >> 4) & 1;
         p.unit = (v >> 5) & 1 ? ENG_UNIT_NPU : ENG_UNIT_CPU;
         sim_point_stats st;
-        CHECK_EQ_INT(run(t, &p, &dev, NULL, &st), SIM_REPLAY_OK);
+        CHECK_EQ_INT(run(t, &p, &dev, NULL, &st), SIM_OK);
         CHECK(st.tokens > 0 && st.mismatched == 0);
         CHECK(st.provisional_kept <= st.provisional_calls);
         if (!p.provisional) CHECK(st.provisional_calls == 0 && st.provisional_kept == 0);
@@ -97,7 +97,7 @@ static void test_provisional_and_hooks(const trc_trace *t)
     p.fallback = 0; /* fixed trees: the main branch is often fully accepted */
     sim_point_stats a, b, off;
     hooks h = {.prompt = 1};
-    CHECK_EQ_INT(run(t, &p, &dev, &h, &a), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run(t, &p, &dev, &h, &a), SIM_OK);
     CHECK(a.provisional_calls > 0);
     CHECK(a.provisional_kept > 0);
     CHECK(h.cycles > 0 && h.cycles < a.cycles); /* one prompt of several */
@@ -105,14 +105,14 @@ static void test_provisional_and_hooks(const trc_trace *t)
     CHECK(h.spans > h.cycles);
     CHECK(h.provisional_spans > 0);
     /* deterministic */
-    CHECK_EQ_INT(run(t, &p, &dev, NULL, &b), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run(t, &p, &dev, NULL, &b), SIM_OK);
     CHECK(a.tokens == b.tokens && a.total_ms == b.total_ms && a.cycles == b.cycles);
     CHECK(a.provisional_kept == b.provisional_kept && a.energy_mj == b.energy_mj);
     CHECK(a.tokens_per_s_lo == b.tokens_per_s_lo && a.tokens_per_s_hi == b.tokens_per_s_hi);
     /* the memory upper bound below what the point already uses: no provisional work */
     sim_device tight = dev;
     tight.mem_upper_bound = 0.01;
-    CHECK_EQ_INT(run(t, &p, &tight, NULL, &off), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run(t, &p, &tight, NULL, &off), SIM_OK);
     CHECK_EQ_INT(off.provisional_calls, 0);
     /* with the contention factors at 1 and ungated, overlapping never slows the
      * target: decode time can only drop with provisional drafting on */
@@ -120,9 +120,9 @@ static void test_provisional_and_hooks(const trc_trace *t)
     free_dev.contention_compute = free_dev.contention_load = 1.0;
     p.gate = 0;
     sim_point_stats on, no;
-    CHECK_EQ_INT(run(t, &p, &free_dev, NULL, &on), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run(t, &p, &free_dev, NULL, &on), SIM_OK);
     p.provisional = 0;
-    CHECK_EQ_INT(run(t, &p, &free_dev, NULL, &no), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run(t, &p, &free_dev, NULL, &no), SIM_OK);
     CHECK(on.verify_ms <= no.verify_ms + 1e-6);
     CHECK(on.draft_ms < no.draft_ms);
 }

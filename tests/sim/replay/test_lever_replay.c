@@ -58,10 +58,10 @@ int main(int argc, char **argv)
                         sim_point_stats st;
                         char err[256] = "";
                         int rc = sim_replay_run(&pt, &st, err, sizeof err);
-                        if (rc != SIM_REPLAY_OK)
+                        if (rc != SIM_OK)
                             fprintf(stderr, "%s d%d p%d s%d j%d: %s\n", files[f], dr, pr, sc, pj,
                                     err);
-                        CHECK_EQ_INT(rc, SIM_REPLAY_OK);
+                        CHECK_EQ_INT(rc, SIM_OK);
                         CHECK_EQ_INT(st.mismatched, 0);
                         CHECK(st.rows_kept > 0 && st.rows_kept <= 1.0);
                         CHECK(st.retention > 0 && st.retention <= 1.0);

@@ -130,7 +130,7 @@ static int run(const trc_trace *t, const eng_lyanna_params *p, sim_point_stats *
                     .dram_fraction = 0.0, .max_new_tokens = MAX_NEW, .prompts = 0, .seed = 1};
     char err[256] = "";
     int rc = sim_replay_run(&pt, st, err, sizeof err);
-    if (rc != SIM_REPLAY_OK) fprintf(stderr, "lyanna: %s\n", err);
+    if (rc != SIM_OK) fprintf(stderr, "lyanna: %s\n", err);
     return rc;
 }
 
@@ -153,7 +153,7 @@ static void test_variants(const trc_trace *t)
             sim_point_stats st[2];
             for (int32_t op = 0; op <= 1; op++) {
                 eng_lyanna_params p = variant(mode > 0, mode == 2, op, (eng_unit)unit);
-                CHECK_EQ_INT(run(t, &p, &st[op]), SIM_REPLAY_OK);
+                CHECK_EQ_INT(run(t, &p, &st[op]), SIM_OK);
                 CHECK_EQ_INT(st[op].tokens, want);
                 CHECK_EQ_INT(st[op].mismatched, 0);
                 CHECK(st[op].cycles > 0 && st[op].mean_accepted > 0);
@@ -279,7 +279,7 @@ static void test_invocations(const trc_trace *t)
             eng_lyanna_params p = variant(mode > 0, mode == 2, op, ENG_UNIT_NPU);
             drive(t, &p, &d[mode]);
             sim_point_stats st;
-            CHECK_EQ_INT(run(t, &p, &st), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, &p, &st), SIM_OK);
             /* the driver is the replay's loop: same verifications, same tokens */
             CHECK_EQ_INT(d[mode].cycles, st.cycles);
             CHECK_EQ_INT(d[mode].tokens, want);

@@ -24,14 +24,14 @@ static void load_profiles(const char *configs)
 {
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/devices/oneplus12.lua", configs);
-    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_PROFILE_OK) {
+    if (sim_profile_load_device(path, &dev, err, sizeof err) != SIM_OK) {
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
     snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_PROFILE_OK) exit(1);
+    if (sim_profile_load_model(path, &tgt, err, sizeof err) != SIM_OK) exit(1);
     snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
-    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_PROFILE_OK) exit(1);
+    if (sim_profile_load_model(path, &drf, err, sizeof err) != SIM_OK) exit(1);
 }
 
 static trc_trace *synth(double accept, double coverage, int32_t nodes)
@@ -73,19 +73,19 @@ static void test_bounds(void)
     trc_trace *perfect = synth(1.0, 1.0, 16);
     trc_trace *useless = synth(0.0, 0.0, 16);
     for (int32_t k = 1; k <= 12; k++) {
-        CHECK(run(perfect, "chain", k, 0.0, 48, &st, err) == SIM_REPLAY_OK);
+        CHECK(run(perfect, "chain", k, 0.0, 48, &st, err) == SIM_OK);
         CHECK_EQ_INT(st.tokens, 3 * 48);
         /* every cycle emits k + 1 tokens, the last one of a prompt what is left */
         CHECK_EQ_INT(st.cycles, 3 * ((48 + k) / (k + 1)));
         CHECK_EQ_INT(st.accepted + st.cycles, st.tokens);
         CHECK(st.draft_ms > 0);
     }
-    CHECK(run(useless, "chain", 8, 0.0, 48, &st, err) == SIM_REPLAY_OK);
+    CHECK(run(useless, "chain", 8, 0.0, 48, &st, err) == SIM_OK);
     CHECK_EQ_INT(st.cycles, 3 * 48);
     CHECK_EQ_INT(st.accepted, 0);
     CHECK(fabs(st.tokens_per_cycle - 1.0) < 1e-12);
     /* k = 8 on a depth-8 trace: nodes past the recorded tree are synthesised */
-    CHECK(run(useless, "chain", 8, 0.0, 48, &st, err) == SIM_REPLAY_OK);
+    CHECK(run(useless, "chain", 8, 0.0, 48, &st, err) == SIM_OK);
     CHECK(st.coverage < 1.0 && st.coverage > 0.0);
     trc_free(perfect);
     trc_free(useless);
@@ -96,7 +96,7 @@ static void test_flash_ar(void)
     char err[256];
     sim_point_stats st, st2, pinned;
     trc_trace *t = synth(0.7, 0.9, 24);
-    CHECK(run(t, "flash_ar", 0, 0.0, 20, &st, err) == SIM_REPLAY_OK);
+    CHECK(run(t, "flash_ar", 0, 0.0, 20, &st, err) == SIM_OK);
     CHECK_EQ_INT(st.cycles, 60);
     CHECK_EQ_INT(st.tokens, 60);
     CHECK_EQ_INT(st.expansions, 0);
@@ -106,13 +106,13 @@ static void test_flash_ar(void)
     CHECK(fabs(st.cycle_ms - st.ms_per_token) < 1e-9);
     CHECK(fabs(st.tokens_per_s * st.ms_per_token - 1000.0) < 1e-6);
     /* deterministic: the same point twice gives the same statistics */
-    CHECK(run(t, "flash_ar", 0, 0.0, 20, &st2, err) == SIM_REPLAY_OK);
+    CHECK(run(t, "flash_ar", 0, 0.0, 20, &st2, err) == SIM_OK);
     st.sim_wall_s = st2.sim_wall_s = 0;
     CHECK(memcmp(&st, &st2, sizeof st) == 0);
     /* pinning layers removes flash reads and raises throughput monotonically */
     double prev = 0;
     for (int i = 0; i <= 10; i++) {
-        CHECK(run(t, "flash_ar", 0, i / 10.0, 8, &pinned, err) == SIM_REPLAY_OK);
+        CHECK(run(t, "flash_ar", 0, i / 10.0, 8, &pinned, err) == SIM_OK);
         CHECK(pinned.tokens_per_s >= prev);
         prev = pinned.tokens_per_s;
         CHECK_EQ_INT(pinned.resident_layers, (int32_t)floor(36 * (i / 10.0) + 1e-9));
@@ -128,7 +128,7 @@ static void test_errors(void)
     char err[256];
     sim_point_stats st;
     trc_trace *t = synth(0.7, 0.9, 24);
-    CHECK(run(t, "flash_ar", 0, 0.0, 0, &st, err) == SIM_REPLAY_E_CONFIG);
+    CHECK(run(t, "flash_ar", 0, 0.0, 0, &st, err) == SIM_CONFIG);
     CHECK(strstr(err, "max_new_tokens") != NULL);
     /* a model that cannot fit the DRAM budget when fully pinned */
     sim_model big = tgt;
@@ -139,7 +139,7 @@ static void test_errors(void)
     sim_point pt = {.device = &dev, .target = &big, .trace = t, .policy = d, .policy_params = &fp,
                     .dram_fraction = 1.0, .max_new_tokens = 4, .seed = 1, .top_p = 0.9,
                     .temperature = 1.0};
-    CHECK(sim_replay_run(&pt, &st, err, sizeof err) == SIM_REPLAY_E_NOFIT);
+    CHECK(sim_replay_run(&pt, &st, err, sizeof err) == SIM_CONFIG_NOFIT);
     CHECK(strlen(err) > 0 && strchr(err, '\n') == NULL);
     trc_free(t);
 }
@@ -197,11 +197,11 @@ static void check_band(const trc_trace *t, const char *policy, params_fn tweak,
 {
     char err[256];
     sim_point_stats band, plain, own;
-    CHECK_EQ_INT(run_on(t, policy, tweak, &dev, var, 3, &band, err), SIM_REPLAY_OK);
-    CHECK_EQ_INT(run_on(t, policy, tweak, &dev, NULL, 0, &plain, err), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run_on(t, policy, tweak, &dev, var, 3, &band, err), SIM_OK);
+    CHECK_EQ_INT(run_on(t, policy, tweak, &dev, NULL, 0, &plain, err), SIM_OK);
     double lo = plain.tokens_per_s, hi = lo;
     for (int v = 0; v < 3; v++) {
-        CHECK_EQ_INT(run_on(t, policy, tweak, &var[v], NULL, 0, &own, err), SIM_REPLAY_OK);
+        CHECK_EQ_INT(run_on(t, policy, tweak, &var[v], NULL, 0, &own, err), SIM_OK);
         CHECK(own.tokens_per_s != plain.tokens_per_s || v == 0); /* the variants matter */
         lo = own.tokens_per_s < lo ? own.tokens_per_s : lo;
         hi = own.tokens_per_s > hi ? own.tokens_per_s : hi;
@@ -242,8 +242,8 @@ static void test_variants(void)
     var[1].dram_budget_gb = 0.5;
     sim_point_stats st;
     for (size_t i = 0; i < 2; i++) {
-        CHECK_EQ_INT(run_on(t, policies[i], NULL, &var[1], NULL, 0, &st, err), SIM_REPLAY_E_NOFIT);
-        CHECK_EQ_INT(run_on(t, policies[i], NULL, &dev, var, 3, &st, err2), SIM_REPLAY_E_NOFIT);
+        CHECK_EQ_INT(run_on(t, policies[i], NULL, &var[1], NULL, 0, &st, err), SIM_CONFIG_NOFIT);
+        CHECK_EQ_INT(run_on(t, policies[i], NULL, &dev, var, 3, &st, err2), SIM_CONFIG_NOFIT);
         CHECK(strcmp(err, err2) == 0);
     }
     trc_free(t);

@@ -320,8 +320,8 @@ static double depth_histogram(const trc_trace *t, const eng_policy_desc *d, int3
             sim_point_stats st;
             char err[256] = "";
             int rc = sim_replay_run(&pt, &st, err, sizeof err);
-            if (rc != SIM_REPLAY_OK) fprintf(stderr, "%s: %s\n", d->name, err);
-            CHECK_EQ_INT(rc, SIM_REPLAY_OK);
+            if (rc != SIM_OK) fprintf(stderr, "%s: %s\n", d->name, err);
+            CHECK_EQ_INT(rc, SIM_OK);
             exp += st.expansions;
             rec += st.recorded_expansions;
         }

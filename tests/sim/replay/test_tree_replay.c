@@ -29,7 +29,7 @@ static int run_params(const trc_trace *t, const eng_policy_desc *d, const void *
                     .temperature = 1.0};
     char err[256] = "";
     int rc = sim_replay_run(&pt, st, err, sizeof err);
-    if (rc != SIM_REPLAY_OK) fprintf(stderr, "%s: %s\n", d->name, err);
+    if (rc != SIM_OK) fprintf(stderr, "%s: %s\n", d->name, err);
     return rc;
 }
 
@@ -74,20 +74,20 @@ static void bld_points(const trc_trace *t)
         memcpy(bp + fb->offset, &zero, sizeof zero);
         memcpy(bp + ml->offset, &len, sizeof len);
         memcpy(cp + k->offset, &len, sizeof len);
-        CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &b0), SIM_REPLAY_OK);
-        CHECK_EQ_INT(run_with(t, chain, cp, SIM_ACCEPT_GREEDY, &c0), SIM_REPLAY_OK);
+        CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &b0), SIM_OK);
+        CHECK_EQ_INT(run_with(t, chain, cp, SIM_ACCEPT_GREEDY, &c0), SIM_OK);
         CHECK(b0.tokens == c0.tokens && b0.cycles == c0.cycles && b0.accepted == c0.accepted &&
               b0.verify_rows == c0.verify_rows && b0.verify_rows_max == c0.verify_rows_max &&
               b0.tokens_per_s == c0.tokens_per_s);
         CHECK_EQ_INT(b0.verify_rows_max, len + 1);
     }
     eng_params_defaults(bld->params, bp);
-    CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &bd), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &bd), SIM_OK);
     CHECK_EQ_INT(bd.mismatched, 0);
     CHECK(bd.verify_rows < c0.verify_rows && bd.verify_rows_max <= 11 && bd.accepted > 0);
     double one = 1.0;
     memcpy(bp + fb->offset, &one, sizeof one);
-    CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &b1), SIM_REPLAY_OK);
+    CHECK_EQ_INT(run_with(t, bld, bp, SIM_ACCEPT_GREEDY, &b1), SIM_OK);
     CHECK_EQ_INT(b1.mismatched, 0);
     CHECK_EQ_INT(b1.accepted, 0);
     CHECK_EQ_INT(b1.tokens, b1.cycles);
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
         if (!t) continue;
         for (int32_t i = 0; i < n; i++) {
             sim_point_stats g, tp, s1, s2;
-            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_GREEDY, 0.9, &g), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_GREEDY, 0.9, &g), SIM_OK);
             CHECK(g.tokens > 0 && g.cycles > 0);
             CHECK_EQ_INT(g.mismatched, 0);
             CHECK(g.token_mismatch == 0.0);
@@ -127,11 +127,11 @@ int main(int argc, char **argv)
             CHECK(g.waste_frac >= 0 && g.waste_frac < 1);
             CHECK(g.coverage > 0 && g.coverage <= 1);
             if (!reg[i]->needs_draft) CHECK(g.waste_ms == 0.0);
-            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_TOP_P, 0.9, &tp), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_TOP_P, 0.9, &tp), SIM_OK);
             CHECK(tp.token_mismatch >= 0 && tp.token_mismatch <= 1);
             CHECK(tp.tokens == g.tokens);
-            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s1), SIM_REPLAY_OK);
-            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s2), SIM_REPLAY_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s1), SIM_OK);
+            CHECK_EQ_INT(run(t, reg[i], SIM_ACCEPT_SAMPLING, 0.9, &s2), SIM_OK);
             CHECK(s1.tokens == s2.tokens && s1.cycles == s2.cycles &&
                   s1.mismatched == s2.mismatched);
             printf("%-16s %-18s greedy %.3f tok/s acc %.2f | top_p acc %.2f mismatch %.3f | "
@@ -151,8 +151,8 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/synth-small.h5", argv[2]);
     CHECK(trc_load(path, &t, &e) == TRC_OK);
     if (t) {
-        CHECK_EQ_INT(run(t, chain, SIM_ACCEPT_TOP_P, 0.0, &st), SIM_REPLAY_E_CONFIG);
-        CHECK_EQ_INT(run(t, chain, 7, 0.9, &st), SIM_REPLAY_E_CONFIG);
+        CHECK_EQ_INT(run(t, chain, SIM_ACCEPT_TOP_P, 0.0, &st), SIM_CONFIG);
+        CHECK_EQ_INT(run(t, chain, 7, 0.9, &st), SIM_CONFIG);
         trc_free(t);
     }
     return check_done("replay/tree_replay");

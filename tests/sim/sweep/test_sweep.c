@@ -179,7 +179,7 @@ static void test_executor(const char *dir)
     make_jobs(ref, t, &cp);
     char err[512];
     for (int i = 0; i < NJOBS; i++) /* the naive reference: one by one */
-        CHECK(sim_replay_run(&ref[i].pt, &ref[i].st, err, sizeof err) == SIM_REPLAY_OK);
+        CHECK(sim_replay_run(&ref[i].pt, &ref[i].st, err, sizeof err) == SIM_OK);
 
     for (int32_t w = 1; w <= 5; w += 2) {
         make_jobs(jobs, t, &cp);
@@ -188,7 +188,7 @@ static void test_executor(const char *dir)
         p.workers = w;
         p.version = "test";
         sim_sweep_summary sum;
-        CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_OK);
+        CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_OK);
         CHECK_EQ_INT(sum.computed, NJOBS);
         CHECK_EQ_INT(sum.resumed + sum.failed + sum.pending, 0);
         for (int i = 0; i < NJOBS; i++) {
@@ -207,10 +207,10 @@ static void test_executor(const char *dir)
     p.version = "test";
     sim_sweep_summary sum;
     make_jobs(jobs, t, &cp);
-    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_OK);
+    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_OK);
     CHECK_EQ_INT(sum.computed, NJOBS);
     make_jobs(jobs, t, &cp);
-    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_OK);
+    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_OK);
     CHECK_EQ_INT(sum.computed, 0);
     CHECK_EQ_INT(sum.resumed, NJOBS);
     for (int i = 0; i < NJOBS; i++) {
@@ -220,12 +220,12 @@ static void test_executor(const char *dir)
     /* resume off recomputes; another version's records are not reused */
     p.resume = 0;
     make_jobs(jobs, t, &cp);
-    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_OK);
+    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_OK);
     CHECK_EQ_INT(sum.computed, NJOBS);
     p.resume = 1;
     p.version = "test2";
     make_jobs(jobs, t, &cp);
-    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_OK);
+    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_OK);
     CHECK_EQ_INT(sum.computed, NJOBS);
 
     /* a failing point is reported in its slot; the others still run */
@@ -233,11 +233,11 @@ static void test_executor(const char *dir)
     jobs[4].pt.max_new_tokens = 0; /* outside the replay's contract */
     jobs[4].pt.draft = NULL;       /* chain without a draft model */
     p.store_dir = NULL;
-    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_OK);
+    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_OK);
     CHECK_EQ_INT(sum.failed, 1);
     CHECK_EQ_INT(sum.computed, NJOBS - 1);
     CHECK_EQ_INT(jobs[4].state, SIM_SWEEP_FAILED);
-    CHECK(jobs[4].replay_rc != SIM_REPLAY_OK && jobs[4].err[0] != 0);
+    CHECK(jobs[4].replay_rc != SIM_OK && jobs[4].err[0] != 0);
     CHECK(same_stats(jobs[5].st, ref[5].st));
 
     /* an uncreatable store stops the sweep before any point runs */
@@ -249,7 +249,7 @@ static void test_executor(const char *dir)
     snprintf(store, sizeof store, "%s/file/points", dir);
     p.store_dir = store;
     make_jobs(jobs, t, &cp);
-    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_SWEEP_E_STORE);
+    CHECK(sim_sweep_run(&p, jobs, NJOBS, &sum, err, sizeof err) == SIM_CANTCREATE);
     CHECK(strstr(err, "file") != NULL);
     trc_free(t);
 }
