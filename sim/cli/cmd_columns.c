@@ -44,7 +44,7 @@ int cli_columns_main(int argc, char **argv)
                     "flashspec: columns: unexpected argument '%s' (see flashspec columns "
                     "--help)\n",
                     argv[i]);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
         markdown = 1;
     }

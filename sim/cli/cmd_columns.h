@@ -6,7 +6,8 @@
 #ifndef FS_CMD_COLUMNS_H
 #define FS_CMD_COLUMNS_H
 
-/* argv[0] is "columns".  Returns a sysexits code. */
+/* argv[0] is "columns".  Returns a status (sim/sim_status.h), which main
+ * maps to the exit code. */
 int cli_columns_main(int argc, char **argv);
 
 #endif

@@ -150,7 +150,7 @@ static int find_profile(const char *kind, const char *name, char *path, size_t n
 {
     if (sim_profile_path(kind, name, path, n) != SIM_OK) {
         fprintf(stderr, "flashspec: profiles: invalid profile name '%s'\n", name);
-        return sim_status_exit(SIM_CONFIG_NAME);
+        return SIM_CONFIG_NAME;
     }
     struct stat st;
     return stat(path, &st) == 0 ? 0 : -1;
@@ -182,7 +182,7 @@ static int explain_device(const char *path, int md)
     free(dev);
     free(vars);
     free(src);
-    return sim_status_exit(rc);
+    return rc;
 }
 
 static int explain_model(const char *path, int md)
@@ -201,7 +201,7 @@ static int explain_model(const char *path, int md)
     }
     free(m);
     free(src);
-    return sim_status_exit(rc);
+    return rc;
 }
 
 int cli_profiles_explain(const char *kind, const char *name, int md)
@@ -218,7 +218,7 @@ int cli_profiles_explain(const char *kind, const char *name, int md)
     sim_profile_suggest(dev ? "devices" : "models", name, hint, sizeof hint);
     fprintf(stderr, "flashspec: profiles: no %s profile '%s'%s\n",
             dev && mod ? "device or model" : dev ? "device" : "model", name, hint);
-    return sim_status_exit(SIM_MISSING);
+    return SIM_MISSING;
 }
 
 /* One part file: its keys, fits and ranges in one row. */
@@ -264,7 +264,7 @@ int cli_profiles_parts(int md)
     char(*names)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *names);
     if (!names) {
         fprintf(stderr, "flashspec: out of memory\n");
-        return sim_status_exit(SIM_NOMEM);
+        return SIM_NOMEM;
     }
     int bad = 0, any = 0;
     if (md) printf("Parts:\n\n| part | keys | ranges | file |\n|---|---|---|---|\n");
@@ -278,7 +278,7 @@ int cli_profiles_parts(int md)
     free(names);
     if (!any) {
         fprintf(stderr, "flashspec: profiles: no part files along the profile search path\n");
-        return sim_status_exit(SIM_MISSING);
+        return SIM_MISSING;
     }
-    return sim_status_exit(bad ? SIM_CONFIG : SIM_OK);
+    return bad ? SIM_CONFIG : SIM_OK;
 }

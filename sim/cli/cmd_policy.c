@@ -210,7 +210,7 @@ static int show_one(const char *name, int markdown, const fs_plugin *plugins, in
                 "flashspec: policies: no policy '%s' in this build (flashspec policies lists "
                 "them)\n",
                 name);
-    return FS_EXIT_USAGE;
+    return SIM_USAGE;
 }
 
 /* Every policy: the built-in ones, then the loaded plug-ins. */
@@ -257,7 +257,7 @@ int cli_policy_main(int argc, char **argv)
             if (!path || n_plugins == FS_MAX_PLUGINS) {
                 fprintf(stderr, "flashspec: policies: --plugin needs a FILE.so (at most %d)\n",
                         FS_MAX_PLUGINS);
-                return FS_EXIT_USAGE;
+                return SIM_USAGE;
             }
             char perr[1024];
             int prc = fs_plugin_load(path, &plugins[n_plugins], plugins, n_plugins, perr,
@@ -270,7 +270,7 @@ int cli_policy_main(int argc, char **argv)
         } else if (argv[i][0] == '-' || name) {
             fprintf(stderr, "flashspec: policies: unexpected argument '%s' (see flashspec policies "
                             "--help)\n", argv[i]);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         } else {
             name = argv[i];
         }
@@ -280,7 +280,7 @@ int cli_policy_main(int argc, char **argv)
         char err[1024];
         if (fs_lua_policy_describe(name, markdown, err, sizeof err) != 0) {
             fprintf(stderr, "flashspec: policies: %s\n", err);
-            return FS_EXIT_CONFIG;
+            return SIM_CONFIG;
         }
         return 0;
     }

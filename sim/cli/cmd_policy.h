@@ -6,7 +6,8 @@
 #ifndef FS_CMD_POLICY_H
 #define FS_CMD_POLICY_H
 
-/* argv[0] is "policies" (or "policy").  Returns a sysexits code. */
+/* argv[0] is "policies" (or "policy").  Returns a status (sim/sim_status.h),
+ * which main maps to the exit code. */
 int cli_policy_main(int argc, char **argv);
 
 #endif

@@ -40,7 +40,7 @@ static int load(const char *kind, const char *name, void *out)
     char path[4096], err[1024];
     if (sim_profile_path(kind, name, path, sizeof path) != SIM_OK) {
         fprintf(stderr, "flashspec: invalid %s profile name '%s'\n", kind, name);
-        return sim_status_exit(SIM_CONFIG_NAME);
+        return SIM_CONFIG_NAME;
     }
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -48,13 +48,13 @@ static int load(const char *kind, const char *name, void *out)
         sim_profile_suggest(kind, name, hint, sizeof hint);
         fprintf(stderr, "flashspec: unknown %s '%s'%s (no %s)\n",
                 strcmp(kind, "devices") == 0 ? "device" : "model", name, hint, path);
-        return sim_status_exit(SIM_MISSING);
+        return SIM_MISSING;
     }
     int rc = strcmp(kind, "devices") == 0 ? sim_profile_load_device(path, out, err, sizeof err)
                                           : sim_profile_load_model(path, out, err, sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
-        return sim_status_exit(rc);
+        return rc;
     }
     return 0;
 }
@@ -144,14 +144,14 @@ int cli_profile_main(int argc, char **argv)
             if (parse_num(optarg, 0.0, 1.0, &frac) != 0) {
                 fprintf(stderr, "flashspec: profile: --dram-fraction must be in [0, 1] (got '%s')\n",
                         optarg);
-                return FS_EXIT_USAGE;
+                return SIM_USAGE;
             }
             break;
         case 'c':
             if (parse_num(optarg, 0, 1 << 24, &ctx) != 0) {
                 fprintf(stderr, "flashspec: profile: --ctx must be a token count (got '%s')\n",
                         optarg);
-                return FS_EXIT_USAGE;
+                return SIM_USAGE;
             }
             break;
         case 'h':
@@ -160,12 +160,12 @@ int cli_profile_main(int argc, char **argv)
         default:
             fprintf(stderr, "flashspec: profile: unknown or incomplete option '%s' (see --help)\n",
                     argv[optind - 1]);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
     }
     if (optind != argc - 2) {
         fprintf(stderr, "flashspec: profile needs DEVICE and MODEL (see --help)\n");
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     sim_device dev;
     sim_model tgt, drf;
@@ -179,7 +179,7 @@ int cli_profile_main(int argc, char **argv)
                        sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: %s\n", err);
-        return sim_status_exit(rc);
+        return rc;
     }
     printf("device %s, target %s%s%s, dram_fraction %.2f, context %d tokens\n\n", dev.name,
            tgt.name, draft_name ? ", draft " : "", draft_name ? drf.name : "", frac, (int)ctx);
@@ -235,7 +235,7 @@ static int list_kind(const char *kind, int md)
     char (*names)[SIM_PROFILE_NAME_CAP] = malloc(SIM_PROFILE_LIST_MAX * sizeof *names);
     if (!names) {
         fprintf(stderr, "flashspec: out of memory\n");
-        return sim_status_exit(SIM_NOMEM);
+        return SIM_NOMEM;
     }
     int n = sim_profile_names(kind, names, SIM_PROFILE_LIST_MAX);
     if (n < 0) {
@@ -245,7 +245,7 @@ static int list_kind(const char *kind, int md)
         if (slash) *slash = 0;
         fprintf(stderr, "flashspec: cannot list %s: cannot read %s\n", kind, path);
         free(names);
-        return sim_status_exit(SIM_MISSING);
+        return SIM_MISSING;
     }
     int dev = strcmp(kind, "devices") == 0, bad = 0;
     static const char *const dh[] = {"device",      "DRAM GB",      "flash GB/s", "NPU GFLOP/s",
@@ -303,7 +303,7 @@ static int list_kind(const char *kind, int md)
     }
     if (md) printf("\n");
     free(names);
-    return sim_status_exit(bad ? SIM_CONFIG : SIM_OK);
+    return bad ? SIM_CONFIG : SIM_OK;
 }
 
 int cli_profiles_main(int argc, char **argv)
@@ -328,13 +328,13 @@ int cli_profiles_main(int argc, char **argv)
         } else {
             fprintf(stderr, "flashspec: profiles: unknown or incomplete argument '%s' (see --help)\n",
                     argv[i]);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
     }
     if ((!want_dev && !want_mod) || (parts && (!want_dev || !want_mod || explain))) {
         fprintf(stderr, "flashspec: profiles: give one of 'devices', 'models' or 'parts'%s\n",
                 parts ? " (and no --explain with 'parts')" : "");
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     if (explain)
         return cli_profiles_explain(want_mod ? want_dev ? NULL : "models" : "devices", explain, md);
@@ -344,7 +344,7 @@ int cli_profiles_main(int argc, char **argv)
     if (want_dev && want_mod && !md) printf("\n");
     if (want_mod) {
         int r2 = list_kind("models", md);
-        if (!rc || (r2 && r2 != 78)) rc = r2;
+        if (!rc || (r2 && sim_status_primary(r2) != SIM_CONFIG)) rc = r2;
     }
     return rc;
 }

@@ -3,9 +3,9 @@
  *
  * Thin front end over traces/trc.h: every check lives in the library (trc_load
  * validates fully, trc_synth range-checks its parameters), so this file only
- * parses arguments (getopt_long, strict number parsing), turns status codes
- * into exit codes (sim_status.h) and prints.  Output goes to stdout; every error is one
- * line on stderr starting "flashspec: ".  synth writes through trc_save, which is
+ * parses arguments (getopt_long, strict number parsing), brings the library's
+ * codes into the status space (sim_status.h) and prints.  Output goes to
+ * stdout; every error is one line on stderr starting "flashspec: ".  synth writes through trc_save, which is
  * atomic, so a failed run leaves no file behind.  No process state survives a
  * call (getopt is re-initialised each time), so tests may call it repeatedly.
  */
@@ -124,24 +124,19 @@ static int fail(int code, const char *fmt, ...)
     return code;
 }
 
-static int exit_code(int trc_code)
-{
-    return sim_status_exit(sim_status_from_trc(trc_code));
-}
-
 /* Reports an unknown option or a missing argument as getopt left it. */
 static int bad_option(const char *cmd, char **argv, int c)
 {
     const char *arg = argv[optind - 1];
-    if (c == ':') return fail(FS_EXIT_USAGE, "trace %s: option %s needs an argument", cmd, arg);
+    if (c == ':') return fail(SIM_USAGE, "trace %s: option %s needs an argument", cmd, arg);
     if (optopt && optopt != '?' && arg && strncmp(arg, "--", 2) != 0)
-        return fail(FS_EXIT_USAGE, "trace %s: unknown option -%c (see --help)", cmd, optopt);
-    return fail(FS_EXIT_USAGE, "trace %s: unknown option %s (see --help)", cmd, arg ? arg : "?");
+        return fail(SIM_USAGE, "trace %s: unknown option -%c (see --help)", cmd, optopt);
+    return fail(SIM_USAGE, "trace %s: unknown option %s (see --help)", cmd, arg ? arg : "?");
 }
 
 /* ---------------------------------------------------------- info / check */
 
-/* Parses `CMD [--help] FILE`; returns -1 after --help, else an exit code (0 ok). */
+/* Parses `CMD [--help] FILE`; returns -1 after --help, else a status (SIM_OK). */
 static int parse_file_cmd(int argc, char **argv, const char *usage, const char **file)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
@@ -157,9 +152,9 @@ static int parse_file_cmd(int argc, char **argv, const char *usage, const char *
         return bad_option(argv[0], argv, c);
     }
     if (optind != argc - 1)
-        return fail(FS_EXIT_USAGE, "trace %s: expected exactly one FILE (see --help)", argv[0]);
+        return fail(SIM_USAGE, "trace %s: expected exactly one FILE (see --help)", argv[0]);
     *file = argv[optind];
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* info and stats read a trace prompt by prompt (trc_open, each prompt
@@ -173,8 +168,8 @@ static int load_or_fail(const char *file, trc_trace **t)
 {
     trc_err err;
     int rc = trc_open(file, INFO_CACHE_BYTES, t, &err);
-    if (rc) return fail(exit_code(rc), "%s", err.msg);
-    return FS_EXIT_OK;
+    if (rc) return fail(sim_status_from_trc(rc), "%s", err.msg);
+    return SIM_OK;
 }
 
 enum { CAL_BINS = 10 }; /* draft-confidence bins of width 0.1 */
@@ -289,7 +284,7 @@ static int cmd_info(int argc, char **argv)
 {
     const char *file;
     int rc = parse_file_cmd(argc, argv, usage_info, &file);
-    if (rc) return rc < 0 ? FS_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_OK : rc;
     trc_trace *t;
     if ((rc = load_or_fail(file, &t))) return rc;
     const trc_meta *m = trc_get_meta(t);
@@ -305,7 +300,7 @@ static int cmd_info(int argc, char **argv)
     trc_err err;
     if ((rc = measure(t, &s, &err))) {
         trc_free(t);
-        return fail(exit_code(rc), "%s", err.msg);
+        return fail(sim_status_from_trc(rc), "%s", err.msg);
     }
 
     printf("file            %s\n", file);
@@ -343,14 +338,14 @@ static int cmd_info(int argc, char **argv)
            1.0 - ratio(s.rank_n[m->k], m->n_nodes), ratio(s.rank_n[0], m->n_nodes),
            calibration_error(&s, m->n_nodes));
     trc_free(t);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 static int cmd_stats(int argc, char **argv)
 {
     const char *file;
     int rc = parse_file_cmd(argc, argv, usage_stats, &file);
-    if (rc) return rc < 0 ? FS_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_OK : rc;
     trc_trace *t;
     if ((rc = load_or_fail(file, &t))) return rc;
     const trc_meta *m = trc_get_meta(t);
@@ -358,7 +353,7 @@ static int cmd_stats(int argc, char **argv)
     trc_err err;
     if ((rc = measure(t, &s, &err))) {
         trc_free(t);
-        return fail(exit_code(rc), "%s", err.msg);
+        return fail(sim_status_from_trc(rc), "%s", err.msg);
     }
     printf("depth\tpositions\ttop1\ttop1_given_prefix\tin_top_k\trecorded_nodes\n");
     for (int d = 1; d <= m->max_depth; d++)
@@ -396,36 +391,36 @@ static int cmd_stats(int argc, char **argv)
     printf("accepted_chain\t%.6f\n", s.chain_len / (double)s.positions);
     printf("accepted_top_k\t%.6f\n", s.topk_len / (double)s.positions);
     trc_free(t);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 static int cmd_index(int argc, char **argv)
 {
     const char *file;
     int rc = parse_file_cmd(argc, argv, usage_index, &file);
-    if (rc) return rc < 0 ? FS_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_OK : rc;
     trc_err err;
     int added = 0;
-    if ((rc = trc_add_index(file, &added, &err))) return fail(exit_code(rc), "%s", err.msg);
+    if ((rc = trc_add_index(file, &added, &err))) return fail(sim_status_from_trc(rc), "%s", err.msg);
     printf("%s: %s\n", file, added ? "index added" : "has an index (checked)");
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 static int cmd_check(int argc, char **argv)
 {
     const char *file;
     int rc = parse_file_cmd(argc, argv, usage_check, &file);
-    if (rc) return rc < 0 ? FS_EXIT_OK : rc;
+    if (rc) return rc < 0 ? SIM_OK : rc;
     trc_trace *t;
     trc_err err;
     /* a trace larger than CHECK_MEM_BYTES is checked prompt by prompt */
     if ((rc = trc_check(file, CHECK_MEM_BYTES, &t, &err)))
-        return fail(exit_code(rc), "%s", err.msg);
+        return fail(sim_status_from_trc(rc), "%s", err.msg);
     const trc_meta *m = trc_get_meta(t);
     printf("%s: ok (%d prompts, %lld trees, %lld nodes, checksum 0x%016llx)\n", file, m->n_prompts,
            (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));
     trc_free(t);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* ----------------------------------------------------------------- synth */
@@ -436,11 +431,11 @@ static int parse_int(const char *flag, const char *s, long long lo, long long hi
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi)
-        return fail(FS_EXIT_USAGE,
+        return fail(SIM_USAGE,
                     "trace synth: %s expects an integer in [%lld, %lld] (got \"%s\")", flag, lo, hi,
                     s);
     *out = v;
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 static int parse_real(const char *flag, const char *s, double *out)
@@ -449,9 +444,9 @@ static int parse_real(const char *flag, const char *s, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !isfinite(v))
-        return fail(FS_EXIT_USAGE, "trace synth: %s expects a number (got \"%s\")", flag, s);
+        return fail(SIM_USAGE, "trace synth: %s expects a number (got \"%s\")", flag, s);
     *out = v;
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* Comma-separated list into ints (is_int) or doubles; cap entries at most. */
@@ -459,26 +454,26 @@ static int parse_list(const char *flag, const char *s, int is_int, int cap, int3
                       int32_t *n)
 {
     *n = 0;
-    if (!*s) return FS_EXIT_OK;
+    if (!*s) return SIM_OK;
     char buf[64];
     for (const char *p = s;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         if (*n == cap)
-            return fail(FS_EXIT_USAGE, "trace synth: %s takes at most %d values", flag, cap);
+            return fail(SIM_USAGE, "trace synth: %s takes at most %d values", flag, cap);
         if (len == 0 || len >= sizeof buf)
-            return fail(FS_EXIT_USAGE, "trace synth: %s: bad list \"%s\"", flag, s);
+            return fail(SIM_USAGE, "trace synth: %s: bad list \"%s\"", flag, s);
         memcpy(buf, p, len);
         buf[len] = '\0';
         if (is_int) {
             long long v = 0;
-            if (parse_int(flag, buf, INT32_MIN, INT32_MAX, &v)) return FS_EXIT_USAGE;
+            if (parse_int(flag, buf, INT32_MIN, INT32_MAX, &v)) return SIM_USAGE;
             iv[*n] = (int32_t)v;
         } else if (parse_real(flag, buf, &dv[*n])) {
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
         (*n)++;
-        if (!comma) return FS_EXIT_OK;
+        if (!comma) return SIM_OK;
         p = comma + 1;
     }
 }
@@ -557,7 +552,7 @@ static int32_t *synth_int_field(trc_synth_params *p, int c)
 }
 
 /* One option of `trace synth` (flag: its long name, for messages).  Returns
- * -1 to go on or an exit code (FS_EXIT_OK after --help). */
+ * -1 to go on or a status (SIM_OK after --help). */
 static int synth_opt(trc_synth_params *p, int c, const char *flag, const char *arg,
                      const char **out, int *by_prompt, char **argv)
 {
@@ -568,11 +563,11 @@ static int synth_opt(trc_synth_params *p, int c, const char *flag, const char *a
         *field = (int32_t)v;
         return rc ? rc : -1;
     }
-    int rc = FS_EXIT_OK;
+    int rc = SIM_OK;
     switch (c) {
     case 'h':
         fputs(usage_synth, stdout);
-        return FS_EXIT_OK;
+        return SIM_OK;
     case 'o':
         *out = arg;
         break;
@@ -607,7 +602,7 @@ static int synth_opt(trc_synth_params *p, int c, const char *flag, const char *a
     case O_TARGET:
     case O_DRAFT:
         if (strlen(arg) >= TRC_NAME_CAP)
-            return fail(FS_EXIT_USAGE, "trace synth: %s must be shorter than %d bytes", flag,
+            return fail(SIM_USAGE, "trace synth: %s must be shorter than %d bytes", flag,
                         TRC_NAME_CAP);
         snprintf(c == O_TARGET ? p->target : p->draft, TRC_NAME_CAP, "%s", arg);
         break;
@@ -619,7 +614,7 @@ static int synth_opt(trc_synth_params *p, int c, const char *flag, const char *a
 
 /* The output is checked before a trace that may take minutes is generated:
  * its directory must exist and be writable, and FILE must not be a
- * directory.  Returns -1 or an exit code. */
+ * directory.  Returns -1 or a status. */
 static int synth_output_ok(const char *out)
 {
     char dir[PATH_MAX];
@@ -633,9 +628,9 @@ static int synth_output_ok(const char *out)
         *slash = 0;
     struct stat st;
     if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
-        return fail(FS_EXIT_CANTCREAT, "%s: cannot create output: %s", out, strerror(EISDIR));
+        return fail(SIM_CANTCREATE, "%s: cannot create output: %s", out, strerror(EISDIR));
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0)
-        return fail(FS_EXIT_CANTCREAT, "%s: cannot create output: %s", out,
+        return fail(SIM_CANTCREATE, "%s: cannot create output: %s", out,
                     stat(dir, &st) != 0    ? strerror(errno)
                     : !S_ISDIR(st.st_mode) ? strerror(ENOTDIR)
                                            : strerror(EACCES));
@@ -650,24 +645,24 @@ static int synth_write(const trc_synth_params *p, const char *out, int by_prompt
         trc_meta m;
         uint64_t sum = 0;
         int rc = trc_synth_save(p, out, &m, &sum, &err);
-        if (rc) return fail(exit_code(rc), "%s", err.msg);
+        if (rc) return fail(sim_status_from_trc(rc), "%s", err.msg);
         printf("%s: wrote %d prompts, %lld trees, %lld nodes, checksum 0x%016llx\n", out,
                m.n_prompts, (long long)m.n_trees, (long long)m.n_nodes, (unsigned long long)sum);
-        return FS_EXIT_OK;
+        return SIM_OK;
     }
     trc_trace *t;
     int rc = trc_synth(p, &t, &err);
-    if (rc) return fail(exit_code(rc), "%s", err.msg);
+    if (rc) return fail(sim_status_from_trc(rc), "%s", err.msg);
     rc = trc_save(t, out, &err);
     if (rc) {
         trc_free(t);
-        return fail(exit_code(rc), "%s", err.msg);
+        return fail(sim_status_from_trc(rc), "%s", err.msg);
     }
     const trc_meta *m = trc_get_meta(t);
     printf("%s: wrote %d prompts, %lld trees, %lld nodes, checksum 0x%016llx\n", out, m->n_prompts,
            (long long)m->n_trees, (long long)m->n_nodes, (unsigned long long)trc_checksum(t));
     trc_free(t);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 static int cmd_synth(int argc, char **argv)
@@ -687,33 +682,33 @@ static int cmd_synth(int argc, char **argv)
         if (rc >= 0) return rc;
     }
     if (optind != argc)
-        return fail(FS_EXIT_USAGE, "trace synth: unexpected argument \"%s\" (see --help)",
+        return fail(SIM_USAGE, "trace synth: unexpected argument \"%s\" (see --help)",
                     argv[optind]);
-    if (!out) return fail(FS_EXIT_USAGE, "trace synth: -o FILE is required (see --help)");
+    if (!out) return fail(SIM_USAGE, "trace synth: -o FILE is required (see --help)");
     if (p.n_accept == 0)
-        return fail(FS_EXIT_USAGE, "trace synth: --accept needs at least one value");
+        return fail(SIM_USAGE, "trace synth: --accept needs at least one value");
     int rc = synth_output_ok(out);
     if (rc >= 0) return rc;
     trc_err err; /* the generator's parameters come from the command line */
-    if (trc_synth_check(&p, &err) != TRC_OK) return fail(FS_EXIT_USAGE, "%s", err.msg);
+    if (trc_synth_check(&p, &err) != TRC_OK) return fail(SIM_USAGE, "%s", err.msg);
     return synth_write(&p, out, by_prompt);
 }
 
 int cli_trace_main(int argc, char **argv)
 {
     if (argc < 2)
-        return fail(FS_EXIT_USAGE,
+        return fail(SIM_USAGE,
                     "trace: missing command (info, check, stats, synth, index; see --help)");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(usage_top, stdout);
-        return FS_EXIT_OK;
+        return SIM_OK;
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "check")) return cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "stats")) return cmd_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "synth")) return cmd_synth(argc - 1, argv + 1);
     if (!strcmp(cmd, "index")) return cmd_index(argc - 1, argv + 1);
-    return fail(FS_EXIT_USAGE, "trace: unknown command \"%s\" (info, check, stats, synth, index)",
+    return fail(SIM_USAGE, "trace: unknown command \"%s\" (info, check, stats, synth, index)",
                 cmd);
 }

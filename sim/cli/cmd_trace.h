@@ -7,7 +7,8 @@
 #ifndef CMD_TRACE_H
 #define CMD_TRACE_H
 
-/* argv[0] is "trace", argv[1] the subcommand.  Returns the process exit code.
+/* argv[0] is "trace", argv[1] the subcommand.  Returns a status
+ * (sim/sim_status.h), which main maps to the exit code.
  * Output goes to stdout, errors to stderr; no partial output file on failure. */
 int cli_trace_main(int argc, char **argv);
 

@@ -482,7 +482,7 @@ static int script_opts_finish(cli_opts *c, fs_plugin *plugins)
         int prc = fs_plugin_load(c->plugin_paths[i], &plugins[i], plugins, i, perr, sizeof perr);
         if (prc) {
             fprintf(stderr, "flashspec: %s\n", perr);
-            return prc;
+            return sim_status_exit(prc);
         }
     }
     c->o.plugins = plugins;
@@ -646,7 +646,7 @@ static int rerun_cmd(int argc, char **argv)
         rc = fs_plugin_load(plugin_paths[i], &plugins[i], plugins, i, err, sizeof err);
         if (rc) {
             fprintf(stderr, "flashspec: %s\n", err);
-            return rc;
+            return sim_status_exit(rc);
         }
     }
     rc = fs_rerun_plan_read(dir, &plan, err, sizeof err);
@@ -800,12 +800,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "trace") || !strcmp(cmd, "profile") || !strcmp(cmd, "profiles") ||
         !strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
         escape_stream(&stdout, STDOUT_FILENO, &es_out);
-    if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "profiles")) return cli_profiles_main(argc - 1, argv + 1);
-    if (!strcmp(cmd, "columns")) return cli_columns_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace")) return sim_status_exit(cli_trace_main(argc - 1, argv + 1));
+    if (!strcmp(cmd, "profile")) return sim_status_exit(cli_profile_main(argc - 1, argv + 1));
+    if (!strcmp(cmd, "profiles")) return sim_status_exit(cli_profiles_main(argc - 1, argv + 1));
+    if (!strcmp(cmd, "columns")) return sim_status_exit(cli_columns_main(argc - 1, argv + 1));
     if (!strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
-        return cli_policy_main(argc - 1, argv + 1);
+        return sim_status_exit(cli_policy_main(argc - 1, argv + 1));
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);
     return FS_EXIT_USAGE;
 }

@@ -322,25 +322,25 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
     struct stat st;
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "--plugin %s: %s", path, strerror(errno));
-        return FS_EXIT_NOINPUT;
+        return SIM_MISSING;
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "--plugin %s: not a regular file", path);
-        return FS_EXIT_NOINPUT;
+        return SIM_MISSING;
     }
     char real[PATH_MAX];
     if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);
     snprintf(out->path, sizeof out->path, "%s", real);
     if (digest_file(real, out->digest, out->sha256) != 0) {
         snprintf(err, errlen, "--plugin %s: cannot read it: %s", path, strerror(errno));
-        return FS_EXIT_NOINPUT;
+        return SIM_MISSING;
     }
     /* a path with a slash: dlopen never searches the library path for it */
     void *h = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
         snprintf(err, errlen, "--plugin %s: cannot load it: %s", path, e ? e : "unknown error");
-        return FS_EXIT_CONFIG;
+        return SIM_CONFIG;
     }
     const int32_t *abi = dlsym(h, ENG_PLUGIN_ABI_SYMBOL);
     const eng_policy_desc *d = dlsym(h, ENG_PLUGIN_DESC_SYMBOL);
@@ -348,7 +348,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         snprintf(err, errlen, "--plugin %s: not a flashspec policy plug-in (no symbol %s)", path,
                  !abi ? ENG_PLUGIN_ABI_SYMBOL : ENG_PLUGIN_DESC_SYMBOL);
         dlclose(h);
-        return FS_EXIT_CONFIG;
+        return SIM_CONFIG;
     }
     if (*abi < ENG_POLICY_ABI_MIN || *abi > ENG_POLICY_ABI) {
         snprintf(err, errlen,
@@ -356,14 +356,14 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
                  "%d to %d); rebuild it against this version's libflashspec-engine",
                  path, (int)*abi, ENG_POLICY_ABI, ENG_POLICY_ABI_MIN, ENG_POLICY_ABI);
         dlclose(h);
-        return FS_EXIT_CONFIG;
+        return SIM_CONFIG;
     }
     const eng_policy_desc *sym = d;
     d = fs_plugin_adopt(*abi, d);
     if (!d) {
         snprintf(err, errlen, "--plugin %s: out of memory", path);
         dlclose(h);
-        return FS_EXIT_SOFTWARE;
+        return SIM_NOMEM;
     }
     /* an ABI 1 descriptor's copy (fs_plugin_adopt), freed when refused */
     eng_policy_desc *copy = d != sym ? (eng_policy_desc *)d : NULL;
@@ -372,7 +372,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
         snprintf(err, errlen, "--plugin %s: its %s needs %s", path, ENG_PLUGIN_DESC_SYMBOL, why);
         free(copy);
         dlclose(h);
-        return FS_EXIT_CONFIG;
+        return SIM_CONFIG;
     }
     /* rows name their policy: names compared without regard to case, as a
      * reader does (Flash_AR would pass for flash_ar) */
@@ -384,7 +384,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
                  strcmp(built_in, d->name) ? "'; names are compared without regard to case)" : "");
         free(copy);
         dlclose(h);
-        return FS_EXIT_CONFIG;
+        return SIM_CONFIG;
     }
     for (int i = 0; i < n_loaded; i++)
         if (strcasecmp(loaded[i].desc->name, d->name) == 0) {
@@ -392,7 +392,7 @@ int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, in
                      d->name, loaded[i].path);
             free(copy);
             dlclose(h);
-            return FS_EXIT_CONFIG;
+            return SIM_CONFIG;
         }
     out->desc = d; /* the object stays loaded: policies point into it */
     return 0;

@@ -16,9 +16,10 @@
 #include "sim/lua/api.h" /* fs_plugin: what the script API is handed */
 
 /* Loads path as plug-in number n_loaded (loaded[0..n_loaded) are the earlier
- * ones, for name clashes).  Returns 0, or an exit code (66 missing file, 78
- * anything else: not loadable, missing symbol, other ABI, malformed
- * descriptor, a name already taken) with one line in err.  The object stays
+ * ones, for name clashes).  Returns SIM_OK, or a status (sim_status.h) with
+ * one line in err: SIM_MISSING for a missing file, SIM_NOMEM, SIM_CONFIG for
+ * anything else (not loadable, missing symbol, other ABI, malformed
+ * descriptor, a name already taken).  The object stays
  * loaded for the life of the process. */
 int fs_plugin_load(const char *path, fs_plugin *out, const fs_plugin *loaded, int n_loaded,
                    char *err, size_t errlen);

@@ -20,7 +20,7 @@ void fs_guard_init(fs_guard *g, lua_State *L)
 
 int fs_guard_call(fs_guard *g, lua_CFunction fn, void *ud, int arg_idx)
 {
-    if (g->err_ref != LUA_NOREF) return FS_GUARD_FAILED;
+    if (g->err_ref != LUA_NOREF) return SIM_INTERNAL;
     lua_State *L = g->L;
     int nargs = 1;
     if (arg_idx) arg_idx = lua_absindex(L, arg_idx);
@@ -32,9 +32,9 @@ int fs_guard_call(fs_guard *g, lua_CFunction fn, void *ud, int arg_idx)
     }
     if (lua_pcall(L, nargs, 0, 0) != LUA_OK) {
         g->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-        return FS_GUARD_FAILED;
+        return SIM_INTERNAL;
     }
-    return 0;
+    return SIM_OK;
 }
 
 void fs_guard_rethrow(fs_guard *g)

@@ -7,7 +7,7 @@
  * model of flashspec.calibrate, the objective of flashspec.tune -- and a Lua
  * error must never unwind through those C frames.  fs_guard_call runs a
  * lua_CFunction under lua_pcall; on an error it keeps the error object and
- * returns FS_GUARD_FAILED, which the callback returns to sim/fit as its code
+ * returns SIM_INTERNAL, which the callback returns to sim/fit as its code
  * (sim/fit stops and hands the code back).  Once sim/fit has returned,
  * fs_guard_rethrow raises the kept error -- the same object, so the script
  * sees the error the evaluation raised.  After a failure, fs_guard_call
@@ -20,9 +20,7 @@
 
 #include "sim/fit/refcsv.h"
 #include "sim/out/rows.h"
-
-/* The code a guarded call that raised returns (positive: a sim/fit callback's). */
-#define FS_GUARD_FAILED 1
+#include "sim/sim_status.h"
 
 typedef struct fs_guard {
     lua_State *L;
@@ -33,7 +31,7 @@ void fs_guard_init(fs_guard *g, lua_State *L);
 
 /* Calls fn under lua_pcall with its arguments: ud (a light userdata) and, when
  * arg_idx is not 0, a copy of the value at that stack index (so fn reaches it
- * as index 2).  Returns 0, or FS_GUARD_FAILED with the error kept. */
+ * as index 2).  Returns SIM_OK, or SIM_INTERNAL with the error kept. */
 int fs_guard_call(fs_guard *g, lua_CFunction fn, void *ud, int arg_idx);
 
 /* Raises the kept error, if there is one (returns otherwise). */

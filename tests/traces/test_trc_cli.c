@@ -8,6 +8,7 @@
  * usage: test_trc_cli DATA_DIR BAD_DIR SCRATCH_DIR
  */
 #include "sim/cli/cmd_trace.h"
+#include "sim/sim_status.h"
 #include "trc.h"
 
 #include "trc_check.h"
@@ -51,7 +52,7 @@ static int run(const char *first, ...)
     int so = dup(1), se = dup(2);
     dup2(fo, 1);
     dup2(fe, 2);
-    int rc = cli_trace_main(argc, argv);
+    int rc = sim_status_exit(cli_trace_main(argc, argv));
     fflush(stdout);
     fflush(stderr);
     dup2(so, 1);

@@ -6,6 +6,7 @@
  * traces/data/make.sh accepts either binary.
  */
 #include "sim/cli/cmd_trace.h"
+#include "sim/sim_status.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,5 +17,5 @@ int main(int argc, char **argv)
         fputs("flashspec: trc_tool only provides the `trace` command\n", stderr);
         return 64;
     }
-    return cli_trace_main(argc - 1, argv + 1);
+    return sim_status_exit(cli_trace_main(argc - 1, argv + 1));
 }
