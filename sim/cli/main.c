@@ -285,7 +285,7 @@ static const struct option script_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* -j N.  Returns -1 (accepted) or an exit code. */
+/* -j N.  Returns -1 (accepted) or a status. */
 static int opt_jobs(cli_opts *c, const char *arg)
 {
     char *end;
@@ -293,7 +293,7 @@ static int opt_jobs(cli_opts *c, const char *arg)
     if (c->demo || *end || end == arg || j < 1 || j > 1024) {
         fprintf(stderr, "flashspec: %s: -j needs a number of workers in 1..1024 (see --help)\n",
                 c->verb);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     c->o.jobs = (int)j;
     return -1;
@@ -311,7 +311,7 @@ static int opt_count(cli_opts *c, int opt, const char *arg)
                 opt == 'I'   ? "max-instructions"
                 : opt == 'M' ? "max-memory-mb"
                              : "trace-cache-mb");
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     if (opt == 'I')
         c->o.max_instructions = v;
@@ -332,7 +332,7 @@ static int opt_seconds(cli_opts *c, const char *arg)
                 "flashspec: %s: --max-seconds needs a number of seconds in (0, 1e7] (see "
                 "--help)\n",
                 c->verb);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     c->o.max_seconds = v;
     return -1;
@@ -347,7 +347,7 @@ static int opt_timeline_index(cli_opts *c, int opt, const char *arg)
     if (c->demo || errno || *end || end == arg || v < 0 || v > INT32_MAX) {
         fprintf(stderr, "flashspec: %s: --%s needs an index >= 0 (see --help)\n", c->verb,
                 opt == 'P' ? "timeline-point" : "timeline-prompt");
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     if (opt == 'P')
         c->tl.point = v;
@@ -364,18 +364,18 @@ static int opt_arg(cli_opts *c, const char *arg)
     if (!eq || eq == arg) {
         fprintf(stderr, "flashspec: %s: --arg needs KEY=VALUE, got '%s' (see --help)\n", c->verb,
                 arg);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     for (int i = 0; i < c->o.n_args; i++) {
         if (strncmp(c->args[i], arg, (size_t)(eq - arg) + 1) == 0) {
             fprintf(stderr, "flashspec: %s: --arg %.*s given twice\n", c->verb, (int)(eq - arg),
                     arg);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
     }
     if (c->o.n_args == FS_MAX_ARGS) {
         fprintf(stderr, "flashspec: %s: more than %d --arg options\n", c->verb, FS_MAX_ARGS);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     c->args[c->o.n_args++] = arg;
     c->o.args = c->args;
@@ -391,13 +391,13 @@ static int opt_resume(cli_opts *c, const char *arg)
                 "flashspec: %s: --resume takes 'build' (the default: only points this build "
                 "saved) or 'force' (points any build saved), not '%s'\n",
                 c->verb, arg);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     return -1;
 }
 
-/* One option of the script verbs.  Returns -1 to go on, or the exit code
- * (FS_EXIT_OK after --help). */
+/* One option of the script verbs.  Returns -1 to go on, or the status
+ * (SIM_OK after --help). */
 static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
 {
     /* options the demo refuses (it runs the default experiment as shipped) */
@@ -422,7 +422,7 @@ static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
     case 'T':
         if (!*arg) {
             fprintf(stderr, "flashspec: %s: --timeline needs a file name (see --help)\n", c->verb);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
         c->tl.path = arg;
         return -1;
@@ -430,7 +430,7 @@ static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
         if (c->n_plugin_paths == FS_MAX_PLUGINS) {
             fprintf(stderr, "flashspec: %s: more than %d --plugin options\n", c->verb,
                     FS_MAX_PLUGINS);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
         c->plugin_paths[c->n_plugin_paths++] = arg;
         return -1;
@@ -463,18 +463,18 @@ static int script_opt(cli_opts *c, int opt, const char *arg, const char *given)
               : c->kind == 4 ? usage_tune
                              : usage_run,
               stdout);
-        return FS_EXIT_OK;
+        return SIM_OK;
     default:
         break;
     }
     fprintf(stderr, "flashspec: %s: unknown or incomplete option '%s' (see --help)\n", c->verb,
             given);
-    return FS_EXIT_USAGE;
+    return SIM_USAGE;
 }
 
 /* After the options: plug-ins loaded (by the command line only, before the
  * script, which cannot load code, runs) and option combinations checked.
- * Returns -1 or an exit code. */
+ * Returns -1 or a status. */
 static int script_opts_finish(cli_opts *c, fs_plugin *plugins)
 {
     for (int i = 0; i < c->n_plugin_paths; i++) {
@@ -482,7 +482,7 @@ static int script_opts_finish(cli_opts *c, fs_plugin *plugins)
         int prc = fs_plugin_load(c->plugin_paths[i], &plugins[i], plugins, i, perr, sizeof perr);
         if (prc) {
             fprintf(stderr, "flashspec: %s\n", perr);
-            return sim_status_exit(prc);
+            return prc;
         }
     }
     c->o.plugins = plugins;
@@ -490,34 +490,34 @@ static int script_opts_finish(cli_opts *c, fs_plugin *plugins)
     if (c->o.no_resume && c->o.resume_any_build) {
         fprintf(stderr, "flashspec: %s: --no-resume and --resume=force contradict each other\n",
                 c->verb);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     if (c->tl_index_given && !c->tl.path) {
         fprintf(stderr,
                 "flashspec: %s: --timeline-point and --timeline-prompt need --timeline "
                 "FILE.json (see --help)\n",
                 c->verb);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     return -1;
 }
 
 /* The script (the demo's: configs/default.lua) and the default output
- * directory results/<script name>.  Returns -1 or an exit code. */
+ * directory results/<script name>.  Returns -1 or a status. */
 static int script_and_output(cli_opts *c, int argc, char **argv, char *script, size_t sn,
                              char *outbuf, size_t on)
 {
     if (c->demo) {
         if (optind != argc) {
             fprintf(stderr, "flashspec: demo takes no arguments (see --help)\n");
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
         snprintf(script, sn, "%s/default.lua", fs_config_dir());
         return -1;
     }
     if (optind != argc - 1) {
         fprintf(stderr, "flashspec: %s needs exactly one SCRIPT.lua (see --help)\n", c->verb);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     snprintf(script, sn, "%s", argv[optind]);
     if (!c->o.out_dir) {
@@ -558,7 +558,7 @@ static int script_cmd(int argc, char **argv, int kind)
     char script[4096], outbuf[4096];
     if (rc < 0)
         rc = script_and_output(&c, argc, argv, script, sizeof script, outbuf, sizeof outbuf);
-    if (rc >= 0) return rc;
+    if (rc >= 0) return sim_status_exit(rc);
     c.o.script = script;
     c.o.argv = cmdline;
     c.o.argc = n_cmd;
@@ -589,7 +589,7 @@ static void rerun_compare(const char *dir, const char *out)
     }
 }
 
-/* The options of rerun.  Returns -1 to go on, or an exit code. */
+/* The options of rerun.  Returns -1 to go on, or a status. */
 static int rerun_opts(int argc, char **argv, fs_script_opts *o, const char **dir,
                       const char **plugin_paths, int *n_plugins)
 {
@@ -598,7 +598,7 @@ static int rerun_opts(int argc, char **argv, fs_script_opts *o, const char **dir
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
             fputs(usage_rerun, stdout);
-            return FS_EXIT_OK;
+            return SIM_OK;
         } else if (!strcmp(w, "-q") || !strcmp(w, "--quiet")) {
             o->quiet = 1;
         } else if ((!strcmp(w, "-o") || !strcmp(w, "--output")) && v) {
@@ -608,7 +608,7 @@ static int rerun_opts(int argc, char **argv, fs_script_opts *o, const char **dir
             long j = strtol(v, &end, 10);
             if (*end || end == v || j < 1 || j > 1024) {
                 fprintf(stderr, "flashspec: rerun: -j needs a number of workers in 1..1024\n");
-                return FS_EXIT_USAGE;
+                return SIM_USAGE;
             }
             o->jobs = (int)j, i++;
         } else if (!strcmp(w, "--plugin") && v && *n_plugins < FS_MAX_PLUGINS) {
@@ -617,12 +617,12 @@ static int rerun_opts(int argc, char **argv, fs_script_opts *o, const char **dir
             *dir = w;
         } else {
             fprintf(stderr, "flashspec: rerun: unexpected argument '%s' (see --help)\n", w);
-            return FS_EXIT_USAGE;
+            return SIM_USAGE;
         }
     }
     if (!*dir) {
         fprintf(stderr, "flashspec: rerun needs a results directory DIR (see --help)\n");
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     return -1;
 }
@@ -640,7 +640,7 @@ static int rerun_cmd(int argc, char **argv)
     fs_script_opts o = {0};
     o.jobs = sim_sweep_default_workers();
     int rc = rerun_opts(argc, argv, &o, &dir, plugin_paths, &n_plugins);
-    if (rc >= 0) return rc;
+    if (rc >= 0) return sim_status_exit(rc);
     char err[1024] = "", outbuf[4200];
     for (int i = 0; i < n_plugins; i++) {
         rc = fs_plugin_load(plugin_paths[i], &plugins[i], plugins, i, err, sizeof err);
@@ -778,16 +778,16 @@ int main(int argc, char **argv)
     signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(usage_main, stderr);
-        return FS_EXIT_USAGE;
+        return sim_status_exit(SIM_USAGE);
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_main, stdout);
-        return FS_EXIT_OK;
+        return 0;
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         printf("flashspec %s\n", FS_VERSION);
-        return FS_EXIT_OK;
+        return 0;
     }
     if (!strcmp(cmd, "run")) return script_cmd_mpi(argc - 1, argv + 1, 0);
     if (!strcmp(cmd, "sweep")) return script_cmd_mpi(argc - 1, argv + 1, 2);
@@ -807,5 +807,5 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
         return sim_status_exit(cli_policy_main(argc - 1, argv + 1));
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);
-    return FS_EXIT_USAGE;
+    return sim_status_exit(SIM_USAGE);
 }
