@@ -399,6 +399,20 @@ def start_long(d, *extra):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def stop(pid, timeout=10.0):
+    """SIGSTOP pid and wait until it is stopped: the signal lands when the
+    process is next scheduled, and a record it was writing meanwhile would
+    appear under the caller's feet."""
+    os.kill(pid, signal.SIGSTOP)
+    end = time.time() + timeout
+    while time.time() < end:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] in ("T", "t"):
+                return
+        time.sleep(0.002)
+    raise AssertionError(f"process {pid} did not stop within {timeout} s")
+
+
 def wait_records(p, d, n, timeout=120):
     end = time.time() + timeout
     while time.time() < end:
@@ -827,7 +841,7 @@ def case_lock_on_path():
             d = os.path.join(t, f"shared{int(second_done)}")
             p = start_long(d, "-q")
             wait_records(p, d, 5)
-            os.kill(p.pid, signal.SIGSTOP)
+            stop(p.pid)
             try:
                 shutil.rmtree(d)
                 q = subprocess.Popen([BIN, "sweep", "-j", "1", "-q", script("long.lua"), "-o", d,
@@ -839,7 +853,7 @@ def case_lock_on_path():
                     wait_records(q, d, 5)
                     # stopped too, so the second run holds the path (and has not
                     # finished) whenever the first writes, however loaded the machine
-                    os.kill(q.pid, signal.SIGSTOP)
+                    stop(q.pid)
             finally:
                 os.kill(p.pid, signal.SIGCONT)
             try:
