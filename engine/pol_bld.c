@@ -38,8 +38,8 @@
  * create rejects params outside the table's ranges with ENG_E_ARG.
  */
 #include "pol_bld.h"
+#include "pol_chain.h"
 
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -65,25 +65,8 @@ const eng_param_desc eng_bld_param_table[] = {
 static int bld_build(void *self, eng_tree *t, eng_draft_oracle *draft, const eng_build_limits *lim)
 {
     const eng_bld_params *p = self;
-    if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
-    int32_t n = p->max_len;
-    if (lim->remaining - 1 < n) n = lim->remaining - 1;
-    if (lim->max_depth < n) n = lim->max_depth;
-    if (lim->max_nodes - 1 < n) n = lim->max_nodes - 1;
-    int32_t tip = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int rc = draft->expand(draft->ctx, t, &tip, 1, p->unit);
-        if (rc != ENG_OK) return rc < 0 ? rc : ENG_E_ORACLE;
-        int32_t cn = 0;
-        const eng_cand *c = eng_tree_cands(t, tip, &cn);
-        if (cn < 1) break;
-        double conf = exp((double)c[0].logp);
-        if (!(conf >= p->fallback)) break; /* fallback: the target takes over */
-        int32_t child = eng_tree_add(t, tip, c[0].tok, c[0].logp);
-        if (child < 0) return child;
-        tip = child;
-    }
-    return ENG_OK;
+    /* Chain-SD's chain, ended where the draft is unconfident: the target takes over */
+    return eng_chain_draft_until(t, draft, p->max_len, p->unit, lim, p->fallback);
 }
 
 static void bld_destroy(void *self)

@@ -15,6 +15,7 @@
  */
 #include "pol_chain.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -44,6 +45,12 @@ const eng_param_desc eng_chain_param_table[] = {
 int eng_chain_draft(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit unit,
                     const eng_build_limits *lim)
 {
+    return eng_chain_draft_until(t, draft, k, unit, lim, -INFINITY);
+}
+
+int eng_chain_draft_until(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit unit,
+                          const eng_build_limits *lim, double min_conf)
+{
     if (!t || !draft || !draft->expand || !lim) return ENG_E_ARG;
     int32_t n = k;
     if (lim->remaining - 1 < n) n = lim->remaining - 1;
@@ -56,6 +63,7 @@ int eng_chain_draft(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit un
         int32_t cn = 0;
         const eng_cand *c = eng_tree_cands(t, tip, &cn);
         if (cn < 1) break;
+        if (min_conf > -INFINITY && !(exp((double)c[0].logp) >= min_conf)) break;
         int32_t child = eng_tree_add(t, tip, c[0].tok, c[0].logp);
         if (child < 0) return child;
         tip = child;

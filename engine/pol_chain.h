@@ -23,4 +23,10 @@ int eng_chain_create(const void *params, eng_policy *out);
 int eng_chain_draft(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit unit,
                     const eng_build_limits *lim);
 
+/* The same chain, also ended at the first top-1 token whose probability
+ * exp(logp) is below min_conf (or NaN), that token left out: bld's fallback.
+ * min_conf = -INFINITY checks nothing (eng_chain_draft). */
+int eng_chain_draft_until(eng_tree *t, eng_draft_oracle *draft, int32_t k, eng_unit unit,
+                          const eng_build_limits *lim, double min_conf);
+
 #endif
