@@ -171,14 +171,16 @@ static int check_plan(const eng_tree *t, const uint8_t *keep, const eng_verify_p
     for (int32_t v = 1; keep && v < t->n_nodes; v++) kept += keep[v] != 0;
     int32_t most = t->n_nodes, layers = pt->target->layers;
     const sim_device *d = pt->device;
-    if (d->verify_unit == SIM_VERIFY_CPU) {
+    if (d->verify_unit == SIM_VERIFY_CPU && pl->rows > most) {
         /* no compiled graph (sim_hw.h "Two runtimes"): a batch as large as
-         * every node's path from the root, the most any plan repeats */
+         * every node's path from the root, the most any plan repeats
+         * (summed only for a plan larger than the tree) */
         int32_t paths = 0;
         for (int32_t v = 0; v < t->n_nodes; v++)
             paths += t->nodes[v].depth + 1;
         if (paths > most) most = paths;
-    } else if (d->n_npu_shapes > 0 && d->npu_shapes[d->n_npu_shapes - 1] > most) {
+    } else if (d->verify_unit != SIM_VERIFY_CPU && d->n_npu_shapes > 0 &&
+               d->npu_shapes[d->n_npu_shapes - 1] > most) {
         most = d->npu_shapes[d->n_npu_shapes - 1];
     }
     const char *why = NULL;
