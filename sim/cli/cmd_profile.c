@@ -6,7 +6,7 @@
  * validation), builds the phone model and prints what it derives: the DRAM
  * plan by category, the per-layer flash read and NPU times for a range of row
  * counts (static-shape padding shows as steps), the LM head on NPU and CPU, the
- * draft step costs, and one Flash-AR token split into compute and I/O -- the
+ * draft step costs, and one autoregressive token split into compute and I/O -- the
  * numbers Lever Table 1 reports.  Every figure comes from sim_hw's own cost
  * functions; nothing is recomputed here.
  */
@@ -28,7 +28,7 @@ static const char usage[] =
     "\n"
     "Prints the costs the phone model derives for MODEL on DEVICE (profile names\n"
     "under configs/devices and configs/models): DRAM plan, per-layer flash and NPU\n"
-    "times by rows, LM head, draft steps, and one Flash-AR token.\n"
+    "times by rows, LM head, draft steps, and one autoregressive token.\n"
     "\n"
     "  --draft MODEL        also price a draft model's steps and DRAM\n"
     "  --dram-fraction X    share of target layers pinned in DRAM (default 0)\n"

@@ -241,8 +241,8 @@ static const char usage_demo[] =
     "\n"
     "Runs configs/default.lua: Qwen3-8B on the OnePlus 12 profile, fully\n"
     "flash-backed, on the code workload with the EAGLE-3 draft, and prints\n"
-    "Flash-AR, Chain-SD, EdgeLLM and Lever with their speedups, the measured\n"
-    "figures of the Lever paper and where each cycle's time goes.\n"
+    "the policies the script names with their speedups over autoregressive\n"
+    "decoding, the measured figures it quotes and where each cycle's time goes.\n"
     "\n"
     "  -o, --output DIR   also write DIR/results.{csv,h5}\n"
     "  -v, --verbose      progress lines on stderr\n"
@@ -558,13 +558,13 @@ static int script_cmd(int argc, char **argv, int kind)
     char script[4096], outbuf[4096];
     if (rc < 0)
         rc = script_and_output(&c, argc, argv, script, sizeof script, outbuf, sizeof outbuf);
-    if (rc >= 0) return sim_status_exit(rc);
+    if (rc >= 0) return rc;
     c.o.script = script;
     c.o.argv = cmdline;
     c.o.argc = n_cmd;
     char err[1024] = "";
     rc = fs_script_run_timeline(&c.o, &c.tl, err, sizeof err);
-    if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
+    if (rc != SIM_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
     return rc;
 }
 
@@ -640,17 +640,17 @@ static int rerun_cmd(int argc, char **argv)
     fs_script_opts o = {0};
     o.jobs = sim_sweep_default_workers();
     int rc = rerun_opts(argc, argv, &o, &dir, plugin_paths, &n_plugins);
-    if (rc >= 0) return sim_status_exit(rc);
+    if (rc >= 0) return rc;
     char err[1024] = "", outbuf[4200];
     for (int i = 0; i < n_plugins; i++) {
         rc = fs_plugin_load(plugin_paths[i], &plugins[i], plugins, i, err, sizeof err);
         if (rc) {
             fprintf(stderr, "flashspec: %s\n", err);
-            return sim_status_exit(rc);
+            return rc;
         }
     }
     rc = fs_rerun_plan_read(dir, &plan, err, sizeof err);
-    if (rc != FS_EXIT_OK) {
+    if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: rerun: %s\n", err);
         return rc;
     }
@@ -678,8 +678,8 @@ static int rerun_cmd(int argc, char **argv)
     o.argv = cmdline;
     o.argc = n_cmd;
     rc = fs_script_run_timeline(&o, NULL, err, sizeof err);
-    if (rc != FS_EXIT_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
-    if (rc == FS_EXIT_OK && sim_mpi_rank() == 0) rerun_compare(dir, o.out_dir);
+    if (rc != SIM_OK && sim_mpi_rank() == 0) fprintf(stderr, "flashspec: %s\n", err);
+    if (rc == SIM_OK && sim_mpi_rank() == 0) rerun_compare(dir, o.out_dir);
     return rc;
 }
 
@@ -766,28 +766,21 @@ static void escape_stream(FILE **stream, int fd, escaped_stream *es)
     *stream = f;
 }
 
-int main(int argc, char **argv)
+/* The command argv[1] names, run; its status. */
+static int dispatch(int argc, char **argv, escaped_stream *es_out)
 {
-    static escaped_stream es_err, es_out;
-    escape_stream(&stderr, STDERR_FILENO, &es_err);
-    /* Before any other HDF5 call: no library clean-up at exit, which can loop
-     * after HDF5 has read a damaged file. */
-    H5dont_atexit();
-    /* a file size limit (ulimit -f) must fail the write (EFBIG: exit 73, the
-     * temporaries removed), not kill the process mid-file */
-    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(usage_main, stderr);
-        return sim_status_exit(SIM_USAGE);
+        return SIM_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         fputs(usage_main, stdout);
-        return 0;
+        return SIM_OK;
     }
     if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
         printf("flashspec %s\n", FS_VERSION);
-        return 0;
+        return SIM_OK;
     }
     if (!strcmp(cmd, "run")) return script_cmd_mpi(argc - 1, argv + 1, 0);
     if (!strcmp(cmd, "sweep")) return script_cmd_mpi(argc - 1, argv + 1, 2);
@@ -799,13 +792,28 @@ int main(int argc, char **argv)
     /* the listings print what files written by others say about themselves */
     if (!strcmp(cmd, "trace") || !strcmp(cmd, "profile") || !strcmp(cmd, "profiles") ||
         !strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
-        escape_stream(&stdout, STDOUT_FILENO, &es_out);
-    if (!strcmp(cmd, "trace")) return sim_status_exit(cli_trace_main(argc - 1, argv + 1));
-    if (!strcmp(cmd, "profile")) return sim_status_exit(cli_profile_main(argc - 1, argv + 1));
-    if (!strcmp(cmd, "profiles")) return sim_status_exit(cli_profiles_main(argc - 1, argv + 1));
-    if (!strcmp(cmd, "columns")) return sim_status_exit(cli_columns_main(argc - 1, argv + 1));
+        escape_stream(&stdout, STDOUT_FILENO, es_out);
+    if (!strcmp(cmd, "trace")) return cli_trace_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profile")) return cli_profile_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profiles")) return cli_profiles_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "columns")) return cli_columns_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "policies") || !strcmp(cmd, "policy"))
-        return sim_status_exit(cli_policy_main(argc - 1, argv + 1));
+        return cli_policy_main(argc - 1, argv + 1);
     fprintf(stderr, "flashspec: unknown command '%s' (see flashspec --help)\n", cmd);
-    return sim_status_exit(SIM_USAGE);
+    return SIM_USAGE;
+}
+
+/* Every command returns a SIM_* status; here, and only here, it becomes the
+ * exit code (sim_status_exit). */
+int main(int argc, char **argv)
+{
+    static escaped_stream es_err, es_out;
+    escape_stream(&stderr, STDERR_FILENO, &es_err);
+    /* Before any other HDF5 call: no library clean-up at exit, which can loop
+     * after HDF5 has read a damaged file. */
+    H5dont_atexit();
+    /* a file size limit (ulimit -f) must fail the write (EFBIG: exit 73, the
+     * temporaries removed), not kill the process mid-file */
+    signal(SIGXFSZ, SIG_IGN);
+    return sim_status_exit(dispatch(argc, argv, &es_out));
 }

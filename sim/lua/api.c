@@ -72,8 +72,11 @@ void fs_caller_src(lua_State *L, char *chunk, size_t n, int *line)
     }
 }
 
-/* Raises an error object with an exit code; where = prefix with the script line. */
-int fs_raise(lua_State *L, int code, int where, const char *fmt, ...)
+/* The one raise helper: raises a flashspec error object (metatable
+ * flashspec.error) {status = the SIM_* status, code = its exit code, which
+ * scripts that catch it read, msg}; where = prefix msg with the calling
+ * script's chunk:line. */
+int fs_raise(lua_State *L, int status, int where, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -83,8 +86,44 @@ int fs_raise(lua_State *L, int code, int where, const char *fmt, ...)
     char chunk[PATH_MAX] = "";
     int line = 0;
     if (where) fs_caller_src(L, chunk, sizeof chunk, &line);
-    if (chunk[0]) return fs_exec_raise(L, code, "%s:%d: %s", chunk, line, msg);
-    return fs_exec_raise(L, code, "%s", msg);
+    lua_newtable(L);
+    lua_pushinteger(L, status);
+    lua_setfield(L, -2, "status");
+    lua_pushinteger(L, sim_status_exit(status));
+    lua_setfield(L, -2, "code");
+    char full[1024];
+    size_t n = 0;
+    if (chunk[0]) n = (size_t)snprintf(full, sizeof full, "%s:%d: ", chunk, line);
+    if (n < sizeof full) snprintf(full + n, sizeof full - n, "%s", msg);
+    lua_pushstring(L, full);
+    lua_setfield(L, -2, "msg");
+    luaL_setmetatable(L, MT_ERROR);
+    return lua_error(L);
+}
+
+int fs_error_status(lua_State *L, int idx, int dflt, const char **msg)
+{
+    idx = lua_absindex(L, idx);
+    *msg = NULL;
+    if (!lua_istable(L, idx)) {
+        *msg = lua_tostring(L, idx);
+        return dflt;
+    }
+    int status = dflt;
+    if (lua_getmetatable(L, idx)) {
+        luaL_getmetatable(L, MT_ERROR);
+        if (lua_rawequal(L, -1, -2)) {
+            lua_getfield(L, idx, "status");
+            lua_Integer st = lua_tointeger(L, -1);
+            if (st > 0 && st <= INT32_MAX) status = (int)st;
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 2);
+    }
+    lua_getfield(L, idx, "msg");
+    *msg = lua_tostring(L, -1); /* the table stays referenced at idx */
+    lua_pop(L, 1);
+    return status;
 }
 
 static int error_tostring(lua_State *L)
@@ -193,7 +232,7 @@ static void check_known_keys(lua_State *L, int idx, const char *what, const char
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING) {
             lua_pop(L, 1);
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: keys must be names", chunk, line, what);
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: keys must be names", chunk, line, what);
         }
         const char *k = lua_tostring(L, -1);
         if (!is_object_key(k) && !eng_params_find(point_keys, k) &&
@@ -201,9 +240,9 @@ static void check_known_keys(lua_State *L, int idx, const char *what, const char
             const char *near = nearest_point_key(k);
             int kl = slp_key_line(chunk, line, k);
             if (near)
-                fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
+                fs_raise(L, SIM_CONFIG, 0, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
                       chunk, kl, k, what, near);
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: unknown key '%s' in %s", chunk, kl, k, what);
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: unknown key '%s' in %s", chunk, kl, k, what);
         }
     }
 }
@@ -219,8 +258,8 @@ static void *get_object(lua_State *L, int idx, const char *key, const char *mt, 
     if (u) return u;
     if (nil && !required) return NULL;
     int kl = nil ? line : slp_key_line(chunk, line, key);
-    if (nil) fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: missing key '%s'", chunk, kl, what, key);
-    fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' must be a %s (from flashspec.%s)", chunk, kl,
+    if (nil) fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: missing key '%s'", chunk, kl, what, key);
+    fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: key '%s' must be a %s (from flashspec.%s)", chunk, kl,
           what, key, mt + strlen("flashspec."), mt + strlen("flashspec."));
     return NULL;
 }
@@ -246,7 +285,7 @@ void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int
     const fs_lua_limits *lim = a->lim;
     size_t used = fs_api_mem_in_use(a);
     if (fs_api_try_hold(a, bytes) != 0)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: needs %.1f MiB more, and with the %.1f MiB the run already holds "
                  "(Lua heap, policy states, traces, result rows) that passes its memory limit "
                  "of %zu MiB (see --max-memory-mb)",
@@ -280,7 +319,7 @@ static fs_row *row_new(lua_State *L, fs_api *a)
         fs_api_charge(L, a, sizeof(fs_row) * (size_t)(cap - a->cap_rows), chunk, line,
                       "result rows");
         fs_row *n = realloc(a->rows, sizeof *n * (size_t)cap);
-        if (!n) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        if (!n) fs_raise(L, SIM_NOMEM, 0, "out of memory");
         a->rows = n;
         a->cap_rows = cap;
     }
@@ -311,7 +350,7 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
     }
     int kl = slp_key_line(chunk, line, "tags");
     if (lua_type(L, t) != LUA_TTABLE || lua_getmetatable(L, t))
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: key 'tags' must be a table of names to strings, numbers or "
                  "booleans (tags = { arm = \"A\" })",
                  chunk, kl, what);
@@ -326,12 +365,12 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
         for (size_t i = 1; ok && i < len; i++)
             ok = isalnum((unsigned char)k[i]) || k[i] == '_';
         if (!ok)
-            fs_raise(L, FS_EXIT_CONFIG, 0,
+            fs_raise(L, SIM_CONFIG, 0,
                      "%s:%d: %s: tags: every key must be a name of 1 to 48 letters, digits or "
                      "'_' (it becomes the column tag_<name>)",
                      chunk, kl, what);
         if (nn == 64)
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: more than 64 tags", chunk, kl, what);
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: tags: more than 64 tags", chunk, kl, what);
         names[nn++] = k; /* anchored by the table */
     }
     qsort(names, (size_t)nn, sizeof names[0], tag_cmp);
@@ -347,7 +386,7 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
         } else if (ty == LUA_TNUMBER) {
             double x = lua_tonumber(L, -1);
             if (!isfinite(x))
-                fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: '%s' is not a finite number",
+                fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: tags: '%s' is not a finite number",
                          chunk, kl, what, names[i]);
             fs_fmt_exact(v, sizeof v, x);
         } else if (ty == LUA_TSTRING) {
@@ -357,29 +396,29 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
             for (size_t j = 0; ok && j < len; j++)
                 ok = (unsigned char)sv[j] >= 0x20 && sv[j] != 0x7f;
             if (!ok)
-                fs_raise(L, FS_EXIT_CONFIG, 0,
+                fs_raise(L, SIM_CONFIG, 0,
                          "%s:%d: %s: tags: '%s' must be at most %zu bytes without control "
                          "characters",
                          chunk, kl, what, names[i], sizeof v - 1);
             snprintf(v, sizeof v, "%s", sv);
         } else {
-            fs_raise(L, FS_EXIT_CONFIG, 0,
+            fs_raise(L, SIM_CONFIG, 0,
                      "%s:%d: %s: tags: '%s' must be a string, number or boolean (got %s)", chunk,
                      kl, what, names[i], luaL_typename(L, -1));
         }
         lua_pop(L, 1);
         int wrote = snprintf(out + used, n - used, "%s%s=%s", i ? "\n" : "", names[i], v);
         if (wrote < 0 || (size_t)wrote >= n - used)
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: tags: more than %zu bytes in all", chunk, kl,
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: tags: more than %zu bytes in all", chunk, kl,
                      what, n - 1);
         used += (size_t)wrote;
     }
     lua_pop(L, 1);
 }
 
-static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
+static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
                                    const ud_model *drf, const fs_row *r, const point_opts *po,
-                                   const point_ext *px, const fs_api *a, sim_sweep_id *seed_id);
+                                   const point_ext *px, const fs_api *a, sim_id *seed_id);
 
 /* A point asking for more tokens than the trace's references hold generates
  * what they hold: said once per trace and value. */
@@ -407,7 +446,7 @@ static void warn_short_trace(fs_api *a, const trc_trace *tt, const char *name,
  * userdata, which the caller keeps alive), the point's stable *id and the
  * *seed_id its replay seed derives from.  Raises on invalid input. */
 static fs_row *build_point(lua_State *L, int idx, const char *what, const char *chunk, int line,
-                           sim_point *pt, sim_sweep_id *id, sim_sweep_id *seed_id)
+                           sim_point *pt, sim_id *id, sim_id *seed_id)
 {
     fs_api *a = fs_api_get(L);
     check_known_keys(L, idx, what, chunk, line);
@@ -417,7 +456,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     ud_trace *tr = get_object(L, idx, "trace", MT_TRACE, 1, what, chunk, line);
     ud_policy *pol = get_object(L, idx, "policy", MT_POLICY, 1, what, chunk, line);
     if (pol->desc->needs_draft && !drf)
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s needs a draft model (key 'draft')",
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: policy %s needs a draft model (key 'draft')",
               chunk, line, what, pol->desc->name);
 
     point_opts po;
@@ -487,38 +526,38 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
  * values, so a key added to point_keys enters the id by itself.  *seed_id is
  * the same hash less synth_tokens: the replay seed derives from it, so both
  * constructions of synthesised ids replay the same random stream. */
-static sim_sweep_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
+static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
                                    const ud_model *drf, const fs_row *r, const point_opts *po,
-                                   const point_ext *px, const fs_api *a, sim_sweep_id *seed_id)
+                                   const point_ext *px, const fs_api *a, sim_id *seed_id)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_str(&h, "policy", pol->desc->name);
-    sim_sweep_hasher_params(&h, "policy", pol->desc->params, pol->params);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_str(&h, "policy", pol->desc->name);
+    sim_id_hasher_params(&h, "policy", pol->desc->params, pol->params);
     /* a plug-in's code is not in the build key: its file's digest is here */
     for (int i = 0; i < a->n_plugins; i++)
         if (a->plugins[i].desc == pol->desc)
-            sim_sweep_hasher_str(&h, "policy.plugin", a->plugins[i].digest);
-    sim_sweep_hasher_str(&h, "device", dev->name);
-    sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
-    sim_sweep_hasher_str(&h, "target", tgt->name);
-    sim_sweep_hasher_params(&h, "target", sim_model_keys(), &tgt->model);
-    sim_sweep_hasher_str(&h, "draft", r->draft);
+            sim_id_hasher_str(&h, "policy.plugin", a->plugins[i].digest);
+    sim_id_hasher_str(&h, "device", dev->name);
+    sim_id_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
+    sim_id_hasher_str(&h, "target", tgt->name);
+    sim_id_hasher_params(&h, "target", sim_model_keys(), &tgt->model);
+    sim_id_hasher_str(&h, "draft", r->draft);
     if (drf && strcmp(r->draft, "none") != 0)
-        sim_sweep_hasher_params(&h, "draft", sim_model_keys(), &drf->model);
-    sim_sweep_hasher_u64(&h, "trace_checksum", r->trace_checksum);
-    sim_sweep_hasher_params(&h, "point", point_keys, po);
-    if (px->prompt_offset) sim_sweep_hasher_u64(&h, "point.prompt_offset", (uint64_t)px->prompt_offset);
-    *seed_id = sim_sweep_hasher_final(&h);
+        sim_id_hasher_params(&h, "draft", sim_model_keys(), &drf->model);
+    sim_id_hasher_u64(&h, "trace_checksum", r->trace_checksum);
+    sim_id_hasher_params(&h, "point", point_keys, po);
+    if (px->prompt_offset) sim_id_hasher_u64(&h, "point.prompt_offset", (uint64_t)px->prompt_offset);
+    *seed_id = sim_id_hasher_final(&h);
     /* the standing variants price the point's own cycles (the model band):
      * they name the result, never its draws */
     for (int32_t i = 0; i < dev->n_variants && !a->no_variants; i++) {
-        sim_sweep_hasher_str(&h, "device.variant", dev->variant_names[i]);
-        sim_sweep_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
+        sim_id_hasher_str(&h, "device.variant", dev->variant_names[i]);
+        sim_id_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
     }
     if (px->synth_tokens)
-        sim_sweep_hasher_u64(&h, "point.synth_tokens", (uint64_t)px->synth_tokens);
-    return sim_sweep_hasher_final(&h);
+        sim_id_hasher_u64(&h, "point.synth_tokens", (uint64_t)px->synth_tokens);
+    return sim_id_hasher_final(&h);
 }
 
 /* Validates the point table at idx into *s (raises on invalid input). */
@@ -526,10 +565,10 @@ static void stage_point(lua_State *L, int idx, const char *what, const char *chu
                         fs_staged *s)
 {
     memset(s, 0, sizeof *s);
-    sim_sweep_id seed_id;
+    sim_id seed_id;
     fs_row *r = build_point(L, idx, what, chunk, line, &s->pt, &s->id, &seed_id);
     s->row = *r; /* the slot stays uncommitted until the point has run */
-    s->pt.seed = sim_sweep_seed(seed_id);
+    s->pt.seed = sim_id_seed(seed_id);
 }
 
 /* Commits a run point's row to the script's results and pushes it. */
@@ -552,12 +591,12 @@ static void push_point(lua_State *L, fs_api *a, const fs_staged *s)
                               .draft_name = r->draft,
                               .policy = s->pt.policy,
                               .policy_params = s->pt.policy_params};
-        if (fs_runrec_add(a->rec, &rp) != 0) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        if (fs_runrec_add(a->rec, &rp) != 0) fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
     a->n_rows++;
     fs_row_push(L, &a->meta, r);
     char hex[33];
-    sim_sweep_id_hex(s->id, hex);
+    sim_id_hex(s->id, hex);
     lua_pushstring(L, hex);
     lua_setfield(L, -2, "point_id");
 }
@@ -700,7 +739,7 @@ fs_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int 
         else if (bad > 1)
             snprintf(more, sizeof more, " (point %lld of %lld; %lld points invalid)",
                      (long long)first + 1, (long long)*n, (long long)bad);
-        fs_exec_raise(L, sp[first].code, "%s%s; no point ran", sp[first].err, more);
+        fs_raise(L, sp[first].code, 0, "%s%s; no point ran", sp[first].err, more);
     }
     return sp;
 }
@@ -748,7 +787,7 @@ static void evals_lookup(lua_State *L, fs_eval *ev, int32_t m, fs_memo *memo)
             if (sp[i].memo) continue;
             memo->runs++;
             if (fs_memo_put(memo, sp[i].id, NULL) != 0)
-                fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory");
+                fs_raise(L, SIM_NOMEM, 0, "out of memory");
         }
         fs_memo_prune(memo);
     }
@@ -756,7 +795,7 @@ static void evals_lookup(lua_State *L, fs_eval *ev, int32_t m, fs_memo *memo)
 
 /* Index of id among the points run (open addressing over run[0..nrun)),
  * adding it when absent; *added says which. */
-static int64_t evals_slot(int64_t *slot, int64_t n_slot, const fs_staged *run, sim_sweep_id id,
+static int64_t evals_slot(int64_t *slot, int64_t n_slot, const fs_staged *run, sim_id id,
                           int64_t nrun, int *added)
 {
     uint64_t h = (id.lo ^ (id.hi >> 7)) & (uint64_t)(n_slot - 1);
@@ -786,7 +825,7 @@ static fs_staged *evals_gather(lua_State *L, fs_eval *ev, int32_t m, int64_t **w
     fs_staged *run = lua_newuserdatauv(L, sizeof *run * cnt + sizeof(int64_t) * cnt, 0);
     *where = (int64_t *)(void *)(run + cnt);
     int64_t *slot = malloc(sizeof *slot * (size_t)n_slot);
-    if (!slot) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory");
+    if (!slot) fs_raise(L, SIM_NOMEM, 0, "out of memory");
     for (int64_t h = 0; h < n_slot; h++)
         slot[h] = -1;
     *nrun = 0;
@@ -892,7 +931,7 @@ static void new_meta(lua_State *L, const char *name, int with_index)
 static int policy_index(lua_State *L)
 {
     const char *k = lua_tostring(L, 2);
-    if (!k || lua_type(L, 2) != LUA_TSTRING) return fs_raise(L, FS_EXIT_CONFIG, 1,
+    if (!k || lua_type(L, 2) != LUA_TSTRING) return fs_raise(L, SIM_CONFIG, 1,
                                                              "flashspec.policy: key is not a name");
     int32_t n;
     const eng_policy_desc *const *reg = eng_policy_registry(&n);
@@ -908,8 +947,8 @@ static int policy_index(lua_State *L)
     }
     int32_t near = (int32_t)strlen(k) / 2 > 2 ? (int32_t)strlen(k) / 2 : 2;
     if (best && bd <= near)
-        return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown policy '%s' (did you mean '%s'?)", k, best);
-    return fs_raise(L, FS_EXIT_CONFIG, 1, "unknown policy '%s' (policies: %s)", k, all);
+        return fs_raise(L, SIM_CONFIG, 1, "unknown policy '%s' (did you mean '%s'?)", k, best);
+    return fs_raise(L, SIM_CONFIG, 1, "unknown policy '%s' (policies: %s)", k, all);
 }
 
 /* table[name] = f as a flashspec API call (fs_sandbox_api_call): the table

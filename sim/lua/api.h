@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "engine/eng_policy.h"
-#include "sim/sim_status.h" /* the FS_EXIT_* codes */
+#include "sim/sim_status.h" /* the SIM_* statuses */
 
 #define FS_MAX_PLUGINS 16
 
@@ -71,7 +71,7 @@ typedef struct fs_script_opts {
     const char *rerun_record;
 } fs_script_opts;
 
-/* Runs a script.  Returns an FS_EXIT_* code; on failure err holds one line. */
+/* Runs a script.  Returns a SIM_* status; on failure err holds one line. */
 int fs_script_run(const fs_script_opts *o, char *err, size_t errlen);
 
 #endif

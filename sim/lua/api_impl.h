@@ -226,9 +226,16 @@ const char *fs_policy_name_taken(const fs_api *a, const char *name);
 /* The run's context (stored in the Lua registry under API_KEY). */
 fs_api *fs_api_get(lua_State *L);
 
-/* Raises an error object {code, msg} (never returns).  where != 0 prefixes msg
+/* The one raise helper (never returns): an error object {status, code = its
+ * exit code, which scripts that catch it read, msg}; where != 0 prefixes msg
  * with the calling script's "FILE:LINE: ". */
-int fs_raise(lua_State *L, int code, int where, const char *fmt, ...);
+int fs_raise(lua_State *L, int status, int where, const char *fmt, ...);
+
+/* The SIM_* status and the message of the error value at idx: a flashspec
+ * error object's own status, else dflt; *msg the object's message or the
+ * value's text (NULL when it has none), valid while the value stays on the
+ * stack. */
+int fs_error_status(lua_State *L, int idx, int dflt, const char **msg);
 
 /* Frees the traces of the entries [from, n_traces) last used before
  * generation `before` (fs.calibrate: synthetic traces that recent evaluations

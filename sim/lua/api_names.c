@@ -38,7 +38,7 @@
 typedef struct fs_name_claim {
     char kind; /* 'p' policy, 'd' device, 'm' model (target or draft) */
     char name[128];
-    sim_sweep_id id;   /* what it names */
+    sim_id id;   /* what it names */
     char where[160];   /* CHUNK:LINE of its first use */
 } fs_name_claim;
 
@@ -75,7 +75,7 @@ static const char *kind_hint(char kind)
 }
 
 /* Claims name for the thing id (of kind); raises when another thing holds it. */
-static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_sweep_id id,
+static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_id id,
                   const char *chunk, int line)
 {
     struct fs_names *t = a->names;
@@ -83,7 +83,7 @@ static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_swee
         fs_name_claim *c = &t->c[i];
         if (c->kind != kind || strcasecmp(c->name, name) != 0) continue;
         if (c->id.hi == id.hi && c->id.lo == id.lo) return;
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: two different %s are called '%s'%s%s (the other first used at %s): "
                  "their result rows would read alike; %s",
                  chunk, line, kind_word(kind), name, strcmp(c->name, name) ? " / " : "",
@@ -92,7 +92,7 @@ static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_swee
     if (t->n == t->cap) {
         int32_t cap = t->cap ? 2 * t->cap : 16;
         fs_name_claim *g = realloc(t->c, sizeof *g * (size_t)cap);
-        if (!g) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        if (!g) fs_raise(L, SIM_NOMEM, 0, "out of memory");
         t->c = g;
         t->cap = cap;
     }
@@ -104,49 +104,49 @@ static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_swee
 }
 
 /* What a policy's name stands for: its code (see the file comment). */
-static sim_sweep_id policy_code(const ud_policy *pol)
+static sim_id policy_code(const ud_policy *pol)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
     const eng_param_desc *sh = eng_params_find(pol->desc->params, "source_hash");
     if (sh && sh->type == ENG_PARAM_STRING) {
         const char *v = (const char *)pol->params + sh->offset;
         char code[128];
         snprintf(code, sizeof code, "%.*s", (int)strnlen(v, (size_t)sh->cap), v);
-        sim_sweep_hasher_str(&h, "policy.source", code);
+        sim_id_hasher_str(&h, "policy.source", code);
     } else {
         char ptr[32];
         snprintf(ptr, sizeof ptr, "%p", (const void *)pol->desc);
-        sim_sweep_hasher_str(&h, "policy.desc", ptr);
+        sim_id_hasher_str(&h, "policy.desc", ptr);
     }
-    return sim_sweep_hasher_final(&h);
+    return sim_id_hasher_final(&h);
 }
 
-static sim_sweep_id device_code(const ud_device *dev)
+static sim_id device_code(const ud_device *dev)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
     for (int32_t i = 0; i < dev->n_variants; i++) {
-        sim_sweep_hasher_str(&h, "device.variant", dev->variant_names[i]);
-        sim_sweep_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
+        sim_id_hasher_str(&h, "device.variant", dev->variant_names[i]);
+        sim_id_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
     }
-    return sim_sweep_hasher_final(&h);
+    return sim_id_hasher_final(&h);
 }
 
-static sim_sweep_id model_code(const ud_model *m)
+static sim_id model_code(const ud_model *m)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_params(&h, "model", sim_model_keys(), &m->model);
-    return sim_sweep_hasher_final(&h);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_params(&h, "model", sim_model_keys(), &m->model);
+    return sim_id_hasher_final(&h);
 }
 
 void fs_api_claim_names(lua_State *L, fs_api *a, const ud_policy *pol, const ud_device *dev,
                         const ud_model *tgt, const ud_model *drf, const char *chunk, int line)
 {
     if (!a->names && !(a->names = calloc(1, sizeof *a->names)))
-        fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        fs_raise(L, SIM_NOMEM, 0, "out of memory");
     claim(L, a, 'p', pol->desc->name, policy_code(pol), chunk, line);
     claim(L, a, 'd', dev->name, device_code(dev), chunk, line);
     claim(L, a, 'm', tgt->name, model_code(tgt), chunk, line);

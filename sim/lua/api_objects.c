@@ -49,7 +49,7 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
          * profiles of one's own go in a FLASHSPEC_CONFIG_PATH directory */
         if (name[0] == '/' || !strcmp(name, "..") || !strncmp(name, "../", 3) ||
             strstr(name, "/../") || (strlen(name) >= 3 && !strcmp(name + strlen(name) - 3, "/..")))
-            fs_raise(L, FS_EXIT_CONFIG, 1,
+            fs_raise(L, SIM_CONFIG, 1,
                      "%s profile file '%s': a profile file is a path inside the script's "
                      "directory or the project, without '..' and not absolute (profiles kept "
                      "elsewhere go in a directory of FLASHSPEC_CONFIG_PATH, loaded by name)",
@@ -59,14 +59,14 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
         if (fs_api_find_file(a, name, path, n, tried, sizeof tried) != 0) {
             char odd[PATH_MAX];
             if (fs_api_find_any(a, name, odd, sizeof odd) == 0)
-                fs_raise(L, FS_EXIT_NOINPUT, 1, "%s profile file '%s' is not a regular file (%s)",
+                fs_raise(L, SIM_MISSING, 1, "%s profile file '%s' is not a regular file (%s)",
                          what, name, odd);
-            fs_raise(L, FS_EXIT_NOINPUT, 1, "%s profile file '%s' not found%s", what, name, tried);
+            fs_raise(L, SIM_MISSING, 1, "%s profile file '%s' not found%s", what, name, tried);
         }
         return name;
     }
     if (sim_profile_path(kind, name, path, n) != 0)
-        fs_raise(L, FS_EXIT_CONFIG, 1, "invalid %s profile name '%s'", what, name);
+        fs_raise(L, SIM_CONFIG, 1, "invalid %s profile name '%s'", what, name);
     struct stat st;
     if (stat(path, &st) != 0) /* gone since the run read it (or a rerun's record) */
         profile_cached_path(fs_api_get(L), kind, name, path, n);
@@ -95,9 +95,9 @@ static void profile_check(lua_State *L, int rc, const char *what, const char *na
             snprintf(where, sizeof where, "no %s", path);
         }
         free(dirs);
-        fs_raise(L, FS_EXIT_CONFIG, 1, "unknown %s '%s'%s (%s)", what, name, hint, where);
+        fs_raise(L, SIM_CONFIG, 1, "unknown %s '%s'%s (%s)", what, name, hint, where);
     }
-    if (rc != SIM_OK) fs_raise(L, sim_status_exit(rc), 0, "%s", err);
+    if (rc != SIM_OK) fs_raise(L, rc, 0, "%s", err);
 }
 
 /* Checks flashspec.device/model's optional second argument (the stack holds
@@ -107,7 +107,7 @@ static int override_arg(lua_State *L, const char *fn)
 {
     if (lua_isnil(L, 2)) return 0;
     if (!lua_istable(L, 2))
-        fs_raise(L, FS_EXIT_CONFIG, 1,
+        fs_raise(L, SIM_CONFIG, 1,
                  "%s: the second argument must be a table of overrides (got %s)", fn,
                  luaL_typename(L, 2));
     lua_getfield(L, 2, "base");
@@ -117,7 +117,7 @@ static int override_arg(lua_State *L, const char *fn)
         char chunk[PATH_MAX];
         int line;
         fs_caller_src(L, chunk, sizeof chunk, &line);
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: key 'base' is not allowed in overrides (the first argument names "
                  "the profile they apply to)",
                  chunk, slp_key_line(chunk, line, "base"), fn);
@@ -224,7 +224,7 @@ static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *
     int st = lua_pcall(L, 2, 0, 0);
     if (st != LUA_OK) {
         if (st == LUA_ERRMEM || lua_type(L, -1) != LUA_TSTRING) lua_error(L);
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s", lua_tostring(L, -1));
+        fs_raise(L, SIM_CONFIG, 0, "%s", lua_tostring(L, -1));
     }
     const eng_param_desc *nk = eng_params_find(keys, "name");
     char *field = (char *)params + nk->offset;
@@ -246,7 +246,7 @@ static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *
     if (n_set && used < sizeof label)
         used += (size_t)snprintf(label + used, sizeof label - used, "]");
     if (used >= (size_t)nk->cap)
-        fs_raise(L, FS_EXIT_CONFIG, 1,
+        fs_raise(L, SIM_CONFIG, 1,
                  "%s: the name '%.*s%s' of '%s' with these overrides is longer than %d bytes; "
                  "give the overrides a shorter 'name'",
                  fn, 64, label, used > 64 ? "..." : "", name, (int)nk->cap - 1);
@@ -429,7 +429,7 @@ void fs_check_model_pair(lua_State *L, fs_api *a, const trc_trace *t, const char
         role_mismatch(a, "draft", &drf->model, drf->name, meta->draft, why, sizeof why);
     if (!why[0]) return;
     if (a->strict)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: trace '%s' was recorded with target %s and draft %s, but %s "
                  "(--strict)",
                  chunk, line, what, trace_name, meta->target, meta->draft, why);
@@ -455,7 +455,7 @@ int fs_l_device(lua_State *L)
     if (over) { /* argument 2; the stack above it is kept */
         apply_overrides(L, "flashspec.device", sim_device_keys(), &u->dev, name);
         if (sim_device_check(&u->dev, err, sizeof err))
-            fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device overrides: %s", err);
+            fs_raise(L, SIM_CONFIG, 1, "flashspec.device overrides: %s", err);
     }
     snprintf(u->name, sizeof u->name, "%s", over || profile_is_file(name) ? u->dev.name : name);
     /* each variant over the device as resolved, overrides included */
@@ -468,7 +468,7 @@ int fs_l_device(lua_State *L)
         snprintf(vname, sizeof vname, "%.23s~%.23s", u->dev.name, vars->v[i].name);
         memcpy(d->name, vname, sizeof d->name);
         if (sim_device_check(d, err, sizeof err))
-            fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.device: variant '%s' of %s: %s",
+            fs_raise(L, SIM_CONFIG, 1, "flashspec.device: variant '%s' of %s: %s",
                      vars->v[i].name, u->name, err);
     }
     u->n_variants = vars->n;
@@ -490,7 +490,7 @@ int fs_l_model(lua_State *L)
     if (over) {
         apply_overrides(L, "flashspec.model", sim_model_keys(), &u->model, name);
         if (sim_model_check(&u->model, err, sizeof err))
-            fs_raise(L, FS_EXIT_CONFIG, 1, "flashspec.model overrides: %s", err);
+            fs_raise(L, SIM_CONFIG, 1, "flashspec.model overrides: %s", err);
     }
     snprintf(u->name, sizeof u->name, "%s", over || profile_is_file(name) ? u->model.name : name);
     luaL_setmetatable(L, MT_MODEL);
@@ -534,7 +534,7 @@ static int l_device_variant(lua_State *L)
     for (int32_t i = 0; i < u->n_variants && at < sizeof all; i++)
         at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", i ? ", " : "",
                                u->variant_names[i]);
-    return fs_raise(L, FS_EXIT_CONFIG, 1, "device %s has no variant '%s' (%s%s)", u->name, want,
+    return fs_raise(L, SIM_CONFIG, 1, "device %s has no variant '%s' (%s%s)", u->name, want,
                     u->n_variants ? "its variants: " : "it has none", all);
 }
 
@@ -593,7 +593,7 @@ const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk
 {
     if (u->entry->pending) fs_api_synth_resolve(L, fs_api_get(L)); /* generated together */
     if (!u->entry->trace)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: trace '%s' was made inside a flashspec.calibrate evaluation and is "
                  "gone; make traces for later use outside the points function",
                  chunk, line, u->entry->name);
@@ -608,7 +608,7 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
         fs_trace_entry **n = realloc(a->traces, sizeof *n * (size_t)cap);
         if (!n) {
             trc_free(t);
-            fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+            fs_raise(L, SIM_NOMEM, 0, "out of memory");
         }
         a->traces = n;
         a->cap_traces = cap;
@@ -616,7 +616,7 @@ static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const
     fs_trace_entry *e = malloc(sizeof *e);
     if (!e) {
         trc_free(t);
-        fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
     a->traces[a->n_traces++] = e;
     snprintf(e->key, sizeof e->key, "%s", key);
@@ -747,7 +747,7 @@ int fs_l_trace(lua_State *L)
         else {
             char hint[320];
             nearest_trace(a, path, hint, sizeof hint);
-            return fs_raise(L, FS_EXIT_NOINPUT, 1, "trace '%s' not found%s%s", path, tried, hint);
+            return fs_raise(L, SIM_MISSING, 1, "trace '%s' not found%s%s", path, tried, hint);
         }
     }
     char real[PATH_MAX];
@@ -759,7 +759,7 @@ int fs_l_trace(lua_State *L)
         trc_err terr;
         int rc = trc_open(real, a->trace_cache_bytes, &t, &terr);
         if (rc != TRC_OK) {
-            return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 0, "%s", terr.msg);
+            return fs_raise(L, sim_status_from_trc(rc), 0, "%s", terr.msg);
         }
         if (a->verify_trace) { /* every prompt, and the index against the data */
             trc_trace *c = NULL;
@@ -767,7 +767,7 @@ int fs_l_trace(lua_State *L)
             trc_free(c);
             if (rc != TRC_OK) {
                 trc_free(t);
-                return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 0,
+                return fs_raise(L, sim_status_from_trc(rc), 0,
                                 "%s (--verify-trace)", terr.msg);
             }
         }
@@ -889,7 +889,7 @@ static void synth_fits(lua_State *L, fs_api *a, const synth_lua *s, const char *
     const fs_lua_limits *lim = a->lim;
     if (lim && lim->mem_limit_bytes &&
         most > (double)lim->mem_limit_bytes - (double)(fs_api_mem_in_use(a)))
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.trace.synth: a trace of %d prompts x %d tokens x %d nodes may "
                  "need %.1f MiB, more than the %.1f MiB left of the script's memory limit of %zu "
                  "MiB (see --max-memory-mb)",
@@ -910,7 +910,7 @@ int fs_l_trace_synth(lua_State *L)
     slp_check_table(L, 1, synth_keys, &s, "flashspec.trace.synth", chunk, line);
     for (const char *c = s.name; *c; c++)
         if (!(isalnum((unsigned char)*c) || strchr("._+-", *c)))
-            return fs_raise(L, FS_EXIT_CONFIG, 0,
+            return fs_raise(L, SIM_CONFIG, 0,
                             "%s:%d: flashspec.trace.synth: name '%s' may hold only letters, "
                             "digits and . _ + -",
                             chunk, line, s.name);
@@ -938,7 +938,7 @@ int fs_l_trace_synth(lua_State *L)
     if (s.name[0] && most < 0x1p60 && fs_api_synth_can_defer(a, (size_t)most)) {
         /* an evaluation of flashspec.calibrate: generated with the others */
         if (trc_synth_check(&p, &terr) != TRC_OK)
-            return fs_raise(L, sim_status_exit(sim_status_from_trc(terr.code)), 1, "%s", terr.msg);
+            return fs_raise(L, sim_status_from_trc(terr.code), 1, "%s", terr.msg);
         e = trace_add(L, a, key, s.name, NULL);
         e->is_synth = 1;
         e->synth = p;
@@ -950,7 +950,7 @@ int fs_l_trace_synth(lua_State *L)
     synth_fits(L, a, &s, chunk, line);
     int rc = trc_synth_memo_run(&p, fs_api_synth_memo_for(a, &p), &t, &terr);
     if (rc != TRC_OK)
-        return fs_raise(L, sim_status_exit(sim_status_from_trc(rc)), 1, "%s", terr.msg);
+        return fs_raise(L, sim_status_from_trc(rc), 1, "%s", terr.msg);
     check_held(L, a, t, "flashspec.trace.synth");
     char name[128];
     if (s.name[0])

@@ -107,7 +107,7 @@ void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *para
     char chunk[PATH_MAX];
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
-    fs_raise(L, FS_EXIT_CONFIG, 0,
+    fs_raise(L, SIM_CONFIG, 0,
              "%s:%d: flashspec.policy.%s: its parameters' label (the policy_params column, "
              "\"name=value\" pairs) would be over %zu bytes; a longer label would be cut, and "
              "points that differ past the cut would read alike -- give shorter values",
@@ -164,7 +164,7 @@ static void cut_widths(lua_State *L, const eng_param_desc *d, int wi, lua_Intege
         lua_Integer w = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
         lua_pop(L, 1);
         if (w < 1 || (double)w < d->min || (double)w > d->max)
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: %s[%lld] must be an integer in [%.0f, %.0f]",
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: %s[%lld] must be an integer in [%.0f, %.0f]",
                      chunk, line, what, d->name, (long long)i, d->min < 1 ? 1.0 : d->min, d->max);
         level *= w;
         if (nodes + level > n) break;
@@ -173,7 +173,7 @@ static void cut_widths(lua_State *L, const eng_param_desc *d, int wi, lua_Intege
         lua_rawseti(L, -2, i);
     }
     if (lua_rawlen(L, -1) == 0)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: tree_nodes = %lld: not even the first level of %s fits (a "
                  "tree of %lld nodes)",
                  chunk, line, what, (long long)n, d->name, (long long)(1 + level));
@@ -197,7 +197,7 @@ static void widths_shape(lua_State *L, const eng_param_desc *d, int given, const
     int nested = lua_type(L, -1) == LUA_TTABLE;
     lua_pop(L, 1);
     if (lua_type(L, given) != LUA_TTABLE || nested)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: with 'tree_nodes', '%s' must be one list of integers (the "
                  "shape tree_nodes cuts)",
                  chunk, kl, what, d->name);
@@ -229,7 +229,7 @@ static void no_tree(lua_State *L, const eng_policy_desc *desc, const char *what,
         if (eng_tree_param_flag(reg[i], 1))
             len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
                                     reg[i]->name);
-    fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is for tree policies (%s); %s %s",
+    fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is for tree policies (%s); %s %s",
              chunk, kl, what, names, desc->name,
              desc->tree.rule == ENG_TREE_ONE_ROW ? "verifies one row, it has no tree"
                                                  : "declares no such parameter");
@@ -257,7 +257,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     lua_getfield(L, 1, param);
     int given = lua_gettop(L);
     if (!lua_isnil(L, given) && !widths)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: set one of 'tree_nodes' and '%s' (tree_nodes = %s + %d)", chunk, kl,
                  what, param, param, minus);
     if (widths) widths_shape(L, d, given, what, chunk, kl);
@@ -266,7 +266,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
     if (lua_type(L, tn) == LUA_TTABLE && !list) lua_pop(L, 1); /* the metatable */
     lua_Integer n = list ? slp_list_len(L, tn, what, "tree_nodes", chunk, line) : 1;
     if (list && n == 0)
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is an empty list", chunk, kl,
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: key 'tree_nodes' is an empty list", chunk, kl,
                  what);
     lua_Integer lo = (lua_Integer)d->min + minus, hi = (lua_Integer)d->max + minus;
     if (widths) lo = 2, hi = 1 << 20;
@@ -279,7 +279,7 @@ static void map_tree_nodes(lua_State *L, const eng_policy_desc *desc, const char
             lua_pushvalue(L, tn);
         lua_Integer v = integral_value(L);
         if (v == LUA_MININTEGER || v < lo || v > hi)
-            fs_raise(L, FS_EXIT_CONFIG, 0,
+            fs_raise(L, SIM_CONFIG, 0,
                      "%s:%d: %s: tree_nodes must be %s in [%lld, %lld] (nodes per tree, root "
                      "included; %s = tree_nodes%s)",
                      chunk, kl, what, list ? "a list of integers" : "an integer", (long long)lo,
@@ -325,17 +325,17 @@ static void policy_accepts(lua_State *L, const ud_policy *u, const char *what, c
         eng_policy_destroy(&pol);
         return;
     }
-    if (rc == ENG_E_NOMEM) fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s:%d: %s: out of memory", chunk, line, what);
+    if (rc == ENG_E_NOMEM) fs_raise(L, SIM_INTERNAL, 0, "%s:%d: %s: out of memory", chunk, line, what);
     for (const eng_param_desc *d = u->desc->params; d && d->name; d++) {
         int32_t n;
         if (d->type != ENG_PARAM_DOUBLE_LIST && d->type != ENG_PARAM_INT_LIST) continue;
         memcpy(&n, u->params + d->count_offset, sizeof n);
         if (n == 0)
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list (%s needs at "
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list (%s needs at "
                      "least one value)", chunk, slp_key_line(chunk, line, d->name), what, d->name,
                      u->desc->name);
     }
-    fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: the policy refuses these parameters (%s)", chunk,
+    fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: the policy refuses these parameters (%s)", chunk,
              line, what, u->label);
 }
 
@@ -403,10 +403,10 @@ int fs_l_policy_make(lua_State *L)
         if (alternatives(L, -1, d)) {
             lua_Integer n = slp_list_len(L, -1, what, d->name, chunk, line);
             if (n < 1)
-                return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list", chunk,
+                return fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: key '%s' is an empty list", chunk,
                                 line, what, d->name);
             if (total > POLICY_MAX_ALTERNATIVES / n)
-                return fs_raise(L, FS_EXIT_CONFIG, 0,
+                return fs_raise(L, SIM_CONFIG, 0,
                                 "%s:%d: %s: the lists make more than %d "
                                 "policies",
                                 chunk, line, what, POLICY_MAX_ALTERNATIVES);

@@ -228,7 +228,7 @@ static void out_dir_hint(int e, const char *at, char *out, size_t n)
 }
 
 /* After a successful script: is the timeline's point and prompt there?  Then
- * the process that recorded it writes it.  Returns an FS_EXIT_* code. */
+ * the process that recorded it writes it.  Returns a SIM_* status. */
 static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size_t errlen)
 {
     fs_exec *ex = &a->ex;
@@ -238,14 +238,14 @@ static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size
                  "timeline written",
                  (long long)t->point, (long long)ex->points_seen,
                  ex->points_seen == 1 ? "" : "s", (long long)ex->points_seen - 1);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     if (ex->tl_state == FS_TL_FAILED) { /* the failed points' exit code follows */
         if (ex->rank == 0)
             fprintf(stderr, "flashspec: --timeline-point %lld: that point failed (error "
                             "above); no timeline written\n",
                     (long long)t->point);
-        return FS_EXIT_OK;
+        return SIM_OK;
     }
     if (t->prompt >= ex->tl_prompts) {
         snprintf(err, errlen,
@@ -253,7 +253,7 @@ static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size
                  "timeline written",
                  (int)t->prompt, (long long)t->point, (int)ex->tl_prompts,
                  ex->tl_prompts == 1 ? "" : "s", (int)ex->tl_prompts - 1);
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     /* the rank that replayed the point holds the recording (collective: every
      * rank reaches this line, having run the same script) */
@@ -261,18 +261,18 @@ static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size
     if (!sim_mpi_max_int(mine)) {
         snprintf(err, errlen, "%s: the replay reported no cycles for point %lld prompt %d",
                  t->path, (long long)t->point, (int)t->prompt);
-        return FS_EXIT_SOFTWARE;
+        return SIM_INTERNAL;
     }
-    if (!mine) return FS_EXIT_OK; /* another MPI rank writes it */
+    if (!mine) return SIM_OK; /* another MPI rank writes it */
     int rc = sim_timeline_write(ex->tl, t->path, err, errlen);
-    if (rc != SIM_OK) return sim_status_exit(rc);
+    if (rc != SIM_OK) return rc;
     if (!a->quiet || sim_timeline_truncated(ex->tl))
         fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
                         "cycles, %lld spans%s)\n",
                 (long long)t->point, (int)t->prompt, t->path,
                 (long long)sim_timeline_n_cycles(ex->tl), (long long)sim_timeline_n_spans(ex->tl),
                 sim_timeline_truncated(ex->tl) ? "; truncated: event limit reached" : "");
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
@@ -328,7 +328,7 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
         free(profs);
         free(ppaths);
         snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
-        return FS_EXIT_SOFTWARE;
+        return SIM_INTERNAL;
     }
     fs_runrec_run run = {.version = FS_VERSION,
                          .plugins = plugins,
@@ -355,12 +355,12 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
     free(ppaths);
     if (bad) {
         snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
-        return FS_EXIT_SOFTWARE;
+        return SIM_INTERNAL;
     }
     int rc = sim_out_write_file(o->out_dir, "script.lua", src, len, err, errlen);
     if (rc == SIM_OK) rc = sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen);
     free(json);
-    return sim_status_exit(rc);
+    return rc;
 }
 
 /* Removes a record whose results could not be written. */
@@ -385,17 +385,17 @@ typedef struct script_run {
     lua_State *L;
 } script_run;
 
-/* FS_EXIT_OK when the run's output directory is still the one it locked
- * (or it locked none), else FS_EXIT_CANTCREAT with err: asked before every
+/* SIM_OK when the run's output directory is still the one it locked
+ * (or it locked none), else SIM_CANTCREATE with err: asked before every
  * write into it (sim/out/sim_lock.h). */
 static int lock_still_held(script_run *r, char *err, size_t errlen)
 {
-    return sim_out_lock_keep(&r->lock, err, errlen) == 0 ? FS_EXIT_OK : FS_EXIT_CANTCREAT;
+    return sim_out_lock_keep(&r->lock, err, errlen) == 0 ? SIM_OK : SIM_CANTCREATE;
 }
 
 /* Phase 1: the run's settings and every check that needs no lock -- the
  * output paths writable, the script a readable file, the timeline made.
- * FS_EXIT_OK, or the exit code with err. */
+ * SIM_OK, or the exit code with err. */
 static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
                      size_t errlen)
 {
@@ -409,7 +409,7 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     if (o->out_dir && (size_t)snprintf(a->ex.store_dir, sizeof a->ex.store_dir, "%s/points",
                                        o->out_dir) >= sizeof a->ex.store_dir) {
         snprintf(err, errlen, "%s: output path too long", o->out_dir);
-        return FS_EXIT_CANTCREAT;
+        return SIM_CANTCREATE;
     }
     /* every output path is checked before the script runs a single point */
     if (o->out_dir) {
@@ -420,23 +420,23 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
             out_dir_hint(e, at, hint, sizeof hint);
             snprintf(err, errlen, "cannot write output '%s': %s%s", o->out_dir,
                      *o->out_dir ? strerror(e) : "empty directory name", hint);
-            return FS_EXIT_CANTCREAT;
+            return SIM_CANTCREATE;
         }
     }
     struct stat st;
     if (t && stat(t->path, &st) == 0 && !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "cannot write output '%s': %s", t->path,
                  S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-        return FS_EXIT_CANTCREAT;
+        return SIM_CANTCREATE;
     }
     if (stat(o->script, &st) != 0) {
         snprintf(err, errlen, "%s: cannot open script: %s", o->script, strerror(errno));
-        return FS_EXIT_NOINPUT;
+        return SIM_MISSING;
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: cannot open script: %s", o->script,
                  S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-        return FS_EXIT_NOINPUT;
+        return SIM_MISSING;
     }
     char real[PATH_MAX];
     if (!realpath(o->script, real)) snprintf(real, sizeof real, "%s", o->script);
@@ -444,31 +444,31 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     char *slash = strrchr(a->script_dir, '/');
     if (slash) *slash = 0;
     if (o->script_dir) snprintf(a->script_dir, sizeof a->script_dir, "%s", o->script_dir);
-    if (!t) return FS_EXIT_OK;
+    if (!t) return SIM_OK;
     int e = dir_writable(t->path);
     if (e) {
         snprintf(err, errlen, "cannot write output '%s': %s", t->path, strerror(e));
-        return FS_EXIT_CANTCREAT;
+        return SIM_CANTCREATE;
     }
     a->ex.tl = sim_timeline_create(0);
     if (!a->ex.tl) {
         snprintf(err, errlen, "out of memory for the timeline");
-        return FS_EXIT_SOFTWARE;
+        return SIM_INTERNAL;
     }
     a->ex.tl_point = t->point;
     a->ex.tl_prompt = t->prompt;
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* Phase 2: one writer per output directory (sim/out/sim_lock.h), the lock
  * held until the run ends; only then are another run's temporaries ours to
- * clean.  FS_EXIT_OK, or FS_EXIT_CANTCREAT with err. */
+ * clean.  SIM_OK, or SIM_CANTCREATE with err. */
 static int run_lock(script_run *r, const fs_script_opts *o, char *err, size_t errlen)
 {
     fs_api *a = &r->a;
-    if (!o->out_dir || a->ex.rank != 0) return FS_EXIT_OK;
+    if (!o->out_dir || a->ex.rank != 0) return SIM_OK;
     if (sim_out_lock_take(&r->lock, o->out_dir, &r->made_dir, err, errlen) != 0)
-        return FS_EXIT_CANTCREAT;
+        return SIM_CANTCREATE;
     a->ex.lock = &r->lock; /* every record written asks that it still holds DIR */
     /* temporaries a killed run left in DIR and DIR/points (their writer
      * gone, or a day old): removed before this run adds its own */
@@ -478,11 +478,11 @@ static int run_lock(script_run *r, const fs_script_opts *o, char *err, size_t er
                 "flashspec: removed %d temporary file%s left in %s by an "
                 "interrupted run\n",
                 gone, gone == 1 ? "" : "s", o->out_dir);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* Phase 3: the limits, the script read once and its sandboxed Lua state
- * with the flashspec table.  FS_EXIT_OK, or the exit code with err. */
+ * with the flashspec table.  SIM_OK, or the exit code with err. */
 static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t errlen)
 {
     fs_api *a = &r->a;
@@ -511,7 +511,7 @@ static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t er
                : NULL;
     if (!r->L) {
         if (r->src) snprintf(err, errlen, "cannot create a Lua state");
-        return r->src ? FS_EXIT_SOFTWARE : FS_EXIT_NOINPUT;
+        return r->src ? SIM_INTERNAL : SIM_MISSING;
     }
     hash_bytes(r->src, r->len, a->meta.script_hash, sizeof a->meta.script_hash);
     fs_api_open(r->L, a, o);
@@ -519,34 +519,32 @@ static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t er
         lua_pushcfunction(r->L, print_nothing);
         lua_setglobal(r->L, "print");
     }
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
-/* The exit code and one line of the script's error (rc, its value on top of
- * L's stack): a flashspec error's own code, else by the kind of failure; the
+/* The status and one line of the script's error (rc, its value on top of
+ * L's stack): a flashspec error's own status, else by the kind of failure; the
  * run's memory cap named when it refused the memory. */
 static int script_error(script_run *r, const fs_script_opts *o, int rc, char *err, size_t errlen)
 {
     lua_State *L = r->L;
     int code;
     if (lua_istable(L, -1)) {
-        lua_getfield(L, -1, "code");
-        lua_getfield(L, -2, "msg");
-        code = (int)lua_tointeger(L, -2);
-        snprintf(err, errlen, "%s", lua_tostring(L, -1) ? lua_tostring(L, -1) : "error");
-        if (code == 0) code = FS_EXIT_CONFIG;
+        const char *m;
+        code = fs_error_status(L, -1, SIM_CONFIG, &m);
+        snprintf(err, errlen, "%s", m ? m : "error");
     } else {
         const char *m = lua_tostring(L, -1);
         snprintf(err, errlen, "%s", m ? m : "error");
-        code = rc == LUA_ERRFILE  ? FS_EXIT_NOINPUT
-               : rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE
-                                  : FS_EXIT_CONFIG;
+        code = rc == LUA_ERRFILE  ? SIM_MISSING
+               : rc == LUA_ERRMEM ? SIM_NOMEM
+                                  : SIM_CONFIG;
         if (rc == LUA_ERRMEM && r->lim.mem_refused) { /* the cap, not the host */
             snprintf(err, errlen,
                      "%s: script exceeds the run's memory limit of %zu MiB (Lua heap, policy "
                      "states, traces, result rows; see --max-memory-mb)",
                      o->script, r->lim.mem_limit_bytes >> 20);
-            code = FS_EXIT_CONFIG;
+            code = SIM_CONFIG;
         }
     }
     /* one line: cut any traceback or embedded newline */
@@ -584,51 +582,51 @@ static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err
     else
         snprintf(saved, sizeof saved, " (no output directory: nothing saved)");
     snprintf(err, errlen, "%s%s", why, saved);
-    return sig == SIGALRM ? FS_EXIT_CONFIG : FS_EXIT_INTERRUPTED;
+    return sig == SIGALRM ? SIM_CONFIG : SIM_INTERRUPTED;
 }
 
 /* Phase 5, when the script succeeded: the timeline, the run record and the
- * results, the script's files, then a failed point's code.  FS_EXIT_OK, or
+ * results, the script's files, then a failed point's code.  SIM_OK, or
  * the exit code with err. */
 static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
                      size_t errlen)
 {
     fs_api *a = &r->a;
-    int code = t ? timeline_finish(a, t, err, errlen) : FS_EXIT_OK;
-    if (code == FS_EXIT_OK && o->out_dir && a->n_rows > 0 && a->ex.rank == 0) {
+    int code = t ? timeline_finish(a, t, err, errlen) : SIM_OK;
+    if (code == SIM_OK && o->out_dir && a->n_rows > 0 && a->ex.rank == 0) {
         /* what produced the results, written before them (and removed again
          * if they cannot be written): runrec.h; each write into DIR only
          * while DIR is still the directory this run locked */
         code = lock_still_held(r, err, errlen);
-        int wrote = code == FS_EXIT_OK;
-        if (code == FS_EXIT_OK) code = write_record(a, o, r->src, r->len, err, errlen);
-        if (code == FS_EXIT_OK) code = lock_still_held(r, err, errlen);
-        if (code == FS_EXIT_OK)
-            code = sim_status_exit(
-                fs_rows_write(&a->meta, a->rows, a->n_rows, o->out_dir, err, errlen));
+        int wrote = code == SIM_OK;
+        if (code == SIM_OK) code = write_record(a, o, r->src, r->len, err, errlen);
+        if (code == SIM_OK) code = lock_still_held(r, err, errlen);
+        if (code == SIM_OK)
+            code = 
+                fs_rows_write(&a->meta, a->rows, a->n_rows, o->out_dir, err, errlen);
         char held[8];
-        if (code != FS_EXIT_OK && wrote &&
+        if (code != SIM_OK && wrote &&
             sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
             drop_record(o->out_dir); /* never another run's record */
-        if (code == FS_EXIT_OK && !a->quiet)
+        if (code == SIM_OK && !a->quiet)
             fprintf(stderr,
                     "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
                     "%lld resumed)\n",
                     a->n_rows, a->n_rows == 1 ? "" : "s", o->out_dir, (long long)a->ex.computed,
                     (long long)a->ex.resumed);
     }
-    for (int32_t i = 0; code == FS_EXIT_OK && o->out_dir && a->ex.rank == 0 && i < a->n_outputs;
+    for (int32_t i = 0; code == SIM_OK && o->out_dir && a->ex.rank == 0 && i < a->n_outputs;
          i++) {
         code = lock_still_held(r, err, errlen);
-        if (code != FS_EXIT_OK) break;
+        if (code != SIM_OK) break;
         int rc = sim_out_write_file(o->out_dir, a->outputs[i].name, a->outputs[i].data,
                                     a->outputs[i].len, err, errlen);
         if (rc != SIM_OK)
-            code = sim_status_exit(rc);
+            code = rc;
         else if (!a->quiet)
             fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a->outputs[i].name);
     }
-    if (code == FS_EXIT_OK && a->ex.point_code) {
+    if (code == SIM_OK && a->ex.point_code) {
         code = a->ex.point_code;
         snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
                  (long long)a->ex.failed, a->ex.failed == 1 ? "" : "s",
@@ -663,7 +661,7 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     free(r->src);
     sim_timeline_destroy(a->ex.tl);
     char held[8];
-    if (r->made_dir && code != FS_EXIT_OK && r->lock.fd >= 0 &&
+    if (r->made_dir && code != SIM_OK && r->lock.fd >= 0 &&
         sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
         rmdir(o->out_dir); /* ours still, and empty: never another run's */
     if (r->lock.fd >= 0 && r->lock.relocked && !r->a.quiet)
@@ -680,25 +678,25 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     if (t && !t->path) t = NULL;
     if (t && (t->point < 0 || t->prompt < 0)) {
         snprintf(err, errlen, "--timeline-point and --timeline-prompt must be >= 0");
-        return FS_EXIT_USAGE;
+        return SIM_USAGE;
     }
     script_run *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "out of memory");
-        return FS_EXIT_SOFTWARE;
+        return SIM_INTERNAL;
     }
     r->lock.fd = -1;
     int code = run_check(r, o, t, err, errlen);
-    if (code != FS_EXIT_OK) { /* nothing locked, nothing made: only the timeline to free */
+    if (code != SIM_OK) { /* nothing locked, nothing made: only the timeline to free */
         sim_timeline_destroy(r->a.ex.tl);
         free(r);
         return code;
     }
     code = run_lock(r, o, err, errlen);
-    if (code == FS_EXIT_OK) code = run_open(r, o, err, errlen);
-    if (code == FS_EXIT_OK && o->rerun_record) /* run.json's profiles for today's files */
+    if (code == SIM_OK) code = run_open(r, o, err, errlen);
+    if (code == SIM_OK && o->rerun_record) /* run.json's profiles for today's files */
         code = fs_rerun_prefill(&r->a, o->rerun_record, r->a.quiet, err, errlen);
-    if (code == FS_EXIT_OK) {
+    if (code == SIM_OK) {
         sim_sweep_signals_install();
         sim_sweep_deadline_set(o->max_seconds);
         lua_pushcfunction(r->L, msgh);

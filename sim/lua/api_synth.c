@@ -79,7 +79,7 @@ void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_sy
                         size_t most, const char *chunk, int line)
 {
     fs_synth_pending *q = calloc(1, sizeof *q);
-    if (!q) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+    if (!q) fs_raise(L, SIM_NOMEM, 0, "out of memory");
     q->p = *p;
     q->most = most;
     snprintf(q->chunk, sizeof q->chunk, "%s", chunk);
@@ -171,7 +171,7 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
     fs_synth_pending **q = malloc(sizeof *q * (size_t)a->n_synth_pending);
     if (!e || !q) {
         free(e), free(q);
-        fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
     int32_t n = pending_entries(a, e), i = 0;
     for (int32_t k = 0; k < n; k++)
@@ -192,7 +192,7 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
         drop_pending(a, e[k]);
     free(e);
     if (p.rc != TRC_OK)
-        fs_raise(L, sim_status_exit(sim_status_from_trc(p.rc)), 0, "%s:%d: %s", p.chunk, p.line,
+        fs_raise(L, sim_status_from_trc(p.rc), 0, "%s:%d: %s", p.chunk, p.line,
                  p.err.msg);
     fs_api_charge(L, a, need, p.chunk, p.line, "flashspec.trace.synth"); /* refused: raises */
     fs_api_release(a, need); /* memory came free meanwhile: the trace is gone all the same */

@@ -122,7 +122,7 @@ static void cal_check(cal *c, int rc, const char *what)
     if (rc == SIM_OK) return;
     if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
     fs_guard_rethrow(&c->guard);
-    fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for %s", what);
+    fs_cal_raise(c, SIM_NOMEM, "out of memory for %s", what);
 }
 
 /* ------------------------------------------------------------ evaluation */
@@ -192,7 +192,7 @@ static void no_match(cal *c, int32_t k)
         if (ref->rows[k].keys[j][0])
             at += (size_t)snprintf(keys + at, sizeof keys - at, "%s%s=%s", at ? ", " : "",
                                    ref->key_names[j], ref->rows[k].keys[j]);
-    fs_cal_raise(c, FS_EXIT_DATA, "%s:%d: no point matches this reference row (%s)", ref->path,
+    fs_cal_raise(c, SIM_DATA, "%s:%d: no point matches this reference row (%s)", ref->path,
                  ref->rows[k].line, keys);
 }
 
@@ -209,7 +209,7 @@ static void match_rows(cal *c, const fs_staged *sp, int64_t n, double *pred)
             if (!fs_ref_match(ref, k, &cols, &sp[i].row)) continue;
             double v;
             if (fs_ref_eval(ref, k, &cols, &sp[i].row, &v) != 0)
-                fs_cal_raise(c, FS_EXIT_DATA,
+                fs_cal_raise(c, SIM_DATA,
                              "%s:%d: metric '%s' is not a finite number for the "
                              "point %s %s on %s (trace %s)",
                              ref->path, ref->rows[k].line, ref->rows[k].metric, sp[i].row.policy,
@@ -229,7 +229,7 @@ static void call_points(cal *c, const double *x, int32_t rep)
 {
     lua_State *L = c->L;
     if (sim_sweep_interrupted())
-        fs_cal_raise(c, FS_EXIT_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
+        fs_cal_raise(c, SIM_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
     c->a->generation++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
     lua_createtable(L, 0, c->f.np);
@@ -244,7 +244,7 @@ static void call_points(cal *c, const double *x, int32_t rep)
     }
     lua_call(L, nargs, 1); /* errors propagate as the script's */
     if (!lua_istable(L, -1))
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: points(p) must return a sweep "
                      "table, got %s",
                      c->chunk, c->line, luaL_typename(L, -1));
@@ -333,18 +333,18 @@ static void add_output(cal *c, const char *name, buf *b)
 {
     if (b->oom) {
         free(b->p);
-        fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
+        fs_cal_raise(c, SIM_NOMEM, "out of memory for the calibration report");
     }
     int rc = fs_api_add_output(c->a, name, b->p ? b->p : "", b->n);
     if (rc != 0) { /* the spec's names were checked: only memory should fail here */
         free(b->p);
         memset(b, 0, sizeof *b);
         if (rc == FS_OUTPUT_RESERVED || rc == FS_OUTPUT_TAKEN)
-            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: output %s %s", c->chunk,
+            fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: output %s %s", c->chunk,
                          c->line, name,
                          rc == FS_OUTPUT_TAKEN ? "is already written by this run"
                                                : "is a name the output directory reserves");
-        fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory for the calibration report");
+        fs_cal_raise(c, SIM_NOMEM, "out of memory for the calibration report");
     }
     /* fs_api_add_output copied it */
     free(b->p);
@@ -427,13 +427,13 @@ static void set_up(cal *c, int idx)
     f->ctx = c;
     c->matches = calloc((size_t)n, sizeof *c->matches);
     if (sim_fit_init(f, n) != SIM_OK || !c->matches)
-        fs_cal_raise(c, FS_EXIT_SOFTWARE, "out of memory");
+        fs_cal_raise(c, SIM_NOMEM, "out of memory");
     for (int32_t k = 0; k < n; k++)
         f->y[k] = c->ref.rows[k].value;
     c->need_interval = reads_interval(&c->ref);
     fs_cal_read_holdout(c, idx);
     if (n - c->n_hold < f->np)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: %d parameters but only %d "
                      "reference rows%s",
                      c->chunk, c->line, f->np, n - c->n_hold, c->n_hold ? " not held out" : "");
@@ -444,7 +444,7 @@ static void fit(cal *c)
 {
     int rc = sim_fit_run(&c->f, c->o.starts);
     if (rc == SIM_DATA_NOCONV)
-        fs_cal_raise(c, sim_status_exit(rc),
+        fs_cal_raise(c, rc,
                      "%s:%d: flashspec.calibrate: the fit did not converge in %d "
                      "iterations (%s); nothing written",
                      c->chunk, c->line, c->o.max_iter, c->f.reason);

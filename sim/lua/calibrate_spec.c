@@ -86,27 +86,27 @@ static void check_options(cal *c, int idx)
     while (lua_next(L, idx)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: %s: keys must be names", c->chunk, c->line,
+            fs_cal_raise(c, SIM_CONFIG, "%s:%d: %s: keys must be names", c->chunk, c->line,
                          WHAT);
         const char *k = lua_tostring(L, -1);
         if (is_object_key(k) || eng_params_find(cal_keys, k)) continue;
         const char *near = nearest_key(k);
         int kl = slp_key_line(c->chunk, c->line, k);
         if (near)
-            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
+            fs_cal_raise(c, SIM_CONFIG, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
                          c->chunk, kl, k, WHAT, near);
-        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
+        fs_cal_raise(c, SIM_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
     }
     slp_check_fields(L, idx, cal_keys, &c->o, WHAT, c->chunk, c->line);
     if (c->o.bootstrap > 0 && c->o.bootstrap < SIM_FIT_BOOT_MIN)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: %s: key 'bootstrap' = %d is below the %d replicates a 95%% "
                      "interval needs (with fewer, one replicate alone on a side of the estimate "
                      "puts the estimate outside it); use 0 (none) or at least %d",
                      c->chunk, slp_key_line(c->chunk, c->line, "bootstrap"), WHAT,
                      (int)c->o.bootstrap, SIM_FIT_BOOT_MIN, SIM_FIT_BOOT_MIN);
     if (c->o.bootstrap_seed != floor(c->o.bootstrap_seed))
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->chunk,
                      slp_key_line(c->chunk, c->line, "bootstrap_seed"), WHAT, c->o.bootstrap_seed);
 }
@@ -121,7 +121,7 @@ static void check_output_name(cal *c, const char *key, const char *file)
 {
     const char *stem = sim_out_name_reserved(file);
     if (stem)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: %s would write %s, which the run's output "
                      "directory reserves for %s; choose another name",
                      c->chunk, c->line, key, file,
@@ -132,7 +132,7 @@ static void check_output_name(cal *c, const char *key, const char *file)
                                                : "the analysis tools' reports");
     for (int32_t i = 0; i < c->a->n_outputs; i++)
         if (strcasecmp(c->a->outputs[i].name, file) == 0)
-            fs_cal_raise(c, FS_EXIT_CONFIG,
+            fs_cal_raise(c, SIM_CONFIG,
                          "%s:%d: flashspec.calibrate: %s: %s is already written by an earlier "
                          "calibration of this run (it would be overwritten); give each "
                          "calibration and each derived profile its own name",
@@ -149,7 +149,7 @@ static void check_name(cal *c)
         ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
              strchr("._-", *q);
     if (!ok || *s == '.')
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: name must be a file name "
                      "of letters, digits and . _ - (not starting with .)",
                      c->chunk, c->line);
@@ -172,12 +172,12 @@ static void check_profile_base(cal *c, const char *b)
     char hint[1024] = "";
     if (stat(path, &st) != 0) {
         sim_profile_suggest("devices", b, hint, sizeof hint);
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: profile.base: unknown "
                      "device '%s'%s (no %s)",
                      c->chunk, c->line, b, hint, path);
     }
-    fs_cal_raise(c, FS_EXIT_CONFIG,
+    fs_cal_raise(c, SIM_CONFIG,
                  "%s:%d: flashspec.calibrate: profile.base '%s' does "
                  "not load: %s",
                  c->chunk, c->line, b, err);
@@ -190,7 +190,7 @@ static void read_profile(cal *c, int idx)
     lua_getfield(L, idx, "profile");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1))
-            fs_cal_raise(c, FS_EXIT_CONFIG,
+            fs_cal_raise(c, SIM_CONFIG,
                          "%s:%d: flashspec.calibrate: profile must be { base = "
                          "NAME, name = NAME }",
                          c->chunk, c->line);
@@ -202,7 +202,7 @@ static void read_profile(cal *c, int idx)
             strlen(b) >= sizeof c->prof_base || strlen(n) >= sizeof c->prof_name ||
             sim_profile_path("devices", b, path, sizeof path) != 0 ||
             sim_profile_path("devices", n, path, sizeof path) != 0)
-            fs_cal_raise(c, FS_EXIT_CONFIG,
+            fs_cal_raise(c, SIM_CONFIG,
                          "%s:%d: flashspec.calibrate: profile must be { base = "
                          "NAME, name = NAME } with device profile names",
                          c->chunk, c->line);
@@ -221,7 +221,7 @@ static double num_field(cal *c, int idx, int i, const char *pname)
 {
     lua_rawgeti(c->L, idx, i);
     if (!lua_isnumber(c->L, -1))
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: params.%s must be { start, lo, "
                      "hi } (numbers)",
                      c->chunk, c->line, pname);
@@ -235,13 +235,13 @@ static void read_param(cal *c, const char *name)
 {
     lua_State *L = c->L;
     if (c->f.np == SIM_FIT_MAX_PARAMS)
-        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: more than %d params", c->chunk,
+        fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: more than %d params", c->chunk,
                      c->line, SIM_FIT_MAX_PARAMS);
     if (strlen(name) >= CAL_NAME_CAP || !*name)
-        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
+        fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
                      c->chunk, c->line, name);
     if (!lua_istable(L, -1) || slp_list_len(L, -1, WHAT, name, c->chunk, c->line) != 3)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: params.%s must be { start, "
                      "lo, hi }",
                      c->chunk, c->line, name);
@@ -254,19 +254,19 @@ static void read_param(cal *c, const char *name)
     p->hi = num_field(c, v, 3, name);
     switch (sim_fit_param_check(p->start, p->lo, p->hi)) {
     case SIM_FIT_PARAM_BOUNDS:
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: params.%s: bounds [%g, %g] "
                      "must be finite with lo < hi",
                      c->chunk, c->line, name, p->lo, p->hi);
         break;
     case SIM_FIT_PARAM_START:
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: params.%s: start %g violates "
                      "its bounds (it must lie strictly inside (%g, %g))",
                      c->chunk, c->line, name, p->start, p->lo, p->hi);
         break;
     case SIM_FIT_PARAM_EDGE:
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: params.%s: start %g is too "
                      "close to a bound of (%g, %g) for the fit to move it; widen the bounds",
                      c->chunk, c->line, name, p->start, p->lo, p->hi);
@@ -288,21 +288,21 @@ static void read_params(cal *c, int idx)
     lua_getfield(L, idx, "params");
     int t = lua_gettop(L);
     if (!lua_istable(L, t))
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: 'params' must be a table of "
                      "name = { start, lo, hi }",
                      c->chunk, c->line);
     lua_pushnil(L);
     while (lua_next(L, t)) {
         if (lua_type(L, -2) != LUA_TSTRING)
-            fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: params keys must be names",
+            fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: params keys must be names",
                          c->chunk, c->line);
         read_param(c, lua_tostring(L, -2));
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
     if (!c->f.np)
-        fs_cal_raise(c, FS_EXIT_CONFIG, "%s:%d: flashspec.calibrate: 'params' is empty", c->chunk,
+        fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: 'params' is empty", c->chunk,
                      c->line);
     sim_fit_sort_params(c->f.par, c->f.np); /* deterministic order */
     for (int32_t i = 0; i < c->f.np; i++)
@@ -314,7 +314,7 @@ static void read_points(cal *c, int idx)
 {
     lua_getfield(c->L, idx, "points");
     if (!lua_isfunction(c->L, -1))
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: 'points' must be a function "
                      "p -> sweep table",
                      c->chunk, c->line);
@@ -339,7 +339,7 @@ static void find_reference(cal *c, const char *arg, char *rpath, size_t n)
         found = w > 0 && (size_t)w < n && stat(rpath, &st) == 0;
     }
     if (!found)
-        fs_cal_raise(c, FS_EXIT_NOINPUT, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
+        fs_cal_raise(c, SIM_MISSING, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
                      c->chunk, c->line, arg, tried);
 }
 
@@ -349,7 +349,7 @@ static void read_reference(cal *c, int idx)
     lua_State *L = c->L;
     lua_getfield(L, idx, "reference");
     if (lua_type(L, -1) != LUA_TSTRING)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: 'reference' must be the path of "
                      "a reference CSV",
                      c->chunk, c->line);
@@ -359,7 +359,7 @@ static void read_reference(cal *c, int idx)
     lua_pop(L, 1);
     fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
     int rc = fs_ref_load(rpath, &cols, &c->ref, err, sizeof err);
-    if (rc != SIM_OK) fs_cal_raise(c, sim_status_exit(rc), "%s", err);
+    if (rc != SIM_OK) fs_cal_raise(c, rc, "%s", err);
 }
 
 /* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those
@@ -374,7 +374,7 @@ static void mark_source(cal *c, const char *src)
         c->f.hold[k] = 1;
     }
     if (!any)
-        fs_cal_raise(c, FS_EXIT_CONFIG,
+        fs_cal_raise(c, SIM_CONFIG,
                      "%s:%d: flashspec.calibrate: holdout '%s' matches no "
                      "reference row's source (%s)",
                      c->chunk, c->line, src, c->ref_arg);
@@ -388,7 +388,7 @@ void fs_cal_read_holdout(cal *c, int idx)
     if (!lua_isnil(L, t)) {
         int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
         if (!ok)
-            fs_cal_raise(c, FS_EXIT_CONFIG,
+            fs_cal_raise(c, SIM_CONFIG,
                          "%s:%d: flashspec.calibrate: holdout must be a source "
                          "name or a list of them",
                          c->chunk, c->line);
@@ -398,7 +398,7 @@ void fs_cal_read_holdout(cal *c, int idx)
             lua_Integer nn = slp_list_len(L, t, WHAT, "holdout", c->chunk, c->line);
             for (lua_Integer i = 1; i <= nn; i++) {
                 if (lua_rawgeti(L, t, i) != LUA_TSTRING)
-                    fs_cal_raise(c, FS_EXIT_CONFIG,
+                    fs_cal_raise(c, SIM_CONFIG,
                                  "%s:%d: flashspec.calibrate: holdout must be a "
                                  "source name or a list of them",
                                  c->chunk, c->line);

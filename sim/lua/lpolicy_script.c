@@ -156,21 +156,21 @@ static void policy_lua_params(lua_State *L, fs_api *a, const char *chunk, int li
     memset(p, 0, sizeof *p);
     char tried[2 * PATH_MAX + 16] = "", found[PATH_MAX];
     if (fs_api_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
-        fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: policy file '%s' not found%s",
+        fs_raise(L, SIM_MISSING, 0, "%s:%d: flashspec.policy.lua: policy file '%s' not found%s",
                  chunk, line, path, tried);
     size_t flen = strlen(found);
     if (flen >= sizeof p->file)
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long", chunk, line);
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.policy.lua: path too long", chunk, line);
     memcpy(p->file, found, flen + 1);
     /* the params table, canonical: keys sorted, values exact */
     if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
     char why[256];
     if (args_serialize(L, lua_isnoneornil(L, 2) ? 0 : 2, p->args, sizeof p->args, why, sizeof why))
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, why);
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, why);
     char *buf, rerr[LP_ERR_CAP];
     size_t len;
     if (lp_read_source(p->file, &buf, &len, rerr, sizeof rerr) != 0)
-        fs_raise(L, FS_EXIT_NOINPUT, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, rerr);
+        fs_raise(L, SIM_MISSING, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, rerr);
     char *kept = lua_newuserdatauv(L, len ? len : 1, 0); /* counted against the script */
     memcpy(kept, buf, len);
     free(buf);
@@ -200,7 +200,7 @@ static void policy_lua_name(lua_State *L, fs_api *a, const char *hook_name, int 
     }
     /* the name goes into every result row: a plain word */
     if (!policy_name_ok(d->name))
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.policy.lua: %s: %s must be 1 to 63 letters, digits, '_', '-' "
                  "or '.', starting with a letter or '_'%s",
                  chunk, line, p->file, named ? "its policy name" : "its file name",
@@ -208,7 +208,7 @@ static void policy_lua_name(lua_State *L, fs_api *a, const char *hook_name, int 
     /* rows name their policy: a Lua policy must not pass for another one */
     const char *taken = fs_policy_name_taken(a, d->name); /* Flash_AR is flash_ar */
     if (taken)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name%s%s%s (its "
                  "rows would pass for that policy's); set another `name` in the hooks table",
                  chunk, line, p->file, named ? "policy name" : "its file name", d->name,
@@ -228,7 +228,7 @@ int fs_l_policy_lua(lua_State *L)
     char err[LP_ERR_CAP];
     lp_state *s = lp_open(&p, err, sizeof err);
     if (!s)
-        return fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, err);
+        return fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.policy.lua: %s", chunk, line, err);
     lp_desc *d = lua_newuserdatauv(L, sizeof *d, 0);
     memset(d, 0, sizeof *d);
     char hook_name[sizeof d->name];
@@ -545,7 +545,7 @@ void fs_lua_policy_with(lua_State *L, const void *uv, int n, const fs_lua_knob *
     char src[1100];
     snprintf(src, sizeof src, "return %s", p.args);
     if (luaL_loadbufferx(L, src, strlen(src), "=params", "t") != LUA_OK)
-        fs_raise(L, FS_EXIT_SOFTWARE, 0, "%s:%d: %s: the params of policy %s do not read back",
+        fs_raise(L, SIM_INTERNAL, 0, "%s:%d: %s: the params of policy %s do not read back",
                  chunk, line, what, u->desc->name);
     lua_call(L, 0, 1);
     int tbl = lua_gettop(L);
@@ -563,14 +563,14 @@ void fs_lua_policy_with(lua_State *L, const void *uv, int n, const fs_lua_knob *
     }
     char why[256];
     if (args_serialize(L, tbl, p.args, sizeof p.args, why, sizeof why))
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s: %s", chunk, line, what, u->desc->name,
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: policy %s: %s", chunk, line, what, u->desc->name,
                  why);
     lua_pop(L, 1);
     /* the declaration checks the values, as fs.policy.lua does */
     char err[LP_ERR_CAP];
     lp_state *s = lp_open(&p, err, sizeof err);
     if (!s)
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: %s: policy %s: %s", chunk, line, what, u->desc->name,
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: policy %s: %s", chunk, line, what, u->desc->name,
                  err);
     lp_destroy(s);
     fs_policy_push(L, u->desc, &p);

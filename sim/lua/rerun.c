@@ -248,7 +248,7 @@ static lua_State *read_record(const char *path, int *code, char *err, size_t err
         snprintf(err, errlen, "%s: cannot read: %s", path, f ? "not a regular file"
                                                               : strerror(errno));
         if (f) fclose(f);
-        *code = FS_EXIT_NOINPUT;
+        *code = SIM_MISSING;
         return NULL;
     }
     size_t cap = (size_t)st.st_size;
@@ -260,7 +260,7 @@ static lua_State *read_record(const char *path, int *code, char *err, size_t err
         snprintf(err, errlen, "%s: cannot read (%s)", path,
                  !text && cap > RECORD_MAX_BYTES ? "larger than 256 MiB" : "out of memory");
         free(text);
-        *code = !text && cap > RECORD_MAX_BYTES ? FS_EXIT_DATA : FS_EXIT_SOFTWARE;
+        *code = !text && cap > RECORD_MAX_BYTES ? SIM_DATA : SIM_INTERNAL;
         return NULL;
     }
     jsrc js = {text, cap, 0};
@@ -272,7 +272,7 @@ static lua_State *read_record(const char *path, int *code, char *err, size_t err
         snprintf(err, errlen, "%s: not a run record: %s", path,
                  rc == LUA_OK ? "not a JSON object" : lua_tostring(J, -1));
         lua_close(J);
-        *code = rc == LUA_ERRMEM ? FS_EXIT_SOFTWARE : FS_EXIT_DATA;
+        *code = rc == LUA_ERRMEM ? SIM_INTERNAL : SIM_DATA;
         return NULL;
     }
     return J;
@@ -332,7 +332,7 @@ int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errl
     if (stat(p->script, &st) != 0) {
         snprintf(err, errlen, "%s: cannot read: %s (a rerun needs the script a run recorded)",
                  p->script, strerror(errno));
-        return FS_EXIT_NOINPUT;
+        return SIM_MISSING;
     }
     int code;
     lua_State *J = read_record(p->record, &code, err, errlen);
@@ -341,7 +341,7 @@ int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errl
     if (!lua_istable(J, -1)) {
         snprintf(err, errlen, "%s: not a run record: no \"script\" member", p->record);
         lua_close(J);
-        return FS_EXIT_DATA;
+        return SIM_DATA;
     }
     lua_getfield(J, -1, "path");
     plan_script_dir(dir, lua_tostring(J, -1), p);
@@ -362,7 +362,7 @@ int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errl
     lua_pop(J, 2);
     plan_command(J, p);
     lua_close(J);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* ------------------------------------------------------------- profiles */
@@ -498,12 +498,12 @@ static int build_profile(lua_State *J, rec_profile *p, const char *record, char 
     lua_getfield(J, -1, "values");
     if (!lua_istable(J, -1)) {
         snprintf(err, errlen, "%s: the profile %s has no \"values\"", record, p->rel);
-        return FS_EXIT_DATA;
+        return SIM_DATA;
     }
     unsigned char given[SIM_VARIANT_KEYS_CAP + 1];
     if (apply_values(J, keys, p->device ? (void *)&p->dev : (void *)&p->model, given,
                      p->device ? "device profile" : "model profile", record, err, errlen))
-        return FS_EXIT_DATA;
+        return SIM_DATA;
     lua_pop(J, 1);
     /* run.json records every key: one missing is a damaged record, not a
      * default (a profile file must give its required keys too) */
@@ -511,10 +511,10 @@ static int build_profile(lua_State *J, rec_profile *p, const char *record, char 
         if (!given[d - keys]) {
             snprintf(err, errlen, "%s: the recorded profile %s lacks '%s'", record, p->rel,
                      d->name);
-            return FS_EXIT_DATA;
+            return SIM_DATA;
         }
     }
-    if (!p->device) return FS_EXIT_OK;
+    if (!p->device) return SIM_OK;
     lua_getfield(J, -1, "variants");
     lua_Integer nv = lua_istable(J, -1) ? (lua_Integer)lua_rawlen(J, -1) : 0;
     for (lua_Integer v = 1; v <= nv && p->vars.n < SIM_PROFILE_MAX_VARIANTS; v++) {
@@ -526,12 +526,12 @@ static int build_profile(lua_State *J, rec_profile *p, const char *record, char 
         if (!lua_istable(J, -1) ||
             apply_values(J, keys, &sv->delta, sv->set, "device variant", record, err, errlen)) {
             if (!err[0]) snprintf(err, errlen, "%s: a variant without \"values\"", record);
-            return FS_EXIT_DATA;
+            return SIM_DATA;
         }
         lua_pop(J, 3);
     }
     lua_pop(J, 1);
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 /* Today's file of p, loaded and compared: one warning line (unless quiet). */
@@ -565,7 +565,7 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
     const char *rel = lua_tostring(J, -1);
     if (!rel) {
         snprintf(err, errlen, "%s: a profile without a \"path\"", record);
-        return FS_EXIT_DATA;
+        return SIM_DATA;
     }
     snprintf(p->rel, sizeof p->rel, "%s", rel);
     lua_pop(J, 2);
@@ -578,20 +578,20 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
     char real[PATH_MAX];
     if (realpath(p->path, real)) snprintf(p->path, sizeof p->path, "%s", real);
     int code = build_profile(J, p, record, err, errlen);
-    if (code != FS_EXIT_OK) return code;
+    if (code != SIM_OK) return code;
     char cerr[512] = "";
     if (p->device ? sim_device_check(&p->dev, cerr, sizeof cerr)
                   : sim_model_check(&p->model, cerr, sizeof cerr)) {
         snprintf(err, errlen, "%s: the recorded profile %s: %s", record, p->rel, cerr);
-        return FS_EXIT_DATA;
+        return SIM_DATA;
     }
     compare_today(p, quiet);
     if (fs_api_keep_profile(a, p->path, p->device, p->device ? &p->dev : NULL,
                             p->device ? &p->vars : NULL, p->device ? NULL : &p->model)) {
         snprintf(err, errlen, "%s: too many profiles to rerun (or out of memory)", record);
-        return FS_EXIT_SOFTWARE;
+        return SIM_INTERNAL;
     }
-    return FS_EXIT_OK;
+    return SIM_OK;
 }
 
 int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err, size_t errlen)
@@ -604,18 +604,18 @@ int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err,
         snprintf(err, errlen, "%s: no \"profiles\" member (recorded by an older flashspec: "
                               "run the script itself)", record);
         lua_close(J);
-        return FS_EXIT_DATA;
+        return SIM_DATA;
     }
     lua_Integer n = (lua_Integer)lua_rawlen(J, -1);
     rec_profile *p = malloc(sizeof *p);
-    code = p ? FS_EXIT_OK : FS_EXIT_SOFTWARE;
+    code = p ? SIM_OK : SIM_INTERNAL;
     err[0] = 0;
     if (!p) snprintf(err, errlen, "out of memory");
-    for (lua_Integer i = 1; i <= n && code == FS_EXIT_OK; i++) {
+    for (lua_Integer i = 1; i <= n && code == SIM_OK; i++) {
         lua_rawgeti(J, -1, i);
         code = lua_istable(J, -1) ? prefill_one(J, a, record, quiet, p, err, errlen)
-                                  : FS_EXIT_DATA;
-        if (code == FS_EXIT_DATA && !err[0])
+                                  : SIM_DATA;
+        if (code == SIM_DATA && !err[0])
             snprintf(err, errlen, "%s: profile %lld is not an object", record, (long long)i);
         lua_settop(J, 2);
     }

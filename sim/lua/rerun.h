@@ -40,14 +40,14 @@ typedef struct fs_rerun_plan {
     double max_seconds;
 } fs_rerun_plan;
 
-/* Reads DIR/run.json into plan.  FS_EXIT_OK, or an exit code with one line
+/* Reads DIR/run.json into plan.  SIM_OK, or an exit code with one line
  * in err (66: no run.json or script.lua; 65: not JSON, or a member missing). */
 int fs_rerun_plan_read(const char *dir, fs_rerun_plan *plan, char *err, size_t errlen);
 
 /* The recorded profiles of record (a run.json) into the run's profile cache
  * (api_impl.h: fs_api_keep_profile), each under today's path of its file;
  * one warning line per file today's copy differs from (unless quiet).
- * FS_EXIT_OK, or an exit code with one line in err. */
+ * SIM_OK, or an exit code with one line in err. */
 struct fs_api;
 int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err, size_t errlen);
 

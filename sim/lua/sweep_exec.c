@@ -24,24 +24,7 @@
 #include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
 
-#define MT_ERROR "flashspec.error"
 #define MAX_POINTS ((lua_Integer)1 << 40)
-
-int fs_exec_raise(lua_State *L, int code, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    lua_newtable(L);
-    lua_pushinteger(L, code);
-    lua_setfield(L, -2, "code");
-    lua_pushstring(L, msg);
-    lua_setfield(L, -2, "msg");
-    luaL_setmetatable(L, MT_ERROR);
-    return lua_error(L);
-}
 
 /* ------------------------------------------------------------- expand */
 
@@ -113,19 +96,19 @@ static void expand_product(lua_State *L, int src, int out, lua_Integer *count,
             lua_pop(L, 1);
         }
         if (is_plain_table(L, -1) && len[i] == 0 && strcmp(keys[i], "tags") != 0)
-            fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: key '%s' is an empty list",
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.sweep: key '%s' is an empty list",
                           chunk, slp_key_line(chunk, line, keys[i]), keys[i]);
         lua_pop(L, 1);
         at[i] = 0;
         if (len[i] > 0) {
             if (total > MAX_POINTS / len[i])
-                fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: too many points",
+                fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.sweep: too many points",
                               chunk, line);
             total *= len[i];
         }
     }
     if (*count > MAX_POINTS - total)
-        fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: too many points", chunk, line);
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.sweep: too many points", chunk, line);
     for (lua_Integer p = 0; p < total; p++) {
         lua_createtable(L, 0, nk);
         int pt = lua_gettop(L);
@@ -166,7 +149,7 @@ void fs_sweep_expand(lua_State *L, int idx, const char *const *keys, int nk,
                      fs_sweep_check_fn check, const char *chunk, int line)
 {
     idx = lua_absindex(L, idx);
-    if (nk > 64) fs_exec_raise(L, FS_EXIT_SOFTWARE, "too many point keys");
+    if (nk > 64) fs_raise(L, SIM_INTERNAL, 0, "too many point keys");
     lua_newtable(L);
     int shared = lua_gettop(L);
     copy_fields(L, idx, shared);
@@ -184,7 +167,7 @@ void fs_sweep_expand(lua_State *L, int idx, const char *const *keys, int nk,
             is_plain_table(L, pts) ? slp_list_len(L, pts, "flashspec.sweep", "points", chunk, line)
                                    : 0;
         if (n == 0)
-            fs_exec_raise(L, FS_EXIT_CONFIG,
+            fs_raise(L, SIM_CONFIG, 0,
                           "%s:%d: flashspec.sweep: key 'points' must be a non-empty list of "
                           "point tables",
                           chunk, pl);
@@ -194,11 +177,11 @@ void fs_sweep_expand(lua_State *L, int idx, const char *const *keys, int nk,
             char what[64];
             snprintf(what, sizeof what, "flashspec.sweep points[%lld]", (long long)i);
             if (!is_plain_table(L, e))
-                fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: %s must be a table of point keys", chunk,
+                fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s must be a table of point keys", chunk,
                               pl, what);
             lua_getfield(L, e, "points");
             if (!lua_isnil(L, -1))
-                fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: %s: 'points' cannot be nested", chunk,
+                fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: 'points' cannot be nested", chunk,
                               pl, what);
             lua_pop(L, 1);
             check(L, e, what, chunk, line);
@@ -237,7 +220,7 @@ fs_staged *fs_sweep_stage_all(lua_State *L, int pts, fs_stage_fn stage, const ch
     pts = lua_absindex(L, pts);
     lua_Integer len = (lua_Integer)lua_rawlen(L, pts);
     if ((lua_Unsigned)len > SIZE_MAX / sizeof(fs_staged))
-        fs_exec_raise(L, FS_EXIT_CONFIG, "%s:%d: flashspec.sweep: too many points", chunk, line);
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.sweep: too many points", chunk, line);
     fs_staged *sp = lua_newuserdatauv(L, sizeof *sp * (size_t)(len ? len : 1), 0);
     int top = lua_gettop(L);
     stage_ctx ctx = {.stage = stage, .chunk = chunk, .line = line};
@@ -247,18 +230,10 @@ fs_staged *fs_sweep_stage_all(lua_State *L, int pts, fs_stage_fn stage, const ch
         lua_rawgeti(L, pts, i + 1);
         lua_pushlightuserdata(L, &ctx);
         if (lua_pcall(L, 2, 0, 0) == LUA_OK) continue;
-        int code = FS_EXIT_CONFIG;
-        const char *m = NULL;
-        if (lua_istable(L, -1)) {
-            lua_getfield(L, -1, "code");
-            lua_getfield(L, -2, "msg");
-            code = (int)lua_tointeger(L, -2);
-            m = lua_tostring(L, -1);
-        } else {
-            m = lua_tostring(L, -1);
-        }
+        const char *m;
+        int code = fs_error_status(L, -1, SIM_CONFIG, &m);
         memset(&sp[i], 0, sizeof sp[i]);
-        sp[i].code = code ? code : FS_EXIT_CONFIG;
+        sp[i].code = code;
         snprintf(sp[i].err, sizeof sp[i].err, "%s", m ? m : "invalid point");
         char *nl = strchr(sp[i].err, '\n');
         if (nl) *nl = 0;
@@ -273,7 +248,7 @@ void fs_sweep_push_failed(lua_State *L, const fs_staged *s, int64_t i)
     lua_createtable(L, 0, 3);
     lua_pushstring(L, s->err);
     lua_setfield(L, -2, "error");
-    lua_pushinteger(L, s->code);
+    lua_pushinteger(L, sim_status_exit(s->code)); /* scripts see the exit code */
     lua_setfield(L, -2, "code");
     lua_pushinteger(L, (lua_Integer)i + 1);
     lua_setfield(L, -2, "point");
@@ -340,7 +315,7 @@ static void timeline_describe(fs_exec *ex, const fs_staged *s)
 
 /* ---------------------------------------------------------------- memo */
 
-static uint32_t memo_hash(sim_sweep_id id, int32_t n_slot)
+static uint32_t memo_hash(sim_id id, int32_t n_slot)
 {
     return (uint32_t)((id.lo ^ (id.hi >> 7)) & (uint64_t)(n_slot - 1));
 }
@@ -363,7 +338,7 @@ static int memo_index(fs_memo *m, int32_t n_slot)
     return 0;
 }
 
-fs_memo_entry *fs_memo_find(fs_memo *m, sim_sweep_id id)
+fs_memo_entry *fs_memo_find(fs_memo *m, sim_id id)
 {
     if (!m->n_slot) return NULL;
     for (uint32_t h = memo_hash(id, m->n_slot);; h = (h + 1) & (uint32_t)(m->n_slot - 1)) {
@@ -373,7 +348,7 @@ fs_memo_entry *fs_memo_find(fs_memo *m, sim_sweep_id id)
     }
 }
 
-int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
+int fs_memo_put(fs_memo *m, sim_id id, const sim_point_stats *st)
 {
     fs_memo_entry *old = fs_memo_find(m, id);
     if (old) {
@@ -400,7 +375,7 @@ int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
     return 0;
 }
 
-void fs_memo_fill(fs_memo *m, sim_sweep_id id, const sim_point_stats *st)
+void fs_memo_fill(fs_memo *m, sim_id id, const sim_point_stats *st)
 {
     fs_memo_entry *e = fs_memo_find(m, id);
     if (!e || !e->pending) return;
@@ -431,11 +406,23 @@ void fs_memo_free(fs_memo *m)
 
 /* ------------------------------------------------------------- execute */
 
+/* How serious a failed point's status is: a fault of flashspec or a policy
+ * over damaged data over a configuration error. */
+static int failure_rank(int status)
+{
+    switch (sim_status_primary(status)) {
+    case SIM_NOMEM:
+    case SIM_INTERNAL:
+    case SIM_MISMATCH: return 3;
+    case SIM_DATA: return 2;
+    default: return 1;
+    }
+}
+
 static void note_point_code(fs_exec *ex, int code)
 {
-    /* 70 over 65 over 78: the most serious kind of failure names the run */
-    if (code == FS_EXIT_SOFTWARE || ex->point_code == 0 ||
-        (code == FS_EXIT_DATA && ex->point_code == FS_EXIT_CONFIG))
+    /* the most serious kind of failure names the run */
+    if (ex->point_code == 0 || failure_rank(code) > failure_rank(ex->point_code))
         ex->point_code = code;
 }
 
@@ -477,7 +464,7 @@ static void exec_collect(fs_staged *sp, int64_t n, const sim_sweep_job *jobs, in
         if (j->state == SIM_SWEEP_COMPUTED || j->state == SIM_SWEEP_RESUMED) {
             s->row.st = j->st;
         } else if (j->state == SIM_SWEEP_FAILED) {
-            s->code = sim_status_exit(j->replay_rc);
+            s->code = j->replay_rc;
             int w = snprintf(s->err, sizeof s->err,
                      "%s:%d: flashspec.%s (%s%s%s on %s, %s, trace %s, dram_fraction=%g): %s",
                      chunk, line, single ? "run" : "sweep", s->row.policy,
@@ -540,7 +527,7 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     for (int64_t i = 0; i < n; i++)
         nj += sp[i].code == 0 && !sp[i].memo;
     sim_sweep_job *jobs = calloc((size_t)(nj ? nj : 1), sizeof *jobs);
-    if (!jobs) fs_exec_raise(L, FS_EXIT_SOFTWARE, "out of memory for %lld points", (long long)n);
+    if (!jobs) fs_raise(L, SIM_NOMEM, 0, "out of memory for %lld points", (long long)n);
     /* the timeline point, if it is one of these: only it gets the hooks */
     int64_t tl_i = -1, tl_k = -1;
     if (ex->tl && ex->tl_point >= ex->points_seen && ex->tl_point - ex->points_seen < n)
@@ -564,15 +551,15 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
     if (tl_i >= 0 &&
         exec_timeline(ex, &sp[tl_i], tl_k >= 0 ? &jobs[tl_k] : NULL, rerr, sizeof rerr) != 0) {
         free(jobs);
-        fs_exec_raise(L, FS_EXIT_SOFTWARE, "%s:%d: timeline replay: %s", chunk, line, rerr);
+        fs_raise(L, SIM_INTERNAL, 0, "%s:%d: timeline replay: %s", chunk, line, rerr);
     }
     free(jobs);
     ex->computed += sum.computed;
     ex->resumed += sum.resumed;
     if (rc == SIM_INTERRUPTED)
-        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: interrupted", chunk, line);
+        fs_raise(L, rc, 0, "%s:%d: interrupted", chunk, line);
     if (rc == SIM_CONFIG_RANKS)
-        fs_exec_raise(L, sim_status_exit(rc), "%s:%d: %s", chunk, line, err);
-    if (rc != SIM_OK) fs_exec_raise(L, sim_status_exit(rc), "%s", err);
+        fs_raise(L, rc, 0, "%s:%d: %s", chunk, line, err);
+    if (rc != SIM_OK) fs_raise(L, rc, 0, "%s", err);
     if (!single) exec_report(ex, sp, n, &sum);
 }

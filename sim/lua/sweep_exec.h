@@ -45,9 +45,9 @@
 typedef struct fs_staged {
     fs_row row;       /* parameters; row.st filled when the point ran */
     sim_point pt;     /* borrows from the point's Lua objects */
-    sim_sweep_id id;
+    sim_id id;
     int32_t state;    /* SIM_SWEEP_* job state once executed */
-    int32_t code;     /* 0, or the FS_EXIT_* code of its error */
+    int32_t code;     /* 0, or the SIM_* status of its error */
     int32_t memo;     /* 1: row.st was taken from the run's memo (fs_memo); not run */
     char err[512];    /* one line when code != 0 */
 } fs_staged;
@@ -62,7 +62,7 @@ typedef struct fs_staged {
 #define FS_MEMO_KEEP 4
 #define FS_MEMO_MAX 16384
 typedef struct fs_memo_entry {
-    sim_sweep_id id;
+    sim_id id;
     int64_t used_at; /* evaluation that last used it */
     int32_t pending; /* 1: put by a batch of evaluations still running it (st not yet known) */
     sim_point_stats st;
@@ -77,13 +77,13 @@ typedef struct fs_memo {
 } fs_memo;
 
 /* The entry of id, or NULL. */
-fs_memo_entry *fs_memo_find(fs_memo *m, sim_sweep_id id);
+fs_memo_entry *fs_memo_find(fs_memo *m, sim_id id);
 /* Adds id's statistics (a full memo keeps what it has; an entry of id already
  * there is only marked used); st NULL adds it pending, its statistics to come
  * with fs_memo_fill.  0, or -1 out of memory. */
-int fs_memo_put(fs_memo *m, sim_sweep_id id, const sim_point_stats *st);
+int fs_memo_put(fs_memo *m, sim_id id, const sim_point_stats *st);
 /* Gives a pending entry of id (if the memo still holds it) its statistics. */
-void fs_memo_fill(fs_memo *m, sim_sweep_id id, const sim_point_stats *st);
+void fs_memo_fill(fs_memo *m, sim_id id, const sim_point_stats *st);
 /* Drops the entries unused in the last FS_MEMO_KEEP evaluations. */
 void fs_memo_prune(fs_memo *m);
 void fs_memo_free(fs_memo *m);
@@ -166,8 +166,5 @@ void fs_exec_run(lua_State *L, fs_exec *ex, fs_staged *sp, int64_t n, int single
 struct fs_script_opts;
 int fs_script_run_timeline(const struct fs_script_opts *o, const fs_timeline_opts *t, char *err,
                            size_t errlen);
-
-/* Raises an error object {code, msg} (metatable flashspec.error). */
-int fs_exec_raise(lua_State *L, int code, const char *fmt, ...);
 
 #endif

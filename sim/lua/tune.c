@@ -130,7 +130,7 @@ static int tune_raise(tune *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return fs_raise(t->L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.tune: %s", t->chunk, t->line, msg);
+    return fs_raise(t->L, SIM_CONFIG, 0, "%s:%d: flashspec.tune: %s", t->chunk, t->line, msg);
 }
 
 /* ------------------------------------------------------------- knobs */
@@ -155,7 +155,7 @@ static double knob_number(tune *t, int i, int idx)
         while (d->choices[j] && strcmp(d->choices[j], s) != 0)
             j++;
         if (!d->choices[j])
-            fs_raise(L, FS_EXIT_CONFIG, 0,
+            fs_raise(L, SIM_CONFIG, 0,
                      "%s:%d: flashspec.tune: knob '%s': '%s' is not one of "
                      "its choices",
                      t->chunk, t->line, d->name, s);
@@ -163,7 +163,7 @@ static double knob_number(tune *t, int i, int idx)
     } else if (lua_type(L, idx) == LUA_TNUMBER) {
         v = lua_tonumber(L, idx);
     } else {
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: knob '%s': values must be "
                  "numbers%s (got %s)",
                  t->chunk, t->line, d->name, d->type == ENG_PARAM_ENUM ? " or choice names" : "",
@@ -172,7 +172,7 @@ static double knob_number(tune *t, int i, int idx)
     }
     int whole = d->type != ENG_PARAM_DOUBLE;
     if (!isfinite(v) || (whole && v != floor(v)))
-        fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.tune: knob '%s': %g is not %s", t->chunk,
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.tune: knob '%s': %g is not %s", t->chunk,
                  t->line, d->name, v, whole ? "a whole number" : "finite");
     double lo = d->min, hi = d->max;
     if (d->type == ENG_PARAM_BOOL) lo = 0, hi = 1;
@@ -183,7 +183,7 @@ static double knob_number(tune *t, int i, int idx)
             hi++;
     }
     if (v < lo || v > hi)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: knob '%s': %g is outside the "
                  "parameter's range [%g, %g]",
                  t->chunk, t->line, d->name, v, lo, hi);
@@ -214,12 +214,12 @@ static int knob_names(tune *t, int idx, const char **names)
     while (lua_next(L, idx)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            fs_raise(L, FS_EXIT_CONFIG, 0,
+            fs_raise(L, SIM_CONFIG, 0,
                      "%s:%d: flashspec.tune: knobs are named by the "
                      "policy's parameter names",
                      t->chunk, t->line);
         if (n == TUNE_MAX_KNOBS)
-            fs_raise(L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.tune: more than %d knobs", t->chunk,
+            fs_raise(L, SIM_CONFIG, 0, "%s:%d: flashspec.tune: more than %d knobs", t->chunk,
                      t->line, TUNE_MAX_KNOBS);
         names[n++] = lua_tostring(L, -1); /* kept alive by the knobs table */
     }
@@ -246,7 +246,7 @@ static void knob_param(tune *t, int i, const char *name)
         const char *near = eng_params_nearest(desc->params, name);
         char hint[96] = "";
         if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
-        fs_raise(t->L, FS_EXIT_CONFIG, 0, "%s:%d: flashspec.tune: policy %s has no knob '%s'%s",
+        fs_raise(t->L, SIM_CONFIG, 0, "%s:%d: flashspec.tune: policy %s has no knob '%s'%s",
                  t->chunk, t->line, desc->name, name, hint);
     }
     eng_param_type ty = t->d[i]->type;
@@ -266,7 +266,7 @@ static void knob_values(tune *t, int i, const char *name, int vi)
     if (!lua_istable(L, vi)) tune_raise(t, "knob '%s': values must be a list", name);
     lua_Integer nv = slp_list_len(L, vi, "flashspec.tune", "values", t->chunk, t->line);
     if (nv < 1 || nv > TUNE_MAX_VALUES)
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: knob '%s': values must "
                  "hold 1 to %d entries",
                  t->chunk, t->line, name, TUNE_MAX_VALUES);
@@ -292,7 +292,7 @@ static void knob_range(tune *t, int i, const char *name, int spec)
     double lo = knob_number(t, i, lua_gettop(L) - 1), hi = knob_number(t, i, lua_gettop(L));
     lua_pop(L, 2);
     if (!(lo < hi))
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: knob '%s': empty range "
                  "[%g, %g] (lo must be below hi)",
                  t->chunk, t->line, name, lo, hi);
@@ -331,7 +331,7 @@ static void read_knobs(tune *t, int idx)
         if (t->s.k[i].discrete) {
             combos *= t->s.k[i].n_values;
             if (combos > TUNE_MAX_COMBOS)
-                fs_raise(t->L, FS_EXIT_CONFIG, 0,
+                fs_raise(t->L, SIM_CONFIG, 0,
                          "%s:%d: flashspec.tune: the discrete knobs make "
                          "more than %d combinations; narrow their ranges",
                          t->chunk, t->line, TUNE_MAX_COMBOS);
@@ -342,12 +342,12 @@ static void read_knobs(tune *t, int idx)
     int32_t nc = sim_fit_search_continuous(&t->s);
     int64_t per = t->o.max_evals / combos;
     if (nc == 0 && combos > t->o.max_evals)
-        fs_raise(t->L, FS_EXIT_CONFIG, 0,
+        fs_raise(t->L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: %lld combinations but max_evals = "
                  "%d",
                  t->chunk, t->line, (long long)combos, t->o.max_evals);
     if (nc > 0 && per < sim_fit_search_min_budget(nc))
-        fs_raise(t->L, FS_EXIT_CONFIG, 0,
+        fs_raise(t->L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: max_evals = %d leaves %lld "
                  "evaluations for each of %lld combinations; a simplex over %d knob%s needs at "
                  "least %d",
@@ -368,7 +368,7 @@ static void push_policy(tune *t, const double *x)
     }
     const eng_policy_desc *desc = t->pol->desc;
     unsigned char *params = malloc(desc->params_size ? desc->params_size : 1);
-    if (!params) fs_raise(L, FS_EXIT_SOFTWARE, 0, "out of memory");
+    if (!params) fs_raise(L, SIM_NOMEM, 0, "out of memory");
     memcpy(params, t->pol->params, desc->params_size);
     for (int i = 0; i < t->s.nk; i++) {
         unsigned char *f = params + t->d[i]->offset;
@@ -437,7 +437,7 @@ static int evaluate_lua(lua_State *L)
     tune *t = e->t;
     t->point_idx = 2;
     if (sim_sweep_interrupted())
-        fs_raise(L, FS_EXIT_INTERRUPTED, 0, "%s:%d: interrupted", t->chunk, t->line);
+        fs_raise(L, SIM_INTERRUPTED, 0, "%s:%d: interrupted", t->chunk, t->line);
     push_point_table(t, e->x, t->train_offset, t->train_count);
     int64_t n;
     fs_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
@@ -524,7 +524,7 @@ static void read_options(tune *t, int idx)
     if (fs_row_column_kind(t->o.objective) != FS_COL_NUMBER)
         tune_raise(t, "objective '%s' is not a numeric result column", t->o.objective);
     if (!(t->o.holdout < 1))
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: key 'holdout' = %.14g leaves no prompt to tune "
                  "on (it must be below 1)",
                  t->chunk, slp_key_line(t->chunk, t->line, "holdout"), WHAT, t->o.holdout);
@@ -582,7 +582,7 @@ static void split_prompts(tune *t, int32_t *off, int32_t *cnt)
     int32_t n = want > 0 && want < total ? want : total;
     int32_t hold = (int32_t)floor(t->o.holdout * n + 0.5);
     if (t->o.holdout > 0 && (hold < 1 || n - hold < 1))
-        fs_raise(L, FS_EXIT_CONFIG, 0,
+        fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.tune: holdout = %g of %d prompt%s "
                  "leaves none on one side; use more prompts or holdout = 0",
                  t->chunk, t->line, t->o.holdout, (int)n, n == 1 ? "" : "s");
@@ -606,7 +606,7 @@ static void tune_point(tune *t, lua_Integer i, tune_choice *ch)
     t->n_finite = t->n_seen = 0;
     if (sim_fit_search_run(&t->s) != SIM_OK) {
         fs_guard_rethrow(&t->guard);
-        fs_raise(t->L, FS_EXIT_SOFTWARE, 0, "out of memory");
+        fs_raise(t->L, SIM_NOMEM, 0, "out of memory");
     }
     memcpy(ch->x, t->s.best_x, sizeof ch->x);
     ch->train = t->s.best;

@@ -31,13 +31,13 @@ static const col_desc columns[] = {
     {"policy", COL_STR, R(policy), "policy name"},
     {"policy_params", COL_STR, R(policy_params),
      "the policy's full parameter set, `name=value` pairs in declared order (`none` for a policy "
-     "without parameters: Flash-AR); a real value in the fewest digits that read back as it "
+     "without parameters); a real value in the fewest digits that read back as it "
      "exactly (`theta=0.1`, a tuned `theta=0.090373524058708`); also one `param_<name>` column "
      "each (end of table)"},
     {"device", COL_STR, R(device), "device profile name"},
     {"target", COL_STR, R(target), "target model profile name"},
     {"draft", COL_STR, R(draft),
-     "draft model profile name (`none` for a policy that drafts nothing: Flash-AR)"},
+     "draft model profile name (`none` for a policy that drafts nothing)"},
     {"trace", COL_STR, R(trace), "trace name"},
     {"dram_fraction", COL_REAL, R(dram_fraction),
      "share of the target's layers pinned in DRAM, the first ones (point key)"},
@@ -104,13 +104,13 @@ static const col_desc columns[] = {
      "seeded from the point; equal to `tokens_per_s` for a single prompt"},
     {"tokens_per_s_hi", COL_REAL, R(st.tokens_per_s_hi), "upper end of that interval"},
     {"provisional_calls", COL_I64, R(st.provisional_calls),
-     "draft calls run while the target verified (EdgeLLM's provisional drafting)"},
+     "draft calls run while the target verified (a policy's provisional drafting)"},
     {"provisional_kept", COL_I64, R(st.provisional_kept),
      "provisional draft tokens consistent with the verified output, reused by the next cycle"},
     {"resampled_expansions", COL_I64, R(st.resampled_expansions),
-     "candidate sets re-sampled from earlier draft hidden states (Lyanna)"},
+     "candidate sets re-sampled from earlier draft hidden states (a policy's re-sampling)"},
     {"penalised_expansions", COL_I64, R(st.penalised_expansions),
-     "re-sampled candidate sets the replay's quality penalty degraded (Lyanna)"},
+     "re-sampled candidate sets the replay's quality penalty degraded"},
     {"accepted_hist", COL_HIST, R(st.accepted_hist),
      "cycles by accepted draft tokens, `c0;c1;...` (bin k: cycles that accepted k tokens; the last "
      "of 33 bins: 32 or more; trailing empty bins left out, at least two kept)"},
@@ -137,11 +137,10 @@ static const col_desc columns[] = {
      "token ids of candidate sets the trace did not record: `offset` or `drawn` (point key)"},
     {"tree_nodes", COL_TREE, 0,
      "the tree size the point was run with, in nodes of one verified tree, root included (what "
-     "the `tree_nodes` key sets): the fixed tree of chain (k + 1), eagle2 (total_tokens + 1) and "
-     "specinfer, or the cap of lever (n_max + 1), lyanna (b + 1), sequoia (max_nodes), opt_tree "
-     "(nodes + 1), edgellm (max_tokens + 1; budget + 1 without fallback), adaptive_chain (k_max "
-     "+ 1) and bld (max_len + 1); 1 for Flash-AR; a Lua policy's or plug-in's own `tree_nodes` parameter; `nan` "
-     "otherwise"},
+     "the `tree_nodes` key sets): the fixed tree, or the cap on it, that the policy's tree-size "
+     "parameter sets (`flashspec policy NAME` names the parameter and how it counts in its "
+     "`tree_nodes` row); 1 for a policy that verifies one row per cycle; a Lua policy's or "
+     "plug-in's own `tree_nodes` parameter; `nan` otherwise"},
     {"tune_objective", COL_STR, R(tune_objective),
      "rows of `flashspec.tune`: the result column its search maximised (`none` in other rows)"},
 };

@@ -10,10 +10,10 @@
 
 #include "sim/out/rows.h"
 #include "sim/out/sim_strbuf.h"
-#include "sim/sweep/sim_sweep_store.h"
+#include "sim/sim_id.h"
 
 typedef struct dev_ent {
-    sim_sweep_id key;
+    sim_id key;
     sim_device dev;
     char name[64];
     int32_t n_var;
@@ -22,13 +22,13 @@ typedef struct dev_ent {
 } dev_ent;
 
 typedef struct model_ent {
-    sim_sweep_id key;
+    sim_id key;
     sim_model m;
     char name[64];
 } model_ent;
 
 typedef struct pol_ent {
-    sim_sweep_id key;
+    sim_id key;
     const eng_policy_desc *desc;
     unsigned char *params;
 } pol_ent;
@@ -81,22 +81,22 @@ static int grow(void **v, int32_t *cap, int32_t n, size_t sz)
     return 0;
 }
 
-static int same(sim_sweep_id a, sim_sweep_id b)
+static int same(sim_id a, sim_id b)
 {
     return a.hi == b.hi && a.lo == b.lo;
 }
 
 static int32_t find_device(fs_runrec *r, const fs_runrec_point *p)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_str(&h, "name", p->device_name);
-    sim_sweep_hasher_params(&h, "device", sim_device_keys(), p->device);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_str(&h, "name", p->device_name);
+    sim_id_hasher_params(&h, "device", sim_device_keys(), p->device);
     for (int32_t i = 0; i < p->n_variants; i++) {
-        sim_sweep_hasher_str(&h, "variant", p->variant_names[i]);
-        sim_sweep_hasher_params(&h, "variant", sim_device_keys(), &p->variants[i]);
+        sim_id_hasher_str(&h, "variant", p->variant_names[i]);
+        sim_id_hasher_params(&h, "variant", sim_device_keys(), &p->variants[i]);
     }
-    sim_sweep_id k = sim_sweep_hasher_final(&h);
+    sim_id k = sim_id_hasher_final(&h);
     for (int32_t i = 0; i < r->n_devs; i++)
         if (same(r->devs[i]->key, k)) return i;
     if (grow((void **)&r->devs, &r->cap_devs, r->n_devs, sizeof *r->devs)) return -1;
@@ -116,11 +116,11 @@ static int32_t find_device(fs_runrec *r, const fs_runrec_point *p)
 
 static int32_t find_model(fs_runrec *r, const sim_model *m, const char *name)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_str(&h, "name", name);
-    sim_sweep_hasher_params(&h, "model", sim_model_keys(), m);
-    sim_sweep_id k = sim_sweep_hasher_final(&h);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_str(&h, "name", name);
+    sim_id_hasher_params(&h, "model", sim_model_keys(), m);
+    sim_id k = sim_id_hasher_final(&h);
     for (int32_t i = 0; i < r->n_models; i++)
         if (same(r->models[i]->key, k)) return i;
     if (grow((void **)&r->models, &r->cap_models, r->n_models, sizeof *r->models)) return -1;
@@ -135,11 +135,11 @@ static int32_t find_model(fs_runrec *r, const sim_model *m, const char *name)
 
 static int32_t find_policy(fs_runrec *r, const eng_policy_desc *d, const void *params)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_str(&h, "name", d->name);
-    sim_sweep_hasher_params(&h, "policy", d->params, params);
-    sim_sweep_id k = sim_sweep_hasher_final(&h);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_str(&h, "name", d->name);
+    sim_id_hasher_params(&h, "policy", d->params, params);
+    sim_id k = sim_id_hasher_final(&h);
     for (int32_t i = 0; i < r->n_pols; i++)
         if (r->pols[i]->desc == d && same(r->pols[i]->key, k)) return i;
     if (grow((void **)&r->pols, &r->cap_pols, r->n_pols, sizeof *r->pols)) return -1;

@@ -6,7 +6,7 @@
  * holds a plain-C sim_point that borrows only read-only data (profiles, the
  * shared trace, policy parameters), so points run on any worker thread of any
  * rank and give the same bits: sim_replay_run is reentrant and a point's random
- * stream comes from its id (sim_sweep_seed), never from where it ran.
+ * stream comes from its id (sim_id_seed), never from where it ran.
  *
  * sim_sweep_run, in order:
  *   1. resume: rank 0 looks up every job's record in the store (see
@@ -51,7 +51,7 @@ enum {
 typedef struct sim_sweep_job {
     /* inputs */
     sim_point pt;            /* borrowed data, read-only; pt.seed is the replay seed */
-    sim_sweep_id id;         /* stable point id */
+    sim_id id;         /* stable point id */
     uint64_t trace_checksum; /* what the record is keyed on: sim_point_content_key(&pt) */
     /* outputs */
     int32_t state;           /* SIM_SWEEP_* job state */

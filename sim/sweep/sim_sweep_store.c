@@ -30,10 +30,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FNV_OFFSET 1469598103934665603ull
-#define FNV_PRIME 1099511628211ull
-#define LANE_B_OFFSET 0x6a09e667f3bcc909ull /* any constant != FNV_OFFSET */
-#define SEED_SALT 0x5eed5eed5eed5eedull
 
 #define REC_MAGIC "FSPOINT2"
 #define REC_VERSION_CAP SIM_SWEEP_BUILD_KEY_CAP
@@ -48,148 +44,6 @@ typedef struct rec_header {
 } rec_header;
 
 #define REC_SIZE (sizeof(rec_header) + sizeof(sim_point_stats) + sizeof(uint64_t))
-
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= FNV_PRIME;
-    }
-    return h;
-}
-
-/* ------------------------------------------------------------------ ids */
-
-void sim_sweep_hasher_init(sim_sweep_hasher *h)
-{
-    h->a = FNV_OFFSET;
-    h->b = LANE_B_OFFSET;
-}
-
-static void feed(sim_sweep_hasher *h, const char *s)
-{
-    size_t n = strlen(s);
-    h->a = fnv(h->a, s, n);
-    h->b = fnv(h->b, s, n);
-}
-
-void sim_sweep_hasher_str(sim_sweep_hasher *h, const char *key, const char *value)
-{
-    feed(h, key);
-    feed(h, "=");
-    feed(h, value ? value : "");
-    feed(h, "\n");
-}
-
-void sim_sweep_hasher_u64(sim_sweep_hasher *h, const char *key, uint64_t v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%" PRIu64, v);
-    sim_sweep_hasher_str(h, key, b);
-}
-
-/* A number equal to its row's (finite) default. */
-static int at_default(const eng_param_desc *d, const char *f)
-{
-    int is_int = d->type == ENG_PARAM_INT || d->type == ENG_PARAM_BOOL || d->type == ENG_PARAM_ENUM;
-    if (!isfinite(d->def) || (!is_int && d->type != ENG_PARAM_DOUBLE)) return 0;
-    int32_t i = 0;
-    double x = 0.0;
-    if (is_int)
-        memcpy(&i, f, sizeof i), x = i;
-    else
-        memcpy(&x, f, sizeof x);
-    return x == d->def && signbit(x) == signbit(d->def);
-}
-
-void sim_sweep_hasher_params(sim_sweep_hasher *h, const char *prefix,
-                             const eng_param_desc *table, const void *params)
-{
-    for (const eng_param_desc *d = table; d && d->name; d++) {
-        const char *f = (const char *)params + d->offset;
-        if (at_default(d, f)) continue;
-        feed(h, prefix);
-        feed(h, ".");
-        feed(h, d->name);
-        feed(h, "=");
-        char v[64];
-        switch (d->type) {
-        case ENG_PARAM_INT:
-        case ENG_PARAM_BOOL:
-        case ENG_PARAM_ENUM: {
-            int32_t x;
-            memcpy(&x, f, sizeof x);
-            snprintf(v, sizeof v, "%" PRId32, x);
-            feed(h, v);
-            break;
-        }
-        case ENG_PARAM_DOUBLE: {
-            double x;
-            memcpy(&x, f, sizeof x);
-            snprintf(v, sizeof v, "%a", x);
-            feed(h, v);
-            break;
-        }
-        case ENG_PARAM_STRING: {
-            /* bounded by the buffer even if a caller forgot the NUL */
-            size_t n = strnlen(f, d->cap > 0 ? (size_t)d->cap : 0);
-            h->a = fnv(h->a, f, n);
-            h->b = fnv(h->b, f, n);
-            break;
-        }
-        case ENG_PARAM_DOUBLE_LIST:
-        case ENG_PARAM_INT_LIST: {
-            int32_t cnt;
-            memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-            if (cnt < 0) cnt = 0;
-            if (cnt > d->cap) cnt = d->cap;
-            for (int32_t i = 0; i < cnt; i++) {
-                if (d->type == ENG_PARAM_INT_LIST) {
-                    int32_t x;
-                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                    snprintf(v, sizeof v, "%s%" PRId32, i ? "/" : "", x);
-                } else {
-                    double x;
-                    memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                    snprintf(v, sizeof v, "%s%a", i ? "/" : "", x);
-                }
-                feed(h, v);
-            }
-            break;
-        }
-        }
-        feed(h, "\n");
-    }
-}
-
-sim_sweep_id sim_sweep_hasher_final(const sim_sweep_hasher *h)
-{
-    return (sim_sweep_id){.hi = splitmix64(h->a), .lo = splitmix64(h->b ^ 0x1d)};
-}
-
-void sim_sweep_id_hex(sim_sweep_id id, char out[33])
-{
-    snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, id.hi, id.lo);
-}
-
-int sim_sweep_id_equal(sim_sweep_id a, sim_sweep_id b)
-{
-    return a.hi == b.hi && a.lo == b.lo;
-}
-
-uint64_t sim_sweep_seed(sim_sweep_id id)
-{
-    return splitmix64(id.hi ^ id.lo ^ SEED_SALT);
-}
 
 /* ---------------------------------------------------------------- store */
 
@@ -225,7 +79,7 @@ int sim_sweep_store_open(const char *dir, char *err, size_t errlen)
 /* ---------------------------------------------------------- build key */
 
 typedef struct build_walk {
-    sim_sweep_hasher h;
+    sim_id_hasher h;
     int found;
 } build_walk;
 
@@ -257,7 +111,7 @@ static int feed_build_id(struct dl_phdr_info *info, size_t size, void *data)
                 for (size_t k = 0; k < nd; k++)
                     snprintf(hex + 2 * k, 3, "%02x", p[sizeof nh + namesz + k]);
                 hex[2 * nd] = 0;
-                sim_sweep_hasher_str(&w->h, base[0] ? base : "exe", hex);
+                sim_id_hasher_str(&w->h, base[0] ? base : "exe", hex);
                 w->found++;
             }
             p += need;
@@ -268,49 +122,49 @@ static int feed_build_id(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* Without build-id notes: the executable's bytes (at most 1 GiB). */
-static int feed_exe_bytes(sim_sweep_hasher *h)
+static int feed_exe_bytes(sim_id_hasher *h)
 {
     int fd = open("/proc/self/exe", O_RDONLY);
     if (fd < 0) return -1;
     unsigned char buf[65536];
     char hex[17];
-    uint64_t sum = FNV_OFFSET, total = 0;
+    uint64_t sum = SIM_ID_FNV_OFFSET, total = 0;
     ssize_t r;
     while (total < (1ull << 30) && ((r = read(fd, buf, sizeof buf)) > 0 || (r < 0 && errno == EINTR)))
         if (r > 0) {
-            sum = fnv(sum, buf, (size_t)r);
+            sum = sim_id_fnv(sum, buf, (size_t)r);
             total += (uint64_t)r;
         }
     close(fd);
     snprintf(hex, sizeof hex, "%016" PRIx64, sum);
-    sim_sweep_hasher_str(h, "exe-bytes", hex);
+    sim_id_hasher_str(h, "exe-bytes", hex);
     return total > 0 ? 0 : -1;
 }
 
 int sim_sweep_build_key(const char *version, char out[SIM_SWEEP_BUILD_KEY_CAP])
 {
     build_walk w = {.found = 0};
-    sim_sweep_hasher_init(&w.h);
+    sim_id_hasher_init(&w.h);
     dl_iterate_phdr(feed_build_id, &w);
     if (!w.found && feed_exe_bytes(&w.h) != 0) {
         snprintf(out, SIM_SWEEP_BUILD_KEY_CAP, "%.20s+unknown", version);
         return -1;
     }
     char hex[33];
-    sim_sweep_id_hex(sim_sweep_hasher_final(&w.h), hex);
+    sim_id_hex(sim_id_hasher_final(&w.h), hex);
     snprintf(out, SIM_SWEEP_BUILD_KEY_CAP, "%.20s+%s", version, hex);
     return 0;
 }
 
-static int rec_path(char *out, size_t n, const char *dir, sim_sweep_id id)
+static int rec_path(char *out, size_t n, const char *dir, sim_id id)
 {
     char hex[33];
-    sim_sweep_id_hex(id, hex);
+    sim_id_hex(id, hex);
     int k = snprintf(out, n, "%s/%s.pt", dir, hex);
     return k > 0 && (size_t)k < n ? 0 : -1;
 }
 
-int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
+int sim_sweep_store_get(const char *dir, sim_id id, uint64_t trace_checksum,
                         const char *version, sim_point_stats *st)
 {
     char path[4096];
@@ -344,7 +198,7 @@ int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksu
         hd.stats_size != (uint32_t)sizeof(sim_point_stats) || hd.zero != 0 ||
         hd.id_hi != id.hi || hd.id_lo != id.lo || hd.trace_checksum != trace_checksum ||
         (version && memcmp(hd.version, ver, sizeof ver) != 0) ||
-        fnv(FNV_OFFSET, buf, REC_SIZE - sizeof check) != check)
+        sim_id_fnv(SIM_ID_FNV_OFFSET, buf, REC_SIZE - sizeof check) != check)
         return 0;
     memcpy(st, buf + sizeof hd, sizeof *st);
     return 1;
@@ -363,7 +217,7 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
+int sim_sweep_store_put(const char *dir, sim_id id, uint64_t trace_checksum,
                         const char *version, const sim_point_stats *st, char *err,
                         size_t errlen)
 {
@@ -374,7 +228,7 @@ int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksu
         return -1;
     }
     char hex[33];
-    sim_sweep_id_hex(id, hex);
+    sim_id_hex(id, hex);
     char serial_s[24];
     snprintf(serial_s, sizeof serial_s, "%" PRIuFAST64,
              (uint_fast64_t)atomic_fetch_add(&serial, 1));
@@ -394,7 +248,7 @@ int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksu
     snprintf(hd.version, sizeof hd.version, "%s", version);
     memcpy(buf, &hd, sizeof hd);
     memcpy(buf + sizeof hd, st, sizeof *st);
-    uint64_t check = fnv(FNV_OFFSET, buf, REC_SIZE - sizeof check);
+    uint64_t check = sim_id_fnv(SIM_ID_FNV_OFFSET, buf, REC_SIZE - sizeof check);
     memcpy(buf + REC_SIZE - sizeof check, &check, sizeof check);
 
     /* the directory may vanish at any moment (removed by hand mid-sweep): a

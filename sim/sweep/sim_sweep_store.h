@@ -1,20 +1,7 @@
 /*
- * sim_sweep_store.h -- point identities and the resume store.
+ * sim_sweep_store.h -- the resume store.
  *
- * Point id.  A point is identified by a 128-bit hash of its canonical
- * description: a sequence of "key=value\n" lines fed in a fixed order by the
- * caller (sim/lua: policy name and every policy parameter, device and models
- * by name *and* every profile value, the trace checksum, then every point key
- * of fs.run/fs.sweep in the key table's order).  Values are canonical and exact:
- * integers in decimal, doubles as C99 hex floats ("%a": no rounding), strings
- * verbatim, lists element by element.  Because the caller walks the
- * eng_param_desc tables, a key added to a table enters the id with no change
- * here.  The hash is two independent 64-bit FNV-1a lanes, each finished with
- * the splitmix64 mixer; the id prints as 32 hex digits.
- *
- * Replay seed.  sim_sweep_seed(id) = splitmix64(id.hi ^ id.lo ^ salt): a point's
- * random stream depends on what the point is (the user's `seed` key included,
- * since it is part of the id), never on which worker or rank ran it.
+ * Points are identified and seeded by sim/sim_id.h.
  *
  * Store.  One small binary record per finished point, DIR/<id>.pt, written to
  * a temporary name in DIR and renamed into place (atomic on POSIX file
@@ -49,35 +36,7 @@
 
 #include "engine/eng_param.h"
 #include "sim/replay/replay.h"
-
-typedef struct sim_sweep_id {
-    uint64_t hi, lo;
-} sim_sweep_id;
-
-/* Streaming builder of an id (no allocation; plain value). */
-typedef struct sim_sweep_hasher {
-    uint64_t a, b;
-} sim_sweep_hasher;
-
-void sim_sweep_hasher_init(sim_sweep_hasher *h);
-/* Feeds "key=value\n". */
-void sim_sweep_hasher_str(sim_sweep_hasher *h, const char *key, const char *value);
-void sim_sweep_hasher_u64(sim_sweep_hasher *h, const char *key, uint64_t v);
-/* Feeds "prefix.name=value\n" for every row of a NULL-terminated table, values
- * read from params (borrowed) exactly as described above -- except a number
- * (int, bool, enum, double) equal to its row's default, which is left out: a
- * key added to a table with a default that keeps the old behaviour leaves
- * every existing point's id, and so its seeds, unchanged. */
-void sim_sweep_hasher_params(sim_sweep_hasher *h, const char *prefix,
-                             const eng_param_desc *table, const void *params);
-sim_sweep_id sim_sweep_hasher_final(const sim_sweep_hasher *h);
-
-/* 32 lower-case hex digits + NUL. */
-void sim_sweep_id_hex(sim_sweep_id id, char out[33]);
-int sim_sweep_id_equal(sim_sweep_id a, sim_sweep_id b);
-
-/* The replay seed of a point. */
-uint64_t sim_sweep_seed(sim_sweep_id id);
+#include "sim/sim_id.h"
 
 /* Creates dir (and parents).  Returns 0, or -1 with one line in err. */
 int sim_sweep_store_open(const char *dir, char *err, size_t errlen);
@@ -95,12 +54,12 @@ int sim_sweep_build_key(const char *version, char out[SIM_SWEEP_BUILD_KEY_CAP]);
 /* Reads the record of id.  Returns 1 and fills *st when a valid record for this
  * id, trace checksum and version exists (version NULL: any version, as long
  * as the record format is this one); 0 otherwise. */
-int sim_sweep_store_get(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
+int sim_sweep_store_get(const char *dir, sim_id id, uint64_t trace_checksum,
                         const char *version, sim_point_stats *st);
 
 /* Writes the record of id atomically; recreates dir (and parents) when it has
  * been removed.  Returns 0, or -1 with one line in err. */
-int sim_sweep_store_put(const char *dir, sim_sweep_id id, uint64_t trace_checksum,
+int sim_sweep_store_put(const char *dir, sim_id id, uint64_t trace_checksum,
                         const char *version, const sim_point_stats *st, char *err,
                         size_t errlen);
 

@@ -1016,6 +1016,17 @@ def case_error_messages():
             ("esc.lua", 'error("bad \\27[31mred\\27[0m \\7")\n',
              r"esc\.lua:1: bad \\x1b\[31mred\\x1b\[0m \\x07$"),
         )
+        # a caught flashspec error raised again keeps its status (66); a table
+        # that only looks like one is the script's own error (78)
+        rc, _, err, out = run_src(d, "again.lua", 'local ok, e = pcall(flashspec.trace, '
+                                  '"no/such.h5")\nassert(e.code == 66)\nerror(e)\n')
+        one_line_error(err, 66, rc, r"again\.lua:1: .*no/such\.h5")
+        no_results(out)
+        for forged in ('error({ code = 65, status = 5, msg = "forged" })\n',
+                       'error(setmetatable({ code = 65, status = 5, msg = "forged" }, {}))\n'):
+            rc, _, err, out = run_src(d, "forged.lua", forged)
+            one_line_error(err, 78, rc, "forged")
+            no_results(out)
         for name, src, needle in cases:
             rc, _, err, out = run_src(d, name, src)
             one_line_error(err, 78, rc, needle)

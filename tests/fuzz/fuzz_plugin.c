@@ -145,10 +145,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned char *params = malloc(params_size ? params_size : 1);
     if (!params) return 0;
     eng_params_defaults(desc.params, params);
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_params(&h, "policy", desc.params, params);
-    (void)sim_sweep_hasher_final(&h);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_params(&h, "policy", desc.params, params);
+    (void)sim_id_hasher_final(&h);
     char label[256];
     fs_params_label(desc.params, params, label, sizeof label);
     for (const eng_param_desc *d = desc.params; d->name; d++)

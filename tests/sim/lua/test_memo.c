@@ -28,7 +28,7 @@ static sim_point_stats stats_of(int64_t v)
 static void test_whole_id(void)
 {
     fs_memo m = {0};
-    sim_sweep_id id = {0x0123456789abcdefull, 0xfedcba9876543210ull};
+    sim_id id = {0x0123456789abcdefull, 0xfedcba9876543210ull};
     sim_point_stats st = stats_of(42);
     CHECK(fs_memo_find(&m, id) == NULL); /* empty */
     CHECK(fs_memo_put(&m, id, &st) == 0);
@@ -36,7 +36,7 @@ static void test_whole_id(void)
     CHECK(e && e->st.tokens == 42);
     for (int half = 0; half < 2; half++)
         for (int bit = 0; bit < 64; bit++) {
-            sim_sweep_id near = id;
+            sim_id near = id;
             if (half)
                 near.hi ^= 1ull << bit;
             else
@@ -52,12 +52,12 @@ static void test_prune_and_growth(void)
     enum { N = 3000 };
     for (int64_t i = 0; i < N; i++) {
         m.now = i / 1000; /* three evaluations of 1000 points */
-        sim_sweep_id id = {(uint64_t)i * 0x9e3779b97f4a7c15ull, (uint64_t)i};
+        sim_id id = {(uint64_t)i * 0x9e3779b97f4a7c15ull, (uint64_t)i};
         sim_point_stats st = stats_of(i);
         CHECK(fs_memo_put(&m, id, &st) == 0);
     }
     for (int64_t i = 0; i < N; i++) {
-        sim_sweep_id id = {(uint64_t)i * 0x9e3779b97f4a7c15ull, (uint64_t)i};
+        sim_id id = {(uint64_t)i * 0x9e3779b97f4a7c15ull, (uint64_t)i};
         fs_memo_entry *e = fs_memo_find(&m, id);
         CHECK(e && e->st.tokens == i);
     }
@@ -65,7 +65,7 @@ static void test_prune_and_growth(void)
     m.now = 2 + FS_MEMO_KEEP - 1;
     fs_memo_prune(&m);
     for (int64_t i = 0; i < N; i++) {
-        sim_sweep_id id = {(uint64_t)i * 0x9e3779b97f4a7c15ull, (uint64_t)i};
+        sim_id id = {(uint64_t)i * 0x9e3779b97f4a7c15ull, (uint64_t)i};
         fs_memo_entry *e = fs_memo_find(&m, id);
         if (i >= 2000)
             CHECK(e && e->st.tokens == i);
@@ -113,7 +113,7 @@ static void test_exec_skips_memo(void)
         s[i].pt = (sim_point){.device = &dev, .target = &tgt, .trace = tr,
                               .policy = eng_policy_lookup("flash_ar"), .policy_params = &fp,
                               .dram_fraction = dram[i], .max_new_tokens = 8, .seed = 1};
-        s[i].id = (sim_sweep_id){0x1234u + (uint64_t)i, 7};
+        s[i].id = (sim_id){0x1234u + (uint64_t)i, 7};
         s[i].memo = memo[i];
         s[i].row.st.tokens = memo[i] ? -100 - i : 0; /* what the memo gave */
     }

@@ -21,45 +21,45 @@
 #include "sim/sweep/sim_sweep_mpi.h"
 #include "../profiles_fixture.h"
 
-static sim_sweep_id id_of(const char *policy, double dram, uint64_t seed)
+static sim_id id_of(const char *policy, double dram, uint64_t seed)
 {
-    sim_sweep_hasher h;
-    sim_sweep_hasher_init(&h);
-    sim_sweep_hasher_str(&h, "policy", policy);
-    sim_sweep_hasher_params(&h, "device", sim_device_keys(), &dev);
+    sim_id_hasher h;
+    sim_id_hasher_init(&h);
+    sim_id_hasher_str(&h, "policy", policy);
+    sim_id_hasher_params(&h, "device", sim_device_keys(), &dev);
     char b[64];
     snprintf(b, sizeof b, "%a", dram);
-    sim_sweep_hasher_str(&h, "dram_fraction", b);
-    sim_sweep_hasher_u64(&h, "seed", seed);
-    return sim_sweep_hasher_final(&h);
+    sim_id_hasher_str(&h, "dram_fraction", b);
+    sim_id_hasher_u64(&h, "seed", seed);
+    return sim_id_hasher_final(&h);
 }
 
 static void test_ids(void)
 {
-    sim_sweep_id a = id_of("chain", 0.5, 1), b = id_of("chain", 0.5, 1);
-    CHECK(sim_sweep_id_equal(a, b));
-    CHECK(!sim_sweep_id_equal(a, id_of("chain", 0.5, 2)));
-    CHECK(!sim_sweep_id_equal(a, id_of("flash_ar", 0.5, 1)));
+    sim_id a = id_of("chain", 0.5, 1), b = id_of("chain", 0.5, 1);
+    CHECK(sim_id_equal(a, b));
+    CHECK(!sim_id_equal(a, id_of("chain", 0.5, 2)));
+    CHECK(!sim_id_equal(a, id_of("flash_ar", 0.5, 1)));
     /* exact values: a difference far below %g's precision still counts */
-    CHECK(!sim_sweep_id_equal(a, id_of("chain", 0.5 + 1e-15, 1)));
-    CHECK(sim_sweep_seed(a) == sim_sweep_seed(b));
-    CHECK(sim_sweep_seed(a) != sim_sweep_seed(id_of("chain", 0.5, 2)));
+    CHECK(!sim_id_equal(a, id_of("chain", 0.5 + 1e-15, 1)));
+    CHECK(sim_id_seed(a) == sim_id_seed(b));
+    CHECK(sim_id_seed(a) != sim_id_seed(id_of("chain", 0.5, 2)));
     char hex[33];
-    sim_sweep_id_hex(a, hex);
+    sim_id_hex(a, hex);
     CHECK_EQ_INT(strlen(hex), 32);
     /* a profile value enters the id */
     sim_device saved = dev;
     dev.read_gbps *= 1.01;
-    CHECK(!sim_sweep_id_equal(a, id_of("chain", 0.5, 1)));
+    CHECK(!sim_id_equal(a, id_of("chain", 0.5, 1)));
     dev = saved;
-    CHECK(sim_sweep_id_equal(a, id_of("chain", 0.5, 1)));
+    CHECK(sim_id_equal(a, id_of("chain", 0.5, 1)));
 }
 
 static void test_store(const char *dir)
 {
     char err[512];
     CHECK(sim_sweep_store_open(dir, err, sizeof err) == 0);
-    sim_sweep_id id = id_of("chain", 0.25, 3), other = id_of("chain", 0.25, 4);
+    sim_id id = id_of("chain", 0.25, 3), other = id_of("chain", 0.25, 4);
     sim_point_stats st, back;
     memset(&st, 0, sizeof st);
     st.tokens = 1234;
@@ -83,7 +83,7 @@ static void test_store(const char *dir)
     /* a FIFO planted as another point's record is passed over, not waited on */
     {
         char fifo[1100], h[33];
-        sim_sweep_id_hex(other, h);
+        sim_id_hex(other, h);
         snprintf(fifo, sizeof fifo, "%s/%s.pt", dir, h);
         CHECK(mkfifo(fifo, 0600) == 0);
         CHECK(sim_sweep_store_get(dir, other, 42, "1.0", &back) == 0);
@@ -91,9 +91,9 @@ static void test_store(const char *dir)
     }
     /* a record copied under another id's name is refused */
     char a[1024], b[1100], hex[33];
-    sim_sweep_id_hex(id, hex);
+    sim_id_hex(id, hex);
     snprintf(a, sizeof a, "%s/%s.pt", dir, hex);
-    sim_sweep_id_hex(other, hex);
+    sim_id_hex(other, hex);
     snprintf(b, sizeof b, "%s/%s.pt", dir, hex);
     char cmd[2300];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", a, b);
@@ -104,13 +104,13 @@ static void test_store(const char *dir)
      * compared, not a part of it) */
     for (int half = 0; half < 2; half++)
         for (int bit = 0; bit < 64; bit += 7) {
-            sim_sweep_id near = id;
+            sim_id near = id;
             if (half)
                 near.hi ^= 1ull << bit;
             else
                 near.lo ^= 1ull << bit;
             char c[1100], hn[33], cpy[2300];
-            sim_sweep_id_hex(near, hn);
+            sim_id_hex(near, hn);
             snprintf(c, sizeof c, "%s/%s.pt", dir, hn);
             snprintf(cpy, sizeof cpy, "cp '%s' '%s'", a, c);
             CHECK(system(cpy) == 0);
@@ -152,7 +152,7 @@ static void make_jobs(sim_sweep_job *jobs, const trc_trace *t, eng_chain_params 
         jobs[i].pt = (sim_point){.device = &dev, .target = &tgt, .draft = &drf, .trace = t,
                                  .policy = d, .policy_params = cp, .dram_fraction = dram,
                                  .max_new_tokens = 40, .prompts = 0,
-                                 .seed = sim_sweep_seed(jobs[i].id)};
+                                 .seed = sim_id_seed(jobs[i].id)};
     }
 }
 
