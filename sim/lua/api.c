@@ -417,8 +417,9 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
 }
 
 static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
-                                   const ud_model *drf, const fs_row *r, const point_opts *po,
-                                   const point_ext *px, const fs_api *a, sim_id *seed_id);
+                             const ud_model *drf, const fs_row *r, const point_opts *po,
+                             const point_ext *px, const fs_api *a, const sim_point *pt,
+                             sim_id *seed_id);
 
 /* A point asking for more tokens than the trace's references hold generates
  * what they hold: said once per trace and value. */
@@ -492,6 +493,11 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
                            line);
 
     int32_t n_variants = a->no_variants ? 0 : dev->n_variants;
+    int32_t n_bracket = a->no_variants ? 0 : tr->n_bracket;
+    for (int32_t i = 0; i < n_bracket; i++) {
+        ud_trace end = {.entry = tr->bracket[i]};
+        tr->bracket_traces[i] = fs_trace_get(L, &end, chunk, line);
+    }
     *pt = (sim_point){
         .device = &dev->dev,
         .target = &tgt->model,
@@ -511,13 +517,15 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .synth_drawn = px.synth_tokens,
         .variants = n_variants ? dev->variants : NULL,
         .n_variants = n_variants,
+        .trace_variants = n_bracket ? tr->bracket_traces : NULL,
+        .n_trace_variants = n_bracket,
     };
     snprintf(r->accept, sizeof r->accept, "%s", accept_choices[po.accept]);
     r->top_p = po.top_p;
     r->temperature = po.temperature;
     snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
     snprintf(r->synth_tokens, sizeof r->synth_tokens, "%s", synth_choices[px.synth_tokens]);
-    *id = point_identity(pol, dev, tgt, drf, r, &po, &px, a, seed_id);
+    *id = point_identity(pol, dev, tgt, drf, r, &po, &px, a, pt, seed_id);
     return r;
 }
 
@@ -527,8 +535,9 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
  * the same hash less synth_tokens: the replay seed derives from it, so both
  * constructions of synthesised ids replay the same random stream. */
 static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
-                                   const ud_model *drf, const fs_row *r, const point_opts *po,
-                                   const point_ext *px, const fs_api *a, sim_id *seed_id)
+                             const ud_model *drf, const fs_row *r, const point_opts *po,
+                             const point_ext *px, const fs_api *a, const sim_point *pt,
+                             sim_id *seed_id)
 {
     sim_id_hasher h;
     sim_id_hasher_init(&h);
@@ -555,6 +564,9 @@ static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const u
         sim_id_hasher_str(&h, "device.variant", dev->variant_names[i]);
         sim_id_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
     }
+    /* so does the trace's acceptance bracket */
+    for (int32_t i = 0; i < pt->n_trace_variants; i++)
+        sim_id_hasher_u64(&h, "trace.bracket", trc_checksum(pt->trace_variants[i]));
     if (px->synth_tokens)
         sim_id_hasher_u64(&h, "point.synth_tokens", (uint64_t)px->synth_tokens);
     return sim_id_hasher_final(&h);

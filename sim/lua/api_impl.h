@@ -198,8 +198,18 @@ typedef struct ud_model {
     char name[64];
 } ud_model;
 
+/* The most traces an acceptance bracket holds (tr:bracket). */
+#define FS_TRACE_BRACKET_MAX 8
+
 typedef struct ud_trace {
     const fs_trace_entry *entry; /* borrowed from fs_api */
+    /* the acceptance bracket (tr:bracket; n_bracket 0 = none): the traces the
+     * point is also replayed on for the model band, and their trc_trace
+     * handles as the last staged point got them (sim_point.trace_variants
+     * borrows this array while the point table keeps the userdata alive) */
+    int32_t n_bracket;
+    const fs_trace_entry *bracket[FS_TRACE_BRACKET_MAX];
+    const trc_trace *bracket_traces[FS_TRACE_BRACKET_MAX];
 } ud_trace;
 
 typedef struct ud_policy {

@@ -538,6 +538,8 @@ static int l_device_variant(lua_State *L)
                     u->n_variants ? "its variants: " : "it has none", all);
 }
 
+static int l_trace_bracket(lua_State *L);
+
 int fs_name_index(lua_State *L)
 {
     const char *k = luaL_checkstring(L, 2);
@@ -552,6 +554,19 @@ int fs_name_index(lua_State *L)
     }
     if (luaL_testudata(L, 1, MT_DEVICE) && strcmp(k, "variant") == 0) {
         lua_pushcfunction(L, l_device_variant);
+        return 1;
+    }
+    if (luaL_testudata(L, 1, MT_TRACE) && strcmp(k, "bracket") == 0) {
+        lua_pushcfunction(L, l_trace_bracket);
+        return 1;
+    }
+    if (luaL_testudata(L, 1, MT_TRACE) && strcmp(k, "brackets") == 0) {
+        const ud_trace *u = lua_touserdata(L, 1);
+        lua_createtable(L, u->n_bracket, 0);
+        for (int32_t i = 0; i < u->n_bracket; i++) {
+            lua_pushstring(L, u->bracket[i]->name);
+            lua_rawseti(L, -2, i + 1);
+        }
         return 1;
     }
     if (strcmp(k, "name") != 0) {
@@ -648,8 +663,37 @@ static void check_held(lua_State *L, fs_api *a, trc_trace *t, const char *what)
 static void push_trace(lua_State *L, const fs_trace_entry *e)
 {
     ud_trace *u = lua_newuserdatauv(L, sizeof *u, 0);
+    memset(u, 0, sizeof *u);
     u->entry = e;
     luaL_setmetatable(L, MT_TRACE);
+}
+
+/* tr:bracket(T1, ...): the trace with an acceptance bracket, the traces T1
+ * ... (1 to FS_TRACE_BRACKET_MAX, each without a bracket of its own) that
+ * the point is also replayed on for the model band (replay.h,
+ * sim_point.trace_variants); tr itself is unchanged. */
+static int l_trace_bracket(lua_State *L)
+{
+    const ud_trace *u = luaL_checkudata(L, 1, MT_TRACE);
+    int n = lua_gettop(L) - 1;
+    if (n < 1 || n > FS_TRACE_BRACKET_MAX)
+        return fs_raise(L, SIM_CONFIG, 1, "trace %s: bracket takes 1 to %d traces (got %d)",
+                        u->entry->name, FS_TRACE_BRACKET_MAX, n);
+    ud_trace *b = lua_newuserdatauv(L, sizeof *b, 0);
+    memset(b, 0, sizeof *b);
+    b->entry = u->entry;
+    for (int i = 0; i < n; i++) {
+        const ud_trace *t = luaL_testudata(L, i + 2, MT_TRACE);
+        if (!t)
+            return fs_raise(L, SIM_CONFIG, 1, "trace %s: bracket: argument %d is not a trace "
+                            "(got %s)", u->entry->name, i + 1, luaL_typename(L, i + 2));
+        if (t->n_bracket)
+            return fs_raise(L, SIM_CONFIG, 1, "trace %s: bracket: trace %s has a bracket of "
+                            "its own", u->entry->name, t->entry->name);
+        b->bracket[b->n_bracket++] = t->entry;
+    }
+    luaL_setmetatable(L, MT_TRACE);
+    return 1;
 }
 
 static int file_exists(const char *p)

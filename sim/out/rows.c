@@ -129,10 +129,12 @@ static const col_desc columns[] = {
     {"tokens_per_s_model_lo", COL_REAL, R(st.tokens_per_s_model_lo),
      "model uncertainty: the least `tokens_per_s` of the point replayed on its device profile and "
      "on each of the profile's standing variants (explanations the calibration data cannot tell "
-     "apart); `nan` when the profile declares none"},
+     "apart), on its trace and on each end of the trace's acceptance bracket (`tr:bracket`: what "
+     "an acceptance transfer cannot decide), every device on every trace; `nan` when the point "
+     "has neither"},
     {"tokens_per_s_model_hi", COL_REAL, R(st.tokens_per_s_model_hi),
-     "the most `tokens_per_s` over the device profile and its standing variants; `nan` when it "
-     "declares none"},
+     "the most `tokens_per_s` over the same replays; `nan` when the point has neither standing "
+     "variants nor a bracket"},
     {"synth_tokens", COL_STR, R(synth_tokens),
      "token ids of candidate sets the trace did not record: `offset` or `drawn` (point key)"},
     {"tree_nodes", COL_TREE, 0,

@@ -713,17 +713,25 @@ static int point_prompts(const sim_point *pt, int32_t *first, int32_t *n)
     return 0;
 }
 
+/* h folded with x (splitmix64 finaliser; order-sensitive). */
+static uint64_t fold(uint64_t h, uint64_t x)
+{
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
 uint64_t sim_point_content_key(const sim_point *pt)
 {
     uint64_t h = trc_checksum(pt->trace);
+    /* the bracket's traces change the band: they join the key (none: as before) */
+    for (int32_t k = 0; k < pt->n_trace_variants && pt->trace_variants; k++)
+        h = fold(h, trc_checksum(pt->trace_variants[k]));
     int32_t first, n;
     if (!trc_is_lazy(pt->trace) || point_prompts(pt, &first, &n) != 0) return h;
-    for (int32_t p = first; p < first + n; p++) { /* splitmix64-folded, order-sensitive */
-        h ^= trc_prompt_hash(pt->trace, p) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-        h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-        h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-        h ^= h >> 31;
-    }
+    for (int32_t p = first; p < first + n; p++)
+        h = fold(h, trc_prompt_hash(pt->trace, p));
     return h;
 }
 
@@ -740,11 +748,76 @@ int sim_point_verify_content(const sim_point *pt, char *err, size_t errlen)
     return SIM_OK;
 }
 
-/* The point, then the same point on each standing variant of its device
- * (replay.h): the variants change no number of the point's own row but the
- * model band and the host time.  A variant priced alongside the point
- * (rp_variant) gives its tokens_per_s from its decode time; any other is
- * replayed in full, without the bootstrap interval nobody reads. */
+/* lo/hi widened by the device variants of a replay of pt (out, with the
+ * variants in var priced alongside where the policy allowed): a priced
+ * variant gives its tokens_per_s from its decode time; any other is replayed
+ * in full, without the bootstrap interval nobody reads.  *wall gains the
+ * full replays' host time. */
+static int device_band(const sim_point *pt, const sim_point_stats *out, const rp_variant *var,
+                       sim_point_stats *vs, double *lo, double *hi, double *wall, char *err,
+                       size_t errlen)
+{
+    for (int32_t i = 0; i < pt->n_variants; i++) {
+        double tps;
+        if (var[i].priced) {
+            tps = rp_variant_tokens_per_s(out, var[i].total_ms);
+        } else {
+            sim_point v = *pt;
+            v.device = &pt->variants[i];
+            v.variants = NULL;
+            v.n_variants = 0;
+            v.span_fn = NULL;
+            v.cycle_fn = NULL;
+            int rc = replay_one(&v, vs, err, errlen, 0, NULL, 0);
+            if (rc != SIM_OK) return rc;
+            tps = vs->tokens_per_s;
+            *wall += vs->sim_wall_s;
+        }
+        if (tps < *lo) *lo = tps;
+        if (tps > *hi) *hi = tps;
+    }
+    return SIM_OK;
+}
+
+/* lo/hi widened by the point on each end of its trace's acceptance bracket,
+ * with the device's variants on each; an end replays the point's own
+ * prompts. */
+static int trace_band(const sim_point *pt, rp_variant *var, int32_t n_var, sim_point_stats *tv,
+                      sim_point_stats *vs, double *lo, double *hi, double *wall, char *err,
+                      size_t errlen)
+{
+    int32_t first, n;
+    if (point_prompts(pt, &first, &n) != 0) return SIM_OK; /* the point's replay said so */
+    for (int32_t k = 0; k < pt->n_trace_variants; k++) {
+        sim_point v = *pt;
+        v.trace = pt->trace_variants[k];
+        v.prompts = n; /* the point's prompts, not all of the end's */
+        int32_t f2, n2;
+        if (point_prompts(&v, &f2, &n2) != 0)
+            return fail(err, errlen, SIM_CONFIG,
+                        "acceptance bracket: trace %d of %d holds %d prompts; the point replays "
+                        "prompts %d to %d",
+                        k + 1, pt->n_trace_variants, trc_get_meta(v.trace)->n_prompts, first + 1,
+                        first + n);
+        v.trace_variants = NULL;
+        v.n_trace_variants = 0;
+        v.span_fn = NULL;
+        v.cycle_fn = NULL;
+        memset(var, 0, sizeof *var * (size_t)(n_var > 0 ? n_var : 0));
+        int rc = replay_one(&v, tv, err, errlen, 0, var, n_var);
+        if (rc != SIM_OK) return rc;
+        *wall += tv->sim_wall_s;
+        if (tv->tokens_per_s < *lo) *lo = tv->tokens_per_s;
+        if (tv->tokens_per_s > *hi) *hi = tv->tokens_per_s;
+        rc = device_band(&v, tv, var, vs, lo, hi, wall, err, errlen);
+        if (rc != SIM_OK) return rc;
+    }
+    return SIM_OK;
+}
+
+/* The point, then the same point on each standing variant of its device and
+ * on each end of its trace's acceptance bracket (replay.h): these change no
+ * number of the point's own row but the model band and the host time. */
 int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t errlen)
 {
     rp_variant var[RP_MAX_VARIANTS];
@@ -754,31 +827,18 @@ int sim_replay_run(const sim_point *pt, sim_point_stats *out, char *err, size_t 
     memset(var, 0, sizeof var);
     int rc = replay_one(pt, out, err, errlen, 1, var, n_var);
     out->tokens_per_s_model_lo = out->tokens_per_s_model_hi = NAN;
-    if (rc != SIM_OK || pt->n_variants <= 0) return rc;
-    if (!pt->variants || pt->n_variants > RP_MAX_VARIANTS)
+    if (rc != SIM_OK || (pt->n_variants <= 0 && pt->n_trace_variants <= 0)) return rc;
+    if (pt->n_variants > 0 && (!pt->variants || pt->n_variants > RP_MAX_VARIANTS))
         return fail(err, errlen, SIM_CONFIG, "bad list of device variants");
-    sim_point_stats *vs = malloc(sizeof *vs);
-    if (!vs) return fail(err, errlen, SIM_INTERNAL, "out of memory");
+    if (pt->n_trace_variants > 0 &&
+        (!pt->trace_variants || pt->n_trace_variants > RP_MAX_VARIANTS))
+        return fail(err, errlen, SIM_CONFIG, "bad list of trace variants");
+    sim_point_stats *vs = malloc(2 * sizeof *vs);
+    if (!vs) return fail(err, errlen, SIM_NOMEM, "out of memory");
     double lo = out->tokens_per_s, hi = lo, wall = out->sim_wall_s;
-    for (int32_t i = 0; i < pt->n_variants; i++) {
-        double tps;
-        if (var[i].priced) {
-            tps = rp_variant_tokens_per_s(out, var[i].total_ms);
-        } else { /* replayed in full: its interval is never read */
-            sim_point v = *pt;
-            v.device = &pt->variants[i];
-            v.variants = NULL;
-            v.n_variants = 0;
-            v.span_fn = NULL;
-            v.cycle_fn = NULL;
-            rc = replay_one(&v, vs, err, errlen, 0, NULL, 0);
-            if (rc != SIM_OK) break;
-            tps = vs->tokens_per_s;
-            wall += vs->sim_wall_s;
-        }
-        if (tps < lo) lo = tps;
-        if (tps > hi) hi = tps;
-    }
+    rc = device_band(pt, out, var, vs, &lo, &hi, &wall, err, errlen);
+    if (rc == SIM_OK && pt->n_trace_variants > 0)
+        rc = trace_band(pt, var, n_var, vs + 1, vs, &lo, &hi, &wall, err, errlen);
     free(vs);
     if (rc != SIM_OK) return rc;
     out->tokens_per_s_model_lo = lo;

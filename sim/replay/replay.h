@@ -98,6 +98,17 @@ typedef struct sim_point {
      * either way */
     const sim_device *variants; /* borrowed, n_variants entries */
     int32_t n_variants;
+    /* the trace's acceptance bracket (zero-initialised = none): traces of
+     * the same prompts in which the draft agrees with the target at the ends
+     * of what the data leave open (an acceptance transferred from another
+     * model pair or source).  The point is also replayed on each, on its own
+     * device, same seed, no timeline and no interval, with the device's
+     * standing variants priced or replayed on it as on the point's own
+     * trace; tokens_per_s_model_lo/hi span every such replay, the corners
+     * (a slow variant on a low bracket end) included.  Each must hold the
+     * prompts the point replays. */
+    const trc_trace *const *trace_variants; /* borrowed, n_trace_variants entries */
+    int32_t n_trace_variants;
     /* 1: no bootstrap over the prompts -- tokens_per_s_lo/hi are the point
      * estimate (a caller that reads neither: a calibration's evaluations) */
     int32_t no_interval;
@@ -184,7 +195,9 @@ typedef struct sim_point_stats {
      * both equal tokens_per_s with a single prompt */
     double tokens_per_s_lo, tokens_per_s_hi;
     /* model uncertainty: the least and the most tokens_per_s over the device
-     * and its standing variants (sim_point.variants); NaN when it has none */
+     * and its standing variants (sim_point.variants), on the trace and on
+     * each end of its acceptance bracket (sim_point.trace_variants); NaN
+     * when the point has neither */
     double tokens_per_s_model_lo, tokens_per_s_model_hi;
     /* provisional drafting (EdgeLLM): draft calls run while the target
      * verified, and draft tokens they produced that later cycles kept */

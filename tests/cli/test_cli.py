@@ -1022,6 +1022,18 @@ def case_error_messages():
                                   '"no/such.h5")\nassert(e.code == 66)\nerror(e)\n')
         one_line_error(err, 66, rc, r"again\.lua:1: .*no/such\.h5")
         no_results(out)
+        # an end of a trace's acceptance bracket that lacks the point's
+        # prompts fails the point (78), naming the bracket
+        rc, _, err, out = run_src(d, "short.lua", (
+            "local fs = flashspec\n"
+            "local t = fs.trace.synth { prompts = 2, output_len = 24 }\n"
+            "local s = fs.trace.synth { prompts = 1, output_len = 24, seed = 2 }\n"
+            "fs.run { device = fs.device 'oneplus12', target = fs.model 'qwen3-8b-q4_0',\n"
+            "  draft = fs.model 'qwen3-8b-eagle3-q4_0', trace = t:bracket(s), max_new_tokens = 24,\n"
+            "  policy = fs.policy.chain { k = 4 } }\n"))
+        one_line_error(err, 78, rc, r"short\.lua:4: .*acceptance bracket: trace 1 of 1 holds 1 "
+                       r"prompts; the point replays prompts 1 to 2")
+        no_results(out)
         for forged in ('error({ code = 65, status = 5, msg = "forged" })\n',
                        'error(setmetatable({ code = 65, status = 5, msg = "forged" }, {}))\n'):
             rc, _, err, out = run_src(d, "forged.lua", forged)

@@ -75,6 +75,41 @@ local okv, ev = pcall(dev.variant, dev, "min9")
 assert(not okv and ev.code == 78 and tostring(ev):find("its variants: all, const, min8, parts_slow", 1, true),
        tostring(ev))
 
+-- the acceptance bracket: tr:bracket(...) is the trace with the ends the
+-- point is also replayed on; the band spans every trace on every device,
+-- nothing else of the row moves, and the trace itself keeps no bracket
+local mid = fs.trace.synth { prompts = 2, output_len = 40, accept = { 0.7 }, seed = 9 }
+local low = fs.trace.synth { prompts = 2, output_len = 40, accept = { 0.4 }, seed = 9 }
+local high = fs.trace.synth { prompts = 2, output_len = 40, accept = { 0.95 }, seed = 9 }
+local br = mid:bracket(low, high)
+assert(#br.brackets == 2 and br.brackets[1] == low.name and br.brackets[2] == high.name)
+assert(#mid.brackets == 0 and br.name == mid.name)
+local vd = dev:variant "all" -- a device without variants
+local function on(t, d, pol)
+  return fs.run { device = d, target = tgt, draft = drf, trace = t, max_new_tokens = 40,
+                  policy = pol or fs.policy.chain { k = 4 } }
+end
+local rb, rm, rl, rh = on(br, vd), on(mid, vd), on(low, vd), on(high, vd)
+assert(rm.tokens_per_s_model_lo ~= rm.tokens_per_s_model_lo, "no variant, no bracket: no band")
+assert(rb.tokens_per_s == rm.tokens_per_s and rb.cycles == rm.cycles and rb.point_id ~= rm.point_id)
+assert(rb.tokens_per_s_model_lo == math.min(rl.tokens_per_s, rm.tokens_per_s, rh.tokens_per_s))
+assert(rb.tokens_per_s_model_hi == math.max(rl.tokens_per_s, rm.tokens_per_s, rh.tokens_per_s))
+assert(rl.tokens_per_s < rm.tokens_per_s and rm.tokens_per_s < rh.tokens_per_s)
+-- with the phone's standing variants: the corners too (a slow variant on the low end)
+local corner = fs.run { device = dev:variant "parts_slow", target = tgt, draft = drf, trace = low,
+                        max_new_tokens = 40, policy = fs.policy.chain { k = 4 } }
+local rbv = on(br, dev)
+assert(rbv.tokens_per_s_model_lo <= corner.tokens_per_s and
+       rbv.tokens_per_s_model_lo <= rb.tokens_per_s_model_lo)
+for _, bad in ipairs { { "bracket takes 1 to 8 traces (got 0)", function() return mid:bracket() end },
+                       { "argument 2 is not a trace (got number)", function() return mid:bracket(low, 5) end },
+                       { "has a bracket of its own", function() return mid:bracket(br) end },
+                       { "bracket takes 1 to 8 traces (got 9)", function()
+                           return mid:bracket(low, low, low, low, low, low, low, low, low) end } } do
+  local okb, eb = pcall(bad[2])
+  assert(not okb and eb.code == 78 and tostring(eb):find(bad[1], 1, true), tostring(eb))
+end
+
 -- errors are objects carrying an exit code, catchable by scripts
 local ok, e = pcall(fs.trace, "no/such/file.h5")
 assert(not ok and e.code == 66 and tostring(e):find("no/such/file.h5", 1, true))

@@ -249,6 +249,95 @@ static void test_variants(void)
     trc_free(t);
 }
 
+/* A point of policy on d with n_var device variants and the n_tv traces of
+ * its acceptance bracket; prompts 0 = all. */
+static int run_bracket(const trc_trace *t, const trc_trace *const *tv, int32_t n_tv,
+                       const char *policy, const sim_device *d, const sim_device *var,
+                       int32_t n_var, int32_t prompts, sim_point_stats *st, char *err)
+{
+    const eng_policy_desc *desc = eng_policy_lookup(policy);
+    static _Alignas(max_align_t) unsigned char params[4096];
+    CHECK(desc && desc->params_size <= sizeof params);
+    eng_params_defaults(desc->params, params);
+    sim_point pt = {.device = d, .target = &tgt, .draft = &drf, .trace = t, .policy = desc,
+                    .policy_params = params, .max_new_tokens = 40, .prompts = prompts,
+                    .seed = 11, .accept = SIM_ACCEPT_GREEDY, .variants = var,
+                    .n_variants = n_var, .trace_variants = tv, .n_trace_variants = n_tv};
+    return sim_replay_run(&pt, st, err, 256);
+}
+
+/* The acceptance bracket: the band spans the point replayed on every trace
+ * (its own and each bracket end) on every device (its own and each variant),
+ * each corner exactly as its own replay gives it; the bracket changes no
+ * other number of the row, joins the point's content key, and an end that
+ * lacks the point's prompts fails the point. */
+static void test_trace_variants(void)
+{
+    trc_trace *t = synth(0.7, 0.9, 24), *lo_t = synth(0.45, 0.9, 24), *hi_t = synth(0.95, 0.9, 24);
+    const trc_trace *tv[2] = {lo_t, hi_t};
+    const trc_trace *all[3] = {t, lo_t, hi_t};
+    sim_device var[2] = {dev, dev};
+    var[0].npu_gflops *= 0.5;
+    var[1].launch_us *= 3;
+    static const char *const policies[] = {"chain", "edgellm", "flash_ar"};
+    char err[256];
+    for (size_t i = 0; i < 3; i++) {
+        for (int32_t nv = 0; nv <= 2; nv += 2) { /* without and with device variants */
+            sim_point_stats band, plain, own;
+            CHECK_EQ_INT(run_bracket(t, tv, 2, policies[i], &dev, var, nv, 0, &band, err), SIM_OK);
+            CHECK_EQ_INT(run_bracket(t, NULL, 0, policies[i], &dev, NULL, 0, 0, &plain, err),
+                         SIM_OK);
+            double lo = INFINITY, hi = -INFINITY;
+            for (int k = 0; k < 3; k++)
+                for (int v = -1; v < nv; v++) {
+                    CHECK_EQ_INT(run_bracket(all[k], NULL, 0, policies[i], v < 0 ? &dev : &var[v],
+                                             NULL, 0, 0, &own, err),
+                                 SIM_OK);
+                    lo = own.tokens_per_s < lo ? own.tokens_per_s : lo;
+                    hi = own.tokens_per_s > hi ? own.tokens_per_s : hi;
+                }
+            CHECK(band.tokens_per_s_model_lo == lo && band.tokens_per_s_model_hi == hi);
+            if (i < 2) /* the bracket matters to a policy that drafts */
+                CHECK(lo < plain.tokens_per_s && hi > plain.tokens_per_s);
+            band.sim_wall_s = plain.sim_wall_s = 0;
+            band.tokens_per_s_model_lo = plain.tokens_per_s_model_lo;
+            band.tokens_per_s_model_hi = plain.tokens_per_s_model_hi;
+            CHECK(memcmp(&band, &plain, sizeof band) == 0);
+        }
+    }
+    /* one end alone: the band is the two replays' range */
+    sim_point_stats one, a, b;
+    CHECK_EQ_INT(run_bracket(t, tv + 1, 1, "chain", &dev, NULL, 0, 0, &one, err), SIM_OK);
+    CHECK_EQ_INT(run_bracket(t, NULL, 0, "chain", &dev, NULL, 0, 0, &a, err), SIM_OK);
+    CHECK_EQ_INT(run_bracket(hi_t, NULL, 0, "chain", &dev, NULL, 0, 0, &b, err), SIM_OK);
+    CHECK(one.tokens_per_s_model_lo == a.tokens_per_s && one.tokens_per_s_model_hi == b.tokens_per_s);
+    /* the content key: none as before, each end and its order count */
+    const eng_policy_desc *desc = eng_policy_lookup("chain");
+    sim_point pt = {.trace = t, .policy = desc};
+    uint64_t k0 = sim_point_content_key(&pt);
+    CHECK(k0 == trc_checksum(t));
+    pt.trace_variants = tv, pt.n_trace_variants = 2;
+    uint64_t k2 = sim_point_content_key(&pt);
+    const trc_trace *rev[2] = {hi_t, lo_t};
+    pt.trace_variants = rev;
+    uint64_t kr = sim_point_content_key(&pt);
+    pt.n_trace_variants = 1;
+    uint64_t k1 = sim_point_content_key(&pt);
+    CHECK(k2 != k0 && kr != k2 && k1 != k2 && k1 != k0);
+    /* an end with fewer prompts than the point replays fails the point */
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    p.prompts = 1, p.output_len = 48, p.max_nodes = 24, p.n_accept = 1, p.accept[0] = 0.5;
+    trc_trace *short_t = NULL;
+    trc_err e;
+    CHECK(trc_synth(&p, &short_t, &e) == TRC_OK);
+    const trc_trace *bad[1] = {short_t};
+    CHECK(run_bracket(t, bad, 1, "chain", &dev, NULL, 0, 0, &one, err) != SIM_OK);
+    CHECK_EQ_INT(run_bracket(t, bad, 1, "chain", &dev, NULL, 0, 1, &one, err), SIM_OK);
+    trc_free(short_t);
+    trc_free(t), trc_free(lo_t), trc_free(hi_t);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -260,5 +349,6 @@ int main(int argc, char **argv)
     test_flash_ar();
     test_errors();
     test_variants();
+    test_trace_variants();
     return check_done("replay/replay");
 }
