@@ -29,8 +29,8 @@
  *
  * One cycle (sim_hw_cycle), all on the virtual clock, starting at sim_hw_now():
  *   1. draft calls, serially, each one forward of `rows` nodes of the whole
- *      draft on its unit (CPU or NPU; sim_primitives.h formulas; the draft reads its
- *      weights and its KV over ctx_len from DRAM);
+ *      draft on its unit (CPU or NPU; sim_draft.c; the draft reads its weights
+ *      and its KV over ctx_len from DRAM);
  *   2. verification (if a shape is given):
  *      - KV / temporary-sequence management on the CPU: with leaves > 1 every
  *        leaf gets a temporary sequence: per leaf, the KV of the tree rows is
@@ -128,7 +128,7 @@
  *     of the cycle is a CPU service at the CPU's rates, charged to cpu_ms and
  *     never to npu_ms.  A layer over r rows is one batched pass,
  *         max( (W + ctx x KV) / cpu_gbps , r x F / cpu_gflops ) / cpu_efficiency
- *     (sim_primitives.h's CPU formula, the one CPU drafting uses) with F the
+ *     (sim_cpu.c's formula, the one CPU drafting uses) with F the
  *     layer's FLOPs per row plus attention over ctx + r: no padding (any
  *     batch size runs as it is), no smallest graph, no launch or sync.  The
  *     eager head is one batched pass over the final rows; the on-demand
@@ -150,7 +150,7 @@
  * compute touches them.  Each fault reads request_kb (the block device's
  * readahead, read_ahead_kb) and pays request_latency_us; each compute thread
  * has one fault in flight, so queue_depth is the thread count and the flash
- * formula (sim_primitives.h) divides the latency by it; nothing reads ahead
+ * formula (sim_flash.c) divides the latency by it; nothing reads ahead
  * of the compute (prefetch_layers = 0, read_during_draft = 0): a layer's
  * pages arrive, then it computes -- the fine-grained interleaving within a
  * layer is priced as read-then-compute, an upper bound that differs from it
@@ -219,7 +219,6 @@
 #ifndef SIM_HW_H
 #define SIM_HW_H
 
-#include "sim_primitives.h"
 #include "sim_device.h"
 #include "sim_model.h"
 #include "engine/eng_oracle.h"

@@ -8,6 +8,7 @@
  * unchanged by the key's existence.
  */
 #include "sim/hw/sim_hw.h"
+#include "sim/hw/sim_hw_impl.h" /* the formulas (sim_cost_*) */
 
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static sim_device cpu_phone(void)
 }
 
 /* What a layer of `rows` rows costs on the CPU by the roofline of
- * sim_primitives.h: weights and KV from DRAM at cpu_gbps against the rows'
+ * sim_cpu.c: weights and KV from DRAM at cpu_gbps against the rows'
  * FLOPs at cpu_gflops, over the target's cpu_efficiency. */
 static double layer_cpu_ms(const sim_device *d, const sim_model *t, int32_t rows, int32_t ctx)
 {

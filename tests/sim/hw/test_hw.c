@@ -8,6 +8,7 @@
  * cycle's three evaluations against each other are in test_hw_paths.c.
  */
 #include "sim/hw/sim_hw.h"
+#include "sim/hw/sim_hw_impl.h" /* the formulas (sim_cost_*) */
 
 #include <math.h>
 #include <stdio.h>
