@@ -115,11 +115,17 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     if (rc != SIM_OK) return rc;
     sim_hw *hw = calloc(1, sizeof *hw);
     if (!hw) goto nomem;
+    /* hw is zeroed (calloc): padding and an absent draft stay zero bytes */
+    memcpy(&hw->in.device, dev, sizeof *dev);
+    memcpy(&hw->in.target, target, sizeof *target);
+    if (draft) memcpy(&hw->in.draft, draft, sizeof *draft);
+    hw->in.dram_fraction = dram_fraction;
+    hw->in.has_draft = draft != NULL;
+    hw->in.max_ctx_tokens = max_ctx_tokens;
     hw->dev = *dev;
     hw->tgt = *target;
     if (draft) hw->dft = *draft;
     hw->has_draft = draft != NULL;
-    hw->max_ctx = max_ctx_tokens;
     hw->mem = mem;
     hw->ready = calloc(4 * ((size_t)target->layers + 1), 1);
     if (!hw->ready || sim_init(&hw->main) || sim_init(&hw->scratch)) goto nomem;
@@ -148,6 +154,11 @@ void sim_hw_destroy(sim_hw *hw)
     free(hw->ready);
     free(hw->read_end);
     free(hw);
+}
+
+void sim_hw_get_inputs(const sim_hw *hw, sim_hw_inputs *out)
+{
+    memcpy(out, &hw->in, sizeof *out);
 }
 
 const sim_device *sim_hw_device(const sim_hw *hw)
@@ -672,68 +683,47 @@ void sim_hw_set_events_always(sim_hw *hw, int on)
     hw->events_always = on != 0;
 }
 
-int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                 const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+/* The wall times of a cycle alone, as finish_cycle computes them. */
+static void walls_only(const cyc_sum *m, int overlap, sim_cycle_time *out)
 {
-    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, NULL, out, call_ms);
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    out->cycle_ms = (double)(m->t1 - m->t0) * 1e-6;
+    out->draft_ms = (double)(m->t_draft_end - m->t0) * 1e-6;
+    out->verify_ms = (double)((overlap ? m->t_verify_end : m->t1) - m->t_draft_end) * 1e-6;
 }
 
-int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
-                         double *call_ms)
+int sim_hw_cycle(sim_hw *hw, const sim_cycle_req *req, sim_cycle_time *out)
 {
-    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, out, call_ms);
-}
-
-/* The cycle's duration once its calls and shape are known valid (o is the
- * overlap cycle_check leaves: NULL without overlapping calls). */
-static int price_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                    const sim_verify_shape *v, const sim_overlap *o, const sim_overlap *ov,
-                    double *cycle_ms)
-{
+    sim_sim *s = req->price ? &hw->scratch : &hw->main;
+    int spans = !req->price;
+    const sim_overlap *ov = &req->overlap;
+    if (!req->walls_only)
+        return run_cycle(hw, s, spans, req->calls, req->n_calls, req->verify, ov, out,
+                         req->call_ms);
+    /* the wall times alone: o is the overlap cycle_check leaves (NULL without
+     * overlapping calls) */
+    const sim_overlap *o = ov;
+    if (req->accepted) {
+        if (hw->broken) return SIM_NOMEM;
+        o = ov->n_calls > 0 ? ov : NULL;
+    } else {
+        int rc = cycle_check(hw, req->calls, req->n_calls, req->verify, &o);
+        if (rc != SIM_OK) return rc;
+    }
     cyc_sum m;
-    if (cycle_direct(hw, hw->span_fn != NULL, o) &&
-        direct_walk(hw, &hw->main, calls, n_calls, v, o, &m, NULL) == 0) {
-        *cycle_ms = (double)(m.t1 - m.t0) * 1e-6; /* as finish_cycle */
+    if (cycle_direct(hw, spans && hw->span_fn != NULL, o) &&
+        direct_walk(hw, s, req->calls, req->n_calls, req->verify, o, &m, req->call_ms) == 0) {
+        walls_only(&m, o != NULL, out);
         return SIM_OK;
     }
     sim_cycle_time ct;
-    int rc = run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, &ct, NULL);
-    if (rc == SIM_OK) *cycle_ms = ct.cycle_ms;
+    int rc = run_cycle(hw, s, spans, req->calls, req->n_calls, req->verify, ov, &ct, req->call_ms);
+    if (rc == SIM_OK && out) {
+        memset(out, 0, sizeof *out);
+        out->cycle_ms = ct.cycle_ms;
+        out->draft_ms = ct.draft_ms;
+        out->verify_ms = ct.verify_ms;
+    }
     return rc;
-}
-
-int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms)
-{
-    const sim_overlap *o = ov;
-    int rc = cycle_check(hw, calls, n_calls, v, &o);
-    if (rc != SIM_OK) return rc;
-    return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
-}
-
-int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                                     const sim_verify_shape *v, const sim_overlap *ov,
-                                     double *cycle_ms)
-{
-    if (hw->broken) return SIM_NOMEM;
-    const sim_overlap *o = ov && ov->n_calls > 0 ? ov : NULL;
-    return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
-}
-
-int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                    const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
-{
-    return run_cycle(hw, &hw->scratch, 0, calls, n_calls, v, NULL, out, call_ms);
-}
-
-int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
-{
-    if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_CONFIG_INVALID;
-    double slow = sim_hwi_cycle_slow(hw);
-    cyc_sum w = {0};
-    int64_t end = sim_hwi_verify_walk(hw, v, slow, 0, 0, &w, NULL);
-    if (end < 0) return SIM_CONFIG_INVALID;
-    *verify_ms = (double)end * 1e-6;
-    return SIM_OK;
 }

@@ -190,7 +190,7 @@
  * decision is taken per cycle at its start (a cycle never straddles the
  * onset); power states are unchanged when throttled (energy upper bound).
  *
- * Overlap (sim_hw_cycle_overlap; EdgeLLM's provisional generation): draft
+ * Overlap (sim_cycle_req.overlap; EdgeLLM's provisional generation): draft
  * calls that run while the target verifies.  They start in order once the
  * verification has started, one at a time on their unit (FIFO with the target's
  * work there: on the NPU they delay its layers); with gate set a call starts
@@ -276,6 +276,21 @@ void sim_hw_destroy(sim_hw *hw); /* NULL-safe */
 /* Copies the DRAM accounting into *out. */
 void sim_hw_get_memory(const sim_hw *hw, sim_hw_memory *out);
 
+/* What a phone model was created from: every argument of sim_hw_create, so
+ * that two handles with equal inputs price everything alike.  Padding and an
+ * absent draft are zero bytes: inputs compare as bytes (a memo's key). */
+typedef struct sim_hw_inputs {
+    sim_device device;
+    sim_model target;
+    sim_model draft; /* zero when has_draft is 0 */
+    double dram_fraction;
+    int32_t has_draft;
+    int32_t max_ctx_tokens;
+} sim_hw_inputs;
+
+/* Copies the handle's inputs into *out (whole, padding included). */
+void sim_hw_get_inputs(const sim_hw *hw, sim_hw_inputs *out);
+
 /* Borrowed views, valid for the handle's lifetime. */
 const sim_device *sim_hw_device(const sim_hw *hw);
 const sim_model *sim_hw_target(const sim_hw *hw);
@@ -341,13 +356,6 @@ typedef struct sim_cycle_time {
  * counts from here.  sim_hw_create marks clock 0. */
 void sim_hw_generation_start(sim_hw *hw);
 
-/* Runs one cycle: calls[0..n_calls) in order, then the verification of *v
- * (NULL: none).  call_ms (NULL or n_calls entries) receives each draft call's
- * latency.  Advances the clock.  Returns SIM_OK, or SIM_CONFIG_INVALID
- * (nothing simulated, clock unchanged) for a bad shape or call. */
-int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                 const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
-
 /* Draft calls that overlap a verification ("Overlap"), in order. */
 typedef struct sim_overlap {
     const sim_draft_call *calls;
@@ -355,34 +363,36 @@ typedef struct sim_overlap {
     int32_t gate; /* 1: a call starts only while no target compute is issued */
 } sim_overlap;
 
-/* sim_hw_cycle plus draft calls overlapping the verification (ov NULL or
- * n_calls 0: identical to sim_hw_cycle; ov needs a verification). */
-int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
-                         double *call_ms);
+/* One cycle to run or to price (zero-initialised fields: none, off). */
+typedef struct sim_cycle_req {
+    const sim_draft_call *calls;    /* draft calls before the verification, in order */
+    int32_t n_calls;
+    const sim_verify_shape *verify; /* the verification; NULL: none */
+    sim_overlap overlap;            /* draft calls overlapping the verification ("Overlap");
+                                       n_calls 0: none; needs a verification */
+    double *call_ms;                /* NULL, or n_calls entries: each draft call's latency */
+    int32_t price;    /* 0: on the phone's clock, which the cycle advances, reporting each
+                         service to the span hook; 1: priced on a private scratch simulation --
+                         the same numbers, but the clock does not move and no spans are
+                         emitted (offline cost profiles, a verification priced alone) */
+    int32_t walls_only; /* 1: only the wall times (cycle_ms, draft_ms, verify_ms) are filled,
+                           the rest of *out is 0: for a caller that only adds up time (the
+                           replay's standing variants, its waste and calibration tables);
+                           the same times, the same effect on the clock */
+    int32_t accepted; /* 1: a phone model of the same target and draft has just accepted these
+                         calls, shape and overlap (returned SIM_OK for them): they are not
+                         checked again -- whether they are valid depends on the models, not
+                         on the phone.  The replay prices its standing variants this way */
+} sim_cycle_req;
 
-/* sim_hw_cycle_overlap's cycle_ms alone, with the same effect on the clock
- * and the same return codes: for a caller that only adds up decode time (the
- * replay's standing variants), without the rest of sim_cycle_time. */
-int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms);
-
-/* sim_hw_cycle_overlap_ms for a cycle that a phone model of the same target
- * and draft has just accepted (sim_hw_cycle_overlap returned SIM_OK for
- * the same calls, shape and overlap): the same duration, clock and return
- * codes, without checking the calls and the shape again -- whether they are
- * valid depends on the models, not on the phone.  The replay prices its
- * standing variants this way, in step with the device. */
-int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                                     const sim_verify_shape *v, const sim_overlap *ov,
-                                     double *cycle_ms);
-
-/* The verification of *v alone (no draft calls, no overlap) without running
- * the event simulation: a recurrence with exactly the cycle's semantics and
- * rounding, so *verify_ms equals sim_hw_estimate's verify_ms for the same shape
- * (tests/sim/hw checks it).  Cheap: O(L) arithmetic.  For the replay's waste
- * and calibration tables.  Returns SIM_OK or SIM_CONFIG_INVALID. */
-int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms);
+/* Runs one cycle (the one entry point): req->calls in order, then the
+ * verification of req->verify with req->overlap's calls beside it; *out (may
+ * be NULL) receives its times.  Without price, advances the clock.  Returns
+ * SIM_OK, or SIM_CONFIG_INVALID (nothing simulated, clock unchanged) for a
+ * bad shape or call, or SIM_NOMEM.  A cycle without draft calls and without
+ * overlap, priced with walls_only, is the verification alone: a recurrence
+ * with exactly the cycle's semantics and rounding, O(L) arithmetic. */
+int sim_hw_cycle(sim_hw *hw, const sim_cycle_req *req, sim_cycle_time *out);
 
 /* How cycles are run.  Without a span hook, a cycle without overlapping draft
  * calls, or with gated ones, is walked as a recurrence (the draft calls back
@@ -401,11 +411,6 @@ void sim_hw_set_events_always(sim_hw *hw, int on);
  * budget - accounted DRAM) / (draft KV + one fp16 hidden-state row per
  * token), 0 when the accounting already exceeds the bound. */
 int32_t sim_hw_overlap_cap(const sim_hw *hw);
-
-/* The same cycle on a private scratch simulation: identical numbers, but the
- * clock does not move and no spans are emitted (for offline cost profiles). */
-int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                    const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
 
 /* Optional timeline hook: one call per finished service, resource "flash",
  * "npu" or "cpu", label "draft", "kv", "read", "layer", "read_head", "head",

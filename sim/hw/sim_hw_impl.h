@@ -91,10 +91,10 @@ typedef struct sim_hwi_memo {
 } sim_hwi_memo;
 
 struct sim_hw {
+    sim_hw_inputs in; /* as created (sim_hw_get_inputs); dev, tgt, dft copy its parts */
     sim_device dev;
     sim_model tgt, dft;
     int has_draft;
-    int32_t max_ctx;
     sim_hw_memory mem;
     /* derived constants */
     int32_t L, pinned;
