@@ -34,8 +34,7 @@ double sim_hwi_cpu_layer_ms(const sim_hw *hw, int32_t rows, double bytes, double
 
 double sim_hwi_cpu_head_batch_ms(const sim_hw *hw, int32_t rows)
 {
-    return sim_cost_cpu_ms(&hw->dev, rows, hw->head_bytes, hw->head_flops,
-                           hw->tgt.cpu_efficiency);
+    return sim_cost_cpu_ms(&hw->dev, rows, hw->head_bytes, hw->head_flops, hw->tgt.cpu_efficiency);
 }
 
 double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows)

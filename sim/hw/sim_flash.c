@@ -31,18 +31,20 @@ double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_
     return (bytes / (d->read_gbps * 1e6) + requests * d->request_latency_us * 1e-3 / q) / eff;
 }
 
+/* The reads of a streamed layer and of the streamed head in runtime
+ * (sim_runtime): its queue depth. */
 static int32_t runtime_queue(const sim_hw *hw, int32_t runtime)
 {
     return runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : hw->dev.queue_depth;
 }
 
-double sim_hw_layer_read_rt_ms(const sim_hw *hw, int32_t runtime)
+static double layer_read_ms(const sim_hw *hw, int32_t runtime)
 {
     return sim_cost_flash_q_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency,
                                runtime_queue(hw, runtime));
 }
 
-double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime)
+static double head_read_ms(const sim_hw *hw, int32_t runtime)
 {
     return sim_cost_flash_q_ms(&hw->dev, hw->head_bytes, hw->tgt.flash_efficiency,
                                runtime_queue(hw, runtime));
@@ -50,20 +52,20 @@ double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime)
 
 double sim_hw_layer_read_ms(const sim_hw *hw)
 {
-    return sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE);
+    return layer_read_ms(hw, SIM_RUNTIME_BASELINE);
 }
 
 double sim_hw_head_read_ms(const sim_hw *hw)
 {
-    return sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE);
+    return head_read_ms(hw, SIM_RUNTIME_BASELINE);
 }
 
 void sim_hwi_flash_derive(sim_hw *hw)
 {
-    hw->layer_read_ns = sim_hwi_ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
-    hw->head_read_ns = sim_hwi_ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
-    hw->spec_layer_read_ns = sim_hwi_ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
-    hw->spec_head_read_ns = sim_hwi_ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    hw->layer_read_ns = sim_hwi_ms_to_ns(layer_read_ms(hw, SIM_RUNTIME_BASELINE));
+    hw->head_read_ns = sim_hwi_ms_to_ns(head_read_ms(hw, SIM_RUNTIME_BASELINE));
+    hw->spec_layer_read_ns = sim_hwi_ms_to_ns(layer_read_ms(hw, SIM_RUNTIME_SPEC));
+    hw->spec_head_read_ns = sim_hwi_ms_to_ns(head_read_ms(hw, SIM_RUNTIME_SPEC));
     hw->stream_reads = 0;
     hw->stream_bytes = 0.0;
     for (int32_t i = hw->pinned; i < hw->L; i++) {

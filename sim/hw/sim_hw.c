@@ -111,7 +111,7 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     *out = NULL;
     sim_hw_memory mem;
     int rc =
-        sim_hw_memory_plan(dev, target, draft, dram_fraction, max_ctx_tokens, &mem, err, errlen);
+        sim_hwi_memory_plan(dev, target, draft, dram_fraction, max_ctx_tokens, &mem, err, errlen);
     if (rc != SIM_OK) return rc;
     sim_hw *hw = calloc(1, sizeof *hw);
     if (!hw) goto nomem;

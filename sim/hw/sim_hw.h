@@ -256,13 +256,6 @@ typedef struct sim_hw_memory {
 /* Stable name of a category ("draft", "pinned", "head", "kv_target", ...). */
 const char *sim_mem_cat_name(sim_mem_cat c);
 
-/* The accounting sim_hw_create would do, without creating anything.  draft may
- * be NULL.  Returns SIM_OK, SIM_CONFIG_NOFIT (out filled) or SIM_CONFIG_INVALID;
- * a one-line message goes to err (may be NULL) on failure. */
-int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
-                       double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
-                       size_t errlen);
-
 /* Creates the phone model.  dev, target, draft (NULL = none) are copied.
  * dram_fraction in [0, 1]; max_ctx_tokens >= 1 sizes the KV caches.
  * Returns SIM_OK and *out (free with sim_hw_destroy), or an error code with
@@ -365,24 +358,24 @@ typedef struct sim_overlap {
 
 /* One cycle to run or to price (zero-initialised fields: none, off). */
 typedef struct sim_cycle_req {
-    const sim_draft_call *calls;    /* draft calls before the verification, in order */
+    const sim_draft_call *calls; /* draft calls before the verification, in order */
     int32_t n_calls;
     const sim_verify_shape *verify; /* the verification; NULL: none */
     sim_overlap overlap;            /* draft calls overlapping the verification ("Overlap");
                                        n_calls 0: none; needs a verification */
     double *call_ms;                /* NULL, or n_calls entries: each draft call's latency */
-    int32_t price;    /* 0: on the phone's clock, which the cycle advances, reporting each
-                         service to the span hook; 1: priced on a private scratch simulation --
-                         the same numbers, but the clock does not move and no spans are
-                         emitted (offline cost profiles, a verification priced alone) */
+    int32_t price;      /* 0: on the phone's clock, which the cycle advances, reporting each
+                           service to the span hook; 1: priced on a private scratch simulation --
+                           the same numbers, but the clock does not move and no spans are
+                           emitted (offline cost profiles, a verification priced alone) */
     int32_t walls_only; /* 1: only the wall times (cycle_ms, draft_ms, verify_ms) are filled,
                            the rest of *out is 0: for a caller that only adds up time (the
                            replay's standing variants, its waste and calibration tables);
                            the same times, the same effect on the clock */
-    int32_t accepted; /* 1: a phone model of the same target and draft has just accepted these
-                         calls, shape and overlap (returned SIM_OK for them): they are not
-                         checked again -- whether they are valid depends on the models, not
-                         on the phone.  The replay prices its standing variants this way */
+    int32_t accepted;   /* 1: a phone model of the same target and draft has just accepted these
+                           calls, shape and overlap (returned SIM_OK for them): they are not
+                           checked again -- whether they are valid depends on the models, not
+                           on the phone.  The replay prices its standing variants this way */
 } sim_cycle_req;
 
 /* Runs one cycle (the one entry point): req->calls in order, then the
@@ -428,9 +421,6 @@ void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx); /* fn NULL = 
 
 double sim_hw_layer_read_ms(const sim_hw *hw); /* one streamed target layer (baseline) */
 double sim_hw_head_read_ms(const sim_hw *hw);  /* the streamed LM head (baseline) */
-/* The same reads in the given runtime (sim_runtime). */
-double sim_hw_layer_read_rt_ms(const sim_hw *hw, int32_t runtime);
-double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime);
 double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len);
 double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows); /* one eager execution */
 double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows); /* rows sequential GEMVs */
@@ -447,8 +437,6 @@ double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v);
 /* The runtime whose reads a verification uses: v->runtime, or SPEC for a
  * tree (decode = 0) when the device sets verify_overlap ("The runtime"). */
 int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v);
-/* The same for a tree shape (decode = 0) of rows and leaves. */
-double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
 /* The tree set-up that is the same for every tree verification of the point,
  * its parts (each ms): the constant, per streamed GB, per resident GB, per
  * streamed op, per tree graph (L + 1 of them).  Returns their sum.  The parts

@@ -194,8 +194,15 @@ static inline void sim_hwi_set_err(char *err, size_t n, const char *msg)
     if (err && n) snprintf(err, n, "%s", msg);
 }
 
-
 /* ---- shared between the files (each declared where it is defined) ---- */
+
+/* sim_hw_memory.c: the accounting sim_hw_create does before it creates
+ * anything.  draft may be NULL.  Returns SIM_OK, SIM_CONFIG_NOFIT (out
+ * filled) or SIM_CONFIG_INVALID; a one-line message goes to err (may be
+ * NULL) on failure. */
+int sim_hwi_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
+                        double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
+                        size_t errlen);
 
 /* sim_flash.c: the read times per runtime and what every verification
  * streams (stream_reads, stream_bytes, stream_ns), from the handle's sizes. */

@@ -21,7 +21,7 @@ const char *sim_mem_cat_name(sim_mem_cat c)
 
 /* ---- DRAM accounting ---- */
 
-int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
+int sim_hwi_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
                        double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
                        size_t errlen)
 {

@@ -59,9 +59,3 @@ double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v)
         (double)v->rows * hw->kv_token_bytes / (d->cpu_gbps * 1e6) + d->kv_seq_us * 1e-3;
     return setup + v->leaves * per_leaf;
 }
-
-double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves)
-{
-    sim_verify_shape v = {.rows = rows, .leaves = leaves};
-    return sim_hw_setup_ms(hw, &v);
-}

@@ -69,13 +69,13 @@ static void test_residency(void)
     d.prefetch_layers = 2;
     sim_model t = q4();
     sim_hw_memory mem;
-    CHECK(sim_hw_memory_plan(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.bytes[SIM_MEM_HEAD] == sim_model_head_bytes(&t));
     CHECK(mem.buffers == 3 && mem.bytes[SIM_MEM_BUFFERS] == 3 * sim_model_layer_bytes(&t));
     CHECK(mem.bytes[SIM_MEM_DRAFT] == 0 && mem.bytes[SIM_MEM_KV_DRAFT] == 0);
     /* floor(x * L): 0.7 * 30 = 21 despite binary rounding */
     sim_model t30 = decoder(30, 2048, 16, 8192, 32000, 0);
-    CHECK(sim_hw_memory_plan(&d, &t30, NULL, 0.7, 16, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t30, NULL, 0.7, 16, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.resident_layers == 21);
     CHECK(strcmp(sim_mem_cat_name(SIM_MEM_KV_TARGET), "kv_target") == 0);
 }
@@ -97,7 +97,7 @@ static void test_residency_edges(void)
         for (int32_t k = 34; k <= 36; k++) {
             double x = (double)k / 36.0;
             sim_hw_memory mem;
-            CHECK(sim_hw_memory_plan(&d, &m, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
+            CHECK(plan_memory(&d, &m, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
             int head = pin && k == 36; /* the head is pinned with the last layer, not before */
             CHECK_EQ_INT(mem.resident_layers, k);
             CHECK_EQ_INT(mem.streamed_layers, 36 - k);
@@ -130,9 +130,9 @@ static void test_residency_edges(void)
                   m22 = decoder(22, 2048, 16, 8192, 32000, 0);
         sim_hw_memory mem;
         CHECK(0.58 * 50 < 29.0 && (15.0 / 22.0) * 22 < 15.0); /* the premise */
-        CHECK(sim_hw_memory_plan(&p, &m50, NULL, 0.58, 16, &mem, NULL, 0) == SIM_OK);
+        CHECK(plan_memory(&p, &m50, NULL, 0.58, 16, &mem, NULL, 0) == SIM_OK);
         CHECK_EQ_INT(mem.resident_layers, 29);
-        CHECK(sim_hw_memory_plan(&p, &m22, NULL, 15.0 / 22.0, 16, &mem, NULL, 0) == SIM_OK);
+        CHECK(plan_memory(&p, &m22, NULL, 15.0 / 22.0, 16, &mem, NULL, 0) == SIM_OK);
         CHECK_EQ_INT(mem.resident_layers, 15);
     }
     /* prefetch 2 (three layer buffers) against 2, 3 and 4 streamed layers:
@@ -142,7 +142,7 @@ static void test_residency_edges(void)
     d.dram_budget_gb = 64.0;
     for (int32_t s = 2; s <= 4; s++) {
         sim_hw_memory mem;
-        CHECK(sim_hw_memory_plan(&d, &m, NULL, (double)(36 - s) / 36.0, 4096, &mem, NULL, 0) ==
+        CHECK(plan_memory(&d, &m, NULL, (double)(36 - s) / 36.0, 4096, &mem, NULL, 0) ==
               SIM_OK);
         CHECK_EQ_INT(mem.streamed_layers, s);
         CHECK_EQ_INT(mem.buffers, s < 3 ? s : 3);
@@ -298,7 +298,7 @@ static void test_projection_kv_exit(void)
     CHECK(hw_price(hw, NULL, 0, &v, &npu, NULL) == SIM_OK);
     /* KV: 4 leaves x (16 rows x KV/token / CPU rate + 0.1 ms) */
     double kv = 4 * (16 * sim_model_kv_token_bytes(&m) / 17.2e6 + 0.1);
-    CHECK(NEAR(e.kv_ms, kv) && NEAR(sim_hw_kv_ms(hw, 16, 4), kv) && sim_hw_kv_ms(hw, 16, 1) == 0);
+    CHECK(NEAR(e.kv_ms, kv) && NEAR(kv_ms(hw, 16, 4), kv) && kv_ms(hw, 16, 1) == 0);
     CHECK(NEAR(e.cpu_ms, e.kv_ms));
     CHECK(NEAR(cpu.cpu_ms - cpu.kv_ms, 3 * sim_hw_head_cpu_ms(hw, 1)));
     CHECK(NEAR(sim_hw_head_cpu_ms(hw, 1), sim_model_head_bytes(&m) / 17.2e6));
@@ -558,15 +558,15 @@ static void test_kv_shared(void)
     sim_model m = q8(), e = eagle(4096, 14336);
     sim_hw_memory sep, sh;
     char err[512];
-    CHECK(sim_hw_memory_plan(&d, &m, &e, 0.5, 4096, &sep, err, sizeof err) == SIM_OK);
+    CHECK(plan_memory(&d, &m, &e, 0.5, 4096, &sep, err, sizeof err) == SIM_OK);
     d.kv_shared = 1;
-    CHECK(sim_hw_memory_plan(&d, &m, &e, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
+    CHECK(plan_memory(&d, &m, &e, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
     double kt = 4096.0 * sim_model_kv_token_bytes(&m), kd = 4096.0 * sim_model_kv_token_bytes(&e);
     CHECK(sep.bytes[SIM_MEM_KV_TARGET] == kt && sep.bytes[SIM_MEM_KV_DRAFT] == kd);
     CHECK(sh.bytes[SIM_MEM_KV_TARGET] == (kt > kd ? kt : kd) && sh.bytes[SIM_MEM_KV_DRAFT] == 0.0);
     CHECK(NEAR(sep.total_bytes - sh.total_bytes, kt < kd ? kt : kd));
     /* without a draft there is nothing to share */
-    CHECK(sim_hw_memory_plan(&d, &m, NULL, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
+    CHECK(plan_memory(&d, &m, NULL, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
     CHECK(sh.bytes[SIM_MEM_KV_TARGET] == kt);
 }
 
@@ -776,7 +776,7 @@ static void test_runtime_keys(void)
     od.proj = ENG_PROJ_ONDEMAND_NPU;
     od.proj_rows = 3;
     double od_ms = sim_hw_proj_ms(hw, &od);
-    CHECK(sim_hw_kv_ms(hw, 1, 1) == 0.0 && sim_hw_kv_ms(hw, 2, 1) == 0.0);
+    CHECK(kv_ms(hw, 1, 1) == 0.0 && kv_ms(hw, 2, 1) == 0.0);
     sim_hw_destroy(hw);
 
     /* queue depth: each request's latency paid once per Q requests in flight */
@@ -804,7 +804,7 @@ static void test_runtime_keys(void)
     sim_device ds = d;
     ds.verify_setup_us = 300000;
     hw = make(&ds, &t, &e, 0.0);
-    CHECK(NEAR(sim_hw_kv_ms(hw, 2, 1), 300.0) && sim_hw_kv_ms(hw, 1, 1) == 0.0);
+    CHECK(NEAR(kv_ms(hw, 2, 1), 300.0) && kv_ms(hw, 1, 1) == 0.0);
     CHECK(NEAR(verify_ms(hw, &v2) - two, 300.0 - read1));
     CHECK(NEAR(verify_ms(hw, &v1), one));
     sim_hw_destroy(hw);

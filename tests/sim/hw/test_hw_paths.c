@@ -5,8 +5,8 @@
  * calls).  Against a naive recurrence of the verification schedule, and
  * against each other field by field on random phones, shapes and cycles;
  * a cycle asked for its wall times alone (sim_cycle_req.walls_only, also
- * accepted unchecked) gives the same duration and clock; the walk's fast-forward through repeating layers gives the naive
- * recurrence's end.
+ * accepted unchecked) gives the same duration and clock; the walk's
+ * fast-forward through repeating layers gives the naive recurrence's end.
  */
 #include "sim/hw/sim_hw.h"
 
@@ -44,7 +44,7 @@ static int64_t naive_verify_ns(const sim_hw *hw, const sim_verify_shape *v)
         comp[L] = ns(v->proj_rows * sim_hw_head_npu_ms(hw, 1));
     else
         comp[L] = ns(sim_hw_head_npu_ms(hw, fin));
-    int64_t kv_end = ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
+    int64_t kv_end = ns(kv_ms(hw, v->rows, v->leaves));
     for (int32_t i = 0; i < n; i++) {
         int resident = i == L ? mem.head_resident : i < mem.resident_layers;
         if (resident) {

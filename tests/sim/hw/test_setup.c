@@ -45,7 +45,7 @@ static void test_parts_scale(void)
         double x = fractions[i];
         sim_hw_memory mem;
         sim_device d = phone();
-        CHECK(sim_hw_memory_plan(&d, &t, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
+        CHECK(plan_memory(&d, &t, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
         double streamed = mem.streamed_layers * lb + (mem.head_resident ? 0.0 : hb);
         double resident = mem.resident_layers * lb + (mem.head_resident ? hb : 0.0);
         CHECK(NEAR(streamed + resident, weight_gb(&t) * 1e9));
@@ -126,7 +126,7 @@ static void test_who_pays(void)
     sim_verify_shape v = shape(8, 3);
     double per_leaf = 8 * sim_model_kv_token_bytes(&t) / (d.cpu_gbps * 1e6) + d.kv_seq_us * 1e-3;
     CHECK(NEAR(sim_hw_setup_ms(hw, &v), sim_hw_tree_setup_ms(hw, NULL) + 3 * per_leaf));
-    CHECK(NEAR(sim_hw_kv_ms(hw, 8, 3), sim_hw_setup_ms(hw, &v)));
+    CHECK(NEAR(kv_ms(hw, 8, 3), sim_hw_setup_ms(hw, &v)));
     sim_hw_destroy(hw);
 }
 
@@ -168,15 +168,15 @@ static void test_pin_head(void)
     d.pin_head = 0;
     d.verify_setup_layer_us = 1000;
     sim_hw_memory mem;
-    CHECK(sim_hw_memory_plan(&d, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(!mem.head_resident && mem.streamed_layers == 0);
     CHECK(mem.streamed_bytes == sim_model_head_bytes(&t));
     CHECK(mem.bytes[SIM_MEM_BUFFERS] == sim_model_head_bytes(&t));
     CHECK(NEAR(setup_at(&d, &t, 1.0, 8, 0), 1.0)); /* the head is the one streamed op */
-    CHECK(sim_hw_memory_plan(&d, &tied, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &tied, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
     sim_device p = phone(); /* the default pins it with the last layer */
-    CHECK(sim_hw_memory_plan(&p, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&p, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
     /* a Flash-AR token with every layer pinned still reads the head, from
      * the token's start (the loader's buffer is free) while the pinned
@@ -195,7 +195,7 @@ static void test_pin_head(void)
     CHECK(fabs(ct.flash_ms - hr) < 1e-5 && ct.flash_bytes == sim_model_head_bytes(&t));
     /* head_resident = 1: the runtime keeps it in DRAM at every budget */
     d.head_resident = 1;
-    CHECK(sim_hw_memory_plan(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.bytes[SIM_MEM_HEAD] == sim_model_head_bytes(&t));
     CHECK(mem.streamed_bytes == t.layers * sim_model_layer_bytes(&t));
     sim_hw_destroy(a);
