@@ -412,6 +412,44 @@ static void test_spans_and_determinism(void)
     sim_hw_destroy(b);
 }
 
+/* The one entry point's request: price runs on the scratch simulation (the
+ * clock stays, no spans), walls_only fills the wall times alone -- the same
+ * as a full cycle's -- and moves the clock as a full cycle does; accepted
+ * prices the same cycle unchecked. */
+static void test_cycle_request(void)
+{
+    sim_device d = phone();
+    d.prefetch_layers = 1;
+    sim_model m = q8(), e = eagle(4096, 12288);
+    sim_hw *a = make(&d, &m, &e, 0.25), *b = make(&d, &m, &e, 0.25);
+    spans s = {0};
+    sim_hw_set_span_fn(a, on_span, &s);
+    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 50, SIM_DRAFT_FULL},
+                               {ENG_UNIT_NPU, 4, 51, SIM_DRAFT_FULL}};
+    sim_verify_shape v = shape(12, 3);
+    double ca[2] = {0}, cb[2] = {0};
+    sim_cycle_req q = {.calls = calls, .n_calls = 2, .verify = &v, .call_ms = ca, .price = 1};
+    sim_cycle_time full, walls;
+    CHECK(sim_hw_cycle(a, &q, &full) == SIM_OK);
+    CHECK(sim_hw_now(a) == 0 && s.layers == 0 && full.cycle_ms > 0 && ca[1] > 0);
+    q.price = 0;
+    q.walls_only = 1;
+    q.call_ms = cb;
+    CHECK(sim_hw_cycle(b, &q, &walls) == SIM_OK);
+    CHECK(walls.cycle_ms == full.cycle_ms && walls.draft_ms == full.draft_ms &&
+          walls.verify_ms == full.verify_ms && cb[0] == ca[0] && cb[1] == ca[1]);
+    CHECK(walls.flash_ms == 0 && walls.events == 0 && walls.energy_mj == 0);
+    CHECK(sim_hw_now(b) == (int64_t)llround(full.cycle_ms * 1e6));
+    q.walls_only = 0;
+    q.call_ms = NULL;
+    CHECK(sim_hw_cycle(a, &q, &full) == SIM_OK);
+    CHECK(sim_hw_now(a) == sim_hw_now(b) && s.layers == 36);
+    q.walls_only = q.accepted = 1;
+    CHECK(sim_hw_cycle(b, &q, &walls) == SIM_OK && walls.cycle_ms == full.cycle_ms);
+    sim_hw_destroy(a);
+    sim_hw_destroy(b);
+}
+
 static void test_speed(void)
 {
     sim_device d = phone();
@@ -834,6 +872,7 @@ int main(void)
     test_projection_kv_exit();
     test_draft_calls();
     test_spans_and_determinism();
+    test_cycle_request();
     test_speed();
     test_energy();
     test_energy_anchor();
