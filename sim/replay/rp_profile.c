@@ -146,66 +146,75 @@ static int verify_ms(sim_hw *hw, const sim_verify_shape *v, double *ms)
     return rc;
 }
 
-/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
-int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
-                         int32_t n_prompts, int32_t runtime)
+/* The latency tables of the profile into buf (PROFILE_BYTES: verification
+ * by rows, draft calls on the CPU and on the NPU by rows, verification by
+ * rows x leaves), priced on hw, whose inputs are k->hw, at what else the key
+ * holds and nothing more: whatever a table comes to depend on has to enter
+ * the key first.  0, or -1 when the phone model refuses a shape. */
+static int price_tables(sim_hw *hw, const prof_key *k, double *buf)
 {
-    int32_t ctx = mean_context(pt, n_prompts);
     const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
-    double *buf = malloc(PROFILE_BYTES);
-    if (!buf) return -1;
     double *ver = buf, *dc = buf + n, *dn = buf + 2 * n, *vnl = buf + 3 * n;
-    prof_key key;
-    make_prof_key(&key, hw, ctx, runtime);
-    int cached = prof_cache_get(pt->profile_cache, &key, buf);
     /* verification by (rows, leaves): on-demand CPU projection of one row, so
      * the table holds the shape-dependent part (the projection of the visited
      * path does not depend on the shape) */
-    for (int32_t r = 1; r <= nr && !cached; r++) {
+    for (int32_t r = 1; r <= nr; r++) {
         for (int32_t l = 1; l <= nl; l++) {
             double *at = &vnl[(size_t)(r - 1) * (size_t)nl + (size_t)(l - 1)];
             *at = NAN;
             if (l > r) continue;
             sim_verify_shape v = {.rows = r,
                                   .leaves = l,
-                                  .ctx_len = ctx,
+                                  .ctx_len = k->ctx,
                                   .exit_layer = -1,
                                   .rows_after_exit = r,
                                   .proj = ENG_PROJ_ONDEMAND_CPU,
                                   .proj_rows = 1,
-                                  .runtime = runtime};
-            if (verify_ms(hw, &v, at) != SIM_OK) {
-                free(buf);
-                return -1;
-            }
+                                  .runtime = k->runtime};
+            if (verify_ms(hw, &v, at) != SIM_OK) return -1;
         }
     }
-    int32_t exits[TRC_MAX_EXIT], n_exit = map_exits(pt, hw, exits);
-    for (int32_t m = 1; m <= n && !cached; m++) {
+    for (int32_t m = 1; m <= n; m++) {
         sim_verify_shape v = {.rows = m,
                               .leaves = m > 1 ? (m + 1) / 2 : 1,
-                              .ctx_len = ctx,
+                              .ctx_len = k->ctx,
                               .exit_layer = -1,
                               .rows_after_exit = m,
                               .proj = ENG_PROJ_EAGER_NPU,
                               .proj_rows = 1,
-                              .runtime = runtime};
-        if (verify_ms(hw, &v, &ver[m - 1]) != SIM_OK) {
+                              .runtime = k->runtime};
+        if (verify_ms(hw, &v, &ver[m - 1]) != SIM_OK) return -1;
+        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, k->ctx);
+        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, k->ctx);
+    }
+    return 0;
+}
+
+/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
+int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
+                         int32_t n_prompts, int32_t runtime)
+{
+    const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
+    double *buf = malloc(PROFILE_BYTES);
+    if (!buf) return -1;
+    prof_key key;
+    make_prof_key(&key, hw, mean_context(pt, n_prompts), runtime);
+    if (!prof_cache_get(pt->profile_cache, &key, buf)) {
+        if (price_tables(hw, &key, buf) != 0) {
             free(buf);
             return -1;
         }
-        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
-        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
+        prof_cache_put(pt->profile_cache, &key, buf);
     }
-    if (!cached) prof_cache_put(pt->profile_cache, &key, buf);
+    int32_t exits[TRC_MAX_EXIT], n_exit = map_exits(pt, hw, exits);
     eng_cost_profile prof = {.accept_pos = st->accept_pos,
                              .n_pos = st->k,
-                             .verify_ms = ver,
+                             .verify_ms = buf,
                              .n_verify = n,
-                             .draft_cpu_ms = dc,
-                             .draft_npu_ms = dn,
+                             .draft_cpu_ms = buf + n,
+                             .draft_npu_ms = buf + 2 * n,
                              .n_draft = n,
-                             .verify_nl_ms = vnl,
+                             .verify_nl_ms = buf + 3 * n,
                              .n_nl_rows = nr,
                              .n_nl_leaves = nl,
                              .exit_layers = exits,
