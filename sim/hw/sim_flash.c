@@ -14,9 +14,10 @@
  * the head unless it is resident) take turns in prefetch + 1 buffers
  * (spec_prefetch_layers + 1 in the speculative runtime).  The first prefetch
  * + 1 are read at once, a later op i once the compute of op i - 1 - prefetch
- * has freed its buffer.  sim_hwi_loader gives a verification's ring and read
- * times; the cycle (sim_hw.c, event-driven: try_reads) and the walk
- * (sim_hw_walk.c: walk_ops) schedule the reads by that rule.
+ * has freed its buffer (sim_hwi_ring_wait, sim_hw_impl.h).  sim_hwi_loader
+ * gives a verification's ring and read times; the event-driven cycle
+ * (sim_hw.c: try_reads) and the walk (sim_hw_walk.c: walk_ops) schedule the
+ * reads by that rule.
  */
 #include "sim_hw_impl.h"
 

@@ -313,7 +313,8 @@ static void try_reads(cyc *c)
         int is_head = op == c->n_ops - 1;
         int resident = is_head ? hw->mem.head_resident : op < hw->pinned;
         /* a streamed op past the ring's first buffers waits for one to be recycled */
-        if (!resident && op - hw->pinned > p && op - 1 - p >= c->computed) break;
+        int32_t wait = sim_hwi_ring_wait(op, hw->pinned, p);
+        if (!resident && wait >= 0 && wait >= c->computed) break;
         c->next_read++;
         int64_t now = now_ns(c);
         if (resident) {

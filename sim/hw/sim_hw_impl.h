@@ -219,6 +219,16 @@ typedef struct sim_hwi_ring {
  * (sim_hw_stream_runtime, an index of stream_ns). */
 int32_t sim_hwi_loader(const sim_hw *hw, const sim_verify_shape *v, sim_hwi_ring *ring);
 
+/* The ring's rule for a streamed op (sim_flash.c), pinned layers before it:
+ * the op whose compute must have ended -- freeing a buffer -- before op's
+ * read is issued, or -1 when it is one of the ring's first prefetch + 1
+ * streamed ops, read at once.  The event-driven cycle and the walk both
+ * schedule reads by it. */
+static inline int32_t sim_hwi_ring_wait(int32_t op, int32_t pinned, int32_t prefetch)
+{
+    return op - pinned > prefetch ? op - 1 - prefetch : -1;
+}
+
 /* sim_cpu.c: the CPU-only runtime's passes.  Rows per pass (no padding, one
  * pass: *execs = 1, or 0 for no rows); a target layer's pass over rows
  * reading bytes with flops per row; the eager head as one batched GEMM. */

@@ -134,8 +134,8 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
         int resident = is_head ? in->head_resident : i < in->pinned;
         /* resident: ready at once; streamed: the ring's first buffers at
          * once, a later op once op i - 1 - p has freed its buffer */
-        int64_t issue = resident || i - in->pinned <= in->p ? in->t_read
-                                                             : end[(i - 1 - in->p) % WALK_RING];
+        int32_t wait = sim_hwi_ring_wait(i, in->pinned, in->p);
+        int64_t issue = resident || wait < 0 ? in->t_read : end[wait % WALK_RING];
         int64_t ready = issue, ff_before = flash_free;
         if (!resident) {
             flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? in->hr : in->lr);
@@ -154,7 +154,7 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
                         : (in->exit_layer >= 0 && i > in->exit_layer) ? in->lay_b
                                                                       : in->lay_a);
         end[i % WALK_RING] = prev;
-        if (!gated && !is_head && i - in->pinned > in->p && !resident)
+        if (!gated && !is_head && wait >= 0 && !resident)
             i = walk_jump(in->exit_layer, in->L, in->p, i, ff_before, prev_end, end, &flash_free,
                           &prev);
     }
