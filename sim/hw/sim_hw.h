@@ -6,6 +6,14 @@
  * resources -- FLASH (one read channel), NPU, CPU -- and a persistent virtual
  * clock.  The replay loop calls sim_hw_cycle() once per speculative cycle.
  *
+ * Where each part is modelled (sim/hw): sim_flash.c the flash reads and the
+ * loader's ring of buffers; sim_npu.c NPU graphs (padding, launch / sync,
+ * npu_call_us) and the target on its verifying unit; sim_cpu.c CPU passes
+ * and the CPU-only runtime; sim_draft.c draft calls; sim_runtime.c the tree
+ * set-up and KV management; sim_hw_memory.c residency and the budget;
+ * sim_energy.c and sim_thermal.c; the cycle itself in sim_hw.c (events) and
+ * sim_hw_walk.c (without events).
+ *
  * DRAM residency and accounting (sim_hw_memory; GB = 1e9 bytes):
  *   - the first floor(x * L) target layers are pinned in DRAM (x =
  *     dram_fraction in [0, 1]); the others are streamed from flash at every
