@@ -7,8 +7,8 @@
  * m-row tree t_verify(m), plus the latency of one draft call.  The engine never
  * measures them itself: they arrive through the optional calibrate hook as an
  * eng_cost_profile (the replay measures p[k] on the trace's recorded
- * reference-path nodes and prices t_verify / t_draft on the phone model with
- * sim_hw_estimate before the first cycle).  Until calibrate is called the
+ * reference-path nodes and prices t_verify / t_draft on the phone model
+ * before the first cycle).  Until calibrate is called the
  * `prior` vector is used with a flat t_verify and free drafting, which picks the
  * largest, deepest tree.
  *

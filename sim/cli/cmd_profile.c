@@ -114,8 +114,9 @@ static void print_costs(sim_hw *hw, int32_t ctx)
                           .proj = ENG_PROJ_EAGER_NPU,
                           .proj_rows = 1,
                           .decode = 1};
+    const sim_cycle_req q = {.verify = &v, .price = 1};
     sim_cycle_time t;
-    if (sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_OK)
+    if (sim_hw_cycle(hw, &q, &t) == SIM_OK)
         printf("\nflash-ar token   %.1f ms = compute %.1f ms (npu %.1f, cpu %.1f) + I/O %.1f ms"
                " - overlap %.1f ms\n",
                t.cycle_ms, t.npu_ms + t.cpu_ms, t.npu_ms, t.cpu_ms, t.flash_ms, t.overlap_ms);

@@ -7,7 +7,8 @@
  * Runtime choices that belong to the phone's inference runtime rather than to
  * silicon (how far flash reads may run ahead of compute, the compiled NPU graph
  * shapes) live here too, because a profile describes "this phone running that
- * runtime".  Cost formulas using these fields are in sim_primitives.h.
+ * runtime".  Cost formulas using these fields are in sim/hw
+ * (sim_flash.c, sim_npu.c, sim_cpu.c).
  *
  * Conventions: GB and GB/s are decimal (1e9 bytes); kb is KiB (1024 bytes);
  * GFLOP/s counts a multiply-add as 2 FLOPs.

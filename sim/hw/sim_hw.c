@@ -1,7 +1,9 @@
 /*
  * sim_hw.c -- the phone model's handle and the speculative cycle (semantics in
- * sim_hw.h; the DRAM accounting is in sim_hw_memory.c, each step's latency in
- * sim_hw_steps.c).
+ * sim_hw.h): creation, the checks of a cycle, and the cycle run on events
+ * (sim_des or sim_lite) or handed to the walk without events (sim_hw_walk.c).
+ * What each step costs comes from the part that models it (sim_hw_impl.h
+ * lists the files).
  *
  * Structure: a cycle is a small state machine ("cyc") driven by DES events.
  * Verification ops are indexed 0..L: ops 0..L-1 are the target's layers, op L
@@ -97,37 +99,9 @@ static void derive(sim_hw *hw)
     hw->head_flops = 2.0 * (double)t->vocab * t->hidden;
     /* QK^T and PV: 2 FLOPs per multiply-add, H * d each, per attended token */
     hw->attn_flops_per_tok = 4.0 * (double)t->heads * t->head_dim;
-    hw->layer_read_ns = sim_hwi_ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
-    hw->head_read_ns = sim_hwi_ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_BASELINE));
-    hw->spec_layer_read_ns = sim_hwi_ms_to_ns(sim_hw_layer_read_rt_ms(hw, SIM_RUNTIME_SPEC));
-    hw->spec_head_read_ns = sim_hwi_ms_to_ns(sim_hw_head_read_rt_ms(hw, SIM_RUNTIME_SPEC));
+    sim_hwi_flash_derive(hw);
     hw->tree_setup_ms = sim_hw_tree_setup_ms(hw, NULL);
-    hw->stream_reads = 0;
-    hw->stream_bytes = 0.0;
-    for (int32_t i = hw->pinned; i < hw->L; i++) {
-        hw->stream_reads++;
-        hw->stream_bytes += hw->layer_bytes;
-    }
-    if (!hw->mem.head_resident) {
-        hw->stream_reads++;
-        hw->stream_bytes += hw->head_bytes;
-    }
-    int64_t streamed = hw->L - hw->pinned, head_streamed = !hw->mem.head_resident;
-    hw->stream_ns[SIM_RUNTIME_BASELINE] =
-        streamed * hw->layer_read_ns + head_streamed * hw->head_read_ns;
-    hw->stream_ns[SIM_RUNTIME_SPEC] =
-        streamed * hw->spec_layer_read_ns + head_streamed * hw->spec_head_read_ns;
-    if (hw->has_draft) {
-        const sim_model *d = &hw->dft;
-        hw->d_bytes = sim_model_weight_bytes(d);
-        hw->d_flops =
-            2.0 * (d->layers * sim_model_layer_params(d) +
-                   (double)d->fusion_in * d->hidden * d->hidden + (double)d->vocab * d->hidden);
-        hw->d_kv_bytes = sim_model_kv_token_bytes(d);
-        hw->d_head_bytes = sim_model_head_bytes(d);
-        hw->d_head_flops = 2.0 * (double)d->vocab * d->hidden;
-        hw->d_attn_flops_per_tok = 4.0 * (double)d->layers * d->heads * d->head_dim;
-    }
+    sim_hwi_draft_derive(hw);
 }
 
 int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_model *draft,
@@ -137,15 +111,21 @@ int sim_hw_create(const sim_device *dev, const sim_model *target, const sim_mode
     *out = NULL;
     sim_hw_memory mem;
     int rc =
-        sim_hw_memory_plan(dev, target, draft, dram_fraction, max_ctx_tokens, &mem, err, errlen);
+        sim_hwi_memory_plan(dev, target, draft, dram_fraction, max_ctx_tokens, &mem, err, errlen);
     if (rc != SIM_OK) return rc;
     sim_hw *hw = calloc(1, sizeof *hw);
     if (!hw) goto nomem;
+    /* hw is zeroed (calloc): padding and an absent draft stay zero bytes */
+    memcpy(&hw->in.device, dev, sizeof *dev);
+    memcpy(&hw->in.target, target, sizeof *target);
+    if (draft) memcpy(&hw->in.draft, draft, sizeof *draft);
+    hw->in.dram_fraction = dram_fraction;
+    hw->in.has_draft = draft != NULL;
+    hw->in.max_ctx_tokens = max_ctx_tokens;
     hw->dev = *dev;
     hw->tgt = *target;
     if (draft) hw->dft = *draft;
     hw->has_draft = draft != NULL;
-    hw->max_ctx = max_ctx_tokens;
     hw->mem = mem;
     hw->ready = calloc(4 * ((size_t)target->layers + 1), 1);
     if (!hw->ready || sim_init(&hw->main) || sim_init(&hw->scratch)) goto nomem;
@@ -176,9 +156,9 @@ void sim_hw_destroy(sim_hw *hw)
     free(hw);
 }
 
-void sim_hw_get_memory(const sim_hw *hw, sim_hw_memory *out)
+void sim_hw_get_inputs(const sim_hw *hw, sim_hw_inputs *out)
 {
-    *out = hw->mem;
+    memcpy(out, &hw->in, sizeof *out);
 }
 
 const sim_device *sim_hw_device(const sim_hw *hw)
@@ -333,7 +313,8 @@ static void try_reads(cyc *c)
         int is_head = op == c->n_ops - 1;
         int resident = is_head ? hw->mem.head_resident : op < hw->pinned;
         /* a streamed op past the ring's first buffers waits for one to be recycled */
-        if (!resident && op - hw->pinned > p && op - 1 - p >= c->computed) break;
+        int32_t wait = sim_hwi_ring_wait(op, hw->pinned, p);
+        if (!resident && wait >= 0 && wait >= c->computed) break;
         c->next_read++;
         int64_t now = now_ns(c);
         if (resident) {
@@ -414,11 +395,12 @@ static void try_overlap(cyc *c)
 static void start_reads(cyc *c)
 {
     sim_hw *hw = c->hw;
-    int spec = sim_hw_stream_runtime(hw, c->v) == SIM_RUNTIME_SPEC;
+    sim_hwi_ring ring;
+    sim_hwi_loader(hw, c->v, &ring);
     c->n_ops = hw->L + 1;
-    c->prefetch = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
-    c->layer_read_ns = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
-    c->head_read_ns = spec ? hw->spec_head_read_ns : hw->head_read_ns;
+    c->prefetch = ring.prefetch;
+    c->layer_read_ns = ring.layer_read_ns;
+    c->head_read_ns = ring.head_read_ns;
     memset(c->ready, 0, (size_t)c->n_ops);
     memset(c->slow_read, 0, (size_t)c->n_ops);
     c->flash_free = now_ns(c);
@@ -488,73 +470,6 @@ static int check_shape(const sim_hw *hw, const sim_draft_call *calls, int32_t n_
     return 1;
 }
 
-/* ---- thermal and energy ---- */
-
-void sim_hw_generation_start(sim_hw *hw)
-{
-    hw->gen_t0_ns = sim_des_now(hw->main.des);
-}
-
-/* Throttled for the whole next cycle when the generation has run past the
- * onset on the main clock (sim_hw_estimate decides by the same clock). */
-static int throttled(const sim_hw *hw)
-{
-    if (!hw->dev.thermal || !(hw->dev.thermal_throttle > 0)) return 0;
-    int64_t ran = sim_des_now(hw->main.des) - hw->gen_t0_ns;
-    return (double)ran >= hw->dev.thermal_onset_s * 1e9;
-}
-
-/* The next cycle's compute service-time factor: 1, or 1 / (1 - throttle). */
-static double cycle_slow(const sim_hw *hw)
-{
-    return throttled(hw) ? 1.0 / (1.0 - hw->dev.thermal_throttle) : 1.0;
-}
-
-/* Bytes the compute of a cycle moves through DRAM (flash reads counted apart):
- * weights and KV read once per NPU execution or CPU pass, each on-demand head
- * row a full head read, the KV rows of temporary sequences read and written. */
-static double cycle_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                               const sim_verify_shape *v)
-{
-    double b = 0.0;
-    int32_t execs;
-    for (int32_t i = 0; i < n_calls; i++) {
-        double call = sim_hwi_draft_part_bytes(hw, calls[i].ctx_len, calls[i].part);
-        if (sim_hwi_on_npu(hw, calls[i].unit)) {
-            sim_cost_npu_pad(&hw->dev, calls[i].rows, &execs);
-            call *= execs;
-        }
-        b += call;
-    }
-    if (!v) return b;
-    double layer = hw->layer_bytes + (double)v->ctx_len * hw->kv_layer_bytes;
-    int32_t final_rows = v->exit_layer >= 0 ? v->rows_after_exit : v->rows;
-    int32_t before = v->exit_layer >= 0 ? v->exit_layer + 1 : hw->L;
-    sim_hwi_verify_pad(hw, v->rows, &execs);
-    b += (double)before * execs * layer;
-    sim_hwi_verify_pad(hw, final_rows, &execs);
-    b += (double)(hw->L - before) * execs * layer;
-    if (v->proj == ENG_PROJ_EAGER_NPU) {
-        b += (double)execs * hw->head_bytes;
-    } else {
-        b += (double)v->proj_rows * hw->head_bytes;
-    }
-    if (v->leaves > 1) b += 2.0 * v->leaves * (double)v->rows * hw->kv_token_bytes;
-    if (hw->dev.verify_kv_snapshot && sim_hw_pays_setup(hw, v))
-        b += 2.0 * (double)v->ctx_len * hw->kv_token_bytes;
-    return b;
-}
-
-/* W x ms = mJ; J/GB x bytes / 1e9 = J = 1e3 mJ. */
-static double cycle_energy_mj(const sim_device *d, const sim_cycle_time *o)
-{
-    double w = o->cycle_ms;
-    return d->base_w * w + d->flash_active_w * o->flash_ms + d->flash_idle_w * (w - o->flash_ms) +
-           d->npu_active_w * o->npu_ms + d->npu_idle_w * (w - o->npu_ms) +
-           d->cpu_active_w * o->cpu_ms + d->cpu_idle_w * (w - o->cpu_ms) +
-           d->dram_j_per_gb * o->dram_bytes * 1e-6;
-}
-
 /* ---- the cycle without events ---- */
 
 static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
@@ -577,14 +492,14 @@ static void finish_cycle(const sim_hw *hw, const sim_draft_call *calls, int32_t 
         (double)(m->flash_ns + m->npu_ns + m->cpu_ns - ((m->t1 - m->t0) - m->idle_ns)) * 1e-6;
     o.flash_bytes = m->flash_bytes;
     o.events = m->events;
-    o.dram_bytes = cycle_dram_bytes(hw, calls, n_calls, v) + m->flash_bytes;
+    o.dram_bytes = sim_hwi_dram_bytes(hw, calls, n_calls, v) + m->flash_bytes;
     if (ov) {
-        o.dram_bytes += cycle_dram_bytes(hw, ov->calls, m->ov_done, NULL);
+        o.dram_bytes += sim_hwi_dram_bytes(hw, ov->calls, m->ov_done, NULL);
         o.verify_ms = (double)(m->t_verify_end - m->t_draft_end) * 1e-6;
     }
     o.overlap_calls = m->ov_done;
     o.overlap_draft_ms = (double)m->ov_busy_ns * 1e-6;
-    o.energy_mj = cycle_energy_mj(&hw->dev, &o);
+    o.energy_mj = sim_hwi_energy_mj(&hw->dev, &o);
     o.throttled = m->slow > 1.0;
     if (out) *out = o;
 }
@@ -605,7 +520,7 @@ static int direct_walk(sim_hw *hw, sim_sim *s, const sim_draft_call *calls, int3
                        const sim_verify_shape *v, const sim_overlap *ov, cyc_sum *m,
                        double *call_ms)
 {
-    *m = (cyc_sum){.t0 = sim_des_now(s->des), .slow = cycle_slow(hw)};
+    *m = (cyc_sum){.t0 = sim_des_now(s->des), .slow = sim_hwi_cycle_slow(hw)};
     int64_t t = m->t0;
     for (int32_t i = 0; i < n_calls; i++) {
         const sim_draft_call *k = &calls[i];
@@ -726,7 +641,7 @@ static int run_cycle(sim_hw *hw, sim_sim *s, int spans, const sim_draft_call *ca
                     .ov = ov,
                     .ov_dur_of = -1,
                     .t_end = -1,
-                    .slow = cycle_slow(hw)};
+                    .slow = sim_hwi_cycle_slow(hw)};
     int64_t t0 = sim_des_now(s->des);
     if (fast) { /* the same handlers on sim_lite (three resources, no queue) */
         sim_lite lite;
@@ -769,79 +684,47 @@ void sim_hw_set_events_always(sim_hw *hw, int on)
     hw->events_always = on != 0;
 }
 
-int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                 const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+/* The wall times of a cycle alone, as finish_cycle computes them. */
+static void walls_only(const cyc_sum *m, int overlap, sim_cycle_time *out)
 {
-    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, NULL, out, call_ms);
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    out->cycle_ms = (double)(m->t1 - m->t0) * 1e-6;
+    out->draft_ms = (double)(m->t_draft_end - m->t0) * 1e-6;
+    out->verify_ms = (double)((overlap ? m->t_verify_end : m->t1) - m->t_draft_end) * 1e-6;
 }
 
-int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
-                         double *call_ms)
+int sim_hw_cycle(sim_hw *hw, const sim_cycle_req *req, sim_cycle_time *out)
 {
-    return run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, out, call_ms);
-}
-
-/* The cycle's duration once its calls and shape are known valid (o is the
- * overlap cycle_check leaves: NULL without overlapping calls). */
-static int price_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                    const sim_verify_shape *v, const sim_overlap *o, const sim_overlap *ov,
-                    double *cycle_ms)
-{
+    sim_sim *s = req->price ? &hw->scratch : &hw->main;
+    int spans = !req->price;
+    const sim_overlap *ov = &req->overlap;
+    if (!req->walls_only)
+        return run_cycle(hw, s, spans, req->calls, req->n_calls, req->verify, ov, out,
+                         req->call_ms);
+    /* the wall times alone: o is the overlap cycle_check leaves (NULL without
+     * overlapping calls) */
+    const sim_overlap *o = ov;
+    if (req->accepted) {
+        if (hw->broken) return SIM_NOMEM;
+        o = ov->n_calls > 0 ? ov : NULL;
+    } else {
+        int rc = cycle_check(hw, req->calls, req->n_calls, req->verify, &o);
+        if (rc != SIM_OK) return rc;
+    }
     cyc_sum m;
-    if (cycle_direct(hw, hw->span_fn != NULL, o) &&
-        direct_walk(hw, &hw->main, calls, n_calls, v, o, &m, NULL) == 0) {
-        *cycle_ms = (double)(m.t1 - m.t0) * 1e-6; /* as finish_cycle */
+    if (cycle_direct(hw, spans && hw->span_fn != NULL, o) &&
+        direct_walk(hw, s, req->calls, req->n_calls, req->verify, o, &m, req->call_ms) == 0) {
+        walls_only(&m, o != NULL, out);
         return SIM_OK;
     }
     sim_cycle_time ct;
-    int rc = run_cycle(hw, &hw->main, 1, calls, n_calls, v, ov, &ct, NULL);
-    if (rc == SIM_OK) *cycle_ms = ct.cycle_ms;
+    int rc = run_cycle(hw, s, spans, req->calls, req->n_calls, req->verify, ov, &ct, req->call_ms);
+    if (rc == SIM_OK && out) {
+        memset(out, 0, sizeof *out);
+        out->cycle_ms = ct.cycle_ms;
+        out->draft_ms = ct.draft_ms;
+        out->verify_ms = ct.verify_ms;
+    }
     return rc;
-}
-
-int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms)
-{
-    const sim_overlap *o = ov;
-    int rc = cycle_check(hw, calls, n_calls, v, &o);
-    if (rc != SIM_OK) return rc;
-    return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
-}
-
-int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                                     const sim_verify_shape *v, const sim_overlap *ov,
-                                     double *cycle_ms)
-{
-    if (hw->broken) return SIM_NOMEM;
-    const sim_overlap *o = ov && ov->n_calls > 0 ? ov : NULL;
-    return price_ms(hw, calls, n_calls, v, o, ov, cycle_ms);
-}
-
-int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                    const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
-{
-    return run_cycle(hw, &hw->scratch, 0, calls, n_calls, v, NULL, out, call_ms);
-}
-
-int32_t sim_hw_overlap_cap(const sim_hw *hw)
-{
-    if (!hw->has_draft) return 0;
-    double room = hw->dev.mem_upper_bound * hw->mem.budget_bytes - hw->mem.total_bytes;
-    if (room <= 0) return 0;
-    /* each overlapping draft token adds a draft KV row and a hidden-state row */
-    double per_tok = hw->d_kv_bytes + 2.0 * hw->dft.hidden;
-    double n = per_tok > 0 ? floor(room / per_tok) : 1e9;
-    return n > 1e6 ? 1000000 : (int32_t)n;
-}
-
-int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
-{
-    if (!v || !verify_ms || !check_shape(hw, NULL, 0, v)) return SIM_CONFIG_INVALID;
-    double slow = cycle_slow(hw);
-    cyc_sum w = {0};
-    int64_t end = sim_hwi_verify_walk(hw, v, slow, 0, 0, &w, NULL);
-    if (end < 0) return SIM_CONFIG_INVALID;
-    *verify_ms = (double)end * 1e-6;
-    return SIM_OK;
 }

@@ -6,6 +6,14 @@
  * resources -- FLASH (one read channel), NPU, CPU -- and a persistent virtual
  * clock.  The replay loop calls sim_hw_cycle() once per speculative cycle.
  *
+ * Where each part is modelled (sim/hw): sim_flash.c the flash reads and the
+ * loader's ring of buffers; sim_npu.c NPU graphs (padding, launch / sync,
+ * npu_call_us) and the target on its verifying unit; sim_cpu.c CPU passes
+ * and the CPU-only runtime; sim_draft.c draft calls; sim_runtime.c the tree
+ * set-up and KV management; sim_hw_memory.c residency and the budget;
+ * sim_energy.c and sim_thermal.c; the cycle itself in sim_hw.c (events) and
+ * sim_hw_walk.c (without events).
+ *
  * DRAM residency and accounting (sim_hw_memory; GB = 1e9 bytes):
  *   - the first floor(x * L) target layers are pinned in DRAM (x =
  *     dram_fraction in [0, 1]); the others are streamed from flash at every
@@ -29,8 +37,8 @@
  *
  * One cycle (sim_hw_cycle), all on the virtual clock, starting at sim_hw_now():
  *   1. draft calls, serially, each one forward of `rows` nodes of the whole
- *      draft on its unit (CPU or NPU; sim_primitives.h formulas; the draft reads its
- *      weights and its KV over ctx_len from DRAM);
+ *      draft on its unit (CPU or NPU; sim_draft.c; the draft reads its weights
+ *      and its KV over ctx_len from DRAM);
  *   2. verification (if a shape is given):
  *      - KV / temporary-sequence management on the CPU: with leaves > 1 every
  *        leaf gets a temporary sequence: per leaf, the KV of the tree rows is
@@ -128,7 +136,7 @@
  *     of the cycle is a CPU service at the CPU's rates, charged to cpu_ms and
  *     never to npu_ms.  A layer over r rows is one batched pass,
  *         max( (W + ctx x KV) / cpu_gbps , r x F / cpu_gflops ) / cpu_efficiency
- *     (sim_primitives.h's CPU formula, the one CPU drafting uses) with F the
+ *     (sim_cpu.c's formula, the one CPU drafting uses) with F the
  *     layer's FLOPs per row plus attention over ctx + r: no padding (any
  *     batch size runs as it is), no smallest graph, no launch or sync.  The
  *     eager head is one batched pass over the final rows; the on-demand
@@ -150,7 +158,7 @@
  * compute touches them.  Each fault reads request_kb (the block device's
  * readahead, read_ahead_kb) and pays request_latency_us; each compute thread
  * has one fault in flight, so queue_depth is the thread count and the flash
- * formula (sim_primitives.h) divides the latency by it; nothing reads ahead
+ * formula (sim_flash.c) divides the latency by it; nothing reads ahead
  * of the compute (prefetch_layers = 0, read_during_draft = 0): a layer's
  * pages arrive, then it computes -- the fine-grained interleaving within a
  * layer is priced as read-then-compute, an upper bound that differs from it
@@ -190,7 +198,7 @@
  * decision is taken per cycle at its start (a cycle never straddles the
  * onset); power states are unchanged when throttled (energy upper bound).
  *
- * Overlap (sim_hw_cycle_overlap; EdgeLLM's provisional generation): draft
+ * Overlap (sim_cycle_req.overlap; EdgeLLM's provisional generation): draft
  * calls that run while the target verifies.  They start in order once the
  * verification has started, one at a time on their unit (FIFO with the target's
  * work there: on the NPU they delay its layers); with gate set a call starts
@@ -219,7 +227,6 @@
 #ifndef SIM_HW_H
 #define SIM_HW_H
 
-#include "sim_primitives.h"
 #include "sim_device.h"
 #include "sim_model.h"
 #include "engine/eng_oracle.h"
@@ -257,13 +264,6 @@ typedef struct sim_hw_memory {
 /* Stable name of a category ("draft", "pinned", "head", "kv_target", ...). */
 const char *sim_mem_cat_name(sim_mem_cat c);
 
-/* The accounting sim_hw_create would do, without creating anything.  draft may
- * be NULL.  Returns SIM_OK, SIM_CONFIG_NOFIT (out filled) or SIM_CONFIG_INVALID;
- * a one-line message goes to err (may be NULL) on failure. */
-int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
-                       double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
-                       size_t errlen);
-
 /* Creates the phone model.  dev, target, draft (NULL = none) are copied.
  * dram_fraction in [0, 1]; max_ctx_tokens >= 1 sizes the KV caches.
  * Returns SIM_OK and *out (free with sim_hw_destroy), or an error code with
@@ -276,6 +276,21 @@ void sim_hw_destroy(sim_hw *hw); /* NULL-safe */
 
 /* Copies the DRAM accounting into *out. */
 void sim_hw_get_memory(const sim_hw *hw, sim_hw_memory *out);
+
+/* What a phone model was created from: every argument of sim_hw_create, so
+ * that two handles with equal inputs price everything alike.  Padding and an
+ * absent draft are zero bytes: inputs compare as bytes (a memo's key). */
+typedef struct sim_hw_inputs {
+    sim_device device;
+    sim_model target;
+    sim_model draft; /* zero when has_draft is 0 */
+    double dram_fraction;
+    int32_t has_draft;
+    int32_t max_ctx_tokens;
+} sim_hw_inputs;
+
+/* Copies the handle's inputs into *out (whole, padding included). */
+void sim_hw_get_inputs(const sim_hw *hw, sim_hw_inputs *out);
 
 /* Borrowed views, valid for the handle's lifetime. */
 const sim_device *sim_hw_device(const sim_hw *hw);
@@ -342,13 +357,6 @@ typedef struct sim_cycle_time {
  * counts from here.  sim_hw_create marks clock 0. */
 void sim_hw_generation_start(sim_hw *hw);
 
-/* Runs one cycle: calls[0..n_calls) in order, then the verification of *v
- * (NULL: none).  call_ms (NULL or n_calls entries) receives each draft call's
- * latency.  Advances the clock.  Returns SIM_OK, or SIM_CONFIG_INVALID
- * (nothing simulated, clock unchanged) for a bad shape or call. */
-int sim_hw_cycle(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                 const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
-
 /* Draft calls that overlap a verification ("Overlap"), in order. */
 typedef struct sim_overlap {
     const sim_draft_call *calls;
@@ -356,34 +364,36 @@ typedef struct sim_overlap {
     int32_t gate; /* 1: a call starts only while no target compute is issued */
 } sim_overlap;
 
-/* sim_hw_cycle plus draft calls overlapping the verification (ov NULL or
- * n_calls 0: identical to sim_hw_cycle; ov needs a verification). */
-int sim_hw_cycle_overlap(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                         const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
-                         double *call_ms);
+/* One cycle to run or to price (zero-initialised fields: none, off). */
+typedef struct sim_cycle_req {
+    const sim_draft_call *calls; /* draft calls before the verification, in order */
+    int32_t n_calls;
+    const sim_verify_shape *verify; /* the verification; NULL: none */
+    sim_overlap overlap;            /* draft calls overlapping the verification ("Overlap");
+                                       n_calls 0: none; needs a verification */
+    double *call_ms;                /* NULL, or n_calls entries: each draft call's latency */
+    int32_t price;      /* 0: on the phone's clock, which the cycle advances, reporting each
+                           service to the span hook; 1: priced on a private scratch simulation --
+                           the same numbers, but the clock does not move and no spans are
+                           emitted (offline cost profiles, a verification priced alone) */
+    int32_t walls_only; /* 1: only the wall times (cycle_ms, draft_ms, verify_ms) are filled,
+                           the rest of *out is 0: for a caller that only adds up time (the
+                           replay's standing variants, its waste and calibration tables);
+                           the same times, the same effect on the clock */
+    int32_t accepted;   /* 1: a phone model of the same target and draft has just accepted these
+                           calls, shape and overlap (returned SIM_OK for them): they are not
+                           checked again -- whether they are valid depends on the models, not
+                           on the phone.  The replay prices its standing variants this way */
+} sim_cycle_req;
 
-/* sim_hw_cycle_overlap's cycle_ms alone, with the same effect on the clock
- * and the same return codes: for a caller that only adds up decode time (the
- * replay's standing variants), without the rest of sim_cycle_time. */
-int sim_hw_cycle_overlap_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms);
-
-/* sim_hw_cycle_overlap_ms for a cycle that a phone model of the same target
- * and draft has just accepted (sim_hw_cycle_overlap returned SIM_OK for
- * the same calls, shape and overlap): the same duration, clock and return
- * codes, without checking the calls and the shape again -- whether they are
- * valid depends on the models, not on the phone.  The replay prices its
- * standing variants this way, in step with the device. */
-int sim_hw_cycle_overlap_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                                     const sim_verify_shape *v, const sim_overlap *ov,
-                                     double *cycle_ms);
-
-/* The verification of *v alone (no draft calls, no overlap) without running
- * the event simulation: a recurrence with exactly the cycle's semantics and
- * rounding, so *verify_ms equals sim_hw_estimate's verify_ms for the same shape
- * (tests/sim/hw checks it).  Cheap: O(L) arithmetic.  For the replay's waste
- * and calibration tables.  Returns SIM_OK or SIM_CONFIG_INVALID. */
-int sim_hw_verify_direct(sim_hw *hw, const sim_verify_shape *v, double *verify_ms);
+/* Runs one cycle (the one entry point): req->calls in order, then the
+ * verification of req->verify with req->overlap's calls beside it; *out (may
+ * be NULL) receives its times.  Without price, advances the clock.  Returns
+ * SIM_OK, or SIM_CONFIG_INVALID (nothing simulated, clock unchanged) for a
+ * bad shape or call, or SIM_NOMEM.  A cycle without draft calls and without
+ * overlap, priced with walls_only, is the verification alone: a recurrence
+ * with exactly the cycle's semantics and rounding, O(L) arithmetic. */
+int sim_hw_cycle(sim_hw *hw, const sim_cycle_req *req, sim_cycle_time *out);
 
 /* How cycles are run.  Without a span hook, a cycle without overlapping draft
  * calls, or with gated ones, is walked as a recurrence (the draft calls back
@@ -403,11 +413,6 @@ void sim_hw_set_events_always(sim_hw *hw, int on);
  * token), 0 when the accounting already exceeds the bound. */
 int32_t sim_hw_overlap_cap(const sim_hw *hw);
 
-/* The same cycle on a private scratch simulation: identical numbers, but the
- * clock does not move and no spans are emitted (for offline cost profiles). */
-int sim_hw_estimate(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
-                    const sim_verify_shape *v, sim_cycle_time *out, double *call_ms);
-
 /* Optional timeline hook: one call per finished service, resource "flash",
  * "npu" or "cpu", label "draft", "kv", "read", "layer", "read_head", "head",
  * "provisional" (an overlapping draft call);
@@ -424,9 +429,6 @@ void sim_hw_set_span_fn(sim_hw *hw, sim_hw_span_fn fn, void *ctx); /* fn NULL = 
 
 double sim_hw_layer_read_ms(const sim_hw *hw); /* one streamed target layer (baseline) */
 double sim_hw_head_read_ms(const sim_hw *hw);  /* the streamed LM head (baseline) */
-/* The same reads in the given runtime (sim_runtime). */
-double sim_hw_layer_read_rt_ms(const sim_hw *hw, int32_t runtime);
-double sim_hw_head_read_rt_ms(const sim_hw *hw, int32_t runtime);
 double sim_hw_layer_npu_ms(const sim_hw *hw, int32_t rows, int32_t ctx_len);
 double sim_hw_head_npu_ms(const sim_hw *hw, int32_t rows); /* one eager execution */
 double sim_hw_head_cpu_ms(const sim_hw *hw, int32_t rows); /* rows sequential GEMVs */
@@ -443,8 +445,6 @@ double sim_hw_setup_ms(const sim_hw *hw, const sim_verify_shape *v);
 /* The runtime whose reads a verification uses: v->runtime, or SPEC for a
  * tree (decode = 0) when the device sets verify_overlap ("The runtime"). */
 int32_t sim_hw_stream_runtime(const sim_hw *hw, const sim_verify_shape *v);
-/* The same for a tree shape (decode = 0) of rows and leaves. */
-double sim_hw_kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves);
 /* The tree set-up that is the same for every tree verification of the point,
  * its parts (each ms): the constant, per streamed GB, per resident GB, per
  * streamed op, per tree graph (L + 1 of them).  Returns their sum.  The parts

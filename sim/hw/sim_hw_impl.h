@@ -1,8 +1,26 @@
 /*
- * sim_hw_impl.h -- private to sim/hw: the phone model's handle, shared by
- * sim_hw.c (creation, the cycle), sim_hw_walk.c (the verification without
- * events), sim_hw_memory.c (DRAM accounting) and sim_hw_steps.c (the
- * latency of each step).  Nothing outside sim/hw includes it.
+ * sim_hw_impl.h -- private to sim/hw: the phone model's handle and what its
+ * files share.  The phone model is split by what it models:
+ *   sim_flash.c      flash reads: request latency, queue depth, per-runtime
+ *                    read times, what every verification streams;
+ *   sim_npu.c        NPU graph executions: shapes and padding, the smallest
+ *                    verification graph, launch / sync, npu_call_us; the
+ *                    target's layers and head on the verifying unit, the
+ *                    output projection by mode;
+ *   sim_cpu.c        CPU passes: GEMV / GEMM rates, the head's CPU rows, the
+ *                    CPU-only verification runtime;
+ *   sim_draft.c      draft calls: a part of the draft on its unit;
+ *   sim_runtime.c    runtime management: the tree set-up, KV copies and
+ *                    temporary sequences, the runtime a verification streams
+ *                    with;
+ *   sim_hw_memory.c  the memory plan: residency, buffers, KV, the budget;
+ *   sim_energy.c     DRAM traffic and energy of a cycle;
+ *   sim_thermal.c    throttling after the thermal onset;
+ *   sim_hw.c         the handle, the cycle entry point and the event-driven
+ *                    cycle;
+ *   sim_hw_walk.c    the verification without events.
+ * Tests may include this header for the formulas (sim_cost_*); nothing else
+ * outside sim/hw does.
  */
 #ifndef SIM_HW_IMPL_H
 #define SIM_HW_IMPL_H
@@ -13,6 +31,43 @@
 
 #include <math.h>
 #include <stdio.h>
+
+/* ---- the primitive formulas (closed form, ms; sizes bytes, work FLOPs) ----
+ *
+ * Flash read of B bytes (sim_flash.c; one FIFO channel, requests of R =
+ * request_kb KiB, Q requests kept in flight by the runtime):
+ *     t = ( B / read_gbps + ceil(B / R) * request_latency_us / Q ) / eff
+ *   Q = 1 is a synchronous reader that pays every request's latency in full;
+ *   with Q requests queued (UFS command queueing) the latency of one request
+ *   overlaps the transfers of the others.
+ *
+ * NPU graph execution over r rows (sim_npu.c; static shapes S = npu_shapes,
+ * ascending): rows are padded to the smallest shape >= r; above the largest
+ * shape Smax the work runs as ceil(r / Smax) executions of Smax rows.  Each
+ * execution pays
+ *     launch_us + sync_us + max( W / npu_gbps , p * F / npu_gflops )
+ *   (a roofline: reading the operation's weights and KV, W bytes, once per
+ *   execution, against the padded rows p times F FLOPs per row), all / eff.
+ *   Padded rows cost compute like real ones: the graph cannot skip them.
+ *
+ * CPU operation over r rows (sim_cpu.c; no padding, no launch):
+ *     t = max( W / cpu_gbps , r * F / cpu_gflops ) / eff
+ *
+ * Unit conventions: x_gbps * 1e6 = bytes per ms; x_gflops * 1e6 = FLOPs per ms.
+ */
+
+double sim_cost_flash_q_ms(const sim_device *d, double bytes, double eff, int32_t queue_depth);
+/* Rows per execution after padding; *execs (may be NULL) gets the execution
+ * count.  rows <= 0 gives 0 and *execs = 0. */
+int32_t sim_cost_npu_pad(const sim_device *d, int32_t rows, int32_t *execs);
+double sim_cost_npu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
+                       double eff);
+/* sim_cost_npu_ms once the rows are padded: p rows per execution, execs
+ * executions (sim_cost_npu_pad's result for the rows). */
+double sim_cost_npu_exec_ms(const sim_device *d, int32_t p, int32_t execs, double bytes,
+                            double flops_per_row, double eff);
+double sim_cost_cpu_ms(const sim_device *d, int32_t rows, double bytes, double flops_per_row,
+                       double eff);
 
 typedef struct sim_sim { /* a DES with the three resources */
     sim_des *des;
@@ -36,10 +91,10 @@ typedef struct sim_hwi_memo {
 } sim_hwi_memo;
 
 struct sim_hw {
+    sim_hw_inputs in; /* as created (sim_hw_get_inputs); dev, tgt, dft copy its parts */
     sim_device dev;
     sim_model tgt, dft;
     int has_draft;
-    int32_t max_ctx;
     sim_hw_memory mem;
     /* derived constants */
     int32_t L, pinned;
@@ -138,5 +193,63 @@ static inline void sim_hwi_set_err(char *err, size_t n, const char *msg)
 {
     if (err && n) snprintf(err, n, "%s", msg);
 }
+
+/* ---- shared between the files (each declared where it is defined) ---- */
+
+/* sim_hw_memory.c: the accounting sim_hw_create does before it creates
+ * anything.  draft may be NULL.  Returns SIM_OK, SIM_CONFIG_NOFIT (out
+ * filled) or SIM_CONFIG_INVALID; a one-line message goes to err (may be
+ * NULL) on failure. */
+int sim_hwi_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
+                        double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
+                        size_t errlen);
+
+/* sim_flash.c: the read times per runtime and what every verification
+ * streams (stream_reads, stream_bytes, stream_ns), from the handle's sizes. */
+void sim_hwi_flash_derive(sim_hw *hw);
+
+/* The loader of one verification: its ring of prefetch + 1 buffers and its
+ * read times (sim_flash.c). */
+typedef struct sim_hwi_ring {
+    int32_t prefetch;
+    int64_t layer_read_ns, head_read_ns;
+} sim_hwi_ring;
+
+/* Fills *ring for the runtime that streams *v; returns that runtime
+ * (sim_hw_stream_runtime, an index of stream_ns). */
+int32_t sim_hwi_loader(const sim_hw *hw, const sim_verify_shape *v, sim_hwi_ring *ring);
+
+/* The ring's rule for a streamed op (sim_flash.c), pinned layers before it:
+ * the op whose compute must have ended -- freeing a buffer -- before op's
+ * read is issued, or -1 when it is one of the ring's first prefetch + 1
+ * streamed ops, read at once.  The event-driven cycle and the walk both
+ * schedule reads by it. */
+static inline int32_t sim_hwi_ring_wait(int32_t op, int32_t pinned, int32_t prefetch)
+{
+    return op - pinned > prefetch ? op - 1 - prefetch : -1;
+}
+
+/* sim_cpu.c: the CPU-only runtime's passes.  Rows per pass (no padding, one
+ * pass: *execs = 1, or 0 for no rows); a target layer's pass over rows
+ * reading bytes with flops per row; the eager head as one batched GEMM. */
+int32_t sim_hwi_cpu_verify_pad(int32_t rows, int32_t *execs);
+double sim_hwi_cpu_layer_ms(const sim_hw *hw, int32_t rows, double bytes, double flops);
+double sim_hwi_cpu_head_batch_ms(const sim_hw *hw, int32_t rows);
+
+/* sim_draft.c: the draft's sizes and FLOPs (nothing without a draft). */
+void sim_hwi_draft_derive(sim_hw *hw);
+
+/* sim_thermal.c: the next cycle's compute service-time factor: 1, or 1 / (1
+ * - thermal_throttle) once the generation has run past the onset. */
+double sim_hwi_cycle_slow(const sim_hw *hw);
+
+/* sim_energy.c: bytes the compute of calls and *v (NULL: none) moves
+ * through DRAM, flash reads apart: weights and KV read once per NPU
+ * execution or CPU pass, each on-demand head row a full head read, the KV
+ * rows of temporary sequences read and written; and a cycle's energy from
+ * its times and dram_bytes. */
+double sim_hwi_dram_bytes(const sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                          const sim_verify_shape *v);
+double sim_hwi_energy_mj(const sim_device *d, const sim_cycle_time *o);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * sim_hw_memory.c -- the phone model's DRAM accounting (semantics in
  * sim_hw.h): what a point keeps in DRAM (draft weights, pinned target layers,
- * the LM head, KV caches, streaming buffers) against the device's budget.
+ * the LM head, KV caches, streaming buffers) against the device's budget, and
+ * the room it leaves overlapping drafting (mem_upper_bound).
  */
 #include "sim_hw.h"
 #include "sim_hw_impl.h"
@@ -20,7 +21,7 @@ const char *sim_mem_cat_name(sim_mem_cat c)
 
 /* ---- DRAM accounting ---- */
 
-int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
+int sim_hwi_memory_plan(const sim_device *dev, const sim_model *target, const sim_model *draft,
                        double dram_fraction, int32_t max_ctx_tokens, sim_hw_memory *out, char *err,
                        size_t errlen)
 {
@@ -82,4 +83,20 @@ int sim_hw_memory_plan(const sim_device *dev, const sim_model *target, const sim
         return SIM_CONFIG_NOFIT;
     }
     return SIM_OK;
+}
+
+void sim_hw_get_memory(const sim_hw *hw, sim_hw_memory *out)
+{
+    *out = hw->mem;
+}
+
+int32_t sim_hw_overlap_cap(const sim_hw *hw)
+{
+    if (!hw->has_draft) return 0;
+    double room = hw->dev.mem_upper_bound * hw->mem.budget_bytes - hw->mem.total_bytes;
+    if (room <= 0) return 0;
+    /* each overlapping draft token adds a draft KV row and a hidden-state row */
+    double per_tok = hw->d_kv_bytes + 2.0 * hw->dft.hidden;
+    double n = per_tok > 0 ? floor(room / per_tok) : 1e9;
+    return n > 1e6 ? 1000000 : (int32_t)n;
 }

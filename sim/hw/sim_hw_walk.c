@@ -134,8 +134,8 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
         int resident = is_head ? in->head_resident : i < in->pinned;
         /* resident: ready at once; streamed: the ring's first buffers at
          * once, a later op once op i - 1 - p has freed its buffer */
-        int64_t issue = resident || i - in->pinned <= in->p ? in->t_read
-                                                             : end[(i - 1 - in->p) % WALK_RING];
+        int32_t wait = sim_hwi_ring_wait(i, in->pinned, in->p);
+        int64_t issue = resident || wait < 0 ? in->t_read : end[wait % WALK_RING];
         int64_t ready = issue, ff_before = flash_free;
         if (!resident) {
             flash_free = (flash_free > issue ? flash_free : issue) + (is_head ? in->hr : in->lr);
@@ -154,7 +154,7 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
                         : (in->exit_layer >= 0 && i > in->exit_layer) ? in->lay_b
                                                                       : in->lay_a);
         end[i % WALK_RING] = prev;
-        if (!gated && !is_head && i - in->pinned > in->p && !resident)
+        if (!gated && !is_head && wait >= 0 && !resident)
             i = walk_jump(in->exit_layer, in->L, in->p, i, ff_before, prev_end, end, &flash_free,
                           &prev);
     }
@@ -175,8 +175,8 @@ WALK_INLINE int64_t walk_ops(const sim_hw *hw, const walk_in *in, cyc_sum *w, wa
 int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, int64_t t0,
                            int64_t t_read, cyc_sum *w, walk_ov *ov)
 {
-    int spec = sim_hw_stream_runtime(hw, v) == SIM_RUNTIME_SPEC;
-    int32_t p = spec ? hw->dev.spec_prefetch_layers : hw->dev.prefetch_layers;
+    sim_hwi_ring ring;
+    int32_t spec = sim_hwi_loader(hw, v, &ring), p = ring.prefetch;
     if (p < 0 || p >= WALK_RING) return -1;
     const sim_hwi_memo *m = shape_memo(hw, v, slow);
     int64_t lay_a = sim_hwi_ms_to_ns(sim_hwi_layer_npu_pad_ms(hw, m->p_a, m->execs_a, v->ctx_len) * slow);
@@ -188,8 +188,7 @@ int64_t sim_hwi_verify_walk(sim_hw *hw, const sim_verify_shape *v, double slow, 
     /* the KV snapshot depends on the context, which the memo does not key */
     int64_t kv = hw->dev.verify_kv_snapshot ? sim_hwi_ms_to_ns(sim_hw_setup_ms(hw, v) * slow)
                                             : m->kv_ns;
-    int64_t lr = spec ? hw->spec_layer_read_ns : hw->layer_read_ns;
-    int64_t hr = spec ? hw->spec_head_read_ns : hw->head_read_ns;
+    int64_t lr = ring.layer_read_ns, hr = ring.head_read_ns;
     int32_t L = hw->L, n = L + 1;
     int32_t after = v->exit_layer >= 0 ? L - 1 - v->exit_layer : 0; /* layers at lay_b */
     int64_t kv_end = t0 + kv;

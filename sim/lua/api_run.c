@@ -660,6 +660,7 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     fs_runrec_free(a->rec);
     free(r->src);
     sim_timeline_destroy(a->ex.tl);
+    sim_profile_cache_destroy(a->ex.profile_cache);
     char held[8];
     if (r->made_dir && code != SIM_OK && r->lock.fd >= 0 &&
         sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
@@ -692,6 +693,9 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         free(r);
         return code;
     }
+    /* the script's calibration profiles (NULL when out of memory: each point
+     * then prices its own, the same numbers) */
+    r->a.ex.profile_cache = sim_profile_cache_create();
     code = run_lock(r, o, err, errlen);
     if (code == SIM_OK) code = run_open(r, o, err, errlen);
     if (code == SIM_OK && o->rerun_record) /* run.json's profiles for today's files */

@@ -437,6 +437,7 @@ static int64_t exec_jobs(fs_exec *ex, const fs_staged *sp, int64_t n, sim_sweep_
     for (int64_t i = 0; i < n; i++) {
         if (sp[i].code || sp[i].memo) continue;
         jobs[k].pt = sp[i].pt;
+        jobs[k].pt.profile_cache = ex->profile_cache;
         jobs[k].id = sp[i].id;
         jobs[k].trace_checksum = sim_point_content_key(&sp[i].pt);
         if (i == tl_i) {

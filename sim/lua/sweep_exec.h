@@ -123,6 +123,10 @@ typedef struct fs_exec {
     int32_t tl_state;        /* FS_TL_* */
     int32_t tl_code;         /* FS_TL_FAILED: the point's exit code */
     int32_t tl_prompts;      /* FS_TL_RAN: prompts the point replayed */
+    /* the calibration profiles' tables, shared by every point the script
+     * replays on any of its threads (sim_point.profile_cache); owned by the
+     * script run, NULL = none */
+    sim_profile_cache *profile_cache;
 } fs_exec;
 
 /* fs_exec.tl_state */

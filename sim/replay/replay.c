@@ -123,9 +123,11 @@ static double cycle_waste(sim_hw *hw, const sim_verify_shape *vs, const sim_cycl
     u.exit_layer = -1;
     u.rows_after_exit = u.rows;
     if (u.proj_rows > u.rows) u.proj_rows = u.rows;
-    double useful_ms;
-    if (sim_hw_verify_direct(hw, &u, &useful_ms) != SIM_OK) return 0.0;
-    double w = ct->verify_ms - useful_ms;
+    /* priced alone: the clock does not move */
+    const sim_cycle_req q = {.verify = &u, .price = 1, .walls_only = 1};
+    sim_cycle_time t;
+    if (sim_hw_cycle(hw, &q, &t) != SIM_OK) return 0.0;
+    double w = ct->verify_ms - t.verify_ms;
     return w > 0 ? w : 0.0;
 }
 
@@ -346,7 +348,7 @@ static int replay_open(replay *r)
     r->orc.synth_drawn = pt->synth_drawn != 0;
     r->oracle_ok = 1;
     if (eng_policy_calibrates(&r->pol) &&
-        rp_profile_calibrate(pt, r->hw, &r->stats, &r->pol, r->n_prompts, r->runtime, r->max_ctx))
+        rp_profile_calibrate(pt, r->hw, &r->stats, &r->pol, r->n_prompts, r->runtime))
         return hook_failed(r, pt->prompt_offset, 0, "policy %s could not be calibrated",
                            pt->policy->name);
     sim_hw_memory mem;
@@ -509,15 +511,17 @@ static int cycle_price(replay *r, cycle *c)
         /* nothing drafted and the root alone: a plain decode step */
         .decode = c->n_build == 0 && c->n_prov == 0 && pl->rows == 1,
     };
-    sim_overlap ov = {s->calls + c->n_build, c->n_prov, pl->overlap_gate};
-    if (sim_hw_cycle_overlap(r->hw, s->calls, c->n_build, &c->vs, &ov, &c->ct, s->call_ms) !=
-        SIM_OK)
+    const sim_cycle_req req = {.calls = s->calls,
+                               .n_calls = c->n_build,
+                               .verify = &c->vs,
+                               .overlap = {s->calls + c->n_build, c->n_prov, pl->overlap_gate},
+                               .call_ms = s->call_ms};
+    if (sim_hw_cycle(r->hw, &req, &c->ct) != SIM_OK)
         return fail(r->err, r->errlen, SIM_INTERNAL,
                     "policy %s produced a cycle the phone model rejects (%d draft calls, %d "
                     "rows, %d leaves) at prompt %d position %d",
                     r->pol.i->name, r->orc.n_calls, pl->rows, pl->leaves, c->tp, c->pos);
-    rp_variants_price(r->var, r->n_var, s->calls, c->n_build, &c->vs, &ov, c->plan.rows,
-                      c->n_verified);
+    rp_variants_price(r->var, r->n_var, &req, c->plan.rows, c->n_verified);
     eng_feedback fb = {
         .tree = &s->tree,
         .g = s->g,

@@ -32,8 +32,9 @@
  * cycle, an eng_cost_profile: the positional acceptance p[k] measured on the
  * trace's reference paths (rp_synth_stats.accept_pos), and the verification
  * latency of 1 .. RP_PROFILE_ROWS-row trees and the draft-call latency of 1 ..
- * RP_PROFILE_ROWS rows on each unit, priced on the phone model (sim_hw_verify_direct, sim_hw_draft_ms) at the point's
- * mean context length; the verification latency by shape (rows 1 ..
+ * RP_PROFILE_ROWS rows on each unit, priced on the phone model (sim_hw_cycle
+ * pricing a verification alone, sim_hw_draft_ms) at the point's mean context
+ * length; the verification latency by shape (rows 1 ..
  * RP_PROFILE_NL_ROWS, leaves 1 .. RP_PROFILE_NL_LEAVES, on-demand CPU
  * projection of one row); and the trace's exit layers mapped onto the
  * simulated target (layer l_e of a trace recorded on T layers becomes the
@@ -60,6 +61,17 @@
 #include "traces/trc.h"
 
 struct sim_cycle_info;
+
+/* A memo of the calibration profiles' latency tables (replay.h
+ * "Calibration"), for the points one owner replays: keyed on the phone
+ * model's inputs (sim_hw_inputs), the mean context and the runtime; a hit
+ * gives the very numbers pricing them again would, so results are the same
+ * bytes with it or without.  Thread-safe (its own lock): the threads that
+ * replay a script's points may share one.  create: NULL when out of memory
+ * (then points simply price their own tables); destroy is NULL-safe. */
+typedef struct sim_profile_cache sim_profile_cache;
+sim_profile_cache *sim_profile_cache_create(void);
+void sim_profile_cache_destroy(sim_profile_cache *c);
 
 #define RP_HIST_BINS 33
 
@@ -118,6 +130,10 @@ typedef struct sim_point {
      * several times the draws -- the reference the construction is tested
      * against (zero-initialised = the construction) */
     int32_t synth_drawn;
+    /* borrowed, may be shared by threads: where a policy's calibration
+     * profile keeps its tables for later points (NULL: priced every time;
+     * the same numbers either way) */
+    sim_profile_cache *profile_cache;
 } sim_point;
 
 /* One replayed cycle, for sim_point.cycle_fn. */
@@ -172,7 +188,7 @@ typedef struct sim_point_stats {
     /* waste: per cycle, the verification time minus the time the same phone
      * would take to verify only the rows that turned out useful (the root and
      * the accepted path: accepted + 1 rows, one leaf, same context and runtime,
-     * priced by sim_hw_verify_direct); 0 when every row was accepted.  waste_ms is its
+     * priced alone by sim_hw_cycle); 0 when every row was accepted.  waste_ms is its
      * mean per cycle, waste_frac = total waste / total verification time. */
     double waste_ms, waste_frac;
     int64_t mismatched;        /* emitted tokens that differ from the reference */

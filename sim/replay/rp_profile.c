@@ -7,14 +7,18 @@
  *
  * The measured part of the offline profile (verification and draft
  * latencies by shape) depends only on the phone model built for the point
- * -- device, target, draft, pinned share, KV context -- the mean context
- * and the runtime; every point of a sweep over one phone and trace asks for
- * the same tables.  They are kept, process-wide, for the last
- * PROF_CACHE_SIZE keys: a hit copies the very numbers a miss computes, so
- * results are the same bytes either way.
+ * -- what sim_hw_create was given: device, target, draft, DRAM fraction, KV
+ * context (sim_hw_inputs) -- and on the mean context and the runtime it is
+ * priced at; every point of a sweep over one phone and trace asks for the
+ * same tables.  A sim_profile_cache, owned by whoever replays the points
+ * (the script run), keeps them for the last PROF_CACHE_SIZE keys: a hit
+ * copies the very numbers a miss computes, so results are the same bytes
+ * with a cache or without, at any worker count.  The key is the phone
+ * model's inputs whole, so nothing that changes a price can be left out of
+ * it.
  *
- * The cache is shared by every thread that replays points: a mutex guards
- * it, and an entry is copied in and out whole, never lent.
+ * A cache may be shared by every thread that replays points: its mutex
+ * guards it, and an entry is copied in and out whole, never lent.
  */
 #include "rp_profile.h"
 
@@ -29,10 +33,8 @@
      (3 * (size_t)RP_PROFILE_ROWS + (size_t)RP_PROFILE_NL_ROWS * (size_t)RP_PROFILE_NL_LEAVES))
 
 typedef struct prof_key {
-    sim_device device;
-    sim_model target, draft;
-    double dram_fraction;
-    int32_t has_draft, max_ctx, ctx, runtime;
+    sim_hw_inputs hw;     /* the phone model the tables are priced on */
+    int32_t ctx, runtime; /* what they are priced at */
 } prof_key;
 
 typedef struct prof_entry {
@@ -40,49 +42,66 @@ typedef struct prof_entry {
     double *buf; /* PROFILE_BYTES; NULL = empty slot */
 } prof_entry;
 
-static pthread_mutex_t g_prof_mu = PTHREAD_MUTEX_INITIALIZER;
-static prof_entry g_prof[PROF_CACHE_SIZE];
-static int g_prof_next;
+struct sim_profile_cache {
+    pthread_mutex_t mu;
+    prof_entry e[PROF_CACHE_SIZE];
+    int next; /* the slot the next entry replaces */
+};
 
-static void make_prof_key(prof_key *k, const sim_point *pt, int32_t max_ctx, int32_t ctx,
-                          int32_t runtime)
+sim_profile_cache *sim_profile_cache_create(void)
+{
+    sim_profile_cache *c = calloc(1, sizeof *c);
+    if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void sim_profile_cache_destroy(sim_profile_cache *c)
+{
+    if (!c) return;
+    for (int i = 0; i < PROF_CACHE_SIZE; i++)
+        free(c->e[i].buf);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static void make_prof_key(prof_key *k, const sim_hw *hw, int32_t ctx, int32_t runtime)
 {
     memset(k, 0, sizeof *k); /* padding included: keys compare as bytes */
-    memcpy(&k->device, pt->device, sizeof k->device);
-    memcpy(&k->target, pt->target, sizeof k->target);
-    k->has_draft = pt->policy->needs_draft && pt->draft;
-    if (k->has_draft) memcpy(&k->draft, pt->draft, sizeof k->draft);
-    k->dram_fraction = pt->dram_fraction;
-    k->max_ctx = max_ctx;
+    sim_hw_get_inputs(hw, &k->hw);
     k->ctx = ctx;
     k->runtime = runtime;
 }
 
-static int prof_cache_get(const prof_key *k, double *out)
+static int prof_cache_get(sim_profile_cache *c, const prof_key *k, double *out)
 {
     int hit = 0;
-    pthread_mutex_lock(&g_prof_mu);
+    if (!c) return 0;
+    pthread_mutex_lock(&c->mu);
     for (int i = 0; i < PROF_CACHE_SIZE && !hit; i++)
-        if (g_prof[i].buf && memcmp(&g_prof[i].key, k, sizeof *k) == 0) {
-            memcpy(out, g_prof[i].buf, PROFILE_BYTES);
+        if (c->e[i].buf && memcmp(&c->e[i].key, k, sizeof *k) == 0) {
+            memcpy(out, c->e[i].buf, PROFILE_BYTES);
             hit = 1;
         }
-    pthread_mutex_unlock(&g_prof_mu);
+    pthread_mutex_unlock(&c->mu);
     return hit;
 }
 
-static void prof_cache_put(const prof_key *k, const double *buf)
+static void prof_cache_put(sim_profile_cache *c, const prof_key *k, const double *buf)
 {
+    if (!c) return;
     double *copy = malloc(PROFILE_BYTES);
-    if (!copy) return; /* no cache: the next point measures again */
+    if (!copy) return; /* not kept: the next point measures again */
     memcpy(copy, buf, PROFILE_BYTES);
-    pthread_mutex_lock(&g_prof_mu);
-    prof_entry *e = &g_prof[g_prof_next];
-    g_prof_next = (g_prof_next + 1) % PROF_CACHE_SIZE;
+    pthread_mutex_lock(&c->mu);
+    prof_entry *e = &c->e[c->next];
+    c->next = (c->next + 1) % PROF_CACHE_SIZE;
     free(e->buf);
     e->key = *k;
     e->buf = copy;
-    pthread_mutex_unlock(&g_prof_mu);
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* The point's mean context length over its n_prompts prompts: the prompt
@@ -117,66 +136,85 @@ static int32_t map_exits(const sim_point *pt, sim_hw *hw, int32_t *exits)
     return n_exit;
 }
 
-/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
-int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
-                         int32_t n_prompts, int32_t runtime, int32_t max_ctx)
+/* The verification of *v priced alone (the clock does not move). */
+static int verify_ms(sim_hw *hw, const sim_verify_shape *v, double *ms)
 {
-    int32_t ctx = mean_context(pt, n_prompts);
+    const sim_cycle_req q = {.verify = v, .price = 1, .walls_only = 1};
+    sim_cycle_time t;
+    int rc = sim_hw_cycle(hw, &q, &t);
+    if (rc == SIM_OK) *ms = t.verify_ms;
+    return rc;
+}
+
+/* The latency tables of the profile into buf (PROFILE_BYTES: verification
+ * by rows, draft calls on the CPU and on the NPU by rows, verification by
+ * rows x leaves), priced on hw, whose inputs are k->hw, at what else the key
+ * holds and nothing more: whatever a table comes to depend on has to enter
+ * the key first.  0, or -1 when the phone model refuses a shape. */
+static int price_tables(sim_hw *hw, const prof_key *k, double *buf)
+{
     const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
-    double *buf = malloc(PROFILE_BYTES);
-    if (!buf) return -1;
     double *ver = buf, *dc = buf + n, *dn = buf + 2 * n, *vnl = buf + 3 * n;
-    prof_key key;
-    make_prof_key(&key, pt, max_ctx, ctx, runtime);
-    int cached = prof_cache_get(&key, buf);
     /* verification by (rows, leaves): on-demand CPU projection of one row, so
      * the table holds the shape-dependent part (the projection of the visited
      * path does not depend on the shape) */
-    for (int32_t r = 1; r <= nr && !cached; r++) {
+    for (int32_t r = 1; r <= nr; r++) {
         for (int32_t l = 1; l <= nl; l++) {
             double *at = &vnl[(size_t)(r - 1) * (size_t)nl + (size_t)(l - 1)];
             *at = NAN;
             if (l > r) continue;
             sim_verify_shape v = {.rows = r,
                                   .leaves = l,
-                                  .ctx_len = ctx,
+                                  .ctx_len = k->ctx,
                                   .exit_layer = -1,
                                   .rows_after_exit = r,
                                   .proj = ENG_PROJ_ONDEMAND_CPU,
                                   .proj_rows = 1,
-                                  .runtime = runtime};
-            if (sim_hw_verify_direct(hw, &v, at) != SIM_OK) {
-                free(buf);
-                return -1;
-            }
+                                  .runtime = k->runtime};
+            if (verify_ms(hw, &v, at) != SIM_OK) return -1;
         }
     }
-    int32_t exits[TRC_MAX_EXIT], n_exit = map_exits(pt, hw, exits);
-    for (int32_t m = 1; m <= n && !cached; m++) {
+    for (int32_t m = 1; m <= n; m++) {
         sim_verify_shape v = {.rows = m,
                               .leaves = m > 1 ? (m + 1) / 2 : 1,
-                              .ctx_len = ctx,
+                              .ctx_len = k->ctx,
                               .exit_layer = -1,
                               .rows_after_exit = m,
                               .proj = ENG_PROJ_EAGER_NPU,
                               .proj_rows = 1,
-                              .runtime = runtime};
-        if (sim_hw_verify_direct(hw, &v, &ver[m - 1]) != SIM_OK) {
+                              .runtime = k->runtime};
+        if (verify_ms(hw, &v, &ver[m - 1]) != SIM_OK) return -1;
+        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, k->ctx);
+        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, k->ctx);
+    }
+    return 0;
+}
+
+/* The offline profile of eng_cost_profile (replay.h "Calibration"). */
+int rp_profile_calibrate(const sim_point *pt, sim_hw *hw, const rp_synth_stats *st, eng_policy *pol,
+                         int32_t n_prompts, int32_t runtime)
+{
+    const int32_t n = RP_PROFILE_ROWS, nr = RP_PROFILE_NL_ROWS, nl = RP_PROFILE_NL_LEAVES;
+    double *buf = malloc(PROFILE_BYTES);
+    if (!buf) return -1;
+    prof_key key;
+    make_prof_key(&key, hw, mean_context(pt, n_prompts), runtime);
+    if (!prof_cache_get(pt->profile_cache, &key, buf)) {
+        if (price_tables(hw, &key, buf) != 0) {
             free(buf);
             return -1;
         }
-        dc[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_CPU, m, ctx);
-        dn[m - 1] = sim_hw_draft_ms(hw, ENG_UNIT_NPU, m, ctx);
+        prof_cache_put(pt->profile_cache, &key, buf);
     }
-    if (!cached) prof_cache_put(&key, buf);
+    int32_t exits[TRC_MAX_EXIT], n_exit = map_exits(pt, hw, exits);
     eng_cost_profile prof = {.accept_pos = st->accept_pos,
                              .n_pos = st->k,
-                             .verify_ms = ver,
+                             .verify_ms = buf,
                              .n_verify = n,
-                             .draft_cpu_ms = dc,
-                             .draft_npu_ms = dn,
+                             .draft_cpu_ms = buf + n,
+                             .draft_npu_ms = buf + 2 * n,
                              .n_draft = n,
-                             .verify_nl_ms = vnl,
+                             .verify_nl_ms = buf + 3 * n,
                              .n_nl_rows = nr,
                              .n_nl_leaves = nl,
                              .exit_layers = exits,

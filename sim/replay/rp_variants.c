@@ -64,19 +64,23 @@ void rp_variants_start(rp_variant *var, int32_t n_var)
  * plan must pass check_plan against the variant's compiled graphs (it passed
  * the device's, and only the largest graph differs), then its phone model
  * prices the same calls and verification. */
-void rp_variants_price(rp_variant *var, int32_t n_var, const sim_draft_call *calls, int32_t n_build,
-                       const sim_verify_shape *vs, const sim_overlap *ov, int32_t rows,
+void rp_variants_price(rp_variant *var, int32_t n_var, const sim_cycle_req *req, int32_t rows,
                        int32_t n_verified)
 {
+    /* the device accepted the cycle; only its duration is added up, and the
+     * device's call latencies stay the device's */
+    sim_cycle_req q = *req;
+    q.call_ms = NULL;
+    q.walls_only = 1;
+    q.accepted = 1;
     for (int32_t i = 0; i < n_var; i++) {
         rp_variant *v = &var[i];
-        double ms;
+        sim_cycle_time t;
         if (!v->priced) continue;
-        if ((rows > n_verified && rows > v->most) ||
-            sim_hw_cycle_overlap_ms_accepted(v->hw, calls, n_build, vs, ov, &ms) != SIM_OK)
+        if ((rows > n_verified && rows > v->most) || sim_hw_cycle(v->hw, &q, &t) != SIM_OK)
             v->priced = 0;
         else
-            v->total_ms += ms;
+            v->total_ms += t.cycle_ms;
     }
 }
 

@@ -27,13 +27,12 @@ int32_t rp_variants_open(rp_variant *var, int32_t n_var, const sim_point *pt, co
                          int32_t max_ctx);
 /* A prompt begins: sim_hw_generation_start on every variant still priced. */
 void rp_variants_start(rp_variant *var, int32_t n_var);
-/* One cycle of the point, as its phone model priced it -- the n_build draft
- * calls, the verification vs with the overlapping calls ov, a plan of rows
- * rows over n_verified verified nodes -- priced on every variant still
- * priced: its total_ms grows, or it stops being priced.  The device's phone
- * model must have accepted the cycle (sim_hw_cycle_overlap_ms_accepted). */
-void rp_variants_price(rp_variant *var, int32_t n_var, const sim_draft_call *calls, int32_t n_build,
-                       const sim_verify_shape *vs, const sim_overlap *ov, int32_t rows,
+/* One cycle of the point, as its phone model ran it -- req (draft calls, the
+ * verification, the overlapping calls), a plan of rows rows over n_verified
+ * verified nodes -- priced on every variant still priced: its total_ms grows,
+ * or it stops being priced.  The device's phone model must have accepted the
+ * cycle (sim_cycle_req.accepted); req's call_ms is not written. */
+void rp_variants_price(rp_variant *var, int32_t n_var, const sim_cycle_req *req, int32_t rows,
                        int32_t n_verified);
 /* Frees the variants' phone models (NULL ones included); var stays readable. */
 void rp_variants_close(rp_variant *var, int32_t n_var);

@@ -292,9 +292,10 @@ fs.sweep { device = dev, target = fs.model "qwen3-8b-q4_0",
 
 
 def case_setup_cache():
-    """The per-phone calibration tables are measured once per process and
-    reused by later points: a point computed after others (warm tables) gives
-    the same bytes as the same point alone in a fresh process (cold)."""
+    """The per-phone calibration tables are measured once per script run (its
+    profile cache) and reused by later points: a point computed after others
+    (warm tables) gives the same bytes as the same point alone in a fresh run
+    (cold)."""
     src = """local fs = flashspec
 local pols = { fs.policy.lever {}, fs.policy.sequoia {}, fs.policy.lever { n_max = 16 } }
 local want = tonumber(fs.args.only or "0")
@@ -367,7 +368,7 @@ def case_resume_build():
     numbers; --resume=force reuses them on purpose."""
     with tempfile.TemporaryDirectory() as t:
         other = build_variant(t, "d->verify_setup_us * 1e-3", "d->verify_setup_us * 2e-3",
-                              "sim/hw/sim_hw_steps.c")
+                              "sim/hw/sim_runtime.c")
         d, ref = os.path.join(t, "out"), os.path.join(t, "ref")
         rc, _, err = run("run", script("grid.lua"), "-o", d)
         expect(rc == 0 and counts(err) == (51, 0), f"first run: {rc} {err}")

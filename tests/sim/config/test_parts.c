@@ -660,8 +660,9 @@ static void price(const char *name, double *out, int n)
                                       .proj_rows = rows[r] > 1 ? 2 : 1,
                                       .decode = rows[r] == 1 && !exit};
                 sim_draft_call c[2] = {{ENG_UNIT_CPU, 1, 300, 0}, {ENG_UNIT_NPU, rows[r], 300, 0}};
+                const sim_cycle_req q = {.calls = c, .n_calls = 2, .verify = &v, .price = 1};
                 sim_cycle_time ct;
-                CHECK(sim_hw_estimate(hw, c, 2, &v, &ct, NULL) == SIM_OK);
+                CHECK(sim_hw_cycle(hw, &q, &ct) == SIM_OK);
                 if (at < n) out[at++] = ct.cycle_ms;
             }
         }

@@ -138,4 +138,88 @@ static inline uint64_t next_rand(uint64_t *s)
     return *s >> 33;
 }
 
+/* The DRAM accounting of a phone model made from these inputs (through
+ * sim_hw_create): its status, and *out when it is SIM_OK. */
+static inline int plan_memory(const sim_device *dev, const sim_model *target,
+                              const sim_model *draft, double dram_fraction, int32_t max_ctx,
+                              sim_hw_memory *out, char *err, size_t errlen)
+{
+    sim_hw *hw;
+    int rc = sim_hw_create(dev, target, draft, dram_fraction, max_ctx, &hw, err, errlen);
+    if (rc != SIM_OK) return rc;
+    sim_hw_get_memory(hw, out);
+    sim_hw_destroy(hw);
+    return rc;
+}
+
+/* The set-up and KV management of a tree shape (decode = 0) of rows and
+ * leaves (sim_hw_setup_ms). */
+static inline double kv_ms(const sim_hw *hw, int32_t rows, int32_t leaves)
+{
+    sim_verify_shape v = {.rows = rows, .leaves = leaves};
+    return sim_hw_setup_ms(hw, &v);
+}
+
+/* The cycle through its one entry point (sim_hw_cycle), in the shapes the
+ * tests ask for: run on the clock, with overlapping calls, priced on the
+ * scratch simulation, wall times only (accepted: unchecked), and a
+ * verification priced alone (its verify_ms, NaN when refused). */
+static inline int hw_run_ov(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                            const sim_verify_shape *v, const sim_overlap *ov, sim_cycle_time *out,
+                            double *call_ms)
+{
+    sim_cycle_req q = {.calls = calls, .n_calls = n_calls, .verify = v, .call_ms = call_ms};
+    if (ov) q.overlap = *ov;
+    return sim_hw_cycle(hw, &q, out);
+}
+
+static inline int hw_run(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                         const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+{
+    return hw_run_ov(hw, calls, n_calls, v, NULL, out, call_ms);
+}
+
+static inline int hw_price(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                           const sim_verify_shape *v, sim_cycle_time *out, double *call_ms)
+{
+    sim_cycle_req q = {
+        .calls = calls, .n_calls = n_calls, .verify = v, .call_ms = call_ms, .price = 1};
+    return sim_hw_cycle(hw, &q, out);
+}
+
+static inline int hw_walls(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                           const sim_verify_shape *v, const sim_overlap *ov, int accepted,
+                           double *cycle_ms)
+{
+    sim_cycle_req q = {
+        .calls = calls, .n_calls = n_calls, .verify = v, .walls_only = 1, .accepted = accepted};
+    if (ov) q.overlap = *ov;
+    sim_cycle_time t = {0};
+    int rc = sim_hw_cycle(hw, &q, &t);
+    if (rc == SIM_OK) *cycle_ms = t.cycle_ms; /* untouched otherwise */
+    return rc;
+}
+
+static inline int hw_run_ms(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                            const sim_verify_shape *v, const sim_overlap *ov, double *cycle_ms)
+{
+    return hw_walls(hw, calls, n_calls, v, ov, 0, cycle_ms);
+}
+
+static inline int hw_run_ms_accepted(sim_hw *hw, const sim_draft_call *calls, int32_t n_calls,
+                                     const sim_verify_shape *v, const sim_overlap *ov,
+                                     double *cycle_ms)
+{
+    return hw_walls(hw, calls, n_calls, v, ov, 1, cycle_ms);
+}
+
+static inline int hw_verify_ms(sim_hw *hw, const sim_verify_shape *v, double *verify_ms)
+{
+    sim_cycle_req q = {.verify = v, .price = 1, .walls_only = 1};
+    sim_cycle_time t = {0};
+    int rc = sim_hw_cycle(hw, &q, &t);
+    *verify_ms = rc == SIM_OK ? t.verify_ms : NAN;
+    return rc;
+}
+
 #endif

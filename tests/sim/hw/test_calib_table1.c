@@ -49,8 +49,9 @@ static sim_cycle_time flash_ar(const sim_device *dev, const sim_model *m)
                           .proj = ENG_PROJ_EAGER_NPU,
                           .proj_rows = 1,
                           .decode = 1}; /* a Flash-AR token: a plain decode step */
+    const sim_cycle_req q = {.verify = &v};
     sim_cycle_time t;
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+    CHECK(sim_hw_cycle(hw, &q, &t) == SIM_OK);
     sim_hw_destroy(hw);
     return t;
 }

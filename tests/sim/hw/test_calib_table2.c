@@ -53,8 +53,9 @@ static sim_cycle_time verify(sim_hw *hw, int32_t rows, int32_t leaves, int32_t r
                           .proj_rows = 1,
                           .runtime = runtime,
                           .decode = rows == 1}; /* one row: Flash-AR's decode step */
+    const sim_cycle_req q = {.verify = &v, .price = 1};
     sim_cycle_time t = {0};
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+    CHECK(sim_hw_cycle(hw, &q, &t) == SIM_OK);
     return t;
 }
 

@@ -8,6 +8,7 @@
  * unchanged by the key's existence.
  */
 #include "sim/hw/sim_hw.h"
+#include "sim/hw/sim_hw_impl.h" /* the formulas (sim_cost_*) */
 
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static sim_device cpu_phone(void)
 }
 
 /* What a layer of `rows` rows costs on the CPU by the roofline of
- * sim_primitives.h: weights and KV from DRAM at cpu_gbps against the rows'
+ * sim_cpu.c: weights and KV from DRAM at cpu_gbps against the rows'
  * FLOPs at cpu_gflops, over the target's cpu_efficiency. */
 static double layer_cpu_ms(const sim_device *d, const sim_model *t, int32_t rows, int32_t ctx)
 {
@@ -135,7 +136,7 @@ static void test_cycle_charges_cpu(void)
         v.proj_rows = 2;
         sim_cycle_time o;
         double call_ms[3];
-        CHECK(sim_hw_cycle(hw, calls, 3, &v, &o, call_ms) == SIM_OK);
+        CHECK(hw_run(hw, calls, 3, &v, &o, call_ms) == SIM_OK);
         CHECK(o.npu_ms == 0.0);
         /* NPU-named draft calls are CPU calls at the CPU's price */
         CHECK(NEAR(call_ms[1], sim_hw_draft_ms(hw, ENG_UNIT_CPU, 1, 257)));
@@ -162,8 +163,8 @@ static void test_default_npu(void)
     sim_hw *a = make(&n, &t, NULL, 0.0), *b = make(&c, &t, NULL, 0.0);
     sim_verify_shape v = shape(3, 1);
     sim_cycle_time oa, ob;
-    CHECK(sim_hw_cycle(a, NULL, 0, &v, &oa, NULL) == SIM_OK);
-    CHECK(sim_hw_cycle(b, NULL, 0, &v, &ob, NULL) == SIM_OK);
+    CHECK(hw_run(a, NULL, 0, &v, &oa, NULL) == SIM_OK);
+    CHECK(hw_run(b, NULL, 0, &v, &ob, NULL) == SIM_OK);
     CHECK(oa.npu_ms > 0 && oa.cpu_ms == oa.kv_ms);
     CHECK(ob.npu_ms == 0 && ob.cpu_ms > ob.kv_ms);
     /* the NPU pads 3 rows to 4 and pays launch + sync; the CPU does neither */
@@ -197,7 +198,7 @@ static void test_overlap_serialises(void)
             sim_hw_set_events_always(hw, ev);
             sim_verify_shape v = shape(4, 2);
             sim_overlap ov = {ovc, 6, gate};
-            CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &o[ev], NULL) == SIM_OK);
+            CHECK(hw_run_ov(hw, NULL, 0, &v, &ov, &o[ev], NULL) == SIM_OK);
             CHECK(o[ev].npu_ms == 0.0);
             CHECK(o[ev].cpu_ms <= o[ev].cycle_ms + 1e-9);
             CHECK(o[ev].overlap_calls > 0);
@@ -245,7 +246,7 @@ static void test_page_cache(void)
         sim_verify_shape v = shape(1, 1);
         v.decode = 1;
         sim_cycle_time o;
-        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &o, NULL) == SIM_OK);
+        CHECK(hw_run(hw, NULL, 0, &v, &o, NULL) == SIM_OK);
         CHECK(NEAR(o.flash_bytes, m.streamed_bytes));
         CHECK(o.npu_ms == 0.0 && o.verify_ms <= prev);
         prev = o.verify_ms;
@@ -276,7 +277,7 @@ static void test_spans(void)
     sim_hw_set_span_fn(hw, count_res, &n);
     sim_draft_call c = {ENG_UNIT_NPU, 2, 100, 0};
     sim_verify_shape v = shape(3, 1);
-    CHECK(sim_hw_cycle(hw, &c, 1, &v, NULL, NULL) == SIM_OK);
+    CHECK(hw_run(hw, &c, 1, &v, NULL, NULL) == SIM_OK);
     CHECK(n.npu == 0 && n.cpu_layers == t.layers);
     sim_hw_destroy(hw);
 }

@@ -8,6 +8,7 @@
  * cycle's three evaluations against each other are in test_hw_paths.c.
  */
 #include "sim/hw/sim_hw.h"
+#include "sim/hw/sim_hw_impl.h" /* the formulas (sim_cost_*) */
 
 #include <math.h>
 #include <stdio.h>
@@ -68,13 +69,13 @@ static void test_residency(void)
     d.prefetch_layers = 2;
     sim_model t = q4();
     sim_hw_memory mem;
-    CHECK(sim_hw_memory_plan(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.bytes[SIM_MEM_HEAD] == sim_model_head_bytes(&t));
     CHECK(mem.buffers == 3 && mem.bytes[SIM_MEM_BUFFERS] == 3 * sim_model_layer_bytes(&t));
     CHECK(mem.bytes[SIM_MEM_DRAFT] == 0 && mem.bytes[SIM_MEM_KV_DRAFT] == 0);
     /* floor(x * L): 0.7 * 30 = 21 despite binary rounding */
     sim_model t30 = decoder(30, 2048, 16, 8192, 32000, 0);
-    CHECK(sim_hw_memory_plan(&d, &t30, NULL, 0.7, 16, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t30, NULL, 0.7, 16, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.resident_layers == 21);
     CHECK(strcmp(sim_mem_cat_name(SIM_MEM_KV_TARGET), "kv_target") == 0);
 }
@@ -96,7 +97,7 @@ static void test_residency_edges(void)
         for (int32_t k = 34; k <= 36; k++) {
             double x = (double)k / 36.0;
             sim_hw_memory mem;
-            CHECK(sim_hw_memory_plan(&d, &m, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
+            CHECK(plan_memory(&d, &m, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
             int head = pin && k == 36; /* the head is pinned with the last layer, not before */
             CHECK_EQ_INT(mem.resident_layers, k);
             CHECK_EQ_INT(mem.streamed_layers, 36 - k);
@@ -110,7 +111,7 @@ static void test_residency_edges(void)
                 sim_hw_set_events_always(hw, events);
                 sim_verify_shape v = shape(1, 1);
                 sim_cycle_time t;
-                CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+                CHECK(hw_run(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
                 CHECK(t.flash_bytes == mem.streamed_bytes);
                 double want = (36 - k) * sim_hw_layer_read_ms(hw) +
                               (head ? 0.0 : sim_hw_head_read_ms(hw));
@@ -129,9 +130,9 @@ static void test_residency_edges(void)
                   m22 = decoder(22, 2048, 16, 8192, 32000, 0);
         sim_hw_memory mem;
         CHECK(0.58 * 50 < 29.0 && (15.0 / 22.0) * 22 < 15.0); /* the premise */
-        CHECK(sim_hw_memory_plan(&p, &m50, NULL, 0.58, 16, &mem, NULL, 0) == SIM_OK);
+        CHECK(plan_memory(&p, &m50, NULL, 0.58, 16, &mem, NULL, 0) == SIM_OK);
         CHECK_EQ_INT(mem.resident_layers, 29);
-        CHECK(sim_hw_memory_plan(&p, &m22, NULL, 15.0 / 22.0, 16, &mem, NULL, 0) == SIM_OK);
+        CHECK(plan_memory(&p, &m22, NULL, 15.0 / 22.0, 16, &mem, NULL, 0) == SIM_OK);
         CHECK_EQ_INT(mem.resident_layers, 15);
     }
     /* prefetch 2 (three layer buffers) against 2, 3 and 4 streamed layers:
@@ -141,7 +142,7 @@ static void test_residency_edges(void)
     d.dram_budget_gb = 64.0;
     for (int32_t s = 2; s <= 4; s++) {
         sim_hw_memory mem;
-        CHECK(sim_hw_memory_plan(&d, &m, NULL, (double)(36 - s) / 36.0, 4096, &mem, NULL, 0) ==
+        CHECK(plan_memory(&d, &m, NULL, (double)(36 - s) / 36.0, 4096, &mem, NULL, 0) ==
               SIM_OK);
         CHECK_EQ_INT(mem.streamed_layers, s);
         CHECK_EQ_INT(mem.buffers, s < 3 ? s : 3);
@@ -202,15 +203,15 @@ static void test_monotone_rows(void)
     for (int32_t r = 1; r <= 300; r++) {
         sim_verify_shape v = shape(r, 1);
         sim_cycle_time t;
-        CHECK(sim_hw_estimate(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+        CHECK(hw_price(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
         CHECK(t.verify_ms >= prev);
         prev = t.verify_ms;
     }
     sim_verify_shape v1 = shape(1, 1), v16 = shape(16, 1), v32 = shape(32, 1);
     sim_cycle_time a, b, c;
-    sim_hw_estimate(hw, NULL, 0, &v1, &a, NULL);
-    sim_hw_estimate(hw, NULL, 0, &v16, &b, NULL);
-    sim_hw_estimate(hw, NULL, 0, &v32, &c, NULL);
+    hw_price(hw, NULL, 0, &v1, &a, NULL);
+    hw_price(hw, NULL, 0, &v16, &b, NULL);
+    hw_price(hw, NULL, 0, &v32, &c, NULL);
     /* compute grows with rows (mobile compute does not amortise rows) */
     CHECK(c.npu_ms - b.npu_ms > 0.5 * (b.npu_ms - a.npu_ms));
     CHECK(a.flash_ms == b.flash_ms && b.flash_ms == c.flash_ms);
@@ -224,13 +225,13 @@ static void test_overlap(void)
     sim_verify_shape v = shape(8, 1);
     sim_cycle_time s0, s1, s2;
     sim_hw *hw0 = make(&d, &m, NULL, 0.0);
-    CHECK(sim_hw_cycle(hw0, NULL, 0, &v, &s0, NULL) == SIM_OK);
+    CHECK(hw_run(hw0, NULL, 0, &v, &s0, NULL) == SIM_OK);
     d.prefetch_layers = 1;
     sim_hw *hw1 = make(&d, &m, NULL, 0.0);
-    CHECK(sim_hw_cycle(hw1, NULL, 0, &v, &s1, NULL) == SIM_OK);
+    CHECK(hw_run(hw1, NULL, 0, &v, &s1, NULL) == SIM_OK);
     d.prefetch_layers = 4;
     sim_hw *hw2 = make(&d, &m, NULL, 0.0);
-    CHECK(sim_hw_cycle(hw2, NULL, 0, &v, &s2, NULL) == SIM_OK);
+    CHECK(hw_run(hw2, NULL, 0, &v, &s2, NULL) == SIM_OK);
     /* serial: verify = compute + I/O exactly, nothing overlaps, nothing idles */
     CHECK(s0.verify_ms == s0.npu_ms + s0.flash_ms || NEAR(s0.verify_ms, s0.npu_ms + s0.flash_ms));
     CHECK(s0.overlap_ms == 0 && s0.idle_ms == 0);
@@ -246,8 +247,8 @@ static void test_overlap(void)
     sim_verify_shape big = shape(64, 32);
     spans_count n1 = {0};
     sim_hw_set_span_fn(hw1, count_span, &n1);
-    CHECK(sim_hw_cycle(hw0, NULL, 0, &big, &s0, NULL) == SIM_OK);
-    CHECK(sim_hw_cycle(hw1, NULL, 0, &big, &s1, NULL) == SIM_OK);
+    CHECK(hw_run(hw0, NULL, 0, &big, &s0, NULL) == SIM_OK);
+    CHECK(hw_run(hw1, NULL, 0, &big, &s1, NULL) == SIM_OK);
     CHECK(n1.layers == 36 && n1.heads == 1 && n1.reads == 36);
     CHECK(s1.npu_ms == s0.npu_ms && s1.flash_ms == s0.flash_ms);
     CHECK(s1.npu_ms > s1.flash_ms && s1.verify_ms < s0.verify_ms);
@@ -264,9 +265,9 @@ static void test_pinned_skip_flash(void)
     sim_verify_shape v = shape(1, 1);
     sim_cycle_time t0, t5, t10;
     sim_hw *a = make(&d, &m, NULL, 0.0), *b = make(&d, &m, NULL, 0.5), *c = make(&d, &m, NULL, 1.0);
-    sim_hw_cycle(a, NULL, 0, &v, &t0, NULL);
-    sim_hw_cycle(b, NULL, 0, &v, &t5, NULL);
-    sim_hw_cycle(c, NULL, 0, &v, &t10, NULL);
+    hw_run(a, NULL, 0, &v, &t0, NULL);
+    hw_run(b, NULL, 0, &v, &t5, NULL);
+    hw_run(c, NULL, 0, &v, &t10, NULL);
     double lb = sim_model_layer_bytes(&m), hb = sim_model_head_bytes(&m);
     CHECK(t0.flash_bytes == 36 * lb + hb);
     CHECK(t5.flash_bytes == 18 * lb + hb);
@@ -289,15 +290,15 @@ static void test_projection_kv_exit(void)
     sim_hw *hw = make(&d, &m, NULL, 0.0);
     sim_verify_shape v = shape(16, 4);
     sim_cycle_time e, cpu, npu, ex;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &e, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, &v, &e, NULL) == SIM_OK);
     v.proj = ENG_PROJ_ONDEMAND_CPU;
     v.proj_rows = 3;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &cpu, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, &v, &cpu, NULL) == SIM_OK);
     v.proj = ENG_PROJ_ONDEMAND_NPU;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &npu, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, &v, &npu, NULL) == SIM_OK);
     /* KV: 4 leaves x (16 rows x KV/token / CPU rate + 0.1 ms) */
     double kv = 4 * (16 * sim_model_kv_token_bytes(&m) / 17.2e6 + 0.1);
-    CHECK(NEAR(e.kv_ms, kv) && NEAR(sim_hw_kv_ms(hw, 16, 4), kv) && sim_hw_kv_ms(hw, 16, 1) == 0);
+    CHECK(NEAR(e.kv_ms, kv) && NEAR(kv_ms(hw, 16, 4), kv) && kv_ms(hw, 16, 1) == 0);
     CHECK(NEAR(e.cpu_ms, e.kv_ms));
     CHECK(NEAR(cpu.cpu_ms - cpu.kv_ms, 3 * sim_hw_head_cpu_ms(hw, 1)));
     CHECK(NEAR(sim_hw_head_cpu_ms(hw, 1), sim_model_head_bytes(&m) / 17.2e6));
@@ -307,26 +308,26 @@ static void test_projection_kv_exit(void)
     v = shape(64, 8);
     v.exit_layer = 17;
     v.rows_after_exit = 16;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &ex, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, &v, &ex, NULL) == SIM_OK);
     sim_verify_shape full = shape(64, 8);
     sim_cycle_time f;
-    sim_hw_estimate(hw, NULL, 0, &full, &f, NULL);
+    hw_price(hw, NULL, 0, &full, &f, NULL);
     CHECK(NEAR(f.npu_ms - ex.npu_ms,
                18 * (sim_hw_layer_npu_ms(hw, 64, 256) - sim_hw_layer_npu_ms(hw, 16, 256)) +
                    sim_hw_head_npu_ms(hw, 64) - sim_hw_head_npu_ms(hw, 16)));
     /* invalid shapes are refused without touching the clock */
     int64_t now = sim_hw_now(hw);
     sim_verify_shape bad = shape(4, 5);
-    CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_run(hw, NULL, 0, &bad, &f, NULL) == SIM_CONFIG_INVALID);
     bad = shape(4, 1);
     bad.exit_layer = 36;
-    CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_run(hw, NULL, 0, &bad, &f, NULL) == SIM_CONFIG_INVALID);
     bad = shape(4, 1);
     bad.proj = ENG_PROJ_ONDEMAND_CPU;
     bad.proj_rows = 0;
-    CHECK(sim_hw_cycle(hw, NULL, 0, &bad, &f, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_run(hw, NULL, 0, &bad, &f, NULL) == SIM_CONFIG_INVALID);
     sim_draft_call call = {ENG_UNIT_CPU, 1, 10, SIM_DRAFT_FULL};
-    CHECK(sim_hw_cycle(hw, &call, 1, NULL, &f, NULL) == SIM_CONFIG_INVALID); /* no draft */
+    CHECK(hw_run(hw, &call, 1, NULL, &f, NULL) == SIM_CONFIG_INVALID); /* no draft */
     CHECK(sim_hw_now(hw) == now);
     sim_hw_destroy(hw);
 }
@@ -352,7 +353,7 @@ static void test_draft_calls(void)
     double call_ms[3];
     sim_verify_shape v = shape(10, 3);
     sim_cycle_time t;
-    CHECK(sim_hw_cycle(hw, calls, 3, &v, &t, call_ms) == SIM_OK);
+    CHECK(hw_run(hw, calls, 3, &v, &t, call_ms) == SIM_OK);
     for (int i = 0; i < 3; i++)
         CHECK(fabs(call_ms[i] -
                    sim_hw_draft_ms(hw, calls[i].unit, calls[i].rows, calls[i].ctx_len)) < 1e-6);
@@ -361,7 +362,7 @@ static void test_draft_calls(void)
     CHECK(t.t1_ns - t.t0_ns == (int64_t)llround(t.cycle_ms * 1e6));
     /* draft-only cycle */
     sim_cycle_time t2;
-    CHECK(sim_hw_cycle(hw, calls, 1, NULL, &t2, NULL) == SIM_OK);
+    CHECK(hw_run(hw, calls, 1, NULL, &t2, NULL) == SIM_OK);
     CHECK(t2.t0_ns == t.t1_ns && t2.verify_ms == 0 && NEAR(t2.cycle_ms, call_ms[0]));
     sim_hw_destroy(hw);
 }
@@ -397,9 +398,9 @@ static void test_spans_and_determinism(void)
     sim_verify_shape v = shape(12, 3);
     sim_cycle_time ta, tb, te;
     for (int i = 0; i < 5; i++) {
-        CHECK(sim_hw_estimate(a, calls, 2, &v, &te, NULL) == SIM_OK);
-        CHECK(sim_hw_cycle(a, calls, 2, &v, &ta, NULL) == SIM_OK);
-        CHECK(sim_hw_cycle(b, calls, 2, &v, &tb, NULL) == SIM_OK);
+        CHECK(hw_price(a, calls, 2, &v, &te, NULL) == SIM_OK);
+        CHECK(hw_run(a, calls, 2, &v, &ta, NULL) == SIM_OK);
+        CHECK(hw_run(b, calls, 2, &v, &tb, NULL) == SIM_OK);
         CHECK(memcmp(&ta, &tb, sizeof ta) == 0);
         CHECK(te.cycle_ms == ta.cycle_ms && te.flash_ms == ta.flash_ms);
     }
@@ -407,6 +408,44 @@ static void test_spans_and_determinism(void)
     CHECK(s.reads == 5 * 27 && s.layers == 5 * 36);
     CHECK(s.last_t1 == sim_hw_now(a));
     CHECK(NEAR(s.flash_ms, 5 * ta.flash_ms));
+    sim_hw_destroy(a);
+    sim_hw_destroy(b);
+}
+
+/* The one entry point's request: price runs on the scratch simulation (the
+ * clock stays, no spans), walls_only fills the wall times alone -- the same
+ * as a full cycle's -- and moves the clock as a full cycle does; accepted
+ * prices the same cycle unchecked. */
+static void test_cycle_request(void)
+{
+    sim_device d = phone();
+    d.prefetch_layers = 1;
+    sim_model m = q8(), e = eagle(4096, 12288);
+    sim_hw *a = make(&d, &m, &e, 0.25), *b = make(&d, &m, &e, 0.25);
+    spans s = {0};
+    sim_hw_set_span_fn(a, on_span, &s);
+    sim_draft_call calls[2] = {{ENG_UNIT_CPU, 1, 50, SIM_DRAFT_FULL},
+                               {ENG_UNIT_NPU, 4, 51, SIM_DRAFT_FULL}};
+    sim_verify_shape v = shape(12, 3);
+    double ca[2] = {0}, cb[2] = {0};
+    sim_cycle_req q = {.calls = calls, .n_calls = 2, .verify = &v, .call_ms = ca, .price = 1};
+    sim_cycle_time full, walls;
+    CHECK(sim_hw_cycle(a, &q, &full) == SIM_OK);
+    CHECK(sim_hw_now(a) == 0 && s.layers == 0 && full.cycle_ms > 0 && ca[1] > 0);
+    q.price = 0;
+    q.walls_only = 1;
+    q.call_ms = cb;
+    CHECK(sim_hw_cycle(b, &q, &walls) == SIM_OK);
+    CHECK(walls.cycle_ms == full.cycle_ms && walls.draft_ms == full.draft_ms &&
+          walls.verify_ms == full.verify_ms && cb[0] == ca[0] && cb[1] == ca[1]);
+    CHECK(walls.flash_ms == 0 && walls.events == 0 && walls.energy_mj == 0);
+    CHECK(sim_hw_now(b) == (int64_t)llround(full.cycle_ms * 1e6));
+    q.walls_only = 0;
+    q.call_ms = NULL;
+    CHECK(sim_hw_cycle(a, &q, &full) == SIM_OK);
+    CHECK(sim_hw_now(a) == sim_hw_now(b) && s.layers == 36);
+    q.walls_only = q.accepted = 1;
+    CHECK(sim_hw_cycle(b, &q, &walls) == SIM_OK && walls.cycle_ms == full.cycle_ms);
     sim_hw_destroy(a);
     sim_hw_destroy(b);
 }
@@ -421,7 +460,7 @@ static void test_speed(void)
     enum { N = 50000 };
     clock_t c0 = clock();
     for (int i = 0; i < N; i++)
-        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+        CHECK(hw_run(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
     double s = (double)(clock() - c0) / CLOCKS_PER_SEC;
     double rate = s > 0 ? N / s : 1e12;
     printf("speed: %.0f Flash-AR cycles/s (%lld events per cycle)\n", rate, (long long)t.events);
@@ -449,8 +488,8 @@ static void test_energy(void)
     sim_cycle_time a, b;
     /* x = 0: flash, NPU and CPU all busy; power never changes a time */
     sim_hw *hw = make(&d, &m, &e, 0.0), *hq = make(&quiet, &m, &e, 0.0);
-    CHECK(sim_hw_cycle(hw, calls, 2, &v, &a, NULL) == SIM_OK);
-    CHECK(sim_hw_cycle(hq, calls, 2, &v, &b, NULL) == SIM_OK);
+    CHECK(hw_run(hw, calls, 2, &v, &a, NULL) == SIM_OK);
+    CHECK(hw_run(hq, calls, 2, &v, &b, NULL) == SIM_OK);
     CHECK(a.cycle_ms == b.cycle_ms && a.flash_ms == b.flash_ms && a.npu_ms == b.npu_ms);
     CHECK(b.energy_mj == 0.0 && a.energy_mj > 0.0);
     CHECK(a.flash_ms > 0 && a.npu_ms > 0 && a.cpu_ms > 0);
@@ -463,14 +502,14 @@ static void test_energy(void)
     one.flash_active_w = 2.0;
     hw = make(&one, &m, NULL, 0.0);
     v = shape(1, 1);
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
     CHECK(NEAR(a.energy_mj, 2.0 * a.flash_ms));
     sim_hw_destroy(hw);
     one = phone();
     one.base_w = 1.5;
     one.npu_idle_w = 0.5;
     hw = make(&one, &m, NULL, 0.0);
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
     CHECK(NEAR(a.energy_mj, 1.5 * a.cycle_ms + 0.5 * (a.cycle_ms - a.npu_ms)));
     sim_hw_destroy(hw);
 
@@ -479,7 +518,7 @@ static void test_energy(void)
     one = phone();
     one.dram_j_per_gb = 0.04;
     hw = make(&one, &m, NULL, 1.0);
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
     double want = 36 * (sim_model_layer_bytes(&m) + 256 * sim_model_kv_layer_bytes(&m)) +
                   sim_model_head_bytes(&m);
     CHECK(a.flash_ms == 0.0 && NEAR(a.dram_bytes, want));
@@ -499,7 +538,7 @@ static void test_energy_anchor(void)
     sim_hw *hw = make(&d, &m, &m3, 0.0);
     sim_draft_call call = {ENG_UNIT_CPU, 1, 256, SIM_DRAFT_FULL};
     sim_cycle_time t;
-    CHECK(sim_hw_cycle(hw, &call, 1, NULL, &t, NULL) == SIM_OK);
+    CHECK(hw_run(hw, &call, 1, NULL, &t, NULL) == SIM_OK);
     double watts = t.energy_mj / t.cycle_ms, j_per_tok = t.energy_mj * 1e-3;
     CHECK_NEAR(watts, 4.8, 0.25);
     CHECK_NEAR(j_per_tok, 0.585, 0.12);
@@ -520,19 +559,19 @@ static void test_thermal(void)
      * generation has run past the onset */
     sim_hw *hw = make(&d, &m, NULL, 1.0), *ho = make(&off, &m, NULL, 1.0);
     sim_cycle_time first, t, to;
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &first, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &first, NULL) == SIM_OK);
     CHECK(!first.throttled);
     int n = 0;
     do {
-        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
-        CHECK(sim_hw_cycle(ho, NULL, 0, &v, &to, NULL) == SIM_OK);
+        CHECK(hw_run(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+        CHECK(hw_run(ho, NULL, 0, &v, &to, NULL) == SIM_OK);
         CHECK(to.cycle_ms == first.cycle_ms && !to.throttled);
         n++;
     } while (!t.throttled && n < 1000);
     CHECK(t.throttled && (double)t.t0_ns >= 1e9);
     CHECK_NEAR(t.cycle_ms / first.cycle_ms, 1.0 / 0.65, 1e-4);
     sim_hw_generation_start(hw); /* a new prompt: cool again */
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
     CHECK(!t.throttled && t.cycle_ms == first.cycle_ms);
     sim_hw_destroy(hw);
     sim_hw_destroy(ho);
@@ -541,8 +580,8 @@ static void test_thermal(void)
     d.thermal_onset_s = 0.0;
     hw = make(&d, &m, NULL, 0.0);
     ho = make(&off, &m, NULL, 0.0);
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
-    CHECK(sim_hw_cycle(ho, NULL, 0, &v, &to, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+    CHECK(hw_run(ho, NULL, 0, &v, &to, NULL) == SIM_OK);
     CHECK(t.throttled && !to.throttled);
     CHECK(t.flash_ms == to.flash_ms);
     CHECK_NEAR(t.npu_ms / to.npu_ms, 1.0 / 0.65, 1e-4);
@@ -557,15 +596,15 @@ static void test_kv_shared(void)
     sim_model m = q8(), e = eagle(4096, 14336);
     sim_hw_memory sep, sh;
     char err[512];
-    CHECK(sim_hw_memory_plan(&d, &m, &e, 0.5, 4096, &sep, err, sizeof err) == SIM_OK);
+    CHECK(plan_memory(&d, &m, &e, 0.5, 4096, &sep, err, sizeof err) == SIM_OK);
     d.kv_shared = 1;
-    CHECK(sim_hw_memory_plan(&d, &m, &e, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
+    CHECK(plan_memory(&d, &m, &e, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
     double kt = 4096.0 * sim_model_kv_token_bytes(&m), kd = 4096.0 * sim_model_kv_token_bytes(&e);
     CHECK(sep.bytes[SIM_MEM_KV_TARGET] == kt && sep.bytes[SIM_MEM_KV_DRAFT] == kd);
     CHECK(sh.bytes[SIM_MEM_KV_TARGET] == (kt > kd ? kt : kd) && sh.bytes[SIM_MEM_KV_DRAFT] == 0.0);
     CHECK(NEAR(sep.total_bytes - sh.total_bytes, kt < kd ? kt : kd));
     /* without a draft there is nothing to share */
-    CHECK(sim_hw_memory_plan(&d, &m, NULL, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
+    CHECK(plan_memory(&d, &m, NULL, 0.5, 4096, &sh, err, sizeof err) == SIM_OK);
     CHECK(sh.bytes[SIM_MEM_KV_TARGET] == kt);
 }
 
@@ -593,7 +632,7 @@ static void test_draft_parts(void)
     sim_draft_call bad = {ENG_UNIT_CPU, 1, 10, 3};
     sim_verify_shape v = shape(8, 1);
     sim_cycle_time t;
-    CHECK(sim_hw_cycle(hw, &bad, 1, &v, &t, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_run(hw, &bad, 1, &v, &t, NULL) == SIM_CONFIG_INVALID);
     sim_hw_destroy(hw);
 }
 
@@ -649,7 +688,7 @@ static void test_draft_overlap(void)
     /* reference: no overlapping work */
     sim_hw *hw = make(&d, &m, &e, 0.0);
     sim_cycle_time ref, t;
-    CHECK(sim_hw_cycle(hw, NULL, 0, &v, &ref, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, &v, &ref, NULL) == SIM_OK);
     CHECK(ref.overlap_calls == 0 && ref.overlap_draft_ms == 0);
     sim_hw_destroy(hw);
 
@@ -660,7 +699,7 @@ static void test_draft_overlap(void)
     d1.contention_load = 1.0;
     hw = make(&d1, &m, &e, 0.0);
     sim_overlap ov = {calls, 8, 0};
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_OK);
+    CHECK(hw_run_ov(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_OK);
     CHECK_EQ_INT(t.overlap_calls, 8);
     CHECK(t.verify_ms == ref.verify_ms);
     CHECK(t.cycle_ms == ref.cycle_ms); /* 8 short calls end long before the verification */
@@ -676,7 +715,7 @@ static void test_draft_overlap(void)
     hw = make(&d, &m, &e, 0.0);
     span_log *lg = calloc(1, sizeof *lg);
     sim_hw_set_span_fn(hw, log_span, lg);
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_OK);
+    CHECK(hw_run_ov(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_OK);
     CHECK(t.verify_ms > ref.verify_ms);
     CHECK(overlap_with(lg, 'r') > 0);
     sim_hw_destroy(hw);
@@ -687,7 +726,7 @@ static void test_draft_overlap(void)
     memset(lg, 0, sizeof *lg);
     sim_hw_set_span_fn(hw, log_span, lg);
     ov.gate = 1;
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_OK);
+    CHECK(hw_run_ov(hw, NULL, 0, &v, &ov, &t, NULL) == SIM_OK);
     CHECK(t.overlap_calls >= 1);
     CHECK(overlap_with(lg, 'c') == 0);
     CHECK(overlap_with(lg, 'r') > 0);
@@ -696,7 +735,7 @@ static void test_draft_overlap(void)
     CHECK(t.verify_ms <= ref.verify_ms * d.contention_load + 1e-6);
     /* determinism: the same cycle again gives the same numbers */
     sim_cycle_time t2;
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov, &t2, NULL) == SIM_OK);
+    CHECK(hw_run_ov(hw, NULL, 0, &v, &ov, &t2, NULL) == SIM_OK);
     CHECK(t2.verify_ms == t.verify_ms && t2.overlap_calls == t.overlap_calls);
     sim_hw_destroy(hw);
 
@@ -706,15 +745,15 @@ static void test_draft_overlap(void)
     d2.cpu_gbps = 0.05; /* ~ seconds per call */
     hw = make(&d2, &m, &e, 0.0);
     sim_overlap ov2 = {&slow, 1, 1};
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov2, &t, NULL) == SIM_OK);
+    CHECK(hw_run_ov(hw, NULL, 0, &v, &ov2, &t, NULL) == SIM_OK);
     CHECK_EQ_INT(t.overlap_calls, 0);
     /* ungated, it runs and the cycle ends with its tail */
     ov2.gate = 0;
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, &v, &ov2, &t, NULL) == SIM_OK);
+    CHECK(hw_run_ov(hw, NULL, 0, &v, &ov2, &t, NULL) == SIM_OK);
     CHECK_EQ_INT(t.overlap_calls, 1);
     CHECK(t.cycle_ms > t.verify_ms);
     /* overlap needs a verification */
-    CHECK(sim_hw_cycle_overlap(hw, NULL, 0, NULL, &ov2, &t, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_run_ov(hw, NULL, 0, NULL, &ov2, &t, NULL) == SIM_CONFIG_INVALID);
     sim_hw_destroy(hw);
 
     /* the memory upper bound */
@@ -741,9 +780,9 @@ static void test_draft_overlap(void)
 static double verify_ms(sim_hw *hw, const sim_verify_shape *v)
 {
     sim_cycle_time t;
-    CHECK(sim_hw_estimate(hw, NULL, 0, v, &t, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, v, &t, NULL) == SIM_OK);
     double direct = -1;
-    CHECK(sim_hw_verify_direct(hw, v, &direct) == SIM_OK);
+    CHECK(hw_verify_ms(hw, v, &direct) == SIM_OK);
     CHECK(NEAR(direct, t.verify_ms));
     return t.verify_ms;
 }
@@ -775,7 +814,7 @@ static void test_runtime_keys(void)
     od.proj = ENG_PROJ_ONDEMAND_NPU;
     od.proj_rows = 3;
     double od_ms = sim_hw_proj_ms(hw, &od);
-    CHECK(sim_hw_kv_ms(hw, 1, 1) == 0.0 && sim_hw_kv_ms(hw, 2, 1) == 0.0);
+    CHECK(kv_ms(hw, 1, 1) == 0.0 && kv_ms(hw, 2, 1) == 0.0);
     sim_hw_destroy(hw);
 
     /* queue depth: each request's latency paid once per Q requests in flight */
@@ -803,7 +842,7 @@ static void test_runtime_keys(void)
     sim_device ds = d;
     ds.verify_setup_us = 300000;
     hw = make(&ds, &t, &e, 0.0);
-    CHECK(NEAR(sim_hw_kv_ms(hw, 2, 1), 300.0) && sim_hw_kv_ms(hw, 1, 1) == 0.0);
+    CHECK(NEAR(kv_ms(hw, 2, 1), 300.0) && kv_ms(hw, 1, 1) == 0.0);
     CHECK(NEAR(verify_ms(hw, &v2) - two, 300.0 - read1));
     CHECK(NEAR(verify_ms(hw, &v1), one));
     sim_hw_destroy(hw);
@@ -833,6 +872,7 @@ int main(void)
     test_projection_kv_exit();
     test_draft_calls();
     test_spans_and_determinism();
+    test_cycle_request();
     test_speed();
     test_energy();
     test_energy_anchor();

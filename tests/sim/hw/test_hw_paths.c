@@ -4,9 +4,9 @@
  * the event-free walk (no overlapping draft calls) and sim_lite (overlapping
  * calls).  Against a naive recurrence of the verification schedule, and
  * against each other field by field on random phones, shapes and cycles;
- * sim_hw_cycle_overlap_ms (and _accepted) gives the same duration and
- * clock; the walk's fast-forward through repeating layers gives the naive
- * recurrence's end.
+ * a cycle asked for its wall times alone (sim_cycle_req.walls_only, also
+ * accepted unchecked) gives the same duration and clock; the walk's
+ * fast-forward through repeating layers gives the naive recurrence's end.
  */
 #include "sim/hw/sim_hw.h"
 
@@ -44,7 +44,7 @@ static int64_t naive_verify_ns(const sim_hw *hw, const sim_verify_shape *v)
         comp[L] = ns(v->proj_rows * sim_hw_head_npu_ms(hw, 1));
     else
         comp[L] = ns(sim_hw_head_npu_ms(hw, fin));
-    int64_t kv_end = ns(sim_hw_kv_ms(hw, v->rows, v->leaves));
+    int64_t kv_end = ns(kv_ms(hw, v->rows, v->leaves));
     for (int32_t i = 0; i < n; i++) {
         int resident = i == L ? mem.head_resident : i < mem.resident_layers;
         if (resident) {
@@ -113,17 +113,17 @@ static void test_schedule_differential(void)
         spans_count sc = {0};
         sim_hw_set_span_fn(hw, count_span, &sc);
         sim_cycle_time t;
-        CHECK(sim_hw_cycle(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
+        CHECK(hw_run(hw, NULL, 0, &v, &t, NULL) == SIM_OK);
         CHECK(t.t1_ns - t.t0_ns == naive_verify_ns(hw, &v));
         /* the event-free recurrence gives the same verification, in both runtimes */
         double direct = -1;
-        CHECK(sim_hw_verify_direct(hw, &v, &direct) == SIM_OK);
+        CHECK(hw_verify_ms(hw, &v, &direct) == SIM_OK);
         CHECK(direct == t.verify_ms);
         sim_verify_shape vs = v;
         vs.runtime = SIM_RUNTIME_SPEC;
         sim_cycle_time ts;
-        CHECK(sim_hw_estimate(hw, NULL, 0, &vs, &ts, NULL) == SIM_OK);
-        CHECK(sim_hw_verify_direct(hw, &vs, &direct) == SIM_OK);
+        CHECK(hw_price(hw, NULL, 0, &vs, &ts, NULL) == SIM_OK);
+        CHECK(hw_verify_ms(hw, &vs, &direct) == SIM_OK);
         CHECK(direct == ts.verify_ms);
         CHECK(sc.layers == m->layers && sc.heads == 1);
         CHECK(t.idle_ms == 0.0 && t.overlap_ms >= 0.0);
@@ -152,7 +152,7 @@ static void test_walk_fast_forward(void)
         if (!hw) continue;
         sim_verify_shape v = random_shape(&seed, m, 300, 9);
         double direct = -1;
-        CHECK(sim_hw_verify_direct(hw, &v, &direct) == SIM_OK);
+        CHECK(hw_verify_ms(hw, &v, &direct) == SIM_OK);
         CHECK(direct == (double)naive_verify_ns(hw, &v) * 1e-6);
         runs++;
         sim_hw_destroy(hw);
@@ -249,8 +249,8 @@ static void test_walk_equals_events(void)
             }
             sim_cycle_time a, b;
             double ca[6], cb[6];
-            int ra = sim_hw_cycle_overlap(ev, calls, n_calls, vp, &ov, &a, ca);
-            int rb = sim_hw_cycle_overlap(wk, calls, n_calls, vp, &ov, &b, cb);
+            int ra = hw_run_ov(ev, calls, n_calls, vp, &ov, &a, ca);
+            int rb = hw_run_ov(wk, calls, n_calls, vp, &ov, &b, cb);
             overlapped += b.overlap_calls > 0;
             CHECK(ra == SIM_OK && rb == SIM_OK);
             CHECK(same_cycle(&a, &b));
@@ -259,19 +259,19 @@ static void test_walk_equals_events(void)
             CHECK(sim_hw_now(ev) == sim_hw_now(wk));
             /* the duration alone, on its own clocks (walked, and on events) */
             double dm = -1, dme = -2;
-            CHECK(sim_hw_cycle_overlap_ms(du, calls, n_calls, vp, &ov, &dm) == SIM_OK);
-            CHECK(sim_hw_cycle_overlap_ms(due, calls, n_calls, vp, &ov, &dme) == SIM_OK);
+            CHECK(hw_run_ms(du, calls, n_calls, vp, &ov, &dm) == SIM_OK);
+            CHECK(hw_run_ms(due, calls, n_calls, vp, &ov, &dme) == SIM_OK);
             CHECK(dm == a.cycle_ms && dme == a.cycle_ms);
             CHECK(sim_hw_now(du) == sim_hw_now(ev) && sim_hw_now(due) == sim_hw_now(ev));
             /* and without the checks, for a cycle another phone accepted */
             double dma = -3;
-            CHECK(sim_hw_cycle_overlap_ms_accepted(acc, calls, n_calls, vp, &ov, &dma) ==
+            CHECK(hw_run_ms_accepted(acc, calls, n_calls, vp, &ov, &dma) ==
                   SIM_OK);
             CHECK(dma == a.cycle_ms && sim_hw_now(acc) == sim_hw_now(ev));
             if (vp) {
                 double da = -1, db = -2;
-                CHECK(sim_hw_verify_direct(ev, vp, &da) == SIM_OK);
-                CHECK(sim_hw_verify_direct(wk, vp, &db) == SIM_OK);
+                CHECK(hw_verify_ms(ev, vp, &da) == SIM_OK);
+                CHECK(hw_verify_ms(wk, vp, &db) == SIM_OK);
                 CHECK(da == db);
             }
             cycles++;
@@ -281,14 +281,14 @@ static void test_walk_equals_events(void)
         /* the estimate (scratch simulation) walks too */
         sim_verify_shape v = shape(9, 3);
         sim_cycle_time a, b;
-        CHECK(sim_hw_estimate(ev, NULL, 0, &v, &a, NULL) == SIM_OK);
-        CHECK(sim_hw_estimate(wk, NULL, 0, &v, &b, NULL) == SIM_OK);
+        CHECK(hw_price(ev, NULL, 0, &v, &a, NULL) == SIM_OK);
+        CHECK(hw_price(wk, NULL, 0, &v, &b, NULL) == SIM_OK);
         CHECK(same_cycle(&a, &b));
         /* a shape the phone refuses: nothing priced, the clock stays */
         int64_t now = sim_hw_now(du);
         double dm = -1;
         v.leaves = v.rows + 1;
-        CHECK(sim_hw_cycle_overlap_ms(du, NULL, 0, &v, NULL, &dm) == SIM_CONFIG_INVALID);
+        CHECK(hw_run_ms(du, NULL, 0, &v, NULL, &dm) == SIM_CONFIG_INVALID);
         CHECK(dm == -1 && sim_hw_now(du) == now);
         sim_hw_destroy(ev);
         sim_hw_destroy(wk);
@@ -320,7 +320,7 @@ static int64_t first_read_ns(const sim_device *d, const sim_model *m, const sim_
     int64_t end = -1;
     sim_cycle_time t;
     sim_hw_set_span_fn(hw, first_read_end, &end);
-    CHECK(sim_hw_cycle(hw, NULL, 0, v, &t, NULL) == SIM_OK);
+    CHECK(hw_run(hw, NULL, 0, v, &t, NULL) == SIM_OK);
     sim_hw_destroy(hw);
     return end - t.t0_ns;
 }
@@ -366,8 +366,8 @@ static void test_overlap_tie(void)
         sim_hw_set_events_always(ev, 1);
         sim_overlap ov = {prov, 2, 1};
         sim_cycle_time a, b;
-        CHECK(sim_hw_cycle_overlap(ev, NULL, 0, &v, &ov, &a, NULL) == SIM_OK);
-        CHECK(sim_hw_cycle_overlap(wk, NULL, 0, &v, &ov, &b, NULL) == SIM_OK);
+        CHECK(hw_run_ov(ev, NULL, 0, &v, &ov, &a, NULL) == SIM_OK);
+        CHECK(hw_run_ov(wk, NULL, 0, &v, &ov, &b, NULL) == SIM_OK);
         CHECK(a.overlap_calls >= 1);
         CHECK(same_cycle(&a, &b));
         CHECK(sim_hw_now(ev) == sim_hw_now(wk));
@@ -417,8 +417,8 @@ static void test_shape_memo(void)
             v.runtime = (int32_t)(next_rand(&seed) % 2);
             v.decode = v.rows == 1 && next_rand(&seed) % 2;
             sim_cycle_time a, b;
-            CHECK(sim_hw_cycle(ev, NULL, 0, &v, &a, NULL) == SIM_OK);
-            CHECK(sim_hw_cycle(wk, NULL, 0, &v, &b, NULL) == SIM_OK);
+            CHECK(hw_run(ev, NULL, 0, &v, &a, NULL) == SIM_OK);
+            CHECK(hw_run(wk, NULL, 0, &v, &b, NULL) == SIM_OK);
             CHECK(same_cycle(&a, &b));
             if (k % 50 == 0) {
                 sim_hw_generation_start(ev);

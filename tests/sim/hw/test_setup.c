@@ -45,7 +45,7 @@ static void test_parts_scale(void)
         double x = fractions[i];
         sim_hw_memory mem;
         sim_device d = phone();
-        CHECK(sim_hw_memory_plan(&d, &t, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
+        CHECK(plan_memory(&d, &t, NULL, x, 4096, &mem, NULL, 0) == SIM_OK);
         double streamed = mem.streamed_layers * lb + (mem.head_resident ? 0.0 : hb);
         double resident = mem.resident_layers * lb + (mem.head_resident ? hb : 0.0);
         CHECK(NEAR(streamed + resident, weight_gb(&t) * 1e9));
@@ -126,7 +126,7 @@ static void test_who_pays(void)
     sim_verify_shape v = shape(8, 3);
     double per_leaf = 8 * sim_model_kv_token_bytes(&t) / (d.cpu_gbps * 1e6) + d.kv_seq_us * 1e-3;
     CHECK(NEAR(sim_hw_setup_ms(hw, &v), sim_hw_tree_setup_ms(hw, NULL) + 3 * per_leaf));
-    CHECK(NEAR(sim_hw_kv_ms(hw, 8, 3), sim_hw_setup_ms(hw, &v)));
+    CHECK(NEAR(kv_ms(hw, 8, 3), sim_hw_setup_ms(hw, &v)));
     sim_hw_destroy(hw);
 }
 
@@ -144,18 +144,18 @@ static void test_cycle_charges(void)
     sim_verify_shape dec = shape(1, 1), tree = shape(1, 1);
     dec.decode = 1;
     double a, b;
-    CHECK(sim_hw_verify_direct(hw, &dec, &a) == SIM_OK);
-    CHECK(sim_hw_verify_direct(hw, &tree, &b) == SIM_OK);
+    CHECK(hw_verify_ms(hw, &dec, &a) == SIM_OK);
+    CHECK(hw_verify_ms(hw, &tree, &b) == SIM_OK);
     CHECK(fabs((b - a) - sim_hw_tree_setup_ms(hw, NULL)) <= 1e-5);
     sim_cycle_time ct;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &tree, &ct, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, &tree, &ct, NULL) == SIM_OK);
     CHECK(fabs(ct.verify_ms - b) <= 1e-9 && fabs(ct.kv_ms - sim_hw_tree_setup_ms(hw, NULL)) < 1e-5);
     sim_verify_shape bad = shape(2, 1);
     bad.decode = 1;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &bad, &ct, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_price(hw, NULL, 0, &bad, &ct, NULL) == SIM_CONFIG_INVALID);
     bad = shape(1, 1);
     bad.decode = 2;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &bad, &ct, NULL) == SIM_CONFIG_INVALID);
+    CHECK(hw_price(hw, NULL, 0, &bad, &ct, NULL) == SIM_CONFIG_INVALID);
     sim_hw_destroy(hw);
 }
 
@@ -168,15 +168,15 @@ static void test_pin_head(void)
     d.pin_head = 0;
     d.verify_setup_layer_us = 1000;
     sim_hw_memory mem;
-    CHECK(sim_hw_memory_plan(&d, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(!mem.head_resident && mem.streamed_layers == 0);
     CHECK(mem.streamed_bytes == sim_model_head_bytes(&t));
     CHECK(mem.bytes[SIM_MEM_BUFFERS] == sim_model_head_bytes(&t));
     CHECK(NEAR(setup_at(&d, &t, 1.0, 8, 0), 1.0)); /* the head is the one streamed op */
-    CHECK(sim_hw_memory_plan(&d, &tied, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &tied, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
     sim_device p = phone(); /* the default pins it with the last layer */
-    CHECK(sim_hw_memory_plan(&p, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&p, &t, NULL, 1.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.streamed_bytes == 0.0);
     /* a Flash-AR token with every layer pinned still reads the head, from
      * the token's start (the loader's buffer is free) while the pinned
@@ -185,17 +185,17 @@ static void test_pin_head(void)
     sim_verify_shape v = shape(1, 1);
     v.decode = 1;
     double ta, tb;
-    CHECK(sim_hw_verify_direct(a, &v, &ta) == SIM_OK);
-    CHECK(sim_hw_verify_direct(b, &v, &tb) == SIM_OK);
+    CHECK(hw_verify_ms(a, &v, &ta) == SIM_OK);
+    CHECK(hw_verify_ms(b, &v, &tb) == SIM_OK);
     double layers = t.layers * sim_hw_layer_npu_ms(a, 1, 0), hr = sim_hw_head_read_ms(a);
     double wait = hr > layers ? hr - layers : 0.0;
     CHECK(fabs(ta - (tb + wait)) < 1e-5);
     sim_cycle_time ct;
-    CHECK(sim_hw_estimate(a, NULL, 0, &v, &ct, NULL) == SIM_OK);
+    CHECK(hw_price(a, NULL, 0, &v, &ct, NULL) == SIM_OK);
     CHECK(fabs(ct.flash_ms - hr) < 1e-5 && ct.flash_bytes == sim_model_head_bytes(&t));
     /* head_resident = 1: the runtime keeps it in DRAM at every budget */
     d.head_resident = 1;
-    CHECK(sim_hw_memory_plan(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
+    CHECK(plan_memory(&d, &t, NULL, 0.0, 4096, &mem, NULL, 0) == SIM_OK);
     CHECK(mem.head_resident && mem.bytes[SIM_MEM_HEAD] == sim_model_head_bytes(&t));
     CHECK(mem.streamed_bytes == t.layers * sim_model_layer_bytes(&t));
     sim_hw_destroy(a);
@@ -221,17 +221,17 @@ static void test_verify_overlap(void)
     CHECK(sim_hw_stream_runtime(ov, &tree) == SIM_RUNTIME_SPEC);
     CHECK(sim_hw_stream_runtime(ov, &dec) == SIM_RUNTIME_BASELINE);
     CHECK(sim_hw_stream_runtime(base, &tree) == SIM_RUNTIME_BASELINE);
-    CHECK(sim_hw_verify_direct(ov, &tree, &a) == SIM_OK);
-    CHECK(sim_hw_verify_direct(base, &spec, &b) == SIM_OK);
+    CHECK(hw_verify_ms(ov, &tree, &a) == SIM_OK);
+    CHECK(hw_verify_ms(base, &spec, &b) == SIM_OK);
     CHECK(a == b); /* the same reads as the speculative runtime */
-    CHECK(sim_hw_verify_direct(base, &tree, &c) == SIM_OK);
+    CHECK(hw_verify_ms(base, &tree, &c) == SIM_OK);
     CHECK(a < c); /* reads running ahead hide part of the I/O */
-    CHECK(sim_hw_verify_direct(ov, &dec, &a) == SIM_OK);
-    CHECK(sim_hw_verify_direct(base, &dec, &b) == SIM_OK);
+    CHECK(hw_verify_ms(ov, &dec, &a) == SIM_OK);
+    CHECK(hw_verify_ms(base, &dec, &b) == SIM_OK);
     CHECK(a == b); /* a decode step keeps the device's runtime */
     sim_cycle_time ct;
-    CHECK(sim_hw_estimate(ov, NULL, 0, &tree, &ct, NULL) == SIM_OK);
-    CHECK(sim_hw_verify_direct(ov, &tree, &a) == SIM_OK && fabs(ct.verify_ms - a) < 1e-9);
+    CHECK(hw_price(ov, NULL, 0, &tree, &ct, NULL) == SIM_OK);
+    CHECK(hw_verify_ms(ov, &tree, &a) == SIM_OK && fabs(ct.verify_ms - a) < 1e-9);
     sim_hw_destroy(base);
     sim_hw_destroy(ov);
 }
@@ -273,8 +273,8 @@ static void test_dram_monotone(void)
             sim_verify_shape ar = shape(1, 1), chain = shape(9, 1);
             ar.decode = 1;
             double t_ar, t_chain;
-            CHECK(sim_hw_verify_direct(hw, &ar, &t_ar) == SIM_OK);
-            CHECK(sim_hw_verify_direct(hw, &chain, &t_chain) == SIM_OK);
+            CHECK(hw_verify_ms(hw, &ar, &t_ar) == SIM_OK);
+            CHECK(hw_verify_ms(hw, &chain, &t_chain) == SIM_OK);
             /* a resident-byte set-up may outgrow the reads it saves only
              * for chains; a decode step pays no set-up */
             CHECK(t_ar <= prev_ar + 1e-9);
@@ -304,8 +304,8 @@ static void test_loader_ring(void)
     sim_hw *h0 = make(&d, &t, NULL, 0.0), *h1 = make(&d, &t, NULL, 1.0 / 36.0);
     sim_verify_shape v = shape(8, 1);
     double a, b;
-    CHECK(sim_hw_verify_direct(h0, &v, &a) == SIM_OK);
-    CHECK(sim_hw_verify_direct(h1, &v, &b) == SIM_OK);
+    CHECK(hw_verify_ms(h0, &v, &a) == SIM_OK);
+    CHECK(hw_verify_ms(h1, &v, &b) == SIM_OK);
     double lr = sim_hw_layer_read_ms(h0), lay = sim_hw_layer_npu_ms(h0, 8, 256);
     double head = sim_hw_head_npu_ms(h0, 8), hr = sim_hw_head_read_ms(h0);
     /* 0%: max(set-up, read 0) + 35 more reads and the head's, serial with 36 layers */
@@ -317,8 +317,8 @@ static void test_loader_ring(void)
     sim_device s = d;
     s.verify_setup_us = 1000; /* 1 ms: now the first read binds */
     sim_hw *g0 = make(&s, &t, NULL, 0.0), *g1 = make(&s, &t, NULL, 1.0 / 36.0);
-    CHECK(sim_hw_verify_direct(g0, &v, &a) == SIM_OK);
-    CHECK(sim_hw_verify_direct(g1, &v, &b) == SIM_OK);
+    CHECK(hw_verify_ms(g0, &v, &a) == SIM_OK);
+    CHECK(hw_verify_ms(g1, &v, &b) == SIM_OK);
     /* 0%: read 0 (> set-up) then layer 0; pinned: layer 0 (after the set-up)
      * overlaps read 1, and layer 1 waits for what is left of it; the rest is
      * the same in both */
@@ -352,8 +352,8 @@ static void test_read_during_draft(void)
             for (int32_t i = 0; i < n; i++)
                 calls[i] = call;
             sim_cycle_time ct, none;
-            CHECK(sim_hw_estimate(hw, calls, n, &v, &ct, NULL) == SIM_OK);
-            CHECK(sim_hw_estimate(hw, NULL, 0, &v, &none, NULL) == SIM_OK);
+            CHECK(hw_price(hw, calls, n, &v, &ct, NULL) == SIM_OK);
+            CHECK(hw_price(hw, NULL, 0, &v, &none, NULL) == SIM_OK);
             double setup = d.verify_setup_us * 1e-3;
             double first = setup > lr ? setup : lr; /* what the verification waits for first */
             double want = during ? none.verify_ms - first + setup : none.verify_ms;
@@ -393,10 +393,10 @@ static void test_runtime_parts(void)
     CHECK(NEAR(sim_hw_setup_ms(hw, &w) - sim_hw_setup_ms(hw, &v), snap));
     /* the cycle charges it and counts the snapshot's bytes */
     sim_cycle_time a, b;
-    CHECK(sim_hw_estimate(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
+    CHECK(hw_price(hw, NULL, 0, &v, &a, NULL) == SIM_OK);
     d.verify_kv_snapshot = 0;
     sim_hw *h2 = make(&d, &t, NULL, 0.0);
-    CHECK(sim_hw_estimate(h2, NULL, 0, &v, &b, NULL) == SIM_OK);
+    CHECK(hw_price(h2, NULL, 0, &v, &b, NULL) == SIM_OK);
     CHECK(NEAR(a.kv_ms - b.kv_ms, snap));
     CHECK(NEAR(a.dram_bytes - b.dram_bytes, 2.0 * 1000 * sim_model_kv_token_bytes(&t)));
     sim_hw_destroy(hw);
@@ -438,9 +438,9 @@ static void test_rows_monotone(void)
             v.proj = proj;
             v.proj_rows = 1;
             double t, t_more;
-            CHECK(sim_hw_verify_direct(hw, &v, &t) == SIM_OK);
+            CHECK(hw_verify_ms(hw, &v, &t) == SIM_OK);
             CHECK(t >= prev - 1e-9);
-            CHECK(sim_hw_verify_direct(more, &v, &t_more) == SIM_OK);
+            CHECK(hw_verify_ms(more, &v, &t_more) == SIM_OK);
             CHECK(t_more <= t + 1e-9);
             prev = t;
         }

@@ -1,8 +1,8 @@
 /*
  * test_cost_agreement.c -- a policy must plan with the costs the phone
  * charges.  Lever's gain-cost construction prices a verification shape (rows,
- * leaves) from the runtime's offline profile (sim_hw_verify_direct of that
- * shape as a tree, the projection of one row); every cycle of a replay is then
+ * leaves) from the runtime's offline profile (the verification of that shape
+ * priced alone as a tree, the projection of one row); every cycle of a replay is then
  * charged by the phone model.  For each cycle the charge must lie within
  * Lever's documented unseen-shape penalty (+-10%) of the price of its shape at
  * the cycle's context -- what remains between them is the on-demand
@@ -28,6 +28,15 @@ typedef struct agree {
     double worst; /* largest |charged / priced - 1| */
 } agree;
 
+/* The verification of *v priced alone on hw (the clock does not move). */
+static double verify_ms(sim_hw *hw, const sim_verify_shape *v)
+{
+    const sim_cycle_req q = {.verify = v, .price = 1, .walls_only = 1};
+    sim_cycle_time t;
+    CHECK(sim_hw_cycle(hw, &q, &t) == SIM_OK);
+    return t.verify_ms;
+}
+
 static void on_cycle(void *ctx, const sim_cycle_info *ci)
 {
     agree *a = ctx;
@@ -43,13 +52,11 @@ static void on_cycle(void *ctx, const sim_cycle_info *ci)
                           .rows_after_exit = ci->rows,
                           .proj = ENG_PROJ_ONDEMAND_CPU,
                           .proj_rows = 1};
-    double priced;
-    CHECK(sim_hw_verify_direct(a->hw, &v, &priced) == SIM_OK);
+    double priced = verify_ms(a->hw, &v);
     /* the charge itself: the same shape with the accepted path's projection */
     sim_verify_shape c = v;
     c.proj_rows = ci->accepted + 1 < ci->rows ? ci->accepted + 1 : ci->rows;
-    double charged;
-    CHECK(sim_hw_verify_direct(a->hw, &c, &charged) == SIM_OK);
+    double charged = verify_ms(a->hw, &c);
     CHECK(fabs(ci->ct->verify_ms - charged) <= 1e-6 * charged);
     double r = fabs(ci->ct->verify_ms / priced - 1.0);
     if (r > a->worst) a->worst = r;
