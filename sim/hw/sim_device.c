@@ -28,6 +28,8 @@ static const eng_param_desc keys[] = {
      NULL, NULL, 0, "layers flash reads may run ahead of compute (0 = serial)"},
     {"queue_depth", ENG_PARAM_INT, offsetof(sim_device, queue_depth), 1, 64, 1, NULL, 0, 0, NULL,
      NULL, 0, "flash read requests kept in flight"},
+    DBL("stream_bits", stream_bits, 0, 32, 0,
+        "bits per weight a streamed layer is read at (0 = the model's weight_bits)"),
     DBL("dram_budget_gb", dram_budget_gb, 1e-3, 1024, NAN, "DRAM available to the LLM, GB"),
     DBL("dram_gbps", dram_gbps, 1e-3, 1000, NAN, "peak DRAM bandwidth, GB/s"),
     DBL("npu_gbps", npu_gbps, 1e-3, 1000, NAN, "NPU weight/KV read rate, GB/s"),

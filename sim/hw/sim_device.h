@@ -36,6 +36,10 @@ typedef struct sim_device {
     int32_t prefetch_layers;   /* reads may run this many layers ahead of compute, [0, 8];
                                   0 = read-then-compute, strictly serial */
     int32_t queue_depth;       /* flash requests kept in flight, [1, 64]; default 1 */
+    double stream_bits;        /* bits per weight a streamed layer is read at, [0, 32]: a
+                                  loader reading reduced-precision versions of the streamed
+                                  layers (STI's shards); 0, or a width at or above the
+                                  model's weight_bits, reads the model as stored */
     /* DRAM */
     double dram_budget_gb; /* DRAM the LLM runtime may use (not physical), (0, 1024] */
     double dram_gbps;      /* peak DRAM bandwidth, (0, 1000] */

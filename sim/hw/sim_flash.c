@@ -39,9 +39,16 @@ static int32_t runtime_queue(const sim_hw *hw, int32_t runtime)
     return runtime == SIM_RUNTIME_SPEC ? hw->dev.spec_queue_depth : hw->dev.queue_depth;
 }
 
+double sim_hwi_stream_layer_bytes(const sim_device *d, const sim_model *t)
+{
+    double full = sim_model_layer_bytes(t);
+    if (d->stream_bits <= 0.0 || d->stream_bits >= t->weight_bits) return full;
+    return full * d->stream_bits / t->weight_bits;
+}
+
 static double layer_read_ms(const sim_hw *hw, int32_t runtime)
 {
-    return sim_cost_flash_q_ms(&hw->dev, hw->layer_bytes, hw->tgt.flash_efficiency,
+    return sim_cost_flash_q_ms(&hw->dev, hw->stream_layer_bytes, hw->tgt.flash_efficiency,
                                runtime_queue(hw, runtime));
 }
 
@@ -71,7 +78,7 @@ void sim_hwi_flash_derive(sim_hw *hw)
     hw->stream_bytes = 0.0;
     for (int32_t i = hw->pinned; i < hw->L; i++) {
         hw->stream_reads++;
-        hw->stream_bytes += hw->layer_bytes;
+        hw->stream_bytes += hw->stream_layer_bytes;
     }
     if (!hw->mem.head_resident) {
         hw->stream_reads++;

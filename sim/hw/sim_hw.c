@@ -92,6 +92,7 @@ static void derive(sim_hw *hw)
     hw->L = t->layers;
     hw->pinned = hw->mem.resident_layers;
     hw->layer_bytes = sim_model_layer_bytes(t);
+    hw->stream_layer_bytes = sim_hwi_stream_layer_bytes(&hw->dev, t);
     hw->head_bytes = sim_model_head_bytes(t);
     hw->kv_layer_bytes = sim_model_kv_layer_bytes(t);
     hw->kv_token_bytes = sim_model_kv_token_bytes(t);
@@ -328,7 +329,7 @@ static void try_reads(cyc *c)
         /* FIFO channel: this read ends once everything queued before it has */
         c->flash_free = (c->flash_free > now ? c->flash_free : now) + dur;
         c->read_end[op] = c->flash_free;
-        c->flash_bytes += is_head ? hw->head_bytes : hw->layer_bytes;
+        c->flash_bytes += is_head ? hw->head_bytes : hw->stream_layer_bytes;
         use(c, c->flash, dur, on_read_done, op);
     }
 }

@@ -99,6 +99,7 @@ struct sim_hw {
     /* derived constants */
     int32_t L, pinned;
     double layer_bytes, head_bytes, kv_layer_bytes, kv_token_bytes;
+    double stream_layer_bytes; /* what a streamed layer's read carries (sim_hwi_stream_layer_bytes) */
     double layer_flops, head_flops;                /* per row, excluding attention */
     double attn_flops_per_tok;                     /* per row per attended token per layer */
     int64_t layer_read_ns, head_read_ns;           /* baseline runtime */
@@ -207,6 +208,12 @@ int sim_hwi_memory_plan(const sim_device *dev, const sim_model *target, const si
 /* sim_flash.c: the read times per runtime and what every verification
  * streams (stream_reads, stream_bytes, stream_ns), from the handle's sizes. */
 void sim_hwi_flash_derive(sim_hw *hw);
+
+/* What one streamed layer of t's read carries: the layer as stored, or, on
+ * a loader that reads reduced-precision versions (d->stream_bits below the
+ * model's weight_bits; STI's shards), the same weights at that width.
+ * Pinned layers, the head and every compute keep the model's width. */
+double sim_hwi_stream_layer_bytes(const sim_device *d, const sim_model *t);
 
 /* The loader of one verification: its ring of prefetch + 1 buffers and its
  * read times (sim_flash.c). */
