@@ -128,6 +128,16 @@ static void test_sti(void)
     sim_hw *h = NULL;
     sim_cycle_time o = step(&half, &t, 0.0, &h);
     CHECK(NEAR(o.flash_bytes, t.layers * lb / 2 + hb));
+    { /* the event-driven cycle reads the same bytes in the same time as the walk */
+        sim_hw *he = make(&half, &t, NULL, 0.0);
+        sim_hw_set_events_always(he, 1);
+        sim_verify_shape v = shape(1, 1);
+        v.decode = 1;
+        sim_cycle_time oe;
+        CHECK(hw_run(he, NULL, 0, &v, &oe, NULL) == SIM_OK);
+        CHECK(NEAR(oe.flash_bytes, o.flash_bytes) && NEAR(oe.verify_ms, o.verify_ms));
+        sim_hw_destroy(he);
+    }
     CHECK(NEAR(sim_hw_layer_read_ms(h), sim_cost_flash_q_ms(&half, lb / 2, t.flash_efficiency,
                                                             half.queue_depth)));
     CHECK(NEAR(sim_hw_head_read_ms(h), sim_hw_head_read_ms(h0)));           /* head as stored */
