@@ -5,6 +5,7 @@
 -- family (LLaMA-2-Chat-13B / 7B, Vicuna-13B / 7B, Q4_0); the workload presets
 -- of these pairs (traces/data/WORKLOADS.md, "EdgeLLM's model pairs"):
 -- CNN/DailyMail, SQuAD, TruthfulQA, and translation as its bracket (lo, hi);
+-- Parrot, which has no figure, as a band only (1b);
 -- greedy acceptance, 128 new tokens, the draft on the CPU.
 --
 --   build/sim/cli/flashspec sweep scripts/study_edgellm_phones.lua -j 2 -o results/edgellm
@@ -122,6 +123,38 @@ for i, r in ipairs(rows) do
                       string.format("%.1f", 256 / r.tokens_per_s),
                       string.format("%.2f", r.joules_per_token),
                       string.format("%.2f", r.mean_accepted)))
+end
+
+-- (1b) Parrot (paraphrase): no public acceptance figure for these pairs or any
+-- near pair (traces/data/WORKLOADS.md, "EdgeLLM's model pairs", item 6), so
+-- no point estimate: only the band between translation's low end and
+-- CNN/DailyMail, each on the phone and its standing variants (the trace's
+-- acceptance bracket, tr:bracket).
+if not quick then
+  print("")
+  print("== Parrot: no point estimate; ms/token band between translation-lo and cnndm " ..
+        "(each on the phone and its variants)")
+  local ppts, pmeta = {}, {}
+  for _, ph in ipairs(phones) do
+    for _, pr in ipairs(pairs_) do
+      local tgt, drf = fs.model(pr[2]), fs.model(pr[3])
+      local tr = trace_of(pr, "cnndm"):bracket(trace_of(pr, "translation-lo"))
+      for _, pol in ipairs(policies) do
+        ppts[#ppts + 1] = { device = device_of(ph, pol), target = tgt, draft = drf, trace = tr,
+                            policy = pol[2], tags = { baseline = pol[1], workload = "parrot" } }
+        pmeta[#ppts] = { phone = ph, pair = pr[1], policy = pol[1] }
+      end
+    end
+  end
+  local prows = fs.sweep { max_new_tokens = NEW, seed = 1, accept = "greedy", dram_fraction = 0,
+                           points = ppts }
+  for i, r in ipairs(prows) do
+    local m = pmeta[i]
+    if r.error then error(r.error) end
+    print(string.format("%-8s %-11s %-14s %-8s %10s %21s", m.phone, m.pair, "parrot", m.policy,
+                        "-", string.format("[%.1f, %.1f]", 1000 / r.tokens_per_s_model_hi,
+                                           1000 / r.tokens_per_s_model_lo)))
+  end
 end
 
 -- (2) EdgeLLM over each baseline per phone, with the band over the variants
