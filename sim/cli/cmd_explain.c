@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sim/out/sim_out.h"
 #include "sim/config/home.h"
 #include "sim/config/parts.h"
 #include "sim/sim_status.h"
@@ -29,14 +30,10 @@ static const char *shown(const char *path)
  * 1e16 with all its digits (5000, where the shortest %g is "5e+03"). */
 static void real_text(double v, char *out, size_t n)
 {
-    for (int p = 1; p <= 17; p++) {
-        snprintf(out, n, "%.*g", p, v);
-        if (strtod(out, NULL) != v) continue;
-        if (strchr(out, 'e') && fabs(v) >= 1 && fabs(v) < 1e16) {
-            int digits = (int)floor(log10(fabs(v))) + 1;
-            snprintf(out, n, "%.*g", digits > p ? digits : p, v);
-        }
-        return;
+    sim_out_real(out, n, v, 1);
+    if (strchr(out, 'e') && fabs(v) >= 1 && fabs(v) < 1e16) {
+        int digits = (int)floor(log10(fabs(v))) + 1;
+        sim_out_real(out, n, v, digits); /* all the whole digits */
     }
 }
 

@@ -30,8 +30,9 @@ static const char *const flash_keys[] = {"read_gbps", "request_latency_us", "fla
                                          "flash_idle_w", NULL};
 static const char *const dram_keys[] = {"dram_gbps", "dram_j_per_gb", NULL};
 static const char *const runtime_keys[] = {
-    "request_kb", "request_latency_us", "prefetch_layers", "queue_depth", "npu_gflops",
-    "launch_us", "sync_us", "npu_shapes", "verify_min_rows", "verify_setup_us", "npu_call_us",
+    "request_kb", "request_latency_us", "prefetch_layers", "queue_depth", "stream_bits",
+    "npu_gflops", "launch_us", "sync_us", "npu_shapes", "verify_min_rows", "verify_setup_us",
+    "npu_call_us",
     "kv_seq_us", "spec_prefetch_layers", "spec_queue_depth", "kv_shared", "contention_compute",
     "contention_load", "mem_upper_bound", "verify_setup_one_row",
     "verify_setup_streamed_us_per_gb", "verify_setup_resident_us_per_gb", "verify_setup_layer_us",

@@ -7,6 +7,7 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "api_impl.h"
+#include "sim/out/sim_out.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -125,14 +126,6 @@ static int override_arg(lua_State *L, const char *fn)
     return 1;
 }
 
-/* A number in the fewest significant digits that read back as the same double. */
-static void fmt_shortest(char *out, size_t n, double x)
-{
-    for (int p = 1; p <= 17; p++) {
-        snprintf(out, n, "%.*g", p, x);
-        if (strtod(out, NULL) == x) return;
-    }
-}
 
 /* The value of key row d in params as an object name shows it. */
 static void override_value(const eng_param_desc *d, const void *params, char *out, size_t n)
@@ -156,7 +149,7 @@ static void override_value(const eng_param_desc *d, const void *params, char *ou
         break;
     case ENG_PARAM_DOUBLE:
         memcpy(&v, f, sizeof v);
-        fmt_shortest(out, n, v);
+        sim_out_real(out, n, v, 1); /* the fewest digits */
         break;
     case ENG_PARAM_STRING:
         snprintf(out, n, "%s", f);
@@ -173,7 +166,7 @@ static void override_value(const eng_param_desc *d, const void *params, char *ou
                 snprintf(e, sizeof e, "%d", (int)x);
             } else {
                 memcpy(&v, f + (size_t)i * sizeof v, sizeof v);
-                fmt_shortest(e, sizeof e, v);
+                sim_out_real(e, sizeof e, v, 1);
             }
             used += (size_t)snprintf(out + used, n - used, "%s%s", i ? "/" : "", e);
         }

@@ -17,13 +17,11 @@
 
 #include "sim/lua/api.h"
 #include "sim/config/lparams.h"
+#include "sim/out/sim_out.h"
 
 void fs_fmt_exact(char *out, size_t n, double x)
 {
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(out, n, "%.*g", prec, x);
-        if (strtod(out, NULL) == x) return;
-    }
+    sim_out_real(out, n, x, 6);
 }
 
 /* Appends to out[0..n) at *at what fmt makes; 0, or -1 when it does not fit

@@ -122,6 +122,12 @@ int sim_out_write_file(const char *dir, const char *name, const void *data, size
  * (the run's temporaries). */
 const char *sim_out_name_reserved(const char *name);
 
+/* x in the fewest significant digits, at least min_digits (1..17), that read
+ * back as the same double ("%.*g", C locale's strtod); every writer of a
+ * number that must read back exactly uses it.  min_digits 6 keeps the whole
+ * digits of numbers below 1e6 ("5000", where 1 digit gives "5e+03"). */
+void sim_out_real(char *out, size_t n, double x, int min_digits);
+
 /* Formats the CSV text of t into a malloc'ed NUL-terminated buffer (*out, owned
  * by the caller; *len excludes the NUL).  Same bytes as results.csv. */
 int sim_out_csv_format(const sim_out_table *t, char **out, size_t *len);

@@ -59,6 +59,14 @@ static void csv_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void sim_out_real(char *out, size_t n, double x, int min_digits)
+{
+    for (int p = min_digits < 1 ? 1 : min_digits; p <= 17; p++) {
+        snprintf(out, n, "%.*g", p, x);
+        if (strtod(out, NULL) == x) return;
+    }
+}
+
 static void csv_double(FILE *f, double v, int exact)
 {
     if (isnan(v)) {
@@ -70,12 +78,10 @@ static void csv_double(FILE *f, double v, int exact)
         return;
     }
     char buf[64];
-    snprintf(buf, sizeof buf, "%.10g", v);
-    /* an exact column: the fewest digits that read back as v */
-    for (int prec = 6; exact && prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
+    if (exact) /* an exact column: the fewest digits that read back as v */
+        sim_out_real(buf, sizeof buf, v, 6);
+    else
+        snprintf(buf, sizeof buf, "%.10g", v);
     /* a non-C LC_NUMERIC would print a comma as the decimal point */
     for (char *p = buf; *p; p++)
         if (*p == ',') *p = '.';

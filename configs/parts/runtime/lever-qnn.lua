@@ -17,6 +17,7 @@ return {
   -- the loader ---------------------------------------------------------------
   request_kb = 512,
   queue_depth = 1,
+  stream_bits = 0,
   prefetch_layers = 0,
   request_latency_us = 8.0,
   read_during_draft = false,
@@ -96,6 +97,7 @@ return {
 
   cite = {
     request_kb = "the usual max_sectors_kb of a UFS block device on Android/Linux: the loader reads weights in 512 KiB requests",
+    stream_bits = "Lever §4: the loader streams the weights as stored (Q4_0); no reduced-precision versions of a layer are kept or read",
     queue_depth = "Lever Table 1: total = compute + I/O exactly (Qwen3-8B 96.6 + 953.4 = 1050.0 ms), so one synchronous request at a time; Table 5's Flash-AR (0.952 tok/s) is the same 1050.0 ms per token",
     prefetch_layers = "Lever Table 1: total = compute + I/O exactly, so the loader has one layer buffer: a layer's read waits for the compute of the layer before it (sim/hw/sim_hw.h 'The runtime': a ring of prefetch_layers + 1 buffers)",
     pin_head = "the key's default; with head_resident the head stays in DRAM at every budget and the choice does not arise",

@@ -24,6 +24,7 @@ return {
   -- the loader: page faults on the mapped model file ------------------------
   request_kb = 128,
   queue_depth = 4,
+  stream_bits = 0,
   prefetch_layers = 0,
   request_latency_us = 8.0,
   read_during_draft = false,
@@ -66,6 +67,7 @@ return {
 
   cite = {
     request_kb = "a fault on a file mapping reads around the faulting page by the file's readahead window (Linux mm/filemap.c do_sync_mmap_readahead: ra_pages), which the block device's read_ahead_kb sets: 128 KiB, the kernel default (include/linux/mm.h VM_READAHEAD_PAGES = SZ_128K / PAGE_SIZE) and the value Android devices commonly restore after boot (Android init.rc sets read_ahead_kb per device)",
+    stream_bits = "the mapped model file is read as stored (Q4_0): llama.cpp keeps one version of each tensor",
     queue_depth = "one fault in flight per compute thread (a thread blocks on its fault); 4 threads, llama.cpp's early default std::min(4, hardware_concurrency) (examples/common.h, 2023) and one thread per big core of these SoCs (1 prime + 3 performance cores): ggml splits a weight matrix's rows over the threads, so their faults fall on 4 separate places of the file",
     prefetch_layers = "nothing reads ahead of the compute by a layer: a page is read when the compute touches it (mmap, no loader); the kernel's asynchronous readahead runs one window (128 KiB) ahead of a faulting thread (mm/filemap.c do_async_mmap_readahead), a thousandth of a 13B layer; priced read-then-compute per layer (sim/hw/sim_hw.h 'Memory-mapped weights')",
     request_latency_us = "the UFS command latency at queue depth 1 fitted on the OnePlus 12's UFS 4.0 (runtime/lever-qnn: 8 us per request), paid per fault request; the flash part's range spans its generation. The kernel's fault path per request (page-cache insertion of 32 pages) is not charged apart",
