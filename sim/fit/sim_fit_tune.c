@@ -33,10 +33,9 @@ static int tune_fail(sim_fit_tune *t, int status, const char *fmt, ...)
     return status;
 }
 
-void sim_fit_tune_init(sim_fit_tune *t, const sim_fit_tune_opts *o)
+void sim_fit_tune_init(sim_fit_tune *t)
 {
     memset(t, 0, sizeof *t);
-    t->o = *o;
     t->combos = 1;
 }
 

@@ -105,8 +105,8 @@ typedef struct sim_fit_tune {
     int64_t out_cap;
 } sim_fit_tune;
 
-/* A zeroed driver with the options o. */
-void sim_fit_tune_init(sim_fit_tune *t, const sim_fit_tune_opts *o);
+/* A zeroed driver, no knob read yet (the inputs are set after it). */
+void sim_fit_tune_init(sim_fit_tune *t);
 /* Frees what the driver holds; NULL-safe, twice is harmless. */
 void sim_fit_tune_free(sim_fit_tune *t);
 
