@@ -395,6 +395,7 @@ int fs_l_calibrate(lua_State *L)
     fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
     c->memos_on = 1;
     cal_check(c, sim_fit_cal_run(&c->fc));
+    fs_guard_free(&c->guard); /* lets go of the last evaluation's points */
     c->memos_on = 0;
     fs_api_synth_memos(c->a, 0);
     push_result(c);

@@ -59,8 +59,6 @@
  * evaluation fails the call with that point's error.
  */
 #include <lauxlib.h>
-#include <limits.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -585,6 +583,7 @@ int fs_l_tune(lua_State *L)
     /* tune each point, then run every chosen point on its held-out prompts */
     lua_Integer np = (lua_Integer)lua_rawlen(L, t->pts);
     tune_check(t, sim_fit_tune_run(ft, np));
+    fs_guard_free(&t->guard); /* lets go of the last evaluation's points */
     push_chosen(t, np);
     run_chosen(t, np);
     return 1;
