@@ -33,6 +33,13 @@ static int tune_fail(sim_fit_tune *t, int status, const char *fmt, ...)
     return status;
 }
 
+/* SIM_NOMEM, its line without the call's place (as every "out of memory"). */
+static int nomem(sim_fit_tune *t)
+{
+    snprintf(t->err, sizeof t->err, "out of memory");
+    return SIM_NOMEM;
+}
+
 void sim_fit_tune_init(sim_fit_tune *t)
 {
     memset(t, 0, sizeof *t);
@@ -237,7 +244,7 @@ static int tune_point(sim_fit_tune *t, int64_t i, sim_fit_tune_choice *ch)
     t->train_count = ch->train_count;
     t->n_finite = t->n_seen = 0;
     int rc = sim_fit_search_run(&t->s);
-    if (rc != SIM_OK) return t->failed ? rc : tune_fail(t, SIM_NOMEM, "out of memory");
+    if (rc != SIM_OK) return t->failed ? rc : nomem(t);
     memcpy(ch->x, t->s.best_x, sizeof ch->x);
     ch->train = t->s.best;
     ch->evals = t->s.evals;
@@ -276,7 +283,7 @@ int sim_fit_tune_run(sim_fit_tune *t, int64_t n_points)
     t->s.ctx = t;
     free(t->ch);
     t->ch = calloc((size_t)(n_points > 0 ? n_points : 1), sizeof *t->ch);
-    if (!t->ch) return tune_fail(t, SIM_NOMEM, "out of memory");
+    if (!t->ch) return nomem(t);
     t->n_points = n_points;
     for (int64_t i = 0; i < n_points; i++) {
         sim_fit_tune_prompts p = {0};
