@@ -51,8 +51,8 @@ typedef struct sim_fit_cal_opts {
     double bootstrap_seed;       /* an integer in [0, 2^32) */
 } sim_fit_cal_opts;
 
-/* The defaults: "calibration", approx, 100 iterations, one start, no
- * bootstrap, step 0.05, seed 1. */
+/* The defaults of flashspec.calibrate's options: "calibration", approx, 100
+ * iterations, one start, no bootstrap, step 0.05, seed 1. */
 sim_fit_cal_opts sim_fit_cal_default_opts(void);
 
 /* The leave-one-out kinds by name (NULL-terminated) and sim_fit's kinds, in

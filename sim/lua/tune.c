@@ -22,9 +22,9 @@
  * Search space.  A knob of type int, bool or enum, a `values` list, or an
  * integer range of at most SIM_FIT_INT_EXHAUSTIVE values is discrete; a double
  * range (or a wider integer range, rounded) is continuous.  Every combination
- * of the discrete knobs is tried (at most TUNE_MAX_COMBOS); with continuous
- * knobs, each combination runs GSL's Nelder-Mead simplex on them, in the
- * unbounded coordinate z of x = lo + (hi - lo) / (1 + exp(-z)), from the
+ * of the discrete knobs is tried (at most SIM_FIT_TUNE_MAX_COMBOS); with
+ * continuous knobs, each combination runs GSL's Nelder-Mead simplex on them,
+ * in the unbounded coordinate z of x = lo + (hi - lo) / (1 + exp(-z)), from the
  * policy's own value (or the middle of the range when that lies outside),
  * until the simplex is small or the combination's share of max_evals is
  * spent.  A purely discrete space is evaluated in one batch on the worker
