@@ -4,7 +4,7 @@
  *
  * The rows matched are the caller's: fs_ref_cols names their columns (the
  * kind of each, the value of one in a row), so the reader knows no result
- * type (sim/lua/lfit.h gives the simulator's result rows).
+ * type (sim_fit_rows.h gives the simulator's result rows).
  *
  * Format (analysis/README.md "Reference CSV"): lines starting with '#' and
  * blank lines are ignored (line numbers stay true); the first other line is the
@@ -35,7 +35,7 @@
 #define FS_REF_MAX_COLS 32
 #define FS_REF_MAX_OPS 64 /* tokens of one metric expression */
 
-/* Column kinds (equal to FS_COL_* of sim/out/rows.h, as sim/lua/lfit.c checks). */
+/* Column kinds (equal to FS_COL_* of sim/out/rows.h, as sim_fit_rows.c checks). */
 enum { FS_REF_COL_NONE = 0, FS_REF_COL_NUMBER = 1, FS_REF_COL_TEXT = 2 };
 
 /* The result rows a reference is read for and matched against.  The derived

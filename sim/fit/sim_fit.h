@@ -1,11 +1,11 @@
 /*
  * sim_fit.h -- the numerics of fitting and tuning, behind callbacks.
  *
- * Two clients: flashspec.calibrate (sim/lua/calibrate.c) fits named
- * parameters of the simulator to reference measurements, flashspec.tune
- * (sim/lua/tune.c) searches a policy's knobs for the best objective.  Both
- * give the model as a callback -- here it is any function of a parameter
- * vector -- so this layer makes no Lua calls and no I/O.
+ * Two clients: the driver of flashspec.calibrate (sim_fit_cal.h) fits named
+ * parameters of the simulator to reference measurements, the driver of
+ * flashspec.tune (sim_fit_tune.h) searches a policy's knobs for the best
+ * objective.  Both give the model as a callback -- here it is any function of
+ * a parameter vector -- so this layer makes no Lua calls and no I/O.
  *
  * Bounds.  A parameter lives in the open interval (lo, hi) through the
  * logistic map x = lo + (hi - lo) / (1 + exp(-z)); the optimisers work on the

@@ -6,8 +6,9 @@
  * PROFILE.lua, the device profile deriving from a base with the fitted
  * device keys.
  *
- * No Lua and no I/O: sim/lua/calibrate.c fills a sim_fit_report and hands the
- * texts to the run, which writes them only when it succeeds.  Every text is a
+ * No Lua and no I/O: the calibration's driver (sim_fit_cal.c) fills a
+ * sim_fit_report, and the binding hands the texts to the run, which writes
+ * them only when it succeeds.  Every text is a
  * pure function of the report, so the same fit gives the same bytes.
  */
 #include "sim/fit/sim_fit_report.h"

@@ -16,8 +16,10 @@
  * traces with the fitted acceptance, ...), flashspec runs them on its workers
  * -- without results rows, resume records or progress -- and every reference
  * row is compared with the mean of its metric over the points that match its
- * keys.  This file is the translation between the Lua tables and sim/fit
- * (sim/fit/sim_fit.h), which holds the numerics: residuals relative,
+ * keys.  This file is the translation between the Lua tables and sim/fit:
+ * the calibration's driver (sim/fit/sim_fit_cal.h: matching, the progress
+ * line, the warnings, the outputs) and the numerics (sim/fit/sim_fit.h):
+ * residuals relative,
  * (predicted - measured) / measured, so rows of different units weigh alike;
  * bounds by a logistic map; GSL's trust-region Levenberg-Marquardt with a
  * forward-difference Jacobian of step fd_step in the unbounded coordinate
@@ -64,7 +66,8 @@
  * are checked against cal_keys (lparams.h: type and range, one line naming
  * the key's line); the others (reference, params, points, profile, holdout)
  * one by one.  The spec table is read in calibrate_spec.c, which shares the
- * calibration's state (cal) with this file through calibrate_impl.h.
+ * calibration's state (cal: the driver's inputs and the Lua side) with this
+ * file through calibrate_impl.h.
  *
  * Errors (one line, nothing written): reference file problems as refcsv.h
  * (65/66); a parameter whose start is not strictly inside its bounds, lo >= hi,
@@ -77,165 +80,37 @@
  * out errors) and, with `profile`, DIR/<profile.name>.lua: a device profile
  * deriving from profile.base whose keys are the fitted device keys, each with
  * its value, standard error, bounds and source.  Their texts are formatted by
- * sim/fit/sim_fit_report.c (no Lua); this file hands them to the run.
+ * sim/fit (sim_fit_cal_files, no Lua); this file hands them to the run.
  */
 #include <lauxlib.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "sim/fit/refcsv.h"
-#include "sim/fit/sim_fit.h"
-#include "sim/fit/sim_fit_report.h"
+#include "sim/fit/sim_fit_cal.h"
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
 #include "sim/lua/calibrate_impl.h"
 #include "sim/lua/lfit.h"
-#include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep.h"
 
-/* A progress line's width of spaces between carriage returns. */
-#define PROGRESS_CLEAR                                                                             \
-    "\r                                                                              "             \
-    "                                                  \r"
-
-/* Raised errors carry an exit code; see the header comment. */
-int fs_cal_raise(cal *c, int code, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
-    return fs_raise(c->L, code, 0, "%s", msg);
-}
-
-/* A sim/fit call's failure: the error an evaluation raised (kept by the
- * guard), else memory. */
-static void cal_check(cal *c, int rc, const char *what)
-{
-    if (rc == SIM_OK) return;
-    if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line gives way */
-    fs_guard_rethrow(&c->guard);
-    fs_cal_raise(c, SIM_NOMEM, "out of memory for %s", what);
-}
-
 /* ------------------------------------------------------------ evaluation */
-
-static double monotonic_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* The ETA part of the progress line.  The fit: how long its evaluations
- * take, and at most how long the rest can take (every start running
- * max_iter iterations of 1 + np evaluations each: it usually converges well
- * before).  The bootstrap: the replicate it is at of how many, and the time
- * the replicates left take at the pace of those done. */
-static void eta_text(cal *c, int32_t rep, int64_t eval, char *out, size_t n)
-{
-    double t = monotonic_s();
-    if (c->phase_s == 0 || (rep > 0 && c->phase_rep == 0)) {
-        c->phase_s = t;
-        c->phase_eval = eval - 1;
-        c->phase_rep = rep;
-    }
-    double took = t - c->phase_s;
-    int64_t done = eval - c->phase_eval;
-    if (rep > 0) {
-        int32_t boot = c->o.bootstrap > 0 ? c->o.bootstrap : rep;
-        if (rep > c->phase_rep)
-            snprintf(out, n, ", replicate %d of %d, ETA ~%.0f s", (int)rep, (int)boot,
-                     took / (rep - c->phase_rep) * (boot - rep + 1));
-        else
-            snprintf(out, n, ", replicate %d of %d", (int)rep, (int)boot);
-        return;
-    }
-    int64_t most = (int64_t)(c->o.starts > 0 ? c->o.starts : 1) * c->o.max_iter * (c->f.np + 1);
-    double per = done > 0 ? took / (double)done : 0;
-    if (most > eval)
-        snprintf(out, n, ", %.2f s each, ETA at most ~%.0f s (max_iter)", per,
-                 per * (double)(most - eval));
-    else
-        snprintf(out, n, ", %.2f s each", per);
-}
-
-/* On a terminal (and without -q): one line, rewritten after every
- * evaluation, with the count, the RMS relative error of the fitted rows and
- * the ETA (eta_text). */
-static void progress(cal *c, const double *pred, int32_t rep, int64_t eval)
-{
-    if (!c->tty) return;
-    double rms = sim_fit_rms_of(&c->f, pred);
-    char eta[128];
-    eta_text(c, rep, eval, eta, sizeof eta);
-    /* padded to a whole line: the stderr filter passes no terminal escapes */
-    fprintf(stderr, "\rflashspec: calibrate %s: evaluation %lld%s, RMS %.2f%%%s%-8s", c->o.name,
-            (long long)eval, rep ? " (bootstrap)" : "", 100 * rms, eta, "");
-    fflush(stderr);
-}
-
-/* Raises "no point matches" for reference row k, naming its keys. */
-static void no_match(cal *c, int32_t k)
-{
-    const fs_ref *ref = &c->ref;
-    char keys[512] = "";
-    size_t at = 0;
-    for (int32_t j = 0; j < ref->n_keys && at < sizeof keys; j++)
-        if (ref->rows[k].keys[j][0])
-            at += (size_t)snprintf(keys + at, sizeof keys - at, "%s%s=%s", at ? ", " : "",
-                                   ref->key_names[j], ref->rows[k].keys[j]);
-    fs_cal_raise(c, SIM_DATA, "%s:%d: no point matches this reference row (%s)", ref->path,
-                 ref->rows[k].line, keys);
-}
-
-/* Each reference row's prediction: the mean of its metric over the points
- * that match its keys. */
-static void match_rows(cal *c, const fs_staged *sp, int64_t n, double *pred)
-{
-    const fs_ref *ref = &c->ref;
-    fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
-    for (int32_t k = 0; k < ref->n_rows; k++) {
-        double sum = 0.0;
-        int32_t m = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (!fs_ref_match(ref, k, &cols, &sp[i].row)) continue;
-            double v;
-            if (fs_ref_eval(ref, k, &cols, &sp[i].row, &v) != 0)
-                fs_cal_raise(c, SIM_DATA,
-                             "%s:%d: metric '%s' is not a finite number for the "
-                             "point %s %s on %s (trace %s)",
-                             ref->path, ref->rows[k].line, ref->rows[k].metric, sp[i].row.policy,
-                             sp[i].row.target, sp[i].row.device, sp[i].row.trace);
-            sum += v;
-            m++;
-        }
-        if (!m) no_match(c, k);
-        pred[k] = sum / m;
-        c->matches[k] = m;
-    }
-}
 
 /* Calls points(x [, rep]) and leaves the sweep table it returns on the
  * stack; the evaluation's generation is the next one. */
 static void call_points(cal *c, const double *x, int32_t rep)
 {
     lua_State *L = c->L;
+    const sim_fit *f = &c->fc.f;
     if (sim_sweep_interrupted())
-        fs_cal_raise(c, SIM_INTERRUPTED, "%s:%d: interrupted", c->chunk, c->line);
+        fs_raise(L, SIM_INTERRUPTED, 0, "%s:%d: interrupted", c->fc.chunk, c->fc.line);
     c->a->generation++;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn_ref);
-    lua_createtable(L, 0, c->f.np);
-    for (int32_t i = 0; i < c->f.np; i++) {
+    lua_createtable(L, 0, f->np);
+    for (int32_t i = 0; i < f->np; i++) {
         lua_pushnumber(L, x[i]);
-        lua_setfield(L, -2, c->f.par[i].name);
+        lua_setfield(L, -2, f->par[i].name);
     }
     int nargs = 1;
     if (rep > 0) {
@@ -244,111 +119,118 @@ static void call_points(cal *c, const double *x, int32_t rep)
     }
     lua_call(L, nargs, 1); /* errors propagate as the script's */
     if (!lua_istable(L, -1))
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: points(p) must return a sweep "
-                     "table, got %s",
-                     c->chunk, c->line, luaL_typename(L, -1));
+        fs_raise(L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: points(p) must return a sweep "
+                 "table, got %s",
+                 c->fc.chunk, c->fc.line, luaL_typename(L, -1));
 }
 
-/* Runs the points for the m parameter vectors x[j * np ..] (replicate rep)
- * and fills pred[j * n ..]: as m evaluations one after the other -- the same
- * predictions, memo counts and first error --, with the points of all m
- * run together on the workers (the columns of a Jacobian).  Raises on
- * failure. */
-static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pred)
-{
-    lua_State *L = c->L;
-    int top = lua_gettop(L);
-    luaL_checkstack(L, 3 * m + 8, "calibrate");
-    fs_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
-    int tab = lua_gettop(L) + 1;
-    for (int32_t j = 0; j < m; j++) {
-        call_points(c, x + (size_t)j * (size_t)c->f.np, rep);
-        ev[j].now = c->a->generation;
-    }
-    fs_api_synth_resolve(L, c->a); /* the traces they asked for, generated together */
-    for (int32_t j = 0; j < m; j++) {
-        ev[j].sp = fs_api_stage(L, tab + j, c->chunk, c->line, 0, &ev[j].n);
-        for (int64_t i = 0; i < ev[j].n; i++) /* no row of the fit reads the interval */
-            ev[j].sp[i].pt.no_interval = !c->need_interval;
-    }
-    fs_api_run_evals(L, ev, m, &c->memo, c->chunk, c->line);
-    int64_t first = c->f.evals - m + 1; /* the count of the first of them */
-    for (int32_t j = 0; j < m; j++) {
-        for (int64_t i = 0; i < ev[j].n; i++)
-            if (ev[j].sp[i].code) fs_cal_raise(c, ev[j].sp[i].code, "%s", ev[j].sp[i].err);
-        match_rows(c, ev[j].sp, ev[j].n, pred + (size_t)j * (size_t)c->f.n);
-        progress(c, pred + (size_t)j * (size_t)c->f.n, rep, first + j);
-    }
-    lua_settop(L, top);
-    /* synthetic traces made by the points function and unused by the last two
-     * evaluations are not needed again (a difference step reuses the base's) */
-    fs_api_release_traces(c->a, c->traces0, c->a->generation - 1);
-}
-
+/* What a guarded evaluation is given. */
 typedef struct cal_eval {
     cal *c;
     int32_t m;
     const double *x;
     int32_t rep;
-    double *pred;
+    sim_fit_cal_eval *out;
 } cal_eval;
 
+/* The driver's view of the points ev[0..m) ran, out[j] for vector j, in a
+ * userdata on the stack. */
+static void views(lua_State *L, const fs_eval *ev, int32_t m, sim_fit_cal_eval *out)
+{
+    int64_t total = 0;
+    for (int32_t j = 0; j < m; j++)
+        total += ev[j].n;
+    sim_fit_point *pts = lua_newuserdatauv(L, sizeof *pts * (size_t)(total ? total : 1), 0);
+    for (int32_t j = 0; j < m; j++) {
+        out[j].pts = pts;
+        out[j].n = ev[j].n;
+        for (int64_t i = 0; i < ev[j].n; i++, pts++) {
+            const fs_staged *s = &ev[j].sp[i];
+            *pts = (sim_fit_point){.row = &s->row, .code = s->code, .err = s->err};
+        }
+    }
+}
+
+/* lua_CFunction, [1] = cal_eval: runs the points of the m parameter vectors
+ * (replicate rep) -- as m evaluations one after the other, the same
+ * statistics, memo counts and first error, with the points of all m run
+ * together on the workers -- and hands the driver their rows, kept alive
+ * until the next evaluation (fs_guard_keep). */
 static int evaluate_lua(lua_State *L)
 {
     cal_eval *e = lua_touserdata(L, 1);
-    evaluate(e->c, e->m, e->x, e->rep, e->pred);
+    cal *c = e->c;
+    int32_t m = e->m;
+    int top = lua_gettop(L);
+    luaL_checkstack(L, 3 * m + 8, "calibrate");
+    fs_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
+    int tab = lua_gettop(L) + 1;
+    for (int32_t j = 0; j < m; j++) {
+        call_points(c, e->x + (size_t)j * (size_t)c->fc.f.np, e->rep);
+        ev[j].now = c->a->generation;
+    }
+    fs_api_synth_resolve(L, c->a); /* the traces they asked for, generated together */
+    for (int32_t j = 0; j < m; j++) {
+        ev[j].sp = fs_api_stage(L, tab + j, c->fc.chunk, c->fc.line, 0, &ev[j].n);
+        for (int64_t i = 0; i < ev[j].n; i++) /* no row of the fit reads the interval */
+            ev[j].sp[i].pt.no_interval = !c->fc.need_interval;
+    }
+    fs_api_run_evals(L, ev, m, &c->memo, c->fc.chunk, c->fc.line);
+    views(L, ev, m, e->out);
+    fs_guard_keep(&c->guard, top + 1);
+    lua_settop(L, top);
+    /* synthetic traces made by the points function and unused by the last two
+     * evaluations are not needed again (a difference step reuses the base's) */
+    fs_api_release_traces(c->a, c->traces0, c->a->generation - 1);
     return 0;
 }
 
-/* sim/fit's model: evaluate() behind the guard. */
-static int cal_model(void *ctx, const double *x, int32_t rep, double *pred)
+/* The driver's model callback: evaluate_lua behind the guard. */
+static int cal_run(void *ctx, int32_t m, const double *x, int32_t rep, sim_fit_cal_eval *out)
 {
     cal *c = ctx;
-    cal_eval e = {.c = c, .m = 1, .x = x, .rep = rep, .pred = pred};
+    cal_eval e = {.c = c, .m = m, .x = x, .rep = rep, .out = out};
     c->a->synth_defer++; /* named synthetic traces are generated together */
     int rc = fs_guard_call(&c->guard, evaluate_lua, &e, 0);
     c->a->synth_defer--;
     return rc;
 }
 
-/* sim/fit's batch model (a Jacobian's columns): the same, m at once. */
-static int cal_model_batch(void *ctx, int32_t m, const double *x, int32_t rep, double *pred)
+/* A driver's failure raised: the error an evaluation raised (kept by the
+ * guard), else the driver's line. */
+static void cal_check(cal *c, int rc)
 {
-    cal *c = ctx;
-    cal_eval e = {.c = c, .m = m, .x = x, .rep = rep, .pred = pred};
-    c->a->synth_defer++;
-    int rc = fs_guard_call(&c->guard, evaluate_lua, &e, 0);
-    c->a->synth_defer--;
-    return rc;
+    if (rc == SIM_OK) return;
+    fs_guard_rethrow(&c->guard);
+    fs_raise(c->L, rc, 0, "%s", c->fc.err);
 }
 
 /* ------------------------------------------------------------ reporting */
 
-typedef sim_strbuf buf; /* the report, residuals and profile, formatted in memory */
-
-/* Hands b's text to the run as the output file `name` (written when the run
- * succeeds) and empties b; raises when memory ran out, b's included. */
-static void add_output(cal *c, const char *name, buf *b)
+/* Hands the calibration's files to the run (written when the run succeeds);
+ * raises when memory ran out. */
+static void add_outputs(cal *c)
 {
-    if (b->oom) {
-        free(b->p);
-        fs_cal_raise(c, SIM_NOMEM, "out of memory for the calibration report");
-    }
-    int rc = fs_api_add_output(c->a, name, b->p ? b->p : "", b->n);
-    if (rc != 0) { /* the spec's names were checked: only memory should fail here */
-        free(b->p);
-        memset(b, 0, sizeof *b);
+    sim_fit_cal_file files[3];
+    int n = 0;
+    cal_check(c, sim_fit_cal_files(&c->fc, files, &n));
+    for (int i = 0; i < n; i++) {
+        const sim_strbuf *b = &files[i].text;
+        int rc = fs_api_add_output(c->a, files[i].name, b->p ? b->p : "", b->n);
+        if (rc == 0) continue; /* copied */
+        /* the spec's names were checked: only memory should fail here */
+        char name[sizeof files[i].name];
+        memcpy(name, files[i].name, sizeof name);
+        sim_fit_cal_files_free(files, n);
         if (rc == FS_OUTPUT_RESERVED || rc == FS_OUTPUT_TAKEN)
-            fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: output %s %s", c->chunk,
-                         c->line, name,
-                         rc == FS_OUTPUT_TAKEN ? "is already written by this run"
-                                               : "is a name the output directory reserves");
-        fs_cal_raise(c, SIM_NOMEM, "out of memory for the calibration report");
+            fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: output %s %s", c->fc.chunk,
+                     c->fc.line, name,
+                     rc == FS_OUTPUT_TAKEN ? "is already written by this run"
+                                           : "is a name the output directory reserves");
+        fs_raise(c->L, SIM_NOMEM, 0, "out of memory for the calibration report");
     }
-    /* fs_api_add_output copied it */
-    free(b->p);
-    memset(b, 0, sizeof *b);
+    sim_fit_cal_files_free(files, n);
 }
 
 /* Fields of the table on top of the stack. */
@@ -358,175 +240,11 @@ static void set_str(lua_State *L, const char *k, const char *v)
     lua_setfield(L, -2, k);
 }
 
-/* ------------------------------------------------------------------ main */
-
-/* The calibration state is a userdata with __gc, so that an error raised at
- * any point frees what it owns (and a second call is harmless). */
-static int cal_gc(lua_State *L)
-{
-    cal *c = luaL_checkudata(L, 1, "flashspec.calibration");
-    fs_ref_free(&c->ref);
-    free(c->matches);
-    sim_fit_free(&c->f);
-    fs_memo_free(&c->memo);
-    if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
-    if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
-    fs_guard_free(&c->guard);
-    memset(c, 0, sizeof *c);
-    c->fn_ref = LUA_NOREF;
-    fs_guard_init(&c->guard, L);
-    return 0;
-}
-
-/* A new calibration state on the stack, for the call at stack level 1. */
-static cal *cal_new(lua_State *L)
-{
-    cal *c = lua_newuserdatauv(L, sizeof *c, 0);
-    memset(c, 0, sizeof *c);
-    c->fn_ref = LUA_NOREF;
-    c->L = L;
-    fs_guard_init(&c->guard, L);
-    if (luaL_newmetatable(L, "flashspec.calibration")) {
-        lua_pushcfunction(L, cal_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_setmetatable(L, -2);
-    c->a = fs_api_get(L);
-    c->traces0 = c->a->n_traces;
-    fs_caller_src(L, c->chunk, sizeof c->chunk, &c->line);
-    snprintf(c->o.name, sizeof c->o.name, "calibration");
-    c->tty = !c->a->quiet && c->a->ex.rank == 0 && isatty(STDERR_FILENO);
-    return c;
-}
-
-/* 1 when a reference row reads the throughput's bootstrap interval over
- * the prompts (a key or a metric naming tokens_per_s_lo or _hi). */
-static int reads_interval(const fs_ref *ref)
-{
-    static const char *const cols[] = {"tokens_per_s_lo", "tokens_per_s_hi"};
-    for (int c = 0; c < 2; c++) {
-        for (int32_t j = 0; j < ref->n_keys; j++)
-            if (!strcmp(ref->key_names[j], cols[c])) return 1;
-        for (int32_t k = 0; k < ref->n_rows; k++)
-            for (int32_t o = 0; o < ref->rows[k].n_ops; o++)
-                if (ref->rows[k].ops[o].kind == 'c' && !strcmp(ref->rows[k].ops[o].col, cols[c]))
-                    return 1;
-    }
-    return 0;
-}
-
-/* The fit's problem: the reference rows as observations, the held-out rows. */
-static void set_up(cal *c, int idx)
-{
-    sim_fit *f = &c->f;
-    int32_t n = c->ref.n_rows;
-    f->fd_step = c->o.fd_step;
-    f->max_iter = c->o.max_iter;
-    f->model = cal_model;
-    f->model_batch = cal_model_batch;
-    f->ctx = c;
-    c->matches = calloc((size_t)n, sizeof *c->matches);
-    if (sim_fit_init(f, n) != SIM_OK || !c->matches)
-        fs_cal_raise(c, SIM_NOMEM, "out of memory");
-    for (int32_t k = 0; k < n; k++)
-        f->y[k] = c->ref.rows[k].value;
-    c->need_interval = reads_interval(&c->ref);
-    fs_cal_read_holdout(c, idx);
-    if (n - c->n_hold < f->np)
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: %d parameters but only %d "
-                     "reference rows%s",
-                     c->chunk, c->line, f->np, n - c->n_hold, c->n_hold ? " not held out" : "");
-}
-
-/* The fit from the starts; a fit that never converges is an error. */
-static void fit(cal *c)
-{
-    int rc = sim_fit_run(&c->f, c->o.starts);
-    if (rc == SIM_DATA_NOCONV)
-        fs_cal_raise(c, rc,
-                     "%s:%d: flashspec.calibrate: the fit did not converge in %d "
-                     "iterations (%s); nothing written",
-                     c->chunk, c->line, c->o.max_iter, c->f.reason);
-    cal_check(c, rc, "the fit");
-    cal_check(c, sim_fit_stats(&c->f), "the fit");
-}
-
-/* Leave-one-out; the rows the fit leans on said once on stderr. */
-static void leave_one_out(cal *c)
-{
-    const sim_fit *f = &c->f;
-    cal_check(c, sim_fit_loo(&c->f, fs_cal_loo_kinds[c->o.loo]), "the fit");
-    if (f->n_far && c->a->ex.rank == 0)
-        fprintf(stderr,
-                "flashspec: warning: %s:%d: calibration %s: %d leave-one-out error%s beyond "
-                "%.0f%% (3x the in-sample RMS of %.1f%%, at least 10%%); worst %s:%d %s %+.1f%%: "
-                "the fit leans on %s\n",
-                c->chunk, c->line, c->o.name, (int)f->n_far, f->n_far == 1 ? "" : "s",
-                100 * f->far_at, 100 * f->rms, c->ref.path, c->ref.rows[f->worst].line,
-                c->ref.rows[f->worst].metric, 100 * f->loo_e[f->worst],
-                f->n_far == 1 ? "that row" : "those rows");
-}
-
-/* What the fit cannot vouch for, said on stderr (and in NAME.md): a
- * parameter at its bound (the data pull it beyond: no standard error, a
- * one-sided interval), bootstrap refits that did not converge (with fewer
- * than SIM_FIT_BOOT_MIN converged there is no interval), an interval that
- * does not hold its estimate. */
-static void warn_fit(cal *c)
-{
-    const sim_fit *f = &c->f;
-    if (c->a->ex.rank != 0) return;
-    const char *head = "flashspec: warning: ";
-    for (int32_t i = 0; i < f->np; i++) {
-        const sim_fit_param *q = &f->par[i];
-        if (q->at_bound)
-            fprintf(stderr,
-                    "%s%s:%d: calibration %s: %s = %.6g is at its %s bound (bounds %g..%g): "
-                    "the data pull it %s the bound; its standard error does not apply and its "
-                    "interval is one-sided -- widen the bounds or check the reference\n",
-                    head, c->chunk, c->line, c->o.name, q->name, q->value,
-                    q->at_bound > 0 ? "upper" : "lower", q->lo, q->hi,
-                    q->at_bound > 0 ? "above" : "below");
-        else if (isfinite(q->ci_lo) && !(q->ci_lo <= q->value && q->value <= q->ci_hi))
-            fprintf(stderr,
-                    "%s%s:%d: calibration %s: the bootstrap interval [%.6g, %.6g] of %s does "
-                    "not hold its estimate %.6g: the replicates refit elsewhere (a rough or "
-                    "multi-modal response); read the interval with care\n",
-                    head, c->chunk, c->line, c->o.name, q->ci_lo, q->ci_hi, q->name, q->value);
-    }
-    if (!f->boot_n || !f->boot_failed) return;
-    if (!f->boot_m)
-        fprintf(stderr,
-                "%s%s:%d: calibration %s: none of the %d bootstrap refits converged: no "
-                "bootstrap interval\n",
-                head, c->chunk, c->line, c->o.name, (int)f->boot_n);
-    else if (f->boot_m < SIM_FIT_BOOT_MIN_CONVERGED)
-        fprintf(stderr,
-                "%s%s:%d: calibration %s: %d of the %d bootstrap refits converged, fewer than "
-                "the %d an interval needs: no bootstrap interval\n",
-                head, c->chunk, c->line, c->o.name, (int)f->boot_m, (int)f->boot_n,
-                SIM_FIT_BOOT_MIN_CONVERGED);
-    else if (f->boot_m < SIM_FIT_BOOT_MIN)
-        fprintf(stderr,
-                "%s%s:%d: calibration %s: %d of the %d bootstrap refits did not converge; the "
-                "intervals are over the %d that did, fewer than %d: a rough interval (ask for "
-                "more replicates)\n",
-                head, c->chunk, c->line, c->o.name, (int)f->boot_failed, (int)f->boot_n,
-                (int)f->boot_m, SIM_FIT_BOOT_MIN);
-    else
-        fprintf(stderr,
-                "%s%s:%d: calibration %s: %d of the %d bootstrap refits did not converge; the "
-                "intervals are over the %d that did\n",
-                head, c->chunk, c->line, c->o.name, (int)f->boot_failed, (int)f->boot_n,
-                (int)f->boot_m);
-}
-
 /* fit.params (name -> value, se, interval, bounds, replicates) and fit.order. */
 static void push_params(cal *c)
 {
     lua_State *L = c->L;
-    const sim_fit *f = &c->f;
+    const sim_fit *f = &c->fc.f;
     int32_t p = f->np;
     lua_createtable(L, p, 0); /* order */
     lua_createtable(L, 0, p); /* params */
@@ -566,10 +284,10 @@ static void push_params(cal *c)
 static void push_rows(cal *c)
 {
     lua_State *L = c->L;
-    const sim_fit *f = &c->f;
+    const sim_fit *f = &c->fc.f;
     lua_createtable(L, f->n, 0);
     for (int32_t k = 0; k < f->n; k++) {
-        const fs_ref_row *r = &c->ref.rows[k];
+        const fs_ref_row *r = &c->fc.ref.rows[k];
         lua_createtable(L, 0, 10);
         fs_set_int(L, "line", r->line);
         set_str(L, "metric", r->metric);
@@ -579,14 +297,14 @@ static void push_rows(cal *c)
         fs_set_num(L, "loo_error", f->loo_e[k]);
         lua_pushboolean(L, sim_fit_loo_far(f, k));
         lua_setfield(L, -2, "loo_far");
-        fs_set_int(L, "points", c->matches[k]);
+        fs_set_int(L, "points", c->fc.matches[k]);
         set_str(L, "source", r->source);
         set_str(L, "note", r->note);
         lua_pushboolean(L, f->hold[k]);
         lua_setfield(L, -2, "heldout");
-        for (int32_t j = 0; j < c->ref.n_keys; j++) {
+        for (int32_t j = 0; j < c->fc.ref.n_keys; j++) {
             lua_pushstring(L, r->keys[j]);
-            lua_setfield(L, -2, c->ref.key_names[j]);
+            lua_setfield(L, -2, c->fc.ref.key_names[j]);
         }
         lua_rawseti(L, -2, k + 1);
     }
@@ -597,9 +315,9 @@ static void push_rows(cal *c)
 static void push_result(cal *c)
 {
     lua_State *L = c->L;
-    const sim_fit *f = &c->f;
+    const sim_fit *f = &c->fc.f;
     lua_createtable(L, 0, 16);
-    set_str(L, "name", c->o.name);
+    set_str(L, "name", c->fc.o.name);
     push_params(c);
     push_rows(c);
     fs_set_num(L, "rms", f->rms);
@@ -608,7 +326,7 @@ static void push_result(cal *c)
     fs_set_num(L, "aic", f->aic);
     fs_set_num(L, "bic", f->bic);
     fs_set_num(L, "holdout_rms", f->hold_rms);
-    fs_set_int(L, "n_holdout", c->n_hold);
+    fs_set_int(L, "n_holdout", c->fc.n_hold);
     fs_set_int(L, "n", f->nf);
     fs_set_int(L, "p", f->np);
     fs_set_int(L, "bootstrap", f->boot_n);
@@ -622,37 +340,48 @@ static void push_result(cal *c)
                             : "converged (no further progress at the step resolution)");
 }
 
-/* The outputs the run writes: NAME.md, NAME.csv and the profile, formatted
- * by sim/fit (sim_fit_report.h). */
-static void write_outputs(cal *c)
+/* ------------------------------------------------------------------ main */
+
+/* The calibration state is a userdata with __gc, so that an error raised at
+ * any point frees what it owns (and a second call is harmless). */
+static int cal_gc(lua_State *L)
 {
-    const sim_fit_report rep = {.f = &c->f,
-                                .ref = &c->ref,
-                                .matches = c->matches,
-                                .device_key = c->device_key,
-                                .name = c->o.name,
-                                .spec = c->chunk,
-                                .ref_arg = c->ref_arg,
-                                .loo = fs_cal_loo_choices[c->o.loo],
-                                .prof_name = c->prof_name,
-                                .prof_base = c->prof_base,
-                                .fd_step = c->o.fd_step,
-                                .bootstrap_seed = c->o.bootstrap_seed,
-                                .starts = c->o.starts,
-                                .n_hold = c->n_hold};
-    buf md = {0}, csv = {0}, pf = {0};
-    char fname[CAL_NAME_CAP + 8];
-    sim_fit_report_md(&rep, &md);
-    snprintf(fname, sizeof fname, "%s.md", c->o.name);
-    add_output(c, fname, &md);
-    sim_fit_report_csv(&rep, &csv);
-    snprintf(fname, sizeof fname, "%s.csv", c->o.name);
-    add_output(c, fname, &csv);
-    if (c->prof_base[0]) {
-        sim_fit_report_profile(&rep, &pf);
-        snprintf(fname, sizeof fname, "%s.lua", c->prof_name);
-        add_output(c, fname, &pf);
+    cal *c = luaL_checkudata(L, 1, "flashspec.calibration");
+    sim_fit_cal_free(&c->fc);
+    fs_memo_free(&c->memo);
+    if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
+    if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
+    fs_guard_free(&c->guard);
+    memset(c, 0, sizeof *c);
+    c->fn_ref = LUA_NOREF;
+    fs_guard_init(&c->guard, L);
+    return 0;
+}
+
+/* A new calibration state on the stack, for the call at stack level 1. */
+static cal *cal_new(lua_State *L)
+{
+    cal *c = lua_newuserdatauv(L, sizeof *c, 0);
+    memset(c, 0, sizeof *c);
+    c->fn_ref = LUA_NOREF;
+    c->L = L;
+    fs_guard_init(&c->guard, L);
+    if (luaL_newmetatable(L, "flashspec.calibration")) {
+        lua_pushcfunction(L, cal_gc);
+        lua_setfield(L, -2, "__gc");
     }
+    lua_setmetatable(L, -2);
+    c->a = fs_api_get(L);
+    c->traces0 = c->a->n_traces;
+    sim_fit_cal *fc = &c->fc;
+    fs_caller_src(L, fc->chunk, sizeof fc->chunk, &fc->line);
+    fc->o = sim_fit_cal_default_opts();
+    fc->run = cal_run;
+    fc->ctx = c;
+    /* progress lines on a terminal, without -q; warnings from rank 0 */
+    fc->progress = !c->a->quiet && c->a->ex.rank == 0 && isatty(STDERR_FILENO) ? stderr : NULL;
+    fc->warn = c->a->ex.rank == 0 ? stderr : NULL;
+    return c;
 }
 
 int fs_l_calibrate(lua_State *L)
@@ -661,19 +390,16 @@ int fs_l_calibrate(lua_State *L)
     cal *c = cal_new(L);
     c->a->calibrating = 1; /* stays set when an interrupt unwinds the fit */
     fs_cal_read_spec(c, 1);
-    set_up(c, 1);
+    cal_check(c, sim_fit_cal_init(&c->fc));
+    fs_cal_read_holdout(c, 1);
     fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
     c->memos_on = 1;
-    fit(c);
-    cal_check(c, sim_fit_bootstrap(&c->f, c->o.bootstrap, (unsigned long)c->o.bootstrap_seed),
-              "the bootstrap");
-    leave_one_out(c);
+    cal_check(c, sim_fit_cal_run(&c->fc));
+    fs_guard_free(&c->guard); /* lets go of the last evaluation's points */
     c->memos_on = 0;
     fs_api_synth_memos(c->a, 0);
-    if (c->tty) fputs(PROGRESS_CLEAR, stderr); /* the progress line is done */
-    warn_fit(c);
     push_result(c);
-    write_outputs(c);
+    add_outputs(c);
     c->a->calibrating = 0;
     return 1;
 }

@@ -27,15 +27,12 @@
 
 #define WHAT "flashspec.calibrate"
 
-const char *const fs_cal_loo_choices[] = {"approx", "exact", "none", NULL};
-const sim_fit_loo_kind fs_cal_loo_kinds[] = {SIM_FIT_LOO_APPROX, SIM_FIT_LOO_EXACT,
-                                             SIM_FIT_LOO_NONE};
-
-#define CO(f) offsetof(cal_opts, f)
+#define CAL_NAME_CAP SIM_FIT_NAME_CAP
+#define CO(f) offsetof(sim_fit_cal_opts, f)
 static const eng_param_desc cal_keys[] = {
     {"name", ENG_PARAM_STRING, CO(name), 0, 0, 0, NULL, CAL_NAME_CAP, 0, "calibration", NULL, 0,
      "the calibration's name: its outputs are NAME.md and NAME.csv"},
-    {"loo", ENG_PARAM_ENUM, CO(loo), 0, 2, 0, fs_cal_loo_choices, 0, 0, NULL, NULL, 0,
+    {"loo", ENG_PARAM_ENUM, CO(loo), 0, 2, 0, sim_fit_loo_names, 0, 0, NULL, NULL, 0,
      "leave-one-out: approx (leverage), exact (refits) or none"},
     {"max_iter", ENG_PARAM_INT, CO(max_iter), 1, 10000, 100, NULL, 0, 0, NULL, NULL, 0,
      "iterations of each least-squares fit, at most"},
@@ -86,29 +83,30 @@ static void check_options(cal *c, int idx)
     while (lua_next(L, idx)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            fs_cal_raise(c, SIM_CONFIG, "%s:%d: %s: keys must be names", c->chunk, c->line,
-                         WHAT);
+            fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: %s: keys must be names", c->fc.chunk, c->fc.line,
+                     WHAT);
         const char *k = lua_tostring(L, -1);
         if (is_object_key(k) || eng_params_find(cal_keys, k)) continue;
         const char *near = nearest_key(k);
-        int kl = slp_key_line(c->chunk, c->line, k);
+        int kl = slp_key_line(c->fc.chunk, c->fc.line, k);
         if (near)
-            fs_cal_raise(c, SIM_CONFIG, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
-                         c->chunk, kl, k, WHAT, near);
-        fs_cal_raise(c, SIM_CONFIG, "%s:%d: unknown key '%s' in %s", c->chunk, kl, k, WHAT);
+            fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: unknown key '%s' in %s (did you mean '%s'?)",
+                     c->fc.chunk, kl, k, WHAT, near);
+        fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: unknown key '%s' in %s", c->fc.chunk, kl, k, WHAT);
     }
-    slp_check_fields(L, idx, cal_keys, &c->o, WHAT, c->chunk, c->line);
-    if (c->o.bootstrap > 0 && c->o.bootstrap < SIM_FIT_BOOT_MIN)
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: %s: key 'bootstrap' = %d is below the %d replicates a 95%% "
-                     "interval needs (with fewer, one replicate alone on a side of the estimate "
-                     "puts the estimate outside it); use 0 (none) or at least %d",
-                     c->chunk, slp_key_line(c->chunk, c->line, "bootstrap"), WHAT,
-                     (int)c->o.bootstrap, SIM_FIT_BOOT_MIN, SIM_FIT_BOOT_MIN);
-    if (c->o.bootstrap_seed != floor(c->o.bootstrap_seed))
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->chunk,
-                     slp_key_line(c->chunk, c->line, "bootstrap_seed"), WHAT, c->o.bootstrap_seed);
+    slp_check_fields(L, idx, cal_keys, &c->fc.o, WHAT, c->fc.chunk, c->fc.line);
+    if (c->fc.o.bootstrap > 0 && c->fc.o.bootstrap < SIM_FIT_BOOT_MIN)
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: %s: key 'bootstrap' = %d is below the %d replicates a 95%% "
+                 "interval needs (with fewer, one replicate alone on a side of the estimate "
+                 "puts the estimate outside it); use 0 (none) or at least %d",
+                 c->fc.chunk, slp_key_line(c->fc.chunk, c->fc.line, "bootstrap"), WHAT,
+                 (int)c->fc.o.bootstrap, SIM_FIT_BOOT_MIN, SIM_FIT_BOOT_MIN);
+    if (c->fc.o.bootstrap_seed != floor(c->fc.o.bootstrap_seed))
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: %s: key 'bootstrap_seed' must be an integer (got %.14g)", c->fc.chunk,
+                 slp_key_line(c->fc.chunk, c->fc.line, "bootstrap_seed"), WHAT,
+                 c->fc.o.bootstrap_seed);
 }
 
 /* An output file of this calibration, `file` (NAME.md, NAME.csv or
@@ -121,38 +119,37 @@ static void check_output_name(cal *c, const char *key, const char *file)
 {
     const char *stem = sim_out_name_reserved(file);
     if (stem)
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: %s would write %s, which the run's output "
-                     "directory reserves for %s; choose another name",
-                     c->chunk, c->line, key, file,
-                     !strcmp(stem, "results")  ? "its results (results.csv, results.h5)"
-                     : !strcmp(stem, "run")    ? "its run record (run.json)"
-                     : !strcmp(stem, "script") ? "the script as run (script.lua)"
-                     : !strcmp(stem, "points") ? "its resume records (points/)"
-                                               : "the analysis tools' reports");
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: %s would write %s, which the run's output "
+                 "directory reserves for %s; choose another name",
+                 c->fc.chunk, c->fc.line, key, file,
+                 !strcmp(stem, "results")  ? "its results (results.csv, results.h5)"
+                 : !strcmp(stem, "run")    ? "its run record (run.json)"
+                 : !strcmp(stem, "script") ? "the script as run (script.lua)"
+                 : !strcmp(stem, "points") ? "its resume records (points/)"
+                                           : "the analysis tools' reports");
     for (int32_t i = 0; i < c->a->n_outputs; i++)
         if (strcasecmp(c->a->outputs[i].name, file) == 0)
-            fs_cal_raise(c, SIM_CONFIG,
-                         "%s:%d: flashspec.calibrate: %s: %s is already written by an earlier "
-                         "calibration of this run (it would be overwritten); give each "
-                         "calibration and each derived profile its own name",
-                         c->chunk, c->line, key,
-                         c->a->outputs[i].name);
+            fs_raise(c->L, SIM_CONFIG, 0,
+                     "%s:%d: flashspec.calibrate: %s: %s is already written by an earlier "
+                     "calibration of this run (it would be overwritten); give each "
+                     "calibration and each derived profile its own name",
+                     c->fc.chunk, c->fc.line, key, c->a->outputs[i].name);
 }
 
 /* name: a file name whose outputs (NAME.md, NAME.csv) clobber nothing. */
 static void check_name(cal *c)
 {
-    const char *s = c->o.name;
+    const char *s = c->fc.o.name;
     int ok = *s != 0;
     for (const char *q = s; ok && *q; q++)
         ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
              strchr("._-", *q);
     if (!ok || *s == '.')
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: name must be a file name "
-                     "of letters, digits and . _ - (not starting with .)",
-                     c->chunk, c->line);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: name must be a file name "
+                 "of letters, digits and . _ - (not starting with .)",
+                 c->fc.chunk, c->fc.line);
     char file[CAL_NAME_CAP + 8];
     snprintf(file, sizeof file, "%s.md", s);
     check_output_name(c, "name", file);
@@ -172,15 +169,15 @@ static void check_profile_base(cal *c, const char *b)
     char hint[1024] = "";
     if (stat(path, &st) != 0) {
         sim_profile_suggest("devices", b, hint, sizeof hint);
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: profile.base: unknown "
-                     "device '%s'%s (no %s)",
-                     c->chunk, c->line, b, hint, path);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: profile.base: unknown "
+                 "device '%s'%s (no %s)",
+                 c->fc.chunk, c->fc.line, b, hint, path);
     }
-    fs_cal_raise(c, SIM_CONFIG,
-                 "%s:%d: flashspec.calibrate: profile.base '%s' does "
-                 "not load: %s",
-                 c->chunk, c->line, b, err);
+    fs_raise(c->L, SIM_CONFIG, 0,
+             "%s:%d: flashspec.calibrate: profile.base '%s' does "
+             "not load: %s",
+             c->fc.chunk, c->fc.line, b, err);
 }
 
 /* profile = { base = NAME, name = NAME } (optional). */
@@ -190,28 +187,28 @@ static void read_profile(cal *c, int idx)
     lua_getfield(L, idx, "profile");
     if (!lua_isnil(L, -1)) {
         if (!lua_istable(L, -1))
-            fs_cal_raise(c, SIM_CONFIG,
-                         "%s:%d: flashspec.calibrate: profile must be { base = "
-                         "NAME, name = NAME }",
-                         c->chunk, c->line);
+            fs_raise(c->L, SIM_CONFIG, 0,
+                     "%s:%d: flashspec.calibrate: profile must be { base = "
+                     "NAME, name = NAME }",
+                     c->fc.chunk, c->fc.line);
         lua_getfield(L, -1, "base");
         lua_getfield(L, -2, "name");
         const char *b = lua_tostring(L, -2), *n = lua_tostring(L, -1);
         char path[PATH_MAX];
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING ||
-            strlen(b) >= sizeof c->prof_base || strlen(n) >= sizeof c->prof_name ||
+            strlen(b) >= sizeof c->fc.prof_base || strlen(n) >= sizeof c->fc.prof_name ||
             sim_profile_path("devices", b, path, sizeof path) != 0 ||
             sim_profile_path("devices", n, path, sizeof path) != 0)
-            fs_cal_raise(c, SIM_CONFIG,
-                         "%s:%d: flashspec.calibrate: profile must be { base = "
-                         "NAME, name = NAME } with device profile names",
-                         c->chunk, c->line);
+            fs_raise(c->L, SIM_CONFIG, 0,
+                     "%s:%d: flashspec.calibrate: profile must be { base = "
+                     "NAME, name = NAME } with device profile names",
+                     c->fc.chunk, c->fc.line);
         check_profile_base(c, b);
-        char file[sizeof c->prof_name + 8];
+        char file[sizeof c->fc.prof_name + 8];
         snprintf(file, sizeof file, "%s.lua", n);
         check_output_name(c, "profile", file);
-        snprintf(c->prof_base, sizeof c->prof_base, "%s", b);
-        snprintf(c->prof_name, sizeof c->prof_name, "%s", n);
+        snprintf(c->fc.prof_base, sizeof c->fc.prof_base, "%s", b);
+        snprintf(c->fc.prof_name, sizeof c->fc.prof_name, "%s", n);
         lua_pop(L, 2);
     }
     lua_pop(L, 1);
@@ -221,10 +218,10 @@ static double num_field(cal *c, int idx, int i, const char *pname)
 {
     lua_rawgeti(c->L, idx, i);
     if (!lua_isnumber(c->L, -1))
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: params.%s must be { start, lo, "
-                     "hi } (numbers)",
-                     c->chunk, c->line, pname);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: params.%s must be { start, lo, "
+                 "hi } (numbers)",
+                 c->fc.chunk, c->fc.line, pname);
     double x = lua_tonumber(c->L, -1);
     lua_pop(c->L, 1);
     return x;
@@ -234,18 +231,18 @@ static double num_field(cal *c, int idx, int i, const char *pname)
 static void read_param(cal *c, const char *name)
 {
     lua_State *L = c->L;
-    if (c->f.np == SIM_FIT_MAX_PARAMS)
-        fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: more than %d params", c->chunk,
-                     c->line, SIM_FIT_MAX_PARAMS);
+    if (c->fc.f.np == SIM_FIT_MAX_PARAMS)
+        fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: more than %d params",
+                 c->fc.chunk, c->fc.line, SIM_FIT_MAX_PARAMS);
     if (strlen(name) >= CAL_NAME_CAP || !*name)
-        fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
-                     c->chunk, c->line, name);
-    if (!lua_istable(L, -1) || slp_list_len(L, -1, WHAT, name, c->chunk, c->line) != 3)
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: params.%s must be { start, "
-                     "lo, hi }",
-                     c->chunk, c->line, name);
-    sim_fit_param *p = &c->f.par[c->f.np++];
+        fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
+                 c->fc.chunk, c->fc.line, name);
+    if (!lua_istable(L, -1) || slp_list_len(L, -1, WHAT, name, c->fc.chunk, c->fc.line) != 3)
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: params.%s must be { start, "
+                 "lo, hi }",
+                 c->fc.chunk, c->fc.line, name);
+    sim_fit_param *p = &c->fc.f.par[c->fc.f.np++];
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     int v = lua_gettop(L);
@@ -254,22 +251,22 @@ static void read_param(cal *c, const char *name)
     p->hi = num_field(c, v, 3, name);
     switch (sim_fit_param_check(p->start, p->lo, p->hi)) {
     case SIM_FIT_PARAM_BOUNDS:
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: params.%s: bounds [%g, %g] "
-                     "must be finite with lo < hi",
-                     c->chunk, c->line, name, p->lo, p->hi);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: params.%s: bounds [%g, %g] "
+                 "must be finite with lo < hi",
+                 c->fc.chunk, c->fc.line, name, p->lo, p->hi);
         break;
     case SIM_FIT_PARAM_START:
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: params.%s: start %g violates "
-                     "its bounds (it must lie strictly inside (%g, %g))",
-                     c->chunk, c->line, name, p->start, p->lo, p->hi);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: params.%s: start %g violates "
+                 "its bounds (it must lie strictly inside (%g, %g))",
+                 c->fc.chunk, c->fc.line, name, p->start, p->lo, p->hi);
         break;
     case SIM_FIT_PARAM_EDGE:
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: params.%s: start %g is too "
-                     "close to a bound of (%g, %g) for the fit to move it; widen the bounds",
-                     c->chunk, c->line, name, p->start, p->lo, p->hi);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: params.%s: start %g is too "
+                 "close to a bound of (%g, %g) for the fit to move it; widen the bounds",
+                 c->fc.chunk, c->fc.line, name, p->start, p->lo, p->hi);
         break;
     }
 }
@@ -288,25 +285,25 @@ static void read_params(cal *c, int idx)
     lua_getfield(L, idx, "params");
     int t = lua_gettop(L);
     if (!lua_istable(L, t))
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: 'params' must be a table of "
-                     "name = { start, lo, hi }",
-                     c->chunk, c->line);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: 'params' must be a table of "
+                 "name = { start, lo, hi }",
+                 c->fc.chunk, c->fc.line);
     lua_pushnil(L);
     while (lua_next(L, t)) {
         if (lua_type(L, -2) != LUA_TSTRING)
-            fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: params keys must be names",
-                         c->chunk, c->line);
+            fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: params keys must be names",
+                     c->fc.chunk, c->fc.line);
         read_param(c, lua_tostring(L, -2));
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    if (!c->f.np)
-        fs_cal_raise(c, SIM_CONFIG, "%s:%d: flashspec.calibrate: 'params' is empty", c->chunk,
-                     c->line);
-    sim_fit_sort_params(c->f.par, c->f.np); /* deterministic order */
-    for (int32_t i = 0; i < c->f.np; i++)
-        c->device_key[i] = (uint8_t)device_double_key(c->f.par[i].name);
+    if (!c->fc.f.np)
+        fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: 'params' is empty", c->fc.chunk,
+                 c->fc.line);
+    sim_fit_sort_params(c->fc.f.par, c->fc.f.np); /* deterministic order */
+    for (int32_t i = 0; i < c->fc.f.np; i++)
+        c->fc.device_key[i] = (uint8_t)device_double_key(c->fc.f.par[i].name);
 }
 
 /* points: the function p [, rep] -> sweep table, kept in the registry. */
@@ -314,10 +311,10 @@ static void read_points(cal *c, int idx)
 {
     lua_getfield(c->L, idx, "points");
     if (!lua_isfunction(c->L, -1))
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: 'points' must be a function "
-                     "p -> sweep table",
-                     c->chunk, c->line);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: 'points' must be a function "
+                 "p -> sweep table",
+                 c->fc.chunk, c->fc.line);
     c->fn_ref = luaL_ref(c->L, LUA_REGISTRYINDEX);
 }
 
@@ -339,8 +336,8 @@ static void find_reference(cal *c, const char *arg, char *rpath, size_t n)
         found = w > 0 && (size_t)w < n && stat(rpath, &st) == 0;
     }
     if (!found)
-        fs_cal_raise(c, SIM_MISSING, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
-                     c->chunk, c->line, arg, tried);
+        fs_raise(c->L, SIM_MISSING, 0, "%s:%d: flashspec.calibrate: reference '%s' not found%s",
+                 c->fc.chunk, c->fc.line, arg, tried);
 }
 
 /* reference = PATH: the reference CSV, read and checked (refcsv.h). */
@@ -349,35 +346,25 @@ static void read_reference(cal *c, int idx)
     lua_State *L = c->L;
     lua_getfield(L, idx, "reference");
     if (lua_type(L, -1) != LUA_TSTRING)
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: 'reference' must be the path of "
-                     "a reference CSV",
-                     c->chunk, c->line);
+        fs_raise(c->L, SIM_CONFIG, 0,
+                 "%s:%d: flashspec.calibrate: 'reference' must be the path of "
+                 "a reference CSV",
+                 c->fc.chunk, c->fc.line);
     char rpath[PATH_MAX], err[2 * PATH_MAX + 64];
-    snprintf(c->ref_arg, sizeof c->ref_arg, "%s", lua_tostring(L, -1));
+    snprintf(c->fc.ref_arg, sizeof c->fc.ref_arg, "%s", lua_tostring(L, -1));
     find_reference(c, lua_tostring(L, -1), rpath, sizeof rpath);
     lua_pop(L, 1);
-    fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
-    int rc = fs_ref_load(rpath, &cols, &c->ref, err, sizeof err);
-    if (rc != SIM_OK) fs_cal_raise(c, rc, "%s", err);
+    c->fc.cols = fs_ref_result_cols(&c->a->meta);
+    int rc = fs_ref_load(rpath, &c->fc.cols, &c->fc.ref, err, sizeof err);
+    if (rc != SIM_OK) fs_raise(c->L, rc, 0, "%s", err);
 }
 
-/* holdout = SOURCE or { SOURCE, ... }: marks the reference rows of those
- * sources (f.hold); each name must match at least one row. */
+/* holdout = SOURCE: the reference rows of that source held out; a name
+ * that matches no row raises. */
 static void mark_source(cal *c, const char *src)
 {
-    int any = 0;
-    for (int32_t k = 0; k < c->ref.n_rows; k++) {
-        if (strcmp(c->ref.rows[k].source, src) != 0) continue;
-        any = 1;
-        c->n_hold += !c->f.hold[k];
-        c->f.hold[k] = 1;
-    }
-    if (!any)
-        fs_cal_raise(c, SIM_CONFIG,
-                     "%s:%d: flashspec.calibrate: holdout '%s' matches no "
-                     "reference row's source (%s)",
-                     c->chunk, c->line, src, c->ref_arg);
+    int rc = sim_fit_cal_hold(&c->fc, src);
+    if (rc != SIM_OK) fs_raise(c->L, rc, 0, "%s", c->fc.err);
 }
 
 void fs_cal_read_holdout(cal *c, int idx)
@@ -388,20 +375,20 @@ void fs_cal_read_holdout(cal *c, int idx)
     if (!lua_isnil(L, t)) {
         int ok = lua_type(L, t) == LUA_TSTRING || (lua_istable(L, t) && lua_rawlen(L, t) >= 1);
         if (!ok)
-            fs_cal_raise(c, SIM_CONFIG,
-                         "%s:%d: flashspec.calibrate: holdout must be a source "
-                         "name or a list of them",
-                         c->chunk, c->line);
+            fs_raise(c->L, SIM_CONFIG, 0,
+                     "%s:%d: flashspec.calibrate: holdout must be a source "
+                     "name or a list of them",
+                     c->fc.chunk, c->fc.line);
         if (lua_type(L, t) == LUA_TSTRING) {
             mark_source(c, lua_tostring(L, t));
         } else {
-            lua_Integer nn = slp_list_len(L, t, WHAT, "holdout", c->chunk, c->line);
+            lua_Integer nn = slp_list_len(L, t, WHAT, "holdout", c->fc.chunk, c->fc.line);
             for (lua_Integer i = 1; i <= nn; i++) {
                 if (lua_rawgeti(L, t, i) != LUA_TSTRING)
-                    fs_cal_raise(c, SIM_CONFIG,
-                                 "%s:%d: flashspec.calibrate: holdout must be a "
-                                 "source name or a list of them",
-                                 c->chunk, c->line);
+                    fs_raise(c->L, SIM_CONFIG, 0,
+                             "%s:%d: flashspec.calibrate: holdout must be a "
+                             "source name or a list of them",
+                             c->fc.chunk, c->fc.line);
                 mark_source(c, lua_tostring(L, -1));
                 lua_pop(L, 1);
             }

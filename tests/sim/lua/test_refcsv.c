@@ -1,6 +1,6 @@
 /*
  * test_refcsv.c -- reference CSV (sim/fit/refcsv.h) over the simulator's
- * result rows (sim/lua/lfit.h: the result columns): reading (comments, blank
+ * result rows (sim/fit/sim_fit_rows.h: the result columns): reading (comments, blank
  * lines, CR LF, quoted fields, true line numbers), every rejected input with its
  * status and one-line message naming the file and line, matching of key cells
  * against result rows (text, numeric, tree_nodes, empty = any) and the metric
@@ -10,7 +10,7 @@
  * the end.
  */
 #include "sim/fit/refcsv.h"
-#include "sim/lua/lfit.h"
+#include "sim/fit/sim_fit_rows.h"
 
 #include <errno.h>
 #include <math.h>
