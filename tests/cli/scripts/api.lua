@@ -110,6 +110,10 @@ for _, bad in ipairs { { "bracket takes 1 to 8 traces (got 0)", function() retur
   assert(not okb and eb.code == 78 and tostring(eb):find(bad[1], 1, true), tostring(eb))
 end
 
+-- a whole real in a policy label keeps its digits (tau=500, never 5e+02)
+local lab = tostring(fs.policy.lever { tau = 500 })
+assert(lab:find("tau=500,", 1, true) and not lab:find("e+", 1, true), lab)
+
 -- errors are objects carrying an exit code, catchable by scripts
 local ok, e = pcall(fs.trace, "no/such/file.h5")
 assert(not ok and e.code == 66 and tostring(e):find("no/such/file.h5", 1, true))
