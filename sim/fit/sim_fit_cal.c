@@ -27,15 +27,36 @@ const char *const sim_fit_loo_names[] = {"approx", "exact", "none", NULL};
 const sim_fit_loo_kind sim_fit_loo_kinds[] = {SIM_FIT_LOO_APPROX, SIM_FIT_LOO_EXACT,
                                               SIM_FIT_LOO_NONE};
 
+#define CO(f) offsetof(sim_fit_cal_opts, f)
+static const eng_param_desc option_keys[] = {
+    {"name", ENG_PARAM_STRING, CO(name), 0, 0, 0, NULL, SIM_FIT_NAME_CAP, 0, "calibration", NULL, 0,
+     "the calibration's name: its outputs are NAME.md and NAME.csv"},
+    {"loo", ENG_PARAM_ENUM, CO(loo), 0, 2, 0, sim_fit_loo_names, 0, 0, NULL, NULL, 0,
+     "leave-one-out: approx (leverage), exact (refits) or none"},
+    {"max_iter", ENG_PARAM_INT, CO(max_iter), 1, 10000, 100, NULL, 0, 0, NULL, NULL, 0,
+     "iterations of each least-squares fit, at most"},
+    {"fd_step", ENG_PARAM_DOUBLE, CO(fd_step), 1e-8, 1, 0.05, NULL, 0, 0, NULL, NULL, 0,
+     "forward-difference step of the Jacobian, in the unbounded coordinate"},
+    {"starts", ENG_PARAM_INT, CO(starts), 1, 64, 1, NULL, 0, 0, NULL, NULL, 0,
+     "fits from this many starting points, the lowest converged RSS kept"},
+    {"bootstrap", ENG_PARAM_INT, CO(bootstrap), 0, 10000, 0, NULL, 0, 0, NULL, NULL, 0,
+     "replicates of the parametric bootstrap (0: none; else at least 20)"},
+    {"bootstrap_seed", ENG_PARAM_DOUBLE, CO(bootstrap_seed), 0, 4294967295.0, 1, NULL, 0, 0, NULL,
+     NULL, 0, "seed of the bootstrap's measurement noise (an integer)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+#undef CO
+
+const eng_param_desc *sim_fit_cal_option_keys(void)
+{
+    return option_keys;
+}
+
 sim_fit_cal_opts sim_fit_cal_default_opts(void)
 {
-    sim_fit_cal_opts o = {.name = "calibration",
-                          .loo = 0,
-                          .max_iter = 100,
-                          .starts = 1,
-                          .bootstrap = 0,
-                          .fd_step = 0.05,
-                          .bootstrap_seed = 1};
+    sim_fit_cal_opts o;
+    memset(&o, 0, sizeof o);
+    eng_params_defaults(option_keys, &o);
     return o;
 }
 

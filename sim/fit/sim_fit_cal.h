@@ -51,8 +51,12 @@ typedef struct sim_fit_cal_opts {
     double bootstrap_seed;       /* an integer in [0, 2^32) */
 } sim_fit_cal_opts;
 
-/* The defaults of flashspec.calibrate's options: "calibration", approx, 100
- * iterations, one start, no bootstrap, step 0.05, seed 1. */
+/* The options' table (flashspec.calibrate's keys: name, type, range,
+ * default, doc; NULL-terminated), which the binding checks a spec against. */
+const eng_param_desc *sim_fit_cal_option_keys(void);
+
+/* The defaults of that table: "calibration", approx, 100 iterations, one
+ * start, no bootstrap, step 0.05, seed 1. */
 sim_fit_cal_opts sim_fit_cal_default_opts(void);
 
 /* The leave-one-out kinds by name (NULL-terminated) and sim_fit's kinds, in

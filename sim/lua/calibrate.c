@@ -63,7 +63,7 @@
  * A name that matches no row is an error (78).
  *
  * Options: name, loo, max_iter, fd_step, starts, bootstrap and bootstrap_seed
- * are checked against cal_keys (lparams.h: type and range, one line naming
+ * are checked against the driver's option table (lparams.h: type and range, one line naming
  * the key's line); the others (reference, params, points, profile, holdout)
  * one by one.  The spec table is read in calibrate_spec.c, which shares the
  * calibration's state (cal: the driver's inputs and the Lua side) with this

@@ -1,7 +1,7 @@
 /*
  * calibrate_spec.c -- the spec table of flashspec.calibrate read and checked
  * into a cal (calibrate_impl.h), before anything runs: the options of
- * cal_keys (lparams.h: type and range, one line naming the key's line, the
+ * the driver's option table (sim_fit_cal_option_keys; lparams.h: type and range, one line naming the key's line, the
  * nearest key suggested for an unknown one), the name (a file name that
  * overwrites neither the run's results nor an earlier calibration's
  * outputs), the profile (its base must load now), the parameters, the points
@@ -27,35 +27,15 @@
 
 #define WHAT "flashspec.calibrate"
 
-#define CAL_NAME_CAP SIM_FIT_NAME_CAP
-#define CO(f) offsetof(sim_fit_cal_opts, f)
-static const eng_param_desc cal_keys[] = {
-    {"name", ENG_PARAM_STRING, CO(name), 0, 0, 0, NULL, CAL_NAME_CAP, 0, "calibration", NULL, 0,
-     "the calibration's name: its outputs are NAME.md and NAME.csv"},
-    {"loo", ENG_PARAM_ENUM, CO(loo), 0, 2, 0, sim_fit_loo_names, 0, 0, NULL, NULL, 0,
-     "leave-one-out: approx (leverage), exact (refits) or none"},
-    {"max_iter", ENG_PARAM_INT, CO(max_iter), 1, 10000, 100, NULL, 0, 0, NULL, NULL, 0,
-     "iterations of each least-squares fit, at most"},
-    {"fd_step", ENG_PARAM_DOUBLE, CO(fd_step), 1e-8, 1, 0.05, NULL, 0, 0, NULL, NULL, 0,
-     "forward-difference step of the Jacobian, in the unbounded coordinate"},
-    {"starts", ENG_PARAM_INT, CO(starts), 1, 64, 1, NULL, 0, 0, NULL, NULL, 0,
-     "fits from this many starting points, the lowest converged RSS kept"},
-    {"bootstrap", ENG_PARAM_INT, CO(bootstrap), 0, 10000, 0, NULL, 0, 0, NULL, NULL, 0,
-     "replicates of the parametric bootstrap (0: none; else at least 20)"},
-    {"bootstrap_seed", ENG_PARAM_DOUBLE, CO(bootstrap_seed), 0, 4294967295.0, 1, NULL, 0, 0, NULL,
-     NULL, 0, "seed of the bootstrap's measurement noise (an integer)"},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-};
-#undef CO
 
-/* The keys checked here rather than against cal_keys. */
+/* The keys checked here rather than against the option table. */
 static const char *const cal_object_keys[] = {"reference", "params",  "points",
                                               "profile",   "holdout", NULL};
 
 /* Closest calibrate key to k, or NULL (as the run keys: lparams.h). */
 static const char *nearest_key(const char *k)
 {
-    const char *best = eng_params_nearest(cal_keys, k);
+    const char *best = eng_params_nearest(sim_fit_cal_option_keys(), k);
     int32_t best_d = best ? eng_params_distance(k, best) : INT32_MAX;
     int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
     for (int i = 0; cal_object_keys[i]; i++) {
@@ -75,7 +55,7 @@ static int is_object_key(const char *k)
     return 0;
 }
 
-/* Unknown keys, then the options of cal_keys (lparams.h). */
+/* Unknown keys, then the options (sim_fit_cal_option_keys; lparams.h). */
 static void check_options(cal *c, int idx)
 {
     lua_State *L = c->L;
@@ -86,7 +66,7 @@ static void check_options(cal *c, int idx)
             fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: %s: keys must be names", c->fc.chunk, c->fc.line,
                      WHAT);
         const char *k = lua_tostring(L, -1);
-        if (is_object_key(k) || eng_params_find(cal_keys, k)) continue;
+        if (is_object_key(k) || eng_params_find(sim_fit_cal_option_keys(), k)) continue;
         const char *near = nearest_key(k);
         int kl = slp_key_line(c->fc.chunk, c->fc.line, k);
         if (near)
@@ -94,7 +74,7 @@ static void check_options(cal *c, int idx)
                      c->fc.chunk, kl, k, WHAT, near);
         fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: unknown key '%s' in %s", c->fc.chunk, kl, k, WHAT);
     }
-    slp_check_fields(L, idx, cal_keys, &c->fc.o, WHAT, c->fc.chunk, c->fc.line);
+    slp_check_fields(L, idx, sim_fit_cal_option_keys(), &c->fc.o, WHAT, c->fc.chunk, c->fc.line);
     if (c->fc.o.bootstrap > 0 && c->fc.o.bootstrap < SIM_FIT_BOOT_MIN)
         fs_raise(c->L, SIM_CONFIG, 0,
                  "%s:%d: %s: key 'bootstrap' = %d is below the %d replicates a 95%% "
@@ -150,7 +130,7 @@ static void check_name(cal *c)
                  "%s:%d: flashspec.calibrate: name must be a file name "
                  "of letters, digits and . _ - (not starting with .)",
                  c->fc.chunk, c->fc.line);
-    char file[CAL_NAME_CAP + 8];
+    char file[SIM_FIT_NAME_CAP + 8];
     snprintf(file, sizeof file, "%s.md", s);
     check_output_name(c, "name", file);
     snprintf(file, sizeof file, "%s.csv", s);
@@ -234,7 +214,7 @@ static void read_param(cal *c, const char *name)
     if (c->fc.f.np == SIM_FIT_MAX_PARAMS)
         fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: more than %d params",
                  c->fc.chunk, c->fc.line, SIM_FIT_MAX_PARAMS);
-    if (strlen(name) >= CAL_NAME_CAP || !*name)
+    if (strlen(name) >= SIM_FIT_NAME_CAP || !*name)
         fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: bad parameter name '%s'",
                  c->fc.chunk, c->fc.line, name);
     if (!lua_istable(L, -1) || slp_list_len(L, -1, WHAT, name, c->fc.chunk, c->fc.line) != 3)
