@@ -1,8 +1,9 @@
 /*
  * calibrate_spec.c -- the spec table of flashspec.calibrate read and checked
- * into a cal (calibrate_impl.h), before anything runs: the options of
- * the driver's option table (sim_fit_cal_option_keys; lparams.h: type and range, one line naming the key's line, the
- * nearest key suggested for an unknown one), the name (a file name that
+ * into a cal (calibrate_impl.h), before anything runs: the options
+ * against the driver's option table (sim_fit_cal_option_keys; lparams.h:
+ * type and range, one line naming the key's line, the nearest key suggested
+ * for an unknown one), the name (a file name that
  * overwrites neither the run's results nor an earlier calibration's
  * outputs), the profile (its base must load now), the parameters, the points
  * function, the reference CSV (refcsv.h) and the held-out sources.
