@@ -17,14 +17,7 @@
 
 #include "sim/lua/api.h"
 #include "sim/config/lparams.h"
-
-void fs_fmt_exact(char *out, size_t n, double x)
-{
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(out, n, "%.*g", prec, x);
-        if (strtod(out, NULL) == x) return;
-    }
-}
+#include "sim/out/sim_strbuf.h"
 
 /* Appends to out[0..n) at *at what fmt makes; 0, or -1 when it does not fit
  * (out then holds what did, *at is past the end). */
@@ -63,7 +56,7 @@ static int label_value(const eng_param_desc *d, const void *params, char *out, s
         return label_put(out, n, at, "%s", d->choices[x]);
     case ENG_PARAM_DOUBLE:
         memcpy(&y, f, sizeof y);
-        fs_fmt_exact(e, sizeof e, y);
+        sim_out_fmt_exact(e, sizeof e, y);
         return label_put(out, n, at, "%s", e);
     case ENG_PARAM_STRING:
         return label_put(out, n, at, "%.*s", (int)strnlen(f, (size_t)d->cap), f);
@@ -79,7 +72,7 @@ static int label_value(const eng_param_desc *d, const void *params, char *out, s
                 rc = label_put(out, n, at, "%s%d", i ? "/" : "", x);
             } else {
                 memcpy(&y, f + (size_t)i * sizeof y, sizeof y);
-                fs_fmt_exact(e, sizeof e, y);
+                sim_out_fmt_exact(e, sizeof e, y);
                 rc = label_put(out, n, at, "%s%s", i ? "/" : "", e);
             }
         }

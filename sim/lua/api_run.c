@@ -231,8 +231,8 @@ static void out_dir_hint(int e, const char *at, char *out, size_t n)
  * the process that recorded it writes it.  Returns a SIM_* status. */
 static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size_t errlen)
 {
-    fs_exec *ex = &a->ex;
-    if (ex->tl_state == FS_TL_NOT_REACHED) {
+    sim_sweep_exec *ex = &a->ex;
+    if (ex->tl_state == SIM_SWEEP_TL_NOT_REACHED) {
         snprintf(err, errlen,
                  "--timeline-point %lld: the script ran %lld point%s (indices 0..%lld); no "
                  "timeline written",
@@ -240,7 +240,7 @@ static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size
                  ex->points_seen == 1 ? "" : "s", (long long)ex->points_seen - 1);
         return SIM_USAGE;
     }
-    if (ex->tl_state == FS_TL_FAILED) { /* the failed points' exit code follows */
+    if (ex->tl_state == SIM_SWEEP_TL_FAILED) { /* the failed points' exit code follows */
         if (ex->rank == 0)
             fprintf(stderr, "flashspec: --timeline-point %lld: that point failed (error "
                             "above); no timeline written\n",
@@ -558,7 +558,7 @@ static int script_error(script_run *r, const fs_script_opts *o, int rc, char *er
  * script's error (rc, its value on top of the stack). */
 static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err, size_t errlen)
 {
-    const fs_exec *ex = &r->a.ex;
+    const sim_sweep_exec *ex = &r->a.ex;
     const char *s = ex->computed == 1 ? "" : "s", *are = ex->computed == 1 ? "is" : "are";
     int sig = sim_sweep_interrupted();
     if (!sig) return script_error(r, o, rc, err, errlen);

@@ -34,7 +34,7 @@
  * is called for each, the named synthetic traces they ask for are generated
  * together on the workers (api_synth.c), through a draw memo per trace shape
  * kept for the fit, and the points of all columns run together, each point id
- * once, reusing by id the points earlier evaluations ran (fs_memo, with the
+ * once, reusing by id the points earlier evaluations ran (sim_sweep_memo, with the
  * counts of the columns evaluated one after the other) -- and a point's
  * bootstrap interval over the prompts is drawn only when a reference row
  * reads it.
@@ -198,7 +198,7 @@ static void no_match(cal *c, int32_t k)
 
 /* Each reference row's prediction: the mean of its metric over the points
  * that match its keys. */
-static void match_rows(cal *c, const fs_staged *sp, int64_t n, double *pred)
+static void match_rows(cal *c, const sim_sweep_staged *sp, int64_t n, double *pred)
 {
     const fs_ref *ref = &c->ref;
     fs_ref_cols cols = fs_ref_result_cols(&c->a->meta);
@@ -368,7 +368,7 @@ static int cal_gc(lua_State *L)
     fs_ref_free(&c->ref);
     free(c->matches);
     sim_fit_free(&c->f);
-    fs_memo_free(&c->memo);
+    sim_sweep_memo_free(&c->memo);
     if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
     fs_guard_free(&c->guard);

@@ -52,7 +52,7 @@ typedef struct cal {
     int32_t n_hold;
     int32_t *matches;  /* [n_rows] points matched in the last evaluation */
     int32_t traces0;   /* traces made before the fit: never released */
-    fs_memo memo;      /* points already run, by id: a difference step replays only
+    sim_sweep_memo memo;      /* points already run, by id: a difference step replays only
                           the points its parameter moves (sweep_exec.h) */
     int tty;           /* progress lines: stderr is a terminal, no -q */
     /* the ETA of the progress line: when and at which evaluation the current

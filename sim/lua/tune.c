@@ -406,7 +406,7 @@ static void push_point_table(tune *t, const double *x, int32_t offset, int32_t c
 
 /* The objective of a point's result (-HUGE_VAL: not a finite number); its
  * failure raised. */
-static double objective_of(tune *t, const fs_staged *s)
+static double objective_of(tune *t, const sim_sweep_staged *s)
 {
     if (s->code) fs_raise(t->L, s->code, 0, "%s", s->err);
     double v = NAN;
@@ -440,7 +440,7 @@ static int evaluate_lua(lua_State *L)
         fs_raise(L, SIM_INTERRUPTED, 0, "%s:%d: interrupted", t->chunk, t->line);
     push_point_table(t, e->x, t->train_offset, t->train_count);
     int64_t n;
-    fs_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
+    sim_sweep_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
     e->values[0] = objective_of(t, &sp[0]);
     return 0;
 }
@@ -459,7 +459,7 @@ static int evaluate_batch_lua(lua_State *L)
     }
     lua_setfield(L, -2, "points");
     int64_t n;
-    fs_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
+    sim_sweep_staged *sp = fs_api_sweep(L, -1, t->chunk, t->line, 0, &n);
     for (int64_t c = 0; c < n && c < e->n; c++)
         e->values[c] = objective_of(t, &sp[c]);
     return 0;
@@ -686,7 +686,7 @@ static void run_chosen(tune *t, const tune_choice *ch, lua_Integer np)
 {
     lua_State *L = t->L;
     int64_t n;
-    fs_staged *sp = fs_api_sweep(L, lua_gettop(L), t->chunk, t->line, 1, &n);
+    sim_sweep_staged *sp = fs_api_sweep(L, lua_gettop(L), t->chunk, t->line, 1, &n);
     for (int64_t i = 0; i < n && i < np; i++) {
         sp[i].row.tune_evals = ch[i].evals;
         sp[i].row.tune_train = ch[i].train == -HUGE_VAL ? NAN : ch[i].train;

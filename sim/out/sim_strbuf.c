@@ -1,11 +1,12 @@
 /*
- * sim_strbuf.c -- the growing text buffer (sim_strbuf.h).
+ * sim_strbuf.c -- the growing text buffer and exact reals (sim_strbuf.h).
  */
 #include "sim/out/sim_strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void sim_strbuf_printf(sim_strbuf *b, const char *fmt, ...)
 {
@@ -56,4 +57,12 @@ void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len)
             sim_strbuf_printf(b, "%c", c);
     }
     sim_strbuf_printf(b, "\"");
+}
+
+void sim_out_fmt_exact(char *out, size_t n, double x)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, x);
+        if (strtod(out, NULL) == x) return;
+    }
 }

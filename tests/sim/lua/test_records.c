@@ -23,6 +23,7 @@
 #include "sim/out/rows.h"
 #include "sim/out/runrec.h"
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_strbuf.h"
 
 #include "../../check.h"
 
@@ -63,11 +64,11 @@ static void test_labels(void)
     free(buf);
     /* exact reals: the fewest digits that read back */
     char e[32];
-    fs_fmt_exact(e, sizeof e, 0.1);
+    sim_out_fmt_exact(e, sizeof e, 0.1);
     CHECK(strcmp(e, "0.1") == 0);
     const double xs[] = {35.0 / 36.0, 0.1 + 0.2, 1000.0 / 3.0, 1e-300, 0.090373524058708};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
-        fs_fmt_exact(e, sizeof e, xs[i]);
+        sim_out_fmt_exact(e, sizeof e, xs[i]);
         CHECK(strtod(e, NULL) == xs[i]);
     }
 }
