@@ -19,6 +19,7 @@
 #include "sim/out/sim_strbuf.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
+#include "sim/sweep/sim_sweep_mpi.h"
 
 /* ----------------------------------------------------------- timeline */
 
@@ -341,5 +342,51 @@ int sim_sweep_exec_run(sim_sweep_exec *ex, sim_sweep_staged *sp, int64_t n, int 
         snprintf(err, errlen, "%s", serr);
     if (rc != SIM_OK) return rc;
     if (!single) exec_report(ex, sp, n, &sum);
+    return SIM_OK;
+}
+
+int sim_sweep_exec_timeline_write(const sim_sweep_exec *ex, const char *path, int quiet, char *err,
+                                  size_t errlen)
+{
+    if (ex->tl_state == SIM_SWEEP_TL_NOT_REACHED) {
+        snprintf(err, errlen,
+                 "--timeline-point %lld: the script ran %lld point%s (indices 0..%lld); no "
+                 "timeline written",
+                 (long long)ex->tl_point, (long long)ex->points_seen,
+                 ex->points_seen == 1 ? "" : "s", (long long)ex->points_seen - 1);
+        return SIM_USAGE;
+    }
+    if (ex->tl_state == SIM_SWEEP_TL_FAILED) { /* the failed points' exit code follows */
+        if (ex->rank == 0)
+            fprintf(stderr, "flashspec: --timeline-point %lld: that point failed (error "
+                            "above); no timeline written\n",
+                    (long long)ex->tl_point);
+        return SIM_OK;
+    }
+    if (ex->tl_prompt >= ex->tl_prompts) {
+        snprintf(err, errlen,
+                 "--timeline-prompt %d: point %lld replayed %d prompt%s (indices 0..%d); no "
+                 "timeline written",
+                 (int)ex->tl_prompt, (long long)ex->tl_point, (int)ex->tl_prompts,
+                 ex->tl_prompts == 1 ? "" : "s", (int)ex->tl_prompts - 1);
+        return SIM_USAGE;
+    }
+    /* the rank that replayed the point holds the recording (collective: every
+     * rank reaches this line, having run the same script) */
+    int mine = sim_timeline_n_cycles(ex->tl) > 0;
+    if (!sim_mpi_max_int(mine)) {
+        snprintf(err, errlen, "%s: the replay reported no cycles for point %lld prompt %d",
+                 path, (long long)ex->tl_point, (int)ex->tl_prompt);
+        return SIM_INTERNAL;
+    }
+    if (!mine) return SIM_OK; /* another MPI rank writes it */
+    int rc = sim_timeline_write(ex->tl, path, err, errlen);
+    if (rc != SIM_OK) return rc;
+    if (!quiet || sim_timeline_truncated(ex->tl))
+        fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
+                        "cycles, %lld spans%s)\n",
+                (long long)ex->tl_point, (int)ex->tl_prompt, path,
+                (long long)sim_timeline_n_cycles(ex->tl), (long long)sim_timeline_n_spans(ex->tl),
+                sim_timeline_truncated(ex->tl) ? "; truncated: event limit reached" : "");
     return SIM_OK;
 }

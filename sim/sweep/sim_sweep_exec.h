@@ -4,8 +4,9 @@
  * handed to the executor (sim_sweep.h) and their outcomes copied back, in
  * point order; the memo of point statistics a calibration keeps; the ranking
  * that names a run after its most serious failed point; the timeline hooks of
- * the one point --timeline records.  Plain C: sim/lua stages the points from
- * a script's tables and raises what sim_sweep_exec_run returns.
+ * the one point --timeline records, and its file.  Plain C: sim/lua stages
+ * the points from a script's tables and raises what sim_sweep_exec_run
+ * returns.
  *
  * Error policy of a sweep: a point that fails when it runs (does not fit the
  * DRAM budget, replay error) keeps its status and one line naming it, is
@@ -126,5 +127,16 @@ void sim_sweep_exec_note(sim_sweep_exec *ex, int status);
  * ranks), SIM_INTERNAL when the timeline replay fails. */
 int sim_sweep_exec_run(sim_sweep_exec *ex, sim_sweep_staged *sp, int64_t n, int single,
                        const char *chunk, int line, char *err, size_t errlen);
+
+/* After a script that succeeded: the timeline of point ex->tl_point, prompt
+ * ex->tl_prompt, written to path (atomically) by the MPI rank that recorded
+ * it (collective: every rank calls it), with one line on stderr unless quiet
+ * (always when the event limit cut it).  SIM_OK also when that point failed
+ * (one line on rank 0; nothing written: the failed point's status follows);
+ * SIM_USAGE when the script ran no such point or the point no such prompt,
+ * SIM_INTERNAL when no rank recorded a cycle, the writer's status when it
+ * cannot write; one line in err. */
+int sim_sweep_exec_timeline_write(const sim_sweep_exec *ex, const char *path, int quiet, char *err,
+                                  size_t errlen);
 
 #endif

@@ -14,13 +14,16 @@
  *     outcome back in point order (statistics, or the error line naming the
  *     point, cut with "..." exactly past its field); the failed points'
  *     report lines, count and status, the summary line; the timeline point's
- *     hooks and outcome, a resumed one replayed again to record it.
+ *     hooks and outcome, a resumed one replayed again to record it;
+ *   - the timeline's file after the script: written with its line, refused
+ *     for a point or prompt the script did not run, none for a failed point.
  */
 #include "sim/sweep/sim_sweep_exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../check.h"
@@ -416,6 +419,62 @@ static void test_exec_error_cut(fixture *f)
     CHECK(strcmp(e + cap - 3, "...") == 0);
 }
 
+/* The timeline's file after the script, ex holding a recorded point (4,
+ * prompt 0, one prompt replayed, cycles of them): the prompt's edge, the
+ * file written and its line; a point never reached, a failed one, no cycle. */
+static void timeline_file(sim_sweep_exec *ex, int64_t cycles)
+{
+    char dir[] = "/tmp/fs_sweep_tl_XXXXXX", path[64], err[1024] = "", out[2048], want[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/tl.json", dir);
+    ex->tl_prompt = 1;
+    CHECK_EQ_INT(sim_sweep_exec_timeline_write(ex, path, 1, err, sizeof err), SIM_USAGE);
+    CHECK(strcmp(err, "--timeline-prompt 1: point 4 replayed 1 prompt (indices 0..0); no "
+                      "timeline written") == 0);
+    ex->tl_prompt = 0;
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *t = tmpfile();
+    if (saved < 0 || !t) return;
+    dup2(fileno(t), 2);
+    int rc = sim_sweep_exec_timeline_write(ex, path, 0, err, sizeof err);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(t);
+    out[fread(out, 1, sizeof out - 1, t)] = 0;
+    fclose(t);
+    CHECK_EQ_INT(rc, SIM_OK);
+    snprintf(want, sizeof want, "flashspec: wrote the timeline of point 4 prompt 0 to %s (%lld "
+             "cycles, %lld spans)\n", path, (long long)cycles,
+             (long long)sim_timeline_n_spans(ex->tl));
+    CHECK(strcmp(out, want) == 0);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size > 0);
+    unlink(path);
+    sim_sweep_exec other = *ex; /* never reached: 3 points, or 1 */
+    other.tl_state = SIM_SWEEP_TL_NOT_REACHED;
+    other.points_seen = 3;
+    CHECK_EQ_INT(sim_sweep_exec_timeline_write(&other, path, 1, err, sizeof err), SIM_USAGE);
+    CHECK(strcmp(err, "--timeline-point 4: the script ran 3 points (indices 0..2); no "
+                      "timeline written") == 0);
+    other.points_seen = 1;
+    CHECK_EQ_INT(sim_sweep_exec_timeline_write(&other, path, 1, err, sizeof err), SIM_USAGE);
+    CHECK(strcmp(err, "--timeline-point 4: the script ran 1 point (indices 0..0); no "
+                      "timeline written") == 0);
+    other.tl_state = SIM_SWEEP_TL_FAILED; /* its status follows; nothing written */
+    other.rank = 1;
+    CHECK_EQ_INT(sim_sweep_exec_timeline_write(&other, path, 1, err, sizeof err), SIM_OK);
+    other.tl_state = SIM_SWEEP_TL_RAN;
+    other.tl = sim_timeline_create(0); /* no cycle recorded anywhere */
+    CHECK_EQ_INT(sim_sweep_exec_timeline_write(&other, path, 1, err, sizeof err), SIM_INTERNAL);
+    snprintf(want, sizeof want, "%s: the replay reported no cycles for point 4 prompt 0", path);
+    CHECK(strcmp(err, want) == 0);
+    sim_timeline_destroy(other.tl);
+    CHECK(stat(path, &st) != 0);
+    rmdir(dir);
+}
+
 /* The timeline point: its index counts every point the script staged
  * (points_seen), it alone gets the hooks, its outcome lands in ex.tl_*;
  * a point resumed from the store is replayed again to record it. */
@@ -455,6 +514,7 @@ static void test_exec_timeline(fixture *f)
     CHECK(json && strstr(json, "\"0.30000000000000004\"") != NULL); /* reads back exactly */
     CHECK(json && strstr(json, "\"flashspec_version\"") != NULL);
     free(json);
+    timeline_file(&ex, cycles);
     /* points past it: no hooks, nothing recorded, the outcome kept */
     stage(f, &s[0], 0, 0.5);
     CHECK_EQ_INT(sim_sweep_exec_run(&ex, s, 1, 0, "t.lua", 7, err, sizeof err), SIM_OK);
