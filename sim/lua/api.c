@@ -755,125 +755,26 @@ sim_sweep_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int lin
         fs_exec_run(L, &a->ex, sp, *n, 0, chunk, line);
         warn_unbound_caps(a, sp, *n, chunk, line);
     } else {
-        fs_eval ev = {.sp = sp, .n = *n, .now = 0};
+        sim_sweep_eval ev = {.sp = sp, .n = *n, .now = 0};
         fs_api_run_evals(L, &ev, 1, NULL, chunk, line);
     }
     return sp;
 }
 
-/* fs_api_run_evals, first: the memo as m evaluations in turn would leave it
- * -- each point found there is reused (hits), each other one is run (runs)
- * and put, pending, after its evaluation's lookups; entries unused for
- * SIM_SWEEP_MEMO_KEEP evaluations go --, and which points must run: sp[i].memo = 1
- * for a point whose statistics the memo holds now (copied), 2 for one whose
- * statistics come from a point of the batch with its id, 0 for one to run. */
-static void evals_lookup(lua_State *L, fs_eval *ev, int32_t m, sim_sweep_memo *memo)
-{
-    for (int32_t j = 0; j < m; j++) {
-        if (!memo) { /* every point runs */
-            for (int64_t i = 0; i < ev[j].n; i++)
-                ev[j].sp[i].memo = 0;
-            continue;
-        }
-        sim_sweep_staged *sp = ev[j].sp;
-        memo->now = ev[j].now;
-        for (int64_t i = 0; i < ev[j].n; i++) {
-            sim_sweep_memo_entry *e = sim_sweep_memo_find(memo, sp[i].id);
-            sp[i].memo = e ? (e->pending ? 2 : 1) : 0;
-            if (!e) continue;
-            if (!e->pending) sp[i].row.st = e->st;
-            sp[i].state = SIM_SWEEP_COMPUTED;
-            e->used_at = memo->now;
-            memo->hits++;
-        }
-        for (int64_t i = 0; i < ev[j].n; i++) {
-            if (sp[i].memo) continue;
-            memo->runs++;
-            if (sim_sweep_memo_put(memo, sp[i].id, NULL) != 0)
-                fs_raise(L, SIM_NOMEM, 0, "out of memory");
-        }
-        sim_sweep_memo_prune(memo);
-    }
-}
-
-/* Index of id among the points run (open addressing over run[0..nrun)),
- * adding it when absent; *added says which. */
-static int64_t evals_slot(int64_t *slot, int64_t n_slot, const sim_sweep_staged *run, sim_id id,
-                          int64_t nrun, int *added)
-{
-    uint64_t h = (id.lo ^ (id.hi >> 7)) & (uint64_t)(n_slot - 1);
-    for (;; h = (h + 1) & (uint64_t)(n_slot - 1)) {
-        if (slot[h] < 0) break;
-        if (run[slot[h]].id.hi == id.hi && run[slot[h]].id.lo == id.lo) {
-            *added = 0;
-            return slot[h];
-        }
-    }
-    slot[h] = nrun;
-    *added = 1;
-    return nrun;
-}
-
-/* fs_api_run_evals, then: each id to run once -- a copy of its first point
- * in run[], which it returns (*nrun of them, a userdata left on the stack) --
- * and where[k] the run index of the batch's point k (-1: the memo gave it). */
-static sim_sweep_staged *evals_gather(lua_State *L, fs_eval *ev, int32_t m, int64_t **where,
-                                      int64_t *nrun)
-{
-    int64_t total = 0, n_slot = 2;
-    for (int32_t j = 0; j < m; j++)
-        total += ev[j].n;
-    while (n_slot < 2 * total)
-        n_slot *= 2;
-    size_t cnt = (size_t)(total ? total : 1);
-    sim_sweep_staged *run = lua_newuserdatauv(L, sizeof *run * cnt + sizeof(int64_t) * cnt, 0);
-    *where = (int64_t *)(void *)(run + cnt);
-    int64_t *slot = malloc(sizeof *slot * (size_t)n_slot);
-    if (!slot) fs_raise(L, SIM_NOMEM, 0, "out of memory");
-    for (int64_t h = 0; h < n_slot; h++)
-        slot[h] = -1;
-    *nrun = 0;
-    for (int32_t j = 0, k = 0; j < m; j++)
-        for (int64_t i = 0; i < ev[j].n; i++, k++) {
-            sim_sweep_staged *s = &ev[j].sp[i];
-            int added = 0;
-            (*where)[k] = s->memo == 1 ? -1 : evals_slot(slot, n_slot, run, s->id, *nrun, &added);
-            if (added) {
-                run[*nrun] = *s;
-                run[(*nrun)++].memo = 0;
-            }
-        }
-    free(slot);
-    return run;
-}
-
-void fs_api_run_evals(lua_State *L, fs_eval *ev, int32_t m, sim_sweep_memo *memo,
+void fs_api_run_evals(lua_State *L, sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo,
                       const char *chunk, int line)
 {
     fs_api *a = fs_api_get(L);
-    evals_lookup(L, ev, m, memo);
-    int64_t *where, nrun;
-    sim_sweep_staged *run = evals_gather(L, ev, m, &where, &nrun);
-    /* no results rows, no resume store, no progress, no timeline */
-    sim_sweep_exec ex = a->ex;
-    ex.store_dir[0] = 0;
-    ex.quiet = 1;
-    ex.tl = NULL;
-    ex.points_seen = 0;
-    fs_exec_run(L, &ex, run, nrun, 1, chunk, line);
-    for (int32_t j = 0, k = 0; j < m; j++)
-        for (int64_t i = 0; i < ev[j].n; i++, k++) {
-            sim_sweep_staged *s = &ev[j].sp[i], *r = where[k] >= 0 ? &run[where[k]] : NULL;
-            if (!r) continue;
-            s->row.st = r->row.st;
-            if (s->memo) continue; /* reused: its evaluation counted it so */
-            s->state = r->state;
-            s->code = r->code;
-            memcpy(s->err, r->err, sizeof s->err);
-        }
-    for (int64_t r = 0; memo && r < nrun; r++)
-        if (!run[r].code && run[r].state == SIM_SWEEP_COMPUTED)
-            sim_sweep_memo_fill(memo, run[r].id, &run[r].row.st);
+    if (sim_sweep_evals_lookup(ev, m, memo) != SIM_OK)
+        fs_raise(L, SIM_NOMEM, 0, "out of memory");
+    /* the points that run: a userdata, counted against the script's memory */
+    size_t cnt = (size_t)sim_sweep_evals_total(ev, m);
+    cnt = cnt ? cnt : 1;
+    sim_sweep_staged *run = lua_newuserdatauv(L, sizeof *run * cnt + sizeof(int64_t) * cnt, 0);
+    int64_t *where = (int64_t *)(void *)(run + cnt);
+    char err[1024]; /* fs_raise's message holds as much */
+    int rc = sim_sweep_exec_evals(&a->ex, ev, m, memo, run, where, chunk, line, err, sizeof err);
+    if (rc != SIM_OK) fs_raise(L, rc, 0, "%s", err);
     lua_pop(L, 1); /* run[] */
 }
 

@@ -260,20 +260,12 @@ sim_sweep_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int lin
 sim_sweep_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int record,
                                int64_t *n);
 
-/* One evaluation's staged points and when it ran (sim_sweep_memo.now). */
-typedef struct fs_eval {
-    sim_sweep_staged *sp;
-    int64_t n;
-    int64_t now;
-} fs_eval;
-
 /* The second half of fs_api_sweep without records (an evaluation of
  * flashspec.calibrate), for m evaluations at once (a Jacobian's columns):
- * each point's statistics, the memo and its counts are those of the m
- * evaluations run one after the other in order (memo NULL: every point
- * runs), but the points that run -- each id once -- run together on the
- * workers.  A failed point keeps its code and message, as fs_api_sweep's. */
-void fs_api_run_evals(lua_State *L, fs_eval *ev, int32_t m, sim_sweep_memo *memo,
+ * sim_sweep_evals_lookup and sim_sweep_exec_evals (sim/sweep/sim_sweep_exec.h),
+ * raising their error.  A failed point keeps its code and message, as
+ * fs_api_sweep's. */
+void fs_api_run_evals(lua_State *L, sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo,
                       const char *chunk, int line);
 
 /* Pushes the array of point tables the sweep table at idx expands to

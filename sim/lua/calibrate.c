@@ -260,7 +260,7 @@ static void evaluate(cal *c, int32_t m, const double *x, int32_t rep, double *pr
     lua_State *L = c->L;
     int top = lua_gettop(L);
     luaL_checkstack(L, 3 * m + 8, "calibrate");
-    fs_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
+    sim_sweep_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
     int tab = lua_gettop(L) + 1;
     for (int32_t j = 0; j < m; j++) {
         call_points(c, x + (size_t)j * (size_t)c->f.np, rep);

@@ -345,6 +345,124 @@ int sim_sweep_exec_run(sim_sweep_exec *ex, sim_sweep_staged *sp, int64_t n, int 
     return SIM_OK;
 }
 
+/* -------------------------------------------------------- evaluations */
+
+int sim_sweep_evals_lookup(sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo)
+{
+    for (int32_t j = 0; j < m; j++) {
+        if (!memo) { /* every point runs */
+            for (int64_t i = 0; i < ev[j].n; i++)
+                ev[j].sp[i].memo = 0;
+            continue;
+        }
+        sim_sweep_staged *sp = ev[j].sp;
+        memo->now = ev[j].now;
+        for (int64_t i = 0; i < ev[j].n; i++) {
+            sim_sweep_memo_entry *e = sim_sweep_memo_find(memo, sp[i].id);
+            sp[i].memo = e ? (e->pending ? 2 : 1) : 0;
+            if (!e) continue;
+            if (!e->pending) sp[i].row.st = e->st;
+            sp[i].state = SIM_SWEEP_COMPUTED;
+            e->used_at = memo->now;
+            memo->hits++;
+        }
+        for (int64_t i = 0; i < ev[j].n; i++) {
+            if (sp[i].memo) continue;
+            memo->runs++;
+            if (sim_sweep_memo_put(memo, sp[i].id, NULL) != 0) return SIM_NOMEM;
+        }
+        sim_sweep_memo_prune(memo);
+    }
+    return SIM_OK;
+}
+
+int64_t sim_sweep_evals_total(const sim_sweep_eval *ev, int32_t m)
+{
+    int64_t total = 0;
+    for (int32_t j = 0; j < m; j++)
+        total += ev[j].n;
+    return total;
+}
+
+/* Index of id among the points run (open addressing over run[0..nrun)),
+ * adding it when absent; *added says which. */
+static int64_t evals_slot(int64_t *slot, int64_t n_slot, const sim_sweep_staged *run, sim_id id,
+                          int64_t nrun, int *added)
+{
+    uint64_t h = (id.lo ^ (id.hi >> 7)) & (uint64_t)(n_slot - 1);
+    for (;; h = (h + 1) & (uint64_t)(n_slot - 1)) {
+        if (slot[h] < 0) break;
+        if (run[slot[h]].id.hi == id.hi && run[slot[h]].id.lo == id.lo) {
+            *added = 0;
+            return slot[h];
+        }
+    }
+    slot[h] = nrun;
+    *added = 1;
+    return nrun;
+}
+
+/* Each id to run once -- a copy of its first point in run[] (*nrun of
+ * them) -- and where[k] the run index of the batch's point k (-1: the memo
+ * gave it).  0, or -1 out of memory. */
+static int evals_gather(sim_sweep_eval *ev, int32_t m, sim_sweep_staged *run, int64_t *where,
+                        int64_t *nrun)
+{
+    int64_t total = sim_sweep_evals_total(ev, m), n_slot = 2;
+    while (n_slot < 2 * total)
+        n_slot *= 2;
+    int64_t *slot = malloc(sizeof *slot * (size_t)n_slot);
+    if (!slot) return -1;
+    for (int64_t h = 0; h < n_slot; h++)
+        slot[h] = -1;
+    *nrun = 0;
+    for (int32_t j = 0, k = 0; j < m; j++)
+        for (int64_t i = 0; i < ev[j].n; i++, k++) {
+            sim_sweep_staged *s = &ev[j].sp[i];
+            int added = 0;
+            where[k] = s->memo == 1 ? -1 : evals_slot(slot, n_slot, run, s->id, *nrun, &added);
+            if (added) {
+                run[*nrun] = *s;
+                run[(*nrun)++].memo = 0;
+            }
+        }
+    free(slot);
+    return 0;
+}
+
+int sim_sweep_exec_evals(const sim_sweep_exec *ex, sim_sweep_eval *ev, int32_t m,
+                         sim_sweep_memo *memo, sim_sweep_staged *run, int64_t *where,
+                         const char *chunk, int line, char *err, size_t errlen)
+{
+    int64_t nrun;
+    if (evals_gather(ev, m, run, where, &nrun) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_NOMEM;
+    }
+    /* no results rows, no resume store, no progress, no timeline */
+    sim_sweep_exec x = *ex;
+    x.store_dir[0] = 0;
+    x.quiet = 1;
+    x.tl = NULL;
+    x.points_seen = 0;
+    int rc = sim_sweep_exec_run(&x, run, nrun, 1, chunk, line, err, errlen);
+    if (rc != SIM_OK) return rc;
+    for (int32_t j = 0, k = 0; j < m; j++)
+        for (int64_t i = 0; i < ev[j].n; i++, k++) {
+            sim_sweep_staged *s = &ev[j].sp[i], *r = where[k] >= 0 ? &run[where[k]] : NULL;
+            if (!r) continue;
+            s->row.st = r->row.st;
+            if (s->memo) continue; /* reused: its evaluation counted it so */
+            s->state = r->state;
+            s->code = r->code;
+            memcpy(s->err, r->err, sizeof s->err);
+        }
+    for (int64_t r = 0; memo && r < nrun; r++)
+        if (!run[r].code && run[r].state == SIM_SWEEP_COMPUTED)
+            sim_sweep_memo_fill(memo, run[r].id, &run[r].row.st);
+    return SIM_OK;
+}
+
 int sim_sweep_exec_timeline_write(const sim_sweep_exec *ex, const char *path, int quiet, char *err,
                                   size_t errlen)
 {

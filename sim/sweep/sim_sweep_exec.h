@@ -2,11 +2,11 @@
  * sim_sweep_exec.h -- the points of one flashspec.run or flashspec.sweep call
  * executed: staged points (validated, with their result row's parameters)
  * handed to the executor (sim_sweep.h) and their outcomes copied back, in
- * point order; the memo of point statistics a calibration keeps; the ranking
- * that names a run after its most serious failed point; the timeline hooks of
- * the one point --timeline records, and its file.  Plain C: sim/lua stages
- * the points from a script's tables and raises what sim_sweep_exec_run
- * returns.
+ * point order; the memo of point statistics a calibration keeps and the
+ * evaluations it batches; the ranking that names a run after its most
+ * serious failed point; the timeline hooks of the one point --timeline
+ * records, and its file.  Plain C: sim/lua stages the points from a script's
+ * tables and raises the status these return.
  *
  * Error policy of a sweep: a point that fails when it runs (does not fit the
  * DRAM budget, replay error) keeps its status and one line naming it, is
@@ -127,6 +127,42 @@ void sim_sweep_exec_note(sim_sweep_exec *ex, int status);
  * ranks), SIM_INTERNAL when the timeline replay fails. */
 int sim_sweep_exec_run(sim_sweep_exec *ex, sim_sweep_staged *sp, int64_t n, int single,
                        const char *chunk, int line, char *err, size_t errlen);
+
+/* One evaluation's staged points (flashspec.calibrate) and when it ran
+ * (sim_sweep_memo.now). */
+typedef struct sim_sweep_eval {
+    sim_sweep_staged *sp;
+    int64_t n;
+    int64_t now;
+} sim_sweep_eval;
+
+/* m evaluations at once (a Jacobian's columns), in two steps: each point's
+ * statistics, the memo and its counts are those of the m evaluations run one
+ * after the other in order (memo NULL: every point runs), but the points
+ * that run -- each id once -- run together on the workers.
+ *
+ * sim_sweep_evals_lookup, first: the memo as the m evaluations in turn would
+ * leave it -- each point found there is reused (memo->hits), each other one
+ * is run (memo->runs) and put, pending, after its evaluation's lookups;
+ * entries unused for SIM_SWEEP_MEMO_KEEP evaluations go --, and which points
+ * must run: sp[i].memo = 1 for a point whose statistics the memo holds now
+ * (copied, state SIM_SWEEP_COMPUTED), 2 for one whose statistics come from a
+ * point of the batch with its id, 0 for one to run.  SIM_OK, or SIM_NOMEM
+ * (the memo could not grow; the lookups stop there).
+ *
+ * sim_sweep_exec_evals, then: each id to run once -- a copy of its first
+ * point in run[] -- run (as an fs.run point on a copy of ex: no store, no
+ * progress, no timeline, ex's counters untouched); every point's statistics
+ * from its id's run, a point to run (memo 0) its state, code and error line
+ * too; the memo's pending entries of the points computed filled.  run[] and
+ * where[] hold sim_sweep_evals_total(ev, m) entries (the caller's memory).
+ * SIM_OK, or sim_sweep_exec_run's status with one line in err (SIM_NOMEM
+ * when the index of ids cannot be made). */
+int sim_sweep_evals_lookup(sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo);
+int64_t sim_sweep_evals_total(const sim_sweep_eval *ev, int32_t m);
+int sim_sweep_exec_evals(const sim_sweep_exec *ex, sim_sweep_eval *ev, int32_t m,
+                         sim_sweep_memo *memo, sim_sweep_staged *run, int64_t *where,
+                         const char *chunk, int line, char *err, size_t errlen);
 
 /* After a script that succeeded: the timeline of point ex->tl_point, prompt
  * ex->tl_prompt, written to path (atomically) by the MPI rank that recorded

@@ -16,7 +16,9 @@
  *     report lines, count and status, the summary line; the timeline point's
  *     hooks and outcome, a resumed one replayed again to record it;
  *   - the timeline's file after the script: written with its line, refused
- *     for a point or prompt the script did not run, none for a failed point.
+ *     for a point or prompt the script did not run, none for a failed point;
+ *   - a calibration's evaluations batched: each id run once, the memo's
+ *     counts and entries those of the evaluations run in turn.
  */
 #include "sim/sweep/sim_sweep_exec.h"
 
@@ -567,6 +569,92 @@ static void test_exec_timeline_resumed(fixture *f)
     CHECK(system(cmd) == 0);
 }
 
+/* ---------------------------------------------------------- evaluations */
+
+/* Runs the m evaluations of ev with memo (both steps). */
+static int run_evals(sim_sweep_exec *ex, sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo)
+{
+    char err[1024] = "";
+    if (sim_sweep_evals_lookup(ev, m, memo) != SIM_OK) return -1;
+    int64_t total = sim_sweep_evals_total(ev, m);
+    sim_sweep_staged *run = calloc((size_t)(total ? total : 1), sizeof *run);
+    int64_t *where = calloc((size_t)(total ? total : 1), sizeof *where);
+    int rc = run && where ? sim_sweep_exec_evals(ex, ev, m, memo, run, where, "t.lua", 7, err,
+                                                 sizeof err)
+                          : -1;
+    free(run);
+    free(where);
+    return rc;
+}
+
+/* Two evaluations at once: an id twice in one (run once: the second point,
+ * though its own parameters differ, gets the first's statistics), an id of
+ * the first again in the second (pending: from the batch), a new one; the
+ * memo's counts and entries those of the two run in turn; ex untouched. */
+static void test_evals_batch(fixture *f)
+{
+    sim_sweep_memo memo = {0};
+    sim_sweep_exec ex;
+    quiet_exec(&ex);
+    sim_sweep_staged a[3], b[2];
+    stage(f, &a[0], 1, 0.0);
+    stage(f, &a[1], 2, 0.5);
+    stage(f, &a[2], 1, 1.0); /* id 1 again */
+    stage(f, &b[0], 2, 0.5); /* id 2 of the first evaluation */
+    stage(f, &b[1], 3, 0.25);
+    sim_sweep_eval ev[2] = {{a, 3, 0}, {b, 2, 1}};
+    CHECK_EQ_INT(sim_sweep_evals_total(ev, 2), 5);
+    CHECK_EQ_INT(run_evals(&ex, ev, 2, &memo), SIM_OK);
+    CHECK_EQ_INT(memo.hits, 1);
+    CHECK_EQ_INT(memo.runs, 4);
+    CHECK_EQ_INT(memo.n, 3);
+    CHECK(a[0].memo == 0 && a[2].memo == 0 && b[0].memo == 2 && b[1].memo == 0);
+    CHECK(a[0].state == SIM_SWEEP_COMPUTED && a[2].state == SIM_SWEEP_COMPUTED);
+    CHECK(a[2].row.st.tokens_per_s == a[0].row.st.tokens_per_s); /* id 1's statistics */
+    CHECK(a[1].row.st.tokens_per_s > a[0].row.st.tokens_per_s);
+    CHECK(b[0].state == SIM_SWEEP_COMPUTED && b[0].row.st.tokens_per_s == a[1].row.st.tokens_per_s);
+    CHECK(b[1].state == SIM_SWEEP_COMPUTED && b[1].row.st.tokens == 8);
+    CHECK(ex.computed == 0 && ex.points_seen == 0); /* a copy ran them */
+    for (uint64_t id = 1; id <= 3; id++) {
+        sim_sweep_memo_entry *e = sim_sweep_memo_find(&memo, (sim_id){0x1234u + id, 7});
+        CHECK(e && e->pending == 0 && e->st.tokens == 8);
+    }
+    /* a later evaluation: id 1 from the memo (not run: its staged statistics
+     * would differ), a failing point keeps its error, its entry stays pending */
+    stage(f, &a[0], 1, 1.0);
+    stage(f, &a[1], 4, 0.0);
+    a[1].pt.max_new_tokens = 0;
+    sim_sweep_eval later = {a, 2, 2};
+    CHECK_EQ_INT(run_evals(&ex, &later, 1, &memo), SIM_OK);
+    CHECK(a[0].memo == 1 && a[0].row.st.tokens_per_s == a[2].row.st.tokens_per_s);
+    CHECK(sim_status_primary(a[1].code) == SIM_CONFIG && a[1].state == SIM_SWEEP_FAILED);
+    CHECK(strncmp(a[1].err, "t.lua:7: flashspec.run (", 24) == 0);
+    sim_sweep_memo_entry *e4 = sim_sweep_memo_find(&memo, (sim_id){0x1234u + 4, 7});
+    CHECK(e4 && e4->pending == 1);
+    CHECK_EQ_INT(memo.hits, 2);
+    CHECK_EQ_INT(memo.runs, 5);
+    /* SIM_SWEEP_MEMO_KEEP evaluations on, what was not used since is gone;
+     * the failed id, pending still, is the first of its batch: it runs */
+    stage(f, &a[0], 5, 0.0);
+    stage(f, &a[1], 4, 0.0);
+    later = (sim_sweep_eval){a, 2, 2 + SIM_SWEEP_MEMO_KEEP};
+    CHECK_EQ_INT(run_evals(&ex, &later, 1, &memo), SIM_OK);
+    CHECK_EQ_INT(memo.n, 2);
+    CHECK(sim_sweep_memo_find(&memo, (sim_id){0x1234u + 5, 7}) != NULL);
+    CHECK(a[1].memo == 2 && a[1].code == 0 && a[1].row.st.tokens == 8);
+    e4 = sim_sweep_memo_find(&memo, (sim_id){0x1234u + 4, 7});
+    CHECK(e4 && e4->pending == 0 && e4->st.tokens == 8);
+    sim_sweep_memo_free(&memo);
+    /* no memo: every point runs, an id still once */
+    stage(f, &a[0], 1, 0.0);
+    stage(f, &a[1], 1, 1.0);
+    a[1].memo = 1; /* whatever it said before */
+    sim_sweep_eval none = {a, 2, 0};
+    CHECK_EQ_INT(run_evals(&ex, &none, 1, NULL), SIM_OK);
+    CHECK(a[0].memo == 0 && a[1].memo == 0 && a[1].state == SIM_SWEEP_COMPUTED);
+    CHECK(a[1].row.st.tokens_per_s == a[0].row.st.tokens_per_s);
+}
+
 int main(void)
 {
     CHECK(hdr_sim_sweep_exec_ok());
@@ -584,6 +672,7 @@ int main(void)
         test_exec_error_cut(&f);
         test_exec_timeline(&f);
         test_exec_timeline_resumed(&f);
+        test_evals_batch(&f);
         trc_free(f.tr);
     }
     return check_done("test_sweep_exec");
