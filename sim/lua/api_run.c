@@ -333,35 +333,15 @@ static int script_error(script_run *r, const fs_script_opts *o, int rc, char *er
 }
 
 /* Phase 4, when the script stopped: the exit code and one line for the time
- * limit, an interrupt (nothing partial is written either way) or the
- * script's error (rc, its value on top of the stack). */
+ * limit, an interrupt (nothing partial is written either way:
+ * sim_sweep_exec_stopped) or the script's error (rc, its value on top of the
+ * stack). */
 static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err, size_t errlen)
 {
-    const sim_sweep_exec *ex = &r->a.ex;
-    const char *s = ex->computed == 1 ? "" : "s", *are = ex->computed == 1 ? "is" : "are";
     int sig = sim_sweep_interrupted();
     if (!sig) return script_error(r, o, rc, err, errlen);
-    char why[PATH_MAX + 64], saved[PATH_MAX + 200];
-    if (sig == SIGALRM)
-        snprintf(why, sizeof why, "%s: time limit of %g s exceeded (--max-seconds)", o->script,
-                 o->max_seconds);
-    else
-        snprintf(why, sizeof why, "interrupted");
-    /* what a second run can take up: the points this one saved (a
-     * calibration's evaluations are never saved, so a fit starts over) */
-    if (ex->store_dir[0] && ex->computed > 0)
-        snprintf(saved, sizeof saved, ": %lld point%s computed in this run %s saved in %s; run the "
-                 "same command again to resume%s", (long long)ex->computed, s, are, ex->store_dir,
-                 r->a.calibrating ? " (the calibration itself starts over)" : "");
-    else if (r->a.calibrating)
-        snprintf(saved, sizeof saved, " during flashspec.calibrate: a fit is not saved as it "
-                 "goes, so nothing is kept; running the command again starts it over");
-    else if (ex->store_dir[0])
-        snprintf(saved, sizeof saved, ": no point had finished, nothing is saved");
-    else
-        snprintf(saved, sizeof saved, " (no output directory: nothing saved)");
-    snprintf(err, errlen, "%s%s", why, saved);
-    return sig == SIGALRM ? SIM_CONFIG : SIM_INTERRUPTED;
+    return sim_sweep_exec_stopped(&r->a.ex, sig, o->script, o->max_seconds, r->a.calibrating, err,
+                                  errlen);
 }
 
 /* Phase 5, when the script succeeded: the timeline, the run record and the

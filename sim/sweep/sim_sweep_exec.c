@@ -11,6 +11,7 @@
  */
 #include "sim/sweep/sim_sweep_exec.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -507,4 +508,31 @@ int sim_sweep_exec_timeline_write(const sim_sweep_exec *ex, const char *path, in
                 (long long)sim_timeline_n_cycles(ex->tl), (long long)sim_timeline_n_spans(ex->tl),
                 sim_timeline_truncated(ex->tl) ? "; truncated: event limit reached" : "");
     return SIM_OK;
+}
+
+int sim_sweep_exec_stopped(const sim_sweep_exec *ex, int sig, const char *script,
+                           double max_seconds, int calibrating, char *err, size_t errlen)
+{
+    const char *s = ex->computed == 1 ? "" : "s", *are = ex->computed == 1 ? "is" : "are";
+    char why[PATH_MAX + 64], saved[PATH_MAX + 200];
+    if (sig == SIGALRM)
+        snprintf(why, sizeof why, "%s: time limit of %g s exceeded (--max-seconds)", script,
+                 max_seconds);
+    else
+        snprintf(why, sizeof why, "interrupted");
+    /* what a second run can take up: the points this one saved (a
+     * calibration's evaluations are never saved, so a fit starts over) */
+    if (ex->store_dir[0] && ex->computed > 0)
+        snprintf(saved, sizeof saved, ": %lld point%s computed in this run %s saved in %s; run the "
+                 "same command again to resume%s", (long long)ex->computed, s, are, ex->store_dir,
+                 calibrating ? " (the calibration itself starts over)" : "");
+    else if (calibrating)
+        snprintf(saved, sizeof saved, " during flashspec.calibrate: a fit is not saved as it "
+                 "goes, so nothing is kept; running the command again starts it over");
+    else if (ex->store_dir[0])
+        snprintf(saved, sizeof saved, ": no point had finished, nothing is saved");
+    else
+        snprintf(saved, sizeof saved, " (no output directory: nothing saved)");
+    snprintf(err, errlen, "%s%s", why, saved);
+    return sig == SIGALRM ? SIM_CONFIG : SIM_INTERRUPTED;
 }

@@ -175,4 +175,14 @@ int sim_sweep_exec_evals(const sim_sweep_exec *ex, sim_sweep_eval *ev, int32_t m
 int sim_sweep_exec_timeline_write(const sim_sweep_exec *ex, const char *path, int quiet, char *err,
                                   size_t errlen);
 
+/* The status and one line of a script run a signal stopped (sig: SIGALRM,
+ * the time limit --max-seconds of the script at path script, else an
+ * interruption): SIM_CONFIG after the time limit, SIM_INTERRUPTED after an
+ * interruption; the line says what a second run can take up -- the points
+ * this one computed and saved in ex->store_dir, resumed when the same command
+ * runs again (a calibration's evaluations, never saved, start over:
+ * calibrating), or that nothing is saved. */
+int sim_sweep_exec_stopped(const sim_sweep_exec *ex, int sig, const char *script,
+                           double max_seconds, int calibrating, char *err, size_t errlen);
+
 #endif

@@ -18,10 +18,12 @@
  *   - the timeline's file after the script: written with its line, refused
  *     for a point or prompt the script did not run, none for a failed point;
  *   - a calibration's evaluations batched: each id run once, the memo's
- *     counts and entries those of the evaluations run in turn.
+ *     counts and entries those of the evaluations run in turn;
+ *   - the line of a run a signal or the time limit stopped: what it saved.
  */
 #include "sim/sweep/sim_sweep_exec.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,6 +657,41 @@ static void test_evals_batch(fixture *f)
     CHECK(a[1].row.st.tokens_per_s == a[0].row.st.tokens_per_s);
 }
 
+/* ------------------------------------------------------------- stopped */
+
+static void test_exec_stopped(void)
+{
+    sim_sweep_exec ex;
+    memset(&ex, 0, sizeof ex);
+    char err[1024];
+    snprintf(ex.store_dir, sizeof ex.store_dir, "out/points");
+    ex.computed = 3;
+    CHECK_EQ_INT(sim_sweep_exec_stopped(&ex, SIGALRM, "s.lua", 2.5, 0, err, sizeof err),
+                 SIM_CONFIG);
+    CHECK(strcmp(err, "s.lua: time limit of 2.5 s exceeded (--max-seconds): 3 points computed "
+                      "in this run are saved in out/points; run the same command again to "
+                      "resume") == 0);
+    ex.computed = 1;
+    CHECK_EQ_INT(sim_sweep_exec_stopped(&ex, SIGINT, "s.lua", 0, 1, err, sizeof err),
+                 SIM_INTERRUPTED);
+    CHECK(strcmp(err, "interrupted: 1 point computed in this run is saved in out/points; run "
+                      "the same command again to resume (the calibration itself starts "
+                      "over)") == 0);
+    ex.computed = 0;
+    CHECK_EQ_INT(sim_sweep_exec_stopped(&ex, SIGTERM, "s.lua", 0, 1, err, sizeof err),
+                 SIM_INTERRUPTED);
+    CHECK(strcmp(err, "interrupted during flashspec.calibrate: a fit is not saved as it goes, "
+                      "so nothing is kept; running the command again starts it over") == 0);
+    sim_sweep_exec_stopped(&ex, SIGINT, "s.lua", 0, 0, err, sizeof err);
+    CHECK(strcmp(err, "interrupted: no point had finished, nothing is saved") == 0);
+    ex.store_dir[0] = 0;
+    ex.computed = 5;
+    sim_sweep_exec_stopped(&ex, SIGINT, "s.lua", 0, 0, err, sizeof err);
+    CHECK(strcmp(err, "interrupted (no output directory: nothing saved)") == 0);
+    sim_sweep_exec_stopped(&ex, SIGINT, "s.lua", 0, 1, err, sizeof err);
+    CHECK(strncmp(err, "interrupted during flashspec.calibrate: ", 40) == 0);
+}
+
 int main(void)
 {
     CHECK(hdr_sim_sweep_exec_ok());
@@ -665,6 +702,7 @@ int main(void)
     test_memo_prune_edge();
     test_memo_full();
     test_failure_rank();
+    test_exec_stopped();
     fixture f;
     if (fixture_open(&f) == 0) {
         test_exec_skips_memo(&f);
