@@ -108,13 +108,8 @@ typedef struct fs_api {
  * included: what `tree_nodes` sets), NaN for other policies. */
 double fs_tree_cap(const eng_policy_desc *desc, const void *params);
 
-/* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
- * every row of table read from params, each value whole (a list's every
- * element, a real in the fewest digits that read back as it), into out.
- * 0, or -1 when it needs more than n bytes (out then holds a cut label that
- * must not be used).  fs_policy_label: the same, raising (78, the caller's
- * line) instead of returning -1. */
-int fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
+/* The label of a policy's params (sim_out_params_label, sim/out/rows.h),
+ * raising (78, the caller's line) when it does not fit in n bytes. */
 void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
                      size_t n);
 
@@ -200,7 +195,7 @@ typedef struct ud_trace {
 
 typedef struct ud_policy {
     const eng_policy_desc *desc;
-    char label[FS_LABEL_CAP]; /* "k=8,unit=cpu" (fs_params_label) */
+    char label[FS_LABEL_CAP]; /* "k=8,unit=cpu" (sim_out_params_label) */
     int32_t cap_set; /* the script set its tree-size cap (tree_nodes or the policy's own key) */
     _Alignas(max_align_t) unsigned char params[];
 } ud_policy;
