@@ -25,8 +25,9 @@
  * (api.c fs_api_sweep).  A point that fails when it runs (does not fit the DRAM
  * budget, replay error) is reported on stderr as one line and the other points
  * still run; the script goes on; at its end the results files hold the good
- * points and flashspec exits with the failed points' code (70 if any was an
- * internal error, else the first one's, normally 78).  Errors in the sweep
+ * points and flashspec exits with the most serious failed point's code (70
+ * for an internal error, over 65 for damaged data, over the first other one,
+ * normally 78: sim_sweep_failure_rank).  Errors in the sweep
  * table itself (unknown key, empty list, malformed `points`) are script errors
  * as before.  An interruption (SIGINT/SIGTERM) raises exit code 130.
  */
