@@ -35,7 +35,8 @@ typedef struct sim_sweep_staged {
     sim_id id;
     int32_t state;    /* SIM_SWEEP_* job state once executed */
     int32_t code;     /* 0, or the SIM_* status of its error */
-    int32_t memo;     /* 1: row.st was taken from the run's memo; not run */
+    int32_t memo;     /* 0: runs; 1: row.st taken from the memo, 2: from the point of
+                         its batch with its id (sim_sweep_evals_lookup); not run */
     char err[512];    /* one line when code != 0 */
 } sim_sweep_staged;
 
