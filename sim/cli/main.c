@@ -42,6 +42,7 @@
 #include "sim/config/home.h"
 #include "sim/cli/plugin.h"
 #include "sim/lua/sweep_exec.h"
+#include "sim/out/sim_rerun.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
 
@@ -577,7 +578,7 @@ static void rerun_compare(const char *dir, const char *out)
         snprintf(a, sizeof a, "%s/%s", dir, names[i]);
         snprintf(b, sizeof b, "%s/%s", out, names[i]);
         long line = 0;
-        int same = fs_rerun_same_file(a, b, &line);
+        int same = sim_out_same_file(a, b, &line);
         if (same == 1)
             fprintf(stderr, "flashspec: rerun: %s is byte-identical to %s\n", b, a);
         else if (same == 0 && i == 0)

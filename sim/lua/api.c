@@ -40,6 +40,7 @@
 #include "sim/config/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/out/sim_tmp.h"
 #include "sim/replay/replay.h"
@@ -388,7 +389,7 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
             if (!isfinite(x))
                 fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: tags: '%s' is not a finite number",
                          chunk, kl, what, names[i]);
-            fs_fmt_exact(v, sizeof v, x);
+            sim_out_fmt_exact(v, sizeof v, x);
         } else if (ty == LUA_TSTRING) {
             size_t len;
             const char *sv = lua_tolstring(L, -1, &len);
@@ -574,7 +575,7 @@ static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const u
 
 /* Validates the point table at idx into *s (raises on invalid input). */
 static void stage_point(lua_State *L, int idx, const char *what, const char *chunk, int line,
-                        fs_staged *s)
+                        sim_sweep_staged *s)
 {
     memset(s, 0, sizeof *s);
     sim_id seed_id;
@@ -584,7 +585,7 @@ static void stage_point(lua_State *L, int idx, const char *what, const char *chu
 }
 
 /* Commits a run point's row to the script's results and pushes it. */
-static void push_point(lua_State *L, fs_api *a, const fs_staged *s)
+static void push_point(lua_State *L, fs_api *a, const sim_sweep_staged *s)
 {
     fs_row *r = row_new(L, a);
     *r = s->row;
@@ -613,14 +614,14 @@ static void push_point(lua_State *L, fs_api *a, const fs_staged *s)
     lua_setfield(L, -2, "point_id");
 }
 
-static void warn_unbound_caps(fs_api *a, const fs_staged *sp, int64_t n, const char *chunk,
+static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, const char *chunk,
                               int line);
 
 /* Runs the point described by the table at idx and pushes its result row. */
 static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
 {
     fs_api *a = fs_api_get(L);
-    fs_staged *s = lua_newuserdatauv(L, sizeof *s, 0);
+    sim_sweep_staged *s = lua_newuserdatauv(L, sizeof *s, 0);
     a->no_variants = 0;
     stage_point(L, idx, what, chunk, line, s);
     fs_exec_run(L, &a->ex, s, 1, 1, chunk, line);
@@ -655,7 +656,7 @@ int fs_api_warn_once(fs_api *a, uint64_t key)
  * key) and that never bound it: the policy sized its trees below the cap.
  * One warning line per script; a policy left at its default cap sizes its
  * trees by its own rule, which is no news. */
-static void warn_unbound_caps(fs_api *a, const fs_staged *sp, int64_t n, const char *chunk,
+static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, const char *chunk,
                               int line)
 {
     int64_t count = 0, ran = 0, first = -1;
@@ -672,7 +673,7 @@ static void warn_unbound_caps(fs_api *a, const fs_staged *sp, int64_t n, const c
         }
     }
     if (!count || a->ex.rank != 0 || !fs_api_warn_once(a, 0x7472656563617073ull)) return;
-    const fs_staged *f = &sp[first];
+    const sim_sweep_staged *f = &sp[first];
     fprintf(stderr,
             "flashspec: warning: %s:%d: in %lld of %lld point%s the tree-size cap the script "
             "set never bound (e.g. %s: tree_nodes %.0f, at most %lld verified); the policy "
@@ -716,7 +717,8 @@ static int l_run(lua_State *L)
     return run_point(L, 1, "flashspec.run", chunk, line);
 }
 
-fs_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int record, int64_t *n)
+sim_sweep_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int record,
+                               int64_t *n)
 {
     fs_api *a = fs_api_get(L);
     idx = lua_absindex(L, idx);
@@ -731,7 +733,7 @@ fs_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int 
     /* an evaluation (calibrate, tune) reads its metrics only: the devices'
      * standing variants are not replayed */
     a->no_variants = !record;
-    fs_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, n);
+    sim_sweep_staged *sp = fs_sweep_stage_all(L, lua_gettop(L), stage_point, chunk, line, n);
     /* the whole point list is valid before any point runs: one mistake, one
      * line (the first invalid point's message and how many share it) */
     int64_t bad = 0, same = 0, first = -1;
@@ -756,132 +758,35 @@ fs_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int 
     return sp;
 }
 
-fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record, int64_t *n)
+sim_sweep_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
+                               int64_t *n)
 {
     fs_api *a = fs_api_get(L);
-    fs_staged *sp = fs_api_stage(L, idx, chunk, line, record, n);
+    sim_sweep_staged *sp = fs_api_stage(L, idx, chunk, line, record, n);
     if (record) {
         fs_exec_run(L, &a->ex, sp, *n, 0, chunk, line);
         warn_unbound_caps(a, sp, *n, chunk, line);
     } else {
-        fs_eval ev = {.sp = sp, .n = *n, .now = 0};
+        sim_sweep_eval ev = {.sp = sp, .n = *n, .now = 0};
         fs_api_run_evals(L, &ev, 1, NULL, chunk, line);
     }
     return sp;
 }
 
-/* fs_api_run_evals, first: the memo as m evaluations in turn would leave it
- * -- each point found there is reused (hits), each other one is run (runs)
- * and put, pending, after its evaluation's lookups; entries unused for
- * FS_MEMO_KEEP evaluations go --, and which points must run: sp[i].memo = 1
- * for a point whose statistics the memo holds now (copied), 2 for one whose
- * statistics come from a point of the batch with its id, 0 for one to run. */
-static void evals_lookup(lua_State *L, fs_eval *ev, int32_t m, fs_memo *memo)
-{
-    for (int32_t j = 0; j < m; j++) {
-        if (!memo) { /* every point runs */
-            for (int64_t i = 0; i < ev[j].n; i++)
-                ev[j].sp[i].memo = 0;
-            continue;
-        }
-        fs_staged *sp = ev[j].sp;
-        memo->now = ev[j].now;
-        for (int64_t i = 0; i < ev[j].n; i++) {
-            fs_memo_entry *e = fs_memo_find(memo, sp[i].id);
-            sp[i].memo = e ? (e->pending ? 2 : 1) : 0;
-            if (!e) continue;
-            if (!e->pending) sp[i].row.st = e->st;
-            sp[i].state = SIM_SWEEP_COMPUTED;
-            e->used_at = memo->now;
-            memo->hits++;
-        }
-        for (int64_t i = 0; i < ev[j].n; i++) {
-            if (sp[i].memo) continue;
-            memo->runs++;
-            if (fs_memo_put(memo, sp[i].id, NULL) != 0)
-                fs_raise(L, SIM_NOMEM, 0, "out of memory");
-        }
-        fs_memo_prune(memo);
-    }
-}
-
-/* Index of id among the points run (open addressing over run[0..nrun)),
- * adding it when absent; *added says which. */
-static int64_t evals_slot(int64_t *slot, int64_t n_slot, const fs_staged *run, sim_id id,
-                          int64_t nrun, int *added)
-{
-    uint64_t h = (id.lo ^ (id.hi >> 7)) & (uint64_t)(n_slot - 1);
-    for (;; h = (h + 1) & (uint64_t)(n_slot - 1)) {
-        if (slot[h] < 0) break;
-        if (run[slot[h]].id.hi == id.hi && run[slot[h]].id.lo == id.lo) {
-            *added = 0;
-            return slot[h];
-        }
-    }
-    slot[h] = nrun;
-    *added = 1;
-    return nrun;
-}
-
-/* fs_api_run_evals, then: each id to run once -- a copy of its first point
- * in run[], which it returns (*nrun of them, a userdata left on the stack) --
- * and where[k] the run index of the batch's point k (-1: the memo gave it). */
-static fs_staged *evals_gather(lua_State *L, fs_eval *ev, int32_t m, int64_t **where, int64_t *nrun)
-{
-    int64_t total = 0, n_slot = 2;
-    for (int32_t j = 0; j < m; j++)
-        total += ev[j].n;
-    while (n_slot < 2 * total)
-        n_slot *= 2;
-    size_t cnt = (size_t)(total ? total : 1);
-    fs_staged *run = lua_newuserdatauv(L, sizeof *run * cnt + sizeof(int64_t) * cnt, 0);
-    *where = (int64_t *)(void *)(run + cnt);
-    int64_t *slot = malloc(sizeof *slot * (size_t)n_slot);
-    if (!slot) fs_raise(L, SIM_NOMEM, 0, "out of memory");
-    for (int64_t h = 0; h < n_slot; h++)
-        slot[h] = -1;
-    *nrun = 0;
-    for (int32_t j = 0, k = 0; j < m; j++)
-        for (int64_t i = 0; i < ev[j].n; i++, k++) {
-            fs_staged *s = &ev[j].sp[i];
-            int added = 0;
-            (*where)[k] = s->memo == 1 ? -1 : evals_slot(slot, n_slot, run, s->id, *nrun, &added);
-            if (added) {
-                run[*nrun] = *s;
-                run[(*nrun)++].memo = 0;
-            }
-        }
-    free(slot);
-    return run;
-}
-
-void fs_api_run_evals(lua_State *L, fs_eval *ev, int32_t m, fs_memo *memo, const char *chunk,
-                      int line)
+void fs_api_run_evals(lua_State *L, sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo,
+                      const char *chunk, int line)
 {
     fs_api *a = fs_api_get(L);
-    evals_lookup(L, ev, m, memo);
-    int64_t *where, nrun;
-    fs_staged *run = evals_gather(L, ev, m, &where, &nrun);
-    /* no results rows, no resume store, no progress, no timeline */
-    fs_exec ex = a->ex;
-    ex.store_dir[0] = 0;
-    ex.quiet = 1;
-    ex.tl = NULL;
-    ex.points_seen = 0;
-    fs_exec_run(L, &ex, run, nrun, 1, chunk, line);
-    for (int32_t j = 0, k = 0; j < m; j++)
-        for (int64_t i = 0; i < ev[j].n; i++, k++) {
-            fs_staged *s = &ev[j].sp[i], *r = where[k] >= 0 ? &run[where[k]] : NULL;
-            if (!r) continue;
-            s->row.st = r->row.st;
-            if (s->memo) continue; /* reused: its evaluation counted it so */
-            s->state = r->state;
-            s->code = r->code;
-            memcpy(s->err, r->err, sizeof s->err);
-        }
-    for (int64_t r = 0; memo && r < nrun; r++)
-        if (!run[r].code && run[r].state == SIM_SWEEP_COMPUTED)
-            fs_memo_fill(memo, run[r].id, &run[r].row.st);
+    if (sim_sweep_evals_lookup(ev, m, memo) != SIM_OK)
+        fs_raise(L, SIM_NOMEM, 0, "out of memory");
+    /* the points that run: a userdata, counted against the script's memory */
+    size_t cnt = (size_t)sim_sweep_evals_total(ev, m);
+    cnt = cnt ? cnt : 1;
+    sim_sweep_staged *run = lua_newuserdatauv(L, sizeof *run * cnt + sizeof(int64_t) * cnt, 0);
+    int64_t *where = (int64_t *)(void *)(run + cnt);
+    char err[1024]; /* fs_raise's message holds as much */
+    int rc = sim_sweep_exec_evals(&a->ex, ev, m, memo, run, where, chunk, line, err, sizeof err);
+    if (rc != SIM_OK) fs_raise(L, rc, 0, "%s", err);
     lua_pop(L, 1); /* run[] */
 }
 
@@ -896,7 +801,7 @@ void fs_api_expand(lua_State *L, int idx, const char *chunk, int line)
     fs_sweep_expand(L, lua_absindex(L, idx), keys, nk, check_known_keys, chunk, line);
 }
 
-void fs_api_push_rows(lua_State *L, fs_staged *sp, int64_t n)
+void fs_api_push_rows(lua_State *L, sim_sweep_staged *sp, int64_t n)
 {
     fs_api *a = fs_api_get(L);
     lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
@@ -918,7 +823,7 @@ static int l_sweep(lua_State *L)
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
     int64_t n;
-    fs_staged *sp = fs_api_sweep(L, 1, chunk, line, 1, &n);
+    sim_sweep_staged *sp = fs_api_sweep(L, 1, chunk, line, 1, &n);
     fs_api_push_rows(L, sp, n);
     return 1;
 }

@@ -67,7 +67,7 @@ typedef struct fs_api {
     fs_row *rows;
     int32_t n_rows, cap_rows;
     int quiet;
-    fs_exec ex; /* workers, resume store, counters (sweep_exec.h) */
+    sim_sweep_exec ex; /* workers, resume store, counters (sim/sweep/sim_sweep_exec.h) */
     fs_output *outputs;
     int32_t n_outputs, cap_outputs;
     int64_t generation; /* flashspec.calibrate evaluations so far */
@@ -108,17 +108,8 @@ typedef struct fs_api {
  * included: what `tree_nodes` sets), NaN for other policies. */
 double fs_tree_cap(const eng_policy_desc *desc, const void *params);
 
-/* x in the fewest significant digits (6 to 17) that read back as x: 0.1
- * stays "0.1", a tuned 0.090373524058708 is not cut to 0.0903735. */
-void fs_fmt_exact(char *out, size_t n, double x);
-
-/* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
- * every row of table read from params, each value whole (a list's every
- * element, a real in the fewest digits that read back as it), into out.
- * 0, or -1 when it needs more than n bytes (out then holds a cut label that
- * must not be used).  fs_policy_label: the same, raising (78, the caller's
- * line) instead of returning -1. */
-int fs_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
+/* The label of a policy's params (sim_out_params_label, sim/out/rows.h),
+ * raising (78, the caller's line) when it does not fit in n bytes. */
 void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
                      size_t n);
 
@@ -214,7 +205,7 @@ typedef struct ud_trace {
 
 typedef struct ud_policy {
     const eng_policy_desc *desc;
-    char label[FS_LABEL_CAP]; /* "k=8,unit=cpu" (fs_params_label) */
+    char label[FS_LABEL_CAP]; /* "k=8,unit=cpu" (sim_out_params_label) */
     int32_t cap_set; /* the script set its tree-size cap (tree_nodes or the policy's own key) */
     _Alignas(max_align_t) unsigned char params[];
 } ud_policy;
@@ -265,29 +256,22 @@ void fs_caller_src(lua_State *L, char *chunk, size_t n, int *line);
  * evaluations) -- failed points only carry their code and message.  Pushes
  * the expanded point tables and the staged array (keep both on the stack while
  * the rows are read); returns the staged array, *n its length. */
-fs_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
-                        int64_t *n);
+sim_sweep_staged *fs_api_sweep(lua_State *L, int idx, const char *chunk, int line, int record,
+                               int64_t *n);
 
 /* The first half of fs_api_sweep: expands the sweep table at idx and stages
  * its points (raising for an invalid one), pushing the same two values; no
  * point runs. */
-fs_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int record, int64_t *n);
-
-/* One evaluation's staged points and when it ran (fs_memo.now). */
-typedef struct fs_eval {
-    fs_staged *sp;
-    int64_t n;
-    int64_t now;
-} fs_eval;
+sim_sweep_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int line, int record,
+                               int64_t *n);
 
 /* The second half of fs_api_sweep without records (an evaluation of
  * flashspec.calibrate), for m evaluations at once (a Jacobian's columns):
- * each point's statistics, the memo and its counts are those of the m
- * evaluations run one after the other in order (memo NULL: every point
- * runs), but the points that run -- each id once -- run together on the
- * workers.  A failed point keeps its code and message, as fs_api_sweep's. */
-void fs_api_run_evals(lua_State *L, fs_eval *ev, int32_t m, fs_memo *memo, const char *chunk,
-                      int line);
+ * sim_sweep_evals_lookup and sim_sweep_exec_evals (sim/sweep/sim_sweep_exec.h),
+ * raising their error.  A failed point keeps its code and message, as
+ * fs_api_sweep's. */
+void fs_api_run_evals(lua_State *L, sim_sweep_eval *ev, int32_t m, sim_sweep_memo *memo,
+                      const char *chunk, int line);
 
 /* Pushes the array of point tables the sweep table at idx expands to
  * (flashspec.sweep's expansion and key checks), without running them. */
@@ -296,7 +280,7 @@ void fs_api_expand(lua_State *L, int idx, const char *chunk, int line);
 /* Commits the run points of sp[0..n) to the script's results (in order) and
  * pushes the array flashspec.sweep returns: one row table per point, a
  * failure table for a failed one. */
-void fs_api_push_rows(lua_State *L, fs_staged *sp, int64_t n);
+void fs_api_push_rows(lua_State *L, sim_sweep_staged *sp, int64_t n);
 
 /* Pushes a policy object of desc with the given (validated) params. */
 void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params);

@@ -10,98 +10,18 @@
 
 #include <lauxlib.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/lua/api.h"
 #include "sim/config/lparams.h"
-#include "sim/out/sim_out.h"
-
-void fs_fmt_exact(char *out, size_t n, double x)
-{
-    sim_out_real(out, n, x, 6);
-}
-
-/* Appends to out[0..n) at *at what fmt makes; 0, or -1 when it does not fit
- * (out then holds what did, *at is past the end). */
-static int label_put(char *out, size_t n, size_t *at, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = *at < n ? vsnprintf(out + *at, n - *at, fmt, ap) : 0;
-    va_end(ap);
-    if (k < 0 || *at >= n || (size_t)k >= n - *at) {
-        *at = n;
-        return -1;
-    }
-    *at += (size_t)k;
-    return 0;
-}
-
-/* One value of row d (in params) into out at *at, whole: a list value is its
- * elements joined by '/', however many; 0 or -1 (label_put). */
-static int label_value(const eng_param_desc *d, const void *params, char *out, size_t n,
-                       size_t *at)
-{
-    const char *f = (const char *)params + d->offset;
-    char e[32];
-    int32_t x;
-    double y;
-    switch (d->type) {
-    case ENG_PARAM_INT:
-        memcpy(&x, f, sizeof x);
-        return label_put(out, n, at, "%d", x);
-    case ENG_PARAM_BOOL:
-        memcpy(&x, f, sizeof x);
-        return label_put(out, n, at, "%s", x ? "true" : "false");
-    case ENG_PARAM_ENUM:
-        memcpy(&x, f, sizeof x);
-        return label_put(out, n, at, "%s", d->choices[x]);
-    case ENG_PARAM_DOUBLE:
-        memcpy(&y, f, sizeof y);
-        fs_fmt_exact(e, sizeof e, y);
-        return label_put(out, n, at, "%s", e);
-    case ENG_PARAM_STRING:
-        return label_put(out, n, at, "%.*s", (int)strnlen(f, (size_t)d->cap), f);
-    case ENG_PARAM_DOUBLE_LIST:
-    case ENG_PARAM_INT_LIST: {
-        int32_t cnt;
-        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-        if (cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
-        int rc = 0;
-        for (int32_t i = 0; i < cnt && !rc; i++) {
-            if (d->type == ENG_PARAM_INT_LIST) {
-                memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                rc = label_put(out, n, at, "%s%d", i ? "/" : "", x);
-            } else {
-                memcpy(&y, f + (size_t)i * sizeof y, sizeof y);
-                fs_fmt_exact(e, sizeof e, y);
-                rc = label_put(out, n, at, "%s%s", i ? "/" : "", e);
-            }
-        }
-        return rc;
-    }
-    }
-    return 0;
-}
-
-int fs_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
-{
-    size_t at = 0;
-    out[0] = 0;
-    for (int first = 1; d && d->name; d++, first = 0)
-        if (label_put(out, n, &at, "%s%s=", first ? "" : ",", d->name) != 0 ||
-            label_value(d, params, out, n, &at) != 0)
-            return -1;
-    return 0;
-}
+#include "sim/out/rows.h"
 
 void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
                      size_t n)
 {
-    if (fs_params_label(desc->params, params, out, n) == 0) return;
+    if (sim_out_params_label(desc->params, params, out, n) == 0) return;
     char chunk[PATH_MAX];
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);

@@ -33,7 +33,8 @@
 #include "sim/out/sim_out.h"
 #include "sim/out/sim_timeline.h"
 #include "sim/out/sim_lock.h"
-#include "sim/out/sim_tmp.h"
+#include "sim/out/sim_outdir.h"
+#include "sim/out/sim_rerun.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep.h"
 #include "sim/sweep/sim_sweep_mpi.h"
@@ -46,63 +47,6 @@
  * replace either, with or without --unsafe. */
 #define FS_SCRIPT_MEM_LIMIT ((size_t)4 << 30)
 #define FS_SCRIPT_STEP_LIMIT 1000000000LL
-
-static void hash_bytes(const char *b, size_t len, char *out, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (uint64_t)(unsigned char)b[i];
-        h *= 1099511628211ull;
-    }
-    snprintf(out, n, "%016llx", (unsigned long long)h);
-}
-
-#define FS_SCRIPT_MAX_BYTES ((size_t)16 << 20)
-
-/* The script's bytes, read once: what is hashed, run and copied into the
- * results directory.  NULL with err when it cannot be read. */
-static char *read_script(const char *path, size_t *len, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open script: %s", path, strerror(errno));
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= FS_SCRIPT_MAX_BYTES) {
-                snprintf(err, errlen, "%s: script larger than 16 MiB", path);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            cap = cap ? 2 * cap : 65536;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                snprintf(err, errlen, "%s: out of memory reading the script", path);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        snprintf(err, errlen, "%s: cannot read script", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 /* Loads the script's bytes as luaL_loadfile would load its file: a UTF-8
  * byte-order mark and a first line starting with '#' (#!...) are skipped,
@@ -161,118 +105,6 @@ static int msgh(lua_State *L)
     }
     lua_pushfstring(L, "%s%s", placed ? "" : where, m);
     return 1;
-}
-
-/* Can a file be created next to path?  0, or errno. */
-static int dir_writable(const char *path)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    struct stat st;
-    if (stat(dir, &st) != 0) return errno;
-    if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-    return access(dir, W_OK | X_OK) == 0 ? 0 : errno;
-}
-
-/* Can results be written into dir?  It exists as a writable directory, or
- * its nearest existing ancestor is one (it will be created).  0, or errno;
- * p[0..pn) holds the path it stopped at (the directory, or the ancestor that
- * refused). */
-static int out_dir_writable(const char *dir, char *p, size_t pn)
-{
-    if (!*dir) return ENOENT;
-    if (snprintf(p, pn, "%s", dir) >= (int)pn) return ENAMETOOLONG;
-    for (;;) {
-        struct stat st;
-        if (stat(p, &st) == 0) {
-            if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-            return access(p, W_OK | X_OK) == 0 ? 0 : errno;
-        }
-        /* a file on the way: go up to it */
-        if (errno != ENOENT && errno != ENOTDIR) return errno;
-        char *slash = strrchr(p, '/');
-        while (slash && slash > p && slash[1] == 0) { /* trailing slashes */
-            *slash = 0;
-            slash = strrchr(p, '/');
-        }
-        if (!slash) {
-            snprintf(p, pn, ".");
-        } else if (slash == p) {
-            p[1] = 0;
-        } else {
-            *slash = 0;
-        }
-    }
-}
-
-/* What to do about an output directory out_dir_writable refused (errno e at
- * path at): " (WHY; choose another directory with -o DIR)". */
-static void out_dir_hint(int e, const char *at, char *out, size_t n)
-{
-    char why[PATH_MAX + 48] = "";
-    if (e == ENOTDIR)
-        snprintf(why, sizeof why, "'%s' is a file, not a directory; ", at);
-    else if (e == EACCES || e == EPERM)
-        snprintf(why, sizeof why, "no permission to write in '%s'; ", at);
-    else if (e == EROFS)
-        snprintf(why, sizeof why, "'%s' is on a read-only file system; ", at);
-    else if (e == ENAMETOOLONG)
-        snprintf(why, sizeof why, "a shorter path; ");
-    snprintf(out, n, " (%schoose another directory with -o DIR)", why);
-}
-
-/* After a successful script: is the timeline's point and prompt there?  Then
- * the process that recorded it writes it.  Returns a SIM_* status. */
-static int timeline_finish(fs_api *a, const fs_timeline_opts *t, char *err, size_t errlen)
-{
-    fs_exec *ex = &a->ex;
-    if (ex->tl_state == FS_TL_NOT_REACHED) {
-        snprintf(err, errlen,
-                 "--timeline-point %lld: the script ran %lld point%s (indices 0..%lld); no "
-                 "timeline written",
-                 (long long)t->point, (long long)ex->points_seen,
-                 ex->points_seen == 1 ? "" : "s", (long long)ex->points_seen - 1);
-        return SIM_USAGE;
-    }
-    if (ex->tl_state == FS_TL_FAILED) { /* the failed points' exit code follows */
-        if (ex->rank == 0)
-            fprintf(stderr, "flashspec: --timeline-point %lld: that point failed (error "
-                            "above); no timeline written\n",
-                    (long long)t->point);
-        return SIM_OK;
-    }
-    if (t->prompt >= ex->tl_prompts) {
-        snprintf(err, errlen,
-                 "--timeline-prompt %d: point %lld replayed %d prompt%s (indices 0..%d); no "
-                 "timeline written",
-                 (int)t->prompt, (long long)t->point, (int)ex->tl_prompts,
-                 ex->tl_prompts == 1 ? "" : "s", (int)ex->tl_prompts - 1);
-        return SIM_USAGE;
-    }
-    /* the rank that replayed the point holds the recording (collective: every
-     * rank reaches this line, having run the same script) */
-    int mine = sim_timeline_n_cycles(ex->tl) > 0;
-    if (!sim_mpi_max_int(mine)) {
-        snprintf(err, errlen, "%s: the replay reported no cycles for point %lld prompt %d",
-                 t->path, (long long)t->point, (int)t->prompt);
-        return SIM_INTERNAL;
-    }
-    if (!mine) return SIM_OK; /* another MPI rank writes it */
-    int rc = sim_timeline_write(ex->tl, t->path, err, errlen);
-    if (rc != SIM_OK) return rc;
-    if (!a->quiet || sim_timeline_truncated(ex->tl))
-        fprintf(stderr, "flashspec: wrote the timeline of point %lld prompt %d to %s (%lld "
-                        "cycles, %lld spans%s)\n",
-                (long long)t->point, (int)t->prompt, t->path,
-                (long long)sim_timeline_n_cycles(ex->tl), (long long)sim_timeline_n_spans(ex->tl),
-                sim_timeline_truncated(ex->tl) ? "; truncated: event limit reached" : "");
-    return SIM_OK;
 }
 
 int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
@@ -346,31 +178,12 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
     run.n_traces = record_traces(a, traces, paths, cap);
     run.profiles = profs;
     run.n_profiles = fs_api_list_profiles(a, profs, ppaths, pcap);
-    char *json = NULL;
-    size_t n = 0;
-    int bad = !a->rec || fs_runrec_json(a->rec, &run, a->rows, a->n_rows, &json, &n) != 0;
+    int rc = sim_out_record_write(o->out_dir, a->rec, &run, a->rows, a->n_rows, err, errlen);
     free(traces);
     free(paths);
     free(profs);
     free(ppaths);
-    if (bad) {
-        snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
-        return SIM_INTERNAL;
-    }
-    int rc = sim_out_write_file(o->out_dir, "script.lua", src, len, err, errlen);
-    if (rc == SIM_OK) rc = sim_out_write_file(o->out_dir, "run.json", json, n, err, errlen);
-    free(json);
     return rc;
-}
-
-/* Removes a record whose results could not be written. */
-static void drop_record(const char *dir)
-{
-    char p[PATH_MAX + 16];
-    snprintf(p, sizeof p, "%s/run.json", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/script.lua", dir);
-    unlink(p);
 }
 
 /* A script run: its state, what its phases set up and the last frees. */
@@ -384,14 +197,6 @@ typedef struct script_run {
     size_t len;
     lua_State *L;
 } script_run;
-
-/* SIM_OK when the run's output directory is still the one it locked
- * (or it locked none), else SIM_CANTCREATE with err: asked before every
- * write into it (sim/out/sim_lock.h). */
-static int lock_still_held(script_run *r, char *err, size_t errlen)
-{
-    return sim_out_lock_keep(&r->lock, err, errlen) == 0 ? SIM_OK : SIM_CANTCREATE;
-}
 
 /* Phase 1: the run's settings and every check that needs no lock -- the
  * output paths writable, the script a readable file, the timeline made.
@@ -412,23 +217,9 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
         return SIM_CANTCREATE;
     }
     /* every output path is checked before the script runs a single point */
-    if (o->out_dir) {
-        char at[PATH_MAX];
-        int e = out_dir_writable(o->out_dir, at, sizeof at);
-        if (e) {
-            char hint[PATH_MAX + 96];
-            out_dir_hint(e, at, hint, sizeof hint);
-            snprintf(err, errlen, "cannot write output '%s': %s%s", o->out_dir,
-                     *o->out_dir ? strerror(e) : "empty directory name", hint);
-            return SIM_CANTCREATE;
-        }
-    }
+    if (o->out_dir && sim_out_dir_check(o->out_dir, err, errlen) != SIM_OK) return SIM_CANTCREATE;
+    if (t && sim_out_path_check(t->path, err, errlen) != SIM_OK) return SIM_CANTCREATE;
     struct stat st;
-    if (t && stat(t->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "cannot write output '%s': %s", t->path,
-                 S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-        return SIM_CANTCREATE;
-    }
     if (stat(o->script, &st) != 0) {
         snprintf(err, errlen, "%s: cannot open script: %s", o->script, strerror(errno));
         return SIM_MISSING;
@@ -445,11 +236,7 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     if (slash) *slash = 0;
     if (o->script_dir) snprintf(a->script_dir, sizeof a->script_dir, "%s", o->script_dir);
     if (!t) return SIM_OK;
-    int e = dir_writable(t->path);
-    if (e) {
-        snprintf(err, errlen, "cannot write output '%s': %s", t->path, strerror(e));
-        return SIM_CANTCREATE;
-    }
+    if (sim_out_path_creatable(t->path, err, errlen) != SIM_OK) return SIM_CANTCREATE;
     a->ex.tl = sim_timeline_create(0);
     if (!a->ex.tl) {
         snprintf(err, errlen, "out of memory for the timeline");
@@ -460,25 +247,17 @@ static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_o
     return SIM_OK;
 }
 
-/* Phase 2: one writer per output directory (sim/out/sim_lock.h), the lock
+/* Phase 2: one writer per output directory (sim/out/sim_outdir.h), the lock
  * held until the run ends; only then are another run's temporaries ours to
  * clean.  SIM_OK, or SIM_CANTCREATE with err. */
 static int run_lock(script_run *r, const fs_script_opts *o, char *err, size_t errlen)
 {
     fs_api *a = &r->a;
     if (!o->out_dir || a->ex.rank != 0) return SIM_OK;
-    if (sim_out_lock_take(&r->lock, o->out_dir, &r->made_dir, err, errlen) != 0)
-        return SIM_CANTCREATE;
-    a->ex.lock = &r->lock; /* every record written asks that it still holds DIR */
-    /* temporaries a killed run left in DIR and DIR/points (their writer
-     * gone, or a day old): removed before this run adds its own */
-    int gone = sim_tmp_clean(o->out_dir) + sim_tmp_clean(a->ex.store_dir);
-    if (gone && !a->quiet)
-        fprintf(stderr,
-                "flashspec: removed %d temporary file%s left in %s by an "
-                "interrupted run\n",
-                gone, gone == 1 ? "" : "s", o->out_dir);
-    return SIM_OK;
+    int rc = sim_out_dir_lock(&r->lock, o->out_dir, a->ex.store_dir, a->quiet, &r->made_dir, err,
+                              errlen);
+    if (rc == SIM_OK) a->ex.lock = &r->lock; /* every record written asks that it still holds DIR */
+    return rc;
 }
 
 /* Phase 3: the limits, the script read once and its sandboxed Lua state
@@ -504,7 +283,7 @@ static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t er
     a->n_plugins = o->n_plugins;
     a->verify_trace = o->verify_trace;
     a->strict = o->strict;
-    r->src = read_script(o->script, &r->len, err, errlen);
+    r->src = sim_out_script_read(o->script, &r->len, err, errlen);
     if (o->out_dir && a->ex.rank == 0 && r->src) a->rec = fs_runrec_new();
     r->L = r->src && (a->rec || !o->out_dir || a->ex.rank != 0)
                ? fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, lim)
@@ -513,7 +292,7 @@ static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t er
         if (r->src) snprintf(err, errlen, "cannot create a Lua state");
         return r->src ? SIM_INTERNAL : SIM_MISSING;
     }
-    hash_bytes(r->src, r->len, a->meta.script_hash, sizeof a->meta.script_hash);
+    sim_out_script_hash(r->src, r->len, a->meta.script_hash, sizeof a->meta.script_hash);
     fs_api_open(r->L, a, o);
     if (a->ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
         lua_pushcfunction(r->L, print_nothing);
@@ -554,35 +333,15 @@ static int script_error(script_run *r, const fs_script_opts *o, int rc, char *er
 }
 
 /* Phase 4, when the script stopped: the exit code and one line for the time
- * limit, an interrupt (nothing partial is written either way) or the
- * script's error (rc, its value on top of the stack). */
+ * limit, an interrupt (nothing partial is written either way:
+ * sim_sweep_exec_stopped) or the script's error (rc, its value on top of the
+ * stack). */
 static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err, size_t errlen)
 {
-    const fs_exec *ex = &r->a.ex;
-    const char *s = ex->computed == 1 ? "" : "s", *are = ex->computed == 1 ? "is" : "are";
     int sig = sim_sweep_interrupted();
     if (!sig) return script_error(r, o, rc, err, errlen);
-    char why[PATH_MAX + 64], saved[PATH_MAX + 200];
-    if (sig == SIGALRM)
-        snprintf(why, sizeof why, "%s: time limit of %g s exceeded (--max-seconds)", o->script,
-                 o->max_seconds);
-    else
-        snprintf(why, sizeof why, "interrupted");
-    /* what a second run can take up: the points this one saved (a
-     * calibration's evaluations are never saved, so a fit starts over) */
-    if (ex->store_dir[0] && ex->computed > 0)
-        snprintf(saved, sizeof saved, ": %lld point%s computed in this run %s saved in %s; run the "
-                 "same command again to resume%s", (long long)ex->computed, s, are, ex->store_dir,
-                 r->a.calibrating ? " (the calibration itself starts over)" : "");
-    else if (r->a.calibrating)
-        snprintf(saved, sizeof saved, " during flashspec.calibrate: a fit is not saved as it "
-                 "goes, so nothing is kept; running the command again starts it over");
-    else if (ex->store_dir[0])
-        snprintf(saved, sizeof saved, ": no point had finished, nothing is saved");
-    else
-        snprintf(saved, sizeof saved, " (no output directory: nothing saved)");
-    snprintf(err, errlen, "%s%s", why, saved);
-    return sig == SIGALRM ? SIM_CONFIG : SIM_INTERRUPTED;
+    return sim_sweep_exec_stopped(&r->a.ex, sig, o->script, o->max_seconds, r->a.calibrating, err,
+                                  errlen);
 }
 
 /* Phase 5, when the script succeeded: the timeline, the run record and the
@@ -592,22 +351,19 @@ static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_o
                      size_t errlen)
 {
     fs_api *a = &r->a;
-    int code = t ? timeline_finish(a, t, err, errlen) : SIM_OK;
+    int code = t ? sim_sweep_exec_timeline_write(&a->ex, t->path, a->quiet, err, errlen) : SIM_OK;
     if (code == SIM_OK && o->out_dir && a->n_rows > 0 && a->ex.rank == 0) {
         /* what produced the results, written before them (and removed again
          * if they cannot be written): runrec.h; each write into DIR only
          * while DIR is still the directory this run locked */
-        code = lock_still_held(r, err, errlen);
+        code = sim_out_dir_held(&r->lock, err, errlen);
         int wrote = code == SIM_OK;
         if (code == SIM_OK) code = write_record(a, o, r->src, r->len, err, errlen);
-        if (code == SIM_OK) code = lock_still_held(r, err, errlen);
+        if (code == SIM_OK) code = sim_out_dir_held(&r->lock, err, errlen);
         if (code == SIM_OK)
             code = 
                 fs_rows_write(&a->meta, a->rows, a->n_rows, o->out_dir, err, errlen);
-        char held[8];
-        if (code != SIM_OK && wrote &&
-            sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
-            drop_record(o->out_dir); /* never another run's record */
+        if (code != SIM_OK && wrote) sim_out_record_drop(&r->lock, o->out_dir);
         if (code == SIM_OK && !a->quiet)
             fprintf(stderr,
                     "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
@@ -617,7 +373,7 @@ static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_o
     }
     for (int32_t i = 0; code == SIM_OK && o->out_dir && a->ex.rank == 0 && i < a->n_outputs;
          i++) {
-        code = lock_still_held(r, err, errlen);
+        code = sim_out_dir_held(&r->lock, err, errlen);
         if (code != SIM_OK) break;
         int rc = sim_out_write_file(o->out_dir, a->outputs[i].name, a->outputs[i].data,
                                     a->outputs[i].len, err, errlen);
@@ -661,16 +417,7 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     free(r->src);
     sim_timeline_destroy(a->ex.tl);
     sim_profile_cache_destroy(a->ex.profile_cache);
-    char held[8];
-    if (r->made_dir && code != SIM_OK && r->lock.fd >= 0 &&
-        sim_out_lock_held(r->lock.fd, o->out_dir, held, sizeof held) == 0)
-        rmdir(o->out_dir); /* ours still, and empty: never another run's */
-    if (r->lock.fd >= 0 && r->lock.relocked && !r->a.quiet)
-        fprintf(stderr,
-                "flashspec: warning: %s was removed while this run wrote it; the run made it "
-                "again and locked it (resume records saved before the removal are gone)\n",
-                o->out_dir);
-    sim_out_lock_release(&r->lock);
+    sim_out_dir_release(&r->lock, o->out_dir, r->made_dir, code != SIM_OK, r->a.quiet);
 }
 
 int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,

@@ -36,7 +36,7 @@
  * is called for each, the named synthetic traces they ask for are generated
  * together on the workers (api_synth.c), through a draw memo per trace shape
  * kept for the fit, and the points of all columns run together, each point id
- * once, reusing by id the points earlier evaluations ran (fs_memo, with the
+ * once, reusing by id the points earlier evaluations ran (sim_sweep_memo, with the
  * counts of the columns evaluated one after the other) -- and a point's
  * bootstrap interval over the prompts is drawn only when a reference row
  * reads it.
@@ -136,7 +136,7 @@ typedef struct cal_eval {
 
 /* The driver's view of the points ev[0..m) ran, out[j] for vector j, in a
  * userdata on the stack. */
-static void views(lua_State *L, const fs_eval *ev, int32_t m, sim_fit_cal_eval *out)
+static void views(lua_State *L, const sim_sweep_eval *ev, int32_t m, sim_fit_cal_eval *out)
 {
     int64_t total = 0;
     for (int32_t j = 0; j < m; j++)
@@ -146,7 +146,7 @@ static void views(lua_State *L, const fs_eval *ev, int32_t m, sim_fit_cal_eval *
         out[j].pts = pts;
         out[j].n = ev[j].n;
         for (int64_t i = 0; i < ev[j].n; i++, pts++) {
-            const fs_staged *s = &ev[j].sp[i];
+            const sim_sweep_staged *s = &ev[j].sp[i];
             *pts = (sim_fit_point){.row = &s->row, .code = s->code, .err = s->err};
         }
     }
@@ -164,7 +164,7 @@ static int evaluate_lua(lua_State *L)
     int32_t m = e->m;
     int top = lua_gettop(L);
     luaL_checkstack(L, 3 * m + 8, "calibrate");
-    fs_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
+    sim_sweep_eval *ev = lua_newuserdatauv(L, sizeof *ev * (size_t)m, 0);
     int tab = lua_gettop(L) + 1;
     for (int32_t j = 0; j < m; j++) {
         call_points(c, e->x + (size_t)j * (size_t)c->fc.f.np, e->rep);
@@ -348,7 +348,7 @@ static int cal_gc(lua_State *L)
 {
     cal *c = luaL_checkudata(L, 1, "flashspec.calibration");
     sim_fit_cal_free(&c->fc);
-    fs_memo_free(&c->memo);
+    sim_sweep_memo_free(&c->memo);
     if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
     fs_guard_free(&c->guard);

@@ -26,7 +26,7 @@ typedef struct cal {
     fs_guard guard;  /* evaluations run Lua under it (lfit.h) */
     int fn_ref;      /* registry reference of the points function */
     int32_t traces0; /* traces made before the fit: never released */
-    fs_memo memo;    /* points already run, by id: a difference step replays only
+    sim_sweep_memo memo;    /* points already run, by id: a difference step replays only
                         the points its parameter moves (sweep_exec.h) */
     int memos_on;    /* 1 while the fit holds the run's draw memos on */
     sim_fit_cal fc;  /* the driver: the spec's values, the reference, the fit */

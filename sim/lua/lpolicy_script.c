@@ -22,6 +22,7 @@
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
 #include "sim/config/sandbox.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/sweep/sim_sweep.h"
 
 typedef struct lp_desc {
@@ -45,7 +46,7 @@ static int append_value(lua_State *L, int idx, char *out, size_t n, size_t *at)
         double v = lua_tonumber(L, idx);
         if (!isfinite(v)) return -1;
         char num[40];
-        fs_fmt_exact(num, sizeof num, v);
+        sim_out_fmt_exact(num, sizeof num, v);
         k = snprintf(out + *at, n - *at, "%s%s", num, strpbrk(num, ".eEn") ? "" : ".0");
     } else if (t == LUA_TSTRING) {
         size_t len;

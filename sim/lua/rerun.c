@@ -1,6 +1,7 @@
 /*
  * rerun.c -- `flashspec rerun DIR` (rerun.h): run.json read back, its
- * profiles put in place of today's files, today's files compared with them.
+ * profiles put in place of today's files, today's files compared with them
+ * (the comparison itself, key by key: sim/out/sim_rerun.h).
  *
  * The JSON reader builds Lua values in a private Lua state (luaL_newstate: no
  * script ever runs there) under lua_pcall, so that a memory failure or a
@@ -27,6 +28,7 @@
 #include "sim/lua/api.h"
 #include "sim/lua/api_impl.h"
 #include "sim/config/lparams.h"
+#include "sim/out/sim_rerun.h"
 
 #define RECORD_MAX_BYTES ((size_t)256 << 20) /* run.json of a very large sweep */
 #define JSON_MAX_DEPTH 64
@@ -302,26 +304,6 @@ static void plan_command(lua_State *J, fs_rerun_plan *p)
     lua_pop(J, 1);
 }
 
-/* The recorded script's directory: its path as given, relative to the project
- * (the command's usual directory) or absolute, when it still exists; else
- * DIR itself (where script.lua is). */
-static void plan_script_dir(const char *dir, const char *given, fs_rerun_plan *p)
-{
-    char cand[PATH_MAX];
-    const char *home = fs_home_dir();
-    if (given && given[0] == '/')
-        snprintf(cand, sizeof cand, "%s", given);
-    else if (given)
-        snprintf(cand, sizeof cand, "%s/%s", home ? home : ".", given);
-    char *slash = given ? strrchr(cand, '/') : NULL;
-    if (slash) *slash = 0;
-    struct stat st;
-    if (slash && stat(cand, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(p->script_dir, sizeof p->script_dir, "%s", cand);
-    else
-        snprintf(p->script_dir, sizeof p->script_dir, "%s", dir);
-}
-
 int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
@@ -344,7 +326,8 @@ int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errl
         return SIM_DATA;
     }
     lua_getfield(J, -1, "path");
-    plan_script_dir(dir, lua_tostring(J, -1), p);
+    sim_out_rerun_script_dir(dir, lua_tostring(J, -1), fs_home_dir(), p->script_dir,
+                             sizeof p->script_dir);
     lua_pop(J, 1);
     lua_getfield(J, -1, "args");
     if (lua_istable(J, -1)) {
@@ -408,73 +391,13 @@ static int apply_values(lua_State *J, const eng_param_desc *keys, void *params,
     return 0;
 }
 
-/* The value of row d of params as a profile writes it (lists abridged). */
-static void value_text(const eng_param_desc *d, const void *params, char *out, size_t n)
-{
-    const char *f = (const char *)params + d->offset;
-    int32_t i32;
-    double x;
-    switch (d->type) {
-    case ENG_PARAM_INT:
-    case ENG_PARAM_BOOL:
-    case ENG_PARAM_ENUM:
-        memcpy(&i32, f, sizeof i32);
-        if (d->type == ENG_PARAM_BOOL)
-            snprintf(out, n, "%s", i32 ? "true" : "false");
-        else if (d->type == ENG_PARAM_ENUM && i32 >= 0)
-            snprintf(out, n, "%s", d->choices[i32]);
-        else
-            snprintf(out, n, "%d", (int)i32);
-        break;
-    case ENG_PARAM_DOUBLE:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%.17g", x);
-        break;
-    case ENG_PARAM_STRING:
-        snprintf(out, n, "'%.*s'", (int)strnlen(f, d->cap > 0 ? (size_t)d->cap : 0), f);
-        break;
-    default:
-        snprintf(out, n, "(a list)");
-        break;
-    }
-}
-
-/* Whether row d holds the same value in a and b. */
-static int same_value(const eng_param_desc *d, const void *a, const void *b)
-{
-    const char *fa = (const char *)a + d->offset, *fb = (const char *)b + d->offset;
-    if (d->type == ENG_PARAM_STRING) return strncmp(fa, fb, (size_t)d->cap) == 0;
-    if (d->type != ENG_PARAM_DOUBLE_LIST && d->type != ENG_PARAM_INT_LIST)
-        return memcmp(fa, fb, d->type == ENG_PARAM_DOUBLE ? sizeof(double) : sizeof(int32_t)) ==
-               0;
-    int32_t ca, cb;
-    memcpy(&ca, (const char *)a + d->count_offset, sizeof ca);
-    memcpy(&cb, (const char *)b + d->count_offset, sizeof cb);
-    size_t el = d->type == ENG_PARAM_INT_LIST ? sizeof(int32_t) : sizeof(double);
-    return ca == cb && ca >= 0 && ca <= d->cap && memcmp(fa, fb, (size_t)ca * el) == 0;
-}
-
 /* One warning line naming the keys in which today's file differs from the
- * recorded values (at most six with their values, then a count). */
+ * recorded values (sim/out/sim_rerun.h). */
 static void warn_diff(const char *shown, const eng_param_desc *keys, const void *today,
                       const void *rec)
 {
     char msg[1536];
-    size_t at = 0;
-    int n = 0;
-    for (const eng_param_desc *d = keys; d->name; d++) {
-        if (same_value(d, today, rec)) continue;
-        if (++n > 6) continue;
-        char t[96], r[96];
-        value_text(d, today, t, sizeof t);
-        value_text(d, rec, r, sizeof r);
-        if (at < sizeof msg)
-            at += (size_t)snprintf(msg + at, sizeof msg - at, "%s%s %s today, %s in run.json",
-                                   n > 1 ? "; " : "", d->name, t, r);
-    }
-    if (!n) return;
-    if (n > 6 && at < sizeof msg)
-        snprintf(msg + at, sizeof msg - at, "; %d more", n - 6);
+    if (!sim_out_param_diff(keys, today, rec, msg, sizeof msg)) return;
     fprintf(stderr, "flashspec: warning: rerun: %s differs from what run.json recorded: %s (the "
                     "rerun uses run.json's values)\n",
             shown, msg);
@@ -622,21 +545,4 @@ int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err,
     free(p);
     lua_close(J);
     return code;
-}
-
-int fs_rerun_same_file(const char *a, const char *b, long *line)
-{
-    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
-    int same = fa && fb ? 1 : -1;
-    long ln = 1;
-    while (same == 1) {
-        int ca = getc(fa), cb = getc(fb);
-        if (ca != cb) same = 0;
-        if (ca == EOF || cb == EOF) break;
-        if (ca == '\n') ln++;
-    }
-    if (line) *line = same == 0 ? ln : 0;
-    if (fa) fclose(fa);
-    if (fb) fclose(fb);
-    return same;
 }

@@ -51,8 +51,4 @@ int fs_rerun_plan_read(const char *dir, fs_rerun_plan *plan, char *err, size_t e
 struct fs_api;
 int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err, size_t errlen);
 
-/* Whether two files hold the same bytes: 1 same, 0 different (*line: the
- * first line that differs, 1-based; 0 when one is a prefix), -1 unreadable. */
-int fs_rerun_same_file(const char *a, const char *b, long *line);
-
 #endif

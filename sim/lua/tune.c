@@ -388,7 +388,7 @@ static int evaluate_lua(lua_State *L)
         lua_setfield(L, -2, "points");
     }
     int64_t n;
-    fs_staged *sp = fs_api_sweep(L, -1, t->ft.chunk, t->ft.line, 0, &n);
+    sim_sweep_staged *sp = fs_api_sweep(L, -1, t->ft.chunk, t->ft.line, 0, &n);
     for (int64_t c = 0; c < n && c < e->n; c++)
         e->out[c] = (sim_fit_point){.row = &sp[c].row, .code = sp[c].code, .err = sp[c].err};
     fs_guard_keep(&t->guard, keep);
@@ -541,7 +541,7 @@ static void run_chosen(tune *t, lua_Integer np)
 {
     lua_State *L = t->L;
     int64_t n;
-    fs_staged *sp = fs_api_sweep(L, lua_gettop(L), t->ft.chunk, t->ft.line, 1, &n);
+    sim_sweep_staged *sp = fs_api_sweep(L, lua_gettop(L), t->ft.chunk, t->ft.line, 1, &n);
     for (int64_t i = 0; i < n && i < np; i++)
         sim_fit_tune_fill_row(&t->ft, i, &sp[i].row);
     fs_api_push_rows(L, sp, n);

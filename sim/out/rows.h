@@ -26,9 +26,16 @@
 #include "sim/replay/replay.h"
 
 /* Bytes of a policy_params label, its NUL included: the longest label a
- * policy's parameters make is refused rather than cut (sim/lua/api_policy.c), so the
- * rows of two parameter sets never read alike. */
+ * policy's parameters make is refused rather than cut (sim_out_params_label),
+ * so the rows of two parameter sets never read alike. */
 #define FS_LABEL_CAP 1024
+
+/* The label of a policy's params ("k=8,unit=cpu"; the policy_params column):
+ * every row of table read from params, "name=value" joined by ',', each value
+ * whole (a list's every element joined by '/', a real in the fewest digits
+ * that read back as it: sim_out_fmt_exact), into out.  0, or -1 when it needs
+ * more than n bytes (out then holds a cut label that must not be used). */
+int sim_out_params_label(const eng_param_desc *table, const void *params, char *out, size_t n);
 
 typedef struct fs_row {
     char policy[64], policy_params[FS_LABEL_CAP], device[64], target[64], draft[64], trace[128];

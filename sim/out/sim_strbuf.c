@@ -1,11 +1,13 @@
 /*
- * sim_strbuf.c -- the growing text buffer (sim_strbuf.h).
+ * sim_strbuf.c -- the growing text buffer and exact reals (sim_strbuf.h).
  */
 #include "sim/out/sim_strbuf.h"
+#include "sim/out/sim_out.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void sim_strbuf_printf(sim_strbuf *b, const char *fmt, ...)
 {
@@ -56,4 +58,9 @@ void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len)
             sim_strbuf_printf(b, "%c", c);
     }
     sim_strbuf_printf(b, "\"");
+}
+
+void sim_out_fmt_exact(char *out, size_t n, double x)
+{
+    sim_out_real(out, n, x, 6);
 }

@@ -1,7 +1,7 @@
 /*
  * sim_strbuf.h -- a growing text buffer for the writers that format whole
  * files in memory before writing them atomically (the timeline's and the
- * run record's JSON).
+ * run record's JSON), and reals written so that they read back exactly.
  */
 #ifndef SIM_OUT_STRBUF_H
 #define SIM_OUT_STRBUF_H
@@ -20,5 +20,9 @@ void sim_strbuf_printf(sim_strbuf *b, const char *fmt, ...) __attribute__((forma
 /* Appends s[0..len) as a JSON string literal: quoted, '"' and '\' escaped,
  * control characters below 0x20 as \u00XX. */
 void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len);
+
+/* x in the fewest significant digits (6 to 17) that read back as x: 0.1
+ * stays "0.1", a tuned 0.090373524058708 is not cut to 0.0903735. */
+void sim_out_fmt_exact(char *out, size_t n, double x);
 
 #endif

@@ -150,7 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sim_id_hasher_params(&h, "policy", desc.params, params);
     (void)sim_id_hasher_final(&h);
     char label[256];
-    fs_params_label(desc.params, params, label, sizeof label);
+    sim_out_params_label(desc.params, params, label, sizeof label);
     for (const eng_param_desc *d = desc.params; d->name; d++)
         if (eng_params_find(desc.params, d->name) == NULL) abort();
     const eng_param_desc *tp = eng_tree_param(&desc, params);

@@ -1,8 +1,5 @@
 /*
  * test_records.c -- what a run records says exactly what ran, or refuses:
- *   - policy labels (the policy_params column) hold every value whole -- a
- *     list's sixth element included --, fit their buffer to the byte or are
- *     refused, never cut (fs_params_label);
  *   - run.json's reals read back bit for bit (35/36, 0.1 + 0.2, 1000/3), its
  *     plug-in records carry path and SHA-256 (fs_runrec_json);
  *   - list values with a hole are found, and where (slp_list_gap);
@@ -23,54 +20,9 @@
 #include "sim/out/rows.h"
 #include "sim/out/runrec.h"
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_strbuf.h"
 
 #include "../../check.h"
-
-/* ------------------------------------------------------------------ labels */
-
-static void test_labels(void)
-{
-    eng_sequoia_params a, b;
-    eng_params_defaults(eng_sequoia_param_table, &a);
-    a.n_prior = ENG_POL_MAX_LIST;
-    for (int i = 0; i < a.n_prior; i++)
-        a.prior[i] = 0.123456789012345 + 1e-15 * i; /* 17 significant digits each */
-    b = a;
-    b.prior[5] += 0.1; /* the sixth value alone differs */
-    char la[FS_LABEL_CAP], lb[FS_LABEL_CAP];
-    CHECK_EQ_INT(fs_params_label(eng_sequoia_param_table, &a, la, sizeof la), 0);
-    CHECK_EQ_INT(fs_params_label(eng_sequoia_param_table, &b, lb, sizeof lb), 0);
-    CHECK(strcmp(la, lb) != 0);
-    /* every element, each reading back exactly */
-    const char *p = strstr(la, "prior=");
-    CHECK(p != NULL);
-    for (int i = 0; p && i < a.n_prior; i++) {
-        char *end;
-        double x = strtod(p + (i ? 1 : 6), &end);
-        CHECK(x == a.prior[i]);
-        p = end;
-        CHECK(*p == (i + 1 < a.n_prior ? '/' : ','));
-    }
-    CHECK(strstr(la, ",unit=npu") != NULL);
-    /* the buffer's edge: the label and its NUL fit to the byte, one less is
-     * refused (and a refused label is never a usable prefix) */
-    size_t need = strlen(la) + 1;
-    char *buf = malloc(need);
-    CHECK(buf && fs_params_label(eng_sequoia_param_table, &a, buf, need) == 0);
-    CHECK(buf && strcmp(buf, la) == 0);
-    CHECK(buf && fs_params_label(eng_sequoia_param_table, &a, buf, need - 1) == -1);
-    CHECK(buf && fs_params_label(eng_sequoia_param_table, &a, buf, 7) == -1);
-    free(buf);
-    /* exact reals: the fewest digits that read back */
-    char e[32];
-    fs_fmt_exact(e, sizeof e, 0.1);
-    CHECK(strcmp(e, "0.1") == 0);
-    const double xs[] = {35.0 / 36.0, 0.1 + 0.2, 1000.0 / 3.0, 1e-300, 0.090373524058708};
-    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
-        fs_fmt_exact(e, sizeof e, xs[i]);
-        CHECK(strtod(e, NULL) == xs[i]);
-    }
-}
 
 /* ------------------------------------------------------------------- lists */
 
@@ -222,7 +174,6 @@ static void test_reserved_names(void)
 
 int main(void)
 {
-    test_labels();
     test_lists();
     test_run_json();
     test_reserved_names();

@@ -2,8 +2,11 @@
  * test_rows.c -- the result rows without Lua (sim/out/rows.h): the fixed
  * columns' order, kinds and bounds; each cell as the files write it; the
  * param_/tag_ values' kinds and the label parser; the tree_nodes knob of every
- * tree policy and its edges; and results.csv written for two rows, read back
- * line by line with exact reals.
+ * tree policy and its edges; results.csv written for two rows, read back
+ * line by line with exact reals; and policy labels (the policy_params
+ * column) holding every value whole -- a list's sixth element included --,
+ * fitting their buffer to the byte or refused, never cut
+ * (sim_out_params_label), reals in the fewest digits that read back.
  */
 #include "sim/out/rows.h"
 
@@ -15,6 +18,8 @@
 #include <unistd.h>
 
 #include "../../check.h"
+#include "engine/pol_sequoia.h"
+#include "sim/out/sim_strbuf.h"
 
 static const char *col_name(int c)
 {
@@ -381,6 +386,52 @@ static void test_write_csv(void)
     rmdir(dir);
 }
 
+/* ------------------------------------------------------------------ labels */
+
+static void test_labels(void)
+{
+    eng_sequoia_params a, b;
+    eng_params_defaults(eng_sequoia_param_table, &a);
+    a.n_prior = ENG_POL_MAX_LIST;
+    for (int i = 0; i < a.n_prior; i++)
+        a.prior[i] = 0.123456789012345 + 1e-15 * i; /* 17 significant digits each */
+    b = a;
+    b.prior[5] += 0.1; /* the sixth value alone differs */
+    char la[FS_LABEL_CAP], lb[FS_LABEL_CAP];
+    CHECK_EQ_INT(sim_out_params_label(eng_sequoia_param_table, &a, la, sizeof la), 0);
+    CHECK_EQ_INT(sim_out_params_label(eng_sequoia_param_table, &b, lb, sizeof lb), 0);
+    CHECK(strcmp(la, lb) != 0);
+    /* every element, each reading back exactly */
+    const char *p = strstr(la, "prior=");
+    CHECK(p != NULL);
+    for (int i = 0; p && i < a.n_prior; i++) {
+        char *end;
+        double x = strtod(p + (i ? 1 : 6), &end);
+        CHECK(x == a.prior[i]);
+        p = end;
+        CHECK(*p == (i + 1 < a.n_prior ? '/' : ','));
+    }
+    CHECK(strstr(la, ",unit=npu") != NULL);
+    /* the buffer's edge: the label and its NUL fit to the byte, one less is
+     * refused (and a refused label is never a usable prefix) */
+    size_t need = strlen(la) + 1;
+    char *buf = malloc(need);
+    CHECK(buf && sim_out_params_label(eng_sequoia_param_table, &a, buf, need) == 0);
+    CHECK(buf && strcmp(buf, la) == 0);
+    CHECK(buf && sim_out_params_label(eng_sequoia_param_table, &a, buf, need - 1) == -1);
+    CHECK(buf && sim_out_params_label(eng_sequoia_param_table, &a, buf, 7) == -1);
+    free(buf);
+    /* exact reals: the fewest digits that read back */
+    char e[32];
+    sim_out_fmt_exact(e, sizeof e, 0.1);
+    CHECK(strcmp(e, "0.1") == 0);
+    const double xs[] = {35.0 / 36.0, 0.1 + 0.2, 1000.0 / 3.0, 1e-300, 0.090373524058708};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        sim_out_fmt_exact(e, sizeof e, xs[i]);
+        CHECK(strtod(e, NULL) == xs[i]);
+    }
+}
+
 int main(void)
 {
     test_columns();
@@ -389,5 +440,6 @@ int main(void)
     test_each_pair();
     test_tree_knob();
     test_write_csv();
+    test_labels();
     return check_done("out/rows");
 }
