@@ -196,7 +196,7 @@ static const char *const object_keys[] = {"device", "target", "draft", "trace", 
  * point's tag_<name> result columns; not part of the point's identity. */
 static int is_object_key(const char *k)
 {
-    if (strcmp(k, "tags") == 0) return 1;
+    if (strcmp(k, "tags") == 0 || strcmp(k, "record") == 0) return 1;
     for (int i = 0; object_keys[i]; i++)
         if (strcmp(object_keys[i], k) == 0) return 1;
     return 0;
@@ -213,7 +213,7 @@ static const char *nearest_point_key(const char *k)
         best_d = eng_params_distance(k, ext);
     }
     static const char *const others[] = {"device", "target", "draft", "trace",
-                                         "policy", "tags",   NULL};
+                                         "policy", "tags",   "record", NULL};
     for (int i = 0; others[i]; i++) {
         int32_t d = eng_params_distance(k, others[i]);
         int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
@@ -584,9 +584,53 @@ static void stage_point(lua_State *L, int idx, const char *what, const char *chu
     s->pt.seed = sim_id_seed(seed_id);
 }
 
-/* Commits a run point's row to the script's results and pushes it. */
-static void push_point(lua_State *L, fs_api *a, const sim_sweep_staged *s)
+/* `record` of the call's table at idx (fs.run, fs.sweep): whether its rows
+ * go to the results files and the run record (true, the default) or only to
+ * the script (false); a `record` of one entry of `points` that differs from
+ * the call's is refused (it applies to the whole call). */
+static int call_record(lua_State *L, int idx, const char *what, const char *chunk, int line)
 {
+    int t = lua_getfield(L, idx, "record");
+    int record = t == LUA_TNIL || lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+        fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: key 'record' must be a boolean (got %s)", chunk,
+                 slp_key_line(chunk, line, "record"), what, lua_typename(L, t));
+    return record;
+}
+
+/* The entries of the `points` list of the sweep table at idx carry no
+ * `record` of their own: it applies to the whole call. */
+static void check_entries_record(lua_State *L, int idx, const char *chunk, int line)
+{
+    if (lua_getfield(L, idx, "points") == LUA_TTABLE) {
+        lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+        for (lua_Integer i = 1; i <= n; i++) {
+            int is_table = lua_rawgeti(L, -1, i) == LUA_TTABLE;
+            int has = is_table && lua_getfield(L, -1, "record") != LUA_TNIL;
+            lua_pop(L, is_table ? 2 : 1);
+            if (has)
+                fs_raise(L, SIM_CONFIG, 0,
+                         "%s:%d: flashspec.sweep: points[%lld]: key 'record' applies to the "
+                         "whole call: set it beside 'points', not in one entry",
+                         chunk, slp_key_line(chunk, line, "record"), (long long)i);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* A run point's row pushed to the script; with record, first committed to
+ * the script's results and run record. */
+static void push_point(lua_State *L, fs_api *a, const sim_sweep_staged *s, int record)
+{
+    if (!record) {
+        fs_row_push(L, &a->meta, &s->row);
+        char hex[33];
+        sim_id_hex(s->id, hex);
+        lua_pushstring(L, hex);
+        lua_setfield(L, -2, "point_id");
+        return;
+    }
     fs_row *r = row_new(L, a);
     *r = s->row;
     if (a->rec) { /* every profile userdata starts with its values (api_impl.h) */
@@ -621,6 +665,7 @@ static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, 
 static int run_point(lua_State *L, int idx, const char *what, const char *chunk, int line)
 {
     fs_api *a = fs_api_get(L);
+    int record = call_record(L, idx, what, chunk, line);
     sim_sweep_staged *s = lua_newuserdatauv(L, sizeof *s, 0);
     a->no_variants = 0;
     stage_point(L, idx, what, chunk, line, s);
@@ -633,7 +678,7 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
                 s->row.policy, s->row.target, s->row.dram_fraction, s->row.st.tokens_per_s,
                 s->row.st.total_ms / 1000.0, s->row.st.sim_wall_s,
                 s->state == SIM_SWEEP_RESUMED ? ", resumed" : "");
-    push_point(L, a, s);
+    push_point(L, a, s, record);
     return 1;
 }
 
@@ -801,13 +846,13 @@ void fs_api_expand(lua_State *L, int idx, const char *chunk, int line)
     fs_sweep_expand(L, lua_absindex(L, idx), keys, nk, check_known_keys, chunk, line);
 }
 
-void fs_api_push_rows(lua_State *L, sim_sweep_staged *sp, int64_t n)
+void fs_api_push_rows(lua_State *L, sim_sweep_staged *sp, int64_t n, int record)
 {
     fs_api *a = fs_api_get(L);
     lua_createtable(L, (int)(n < 1 << 20 ? n : 1 << 20), 0);
     for (int64_t i = 0; i < n; i++) {
         if (sp[i].code == 0)
-            push_point(L, a, &sp[i]);
+            push_point(L, a, &sp[i], record);
         else
             fs_sweep_push_failed(L, &sp[i], i);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
@@ -822,9 +867,11 @@ static int l_sweep(lua_State *L)
     char chunk[PATH_MAX];
     int line;
     fs_caller_src(L, chunk, sizeof chunk, &line);
+    int record = call_record(L, 1, "flashspec.sweep", chunk, line);
+    check_entries_record(L, 1, chunk, line);
     int64_t n;
     sim_sweep_staged *sp = fs_api_sweep(L, 1, chunk, line, 1, &n);
-    fs_api_push_rows(L, sp, n);
+    fs_api_push_rows(L, sp, n, record);
     return 1;
 }
 

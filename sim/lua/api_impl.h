@@ -277,10 +277,11 @@ void fs_api_run_evals(lua_State *L, sim_sweep_eval *ev, int32_t m, sim_sweep_mem
  * (flashspec.sweep's expansion and key checks), without running them. */
 void fs_api_expand(lua_State *L, int idx, const char *chunk, int line);
 
-/* Commits the run points of sp[0..n) to the script's results (in order) and
- * pushes the array flashspec.sweep returns: one row table per point, a
- * failure table for a failed one. */
-void fs_api_push_rows(lua_State *L, sim_sweep_staged *sp, int64_t n);
+/* Commits the run points of sp[0..n) to the script's results (in order;
+ * not with record 0: the script's `record = false`) and pushes the array
+ * flashspec.sweep returns: one row table per point, a failure table for a
+ * failed one. */
+void fs_api_push_rows(lua_State *L, sim_sweep_staged *sp, int64_t n, int record);
 
 /* Pushes a policy object of desc with the given (validated) params. */
 void fs_policy_push(lua_State *L, const eng_policy_desc *desc, const void *params);

@@ -544,7 +544,7 @@ static void run_chosen(tune *t, lua_Integer np)
     sim_sweep_staged *sp = fs_api_sweep(L, lua_gettop(L), t->ft.chunk, t->ft.line, 1, &n);
     for (int64_t i = 0; i < n && i < np; i++)
         sim_fit_tune_fill_row(&t->ft, i, &sp[i].row);
-    fs_api_push_rows(L, sp, n);
+    fs_api_push_rows(L, sp, n, 1);
     int rows = lua_gettop(L);
     for (int64_t i = 0; i < n && i < np; i++) {
         lua_rawgeti(L, rows, (lua_Integer)i + 1);

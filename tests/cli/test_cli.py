@@ -576,6 +576,46 @@ assert(one.tag_arm == "A" and one.tokens_per_s == rows[1].tokens_per_s)
             no_results(out)
 
 
+def case_record_false():
+    """`record = false` returns a call's rows to the script only: they carry
+    every column (the model band too) and are the recorded rows' numbers,
+    but neither results file nor the run record holds them; a bad value or
+    an entry of `points` that disagrees with its call is one line, exit 78."""
+    src = TUNE_HEAD + """
+local kept = fs.run(with { prompts = 2, policy = fs.policy.chain { k = 3 } })
+local aside = fs.run(with { prompts = 2, policy = fs.policy.chain { k = 3 }, record = false })
+assert(aside.tokens_per_s == kept.tokens_per_s and aside.point_id == kept.point_id)
+assert(aside.tokens_per_s_model_lo == kept.tokens_per_s_model_lo)
+local rows = fs.sweep(with { prompts = 2, record = false,
+                             policy = { fs.policy.flash_ar {}, fs.policy.chain { k = 2 } } })
+assert(#rows == 2 and rows[2].policy == "chain" and rows[1].tokens_per_s > 0)
+local same = fs.sweep(with { prompts = 2, record = false,
+                             points = { { policy = fs.policy.flash_ar {} } } })
+assert(#same == 1 and same[1].tokens_per_s == rows[1].tokens_per_s)
+fs.run(with { prompts = 2, policy = fs.policy.flash_ar {}, record = true })
+print("record ok")
+"""
+    with tempfile.TemporaryDirectory() as d:
+        rc, so, err, out = run_src(d, "rec.lua", src)
+        expect(rc == 0 and "record ok" in so, f"{rc} {err}")
+        with open(os.path.join(out, "results.csv"), newline="") as f:
+            body = list(csv.DictReader(f))
+        expect([(r["policy"], r["policy_params"]) for r in body] ==
+               [("chain", "k=3,unit=cpu"), ("flash_ar", "none")],
+               f"only the recorded rows: {[(r['policy'], r['policy_params']) for r in body]}")
+        for name, tail, needle in [
+                ("r1.lua", 'record = "no" })', r"key 'record' must be a boolean \(got string\)"),
+                ("r2.lua", 'record = false, points = { { record = true } } })',
+                 r"points\[1\]: key 'record' applies to the whole call"),
+                ("r3.lua", 'points = { {}, { record = false } } })',
+                 r"points\[2\]: key 'record' applies to the whole call"),
+                ("r4.lua", 'recrod = false })', r"unknown key 'recrod'.*did you mean 'record'")]:
+            rc, _, err, out = run_src(d, name, TUNE_HEAD + "fs.sweep(with { prompts = 1, policy = "
+                                      "fs.policy.flash_ar {}, " + tail + "\n")
+            one_line_error(err, 78, rc, re.escape(name) + r":7:", needle)
+            no_results(out)
+
+
 def case_lua_range_error():
     run_bad_script(script("range_error.lua"), 78, r"range_error\.lua:7:", "dram_fraction",
                    "1.5")
