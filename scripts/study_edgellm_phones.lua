@@ -171,7 +171,7 @@ local function speedups(ph, variant)
     end
   end
   local rs = variant and fs.sweep { max_new_tokens = NEW, seed = 1, accept = "greedy",
-                                    dram_fraction = 0, points = pts } or nil
+                                    dram_fraction = 0, record = false, points = pts } or nil
   local by = {}
   for i, m in ipairs(mt) do
     local v = rs and rs[i].tokens_per_s or tps[table.concat({ ph, m.pair, m.data, m.policy }, "|")]
@@ -233,7 +233,7 @@ if has_sti then
         end
       end
       local rs = fs.sweep { max_new_tokens = NEW, seed = 1, accept = "greedy", dram_fraction = 0,
-                            points = pts }
+                            record = false, points = pts }
       local sum = 0
       for i, r in ipairs(rs) do
         if r.error then error(r.error) end

@@ -9,7 +9,8 @@
 --
 -- Prints one row per point with tokens/s and its 95% bootstrap interval over
 -- prompts, the speedup over Flash-AR on the same (target, workload, phone),
--- then the geometric-mean speedup of each policy overall and per phone, and
+-- then the geometric-mean speedup of each policy overall and per phone, each
+-- phone's speed-ups with their band over its standing variants, and
 -- Llama-3.1-8B's acceptance-transfer bracket (the same speed-ups on its low
 -- and high presets).
 --
@@ -119,6 +120,61 @@ for _, pol in ipairs(policies) do
     cells[j] = g and string.format("%.2fx", math.exp(g[1] / g[2])) or "-"
   end
   print(string.format(gfmt, table.unpack(cells)))
+end
+
+-- Each phone's speed-ups on its standing variants (the 8 Elite phones' parts
+-- ranges, the OnePlus 12's model variants): the same points with the
+-- phone's variant as the device, each over Flash-AR on that variant, run
+-- for the script only (record = false); the band is the least and the most
+-- geometric mean over the phone and its variants.
+print("")
+print("geomean speedup per phone with its model band (the same on each standing variant)")
+print(string.format("%-16s %-15s %8s %17s  %s", "policy", "phone", "speedup", "band", "variants"))
+for _, ph in ipairs(phones) do
+  local per, names = {}, fs.device(ph).variants
+  for _, v in ipairs(names) do
+    local dv = fs.device(ph):variant(v)
+    local vpts, vmeta = {}, {}
+    for i, p in ipairs(points) do
+      if meta[i].phone == ph then
+        vpts[#vpts + 1] = { device = dv, target = p.target, draft = p.draft, trace = p.trace,
+                            policy = p.policy }
+        vmeta[#vpts] = meta[i]
+      end
+    end
+    local vrows = fs.sweep { dram_fraction = 0.0, max_new_tokens = 128, seed = 1, record = false,
+                             points = vpts }
+    local var_ar = {}
+    for i, r in ipairs(vrows) do
+      if vmeta[i].policy == "Flash-AR" and not r.error then var_ar[key(vmeta[i])] = r.tokens_per_s end
+    end
+    per[v] = {}
+    for i, r in ipairs(vrows) do
+      local m = vmeta[i]
+      if not r.error and var_ar[key(m)] then
+        local g = per[v][m.policy] or { 0, 0 }
+        g[1], g[2] = g[1] + math.log(r.tokens_per_s / var_ar[key(m)]), g[2] + 1
+        per[v][m.policy] = g
+      end
+    end
+  end
+  for _, pol in ipairs(policies) do
+    local g = logs[pol[1]] and logs[pol[1]][ph]
+    if g then
+      local own = math.exp(g[1] / g[2])
+      local lo, hi, parts = own, own, {}
+      for _, v in ipairs(names) do
+        local gv = per[v][pol[1]]
+        if gv then
+          local x = math.exp(gv[1] / gv[2])
+          lo, hi = math.min(lo, x), math.max(hi, x)
+          parts[#parts + 1] = string.format("%s %.2fx", v, x)
+        end
+      end
+      print(string.format("%-16s %-15s %7.2fx %17s  %s", pol[1], ph, own,
+                          string.format("[%.2f, %.2f]", lo, hi), table.concat(parts, ", ")))
+    end
+  end
 end
 
 -- Llama-3.1-8B's presets come from the like-for-like transfer through a
