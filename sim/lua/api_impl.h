@@ -307,7 +307,8 @@ int fs_l_tune(lua_State *L);
 
 /* Finds a file named by a script: an absolute path as is, else relative to
  * the script's directory, then to the project ($FLASHSPEC_HOME or the source
- * tree).  0 and out, or -1 (tried: " (looked in A and B)"). */
+ * tree); sim_paths_find_file (sim/config/sim_paths.h) over those two.  0 and
+ * out, or -1 (tried: " (looked in A and B)"). */
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
                      size_t tn);
 /* The first of those two places where a relative path names anything (a

@@ -10,7 +10,6 @@
 #include "sim/out/sim_out.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "sim/config/lparams.h"
 #include "sim/out/runrec.h"
 #include "sim/config/profile.h"
+#include "sim/config/sim_paths.h"
 
 /* --------------------------------------------------------------- profiles */
 
@@ -689,84 +689,15 @@ static int l_trace_bracket(lua_State *L)
     return 1;
 }
 
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static const char *project_dir(void)
-{
-    return fs_home_dir();
-}
-
 int fs_api_find_any(const fs_api *a, const char *path, char *out, size_t n)
 {
-    struct stat st;
-    const char *dirs[2] = {a->script_dir, project_dir()};
-    for (int i = 0; i < 2; i++) {
-        int k = snprintf(out, n, "%s/%s", dirs[i], path);
-        if (k > 0 && (size_t)k < n && stat(out, &st) == 0) return 0;
-    }
-    out[0] = 0;
-    return -1;
+    return sim_paths_find_any(a->script_dir, fs_home_dir(), path, out, n);
 }
 
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
                      size_t tn)
 {
-    out[0] = 0;
-    if (tried && tn) tried[0] = 0;
-    if (path[0] == '/') {
-        snprintf(out, n, "%s", path);
-    } else {
-        char c1[PATH_MAX], c2[PATH_MAX];
-        int n1 = snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
-        int n2 = snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
-        if (n1 > 0 && (size_t)n1 < sizeof c1 && (size_t)n1 < n && file_exists(c1))
-            memcpy(out, c1, (size_t)n1 + 1);
-        else if (n2 > 0 && (size_t)n2 < sizeof c2 && (size_t)n2 < n && file_exists(c2))
-            memcpy(out, c2, (size_t)n2 + 1);
-        if (tried && tn)
-            snprintf(tried, tn, " (looked in %s and %s)", a->script_dir, project_dir());
-    }
-    return out[0] && file_exists(out) ? 0 : -1;
-}
-
-/* The trace file nearest to a missing `path` (by edit distance of the file
- * name), among the .h5 files of its directory as seen from the script's
- * directory and from the project: " (did you mean 'DIR/NAME'?)" in the
- * script's own spelling of the directory, or "" when none is near. */
-static void nearest_trace(const fs_api *a, const char *path, char *out, size_t n)
-{
-    out[0] = 0;
-    if (path[0] == '/') return;
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    int dn = slash ? (int)(slash - path) : 0;
-    const char *roots[2] = {a->script_dir, project_dir()};
-    char best[256] = "";
-    int32_t bd = 0;
-    for (int r = 0; r < 2; r++) {
-        char dir[PATH_MAX];
-        if (snprintf(dir, sizeof dir, "%s/%.*s", roots[r], dn, path) >= (int)sizeof dir)
-            continue;
-        DIR *d = opendir(dir);
-        if (!d) continue;
-        for (struct dirent *ent; (ent = readdir(d)) != NULL;) {
-            size_t l = strlen(ent->d_name);
-            if (l < 4 || strcmp(ent->d_name + l - 3, ".h5") != 0 || l >= sizeof best) continue;
-            int32_t dist = eng_params_distance(base, ent->d_name);
-            if (!best[0] || dist < bd) {
-                bd = dist;
-                snprintf(best, sizeof best, "%s", ent->d_name);
-            }
-        }
-        closedir(d);
-    }
-    int32_t near = (int32_t)strlen(base) / 3 > 3 ? (int32_t)strlen(base) / 3 : 3;
-    if (best[0] && bd <= near)
-        snprintf(out, n, " (did you mean '%.*s%s%s'?)", dn, path, dn ? "/" : "", best);
+    return sim_paths_find_file(a->script_dir, fs_home_dir(), path, out, n, tried, tn);
 }
 
 int fs_l_trace(lua_State *L)
@@ -783,7 +714,7 @@ int fs_l_trace(lua_State *L)
             snprintf(cand, sizeof cand, "%s", path);
         else {
             char hint[320];
-            nearest_trace(a, path, hint, sizeof hint);
+            sim_paths_nearest(a->script_dir, fs_home_dir(), path, ".h5", hint, sizeof hint);
             return fs_raise(L, SIM_MISSING, 1, "trace '%s' not found%s%s", path, tried, hint);
         }
     }
