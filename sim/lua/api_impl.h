@@ -18,6 +18,7 @@
 #include "sim/config/profile.h"
 #include "sim/lua/api.h"
 #include "sim/out/rows.h"
+#include "sim/replay/sim_trace_cache.h"
 #include "sim/config/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "traces/trc.h"
@@ -36,19 +37,10 @@
 
 typedef struct fs_synth_pending fs_synth_pending; /* api_synth.c */
 
-typedef struct fs_trace_entry {
-    char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
-    char name[128];     /* what the results call it */
-    trc_trace *trace;   /* owned; NULL once released (fs_api_release_traces) */
-    int64_t used_at;    /* fs_api.generation when last made or looked up */
-    fs_synth_pending *pending; /* a synthetic trace recorded, not generated yet
-                                  (api_synth.c; trace NULL until then) */
-    /* for DIR/run.json: the path as the script gave it, or (is_synth) the
-     * generator's settings */
-    char given[PATH_MAX];
-    int is_synth;
-    trc_synth_params synth;
-} fs_trace_entry;
+/* A trace a script run holds (sim/replay/sim_trace_cache.h); pending is an
+ * fs_synth_pending (api_synth.c) while a synthetic trace is recorded, not
+ * generated yet. */
+typedef sim_trace_entry fs_trace_entry;
 
 
 /* A file a script run writes into its output directory when it succeeds
@@ -62,8 +54,7 @@ typedef struct fs_output {
 typedef struct fs_api {
     char script_dir[PATH_MAX];
     fs_rows_meta meta;
-    fs_trace_entry **traces; /* each entry allocated on its own: userdata borrow them */
-    int32_t n_traces, cap_traces;
+    sim_trace_cache traces; /* each entry allocated on its own: userdata borrow them */
     fs_row *rows;
     int32_t n_rows, cap_rows;
     int quiet;
@@ -238,7 +229,7 @@ int fs_raise(lua_State *L, int status, int where, const char *fmt, ...);
  * stack. */
 int fs_error_status(lua_State *L, int idx, int dflt, const char **msg);
 
-/* Frees the traces of the entries [from, n_traces) last used before
+/* Frees the traces of the entries [from, traces.n) last used before
  * generation `before` (fs.calibrate: synthetic traces that recent evaluations
  * no longer use).  The entries stay, with trace NULL, so that a userdata still
  * holding one gets a clear error instead of a stale pointer. */

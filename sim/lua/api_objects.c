@@ -579,22 +579,9 @@ int fs_name_index(lua_State *L)
 
 /* ----------------------------------------------------------------- traces */
 
-static fs_trace_entry *trace_find(fs_api *a, const char *key)
-{
-    for (int32_t i = 0; i < a->n_traces; i++)
-        if ((a->traces[i]->trace || a->traces[i]->pending) && strcmp(a->traces[i]->key, key) == 0)
-            return a->traces[i];
-    return NULL;
-}
-
 void fs_api_release_traces(fs_api *a, int32_t from, int64_t before)
 {
-    for (int32_t i = from < 0 ? 0 : from; i < a->n_traces; i++) {
-        if (a->traces[i]->used_at >= before || !a->traces[i]->trace) continue;
-        fs_api_release(a, trc_bytes(a->traces[i]->trace));
-        trc_free(a->traces[i]->trace);
-        a->traces[i]->trace = NULL;
-    }
+    fs_api_release(a, sim_trace_cache_release(&a->traces, from, before));
 }
 
 const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line)
@@ -611,29 +598,11 @@ const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk
 static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const char *name,
                                  trc_trace *t)
 {
-    if (a->n_traces == a->cap_traces) {
-        int32_t cap = a->cap_traces ? 2 * a->cap_traces : 8;
-        fs_trace_entry **n = realloc(a->traces, sizeof *n * (size_t)cap);
-        if (!n) {
-            trc_free(t);
-            fs_raise(L, SIM_NOMEM, 0, "out of memory");
-        }
-        a->traces = n;
-        a->cap_traces = cap;
-    }
-    fs_trace_entry *e = malloc(sizeof *e);
+    fs_trace_entry *e = sim_trace_cache_add(&a->traces, key, name, t, a->generation);
     if (!e) {
         trc_free(t);
         fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
-    a->traces[a->n_traces++] = e;
-    snprintf(e->key, sizeof e->key, "%s", key);
-    snprintf(e->name, sizeof e->name, "%s", name);
-    e->trace = t;
-    e->used_at = a->generation;
-    e->pending = NULL;
-    e->given[0] = 0;
-    e->is_synth = 0;
     return e;
 }
 
@@ -720,7 +689,7 @@ int fs_l_trace(lua_State *L)
     }
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
-    fs_trace_entry *e = trace_find(a, real);
+    fs_trace_entry *e = sim_trace_cache_find(&a->traces, real);
     if (e) e->used_at = a->generation;
     if (!e) {
         trc_trace *t = NULL;
@@ -892,7 +861,7 @@ int fs_l_trace_synth(lua_State *L)
     }
     char key[160];
     snprintf(key, sizeof key, "synth:%016llx:%s", (unsigned long long)h, s.name);
-    fs_trace_entry *e = trace_find(a, key);
+    fs_trace_entry *e = sim_trace_cache_find(&a->traces, key);
     if (e) {
         e->used_at = a->generation;
         push_trace(L, e);

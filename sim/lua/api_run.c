@@ -112,34 +112,6 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     return fs_script_run_timeline(o, NULL, err, errlen);
 }
 
-/* The traces the rows ran on, for run.json (runrec.h): a file's path
- * relative to the project when it lies inside it (paths[i] holds it), else as
- * given; a synthetic trace's generator settings.  Returns how many (at most
- * cap), in the order the script opened them. */
-static int32_t record_traces(const fs_api *a, fs_runrec_trace *out, char (*paths)[PATH_MAX],
-                             int32_t cap)
-{
-    const char *home = fs_home_dir();
-    size_t hl = home ? strlen(home) : 0;
-    int32_t n = 0;
-    for (int32_t i = 0; i < a->n_traces && n < cap; i++) {
-        const fs_trace_entry *e = a->traces[i];
-        int used = 0;
-        for (int32_t r = 0; r < a->n_rows && !used; r++)
-            used = !strcmp(a->rows[r].trace, e->name);
-        if (!used) continue;
-        out[n] = (fs_runrec_trace){.name = e->name, .given = e->given,
-                                   .synth = e->is_synth ? &e->synth : NULL};
-        if (!e->is_synth) {
-            int inside = hl && !strncmp(e->key, home, hl) && e->key[hl] == '/';
-            snprintf(paths[n], PATH_MAX, "%s", inside ? e->key + hl + 1 : e->given);
-            out[n].path = paths[n];
-        }
-        n++;
-    }
-    return n;
-}
-
 /* DIR/run.json and DIR/script.lua (runrec.h).  0, or an exit code. */
 static int write_record(const fs_api *a, const fs_script_opts *o, const char *src, size_t len,
                         char *err, size_t errlen)
@@ -149,7 +121,7 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
     for (int i = 0; i < np; i++)
         plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
                                         a->plugins[i].sha256};
-    int32_t cap = a->n_traces, pcap = a->n_profiles;
+    int32_t cap = a->traces.n, pcap = a->n_profiles;
     fs_runrec_trace *traces = calloc((size_t)(cap ? cap : 1), sizeof *traces);
     char(*paths)[PATH_MAX] = calloc((size_t)(cap ? cap : 1), sizeof *paths);
     fs_runrec_profile *profs = calloc((size_t)(pcap ? pcap : 1), sizeof *profs);
@@ -175,7 +147,8 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
                          .script_bytes = src,
                          .script_len = len};
     run.traces = traces;
-    run.n_traces = record_traces(a, traces, paths, cap);
+    run.n_traces = fs_runrec_list_traces(&a->traces, a->rows, a->n_rows, fs_home_dir(), traces,
+                                         paths, cap);
     run.profiles = profs;
     run.n_profiles = fs_api_list_profiles(a, profs, ppaths, pcap);
     int rc = sim_out_record_write(o->out_dir, a->rec, &run, a->rows, a->n_rows, err, errlen);
@@ -401,11 +374,7 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     a->synth_memo_on = 1;
     fs_api_synth_memos(a, 0); /* a fit the script's error cut short */
     fs_api_synth_free_pending(a);
-    for (int32_t i = 0; i < a->n_traces; i++) {
-        trc_free(a->traces[i]->trace);
-        free(a->traces[i]);
-    }
-    free(a->traces);
+    sim_trace_cache_free(&a->traces);
     free(a->rows);
     for (int32_t i = 0; i < a->n_outputs; i++)
         free(a->outputs[i].data);

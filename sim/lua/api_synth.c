@@ -96,8 +96,8 @@ static void synth_all(fs_api *a, trc_synth_job **q, int32_t n)
 static int32_t pending_entries(fs_api *a, fs_trace_entry **out)
 {
     int32_t n = 0;
-    for (int32_t i = 0; i < a->n_traces; i++)
-        if (a->traces[i]->pending) out[n++] = a->traces[i];
+    for (int32_t i = 0; i < a->traces.n; i++)
+        if (a->traces.e[i]->pending) out[n++] = a->traces.e[i];
     return n;
 }
 
@@ -105,10 +105,11 @@ static int32_t pending_entries(fs_api *a, fs_trace_entry **out)
  * gone, as a trace released by flashspec.calibrate. */
 static void drop_pending(fs_api *a, fs_trace_entry *e)
 {
-    trc_free(e->pending->job.t);
-    a->synth_pending_most -= e->pending->most;
+    fs_synth_pending *p = e->pending;
+    trc_free(p->job.t);
+    a->synth_pending_most -= p->most;
     a->n_synth_pending--;
-    free(e->pending);
+    free(p);
     e->pending = NULL;
 }
 
@@ -137,7 +138,7 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
     }
     int32_t n = pending_entries(a, e), i = 0;
     for (int32_t k = 0; k < n; k++)
-        q[k] = &e[k]->pending->job;
+        q[k] = &((fs_synth_pending *)e[k]->pending)->job;
     synth_all(a, q, n);
     free(q);
     while (i < n && attach(a, e[i]) == 0)
@@ -148,7 +149,7 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
     }
     /* the first that failed, in the order asked: its error, the rest dropped
      * (the parameters were checked, so the generator ran out of memory) */
-    fs_synth_pending p = *e[i]->pending;
+    fs_synth_pending p = *(fs_synth_pending *)e[i]->pending;
     size_t need = p.job.rc == TRC_OK ? trc_bytes(p.job.t) : 0;
     for (int32_t k = i; k < n; k++)
         drop_pending(a, e[k]);
@@ -162,6 +163,6 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
 
 void fs_api_synth_free_pending(fs_api *a)
 {
-    for (int32_t i = 0; i < a->n_traces; i++)
-        if (a->traces[i]->pending) drop_pending(a, a->traces[i]);
+    for (int32_t i = 0; i < a->traces.n; i++)
+        if (a->traces.e[i]->pending) drop_pending(a, a->traces.e[i]);
 }
