@@ -20,6 +20,7 @@
 #include "sim/out/rows.h"
 #include "sim/replay/sim_trace_cache.h"
 #include "sim/config/sandbox.h"
+#include "sim/config/sim_profile_cache.h"
 #include "sim/lua/sweep_exec.h"
 #include "traces/trc.h"
 
@@ -76,8 +77,7 @@ typedef struct fs_api {
     int verify_trace;         /* --verify-trace */
     int strict;               /* --strict */
     struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
-    struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */
-    int32_t n_profiles, cap_profiles;
+    sim_profile_cache profiles; /* profile files read so far (sim_profile_cache.h) */
     /* while flashspec.calibrate fits (synth_memo_on > 0): a draw memo per
      * shape of node-stream synthetic trace (trc.h trc_synth_memo), so that an
      * evaluation redraws only what its knobs move; held against the memory
@@ -104,21 +104,6 @@ double fs_tree_cap(const eng_policy_desc *desc, const void *params);
 void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
                      size_t n);
 
-/* Frees the profiles read by the run (a's cache of them). */
-void fs_api_free_profiles(fs_api *a);
-
-/* The profiles the run read, for run.json (runrec.h): at most cap, each
- * borrowing the cache's values; paths[i] gets the file's path relative to the
- * project when inside it.  Returns how many. */
-struct fs_runrec_profile;
-int32_t fs_api_list_profiles(const fs_api *a, struct fs_runrec_profile *out,
-                             char (*paths)[PATH_MAX], int32_t cap);
-
-/* Puts a profile into the run's cache as if read from `path` (flashspec
- * rerun: the recorded values stand for the file).  0, or -1 when the cache
- * is full or memory runs out. */
-int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
-                        const sim_device_variants *vars, const sim_model *model);
 
 /* Counts `bytes` more that the API is about to hold for the script; raises
  * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass

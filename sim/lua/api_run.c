@@ -121,7 +121,7 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
     for (int i = 0; i < np; i++)
         plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
                                         a->plugins[i].sha256};
-    int32_t cap = a->traces.n, pcap = a->n_profiles;
+    int32_t cap = a->traces.n, pcap = a->profiles.n;
     fs_runrec_trace *traces = calloc((size_t)(cap ? cap : 1), sizeof *traces);
     char(*paths)[PATH_MAX] = calloc((size_t)(cap ? cap : 1), sizeof *paths);
     fs_runrec_profile *profs = calloc((size_t)(pcap ? pcap : 1), sizeof *profs);
@@ -150,7 +150,7 @@ static int write_record(const fs_api *a, const fs_script_opts *o, const char *sr
     run.n_traces = fs_runrec_list_traces(&a->traces, a->rows, a->n_rows, fs_home_dir(), traces,
                                          paths, cap);
     run.profiles = profs;
-    run.n_profiles = fs_api_list_profiles(a, profs, ppaths, pcap);
+    run.n_profiles = fs_runrec_list_profiles(&a->profiles, fs_home_dir(), profs, ppaths, pcap);
     int rc = sim_out_record_write(o->out_dir, a->rec, &run, a->rows, a->n_rows, err, errlen);
     free(traces);
     free(paths);
@@ -381,7 +381,7 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     free(a->outputs);
     free(a->warned);
     fs_api_free_names(a);
-    fs_api_free_profiles(a);
+    sim_profile_cache_free(&a->profiles);
     fs_runrec_free(a->rec);
     free(r->src);
     sim_timeline_destroy(a->ex.tl);

@@ -509,8 +509,8 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
         return SIM_DATA;
     }
     compare_today(p, quiet);
-    if (fs_api_keep_profile(a, p->path, p->device, p->device ? &p->dev : NULL,
-                            p->device ? &p->vars : NULL, p->device ? NULL : &p->model)) {
+    if (sim_profile_cache_keep(&a->profiles, p->path, p->device, p->device ? &p->dev : NULL,
+                               p->device ? &p->vars : NULL, p->device ? NULL : &p->model)) {
         snprintf(err, errlen, "%s: too many profiles to rerun (or out of memory)", record);
         return SIM_INTERNAL;
     }

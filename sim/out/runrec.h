@@ -30,6 +30,7 @@
 #include "sim/hw/sim_device.h"
 #include "sim/hw/sim_model.h"
 #include "sim/config/profile.h"
+#include "sim/config/sim_profile_cache.h"
 #include "sim/replay/sim_trace_cache.h"
 #include "traces/trc.h"
 
@@ -92,6 +93,13 @@ typedef struct fs_runrec_profile {
     const sim_device_variants *vars;
     const sim_model *model;
 } fs_runrec_profile;
+
+/* The profiles of cache c, in the order kept, at most cap, into out, each
+ * borrowing the cache's values: paths[i] gets the file's path relative to
+ * home (the project; NULL: none) when it lies inside it, else the path as
+ * kept.  Returns how many. */
+int32_t fs_runrec_list_profiles(const sim_profile_cache *c, const char *home,
+                                fs_runrec_profile *out, char (*paths)[PATH_MAX], int32_t cap);
 
 /* What the run was: strings borrowed until fs_runrec_write. */
 typedef struct fs_runrec_run {

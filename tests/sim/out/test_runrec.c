@@ -85,6 +85,33 @@ static void test_list_traces(void)
     sim_trace_cache_free(&c);
 }
 
+/* fs_runrec_list_profiles: every profile kept, in order, borrowing the
+ * cache's values; a path inside home relative to it (a mere prefix is not
+ * inside), else as kept; at most cap. */
+static void test_list_profiles(void)
+{
+    sim_profile_cache c = {0};
+    sim_device d;
+    sim_model m;
+    memset(&d, 0, sizeof d);
+    memset(&m, 0, sizeof m);
+    CHECK_EQ_INT(sim_profile_cache_keep(&c, "/proj/configs/devices/a.lua", 1, &d, NULL, NULL), 0);
+    CHECK_EQ_INT(sim_profile_cache_keep(&c, "/projX/models/b.lua", 0, NULL, NULL, &m), 0);
+    CHECK_EQ_INT(sim_profile_cache_keep(&c, "/else/models/c.lua", 0, NULL, NULL, &m), 0);
+    fs_runrec_profile out[3];
+    static char paths[3][PATH_MAX];
+    CHECK_EQ_INT(fs_runrec_list_profiles(&c, "/proj", out, paths, 3), 3);
+    CHECK(out[0].device == 1 && !strcmp(out[0].path, "configs/devices/a.lua"));
+    CHECK(out[0].dev == &c.e[0]->dev && out[0].vars == &c.e[0]->vars && out[0].model == NULL);
+    CHECK(out[1].device == 0 && !strcmp(out[1].path, "/projX/models/b.lua"));
+    CHECK(out[1].dev == NULL && out[1].vars == NULL && out[1].model == &c.e[1]->model);
+    CHECK(!strcmp(out[2].path, "/else/models/c.lua"));
+    CHECK_EQ_INT(fs_runrec_list_profiles(&c, NULL, out, paths, 3), 3);
+    CHECK(!strcmp(out[0].path, "/proj/configs/devices/a.lua"));
+    CHECK_EQ_INT(fs_runrec_list_profiles(&c, "/proj", out, paths, 2), 2);
+    sim_profile_cache_free(&c);
+}
+
 int main(void)
 {
     sim_device dev, dev2;
@@ -221,5 +248,6 @@ int main(void)
     free(p8);
     free(p4);
     test_list_traces();
+    test_list_profiles();
     return check_done("out/runrec");
 }
