@@ -691,6 +691,14 @@ int fs_api_warn_once(fs_api *a, uint64_t key)
     return 1;
 }
 
+/* Whether the script set the tree-size cap of staged point s's policy. */
+static int cap_set(const sim_sweep_staged *s)
+{
+    const ud_policy *u =
+        (const ud_policy *)((const char *)s->pt.policy_params - offsetof(ud_policy, params));
+    return u->cap_set;
+}
+
 /* Points whose tree-size cap the script set (tree_nodes or the policy's own
  * key) and that never bound it: the policy sized its trees below the cap.
  * One warning line per script; a policy left at its default cap sizes its
@@ -698,19 +706,8 @@ int fs_api_warn_once(fs_api *a, uint64_t key)
 static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, const char *chunk,
                               int line)
 {
-    int64_t count = 0, ran = 0, first = -1;
-    for (int64_t i = 0; i < n; i++) {
-        if (sp[i].code) continue;
-        const ud_policy *u =
-            (const ud_policy *)((const char *)sp[i].pt.policy_params - offsetof(ud_policy, params));
-        double cap = fs_tree_cap(sp[i].pt.policy, sp[i].pt.policy_params);
-        if (!u->cap_set || isnan(cap)) continue;
-        ran++;
-        if ((double)sp[i].row.st.verify_rows_max < cap) {
-            count++;
-            if (first < 0) first = i;
-        }
-    }
+    int64_t ran, first;
+    int64_t count = sim_sweep_unbound_caps(sp, n, cap_set, &ran, &first);
     if (!count || a->ex.rank != 0 || !fs_api_warn_once(a, 0x7472656563617073ull)) return;
     const sim_sweep_staged *f = &sp[first];
     fprintf(stderr,
@@ -718,7 +715,8 @@ static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, 
             "set never bound (e.g. %s: tree_nodes %.0f, at most %lld verified); the policy "
             "sized its trees below it (result column verify_rows_max; said once per script)\n",
             chunk, line, (long long)count, (long long)ran, ran == 1 ? "" : "s", f->row.policy,
-            fs_tree_cap(f->pt.policy, f->pt.policy_params), (long long)f->row.st.verify_rows_max);
+            sim_sweep_tree_cap(f->pt.policy, f->pt.policy_params),
+            (long long)f->row.st.verify_rows_max);
 }
 
 int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)

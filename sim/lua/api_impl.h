@@ -95,10 +95,6 @@ typedef struct fs_api {
     struct fs_names *names; /* the names recorded rows carry (api_names.c) */
 } fs_api;
 
-/* The tree-size cap of a built-in tree policy's params (nodes per tree, root
- * included: what `tree_nodes` sets), NaN for other policies. */
-double fs_tree_cap(const eng_policy_desc *desc, const void *params);
-
 /* The label of a policy's params (sim_out_params_label, sim/out/rows.h),
  * raising (78, the caller's line) when it does not fit in n bytes. */
 void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
