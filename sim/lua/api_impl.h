@@ -18,6 +18,7 @@
 #include "sim/config/profile.h"
 #include "sim/lua/api.h"
 #include "sim/out/rows.h"
+#include "sim/out/sim_outdir.h"
 #include "sim/replay/sim_trace_cache.h"
 #include "sim/config/sandbox.h"
 #include "sim/config/sim_profile_cache.h"
@@ -45,12 +46,8 @@ typedef sim_trace_entry fs_trace_entry;
 
 
 /* A file a script run writes into its output directory when it succeeds
- * (flashspec.calibrate's report and profile). */
-typedef struct fs_output {
-    char name[128]; /* file name inside DIR */
-    char *data;     /* owned */
-    size_t len;
-} fs_output;
+ * (sim/out/sim_outdir.h). */
+typedef sim_out_file fs_output;
 
 typedef struct fs_api {
     char script_dir[PATH_MAX];
