@@ -3,9 +3,9 @@
  *
  * Point id.  A point is identified by a 128-bit hash of its canonical
  * description: a sequence of "key=value\n" lines fed in a fixed order by the
- * caller (sim/lua: policy name and every policy parameter, device and models
- * by name *and* every profile value, the trace checksum, then every point key
- * of fs.run/fs.sweep in the key table's order).  Values are canonical and exact:
+ * caller (sim/sweep/sim_point_id.c: policy name and every policy parameter,
+ * device and models by name *and* every profile value, the trace checksum,
+ * then every point key of fs.run/fs.sweep in the key table's order).  Values are canonical and exact:
  * integers in decimal, doubles as C99 hex floats ("%a": no rounding), strings
  * verbatim, lists element by element.  Because the caller walks the
  * eng_param_desc tables, a key added to a table enters the id with no change

@@ -299,6 +299,23 @@ void trc_synth_memo_counts(const trc_synth_memo *m, int64_t *hits, int64_t *miss
 void trc_synth_memo_free(trc_synth_memo *m); /* NULL-safe */
 int trc_synth_memo_run(const trc_synth_params *p, trc_synth_memo *memo, trc_trace **out,
                        trc_err *err);
+
+/* Several traces generated at once (trc_synth_many.c): jobs[0..n) each by
+ * trc_synth_memo_run on its own parameters and memo (NULL: none), on up to
+ * `workers` threads (<= 0: 1, at most 64): one trace per thread while there
+ * are at least as many traces as workers (p.threads = 1), else each trace on
+ * its own thread and its synthesis on workers / n of them (p.threads).
+ * Each job's rc, err and trace t (owned by the caller) are those of
+ * trc_synth_memo_run; a trace made also has its statistics computed.  The
+ * traces are the same at any worker count. */
+typedef struct trc_synth_job {
+    trc_synth_params p;
+    trc_synth_memo *memo;
+    trc_trace *t;
+    trc_err err;
+    int rc;
+} trc_synth_job;
+void trc_synth_many(trc_synth_job *const *jobs, int32_t n, int32_t workers);
 /* The same trace written to path prompt by prompt, holding about one prompt's
  * trees in memory (traces larger than memory): the generator runs twice, once
  * to size the file and once to fill it; each prompt is checked as trc_load

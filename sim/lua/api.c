@@ -45,6 +45,7 @@
 #include "sim/out/sim_tmp.h"
 #include "sim/replay/replay.h"
 #include "sim/sweep/sim_sweep.h"
+#include "sim/sweep/sim_point_id.h"
 #include "sim/sweep/sim_sweep_mpi.h"
 #include "traces/trc.h"
 
@@ -530,47 +531,40 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     return r;
 }
 
-/* The point's id (sim_sweep_store.h): policy, profiles (by name and by every
- * value), trace checksum and every key of point_keys, hashed from the validated
- * values, so a key added to point_keys enters the id by itself.  *seed_id is
- * the same hash less synth_tokens: the replay seed derives from it, so both
- * constructions of synthesised ids replay the same random stream. */
+/* The point's id (sim_sweep_store.h, sim_point_ident_hash): policy,
+ * profiles (by name and by every value), trace checksum and every key of
+ * point_keys, hashed from the validated values, so a key added to point_keys
+ * enters the id by itself.  *seed_id is the same hash less synth_tokens: the
+ * replay seed derives from it, so both constructions of synthesised ids
+ * replay the same random stream. */
 static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
                              const ud_model *drf, const fs_row *r, const point_opts *po,
                              const point_ext *px, const fs_api *a, const sim_point *pt,
                              sim_id *seed_id)
 {
-    sim_id_hasher h;
-    sim_id_hasher_init(&h);
-    sim_id_hasher_str(&h, "policy", pol->desc->name);
-    sim_id_hasher_params(&h, "policy", pol->desc->params, pol->params);
-    /* a plug-in's code is not in the build key: its file's digest is here */
-    for (int i = 0; i < a->n_plugins; i++)
-        if (a->plugins[i].desc == pol->desc)
-            sim_id_hasher_str(&h, "policy.plugin", a->plugins[i].digest);
-    sim_id_hasher_str(&h, "device", dev->name);
-    sim_id_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
-    sim_id_hasher_str(&h, "target", tgt->name);
-    sim_id_hasher_params(&h, "target", sim_model_keys(), &tgt->model);
-    sim_id_hasher_str(&h, "draft", r->draft);
-    if (drf && strcmp(r->draft, "none") != 0)
-        sim_id_hasher_params(&h, "draft", sim_model_keys(), &drf->model);
-    sim_id_hasher_u64(&h, "trace_checksum", r->trace_checksum);
-    sim_id_hasher_params(&h, "point", point_keys, po);
-    if (px->prompt_offset) sim_id_hasher_u64(&h, "point.prompt_offset", (uint64_t)px->prompt_offset);
-    *seed_id = sim_id_hasher_final(&h);
-    /* the standing variants price the point's own cycles (the model band):
-     * they name the result, never its draws */
-    for (int32_t i = 0; i < dev->n_variants && !a->no_variants; i++) {
-        sim_id_hasher_str(&h, "device.variant", dev->variant_names[i]);
-        sim_id_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
-    }
-    /* so does the trace's acceptance bracket */
+    const char *digests[FS_MAX_PLUGINS];
+    int32_t nd = 0;
+    for (int i = 0; i < a->n_plugins && nd < FS_MAX_PLUGINS; i++)
+        if (a->plugins[i].desc == pol->desc) digests[nd++] = a->plugins[i].digest;
+    const char *vnames[SIM_PROFILE_MAX_VARIANTS];
+    int32_t nv = a->no_variants ? 0 : dev->n_variants;
+    for (int32_t i = 0; i < nv; i++)
+        vnames[i] = dev->variant_names[i];
+    uint64_t bracket[FS_TRACE_BRACKET_MAX];
     for (int32_t i = 0; i < pt->n_trace_variants; i++)
-        sim_id_hasher_u64(&h, "trace.bracket", trc_checksum(pt->trace_variants[i]));
-    if (px->synth_tokens)
-        sim_id_hasher_u64(&h, "point.synth_tokens", (uint64_t)px->synth_tokens);
-    return sim_id_hasher_final(&h);
+        bracket[i] = trc_checksum(pt->trace_variants[i]);
+    sim_point_ident x = {
+        .policy = pol->desc, .policy_params = pol->params,
+        .plugin_digests = digests, .n_plugin_digests = nd,
+        .device = dev->name, .dev = &dev->dev, .target = tgt->name, .tgt = &tgt->model,
+        .draft = r->draft, .drf = drf ? &drf->model : NULL,
+        .trace_checksum = r->trace_checksum,
+        .point_keys = point_keys, .point_values = po, .prompt_offset = px->prompt_offset,
+        .n_variants = nv, .variant_names = vnames, .variants = dev->variants,
+        .n_bracket = pt->n_trace_variants, .bracket_checksums = bracket,
+        .synth_tokens = px->synth_tokens,
+    };
+    return sim_point_ident_hash(&x, seed_id);
 }
 
 /* Validates the point table at idx into *s (raises on invalid input). */
@@ -697,6 +691,14 @@ int fs_api_warn_once(fs_api *a, uint64_t key)
     return 1;
 }
 
+/* Whether the script set the tree-size cap of staged point s's policy. */
+static int cap_set(const sim_sweep_staged *s)
+{
+    const ud_policy *u =
+        (const ud_policy *)((const char *)s->pt.policy_params - offsetof(ud_policy, params));
+    return u->cap_set;
+}
+
 /* Points whose tree-size cap the script set (tree_nodes or the policy's own
  * key) and that never bound it: the policy sized its trees below the cap.
  * One warning line per script; a policy left at its default cap sizes its
@@ -704,19 +706,8 @@ int fs_api_warn_once(fs_api *a, uint64_t key)
 static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, const char *chunk,
                               int line)
 {
-    int64_t count = 0, ran = 0, first = -1;
-    for (int64_t i = 0; i < n; i++) {
-        if (sp[i].code) continue;
-        const ud_policy *u =
-            (const ud_policy *)((const char *)sp[i].pt.policy_params - offsetof(ud_policy, params));
-        double cap = fs_tree_cap(sp[i].pt.policy, sp[i].pt.policy_params);
-        if (!u->cap_set || isnan(cap)) continue;
-        ran++;
-        if ((double)sp[i].row.st.verify_rows_max < cap) {
-            count++;
-            if (first < 0) first = i;
-        }
-    }
+    int64_t ran, first;
+    int64_t count = sim_sweep_unbound_caps(sp, n, cap_set, &ran, &first);
     if (!count || a->ex.rank != 0 || !fs_api_warn_once(a, 0x7472656563617073ull)) return;
     const sim_sweep_staged *f = &sp[first];
     fprintf(stderr,
@@ -724,7 +715,8 @@ static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, 
             "set never bound (e.g. %s: tree_nodes %.0f, at most %lld verified); the policy "
             "sized its trees below it (result column verify_rows_max; said once per script)\n",
             chunk, line, (long long)count, (long long)ran, ran == 1 ? "" : "s", f->row.policy,
-            fs_tree_cap(f->pt.policy, f->pt.policy_params), (long long)f->row.st.verify_rows_max);
+            sim_sweep_tree_cap(f->pt.policy, f->pt.policy_params),
+            (long long)f->row.st.verify_rows_max);
 }
 
 int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)

@@ -18,7 +18,10 @@
 #include "sim/config/profile.h"
 #include "sim/lua/api.h"
 #include "sim/out/rows.h"
+#include "sim/out/sim_outdir.h"
+#include "sim/replay/sim_trace_cache.h"
 #include "sim/config/sandbox.h"
+#include "sim/config/sim_profile_cache.h"
 #include "sim/lua/sweep_exec.h"
 #include "traces/trc.h"
 
@@ -36,34 +39,20 @@
 
 typedef struct fs_synth_pending fs_synth_pending; /* api_synth.c */
 
-typedef struct fs_trace_entry {
-    char key[PATH_MAX]; /* resolved path, or "synth:<checksum>" */
-    char name[128];     /* what the results call it */
-    trc_trace *trace;   /* owned; NULL once released (fs_api_release_traces) */
-    int64_t used_at;    /* fs_api.generation when last made or looked up */
-    fs_synth_pending *pending; /* a synthetic trace recorded, not generated yet
-                                  (api_synth.c; trace NULL until then) */
-    /* for DIR/run.json: the path as the script gave it, or (is_synth) the
-     * generator's settings */
-    char given[PATH_MAX];
-    int is_synth;
-    trc_synth_params synth;
-} fs_trace_entry;
+/* A trace a script run holds (sim/replay/sim_trace_cache.h); pending is an
+ * fs_synth_pending (api_synth.c) while a synthetic trace is recorded, not
+ * generated yet. */
+typedef sim_trace_entry fs_trace_entry;
 
 
 /* A file a script run writes into its output directory when it succeeds
- * (flashspec.calibrate's report and profile). */
-typedef struct fs_output {
-    char name[128]; /* file name inside DIR */
-    char *data;     /* owned */
-    size_t len;
-} fs_output;
+ * (sim/out/sim_outdir.h). */
+typedef sim_out_file fs_output;
 
 typedef struct fs_api {
     char script_dir[PATH_MAX];
     fs_rows_meta meta;
-    fs_trace_entry **traces; /* each entry allocated on its own: userdata borrow them */
-    int32_t n_traces, cap_traces;
+    sim_trace_cache traces; /* each entry allocated on its own: userdata borrow them */
     fs_row *rows;
     int32_t n_rows, cap_rows;
     int quiet;
@@ -85,8 +74,7 @@ typedef struct fs_api {
     int verify_trace;         /* --verify-trace */
     int strict;               /* --strict */
     struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
-    struct fs_profile_entry **profiles; /* profile files read so far (api_objects.c) */
-    int32_t n_profiles, cap_profiles;
+    sim_profile_cache profiles; /* profile files read so far (sim_profile_cache.h) */
     /* while flashspec.calibrate fits (synth_memo_on > 0): a draw memo per
      * shape of node-stream synthetic trace (trc.h trc_synth_memo), so that an
      * evaluation redraws only what its knobs move; held against the memory
@@ -104,30 +92,11 @@ typedef struct fs_api {
     struct fs_names *names; /* the names recorded rows carry (api_names.c) */
 } fs_api;
 
-/* The tree-size cap of a built-in tree policy's params (nodes per tree, root
- * included: what `tree_nodes` sets), NaN for other policies. */
-double fs_tree_cap(const eng_policy_desc *desc, const void *params);
-
 /* The label of a policy's params (sim_out_params_label, sim/out/rows.h),
  * raising (78, the caller's line) when it does not fit in n bytes. */
 void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *params, char *out,
                      size_t n);
 
-/* Frees the profiles read by the run (a's cache of them). */
-void fs_api_free_profiles(fs_api *a);
-
-/* The profiles the run read, for run.json (runrec.h): at most cap, each
- * borrowing the cache's values; paths[i] gets the file's path relative to the
- * project when inside it.  Returns how many. */
-struct fs_runrec_profile;
-int32_t fs_api_list_profiles(const fs_api *a, struct fs_runrec_profile *out,
-                             char (*paths)[PATH_MAX], int32_t cap);
-
-/* Puts a profile into the run's cache as if read from `path` (flashspec
- * rerun: the recorded values stand for the file).  0, or -1 when the cache
- * is full or memory runs out. */
-int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
-                        const sim_device_variants *vars, const sim_model *model);
 
 /* Counts `bytes` more that the API is about to hold for the script; raises
  * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass
@@ -238,7 +207,7 @@ int fs_raise(lua_State *L, int status, int where, const char *fmt, ...);
  * stack. */
 int fs_error_status(lua_State *L, int idx, int dflt, const char **msg);
 
-/* Frees the traces of the entries [from, n_traces) last used before
+/* Frees the traces of the entries [from, traces.n) last used before
  * generation `before` (fs.calibrate: synthetic traces that recent evaluations
  * no longer use).  The entries stay, with trace NULL, so that a userdata still
  * holding one gets a clear error instead of a stale pointer. */
@@ -307,7 +276,8 @@ int fs_l_tune(lua_State *L);
 
 /* Finds a file named by a script: an absolute path as is, else relative to
  * the script's directory, then to the project ($FLASHSPEC_HOME or the source
- * tree).  0 and out, or -1 (tried: " (looked in A and B)"). */
+ * tree); sim_paths_find_file (sim/config/sim_paths.h) over those two.  0 and
+ * out, or -1 (tried: " (looked in A and B)"). */
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
                      size_t tn);
 /* The first of those two places where a relative path names anything (a

@@ -10,7 +10,6 @@
 #include "sim/out/sim_out.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +23,8 @@
 #include "sim/config/lparams.h"
 #include "sim/out/runrec.h"
 #include "sim/config/profile.h"
+#include "sim/config/sim_paths.h"
+#include "sim/config/sim_profile_cache.h"
 
 /* --------------------------------------------------------------- profiles */
 
@@ -38,9 +39,6 @@ static int profile_is_file(const char *name)
  * along the profile search path (profile.h), or a file path (beside the
  * script, else in the project).  Raises on an invalid name or a missing
  * file.  kind: "devices" or "models"; what: "device" or "model". */
-static void profile_cached_path(const fs_api *a, const char *kind, const char *name, char *path,
-                                size_t n);
-
 static const char *profile_arg(lua_State *L, const char *kind, const char *what, char *path,
                                size_t n)
 {
@@ -70,7 +68,7 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
         fs_raise(L, SIM_CONFIG, 1, "invalid %s profile name '%s'", what, name);
     struct stat st;
     if (stat(path, &st) != 0) /* gone since the run read it (or a rerun's record) */
-        profile_cached_path(fs_api_get(L), kind, name, path, n);
+        sim_profile_cache_named(&fs_api_get(L)->profiles, kind, name, path, n);
     return name;
 }
 
@@ -247,137 +245,12 @@ static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *
     lua_pop(L, 1);
 }
 
-/* Each profile file is read once per script run: a spec that asks for the
- * same device or model evaluation after evaluation (flashspec.calibrate) does
- * not re-run its chain, and an edit of the file while the script runs is not
- * seen halfway through -- the whole run uses the values read first. */
-#define FS_PROFILES_MAX 256
-
-typedef struct fs_profile_entry {
-    char path[PATH_MAX];
-    int device; /* 1: dev and vars, 0: model */
-    sim_device dev;
-    sim_device_variants vars;
-    sim_model model;
-} fs_profile_entry;
-
-void fs_api_free_profiles(fs_api *a)
-{
-    for (int32_t i = 0; i < a->n_profiles; i++)
-        free(a->profiles[i]);
-    free(a->profiles);
-    a->profiles = NULL;
-    a->n_profiles = a->cap_profiles = 0;
-}
-
-/* The path of a profile of kind called name that the run holds in its cache
- * (.../<kind>/<name>.lua: one it read, or one a rerun recorded) into path;
- * path unchanged when there is none. */
-static void profile_cached_path(const fs_api *a, const char *kind, const char *name, char *path,
-                                size_t n)
-{
-    char tail[SIM_PROFILE_NAME_CAP + 32];
-    int tl = snprintf(tail, sizeof tail, "/%s/%s.lua", kind, name);
-    for (int32_t i = 0; tl > 0 && (size_t)tl < sizeof tail && i < a->n_profiles; i++) {
-        const char *p = a->profiles[i]->path;
-        size_t pl = strlen(p);
-        if (a->profiles[i]->device == !strcmp(kind, "devices") && pl >= (size_t)tl &&
-            !strcmp(p + pl - (size_t)tl, tail)) {
-            snprintf(path, n, "%s", p);
-            return;
-        }
-    }
-}
-
-static const fs_profile_entry *profile_find(const fs_api *a, const char *path, int device)
-{
-    for (int32_t i = 0; i < a->n_profiles; i++)
-        if (a->profiles[i]->device == device && strcmp(a->profiles[i]->path, path) == 0)
-            return a->profiles[i];
-    return NULL;
-}
-
-/* Keeps a copy of a profile just read (a full cache, or no memory: not kept,
- * -1). */
-static int profile_keep(fs_api *a, const char *path, int device, const sim_device *dev,
-                        const sim_device_variants *vars, const sim_model *model)
-{
-    if (a->n_profiles == FS_PROFILES_MAX) return -1;
-    if (a->n_profiles == a->cap_profiles) {
-        int32_t cap = a->cap_profiles ? 2 * a->cap_profiles : 8;
-        fs_profile_entry **n = realloc(a->profiles, sizeof *n * (size_t)cap);
-        if (!n) return -1;
-        a->profiles = n;
-        a->cap_profiles = cap;
-    }
-    fs_profile_entry *e = calloc(1, sizeof *e);
-    if (!e) return -1;
-    snprintf(e->path, sizeof e->path, "%s", path);
-    e->device = device;
-    if (dev) e->dev = *dev;
-    if (vars) e->vars = *vars;
-    if (model) e->model = *model;
-    a->profiles[a->n_profiles++] = e;
-    return 0;
-}
-
-int fs_api_keep_profile(fs_api *a, const char *path, int device, const sim_device *dev,
-                        const sim_device_variants *vars, const sim_model *model)
-{
-    return profile_keep(a, path, device, dev, vars, model);
-}
-
-int32_t fs_api_list_profiles(const fs_api *a, fs_runrec_profile *out, char (*paths)[PATH_MAX],
-                             int32_t cap)
-{
-    const char *home = fs_home_dir();
-    size_t hl = home ? strlen(home) : 0;
-    int32_t n = 0;
-    for (int32_t i = 0; i < a->n_profiles && n < cap; i++) {
-        const fs_profile_entry *e = a->profiles[i];
-        int inside = hl && !strncmp(e->path, home, hl) && e->path[hl] == '/';
-        snprintf(paths[n], PATH_MAX, "%s", inside ? e->path + hl + 1 : e->path);
-        out[n] = (fs_runrec_profile){.device = e->device, .path = paths[n],
-                                     .dev = e->device ? &e->dev : NULL,
-                                     .vars = e->device ? &e->vars : NULL,
-                                     .model = e->device ? NULL : &e->model};
-        n++;
-    }
-    return n;
-}
-
-static int load_device(fs_api *a, const char *path, sim_device *dev, sim_device_variants *vars,
-                       char *err, size_t errlen)
-{
-    const fs_profile_entry *e = profile_find(a, path, 1);
-    if (e) {
-        *dev = e->dev;
-        *vars = e->vars;
-        return SIM_OK;
-    }
-    int rc = sim_profile_load_device_variants(path, dev, vars, err, errlen);
-    if (rc == SIM_OK) profile_keep(a, path, 1, dev, vars, NULL);
-    return rc;
-}
-
-static int load_model(fs_api *a, const char *path, sim_model *model, char *err, size_t errlen)
-{
-    const fs_profile_entry *e = profile_find(a, path, 0);
-    if (e) {
-        *model = e->model;
-        return SIM_OK;
-    }
-    int rc = sim_profile_load_model(path, model, err, errlen);
-    if (rc == SIM_OK) profile_keep(a, path, 0, NULL, NULL, model);
-    return rc;
-}
-
 /* 1 when the model profile called name loads (along the search path) into *m. */
 static int recorded_profile(fs_api *a, const char *name, sim_model *m)
 {
     char path[PATH_MAX], err[512];
     if (sim_profile_find("models", name, 0, path, sizeof path) < 0) return 0;
-    return load_model(a, path, m, err, sizeof err) == SIM_OK;
+    return sim_profile_cache_model(&a->profiles, path, m, err, sizeof err) == SIM_OK;
 }
 
 /* Why point model m, in role `role`, is not the recorded model `rec` (""
@@ -443,8 +316,9 @@ int fs_l_device(lua_State *L)
     ud_device *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
     sim_device_variants *vars = lua_newuserdatauv(L, sizeof *vars, 0); /* freed by the GC */
-    profile_check(L, load_device(fs_api_get(L), path, &u->dev, vars, err, sizeof err), "device",
-                  name, path, err);
+    fs_api *a = fs_api_get(L);
+    int rc = sim_profile_cache_device(&a->profiles, path, &u->dev, vars, err, sizeof err);
+    profile_check(L, rc, "device", name, path, err);
     if (over) { /* argument 2; the stack above it is kept */
         apply_overrides(L, "flashspec.device", sim_device_keys(), &u->dev, name);
         if (sim_device_check(&u->dev, err, sizeof err))
@@ -478,8 +352,8 @@ int fs_l_model(lua_State *L)
     int over = override_arg(L, "flashspec.model");
     ud_model *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
-    profile_check(L, load_model(fs_api_get(L), path, &u->model, err, sizeof err), "model", name,
-                  path, err);
+    int rc = sim_profile_cache_model(&fs_api_get(L)->profiles, path, &u->model, err, sizeof err);
+    profile_check(L, rc, "model", name, path, err);
     if (over) {
         apply_overrides(L, "flashspec.model", sim_model_keys(), &u->model, name);
         if (sim_model_check(&u->model, err, sizeof err))
@@ -579,22 +453,9 @@ int fs_name_index(lua_State *L)
 
 /* ----------------------------------------------------------------- traces */
 
-static fs_trace_entry *trace_find(fs_api *a, const char *key)
-{
-    for (int32_t i = 0; i < a->n_traces; i++)
-        if ((a->traces[i]->trace || a->traces[i]->pending) && strcmp(a->traces[i]->key, key) == 0)
-            return a->traces[i];
-    return NULL;
-}
-
 void fs_api_release_traces(fs_api *a, int32_t from, int64_t before)
 {
-    for (int32_t i = from < 0 ? 0 : from; i < a->n_traces; i++) {
-        if (a->traces[i]->used_at >= before || !a->traces[i]->trace) continue;
-        fs_api_release(a, trc_bytes(a->traces[i]->trace));
-        trc_free(a->traces[i]->trace);
-        a->traces[i]->trace = NULL;
-    }
+    fs_api_release(a, sim_trace_cache_release(&a->traces, from, before));
 }
 
 const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line)
@@ -611,29 +472,11 @@ const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk
 static fs_trace_entry *trace_add(lua_State *L, fs_api *a, const char *key, const char *name,
                                  trc_trace *t)
 {
-    if (a->n_traces == a->cap_traces) {
-        int32_t cap = a->cap_traces ? 2 * a->cap_traces : 8;
-        fs_trace_entry **n = realloc(a->traces, sizeof *n * (size_t)cap);
-        if (!n) {
-            trc_free(t);
-            fs_raise(L, SIM_NOMEM, 0, "out of memory");
-        }
-        a->traces = n;
-        a->cap_traces = cap;
-    }
-    fs_trace_entry *e = malloc(sizeof *e);
+    fs_trace_entry *e = sim_trace_cache_add(&a->traces, key, name, t, a->generation);
     if (!e) {
         trc_free(t);
         fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
-    a->traces[a->n_traces++] = e;
-    snprintf(e->key, sizeof e->key, "%s", key);
-    snprintf(e->name, sizeof e->name, "%s", name);
-    e->trace = t;
-    e->used_at = a->generation;
-    e->pending = NULL;
-    e->given[0] = 0;
-    e->is_synth = 0;
     return e;
 }
 
@@ -689,84 +532,15 @@ static int l_trace_bracket(lua_State *L)
     return 1;
 }
 
-static int file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static const char *project_dir(void)
-{
-    return fs_home_dir();
-}
-
 int fs_api_find_any(const fs_api *a, const char *path, char *out, size_t n)
 {
-    struct stat st;
-    const char *dirs[2] = {a->script_dir, project_dir()};
-    for (int i = 0; i < 2; i++) {
-        int k = snprintf(out, n, "%s/%s", dirs[i], path);
-        if (k > 0 && (size_t)k < n && stat(out, &st) == 0) return 0;
-    }
-    out[0] = 0;
-    return -1;
+    return sim_paths_find_any(a->script_dir, fs_home_dir(), path, out, n);
 }
 
 int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
                      size_t tn)
 {
-    out[0] = 0;
-    if (tried && tn) tried[0] = 0;
-    if (path[0] == '/') {
-        snprintf(out, n, "%s", path);
-    } else {
-        char c1[PATH_MAX], c2[PATH_MAX];
-        int n1 = snprintf(c1, sizeof c1, "%s/%s", a->script_dir, path);
-        int n2 = snprintf(c2, sizeof c2, "%s/%s", project_dir(), path);
-        if (n1 > 0 && (size_t)n1 < sizeof c1 && (size_t)n1 < n && file_exists(c1))
-            memcpy(out, c1, (size_t)n1 + 1);
-        else if (n2 > 0 && (size_t)n2 < sizeof c2 && (size_t)n2 < n && file_exists(c2))
-            memcpy(out, c2, (size_t)n2 + 1);
-        if (tried && tn)
-            snprintf(tried, tn, " (looked in %s and %s)", a->script_dir, project_dir());
-    }
-    return out[0] && file_exists(out) ? 0 : -1;
-}
-
-/* The trace file nearest to a missing `path` (by edit distance of the file
- * name), among the .h5 files of its directory as seen from the script's
- * directory and from the project: " (did you mean 'DIR/NAME'?)" in the
- * script's own spelling of the directory, or "" when none is near. */
-static void nearest_trace(const fs_api *a, const char *path, char *out, size_t n)
-{
-    out[0] = 0;
-    if (path[0] == '/') return;
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    int dn = slash ? (int)(slash - path) : 0;
-    const char *roots[2] = {a->script_dir, project_dir()};
-    char best[256] = "";
-    int32_t bd = 0;
-    for (int r = 0; r < 2; r++) {
-        char dir[PATH_MAX];
-        if (snprintf(dir, sizeof dir, "%s/%.*s", roots[r], dn, path) >= (int)sizeof dir)
-            continue;
-        DIR *d = opendir(dir);
-        if (!d) continue;
-        for (struct dirent *ent; (ent = readdir(d)) != NULL;) {
-            size_t l = strlen(ent->d_name);
-            if (l < 4 || strcmp(ent->d_name + l - 3, ".h5") != 0 || l >= sizeof best) continue;
-            int32_t dist = eng_params_distance(base, ent->d_name);
-            if (!best[0] || dist < bd) {
-                bd = dist;
-                snprintf(best, sizeof best, "%s", ent->d_name);
-            }
-        }
-        closedir(d);
-    }
-    int32_t near = (int32_t)strlen(base) / 3 > 3 ? (int32_t)strlen(base) / 3 : 3;
-    if (best[0] && bd <= near)
-        snprintf(out, n, " (did you mean '%.*s%s%s'?)", dn, path, dn ? "/" : "", best);
+    return sim_paths_find_file(a->script_dir, fs_home_dir(), path, out, n, tried, tn);
 }
 
 int fs_l_trace(lua_State *L)
@@ -783,13 +557,13 @@ int fs_l_trace(lua_State *L)
             snprintf(cand, sizeof cand, "%s", path);
         else {
             char hint[320];
-            nearest_trace(a, path, hint, sizeof hint);
+            sim_paths_nearest(a->script_dir, fs_home_dir(), path, ".h5", hint, sizeof hint);
             return fs_raise(L, SIM_MISSING, 1, "trace '%s' not found%s%s", path, tried, hint);
         }
     }
     char real[PATH_MAX];
     if (!realpath(cand, real)) snprintf(real, sizeof real, "%s", cand);
-    fs_trace_entry *e = trace_find(a, real);
+    fs_trace_entry *e = sim_trace_cache_find(&a->traces, real);
     if (e) e->used_at = a->generation;
     if (!e) {
         trc_trace *t = NULL;
@@ -961,7 +735,7 @@ int fs_l_trace_synth(lua_State *L)
     }
     char key[160];
     snprintf(key, sizeof key, "synth:%016llx:%s", (unsigned long long)h, s.name);
-    fs_trace_entry *e = trace_find(a, key);
+    fs_trace_entry *e = sim_trace_cache_find(&a->traces, key);
     if (e) {
         e->used_at = a->generation;
         push_trace(L, e);

@@ -65,11 +65,6 @@ static const eng_param_desc *tree_param_lua(lua_State *L, const eng_policy_desc 
     return eng_tree_param_flag(desc, on);
 }
 
-double fs_tree_cap(const eng_policy_desc *desc, const void *params)
-{
-    return eng_tree_param(desc, params) ? eng_tree_nodes(desc, params) : NAN;
-}
-
 /* A widths list (at wi, tree parameter d) cut to the deepest prefix whose
  * tree holds at most n nodes; raises when not even the first level fits. */
 static void cut_widths(lua_State *L, const eng_param_desc *d, int wi, lua_Integer n,

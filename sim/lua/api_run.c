@@ -112,80 +112,6 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
     return fs_script_run_timeline(o, NULL, err, errlen);
 }
 
-/* The traces the rows ran on, for run.json (runrec.h): a file's path
- * relative to the project when it lies inside it (paths[i] holds it), else as
- * given; a synthetic trace's generator settings.  Returns how many (at most
- * cap), in the order the script opened them. */
-static int32_t record_traces(const fs_api *a, fs_runrec_trace *out, char (*paths)[PATH_MAX],
-                             int32_t cap)
-{
-    const char *home = fs_home_dir();
-    size_t hl = home ? strlen(home) : 0;
-    int32_t n = 0;
-    for (int32_t i = 0; i < a->n_traces && n < cap; i++) {
-        const fs_trace_entry *e = a->traces[i];
-        int used = 0;
-        for (int32_t r = 0; r < a->n_rows && !used; r++)
-            used = !strcmp(a->rows[r].trace, e->name);
-        if (!used) continue;
-        out[n] = (fs_runrec_trace){.name = e->name, .given = e->given,
-                                   .synth = e->is_synth ? &e->synth : NULL};
-        if (!e->is_synth) {
-            int inside = hl && !strncmp(e->key, home, hl) && e->key[hl] == '/';
-            snprintf(paths[n], PATH_MAX, "%s", inside ? e->key + hl + 1 : e->given);
-            out[n].path = paths[n];
-        }
-        n++;
-    }
-    return n;
-}
-
-/* DIR/run.json and DIR/script.lua (runrec.h).  0, or an exit code. */
-static int write_record(const fs_api *a, const fs_script_opts *o, const char *src, size_t len,
-                        char *err, size_t errlen)
-{
-    fs_runrec_plugin plugins[FS_MAX_PLUGINS];
-    int np = a->n_plugins < FS_MAX_PLUGINS ? a->n_plugins : FS_MAX_PLUGINS;
-    for (int i = 0; i < np; i++)
-        plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
-                                        a->plugins[i].sha256};
-    int32_t cap = a->n_traces, pcap = a->n_profiles;
-    fs_runrec_trace *traces = calloc((size_t)(cap ? cap : 1), sizeof *traces);
-    char(*paths)[PATH_MAX] = calloc((size_t)(cap ? cap : 1), sizeof *paths);
-    fs_runrec_profile *profs = calloc((size_t)(pcap ? pcap : 1), sizeof *profs);
-    char(*ppaths)[PATH_MAX] = calloc((size_t)(pcap ? pcap : 1), sizeof *ppaths);
-    if (!traces || !paths || !profs || !ppaths) {
-        free(traces);
-        free(paths);
-        free(profs);
-        free(ppaths);
-        snprintf(err, errlen, "out of memory for %s/run.json", o->out_dir);
-        return SIM_INTERNAL;
-    }
-    fs_runrec_run run = {.version = FS_VERSION,
-                         .plugins = plugins,
-                         .n_plugins = np,
-                         .build_key = a->ex.build_key,
-                         .argv = o->argv,
-                         .argc = o->argc,
-                         .script_path = o->script,
-                         .script_hash = a->meta.script_hash,
-                         .args = o->args,
-                         .n_args = o->n_args,
-                         .script_bytes = src,
-                         .script_len = len};
-    run.traces = traces;
-    run.n_traces = record_traces(a, traces, paths, cap);
-    run.profiles = profs;
-    run.n_profiles = fs_api_list_profiles(a, profs, ppaths, pcap);
-    int rc = sim_out_record_write(o->out_dir, a->rec, &run, a->rows, a->n_rows, err, errlen);
-    free(traces);
-    free(paths);
-    free(profs);
-    free(ppaths);
-    return rc;
-}
-
 /* A script run: its state, what its phases set up and the last frees. */
 typedef struct script_run {
     fs_api a;
@@ -352,35 +278,24 @@ static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_o
 {
     fs_api *a = &r->a;
     int code = t ? sim_sweep_exec_timeline_write(&a->ex, t->path, a->quiet, err, errlen) : SIM_OK;
-    if (code == SIM_OK && o->out_dir && a->n_rows > 0 && a->ex.rank == 0) {
-        /* what produced the results, written before them (and removed again
-         * if they cannot be written): runrec.h; each write into DIR only
-         * while DIR is still the directory this run locked */
-        code = sim_out_dir_held(&r->lock, err, errlen);
-        int wrote = code == SIM_OK;
-        if (code == SIM_OK) code = write_record(a, o, r->src, r->len, err, errlen);
-        if (code == SIM_OK) code = sim_out_dir_held(&r->lock, err, errlen);
-        if (code == SIM_OK)
-            code = 
-                fs_rows_write(&a->meta, a->rows, a->n_rows, o->out_dir, err, errlen);
-        if (code != SIM_OK && wrote) sim_out_record_drop(&r->lock, o->out_dir);
-        if (code == SIM_OK && !a->quiet)
-            fprintf(stderr,
-                    "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
-                    "%lld resumed)\n",
-                    a->n_rows, a->n_rows == 1 ? "" : "s", o->out_dir, (long long)a->ex.computed,
-                    (long long)a->ex.resumed);
-    }
-    for (int32_t i = 0; code == SIM_OK && o->out_dir && a->ex.rank == 0 && i < a->n_outputs;
-         i++) {
-        code = sim_out_dir_held(&r->lock, err, errlen);
-        if (code != SIM_OK) break;
-        int rc = sim_out_write_file(o->out_dir, a->outputs[i].name, a->outputs[i].data,
-                                    a->outputs[i].len, err, errlen);
-        if (rc != SIM_OK)
-            code = rc;
-        else if (!a->quiet)
-            fprintf(stderr, "flashspec: wrote %s/%s\n", o->out_dir, a->outputs[i].name);
+    if (code == SIM_OK && o->out_dir && a->ex.rank == 0) {
+        fs_runrec_plugin plugins[FS_MAX_PLUGINS];
+        int np = a->n_plugins < FS_MAX_PLUGINS ? a->n_plugins : FS_MAX_PLUGINS;
+        for (int i = 0; i < np; i++)
+            plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
+                                            a->plugins[i].sha256};
+        sim_out_results w = {
+            .dir = o->out_dir, .lock = &r->lock, .meta = &a->meta,
+            .rows = a->rows, .n_rows = a->n_rows, .rec = a->rec,
+            .run = {.version = FS_VERSION, .plugins = plugins, .n_plugins = np,
+                    .build_key = a->ex.build_key, .argv = o->argv, .argc = o->argc,
+                    .script_path = o->script, .script_hash = a->meta.script_hash,
+                    .args = o->args, .n_args = o->n_args, .script_bytes = r->src,
+                    .script_len = r->len},
+            .traces = &a->traces, .profiles = &a->profiles, .home = fs_home_dir(),
+            .files = a->outputs, .n_files = a->n_outputs,
+            .computed = a->ex.computed, .resumed = a->ex.resumed, .quiet = a->quiet};
+        code = sim_out_results_write(&w, err, errlen);
     }
     if (code == SIM_OK && a->ex.point_code) {
         code = a->ex.point_code;
@@ -401,18 +316,14 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     a->synth_memo_on = 1;
     fs_api_synth_memos(a, 0); /* a fit the script's error cut short */
     fs_api_synth_free_pending(a);
-    for (int32_t i = 0; i < a->n_traces; i++) {
-        trc_free(a->traces[i]->trace);
-        free(a->traces[i]);
-    }
-    free(a->traces);
+    sim_trace_cache_free(&a->traces);
     free(a->rows);
     for (int32_t i = 0; i < a->n_outputs; i++)
         free(a->outputs[i].data);
     free(a->outputs);
     free(a->warned);
     fs_api_free_names(a);
-    fs_api_free_profiles(a);
+    sim_profile_cache_free(&a->profiles);
     fs_runrec_free(a->rec);
     free(r->src);
     sim_timeline_destroy(a->ex.tl);

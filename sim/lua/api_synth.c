@@ -11,8 +11,8 @@
  * the spec's points function, a named synthetic trace that is not made yet
  * is only recorded -- its parameters checked, its entry made, its userdata
  * handed back -- and fs_api_synth_resolve then generates every recorded one
- * at once: each on its own worker (one thread each) when there are several,
- * else on all of them.  The traces are the ones flashspec.trace.synth makes
+ * at once (trc_synth_many, trc.h): each on its own worker (one thread each)
+ * when there are several, else on all of them.  The traces are the ones flashspec.trace.synth makes
  * (the same at any thread count), charged to the memory limit in the order
  * they were asked for; a trace is recorded only when the most the recorded
  * ones may take still fits, so the limit sees what it would have seen.
@@ -21,21 +21,15 @@
  */
 #include "api_impl.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct fs_synth_pending {
-    trc_synth_params p;
-    trc_synth_memo *memo;
-    size_t most; /* the most the trace may take (every tree full) */
+    trc_synth_job job; /* its parameters; once generated, the trace or error */
+    size_t most;       /* the most the trace may take (every tree full) */
     char chunk[PATH_MAX];
     int line;
-    trc_trace *t; /* generated */
-    trc_err err;
-    int rc;
 };
 
 /* ------------------------------------------------------------------ memos */
@@ -80,7 +74,7 @@ void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_sy
 {
     fs_synth_pending *q = calloc(1, sizeof *q);
     if (!q) fs_raise(L, SIM_NOMEM, 0, "out of memory");
-    q->p = *p;
+    q->job.p = *p;
     q->most = most;
     snprintf(q->chunk, sizeof q->chunk, "%s", chunk);
     q->line = line;
@@ -89,53 +83,21 @@ void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_sy
     a->n_synth_pending++;
 }
 
-typedef struct synth_pool {
-    fs_synth_pending **q;
-    int32_t n;
-    atomic_int next;
-} synth_pool;
-
-static void *synth_worker(void *arg)
+/* Generates q[0..n) (trc_synth_many): one thread each on up to `workers`
+ * threads (all of them for one trace), each through its shape's draw memo. */
+static void synth_all(fs_api *a, trc_synth_job **q, int32_t n)
 {
-    synth_pool *pool = arg;
-    for (int i = atomic_fetch_add(&pool->next, 1); i < pool->n;
-         i = atomic_fetch_add(&pool->next, 1)) {
-        fs_synth_pending *q = pool->q[i];
-        q->rc = trc_synth_memo_run(&q->p, q->memo, &q->t, &q->err);
-        /* its statistics, which every replay on it fits its synthesis on,
-         * here beside the others rather than under the trace's lock later */
-        if (q->rc == TRC_OK) (void)trc_get_stats(q->t);
-    }
-    return NULL;
-}
-
-/* Generates q[0..n): one thread each on up to `workers` threads (all of them
- * for one trace). */
-static void synth_all(fs_api *a, fs_synth_pending **q, int32_t n)
-{
-    int32_t w = a->ex.workers > 0 ? a->ex.workers : 1;
-    int32_t each = n >= w ? 1 : w / n, nt = n < w ? n : w;
-    for (int32_t i = 0; i < n; i++) {
-        q[i]->p.threads = each; /* the trace does not depend on it */
+    for (int32_t i = 0; i < n; i++)
         q[i]->memo = fs_api_synth_memo_for(a, &q[i]->p);
-    }
-    synth_pool pool = {.q = q, .n = n};
-    atomic_init(&pool.next, 0);
-    pthread_t th[64];
-    int32_t started = 0;
-    for (; started < nt - 1 && started < 64; started++)
-        if (pthread_create(&th[started], NULL, synth_worker, &pool) != 0) break;
-    synth_worker(&pool);
-    for (int32_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    trc_synth_many(q, n, a->ex.workers);
 }
 
 /* The recorded entries, in the order their traces were asked for. */
 static int32_t pending_entries(fs_api *a, fs_trace_entry **out)
 {
     int32_t n = 0;
-    for (int32_t i = 0; i < a->n_traces; i++)
-        if (a->traces[i]->pending) out[n++] = a->traces[i];
+    for (int32_t i = 0; i < a->traces.n; i++)
+        if (a->traces.e[i]->pending) out[n++] = a->traces.e[i];
     return n;
 }
 
@@ -143,10 +105,11 @@ static int32_t pending_entries(fs_api *a, fs_trace_entry **out)
  * gone, as a trace released by flashspec.calibrate. */
 static void drop_pending(fs_api *a, fs_trace_entry *e)
 {
-    trc_free(e->pending->t);
-    a->synth_pending_most -= e->pending->most;
+    fs_synth_pending *p = e->pending;
+    trc_free(p->job.t);
+    a->synth_pending_most -= p->most;
     a->n_synth_pending--;
-    free(e->pending);
+    free(p);
     e->pending = NULL;
 }
 
@@ -155,8 +118,8 @@ static void drop_pending(fs_api *a, fs_trace_entry *e)
 static int attach(fs_api *a, fs_trace_entry *e)
 {
     fs_synth_pending *p = e->pending;
-    if (p->rc != TRC_OK || fs_api_try_hold(a, trc_bytes(p->t)) != 0) return -1;
-    e->trace = p->t;
+    if (p->job.rc != TRC_OK || fs_api_try_hold(a, trc_bytes(p->job.t)) != 0) return -1;
+    e->trace = p->job.t;
     a->synth_pending_most -= p->most;
     a->n_synth_pending--;
     free(p);
@@ -168,14 +131,14 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
 {
     if (a->n_synth_pending <= 0) return;
     fs_trace_entry **e = malloc(sizeof *e * (size_t)a->n_synth_pending);
-    fs_synth_pending **q = malloc(sizeof *q * (size_t)a->n_synth_pending);
+    trc_synth_job **q = malloc(sizeof *q * (size_t)a->n_synth_pending);
     if (!e || !q) {
         free(e), free(q);
         fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
     int32_t n = pending_entries(a, e), i = 0;
     for (int32_t k = 0; k < n; k++)
-        q[k] = e[k]->pending;
+        q[k] = &((fs_synth_pending *)e[k]->pending)->job;
     synth_all(a, q, n);
     free(q);
     while (i < n && attach(a, e[i]) == 0)
@@ -186,20 +149,20 @@ void fs_api_synth_resolve(lua_State *L, fs_api *a)
     }
     /* the first that failed, in the order asked: its error, the rest dropped
      * (the parameters were checked, so the generator ran out of memory) */
-    fs_synth_pending p = *e[i]->pending;
-    size_t need = p.rc == TRC_OK ? trc_bytes(p.t) : 0;
+    fs_synth_pending p = *(fs_synth_pending *)e[i]->pending;
+    size_t need = p.job.rc == TRC_OK ? trc_bytes(p.job.t) : 0;
     for (int32_t k = i; k < n; k++)
         drop_pending(a, e[k]);
     free(e);
-    if (p.rc != TRC_OK)
-        fs_raise(L, sim_status_from_trc(p.rc), 0, "%s:%d: %s", p.chunk, p.line,
-                 p.err.msg);
+    if (p.job.rc != TRC_OK)
+        fs_raise(L, sim_status_from_trc(p.job.rc), 0, "%s:%d: %s", p.chunk, p.line,
+                 p.job.err.msg);
     fs_api_charge(L, a, need, p.chunk, p.line, "flashspec.trace.synth"); /* refused: raises */
     fs_api_release(a, need); /* memory came free meanwhile: the trace is gone all the same */
 }
 
 void fs_api_synth_free_pending(fs_api *a)
 {
-    for (int32_t i = 0; i < a->n_traces; i++)
-        if (a->traces[i]->pending) drop_pending(a, a->traces[i]);
+    for (int32_t i = 0; i < a->traces.n; i++)
+        if (a->traces.e[i]->pending) drop_pending(a, a->traces.e[i]);
 }

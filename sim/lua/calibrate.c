@@ -372,7 +372,7 @@ static cal *cal_new(lua_State *L)
     }
     lua_setmetatable(L, -2);
     c->a = fs_api_get(L);
-    c->traces0 = c->a->n_traces;
+    c->traces0 = c->a->traces.n;
     sim_fit_cal *fc = &c->fc;
     fs_caller_src(L, fc->chunk, sizeof fc->chunk, &fc->line);
     fc->o = sim_fit_cal_default_opts();

@@ -10,7 +10,6 @@
  * sim_model_check) as a profile file's: a hand-edited run.json cannot hand the
  * simulator a value a profile could not.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
 #include "sim/lua/rerun.h"
 
 #include <errno.h>
@@ -492,14 +491,7 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
     }
     snprintf(p->rel, sizeof p->rel, "%s", rel);
     lua_pop(J, 2);
-    const char *home = fs_home_dir();
-    if (p->rel[0] == '/')
-        memcpy(p->path, p->rel, sizeof p->path);
-    else if ((size_t)snprintf(p->path, sizeof p->path, "%s/%.*s", home, PATH_MAX / 2, p->rel) >=
-             sizeof p->path)
-        p->path[0] = 0; /* too long: no file of today to compare with */
-    char real[PATH_MAX];
-    if (realpath(p->path, real)) snprintf(p->path, sizeof p->path, "%s", real);
+    sim_out_rerun_profile_path(p->rel, fs_home_dir(), p->path, sizeof p->path);
     int code = build_profile(J, p, record, err, errlen);
     if (code != SIM_OK) return code;
     char cerr[512] = "";
@@ -509,8 +501,8 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
         return SIM_DATA;
     }
     compare_today(p, quiet);
-    if (fs_api_keep_profile(a, p->path, p->device, p->device ? &p->dev : NULL,
-                            p->device ? &p->vars : NULL, p->device ? NULL : &p->model)) {
+    if (sim_profile_cache_keep(&a->profiles, p->path, p->device, p->device ? &p->dev : NULL,
+                               p->device ? &p->vars : NULL, p->device ? NULL : &p->model)) {
         snprintf(err, errlen, "%s: too many profiles to rerun (or out of memory)", record);
         return SIM_INTERNAL;
     }

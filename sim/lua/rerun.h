@@ -45,7 +45,7 @@ typedef struct fs_rerun_plan {
 int fs_rerun_plan_read(const char *dir, fs_rerun_plan *plan, char *err, size_t errlen);
 
 /* The recorded profiles of record (a run.json) into the run's profile cache
- * (api_impl.h: fs_api_keep_profile), each under today's path of its file;
+ * (sim/config/sim_profile_cache.h), each under today's path of its file;
  * one warning line per file today's copy differs from (unless quiet).
  * SIM_OK, or an exit code with one line in err. */
 struct fs_api;

@@ -497,3 +497,45 @@ int fs_runrec_json(const fs_runrec *r, const fs_runrec_run *run, const fs_row *r
     *len = b.n;
     return 0;
 }
+
+int32_t fs_runrec_list_traces(const sim_trace_cache *c, const fs_row *rows, int32_t n_rows,
+                              const char *home, fs_runrec_trace *out, char (*paths)[PATH_MAX],
+                              int32_t cap)
+{
+    size_t hl = home ? strlen(home) : 0;
+    int32_t n = 0;
+    for (int32_t i = 0; i < c->n && n < cap; i++) {
+        const sim_trace_entry *e = c->e[i];
+        int used = 0;
+        for (int32_t r = 0; r < n_rows && !used; r++)
+            used = !strcmp(rows[r].trace, e->name);
+        if (!used) continue;
+        out[n] = (fs_runrec_trace){.name = e->name, .given = e->given,
+                                   .synth = e->is_synth ? &e->synth : NULL};
+        if (!e->is_synth) {
+            int inside = hl && !strncmp(e->key, home, hl) && e->key[hl] == '/';
+            snprintf(paths[n], PATH_MAX, "%s", inside ? e->key + hl + 1 : e->given);
+            out[n].path = paths[n];
+        }
+        n++;
+    }
+    return n;
+}
+
+int32_t fs_runrec_list_profiles(const sim_profile_cache *c, const char *home,
+                                fs_runrec_profile *out, char (*paths)[PATH_MAX], int32_t cap)
+{
+    size_t hl = home ? strlen(home) : 0;
+    int32_t n = 0;
+    for (int32_t i = 0; i < c->n && n < cap; i++) {
+        const sim_profile_entry *e = c->e[i];
+        int inside = hl && !strncmp(e->path, home, hl) && e->path[hl] == '/';
+        snprintf(paths[n], PATH_MAX, "%s", inside ? e->path + hl + 1 : e->path);
+        out[n] = (fs_runrec_profile){.device = e->device, .path = paths[n],
+                                     .dev = e->device ? &e->dev : NULL,
+                                     .vars = e->device ? &e->vars : NULL,
+                                     .model = e->device ? NULL : &e->model};
+        n++;
+    }
+    return n;
+}

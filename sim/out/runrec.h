@@ -22,6 +22,7 @@
 #ifndef FS_OUT_RUNREC_H
 #define FS_OUT_RUNREC_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@
 #include "sim/hw/sim_device.h"
 #include "sim/hw/sim_model.h"
 #include "sim/config/profile.h"
+#include "sim/config/sim_profile_cache.h"
+#include "sim/replay/sim_trace_cache.h"
 #include "traces/trc.h"
 
 typedef struct fs_runrec fs_runrec;
@@ -68,6 +71,16 @@ typedef struct fs_runrec_trace {
     const trc_synth_params *synth;    /* NULL for a file */
 } fs_runrec_trace;
 
+/* The traces of cache c that rows[0..n_rows) ran on (a row's `trace` is
+ * the entry's name), in the cache's order, at most cap, into out: a file's
+ * path relative to home (the project; NULL: none) when it lies inside it
+ * (paths[i] holds it), else as the script gave it; a synthetic trace's
+ * generator settings.  Returns how many. */
+struct fs_row;
+int32_t fs_runrec_list_traces(const sim_trace_cache *c, const struct fs_row *rows,
+                              int32_t n_rows, const char *home, fs_runrec_trace *out,
+                              char (*paths)[PATH_MAX], int32_t cap);
+
 /* A profile file the script loaded by name, for the "profiles" member (what
  * `flashspec rerun` loads instead of today's file): its kind, its path
  * (relative to the project when inside it), its values as the file resolved
@@ -80,6 +93,13 @@ typedef struct fs_runrec_profile {
     const sim_device_variants *vars;
     const sim_model *model;
 } fs_runrec_profile;
+
+/* The profiles of cache c, in the order kept, at most cap, into out, each
+ * borrowing the cache's values: paths[i] gets the file's path relative to
+ * home (the project; NULL: none) when it lies inside it, else the path as
+ * kept.  Returns how many. */
+int32_t fs_runrec_list_profiles(const sim_profile_cache *c, const char *home,
+                                fs_runrec_profile *out, char (*paths)[PATH_MAX], int32_t cap);
 
 /* What the run was: strings borrowed until fs_runrec_write. */
 typedef struct fs_runrec_run {

@@ -169,3 +169,63 @@ void sim_out_dir_release(sim_out_lockh *lock, const char *dir, int made_dir, int
                 dir);
     sim_out_lock_release(lock);
 }
+
+/* DIR/run.json and DIR/script.lua: w's record with the traces and profiles
+ * listed. */
+static int results_record(const sim_out_results *w, char *err, size_t errlen)
+{
+    int32_t cap = w->traces->n, pcap = w->profiles->n;
+    fs_runrec_trace *traces = calloc((size_t)(cap ? cap : 1), sizeof *traces);
+    char(*paths)[PATH_MAX] = calloc((size_t)(cap ? cap : 1), sizeof *paths);
+    fs_runrec_profile *profs = calloc((size_t)(pcap ? pcap : 1), sizeof *profs);
+    char(*ppaths)[PATH_MAX] = calloc((size_t)(pcap ? pcap : 1), sizeof *ppaths);
+    int rc = SIM_INTERNAL;
+    if (!traces || !paths || !profs || !ppaths) {
+        snprintf(err, errlen, "out of memory for %s/run.json", w->dir);
+    } else {
+        fs_runrec_run run = w->run;
+        run.traces = traces;
+        run.n_traces = fs_runrec_list_traces(w->traces, w->rows, w->n_rows, w->home, traces,
+                                             paths, cap);
+        run.profiles = profs;
+        run.n_profiles = fs_runrec_list_profiles(w->profiles, w->home, profs, ppaths, pcap);
+        rc = sim_out_record_write(w->dir, w->rec, &run, w->rows, w->n_rows, err, errlen);
+    }
+    free(traces);
+    free(paths);
+    free(profs);
+    free(ppaths);
+    return rc;
+}
+
+int sim_out_results_write(const sim_out_results *w, char *err, size_t errlen)
+{
+    int code = SIM_OK;
+    if (w->n_rows > 0) {
+        /* what produced the results, written before them (and removed again
+         * if they cannot be written) */
+        code = sim_out_dir_held(w->lock, err, errlen);
+        int wrote = code == SIM_OK;
+        if (code == SIM_OK) code = results_record(w, err, errlen);
+        if (code == SIM_OK) code = sim_out_dir_held(w->lock, err, errlen);
+        if (code == SIM_OK) code = fs_rows_write(w->meta, w->rows, w->n_rows, w->dir, err, errlen);
+        if (code != SIM_OK && wrote) sim_out_record_drop(w->lock, w->dir);
+        if (code == SIM_OK && !w->quiet)
+            fprintf(stderr,
+                    "flashspec: wrote %d point%s to %s/results.{csv,h5} (%lld computed, "
+                    "%lld resumed)\n",
+                    w->n_rows, w->n_rows == 1 ? "" : "s", w->dir, (long long)w->computed,
+                    (long long)w->resumed);
+    }
+    for (int32_t i = 0; code == SIM_OK && i < w->n_files; i++) {
+        code = sim_out_dir_held(w->lock, err, errlen);
+        if (code != SIM_OK) break;
+        int rc = sim_out_write_file(w->dir, w->files[i].name, w->files[i].data, w->files[i].len,
+                                    err, errlen);
+        if (rc != SIM_OK)
+            code = rc;
+        else if (!w->quiet)
+            fprintf(stderr, "flashspec: wrote %s/%s\n", w->dir, w->files[i].name);
+    }
+    return code;
+}

@@ -4,7 +4,8 @@
  * writes into it (sim_lock.h) and the temporaries an interrupted run left
  * there removed, the run record (runrec.h: DIR/script.lua, DIR/run.json)
  * written before the results and dropped again when they cannot be, and DIR
- * released when the run ends (removed when this run made it and failed).
+ * released when the run ends (removed when this run made it and failed);
+ * the results written into it (sim_out_results_write).
  * What returns a status returns SIM_OK, or SIM_CANTCREATE (SIM_INTERNAL: out
  * of memory) with one line in err that names the path.
  */
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/out/rows.h"
 #include "sim/out/runrec.h"
 #include "sim/out/sim_lock.h"
 
@@ -50,6 +52,40 @@ int sim_out_record_write(const char *dir, const fs_runrec *rec, const fs_runrec_
  * written -- only while DIR is still the directory lock holds: never another
  * run's record. */
 void sim_out_record_drop(const sim_out_lockh *lock, const char *dir);
+
+/* A file a script run writes into DIR when it succeeds (flashspec.calibrate's
+ * report and profile). */
+typedef struct sim_out_file {
+    char name[128]; /* file name inside DIR */
+    char *data;     /* owned by the caller */
+    size_t len;
+} sim_out_file;
+
+/* What a script run writes into DIR once it has run. */
+typedef struct sim_out_results {
+    const char *dir;      /* DIR */
+    sim_out_lockh *lock;  /* DIR's, held by the run */
+    const fs_rows_meta *meta;
+    const struct fs_row *rows; /* the recorded rows */
+    int32_t n_rows;
+    const fs_runrec *rec; /* what each row ran (NULL: out of memory) */
+    fs_runrec_run run;    /* the run itself; its traces and profiles are listed here */
+    const sim_trace_cache *traces;
+    const sim_profile_cache *profiles;
+    const char *home;     /* the project: paths inside it are recorded relative to it */
+    const sim_out_file *files;
+    int32_t n_files;
+    int64_t computed, resumed; /* for the line that says what was written */
+    int quiet;
+} sim_out_results;
+
+/* Writes a run's results into DIR, each write only while DIR is still the
+ * directory the run locked: when there are rows, the record
+ * (sim_out_record_write, with the traces the rows ran on and the profiles
+ * read) and then results.{csv,h5} (fs_rows_write), the record dropped again
+ * when the results cannot be written, and one line on stderr (unless quiet);
+ * then each file.  SIM_OK, or the first failure's status with err. */
+int sim_out_results_write(const sim_out_results *w, char *err, size_t errlen);
 
 /* The end of a run: DIR removed when this run made it (made_dir), failed and
  * left it empty, and DIR is still the one it locked; a warning (unless quiet)

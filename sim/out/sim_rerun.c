@@ -2,6 +2,7 @@
  * sim_rerun.c -- a run's script as recorded, and what a rerun compares
  * (sim_rerun.h).
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "sim/out/sim_rerun.h"
 
 #include <errno.h>
@@ -80,6 +81,19 @@ void sim_out_rerun_script_dir(const char *dir, const char *given, const char *ho
         snprintf(out, n, "%s", cand);
     else
         snprintf(out, n, "%s", dir);
+}
+
+void sim_out_rerun_profile_path(const char *rel, const char *home, char *out, size_t n)
+{
+    char path[PATH_MAX];
+    if (rel[0] == '/')
+        snprintf(path, sizeof path, "%s", rel);
+    else if ((size_t)snprintf(path, sizeof path, "%s/%.*s", home, PATH_MAX / 2, rel) >=
+             sizeof path)
+        path[0] = 0; /* too long: no file of today to compare with */
+    char real[PATH_MAX];
+    if (path[0] && realpath(path, real)) snprintf(path, sizeof path, "%s", real);
+    if ((size_t)snprintf(out, n, "%s", path) >= n) out[0] = 0;
 }
 
 /* The value of row d of params as a profile writes it (lists abridged). */

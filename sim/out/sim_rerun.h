@@ -6,7 +6,8 @@
  *     and run.json), run and copied into DIR/script.lua;
  *   - where the recorded script was, so that its relative paths resolve as
  *     they did;
- *   - a recorded profile's values against today's file of it, key by key;
+ *   - where today's file of a recorded profile is, and its values against
+ *     the recorded ones, key by key;
  *   - two results files byte for byte (a rerun's against the original's).
  */
 #ifndef SIM_OUT_RERUN_H
@@ -35,6 +36,12 @@ void sim_out_script_hash(const char *b, size_t len, char *out, size_t n);
  * (where script.lua is); into out[0..n). */
 void sim_out_rerun_script_dir(const char *dir, const char *given, const char *home, char *out,
                               size_t n);
+
+/* Today's path of a profile file run.json records as rel (absolute, or
+ * relative to home, the project), resolved (realpath) when it exists, into
+ * out[0..n); "" when it does not fit (there is no file of today to compare
+ * with). */
+void sim_out_rerun_profile_path(const char *rel, const char *home, char *out, size_t n);
 
 /* How many keys of the table hold other values in today's params than in
  * the recorded ones (rec); when some do, msg[0..n) names them -- "KEY V today,

@@ -11,6 +11,7 @@
  */
 #include "sim/sweep/sim_sweep_exec.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -536,4 +537,29 @@ int sim_sweep_exec_stopped(const sim_sweep_exec *ex, int sig, const char *script
         snprintf(saved, sizeof saved, " (no output directory: nothing saved)");
     snprintf(err, errlen, "%s%s", why, saved);
     return sig == SIGALRM ? SIM_CONFIG : SIM_INTERRUPTED;
+}
+
+double sim_sweep_tree_cap(const eng_policy_desc *desc, const void *params)
+{
+    return eng_tree_param(desc, params) ? eng_tree_nodes(desc, params) : NAN;
+}
+
+int64_t sim_sweep_unbound_caps(const sim_sweep_staged *sp, int64_t n,
+                               int (*capped)(const sim_sweep_staged *s), int64_t *ran,
+                               int64_t *first)
+{
+    int64_t count = 0;
+    *ran = 0;
+    *first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (sp[i].code) continue;
+        double cap = sim_sweep_tree_cap(sp[i].pt.policy, sp[i].pt.policy_params);
+        if (!capped(&sp[i]) || isnan(cap)) continue;
+        (*ran)++;
+        if ((double)sp[i].row.st.verify_rows_max < cap) {
+            count++;
+            if (*first < 0) *first = i;
+        }
+    }
+    return count;
 }

@@ -110,6 +110,20 @@ typedef struct sim_sweep_exec {
 /* sim_sweep_exec.tl_state */
 enum { SIM_SWEEP_TL_NOT_REACHED = 0, SIM_SWEEP_TL_RAN = 1, SIM_SWEEP_TL_FAILED = 2 };
 
+/* The tree-size cap of a policy's params (nodes per tree, root included:
+ * what `tree_nodes` sets; eng_tree_nodes), NAN when the policy states no
+ * tree-size parameter. */
+double sim_sweep_tree_cap(const eng_policy_desc *desc, const void *params);
+
+/* Of the staged points sp[0..n) that ran (code 0), whose policy states a
+ * tree-size cap and for which capped(&sp[i]) holds (the script set the cap):
+ * how many (*ran), and, returned, how many never reached it (the most rows
+ * verified, row.st.verify_rows_max, below the cap), the first of them at
+ * *first (-1: none). */
+int64_t sim_sweep_unbound_caps(const sim_sweep_staged *sp, int64_t n,
+                               int (*capped)(const sim_sweep_staged *s), int64_t *ran,
+                               int64_t *first);
+
 /* How serious a failed point's status is: 3 a fault of flashspec or a policy
  * (SIM_NOMEM, SIM_INTERNAL, SIM_MISMATCH), 2 damaged data (SIM_DATA), 1
  * anything else (a configuration error); an extended status ranks with its

@@ -27,6 +27,7 @@
  */
 #include "sim/lua/api_impl.h"
 #include "sim/cli/plugin.h"
+#include "sim/sweep/sim_sweep_exec.h"
 #include "sim/sweep/sim_sweep_store.h"
 
 #include <stdint.h>
@@ -157,7 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tp && tp->type != (desc.tree.rule == ENG_TREE_WIDTHS ? ENG_PARAM_INT_LIST : ENG_PARAM_INT))
         abort();
     (void)eng_tree_nodes(&desc, params);
-    (void)fs_tree_cap(&desc, params);
+    (void)sim_sweep_tree_cap(&desc, params);
     free(params);
     return 0;
 }

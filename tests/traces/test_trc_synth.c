@@ -539,6 +539,62 @@ static int same_trees(const trc_trace *a, const trc_trace *b)
            memcmp(trc_get_stats(a), trc_get_stats(b), sizeof(trc_stats)) == 0;
 }
 
+/* Several traces at once (trc_synth_many): at 1 worker, at as many workers
+ * as traces, at more (each trace's synthesis on the rest) and at fewer, each
+ * trace is byte for byte the one trc_synth makes alone, with its statistics;
+ * threads is set to the share of workers; a job whose parameters are wrong
+ * fails alone, with trc_synth's error; through a memo the same. */
+static void test_synth_many(void)
+{
+    enum { N = 3 };
+    trc_synth_params p[N];
+    trc_trace *alone[N];
+    for (int i = 0; i < N; i++) {
+        base_params(&p[i]);
+        p[i].prompts = 3;
+        p[i].output_len = 40;
+        p[i].node_streams = i != 1; /* one without: threads change nothing */
+        p[i].seed = 11 + (uint64_t)i;
+        alone[i] = make(&p[i]);
+    }
+    const int32_t workers[] = {0, 1, 2, N, 8};
+    const int32_t threads[] = {1, 1, 1, 1, 2};
+    trc_synth_memo *memo = trc_synth_memo_new(&p[0], (size_t)1 << 30);
+    CHECK(memo != NULL);
+    for (size_t w = 0; w < sizeof workers / sizeof *workers; w++) {
+        trc_synth_job job[N + 1], *q[N + 1];
+        for (int i = 0; i <= N; i++) {
+            memset(&job[i], 0, sizeof job[i]);
+            job[i].p = p[i < N ? i : 0];
+            job[i].memo = i == 0 ? memo : NULL;
+            q[i] = &job[i];
+        }
+        job[N].p.k = 0; /* invalid: its error alone */
+        trc_synth_many(q, N + 1, workers[w]);
+        for (int i = 0; i < N; i++) {
+            CHECK_EQ_INT(job[i].rc, TRC_OK);
+            CHECK_EQ_INT(job[i].p.threads, threads[w]);
+            CHECK(job[i].t && alone[i] && same_trees(job[i].t, alone[i]));
+            trc_free(job[i].t);
+        }
+        trc_err want;
+        CHECK_EQ_INT(trc_synth_check(&job[N].p, &want), TRC_E_ARG);
+        CHECK_EQ_INT(job[N].rc, TRC_E_ARG);
+        CHECK(job[N].t == NULL && strcmp(job[N].err.msg, want.msg) == 0);
+    }
+    /* one trace on 4 workers: its synthesis on all 4 */
+    trc_synth_job one = {.p = p[2]}, *q1 = &one;
+    trc_synth_many(&q1, 1, 4);
+    CHECK_EQ_INT(one.rc, TRC_OK);
+    CHECK_EQ_INT(one.p.threads, 4);
+    CHECK(one.t && alone[2] && same_trees(one.t, alone[2]));
+    trc_free(one.t);
+    trc_synth_many(&q1, 0, 4); /* nothing to do */
+    trc_synth_memo_free(memo);
+    for (int i = 0; i < N; i++)
+        trc_free(alone[i]);
+}
+
 /* The draw memo: a sequence of node-stream traces of one shape whose knobs
  * move (the acceptance by a difference step and by more, its fall with depth,
  * coverage, calibration, predictor accuracy, the coverage share), each made
@@ -693,6 +749,7 @@ int main(int argc, char **argv)
     test_save_by_prompt(argc > 3 ? argv[3] : ".");
     test_synth_threads(argc > 3 ? argv[3] : ".");
     test_synth_memo();
+    test_synth_many();
     test_param_errors();
     test_node_streams_and_share();
     test_determinism();

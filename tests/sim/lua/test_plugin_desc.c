@@ -4,6 +4,7 @@
  * a tree size or none. */
 #include "sim/cli/plugin.h"
 #include "sim/lua/api_impl.h"
+#include "sim/sweep/sim_sweep_exec.h"
 
 #include "../../check.h"
 
@@ -68,7 +69,7 @@ static void test_adopt(void)
     /* a plug-in that states nothing: no tree size, not outcome-only */
     tp_params p;
     eng_params_defaults(d->params, &p);
-    CHECK(isnan(fs_tree_cap(d, &p)) && isnan(eng_tree_nodes(d, &p)));
+    CHECK(isnan(sim_sweep_tree_cap(d, &p)) && isnan(eng_tree_nodes(d, &p)));
     CHECK_EQ_INT(eng_policy_observes_outcome(d), 0);
     /* the current ABI: the symbol itself; others refused */
     eng_policy_desc cur = {.name = "cur", .params = tp_table, .create = tp_create};
@@ -148,13 +149,13 @@ static void test_stated(void)
                          .tree = {ENG_TREE_PLUS_ROOT, 0, "k", "on", "alt"}};
     tp_params p;
     eng_params_defaults(tp_table, &p);
-    CHECK_NEAR(fs_tree_cap(&d, &p), 9.0, 0);
+    CHECK_NEAR(sim_sweep_tree_cap(&d, &p), 9.0, 0);
     p.on = 0;
-    CHECK_NEAR(fs_tree_cap(&d, &p), 4.0, 0);
+    CHECK_NEAR(sim_sweep_tree_cap(&d, &p), 4.0, 0);
     d.tree = (eng_tree_knob){ENG_TREE_WIDTHS, 1, "w", NULL, NULL};
-    CHECK_NEAR(fs_tree_cap(&d, &p), 9.0, 0); /* 1 + 2 + 2 * 3 */
+    CHECK_NEAR(sim_sweep_tree_cap(&d, &p), 9.0, 0); /* 1 + 2 + 2 * 3 */
     d.tree = (eng_tree_knob){ENG_TREE_ONE_ROW, 1, NULL, NULL, NULL};
-    CHECK(isnan(fs_tree_cap(&d, &p))); /* no parameter: no cap to set */
+    CHECK(isnan(sim_sweep_tree_cap(&d, &p))); /* no parameter: no cap to set */
 }
 
 int main(void)

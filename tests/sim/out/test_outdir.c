@@ -204,6 +204,61 @@ static void test_release(void)
     sim_out_dir_release(&none, NULL, 0, 1, 0); /* nothing taken */
 }
 
+/* sim_out_results_write: with rows, the record and the results, then the
+ * files, each named on no line (quiet); without rows, the files alone;
+ * results that cannot be written take the record with them; a record that
+ * cannot be made writes nothing. */
+static void test_results_write(void)
+{
+    char d[512], err[1024] = "";
+    path_of(d, sizeof d, "res");
+    CHECK(mkdir(d, 0755) == 0);
+    sim_out_lockh lock = {.fd = -1};
+    int made = -1;
+    CHECK_EQ_INT(sim_out_dir_lock(&lock, d, "", 1, &made, err, sizeof err), SIM_OK);
+    fs_runrec *rec = fs_runrec_new();
+    fs_rows_meta meta = {"0123456789abcdef"};
+    fs_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.policy, sizeof row.policy, "p");
+    snprintf(row.trace, sizeof row.trace, "t");
+    sim_trace_cache traces = {0};
+    sim_profile_cache profiles = {0};
+    sim_out_file files[1] = {{.name = "report.md", .data = "# r\n", .len = 4}};
+    sim_out_results w = {.dir = d, .lock = &lock, .meta = &meta, .rows = &row, .n_rows = 0,
+                         .rec = rec,
+                         .run = {.version = "9.9", .build_key = "k", .script_path = "s.lua",
+                                 .script_hash = "h", .script_bytes = "x = 1\n", .script_len = 6},
+                         .traces = &traces, .profiles = &profiles, .home = NULL,
+                         .files = files, .n_files = 1, .quiet = 1};
+    /* no rows: the files alone */
+    CHECK_EQ_INT(sim_out_results_write(&w, err, sizeof err), SIM_OK);
+    CHECK(exists("res/report.md") && !exists("res/run.json") && !exists("res/results.csv"));
+    /* rows: record, results, files */
+    w.n_rows = 1;
+    CHECK_EQ_INT(sim_out_results_write(&w, err, sizeof err), SIM_OK);
+    CHECK(exists("res/run.json") && exists("res/script.lua") && exists("res/results.csv") &&
+          exists("res/results.h5"));
+    /* no record to be made: nothing more is written */
+    char p[700];
+    snprintf(p, sizeof p, "%s/run.json", d);
+    CHECK(unlink(p) == 0);
+    snprintf(p, sizeof p, "%s/report.md", d);
+    CHECK(unlink(p) == 0);
+    w.rec = NULL;
+    CHECK_EQ_INT(sim_out_results_write(&w, err, sizeof err), SIM_INTERNAL);
+    CHECK(!exists("res/run.json") && !exists("res/report.md"));
+    w.rec = rec;
+    /* results that cannot be written: the record goes with them */
+    snprintf(p, sizeof p, "%s/results.csv", d);
+    CHECK(unlink(p) == 0 && mkdir(p, 0755) == 0);
+    CHECK(sim_out_results_write(&w, err, sizeof err) != SIM_OK);
+    CHECK(!exists("res/run.json") && !exists("res/script.lua") && !exists("res/report.md"));
+    CHECK(rmdir(p) == 0);
+    fs_runrec_free(rec);
+    sim_out_dir_release(&lock, d, 0, 1, 1);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/fs_out_dir_XXXXXX");
@@ -215,6 +270,7 @@ int main(void)
     test_path_checks();
     test_lock_and_record();
     test_release();
+    test_results_write();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);

@@ -8,8 +8,10 @@
  * their count and elements only, six keys named then a count); two files
  * compared byte for byte with the first differing line.
  */
+#define _XOPEN_SOURCE 700 /* realpath, symlink */
 #include "sim/out/sim_rerun.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +241,47 @@ static void test_same_file(void)
     CHECK_EQ_INT(sim_out_same_file(c, a, NULL), -1);
 }
 
+/* sim_out_rerun_profile_path: an absolute path as is, a relative one under
+ * home; resolved (a link followed) when the file exists, as it stands when
+ * not; "" when the path or out is too long. */
+static void test_profile_path(void)
+{
+    char p[256], out[PATH_MAX], want[PATH_MAX + 32], real[PATH_MAX];
+    CHECK(realpath(tmp, real) != NULL);
+    snprintf(p, sizeof p, "%s/cfg", tmp);
+    CHECK(mkdir(p, 0755) == 0);
+    put_file("cfg/d.lua", "x", 1);
+    char link[300];
+    snprintf(link, sizeof link, "%s/ln", tmp);
+    CHECK(symlink("cfg", link) == 0);
+    sim_out_rerun_profile_path("ln/d.lua", tmp, out, sizeof out); /* relative, resolved */
+    snprintf(want, sizeof want, "%s/cfg/d.lua", real);
+    CHECK(strcmp(out, want) == 0);
+    snprintf(p, sizeof p, "%s/ln/d.lua", tmp);
+    sim_out_rerun_profile_path(p, "/nohome", out, sizeof out); /* absolute, resolved */
+    CHECK(strcmp(out, want) == 0);
+    sim_out_rerun_profile_path("ln/gone.lua", tmp, out, sizeof out); /* not there: as is */
+    snprintf(want, sizeof want, "%s/ln/gone.lua", tmp);
+    CHECK(strcmp(out, want) == 0);
+    sim_out_rerun_profile_path("/no/such.lua", tmp, out, sizeof out);
+    CHECK(strcmp(out, "/no/such.lua") == 0);
+    static char home[PATH_MAX];
+    memset(home, 'h', PATH_MAX - 100);
+    home[0] = '/';
+    home[PATH_MAX - 100] = 0;
+    sim_out_rerun_profile_path("a/b.lua", home, out, sizeof out); /* fits */
+    CHECK(strlen(out) == PATH_MAX - 100 + 8);
+    static char rel[200];
+    memset(rel, 'r', sizeof rel - 1);
+    sim_out_rerun_profile_path(rel, home, out, sizeof out); /* too long */
+    CHECK(strcmp(out, "") == 0);
+    char small[13] = "x"; /* "/no/such.lua": 12 bytes and its NUL */
+    sim_out_rerun_profile_path("/no/such.lua", tmp, small, sizeof small);
+    CHECK(strcmp(small, "/no/such.lua") == 0);
+    sim_out_rerun_profile_path("/no/such.lua", tmp, small, sizeof small - 1);
+    CHECK(strcmp(small, "") == 0);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/fs_out_rerun_XXXXXX");
@@ -251,6 +294,7 @@ int main(void)
     test_script_dir();
     test_param_diff();
     test_same_file();
+    test_profile_path();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     CHECK(system(cmd) == 0);

@@ -7,6 +7,7 @@
  */
 #include "sim/out/runrec.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,72 @@ static const eng_param_desc *first_double(const eng_param_desc *t)
     for (; t && t->name; t++)
         if (t->type == ENG_PARAM_DOUBLE) return t;
     return NULL;
+}
+
+/* fs_runrec_list_traces: only the traces the rows ran on, in the cache's
+ * order; a file inside home relative to it (home itself a prefix of another
+ * directory is not inside), else as given; a synthetic trace by its
+ * settings; at most cap. */
+static void test_list_traces(void)
+{
+    sim_trace_cache c = {0};
+    const char *keys[] = {"/proj/traces/a.h5", "/elsewhere/b.h5", "synth:1", "/projX/c.h5",
+                          "/proj/unused.h5"};
+    const char *names[] = {"a", "b", "s", "c", "u"};
+    for (int i = 0; i < 5; i++) {
+        sim_trace_entry *e = sim_trace_cache_add(&c, keys[i], names[i], NULL, 0);
+        CHECK(e != NULL);
+        if (!e) return;
+        snprintf(e->given, sizeof e->given, "given_%s", names[i]);
+        e->is_synth = i == 2;
+    }
+    fs_row rows[4];
+    memset(rows, 0, sizeof rows);
+    const char *ran[] = {"c", "a", "s", "b"};
+    for (int i = 0; i < 4; i++)
+        snprintf(rows[i].trace, sizeof rows[i].trace, "%s", ran[i]);
+    fs_runrec_trace out[5];
+    static char paths[5][PATH_MAX];
+    int32_t n = fs_runrec_list_traces(&c, rows, 4, "/proj", out, paths, 5);
+    CHECK_EQ_INT(n, 4);
+    CHECK(!strcmp(out[0].name, "a") && !strcmp(out[0].path, "traces/a.h5"));
+    CHECK(!strcmp(out[0].given, "given_a") && out[0].synth == NULL);
+    CHECK(!strcmp(out[1].name, "b") && !strcmp(out[1].path, "given_b"));
+    CHECK(!strcmp(out[2].name, "s") && out[2].path == NULL && out[2].synth == &c.e[2]->synth);
+    CHECK(!strcmp(out[3].name, "c") && !strcmp(out[3].path, "given_c"));
+    CHECK_EQ_INT(fs_runrec_list_traces(&c, rows, 4, NULL, out, paths, 5), 4);
+    CHECK(!strcmp(out[0].path, "given_a"));
+    CHECK_EQ_INT(fs_runrec_list_traces(&c, rows, 4, "/proj", out, paths, 2), 2);
+    CHECK_EQ_INT(fs_runrec_list_traces(&c, rows, 1, "/proj", out, paths, 5), 1);
+    CHECK(!strcmp(out[0].name, "c"));
+    sim_trace_cache_free(&c);
+}
+
+/* fs_runrec_list_profiles: every profile kept, in order, borrowing the
+ * cache's values; a path inside home relative to it (a mere prefix is not
+ * inside), else as kept; at most cap. */
+static void test_list_profiles(void)
+{
+    sim_profile_cache c = {0};
+    sim_device d;
+    sim_model m;
+    memset(&d, 0, sizeof d);
+    memset(&m, 0, sizeof m);
+    CHECK_EQ_INT(sim_profile_cache_keep(&c, "/proj/configs/devices/a.lua", 1, &d, NULL, NULL), 0);
+    CHECK_EQ_INT(sim_profile_cache_keep(&c, "/projX/models/b.lua", 0, NULL, NULL, &m), 0);
+    CHECK_EQ_INT(sim_profile_cache_keep(&c, "/else/models/c.lua", 0, NULL, NULL, &m), 0);
+    fs_runrec_profile out[3];
+    static char paths[3][PATH_MAX];
+    CHECK_EQ_INT(fs_runrec_list_profiles(&c, "/proj", out, paths, 3), 3);
+    CHECK(out[0].device == 1 && !strcmp(out[0].path, "configs/devices/a.lua"));
+    CHECK(out[0].dev == &c.e[0]->dev && out[0].vars == &c.e[0]->vars && out[0].model == NULL);
+    CHECK(out[1].device == 0 && !strcmp(out[1].path, "/projX/models/b.lua"));
+    CHECK(out[1].dev == NULL && out[1].vars == NULL && out[1].model == &c.e[1]->model);
+    CHECK(!strcmp(out[2].path, "/else/models/c.lua"));
+    CHECK_EQ_INT(fs_runrec_list_profiles(&c, NULL, out, paths, 3), 3);
+    CHECK(!strcmp(out[0].path, "/proj/configs/devices/a.lua"));
+    CHECK_EQ_INT(fs_runrec_list_profiles(&c, "/proj", out, paths, 2), 2);
+    sim_profile_cache_free(&c);
 }
 
 int main(void)
@@ -180,5 +247,7 @@ int main(void)
     fs_runrec_free(NULL);
     free(p8);
     free(p4);
+    test_list_traces();
+    test_list_profiles();
     return check_done("out/runrec");
 }

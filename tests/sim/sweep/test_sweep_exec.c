@@ -23,6 +23,7 @@
  */
 #include "sim/sweep/sim_sweep_exec.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,63 @@ static void test_failure_rank(void)
     CHECK_EQ_INT(owed(SIM_CONFIG, SIM_MISSING), SIM_CONFIG);
     CHECK_EQ_INT(owed(SIM_MISSING, SIM_CONFIG_NOFIT), SIM_MISSING);
     CHECK_EQ_INT(owed(SIM_CONFIG, 0), SIM_CONFIG); /* none owed: the first */
+}
+
+/* ------------------------------------------------------- tree-size caps */
+
+/* The test's points set their cap unless their memo field is 9. */
+static int cap_set_unless_9(const sim_sweep_staged *s)
+{
+    return s->memo != 9;
+}
+
+/* sim_sweep_tree_cap: a tree policy's cap from its params, NAN for a
+ * policy without trees; sim_sweep_unbound_caps: only points that ran, with a
+ * cap, that the script set count; one that verified fewer rows than its cap
+ * never bound it (as many: it did); the first such is named. */
+static void test_unbound_caps(void)
+{
+    int32_t nd = 0;
+    const eng_policy_desc *const *reg = eng_policy_registry(&nd), *tree = NULL;
+    static _Alignas(max_align_t) unsigned char params[4096];
+    for (int32_t i = 0; i < nd && !tree; i++) {
+        if (reg[i]->params_size > sizeof params) continue;
+        eng_params_defaults(reg[i]->params, params);
+        if (eng_tree_param(reg[i], params)) tree = reg[i];
+    }
+    CHECK(tree != NULL);
+    if (!tree) return;
+    double cap = sim_sweep_tree_cap(tree, params);
+    CHECK(cap >= 2 && cap == eng_tree_nodes(tree, params));
+    eng_flash_ar_params fp;
+    eng_params_defaults(eng_flash_ar_param_table, &fp);
+    const eng_policy_desc *flat = eng_policy_lookup("flash_ar");
+    CHECK(flat && isnan(sim_sweep_tree_cap(flat, &fp)));
+    sim_sweep_staged s[6];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < 6; i++) {
+        s[i].pt.policy = tree;
+        s[i].pt.policy_params = params;
+        s[i].row.st.verify_rows_max = (int64_t)cap; /* bound */
+    }
+    int64_t ran = -5, first = -5;
+    CHECK_EQ_INT(sim_sweep_unbound_caps(s, 6, cap_set_unless_9, &ran, &first), 0);
+    CHECK_EQ_INT(ran, 6);
+    CHECK_EQ_INT(first, -1);
+    s[1].code = SIM_CONFIG; /* failed: not counted */
+    s[1].row.st.verify_rows_max = 0;
+    s[2].memo = 9; /* the script left the cap alone */
+    s[2].row.st.verify_rows_max = 0;
+    s[3].pt.policy = flat; /* no trees */
+    s[3].pt.policy_params = &fp;
+    s[4].row.st.verify_rows_max = (int64_t)cap - 1; /* one below: never bound */
+    s[5].row.st.verify_rows_max = 0;
+    CHECK_EQ_INT(sim_sweep_unbound_caps(s, 6, cap_set_unless_9, &ran, &first), 2);
+    CHECK_EQ_INT(ran, 3);
+    CHECK_EQ_INT(first, 4);
+    CHECK_EQ_INT(sim_sweep_unbound_caps(s, 4, cap_set_unless_9, &ran, &first), 0);
+    CHECK_EQ_INT(ran, 1);
+    CHECK_EQ_INT(first, -1);
 }
 
 /* ------------------------------------------------------------- execute */
@@ -702,6 +760,7 @@ int main(void)
     test_memo_prune_edge();
     test_memo_full();
     test_failure_rank();
+    test_unbound_caps();
     test_exec_stopped();
     fixture f;
     if (fixture_open(&f) == 0) {
