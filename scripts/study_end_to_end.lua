@@ -198,7 +198,8 @@ if has_llama then
       end
     end
   end
-  local brows = fs.sweep { dram_fraction = 0.0, max_new_tokens = 128, seed = 1, points = bpts }
+  local brows = fs.sweep { dram_fraction = 0.0, max_new_tokens = 128, seed = 1, record = false,
+                           points = bpts }
   local base, sums = {}, {}
   for i, r in ipairs(brows) do
     local m = bmeta[i]
