@@ -193,11 +193,16 @@ static const eng_param_desc point_keys_ext[] = {
 
 /* Object-valued keys of fs.run / fs.sweep, in canonical (sweep) order. */
 static const char *const object_keys[] = {"device", "target", "draft", "trace", "policy", NULL};
-/* `tags`: a map of names to strings, numbers or booleans, copied into the
- * point's tag_<name> result columns; not part of the point's identity. */
+/* The other keys that are not point keys: `tags`, a map of names to strings,
+ * numbers or booleans copied into the point's tag_<name> result columns (not
+ * part of the point's identity), and `record`, whether the call's rows go to
+ * the results files (call_record). */
+static const char *const call_keys[] = {"tags", "record", NULL};
+
 static int is_object_key(const char *k)
 {
-    if (strcmp(k, "tags") == 0 || strcmp(k, "record") == 0) return 1;
+    for (int i = 0; call_keys[i]; i++)
+        if (strcmp(call_keys[i], k) == 0) return 1;
     for (int i = 0; object_keys[i]; i++)
         if (strcmp(object_keys[i], k) == 0) return 1;
     return 0;
@@ -213,16 +218,16 @@ static const char *nearest_point_key(const char *k)
         best = ext;
         best_d = eng_params_distance(k, ext);
     }
-    static const char *const others[] = {"device", "target", "draft", "trace",
-                                         "policy", "tags",   "record", NULL};
-    for (int i = 0; others[i]; i++) {
-        int32_t d = eng_params_distance(k, others[i]);
-        int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
-        if (d <= limit && d < best_d) {
-            best = others[i];
-            best_d = d;
+    int32_t limit = (int32_t)strlen(k) / 2 < 2 ? 2 : (int32_t)strlen(k) / 2;
+    const char *const *lists[2] = {object_keys, call_keys};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; lists[l][i]; i++) {
+            int32_t d = eng_params_distance(k, lists[l][i]);
+            if (d <= limit && d < best_d) {
+                best = lists[l][i];
+                best_d = d;
+            }
         }
-    }
     return best;
 }
 
@@ -613,18 +618,9 @@ static void check_entries_record(lua_State *L, int idx, const char *chunk, int l
     lua_pop(L, 1);
 }
 
-/* A run point's row pushed to the script; with record, first committed to
- * the script's results and run record. */
-static void push_point(lua_State *L, fs_api *a, const sim_sweep_staged *s, int record)
+/* Commits a run point's row to the script's results and run record. */
+static void commit_point(lua_State *L, fs_api *a, const sim_sweep_staged *s)
 {
-    if (!record) {
-        fs_row_push(L, &a->meta, &s->row);
-        char hex[33];
-        sim_id_hex(s->id, hex);
-        lua_pushstring(L, hex);
-        lua_setfield(L, -2, "point_id");
-        return;
-    }
     fs_row *r = row_new(L, a);
     *r = s->row;
     if (a->rec) { /* every profile userdata starts with its values (api_impl.h) */
@@ -645,7 +641,14 @@ static void push_point(lua_State *L, fs_api *a, const sim_sweep_staged *s, int r
         if (fs_runrec_add(a->rec, &rp) != 0) fs_raise(L, SIM_NOMEM, 0, "out of memory");
     }
     a->n_rows++;
-    fs_row_push(L, &a->meta, r);
+}
+
+/* A run point's row pushed to the script; with record, first committed to
+ * the script's results and run record. */
+static void push_point(lua_State *L, fs_api *a, const sim_sweep_staged *s, int record)
+{
+    if (record) commit_point(L, a, s);
+    fs_row_push(L, &a->meta, &s->row);
     char hex[33];
     sim_id_hex(s->id, hex);
     lua_pushstring(L, hex);

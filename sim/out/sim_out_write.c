@@ -23,6 +23,7 @@
  * line in err and SIM_CANTCREATE.
  */
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/out/sim_tmp.h"
 
 #include <errno.h>
@@ -79,7 +80,7 @@ static void csv_double(FILE *f, double v, int exact)
     }
     char buf[64];
     if (exact) /* an exact column: the fewest digits that read back as v */
-        sim_out_real(buf, sizeof buf, v, 6);
+        sim_out_fmt_exact(buf, sizeof buf, v);
     else
         snprintf(buf, sizeof buf, "%.10g", v);
     /* a non-C LC_NUMERIC would print a comma as the decimal point */
