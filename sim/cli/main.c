@@ -38,7 +38,7 @@
 #include "sim/cli/cmd_profile.h"
 #include "sim/cli/cmd_trace.h"
 #include "sim/lua/api.h"
-#include "sim/lua/rerun.h"
+#include "sim/out/sim_rerun_read.h"
 #include "sim/config/home.h"
 #include "sim/cli/plugin.h"
 #include "sim/lua/sweep_exec.h"
@@ -629,10 +629,10 @@ static int rerun_opts(int argc, char **argv, fs_script_opts *o, const char **dir
 }
 
 /* flashspec rerun DIR: DIR/script.lua with DIR/run.json's arguments, limits
- * and profiles (sim/lua/rerun.h), then OUT's results compared with DIR's. */
+ * and profiles (sim/out/sim_rerun_read.h), then OUT's results compared with DIR's. */
 static int rerun_cmd(int argc, char **argv)
 {
-    static fs_rerun_plan plan;
+    static sim_rerun_plan plan;
     static fs_plugin plugins[FS_MAX_PLUGINS];
     static const char *cmdline[258];
     const char *plugin_paths[FS_MAX_PLUGINS];
@@ -650,7 +650,7 @@ static int rerun_cmd(int argc, char **argv)
             return rc;
         }
     }
-    rc = fs_rerun_plan_read(dir, &plan, err, sizeof err);
+    rc = sim_rerun_plan_read(dir, &plan, err, sizeof err);
     if (rc != SIM_OK) {
         fprintf(stderr, "flashspec: rerun: %s\n", err);
         return rc;

@@ -64,7 +64,7 @@ typedef struct fs_script_opts {
     /* the command line, recorded in DIR/run.json (may be NULL) */
     const char *const *argv;
     int argc;
-    /* flashspec rerun (rerun.h): the directory the script's relative paths
+    /* flashspec rerun (sim/out/sim_rerun_read.h): the directory the script's relative paths
      * resolve from (NULL: the script's own), and the run.json whose profiles
      * stand for today's files (NULL: none) */
     const char *script_dir;

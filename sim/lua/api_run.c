@@ -26,7 +26,7 @@
 #include "sim/config/home.h"
 #include "sim/config/profile.h"
 #include "sim/out/rows.h"
-#include "sim/lua/rerun.h"
+#include "sim/out/sim_rerun_read.h"
 #include "sim/out/runrec.h"
 #include "sim/config/sandbox.h"
 #include "sim/lua/sweep_exec.h"
@@ -357,7 +357,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     code = run_lock(r, o, err, errlen);
     if (code == SIM_OK) code = run_open(r, o, err, errlen);
     if (code == SIM_OK && o->rerun_record) /* run.json's profiles for today's files */
-        code = fs_rerun_prefill(&r->a, o->rerun_record, r->a.quiet, err, errlen);
+        code = sim_rerun_prefill(&r->a.profiles, o->rerun_record, r->a.quiet, err, errlen);
     if (code == SIM_OK) {
         sim_sweep_signals_install();
         sim_sweep_deadline_set(o->max_seconds);

@@ -1,7 +1,7 @@
 /*
  * sim_rerun.h -- a run's script as its results directory records it, and
  * what `flashspec rerun DIR` compares, in plain C (the reading of run.json
- * itself is sim/lua/rerun.c):
+ * itself is sim_rerun_read.h):
  *   - the script's bytes, read once: what is hashed (the script_hash column
  *     and run.json), run and copied into DIR/script.lua;
  *   - where the recorded script was, so that its relative paths resolve as

@@ -1,7 +1,7 @@
 /*
- * rerun.c -- `flashspec rerun DIR` (rerun.h): run.json read back, its
- * profiles put in place of today's files, today's files compared with them
- * (the comparison itself, key by key: sim/out/sim_rerun.h).
+ * sim_rerun_read.c -- `flashspec rerun DIR` (sim_rerun_read.h): run.json read
+ * back, its profiles put in place of today's files, today's files compared
+ * with them (the comparison itself, key by key: sim_rerun.h).
  *
  * The JSON reader builds Lua values in a private Lua state (luaL_newstate: no
  * script ever runs there) under lua_pcall, so that a memory failure or a
@@ -10,7 +10,7 @@
  * sim_model_check) as a profile file's: a hand-edited run.json cannot hand the
  * simulator a value a profile could not.
  */
-#include "sim/lua/rerun.h"
+#include "sim/out/sim_rerun_read.h"
 
 #include <errno.h>
 #include <lauxlib.h>
@@ -24,9 +24,9 @@
 
 #include "sim/config/home.h"
 #include "sim/config/profile.h"
-#include "sim/lua/api.h"
-#include "sim/lua/api_impl.h"
 #include "sim/config/lparams.h"
+#include "sim/config/sim_profile_cache.h"
+#include "sim/sim_status.h"
 #include "sim/out/sim_rerun.h"
 
 #define RECORD_MAX_BYTES ((size_t)256 << 20) /* run.json of a very large sweep */
@@ -265,11 +265,14 @@ static lua_State *read_record(const char *path, int *code, char *err, size_t err
         return NULL;
     }
     jsrc js = {text, cap, 0};
+    skip_ws(&js);
+    int object = js.i < cap && text[js.i] == '{'; /* an array is a table too */
+    js.i = 0;
     lua_pushcfunction(J, l_decode);
     lua_pushlightuserdata(J, &js);
     int rc = lua_pcall(J, 1, 1, 0);
     free(text);
-    if (rc != LUA_OK || !lua_istable(J, -1)) {
+    if (rc != LUA_OK || !object) {
         snprintf(err, errlen, "%s: not a run record: %s", path,
                  rc == LUA_OK ? "not a JSON object" : lua_tostring(J, -1));
         lua_close(J);
@@ -282,7 +285,7 @@ static lua_State *read_record(const char *path, int *code, char *err, size_t err
 /* ---------------------------------------------------------------- plan */
 
 /* The command line's options a rerun keeps (run.json "command"). */
-static void plan_command(lua_State *J, fs_rerun_plan *p)
+static void plan_command(lua_State *J, sim_rerun_plan *p)
 {
     lua_getfield(J, 1, "command");
     lua_Integer n = lua_istable(J, -1) ? (lua_Integer)lua_rawlen(J, -1) : 0;
@@ -303,7 +306,7 @@ static void plan_command(lua_State *J, fs_rerun_plan *p)
     lua_pop(J, 1);
 }
 
-int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errlen)
+int sim_rerun_plan_read(const char *dir, sim_rerun_plan *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->verb, sizeof p->verb, "sweep");
@@ -331,7 +334,7 @@ int fs_rerun_plan_read(const char *dir, fs_rerun_plan *p, char *err, size_t errl
     lua_getfield(J, -1, "args");
     if (lua_istable(J, -1)) {
         lua_pushnil(J);
-        while (lua_next(J, -2) && p->n_args < FS_RERUN_MAX_ARGS) {
+        while (lua_next(J, -2) && p->n_args < SIM_RERUN_MAX_ARGS) {
             if (lua_type(J, -2) == LUA_TSTRING && lua_type(J, -1) == LUA_TSTRING) {
                 snprintf(p->args_buf[p->n_args], sizeof p->args_buf[0], "%s=%s",
                          lua_tostring(J, -2), lua_tostring(J, -1));
@@ -477,7 +480,7 @@ static void compare_today(rec_profile *p, int quiet)
 
 /* The profile on top of J built, checked, compared with today's file and
  * kept in a's cache under its path.  0, or an exit code with err. */
-static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int quiet,
+static int prefill_one(lua_State *J, sim_profile_cache *cache, const char *record, int quiet,
                        rec_profile *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
@@ -501,7 +504,7 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
         return SIM_DATA;
     }
     compare_today(p, quiet);
-    if (sim_profile_cache_keep(&a->profiles, p->path, p->device, p->device ? &p->dev : NULL,
+    if (sim_profile_cache_keep(cache, p->path, p->device, p->device ? &p->dev : NULL,
                                p->device ? &p->vars : NULL, p->device ? NULL : &p->model)) {
         snprintf(err, errlen, "%s: too many profiles to rerun (or out of memory)", record);
         return SIM_INTERNAL;
@@ -509,7 +512,7 @@ static int prefill_one(lua_State *J, struct fs_api *a, const char *record, int q
     return SIM_OK;
 }
 
-int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err, size_t errlen)
+int sim_rerun_prefill(sim_profile_cache *cache, const char *record, int quiet, char *err, size_t errlen)
 {
     int code;
     lua_State *J = read_record(record, &code, err, errlen);
@@ -528,7 +531,7 @@ int fs_rerun_prefill(struct fs_api *a, const char *record, int quiet, char *err,
     if (!p) snprintf(err, errlen, "out of memory");
     for (lua_Integer i = 1; i <= n && code == SIM_OK; i++) {
         lua_rawgeti(J, -1, i);
-        code = lua_istable(J, -1) ? prefill_one(J, a, record, quiet, p, err, errlen)
+        code = lua_istable(J, -1) ? prefill_one(J, cache, record, quiet, p, err, errlen)
                                   : SIM_DATA;
         if (code == SIM_DATA && !err[0])
             snprintf(err, errlen, "%s: profile %lld is not an object", record, (long long)i);
