@@ -18,7 +18,7 @@
 #include "eng_param.h"
 #include "eng_policy.h"
 #include "sim/lua/api.h"
-#include "sim/lua/lpolicy.h"
+#include "sim/lpolicy/lp_host.h"
 #include "sim/out/rows.h"
 #include "sim/cli/plugin.h"
 #include "sim/sim_status.h"
@@ -278,7 +278,7 @@ int cli_policy_main(int argc, char **argv)
     size_t nl = name ? strlen(name) : 0;
     if (name && nl > 4 && strcmp(name + nl - 4, ".lua") == 0) {
         char err[1024];
-        if (fs_lua_policy_describe(name, markdown, err, sizeof err) != 0) {
+        if (lp_describe(name, markdown, err, sizeof err) != 0) {
             fprintf(stderr, "flashspec: policies: %s\n", err);
             return SIM_CONFIG;
         }

@@ -33,7 +33,7 @@
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
 #include "sim/config/lparams.h"
-#include "sim/lua/lpolicy.h"
+#include "sim/lua/api_lpolicy.h"
 #include "sim/config/profile.h"
 #include "sim/lua/lrows.h"
 #include "sim/out/runrec.h"

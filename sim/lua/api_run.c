@@ -22,7 +22,7 @@
 #include "engine/eng_policy.h"
 #include "sim/hw/sim_hw.h"
 #include "sim/config/lparams.h"
-#include "sim/lua/lpolicy.h"
+#include "sim/lua/api_lpolicy.h"
 #include "sim/config/home.h"
 #include "sim/config/profile.h"
 #include "sim/out/rows.h"

@@ -69,7 +69,7 @@
 #include "sim/lua/api_impl.h"
 #include "sim/lua/lfit.h"
 #include "sim/config/lparams.h"
-#include "sim/lua/lpolicy.h"
+#include "sim/lua/api_lpolicy.h"
 #include "sim/out/rows.h"
 #include "sim/sweep/sim_sweep.h"
 #include "traces/trc.h"
@@ -94,8 +94,8 @@ typedef struct tune {
     fs_api *a;
     const ud_policy *pol;
     sim_fit_tune ft;                       /* the driver: options, knobs, choices */
-    const fs_lua_knob *lk[TUNE_MAX_KNOBS]; /* a Lua policy's declared param, or NULL */
-    fs_lua_knob lks[TUNE_MAX_KNOBS];       /* (lk points into it) */
+    const lp_knob *lk[TUNE_MAX_KNOBS]; /* a Lua policy's declared param, or NULL */
+    lp_knob lks[TUNE_MAX_KNOBS];       /* (lk points into it) */
     int lua;                               /* the policy is a Lua policy (fs.policy.lua) */
     fs_guard guard;                        /* evaluations run Lua under it (lfit.h) */
     int pts;                               /* stack index of the points' list */
@@ -198,7 +198,7 @@ static void knob_param(tune *t, int i, const char *name)
     t->lk[i] = NULL;
     if (t->lua) { /* a Lua policy: its knobs are the params it declares */
         char err[512];
-        if (fs_lua_policy_knob(t->pol->params, name, &t->lks[i], err, sizeof err) != 0)
+        if (lp_knob_read(t->pol->params, name, &t->lks[i], err, sizeof err) != 0)
             fs_raise(t->L, SIM_CONFIG, 0, "%s:%d: flashspec.tune: %s", t->ft.chunk, t->ft.line,
                      err);
         t->lk[i] = &t->lks[i];
@@ -467,7 +467,7 @@ static void read_policy(tune *t, int idx)
                  "%s:%d: flashspec.tune: key 'policy' must be a policy (from "
                  "flashspec.policy.NAME)",
                  t->ft.chunk, t->ft.line);
-    t->lua = fs_lua_policy_is(t->pol->desc);
+    t->lua = lp_is(t->pol->desc);
     lua_pop(t->L, 1);
 }
 

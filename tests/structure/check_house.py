@@ -34,7 +34,7 @@ import tempfile
 # Folder ranks: a folder includes only folders of a lower rank ("" is sim/
 # itself: the status space and point identities).
 LAYERS = {"": 0, "des": 1, "hw": 2, "config": 3, "replay": 3, "out": 4, "sweep": 5,
-          "fit": 6, "lua": 7, "cli": 8}
+          "fit": 6, "lpolicy": 6, "lua": 7, "cli": 8}
 DISPLAY = ("Flash-AR", "Chain-SD", "EdgeLLM", "SpecInfer", "Sequoia", "Lyanna", "Lever",
            "EAGLE-2", "Big Little Decoder")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -1,14 +1,18 @@
 /*
- * lpolicy_impl.h -- internals shared by lpolicy.c (policy states, hooks),
- * lpolicy_script.c (the script side) and lpolicy_objects.c (the objects
- * hooks receive).
+ * lp_host.h -- the host of policies written in Lua: a policy file's hooks run
+ * in a sandboxed Lua state of their own behind the engine's policy interface
+ * (eng_policy_i), one state per point, so workers share nothing.  The file
+ * format, the objects a hook receives and the guarantees: lp_host.c.  The
+ * script surface that makes such a policy (flashspec.policy.lua) is
+ * sim/lua/api_lpolicy.h; this folder knows nothing of scripts.
  */
-#ifndef FS_LUA_LPOLICY_IMPL_H
-#define FS_LUA_LPOLICY_IMPL_H
+#ifndef SIM_LPOLICY_LP_HOST_H
+#define SIM_LPOLICY_LP_HOST_H
 
 #include <lua.h>
 #include <stddef.h>
 
+#include "engine/eng_param.h"
 #include "engine/eng_policy.h"
 #include "sim/config/sandbox.h"
 
@@ -78,5 +82,38 @@ int lp_read_source(const char *path, char **out, size_t *len, char *err, size_t 
 /* lua_CFunction (p): runs the file's bytes with p's params table, returns
  * its hooks table. */
 int lp_load_policy(lua_State *L);
+
+/* 1 when name is 1 to 63 of [A-Za-z0-9_.-] starting with a letter or '_'
+ * (a policy's name goes into every result row). */
+int lp_name_ok(const char *name);
+
+/* The hash of a policy file's bytes that enters the point id: two 64-bit
+ * FNV-1a lanes as 32 hex digits, into out[0..n). */
+void lp_source_hash(const char *src, size_t len, char *out, size_t n);
+
+/* `flashspec policies FILE.lua`: prints the file's policy name, hooks and
+ * declared params on stdout.  0, or -1 with one line in err. */
+int lp_describe(const char *path, int markdown, char *err, size_t errlen);
+
+/* A Lua policy's declared param as a knob flashspec.tune may search. */
+#define LP_KNOB_CHOICES 32
+typedef struct lp_knob {
+    eng_param_desc d; /* INT, DOUBLE, BOOL or ENUM, from the declaration */
+    char name[64];
+    char choice_text[LP_KNOB_CHOICES][64];
+    const char *choices[LP_KNOB_CHOICES + 1];
+    double current; /* the value the policy object has (given, else the default;
+                       an ENUM's index, a BOOL's 0 or 1) */
+} lp_knob;
+
+/* 1 when desc is a Lua policy's (its create is lp_create). */
+int lp_is(const eng_policy_desc *desc);
+
+/* The declared param `name` of the Lua policy whose params are `params`, as a
+ * searchable row: its type (choices: ENUM; integer = true: INT; a boolean
+ * default: BOOL; else DOUBLE), range and current value.  0, or -1 with one
+ * line in err (no declaration, an unknown param with the nearest name, a
+ * string param without choices). */
+int lp_knob_read(const void *params, const char *name, lp_knob *out, char *err, size_t errlen);
 
 #endif

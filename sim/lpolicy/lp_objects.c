@@ -1,10 +1,9 @@
 /*
- * lpolicy_objects.c -- the objects a Lua policy's hooks receive: the tree,
- * the draft oracle and the target oracle (the methods are listed in
- * lpolicy.c).  Each wraps a pointer that is valid only during the hook call
+ * lp_objects.c -- the objects a Lua policy's hooks receive: the tree, the
+ * draft oracle and the target oracle (the methods are listed in lp_host.c).  Each wraps a pointer that is valid only during the hook call
  * that received it; outside one, every method raises.
  */
-#include "sim/lua/lpolicy_impl.h"
+#include "sim/lpolicy/lp_host.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /*
- * lpolicy.c -- policies written in Lua: flashspec.policy.lua(FILE [, params]).
+ * lp_host.c -- the host of policies written in Lua (lp_host.h); a script
+ * makes one with flashspec.policy.lua(FILE [, params]).
  *
  * A policy file is an ordinary Lua chunk run in the script sandbox.  It gets
  * the params table as its argument (`local p = ...`) and returns a table of
@@ -47,8 +48,7 @@
  * instruction limit (per point) and memory limit.  A Lua error in a hook
  * fails that point with one line naming the file, line and hook.
  */
-#include "sim/lua/lpolicy.h"
-#include "sim/lua/lpolicy_impl.h"
+#include "sim/lpolicy/lp_host.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,8 +62,6 @@
 #include <unistd.h>
 
 #include "engine/eng_policy.h"
-#include "sim/lua/api.h"
-#include "sim/lua/api_impl.h"
 #include "sim/config/sandbox.h"
 #include "sim/sweep/sim_sweep.h"
 
@@ -270,6 +268,18 @@ static void lp_plan(void *self, const eng_tree *t, const uint8_t *keep, eng_veri
     lua_pop(L, 1);
 }
 
+static void set_int(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
 static void lp_observe(void *self, const eng_feedback *fb)
 {
     lp_state *s = self;
@@ -277,16 +287,16 @@ static void lp_observe(void *self, const eng_feedback *fb)
     if (s->err[0]) return;
     push_hook(s, H_OBSERVE);
     lua_createtable(L, 0, 10);
-    fs_set_int(L, "accepted", fb->outcome.accepted);
-    fs_set_int(L, "emitted", fb->outcome.emitted);
-    fs_set_int(L, "last_node", fb->outcome.last_node);
-    fs_set_int(L, "bonus", fb->outcome.bonus);
-    fs_set_num(L, "draft_ms", fb->draft_ms);
-    fs_set_num(L, "verify_ms", fb->verify_ms);
-    fs_set_int(L, "draft_calls", fb->draft_calls);
-    fs_set_int(L, "rows", fb->plan.rows);
-    fs_set_int(L, "leaves", fb->plan.leaves);
-    fs_set_int(L, "verified_nodes", fb->verified_nodes);
+    set_int(L, "accepted", fb->outcome.accepted);
+    set_int(L, "emitted", fb->outcome.emitted);
+    set_int(L, "last_node", fb->outcome.last_node);
+    set_int(L, "bonus", fb->outcome.bonus);
+    set_num(L, "draft_ms", fb->draft_ms);
+    set_num(L, "verify_ms", fb->verify_ms);
+    set_int(L, "draft_calls", fb->draft_calls);
+    set_int(L, "rows", fb->plan.rows);
+    set_int(L, "leaves", fb->plan.leaves);
+    set_int(L, "verified_nodes", fb->verified_nodes);
     call_hook(s, H_OBSERVE, 1, 0);
 }
 
