@@ -8,6 +8,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "api_impl.h"
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_strbuf.h"
 
 #include <ctype.h>
 #include <lauxlib.h>
@@ -125,54 +126,6 @@ static int override_arg(lua_State *L, const char *fn)
 }
 
 
-/* The value of key row d in params as an object name shows it. */
-static void override_value(const eng_param_desc *d, const void *params, char *out, size_t n)
-{
-    const char *f = (const char *)params + d->offset;
-    int32_t x;
-    double v;
-    out[0] = '\0';
-    switch (d->type) {
-    case ENG_PARAM_INT:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%d", (int)x);
-        break;
-    case ENG_PARAM_BOOL:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%s", x ? "true" : "false");
-        break;
-    case ENG_PARAM_ENUM:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%s", d->choices[x]);
-        break;
-    case ENG_PARAM_DOUBLE:
-        memcpy(&v, f, sizeof v);
-        sim_out_real(out, n, v, 1); /* the fewest digits */
-        break;
-    case ENG_PARAM_STRING:
-        snprintf(out, n, "%s", f);
-        break;
-    case ENG_PARAM_DOUBLE_LIST:
-    case ENG_PARAM_INT_LIST: {
-        int32_t cnt;
-        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-        size_t used = 0;
-        for (int32_t i = 0; i < cnt && used < n; i++) {
-            char e[32];
-            if (d->type == ENG_PARAM_INT_LIST) {
-                memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                snprintf(e, sizeof e, "%d", (int)x);
-            } else {
-                memcpy(&v, f + (size_t)i * sizeof v, sizeof v);
-                sim_out_real(e, sizeof e, v, 1);
-            }
-            used += (size_t)snprintf(out + used, n - used, "%s%s", i ? "/" : "", e);
-        }
-        break;
-    }
-    }
-}
-
 typedef struct override_job {
     const eng_param_desc *keys;
     void *params;
@@ -229,7 +182,7 @@ static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *
     for (size_t i = 0; i < nkeys && used < sizeof label; i++) {
         if (!present[i] || &keys[i] == nk) continue;
         char v[512];
-        override_value(&keys[i], params, v, sizeof v);
+        sim_out_param_value(&keys[i], params, 1, '/', v, sizeof v);
         used += (size_t)snprintf(label + used, sizeof label - used, "%s%s=%s", n_set ? "," : "[",
                                  keys[i].name, v);
         n_set++;

@@ -598,60 +598,15 @@ static int label_put(char *out, size_t n, size_t *at, const char *fmt, ...)
     return 0;
 }
 
-/* One value of row d (in params) into out at *at, whole: a list value is its
- * elements joined by '/', however many; 0 or -1 (label_put). */
-static int param_label_value(const eng_param_desc *d, const void *params, char *out, size_t n,
-                             size_t *at)
-{
-    const char *f = (const char *)params + d->offset;
-    char e[32];
-    int32_t x;
-    double y;
-    switch (d->type) {
-    case ENG_PARAM_INT:
-        memcpy(&x, f, sizeof x);
-        return label_put(out, n, at, "%d", x);
-    case ENG_PARAM_BOOL:
-        memcpy(&x, f, sizeof x);
-        return label_put(out, n, at, "%s", x ? "true" : "false");
-    case ENG_PARAM_ENUM:
-        memcpy(&x, f, sizeof x);
-        return label_put(out, n, at, "%s", d->choices[x]);
-    case ENG_PARAM_DOUBLE:
-        memcpy(&y, f, sizeof y);
-        sim_out_fmt_exact(e, sizeof e, y);
-        return label_put(out, n, at, "%s", e);
-    case ENG_PARAM_STRING:
-        return label_put(out, n, at, "%.*s", (int)strnlen(f, (size_t)d->cap), f);
-    case ENG_PARAM_DOUBLE_LIST:
-    case ENG_PARAM_INT_LIST: {
-        int32_t cnt;
-        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-        if (cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
-        int rc = 0;
-        for (int32_t i = 0; i < cnt && !rc; i++) {
-            if (d->type == ENG_PARAM_INT_LIST) {
-                memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                rc = label_put(out, n, at, "%s%d", i ? "/" : "", x);
-            } else {
-                memcpy(&y, f + (size_t)i * sizeof y, sizeof y);
-                sim_out_fmt_exact(e, sizeof e, y);
-                rc = label_put(out, n, at, "%s%s", i ? "/" : "", e);
-            }
-        }
-        return rc;
-    }
-    }
-    return 0;
-}
-
 int sim_out_params_label(const eng_param_desc *d, const void *params, char *out, size_t n)
 {
     size_t at = 0;
     out[0] = 0;
-    for (int first = 1; d && d->name; d++, first = 0)
+    for (int first = 1; d && d->name; d++, first = 0) {
         if (label_put(out, n, &at, "%s%s=", first ? "" : ",", d->name) != 0 ||
-            param_label_value(d, params, out, n, &at) != 0)
+            sim_out_param_value(d, params, 6, '/', out + at, n - at) != 0)
             return -1;
+        at += strlen(out + at);
+    }
     return 0;
 }

@@ -4,6 +4,7 @@
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "sim/out/sim_rerun.h"
+#include "sim/out/sim_strbuf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -96,35 +97,19 @@ void sim_out_rerun_profile_path(const char *rel, const char *home, char *out, si
     if ((size_t)snprintf(out, n, "%s", path) >= n) out[0] = 0;
 }
 
-/* The value of row d of params as a profile writes it (lists abridged). */
+/* The value of row d of params as a profile writes it: a string quoted, a
+ * list in braces ("{1,2}"), cut short with "..." when long. */
 static void value_text(const eng_param_desc *d, const void *params, char *out, size_t n)
 {
-    const char *f = (const char *)params + d->offset;
-    int32_t i32;
-    double x;
-    switch (d->type) {
-    case ENG_PARAM_INT:
-    case ENG_PARAM_BOOL:
-    case ENG_PARAM_ENUM:
-        memcpy(&i32, f, sizeof i32);
-        if (d->type == ENG_PARAM_BOOL)
-            snprintf(out, n, "%s", i32 ? "true" : "false");
-        else if (d->type == ENG_PARAM_ENUM && i32 >= 0)
-            snprintf(out, n, "%s", d->choices[i32]);
-        else
-            snprintf(out, n, "%d", (int)i32);
-        break;
-    case ENG_PARAM_DOUBLE:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%.17g", x);
-        break;
-    case ENG_PARAM_STRING:
-        snprintf(out, n, "'%.*s'", (int)strnlen(f, d->cap > 0 ? (size_t)d->cap : 0), f);
-        break;
-    default:
-        snprintf(out, n, "(a list)");
-        break;
-    }
+    int list = d->type == ENG_PARAM_INT_LIST || d->type == ENG_PARAM_DOUBLE_LIST;
+    const char *open = d->type == ENG_PARAM_STRING ? "'" : list ? "{" : "";
+    const char *close = d->type == ENG_PARAM_STRING ? "'" : list ? "}" : "";
+    size_t o = strlen(open);
+    if (n < 8) return;
+    snprintf(out, n, "%s", open);
+    if (sim_out_param_value(d, params, 1, ',', out + o, n - 2 * o) != 0)
+        snprintf(out + n - 2 * o - 4, 4, "...");
+    snprintf(out + strlen(out), n - strlen(out), "%s", close);
 }
 
 /* Whether row d holds the same value in a and b. */

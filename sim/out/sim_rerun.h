@@ -46,8 +46,9 @@ void sim_out_rerun_profile_path(const char *rel, const char *home, char *out, si
 /* How many keys of the table hold other values in today's params than in
  * the recorded ones (rec); when some do, msg[0..n) names them -- "KEY V today,
  * W in run.json", "; " between them, the first six with their values, then
- * "; N more" -- each value as a profile writes it (a string quoted, a list
- * "(a list)").  Returns 0 (msg untouched) when every key agrees. */
+ * "; N more" -- each value as a profile writes it (a real in the fewest
+ * digits that read back as it, a string quoted, a list in braces "{1,2}").
+ * Returns 0 (msg untouched) when every key agrees. */
 int sim_out_param_diff(const eng_param_desc *keys, const void *today, const void *rec, char *msg,
                        size_t n);
 

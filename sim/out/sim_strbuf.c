@@ -2,6 +2,8 @@
  * sim_strbuf.c -- the growing text buffer and exact reals (sim_strbuf.h).
  */
 #include "sim/out/sim_strbuf.h"
+
+#include "engine/eng_param.h"
 #include "sim/out/sim_out.h"
 
 #include <stdarg.h>
@@ -63,4 +65,60 @@ void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len)
 void sim_out_fmt_exact(char *out, size_t n, double x)
 {
     sim_out_real(out, n, x, 6);
+}
+
+/* Element i of a list row, or the scalar (i 0), as text into e. */
+static void param_scalar(const eng_param_desc *d, const char *f, int32_t i, int min_digits,
+                         char *e, size_t n)
+{
+    int32_t x;
+    double y;
+    switch (d->type) {
+    case ENG_PARAM_DOUBLE:
+    case ENG_PARAM_DOUBLE_LIST:
+        memcpy(&y, f + (size_t)i * sizeof y, sizeof y);
+        sim_out_real(e, n, y, min_digits);
+        return;
+    case ENG_PARAM_BOOL:
+        memcpy(&x, f, sizeof x);
+        snprintf(e, n, "%s", x ? "true" : "false");
+        return;
+    case ENG_PARAM_ENUM:
+        memcpy(&x, f, sizeof x);
+        for (int32_t k = 0; x >= 0 && d->choices && d->choices[k]; k++)
+            if (k == x) {
+                snprintf(e, n, "%s", d->choices[k]);
+                return;
+            }
+        break;
+    default:
+        memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
+        break;
+    }
+    snprintf(e, n, "%d", (int)x);
+}
+
+int sim_out_param_value(const eng_param_desc *d, const void *params, int min_digits, char sep,
+                        char *out, size_t n)
+{
+    const char *f = (const char *)params + d->offset;
+    if (n == 0) return -1;
+    out[0] = 0;
+    if (d->type == ENG_PARAM_STRING) {
+        int len = (int)strnlen(f, d->cap > 0 ? (size_t)d->cap : 0);
+        return (size_t)snprintf(out, n, "%.*s", len, f) < n ? 0 : -1;
+    }
+    int list = d->type == ENG_PARAM_INT_LIST || d->type == ENG_PARAM_DOUBLE_LIST;
+    int32_t cnt = 1;
+    if (list) memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
+    if (list && cnt > d->cap) cnt = d->cap; /* never read past the list's storage */
+    size_t at = 0;
+    for (int32_t i = 0; i < cnt; i++) {
+        char e[40];
+        param_scalar(d, f, i, min_digits, e, sizeof e);
+        int k = i ? snprintf(out + at, n - at, "%c%s", sep, e) : snprintf(out, n, "%s", e);
+        if (k < 0 || at + (size_t)k >= n) return -1;
+        at += (size_t)k;
+    }
+    return 0;
 }

@@ -25,4 +25,15 @@ void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len);
  * stays "0.1", a tuned 0.090373524058708 is not cut to 0.0903735. */
 void sim_out_fmt_exact(char *out, size_t n, double x);
 
+/* The value of row d of a parameter struct as text, whole: an integer in
+ * decimal, a boolean true or false, an enum its choice, a real through
+ * sim_out_real with min_digits, a string as it is, a list its elements
+ * (at most d->cap of them) joined by sep.  Every writer of a parameter's
+ * value -- result labels, object names, what a rerun found changed -- goes
+ * through it.  0, or -1 when it needs more than n bytes (out then holds a
+ * cut text that must not be used). */
+struct eng_param_desc;
+int sim_out_param_value(const struct eng_param_desc *d, const void *params, int min_digits,
+                        char sep, char *out, size_t n);
+
 #endif
