@@ -6,7 +6,8 @@
  * the recorded script's directory (absolute, relative to the project, gone);
  * a profile's values compared key by key for every kind of key (lists by
  * their count and elements only, six keys named then a count); two files
- * compared byte for byte with the first differing line.
+ * compared byte for byte with the first differing line; one parameter's
+ * value as text (sim/out/sim_strbuf.h) at its boundaries.
  */
 #define _XOPEN_SOURCE 700 /* realpath, symlink */
 #include "sim/out/sim_rerun.h"
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "../../check.h"
+#include "sim/out/sim_strbuf.h"
 
 static char tmp[64];
 
@@ -282,6 +284,47 @@ static void test_profile_path(void)
     CHECK(strcmp(small, "") == 0);
 }
 
+/* sim_out_param_value: each kind, the separator, the digits, a list's count
+ * held to its storage, an enum index without a choice, and the buffer's
+ * edge: a text that fits exactly is whole, one byte less is refused. */
+static void test_param_value(void)
+{
+    prof p = base();
+    char out[64];
+    const char *want[] = {"3", "true", "fast", "4.5", "ufs4", "1;2", "5;6;7"};
+    for (int i = 0; i < 7; i++) {
+        CHECK_EQ_INT(sim_out_param_value(&keys[i], &p, 1, ';', out, sizeof out), 0);
+        CHECK(strcmp(out, want[i]) == 0);
+    }
+    p.x = 0.1;
+    CHECK_EQ_INT(sim_out_param_value(&keys[3], &p, 6, '/', out, sizeof out), 0);
+    CHECK(strcmp(out, "0.1") == 0);
+    p.x = 5000;
+    CHECK_EQ_INT(sim_out_param_value(&keys[3], &p, 1, '/', out, sizeof out), 0);
+    CHECK(strcmp(out, "5e+03") == 0);
+    CHECK_EQ_INT(sim_out_param_value(&keys[3], &p, 6, '/', out, sizeof out), 0);
+    CHECK(strcmp(out, "5000") == 0);
+    p = base();
+    p.n_ks = 9; /* more than its storage: only the three it holds */
+    CHECK_EQ_INT(sim_out_param_value(&keys[6], &p, 1, '/', out, sizeof out), 0);
+    CHECK(strcmp(out, "5/6/7") == 0);
+    p.n_ks = 0;
+    CHECK_EQ_INT(sim_out_param_value(&keys[6], &p, 1, '/', out, sizeof out), 0);
+    CHECK(strcmp(out, "") == 0);
+    p.mode = 2; /* past the choices */
+    CHECK_EQ_INT(sim_out_param_value(&keys[2], &p, 1, '/', out, sizeof out), 0);
+    CHECK(strcmp(out, "2") == 0);
+    p = base();
+    CHECK_EQ_INT(sim_out_param_value(&keys[6], &p, 1, '/', out, 6), 0); /* "5/6/7" and NUL */
+    CHECK(strcmp(out, "5/6/7") == 0);
+    CHECK_EQ_INT(sim_out_param_value(&keys[6], &p, 1, '/', out, 5), -1);
+    CHECK_EQ_INT(sim_out_param_value(&keys[4], &p, 1, '/', out, 5), 0); /* "ufs4" */
+    CHECK(strcmp(out, "ufs4") == 0);
+    CHECK_EQ_INT(sim_out_param_value(&keys[4], &p, 1, '/', out, 4), -1);
+    CHECK_EQ_INT(sim_out_param_value(&keys[0], &p, 1, '/', out, 2), 0); /* "3" */
+    CHECK_EQ_INT(sim_out_param_value(&keys[0], &p, 1, '/', out, 1), -1);
+}
+
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/fs_out_rerun_XXXXXX");
@@ -293,6 +336,7 @@ int main(void)
     test_script_hash();
     test_script_dir();
     test_param_diff();
+    test_param_value();
     test_same_file();
     test_profile_path();
     char cmd[128];
