@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_strbuf.h"
 #include "sim/config/home.h"
 #include "sim/config/parts.h"
 #include "sim/sim_status.h"
@@ -26,62 +27,17 @@ static const char *shown(const char *path)
     return path;
 }
 
-/* v as the shortest decimal that reads back to it; a whole number below
- * 1e16 with all its digits (5000, where the shortest %g is "5e+03"). */
-static void real_text(double v, char *out, size_t n)
-{
-    sim_out_real(out, n, v, 1);
-    if (strchr(out, 'e') && fabs(v) >= 1 && fabs(v) < 1e16) {
-        int digits = (int)floor(log10(fabs(v))) + 1;
-        sim_out_real(out, n, v, digits); /* all the whole digits */
-    }
-}
-
-/* The value of key row d in params, as a profile would write it. */
+/* The value of key row d in params, as a profile would write it: a real in
+ * the fewest digits that read back as it, a whole number below 1e16 with all
+ * its digits (5000, not "5e+03"); a list's elements joined by ','; an empty
+ * string "". */
 static void value_text(const eng_param_desc *d, const void *params, char *out, size_t n)
 {
     const char *f = (const char *)params + d->offset;
-    int32_t x, cnt;
-    double v;
-    switch (d->type) {
-    case ENG_PARAM_DOUBLE:
-        memcpy(&v, f, sizeof v);
-        real_text(v, out, n);
-        break;
-    case ENG_PARAM_BOOL:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%s", x ? "true" : "false");
-        break;
-    case ENG_PARAM_ENUM:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%s", d->choices[x]);
-        break;
-    case ENG_PARAM_STRING:
-        snprintf(out, n, "%s", f[0] ? f : "\"\"");
-        break;
-    case ENG_PARAM_INT_LIST:
-    case ENG_PARAM_DOUBLE_LIST: {
-        memcpy(&cnt, (const char *)params + d->count_offset, sizeof cnt);
-        size_t at = 0;
-        out[0] = 0;
-        for (int32_t i = 0; i < cnt && at < n; i++) {
-            if (d->type == ENG_PARAM_INT_LIST) {
-                memcpy(&x, f + (size_t)i * sizeof x, sizeof x);
-                at += (size_t)snprintf(out + at, n - at, "%s%d", i ? "," : "", (int)x);
-            } else {
-                char num[64];
-                memcpy(&v, f + (size_t)i * sizeof v, sizeof v);
-                real_text(v, num, sizeof num);
-                at += (size_t)snprintf(out + at, n - at, "%s%s", i ? "," : "", num);
-            }
-        }
-        break;
-    }
-    default:
-        memcpy(&x, f, sizeof x);
-        snprintf(out, n, "%d", (int)x);
-        break;
-    }
+    if (d->type == ENG_PARAM_STRING && !f[0])
+        snprintf(out, n, "\"\"");
+    else
+        sim_out_param_value(d, params, 0, ',', out, n);
 }
 
 static void range_text(const sim_key_source *s, char *out, size_t n)

@@ -7,16 +7,12 @@
  */
 #include "sim/lua/api_lpolicy.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <lauxlib.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "engine/eng_policy.h"
 #include "sim/lua/api.h"

@@ -125,7 +125,8 @@ const char *sim_out_name_reserved(const char *name);
 /* x in the fewest significant digits, at least min_digits (1..17), that read
  * back as the same double ("%.*g", C locale's strtod); every writer of a
  * number that must read back exactly uses it.  min_digits 6 keeps the whole
- * digits of numbers below 1e6 ("5000", where 1 digit gives "5e+03"). */
+ * digits of numbers below 1e6 ("5000", where 1 digit gives "5e+03"); 0
+ * keeps every whole digit of a number from 1 to 1e16 and is otherwise 1. */
 void sim_out_real(char *out, size_t n, double x, int min_digits);
 
 /* Formats the CSV text of t into a malloc'ed NUL-terminated buffer (*out, owned

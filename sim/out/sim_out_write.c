@@ -62,6 +62,8 @@ static void csv_string(FILE *f, const char *s)
 
 void sim_out_real(char *out, size_t n, double x, int min_digits)
 {
+    if (min_digits <= 0 && fabs(x) >= 1 && fabs(x) < 1e16)
+        min_digits = (int)floor(log10(fabs(x))) + 1; /* every whole digit */
     for (int p = min_digits < 1 ? 1 : min_digits; p <= 17; p++) {
         snprintf(out, n, "%.*g", p, x);
         if (strtod(out, NULL) == x) return;

@@ -73,18 +73,24 @@ static void oracle_init(oracle *o)
         o->seq[i] = (eng_token)(11 + (i * 29) % 97);
 }
 
-/* Params for a policy file "t.lua" holding src, with the params table args. */
-static lp_params params_of(const char *src, const char *args)
+/* Params for a policy file "t.lua" holding src[0..len) (the bytes are not
+ * NUL-terminated: lp_read_source's are not), with the params table args. */
+static lp_params params_n(const char *src, size_t len, const char *args)
 {
     lp_params p;
     memset(&p, 0, sizeof p);
     snprintf(p.file, sizeof p.file, "t.lua");
     snprintf(p.args, sizeof p.args, "%s", args ? args : "{}");
     p.src = src;
-    p.src_len = strlen(src);
+    p.src_len = len;
     p.step_limit = 2000000;
     p.mem_limit = (size_t)64 << 20;
     return p;
+}
+
+static lp_params params_of(const char *src, const char *args)
+{
+    return params_n(src, strlen(src), args);
 }
 
 /* lp_open's message for src and args ("" when it opens). */
@@ -113,8 +119,7 @@ static void test_chain_equal(const char *root)
     size_t len;
     CHECK_EQ_INT(lp_read_source(path, &src, &len, err, sizeof err), 0);
     if (!src) return;
-    lp_params p = params_of(src, "{k=5,unit=\"npu\"}");
-    p.src_len = len;
+    lp_params p = params_n(src, len, "{k=5,unit=\"npu\"}");
     eng_policy lua, c;
     CHECK_EQ_INT(lp_create(&p, &lua), ENG_OK);
     eng_chain_params cp = {5, ENG_UNIT_NPU};
@@ -227,7 +232,7 @@ static const char *hook_error(const char *src, int stage)
     char err[LP_ERR_CAP] = "";
     lp_state *s = lp_open(&p, err, sizeof err);
     if (!s) {
-        snprintf(msg, sizeof msg, "open: %s", err);
+        snprintf(msg, sizeof msg, "open: %.480s", err);
         return msg;
     }
     oracle o;

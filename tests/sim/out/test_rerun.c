@@ -304,6 +304,16 @@ static void test_param_value(void)
     CHECK(strcmp(out, "5e+03") == 0);
     CHECK_EQ_INT(sim_out_param_value(&keys[3], &p, 6, '/', out, sizeof out), 0);
     CHECK(strcmp(out, "5000") == 0);
+    /* 0 digits: every whole digit below 1e16, else the fewest */
+    const double xs[] = {5000, -2500, 123.5, 0.1, 1e20, 1e16, 9999999999999998.0, 1, 0.5};
+    const char *ws[] = {"5000", "-2500", "123.5", "0.1", "1e+20", "1e+16", "9999999999999998",
+                        "1", "0.5"};
+    for (int i = 0; i < 9; i++) {
+        p.x = xs[i];
+        CHECK_EQ_INT(sim_out_param_value(&keys[3], &p, 0, '/', out, sizeof out), 0);
+        if (strcmp(out, ws[i])) fprintf(stderr, "  %.17g -> %s\n", xs[i], out);
+        CHECK(strcmp(out, ws[i]) == 0);
+    }
     p = base();
     p.n_ks = 9; /* more than its storage: only the three it holds */
     CHECK_EQ_INT(sim_out_param_value(&keys[6], &p, 1, '/', out, sizeof out), 0);
