@@ -271,27 +271,14 @@ static void *get_object(lua_State *L, int idx, const char *key, const char *mt, 
     return NULL;
 }
 
-size_t fs_api_mem_in_use(const fs_api *a)
-{
-    const fs_lua_limits *lim = a->lim;
-    if (!lim) return a->held_bytes;
-    if (lim->pool) return atomic_load(&lim->pool->used); /* held bytes are in it */
-    return lim->mem_used + a->held_bytes;
-}
 
-int fs_api_over_limit(const fs_api *a, size_t used, size_t bytes)
-{
-    const fs_lua_limits *lim = a->lim;
-    return lim && lim->mem_limit_bytes &&
-           (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes);
-}
 
 void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
                    const char *what)
 {
     const fs_lua_limits *lim = a->lim;
-    size_t used = fs_api_mem_in_use(a);
-    if (fs_api_try_hold(a, bytes) != 0)
+    size_t used = sim_run_mem_in_use(a);
+    if (sim_run_try_hold(a, bytes) != 0)
         fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: %s: needs %.1f MiB more, and with the %.1f MiB the run already holds "
                  "(Lua heap, policy states, traces, result rows) that passes its memory limit "
@@ -300,21 +287,7 @@ void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int
                  lim ? lim->mem_limit_bytes >> 20 : 0);
 }
 
-int fs_api_try_hold(fs_api *a, size_t bytes)
-{
-    const fs_lua_limits *lim = a->lim;
-    if (fs_api_over_limit(a, fs_api_mem_in_use(a), bytes)) return -1;
-    if (lim && lim->pool && fs_mem_pool_take(lim->pool, bytes) != 0) return -1;
-    a->held_bytes += bytes;
-    return 0;
-}
 
-void fs_api_release(fs_api *a, size_t bytes)
-{
-    if (bytes > a->held_bytes) bytes = a->held_bytes;
-    a->held_bytes -= bytes;
-    if (a->lim && a->lim->pool) fs_mem_pool_put(a->lim->pool, bytes);
-}
 
 static fs_row *row_new(lua_State *L, fs_api *a)
 {
@@ -440,7 +413,7 @@ static void warn_short_trace(fs_api *a, const trc_trace *tt, const char *name,
         if (len > longest) longest = len;
     }
     if (max_new_tokens > longest &&
-        fs_api_warn_once(a, trc_checksum(tt) ^ ((uint64_t)max_new_tokens << 1) ^ 0x5bd1e995ull) &&
+        sim_run_warn_once(a, trc_checksum(tt) ^ ((uint64_t)max_new_tokens << 1) ^ 0x5bd1e995ull) &&
         a->ex.rank == 0)
         fprintf(stderr,
                 "flashspec: warning: %s:%d: max_new_tokens = %d but trace '%s' holds at most %d "
@@ -679,20 +652,6 @@ static int run_point(lua_State *L, int idx, const char *what, const char *chunk,
     return 1;
 }
 
-int fs_api_warn_once(fs_api *a, uint64_t key)
-{
-    for (int32_t i = 0; i < a->n_warned; i++)
-        if (a->warned[i] == key) return 0;
-    if (a->n_warned == a->cap_warned) {
-        int32_t cap = a->cap_warned ? 2 * a->cap_warned : 16;
-        uint64_t *n = realloc(a->warned, sizeof *n * (size_t)cap);
-        if (!n) return 1; /* cannot remember it: print it again */
-        a->warned = n;
-        a->cap_warned = cap;
-    }
-    a->warned[a->n_warned++] = key;
-    return 1;
-}
 
 /* Whether the script set the tree-size cap of staged point s's policy. */
 static int cap_set(const sim_sweep_staged *s)
@@ -711,7 +670,7 @@ static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, 
 {
     int64_t ran, first;
     int64_t count = sim_sweep_unbound_caps(sp, n, cap_set, &ran, &first);
-    if (!count || a->ex.rank != 0 || !fs_api_warn_once(a, 0x7472656563617073ull)) return;
+    if (!count || a->ex.rank != 0 || !sim_run_warn_once(a, 0x7472656563617073ull)) return;
     const sim_sweep_staged *f = &sp[first];
     fprintf(stderr,
             "flashspec: warning: %s:%d: in %lld of %lld point%s the tree-size cap the script "
@@ -722,31 +681,6 @@ static void warn_unbound_caps(fs_api *a, const sim_sweep_staged *sp, int64_t n, 
             (long long)f->row.st.verify_rows_max);
 }
 
-int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len)
-{
-    if (sim_out_name_reserved(name)) return FS_OUTPUT_RESERVED;
-    for (int32_t i = 0; i < a->n_outputs; i++)
-        if (strcasecmp(a->outputs[i].name, name) == 0) return FS_OUTPUT_TAKEN;
-    char *copy = malloc(len + 1);
-    if (!copy) return -1;
-    memcpy(copy, data, len);
-    copy[len] = 0;
-    if (a->n_outputs == a->cap_outputs) {
-        int32_t cap = a->cap_outputs ? 2 * a->cap_outputs : 4;
-        fs_output *n = realloc(a->outputs, sizeof *n * (size_t)cap);
-        if (!n) {
-            free(copy);
-            return -1;
-        }
-        a->outputs = n;
-        a->cap_outputs = cap;
-    }
-    fs_output *o = &a->outputs[a->n_outputs++];
-    snprintf(o->name, sizeof o->name, "%s", name);
-    o->data = copy;
-    o->len = len;
-    return 0;
-}
 
 static int l_run(lua_State *L)
 {

@@ -23,6 +23,7 @@
 #include "sim/config/sandbox.h"
 #include "sim/config/sim_profile_cache.h"
 #include "sim/lua/sweep_exec.h"
+#include "sim/sweep/sim_run.h"
 #include "traces/trc.h"
 
 #define MT_ERROR "flashspec.error"
@@ -32,65 +33,26 @@
 #define MT_POLICY "flashspec.policy"
 #define API_KEY "flashspec.api"
 
-/* Draw memos of synthetic traces a run keeps at most, and the most bytes each
- * may take (a trace shape that needs more is synthesised without one). */
-#define FS_SYNTH_MEMO_MAX 16
-#define FS_SYNTH_MEMO_BYTES ((size_t)256 << 20)
-
-typedef struct fs_synth_pending fs_synth_pending; /* api_synth.c */
-
-/* A trace a script run holds (sim/replay/sim_trace_cache.h); pending is an
- * fs_synth_pending (api_synth.c) while a synthetic trace is recorded, not
- * generated yet. */
+/* A trace a script run holds (sim/replay/sim_trace_cache.h). */
 typedef sim_trace_entry fs_trace_entry;
 
+/* The run's state (sim/sweep/sim_run.h): what it holds, the memory it
+ * charges, what it said and writes; the binding adds the raising. */
+typedef sim_run fs_api;
 
-/* A file a script run writes into its output directory when it succeeds
- * (sim/out/sim_outdir.h). */
-typedef sim_out_file fs_output;
+/* Counts `bytes` more that the run is about to hold for the script
+ * (sim_run_try_hold); raises (exit 78, "CHUNK:LINE: WHAT: ...") when that
+ * and the Lua heap would pass the memory limit (--max-memory-mb).
+ * sim_run_release gives bytes back. */
+void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
+                   const char *what);
 
-typedef struct fs_api {
-    char script_dir[PATH_MAX];
-    fs_rows_meta meta;
-    sim_trace_cache traces; /* each entry allocated on its own: userdata borrow them */
-    fs_row *rows;
-    int32_t n_rows, cap_rows;
-    int quiet;
-    sim_sweep_exec ex; /* workers, resume store, counters (sim/sweep/sim_sweep_exec.h) */
-    fs_output *outputs;
-    int32_t n_outputs, cap_outputs;
-    int64_t generation; /* flashspec.calibrate evaluations so far */
-    int no_variants;    /* points being staged skip device variants: set by every entry
-                           that stages (fs_api_sweep: 1 unless it records rows) */
-    uint64_t *warned;   /* keys of the warnings already printed (one each) */
-    int32_t n_warned, cap_warned;
-    /* memory the API holds for the script (traces, result rows), counted
-     * with the Lua heap against the script's memory limit */
-    const fs_lua_limits *lim;
-    size_t held_bytes;
-    const fs_plugin *plugins; /* borrowed from the options */
-    int n_plugins;
-    size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
-    int verify_trace;         /* --verify-trace */
-    int strict;               /* --strict */
-    struct fs_runrec *rec;    /* what each committed row ran (runrec.h), for DIR/run.json */
-    sim_profile_cache profiles; /* profile files read so far (sim_profile_cache.h) */
-    /* while flashspec.calibrate fits (synth_memo_on > 0): a draw memo per
-     * shape of node-stream synthetic trace (trc.h trc_synth_memo), so that an
-     * evaluation redraws only what its knobs move; held against the memory
-     * limit like traces */
-    int32_t synth_memo_on;
-    int calibrating; /* inside flashspec.calibrate (what an interrupt stops) */
-    trc_synth_memo *synth_memo[FS_SYNTH_MEMO_MAX];
-    int32_t n_synth_memo;
-    /* while flashspec.calibrate calls its points function (synth_defer > 0):
-     * named synthetic traces are recorded and generated together
-     * (api_synth.c); how many are recorded, the most they may take */
-    int32_t synth_defer;
-    int32_t n_synth_pending;
-    size_t synth_pending_most;
-    struct fs_names *names; /* the names recorded rows carry (api_names.c) */
-} fs_api;
+/* sim_run_synth_defer and sim_run_synth_resolve (sim/sweep/sim_run.h),
+ * raising where they fail: out of memory, or the first recorded trace that
+ * failed (the generator's error, or the memory limit's line). */
+void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_synth_params *p,
+                        size_t most, const char *chunk, int line);
+void fs_api_synth_resolve(lua_State *L, fs_api *a);
 
 /* The label of a policy's params (sim_out_params_label, sim/out/rows.h),
  * raising (78, the caller's line) when it does not fit in n bytes. */
@@ -98,51 +60,7 @@ void fs_policy_label(lua_State *L, const eng_policy_desc *desc, const void *para
                      size_t n);
 
 
-/* Counts `bytes` more that the API is about to hold for the script; raises
- * (exit 78, "CHUNK:LINE: WHAT: ...") when that and the Lua heap would pass
- * the memory limit (--max-memory-mb).  fs_api_release gives bytes back. */
-void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int line,
-                   const char *what);
-void fs_api_release(fs_api *a, size_t bytes);
-/* 1 when `bytes` more beside `used` in use would pass the run's memory limit
- * (--max-memory-mb). */
-int fs_api_over_limit(const fs_api *a, size_t used, size_t bytes);
-/* Counts `bytes` more as fs_api_charge does, or returns -1 (nothing counted)
- * where that would pass the memory limit. */
-int fs_api_try_hold(fs_api *a, size_t bytes);
 
-/* api_synth.c.  flashspec.calibrate's fit begins (on = 1) or ends (on = 0):
- * while any fit runs, flashspec.trace.synth keeps draw memos
- * (fs_api.synth_memo); when the last ends they are freed.  The memo for
- * traces of p's shape (NULL: none). */
-void fs_api_synth_memos(fs_api *a, int on);
-trc_synth_memo *fs_api_synth_memo_for(fs_api *a, const trc_synth_params *p);
-/* 1 when a trace that may take `most` bytes is to be recorded rather than
- * generated: fs_api.synth_defer is on and it fits beside what the run holds
- * and what is recorded already.  fs_api_synth_defer records the trace of p
- * (checked) for entry e, to be generated by fs_api_synth_resolve. */
-int fs_api_synth_can_defer(const fs_api *a, size_t most);
-void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_synth_params *p,
-                        size_t most, const char *chunk, int line);
-/* Generates every recorded trace (on the workers) and charges it; raises
- * with the first failure, in the order they were asked for. */
-void fs_api_synth_resolve(lua_State *L, fs_api *a);
-/* Frees what is still recorded (the run's end). */
-void fs_api_synth_free_pending(fs_api *a);
-/* Bytes of the run's memory in use (the shared pool when there is one: every
- * Lua state's heap and what the API holds; else the script's heap and held). */
-size_t fs_api_mem_in_use(const fs_api *a);
-
-/* 1 the first time `key` is seen by this run (print the warning), else 0. */
-int fs_api_warn_once(fs_api *a, uint64_t key);
-
-/* Queues a file for the output directory (copied).  Returns 0; -1 when out
- * of memory; FS_OUTPUT_RESERVED when the name is one the run writes itself
- * (sim_out_name_reserved); FS_OUTPUT_TAKEN when an output of that name --
- * compared without regard to case -- is queued already (each writer
- * checks its names first and says which; this is the last guard). */
-enum { FS_OUTPUT_RESERVED = -2, FS_OUTPUT_TAKEN = -3 };
-int fs_api_add_output(fs_api *a, const char *name, const char *data, size_t len);
 
 typedef struct ud_device {
     sim_device dev;
@@ -207,11 +125,6 @@ int fs_raise(lua_State *L, int status, int where, const char *fmt, ...);
  * stack. */
 int fs_error_status(lua_State *L, int idx, int dflt, const char **msg);
 
-/* Frees the traces of the entries [from, traces.n) last used before
- * generation `before` (fs.calibrate: synthetic traces that recent evaluations
- * no longer use).  The entries stay, with trace NULL, so that a userdata still
- * holding one gets a clear error instead of a stale pointer. */
-void fs_api_release_traces(fs_api *a, int32_t from, int64_t before);
 
 /* The trace of a trace userdata; raises (exit 78) when it was released. */
 const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line);
@@ -274,15 +187,6 @@ void fs_api_open(lua_State *L, fs_api *a, const struct fs_script_opts *o);
 /* flashspec.tune (tune.c). */
 int fs_l_tune(lua_State *L);
 
-/* Finds a file named by a script: an absolute path as is, else relative to
- * the script's directory, then to the project ($FLASHSPEC_HOME or the source
- * tree); sim_paths_find_file (sim/config/sim_paths.h) over those two.  0 and
- * out, or -1 (tried: " (looked in A and B)"). */
-int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
-                     size_t tn);
-/* The first of those two places where a relative path names anything (a
- * FIFO, a directory): 0 and out, or -1. */
-int fs_api_find_any(const fs_api *a, const char *path, char *out, size_t n);
 
 /* flashspec.calibrate{...} (calibrate.c). */
 int fs_l_calibrate(lua_State *L);

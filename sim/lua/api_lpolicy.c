@@ -128,7 +128,7 @@ static void policy_lua_params(lua_State *L, fs_api *a, const char *chunk, int li
     const char *path = luaL_checkstring(L, 1);
     memset(p, 0, sizeof *p);
     char tried[2 * PATH_MAX + 16] = "", found[PATH_MAX];
-    if (fs_api_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
+    if (sim_run_find_file(a, path, found, sizeof found, tried, sizeof tried) != 0)
         fs_raise(L, SIM_MISSING, 0, "%s:%d: flashspec.policy.lua: policy file '%s' not found%s",
                  chunk, line, path, tried);
     size_t flen = strlen(found);

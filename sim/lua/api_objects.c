@@ -56,9 +56,9 @@ static const char *profile_arg(lua_State *L, const char *kind, const char *what,
                      what, name);
         char tried[2 * PATH_MAX + 32] = "";
         fs_api *a = fs_api_get(L);
-        if (fs_api_find_file(a, name, path, n, tried, sizeof tried) != 0) {
+        if (sim_run_find_file(a, name, path, n, tried, sizeof tried) != 0) {
             char odd[PATH_MAX];
-            if (fs_api_find_any(a, name, odd, sizeof odd) == 0)
+            if (sim_run_find_any(a, name, odd, sizeof odd) == 0)
                 fs_raise(L, SIM_MISSING, 1, "%s profile file '%s' is not a regular file (%s)",
                          what, name, odd);
             fs_raise(L, SIM_MISSING, 1, "%s profile file '%s' not found%s", what, name, tried);
@@ -233,7 +233,7 @@ void fs_check_model_pair(lua_State *L, fs_api *a, const trc_trace *t, const char
     key ^= 0x2f;
     for (const char *p = drf ? drf->name : ""; *p; p++)
         key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
-    if (!fs_api_warn_once(a, key)) return; /* checked for this trace and pair */
+    if (!sim_run_warn_once(a, key)) return; /* checked for this trace and pair */
     char why[512] = "";
     if (drf && meta->target[0] && !strcmp(drf->name, meta->target) &&
         strcmp(tgt->name, meta->target) != 0)
@@ -406,9 +406,22 @@ int fs_name_index(lua_State *L)
 
 /* ----------------------------------------------------------------- traces */
 
-void fs_api_release_traces(fs_api *a, int32_t from, int64_t before)
+
+void fs_api_synth_defer(lua_State *L, fs_api *a, fs_trace_entry *e, const trc_synth_params *p,
+                        size_t most, const char *chunk, int line)
 {
-    fs_api_release(a, sim_trace_cache_release(&a->traces, from, before));
+    if (sim_run_synth_defer(a, e, p, most, chunk, line) != 0)
+        fs_raise(L, SIM_NOMEM, 0, "out of memory");
+}
+
+void fs_api_synth_resolve(lua_State *L, fs_api *a)
+{
+    sim_run_synth_failure f;
+    if (sim_run_synth_resolve(a, &f) == 0) return;
+    if (f.status != SIM_OK && !f.chunk[0]) fs_raise(L, f.status, 0, "%s", f.msg);
+    if (f.status != SIM_OK) fs_raise(L, f.status, 0, "%s:%d: %s", f.chunk, f.line, f.msg);
+    fs_api_charge(L, a, f.need, f.chunk, f.line, "flashspec.trace.synth"); /* refused: raises */
+    sim_run_release(a, f.need); /* memory came free meanwhile: the trace is gone all the same */
 }
 
 const trc_trace *fs_trace_get(lua_State *L, const ud_trace *u, const char *chunk, int line)
@@ -444,7 +457,7 @@ static void check_held(lua_State *L, fs_api *a, trc_trace *t, const char *what)
     const fs_lua_limits *lim = a->lim;
     if (lim && lim->mem_limit_bytes &&
         (need > lim->mem_limit_bytes ||
-         fs_api_mem_in_use(a) > lim->mem_limit_bytes - need))
+         sim_run_mem_in_use(a) > lim->mem_limit_bytes - need))
         trc_free(t);
     fs_api_charge(L, a, need, chunk, line, what);
 }
@@ -485,16 +498,7 @@ static int l_trace_bracket(lua_State *L)
     return 1;
 }
 
-int fs_api_find_any(const fs_api *a, const char *path, char *out, size_t n)
-{
-    return sim_paths_find_any(a->script_dir, fs_home_dir(), path, out, n);
-}
 
-int fs_api_find_file(const fs_api *a, const char *path, char *out, size_t n, char *tried,
-                     size_t tn)
-{
-    return sim_paths_find_file(a->script_dir, fs_home_dir(), path, out, n, tried, tn);
-}
 
 int fs_l_trace(lua_State *L)
 {
@@ -502,7 +506,7 @@ int fs_l_trace(lua_State *L)
     const char *path = luaL_checkstring(L, 2);
     fs_api *a = fs_api_get(L);
     char cand[PATH_MAX] = "", tried[2 * PATH_MAX + 16] = "";
-    if (fs_api_find_file(a, path, cand, sizeof cand, tried, sizeof tried) != 0) {
+    if (sim_run_find_file(a, path, cand, sizeof cand, tried, sizeof tried) != 0) {
         struct stat st;
         /* present but not a regular file (FIFO, device, directory): the
          * reader refuses it in its own words, without opening it blocking */
@@ -652,14 +656,14 @@ static void synth_fits(lua_State *L, fs_api *a, const synth_lua *s, const char *
     double most = synth_most(s);
     const fs_lua_limits *lim = a->lim;
     if (lim && lim->mem_limit_bytes &&
-        most > (double)lim->mem_limit_bytes - (double)(fs_api_mem_in_use(a)))
+        most > (double)lim->mem_limit_bytes - (double)(sim_run_mem_in_use(a)))
         fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.trace.synth: a trace of %d prompts x %d tokens x %d nodes may "
                  "need %.1f MiB, more than the %.1f MiB left of the script's memory limit of %zu "
                  "MiB (see --max-memory-mb)",
                  chunk, line, s->prompts, s->output_len, s->nodes, most / 1048576.0,
                  (double)lim->mem_limit_bytes / 1048576.0 -
-                     (double)(fs_api_mem_in_use(a)) / 1048576.0,
+                     (double)(sim_run_mem_in_use(a)) / 1048576.0,
                  lim->mem_limit_bytes >> 20);
 }
 
@@ -699,7 +703,7 @@ int fs_l_trace_synth(lua_State *L)
     trc_trace *t = NULL;
     trc_err terr;
     double most = synth_most(&s);
-    if (s.name[0] && most < 0x1p60 && fs_api_synth_can_defer(a, (size_t)most)) {
+    if (s.name[0] && most < 0x1p60 && sim_run_synth_can_defer(a, (size_t)most)) {
         /* an evaluation of flashspec.calibrate: generated with the others */
         if (trc_synth_check(&p, &terr) != TRC_OK)
             return fs_raise(L, sim_status_from_trc(terr.code), 1, "%s", terr.msg);
@@ -712,7 +716,7 @@ int fs_l_trace_synth(lua_State *L)
     }
     fs_api_synth_resolve(L, a); /* those recorded first: the memory limit sees them */
     synth_fits(L, a, &s, chunk, line);
-    int rc = trc_synth_memo_run(&p, fs_api_synth_memo_for(a, &p), &t, &terr);
+    int rc = trc_synth_memo_run(&p, sim_run_synth_memo_for(a, &p), &t, &terr);
     if (rc != TRC_OK)
         return fs_raise(L, sim_status_from_trc(rc), 1, "%s", terr.msg);
     check_held(L, a, t, "flashspec.trace.synth");

@@ -314,8 +314,8 @@ static void run_free(script_run *r, const fs_script_opts *o, int code)
     fs_api *a = &r->a;
     if (r->L) lua_close(r->L);
     a->synth_memo_on = 1;
-    fs_api_synth_memos(a, 0); /* a fit the script's error cut short */
-    fs_api_synth_free_pending(a);
+    sim_run_synth_memos(a, 0); /* a fit the script's error cut short */
+    sim_run_synth_free_pending(a);
     sim_trace_cache_free(&a->traces);
     free(a->rows);
     for (int32_t i = 0; i < a->n_outputs; i++)

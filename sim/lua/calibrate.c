@@ -34,7 +34,7 @@
  *
  * Speed, with the same numbers: the Jacobian's columns are one batch -- points
  * is called for each, the named synthetic traces they ask for are generated
- * together on the workers (api_synth.c), through a draw memo per trace shape
+ * together on the workers (sim/sweep/sim_run.h), through a draw memo per trace shape
  * kept for the fit, and the points of all columns run together, each point id
  * once, reusing by id the points earlier evaluations ran (sim_sweep_memo, with the
  * counts of the columns evaluated one after the other) -- and a point's
@@ -182,7 +182,7 @@ static int evaluate_lua(lua_State *L)
     lua_settop(L, top);
     /* synthetic traces made by the points function and unused by the last two
      * evaluations are not needed again (a difference step reuses the base's) */
-    fs_api_release_traces(c->a, c->traces0, c->a->generation - 1);
+    sim_run_release_traces(c->a, c->traces0, c->a->generation - 1);
     return 0;
 }
 
@@ -217,16 +217,16 @@ static void add_outputs(cal *c)
     cal_check(c, sim_fit_cal_files(&c->fc, files, &n));
     for (int i = 0; i < n; i++) {
         const sim_strbuf *b = &files[i].text;
-        int rc = fs_api_add_output(c->a, files[i].name, b->p ? b->p : "", b->n);
+        int rc = sim_run_add_output(c->a, files[i].name, b->p ? b->p : "", b->n);
         if (rc == 0) continue; /* copied */
         /* the spec's names were checked: only memory should fail here */
         char name[sizeof files[i].name];
         memcpy(name, files[i].name, sizeof name);
         sim_fit_cal_files_free(files, n);
-        if (rc == FS_OUTPUT_RESERVED || rc == FS_OUTPUT_TAKEN)
+        if (rc == SIM_RUN_OUTPUT_RESERVED || rc == SIM_RUN_OUTPUT_TAKEN)
             fs_raise(c->L, SIM_CONFIG, 0, "%s:%d: flashspec.calibrate: output %s %s", c->fc.chunk,
                      c->fc.line, name,
-                     rc == FS_OUTPUT_TAKEN ? "is already written by this run"
+                     rc == SIM_RUN_OUTPUT_TAKEN ? "is already written by this run"
                                            : "is a name the output directory reserves");
         fs_raise(c->L, SIM_NOMEM, 0, "out of memory for the calibration report");
     }
@@ -349,7 +349,7 @@ static int cal_gc(lua_State *L)
     cal *c = luaL_checkudata(L, 1, "flashspec.calibration");
     sim_fit_cal_free(&c->fc);
     sim_sweep_memo_free(&c->memo);
-    if (c->a && c->memos_on) fs_api_synth_memos(c->a, 0);
+    if (c->a && c->memos_on) sim_run_synth_memos(c->a, 0);
     if (c->fn_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, c->fn_ref);
     fs_guard_free(&c->guard);
     memset(c, 0, sizeof *c);
@@ -392,12 +392,12 @@ int fs_l_calibrate(lua_State *L)
     fs_cal_read_spec(c, 1);
     cal_check(c, sim_fit_cal_init(&c->fc));
     fs_cal_read_holdout(c, 1);
-    fs_api_synth_memos(c->a, 1); /* evaluations redraw only what they move */
+    sim_run_synth_memos(c->a, 1); /* evaluations redraw only what they move */
     c->memos_on = 1;
     cal_check(c, sim_fit_cal_run(&c->fc));
     fs_guard_free(&c->guard); /* lets go of the last evaluation's points */
     c->memos_on = 0;
-    fs_api_synth_memos(c->a, 0);
+    sim_run_synth_memos(c->a, 0);
     push_result(c);
     add_outputs(c);
     c->a->calibrating = 0;

@@ -304,11 +304,11 @@ static void read_points(cal *c, int idx)
 static void find_reference(cal *c, const char *arg, char *rpath, size_t n)
 {
     char tried[2 * PATH_MAX + 16];
-    if (!fs_api_find_file(c->a, arg, rpath, n, tried, sizeof tried)) return;
+    if (!sim_run_find_file(c->a, arg, rpath, n, tried, sizeof tried)) return;
     /* something that exists but is no regular file (a directory, a FIFO) is
      * bad data, for fs_ref_load to name; only a missing file is exit 66 */
     struct stat st;
-    /* the places fs_api_find_file looked: the spec's folder, the project */
+    /* the places sim_run_find_file looked: the spec's folder, the project */
     const char *roots[2] = {c->a->script_dir, fs_home_dir()};
     int found = 0;
     for (int i = 0; i < (arg[0] == '/' ? 1 : 2) && !found; i++) {

@@ -4,7 +4,7 @@
  *     plug-in records carry path and SHA-256 (fs_runrec_json);
  *   - list values with a hole are found, and where (slp_list_gap);
  *   - the names a run reserves in its output directory, compared without
- *     regard to case (sim_out_name_reserved, fs_api_add_output);
+ *     regard to case (sim_out_name_reserved, sim_run_add_output);
  *   - policy names taken by a built-in, compared without regard to case
  *     (fs_policy_name_taken).
  */
@@ -150,10 +150,10 @@ static void test_reserved_names(void)
     /* the last guard: the queue refuses reserved and taken names */
     fs_api a;
     memset(&a, 0, sizeof a);
-    CHECK_EQ_INT(fs_api_add_output(&a, "script.lua", "x", 1), FS_OUTPUT_RESERVED);
-    CHECK_EQ_INT(fs_api_add_output(&a, "cal.md", "x", 1), 0);
-    CHECK_EQ_INT(fs_api_add_output(&a, "CAL.md", "y", 1), FS_OUTPUT_TAKEN);
-    CHECK_EQ_INT(fs_api_add_output(&a, "cal.csv", "y", 1), 0);
+    CHECK_EQ_INT(sim_run_add_output(&a, "script.lua", "x", 1), SIM_RUN_OUTPUT_RESERVED);
+    CHECK_EQ_INT(sim_run_add_output(&a, "cal.md", "x", 1), 0);
+    CHECK_EQ_INT(sim_run_add_output(&a, "CAL.md", "y", 1), SIM_RUN_OUTPUT_TAKEN);
+    CHECK_EQ_INT(sim_run_add_output(&a, "cal.csv", "y", 1), 0);
     CHECK_EQ_INT(a.n_outputs, 2);
     CHECK(a.n_outputs == 2 && strcmp(a.outputs[0].data, "x") == 0);
     for (int32_t i = 0; i < a.n_outputs; i++)

@@ -1,0 +1,251 @@
+/*
+ * sim_run.c -- a script run's state without the script API (sim_run.h): the
+ * memory it holds, the warnings it said, the files it writes, the files it
+ * finds, and the synthetic traces recorded and generated together.
+ */
+#include "sim/sweep/sim_run.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sim/config/home.h"
+#include "sim/config/sim_paths.h"
+#include "sim/out/sim_out.h"
+#include "sim/sim_status.h"
+
+size_t sim_run_mem_in_use(const sim_run *r)
+{
+    const fs_lua_limits *lim = r->lim;
+    if (!lim) return r->held_bytes;
+    if (lim->pool) return atomic_load(&lim->pool->used); /* held bytes are in it */
+    return lim->mem_used + r->held_bytes;
+}
+
+int sim_run_over_limit(const sim_run *r, size_t used, size_t bytes)
+{
+    const fs_lua_limits *lim = r->lim;
+    return lim && lim->mem_limit_bytes &&
+           (bytes > lim->mem_limit_bytes || used > lim->mem_limit_bytes - bytes);
+}
+
+int sim_run_try_hold(sim_run *r, size_t bytes)
+{
+    const fs_lua_limits *lim = r->lim;
+    if (sim_run_over_limit(r, sim_run_mem_in_use(r), bytes)) return -1;
+    if (lim && lim->pool && fs_mem_pool_take(lim->pool, bytes) != 0) return -1;
+    r->held_bytes += bytes;
+    return 0;
+}
+
+void sim_run_release(sim_run *r, size_t bytes)
+{
+    if (bytes > r->held_bytes) bytes = r->held_bytes;
+    r->held_bytes -= bytes;
+    if (r->lim && r->lim->pool) fs_mem_pool_put(r->lim->pool, bytes);
+}
+
+int sim_run_warn_once(sim_run *r, uint64_t key)
+{
+    for (int32_t i = 0; i < r->n_warned; i++)
+        if (r->warned[i] == key) return 0;
+    if (r->n_warned == r->cap_warned) {
+        int32_t cap = r->cap_warned ? 2 * r->cap_warned : 16;
+        uint64_t *n = realloc(r->warned, sizeof *n * (size_t)cap);
+        if (!n) return 1; /* cannot remember it: print it again */
+        r->warned = n;
+        r->cap_warned = cap;
+    }
+    r->warned[r->n_warned++] = key;
+    return 1;
+}
+
+int sim_run_add_output(sim_run *r, const char *name, const char *data, size_t len)
+{
+    if (sim_out_name_reserved(name)) return SIM_RUN_OUTPUT_RESERVED;
+    for (int32_t i = 0; i < r->n_outputs; i++)
+        if (strcasecmp(r->outputs[i].name, name) == 0) return SIM_RUN_OUTPUT_TAKEN;
+    char *copy = malloc(len + 1);
+    if (!copy) return -1;
+    memcpy(copy, data, len);
+    copy[len] = 0;
+    if (r->n_outputs == r->cap_outputs) {
+        int32_t cap = r->cap_outputs ? 2 * r->cap_outputs : 4;
+        sim_out_file *n = realloc(r->outputs, sizeof *n * (size_t)cap);
+        if (!n) {
+            free(copy);
+            return -1;
+        }
+        r->outputs = n;
+        r->cap_outputs = cap;
+    }
+    sim_out_file *o = &r->outputs[r->n_outputs++];
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->data = copy;
+    o->len = len;
+    return 0;
+}
+
+void sim_run_release_traces(sim_run *r, int32_t from, int64_t before)
+{
+    sim_run_release(r, sim_trace_cache_release(&r->traces, from, before));
+}
+
+int sim_run_find_any(const sim_run *r, const char *path, char *out, size_t n)
+{
+    return sim_paths_find_any(r->script_dir, fs_home_dir(), path, out, n);
+}
+
+int sim_run_find_file(const sim_run *r, const char *path, char *out, size_t n, char *tried,
+                      size_t tn)
+{
+    return sim_paths_find_file(r->script_dir, fs_home_dir(), path, out, n, tried, tn);
+}
+
+typedef struct synth_pending {
+    trc_synth_job job; /* its parameters; once generated, the trace or error */
+    size_t most;       /* the most the trace may take (every tree full) */
+    char chunk[PATH_MAX];
+    int line;
+} synth_pending;
+
+/* ------------------------------------------------------------------ memos */
+
+void sim_run_synth_memos(sim_run *r, int on)
+{
+    r->synth_memo_on += on ? 1 : -1;
+    if (r->synth_memo_on > 0) return;
+    r->synth_memo_on = 0;
+    for (int32_t i = 0; i < r->n_synth_memo; i++) {
+        sim_run_release(r, trc_synth_memo_bytes(r->synth_memo[i]));
+        trc_synth_memo_free(r->synth_memo[i]);
+    }
+    r->n_synth_memo = 0;
+}
+
+trc_synth_memo *sim_run_synth_memo_for(sim_run *r, const trc_synth_params *p)
+{
+    if (r->synth_memo_on <= 0 || !p->node_streams) return NULL;
+    for (int32_t i = 0; i < r->n_synth_memo; i++)
+        if (trc_synth_memo_fits(r->synth_memo[i], p)) return r->synth_memo[i];
+    if (r->n_synth_memo == SIM_RUN_SYNTH_MEMO_MAX) return NULL;
+    trc_synth_memo *m = trc_synth_memo_new(p, SIM_RUN_SYNTH_MEMO_BYTES);
+    if (m && sim_run_try_hold(r, trc_synth_memo_bytes(m)) != 0) {
+        trc_synth_memo_free(m);
+        m = NULL;
+    }
+    if (m) r->synth_memo[r->n_synth_memo++] = m;
+    return m;
+}
+
+/* --------------------------------------------------------------- deferred */
+
+int sim_run_synth_can_defer(const sim_run *r, size_t most)
+{
+    if (r->synth_defer <= 0) return 0;
+    return !sim_run_over_limit(r, sim_run_mem_in_use(r) + r->synth_pending_most, most);
+}
+
+int sim_run_synth_defer(sim_run *r, sim_trace_entry *e, const trc_synth_params *p, size_t most,
+                        const char *chunk, int line)
+{
+    synth_pending *q = calloc(1, sizeof *q);
+    if (!q) return -1;
+    q->job.p = *p;
+    q->most = most;
+    snprintf(q->chunk, sizeof q->chunk, "%s", chunk);
+    q->line = line;
+    e->pending = q;
+    r->synth_pending_most += most;
+    r->n_synth_pending++;
+    return 0;
+}
+
+/* Generates q[0..n) (trc_synth_many): one thread each on up to `workers`
+ * threads (all of them for one trace), each through its shape's draw memo. */
+static void synth_all(sim_run *r, trc_synth_job **q, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        q[i]->memo = sim_run_synth_memo_for(r, &q[i]->p);
+    trc_synth_many(q, n, r->ex.workers);
+}
+
+/* The recorded entries, in the order their traces were asked for. */
+static int32_t pending_entries(sim_run *r, sim_trace_entry **out)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < r->traces.n; i++)
+        if (r->traces.e[i]->pending) out[n++] = r->traces.e[i];
+    return n;
+}
+
+/* Drops entry e's recorded trace (generated or not): an error leaves it
+ * gone, as a trace released by flashspec.calibrate. */
+static void drop_pending(sim_run *r, sim_trace_entry *e)
+{
+    synth_pending *p = e->pending;
+    trc_free(p->job.t);
+    r->synth_pending_most -= p->most;
+    r->n_synth_pending--;
+    free(p);
+    e->pending = NULL;
+}
+
+/* Gives entry e its generated trace, charged to the memory limit: 0, or -1
+ * (nothing changed) when it failed or the charge is refused. */
+static int attach(sim_run *r, sim_trace_entry *e)
+{
+    synth_pending *p = e->pending;
+    if (p->job.rc != TRC_OK || sim_run_try_hold(r, trc_bytes(p->job.t)) != 0) return -1;
+    e->trace = p->job.t;
+    r->synth_pending_most -= p->most;
+    r->n_synth_pending--;
+    free(p);
+    e->pending = NULL;
+    return 0;
+}
+
+int sim_run_synth_resolve(sim_run *r, sim_run_synth_failure *f)
+{
+    memset(f, 0, sizeof *f);
+    if (r->n_synth_pending <= 0) return 0;
+    sim_trace_entry **e = malloc(sizeof *e * (size_t)r->n_synth_pending);
+    trc_synth_job **q = calloc((size_t)r->n_synth_pending, sizeof *q);
+    if (!e || !q) {
+        free(e), free(q);
+        f->status = SIM_NOMEM;
+        snprintf(f->msg, sizeof f->msg, "out of memory");
+        return -1;
+    }
+    int32_t n = pending_entries(r, e), i = 0;
+    for (int32_t k = 0; k < n; k++)
+        q[k] = &((synth_pending *)e[k]->pending)->job;
+    synth_all(r, q, n);
+    free(q);
+    while (i < n && attach(r, e[i]) == 0)
+        i++;
+    if (i == n) {
+        free(e);
+        return 0;
+    }
+    /* the first that failed, in the order asked: its error, the rest dropped
+     * (the parameters were checked, so the generator ran out of memory) */
+    synth_pending *p = e[i]->pending;
+    f->status = p->job.rc == TRC_OK ? SIM_OK : sim_status_from_trc(p->job.rc);
+    f->need = p->job.rc == TRC_OK ? trc_bytes(p->job.t) : 0;
+    snprintf(f->chunk, sizeof f->chunk, "%s", p->chunk);
+    f->line = p->line;
+    snprintf(f->msg, sizeof f->msg, "%s", p->job.rc == TRC_OK ? "" : p->job.err.msg);
+    for (int32_t k = i; k < n; k++)
+        drop_pending(r, e[k]);
+    free(e);
+    return -1;
+}
+
+void sim_run_synth_free_pending(sim_run *r)
+{
+    for (int32_t i = 0; i < r->traces.n; i++)
+        if (r->traces.e[i]->pending) drop_pending(r, r->traces.e[i]);
+}

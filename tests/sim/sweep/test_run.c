@@ -1,0 +1,242 @@
+/*
+ * test_run.c -- a script run's state without the script API
+ * (sim/sweep/sim_run.h):
+ *   - memory: nothing counted without a limit; the limit's edge (a hold that
+ *     fills it exactly is taken, one byte more is refused and counts
+ *     nothing), beside the script's heap or through the shared pool; a
+ *     release never gives back more than is held;
+ *   - a warning said once per key, past the first growth of the list;
+ *   - output files: a name the run writes itself refused, one taken refused
+ *     whatever its case, the bytes copied and NUL-terminated;
+ *   - synthetic traces: draw memos kept while a fit runs and freed (and
+ *     given back) when it ends; traces recorded and generated together are
+ *     the very traces trc_synth makes alone, charged in the order asked; a
+ *     memory limit that cannot take the second stops there, naming the call
+ *     and what it needed, the first kept; deferring only what fits;
+ *   - traces released by the generation they were last used at, and their
+ *     memory given back.
+ */
+#include "sim/sweep/sim_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../check.h"
+#include "sim/sim_status.h"
+
+static void test_memory(void)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    CHECK_EQ_INT(sim_run_try_hold(&r, (size_t)1 << 40), 0); /* no limit: counted, not refused */
+    CHECK(sim_run_mem_in_use(&r) == (size_t)1 << 40);
+    sim_run_release(&r, (size_t)1 << 41); /* more than held: all of it */
+    CHECK_EQ_INT(r.held_bytes, 0);
+
+    fs_lua_limits lim = {.mem_limit_bytes = 1000, .mem_used = 300};
+    r.lim = &lim;
+    CHECK_EQ_INT(sim_run_mem_in_use(&r), 300);
+    CHECK_EQ_INT(sim_run_over_limit(&r, 300, 700), 0);
+    CHECK_EQ_INT(sim_run_over_limit(&r, 300, 701), 1);
+    CHECK_EQ_INT(sim_run_over_limit(&r, 0, 1001), 1);
+    CHECK_EQ_INT(sim_run_over_limit(&r, 1001, 0), 1);
+    CHECK_EQ_INT(sim_run_try_hold(&r, 701), -1);
+    CHECK_EQ_INT(r.held_bytes, 0);
+    CHECK_EQ_INT(sim_run_try_hold(&r, 700), 0); /* exactly to the limit */
+    CHECK_EQ_INT(sim_run_mem_in_use(&r), 1000);
+    CHECK_EQ_INT(sim_run_try_hold(&r, 1), -1);
+    sim_run_release(&r, 200);
+    CHECK_EQ_INT(r.held_bytes, 500);
+    lim.mem_limit_bytes = 0; /* 0: no limit */
+    CHECK_EQ_INT(sim_run_over_limit(&r, 1u << 30, 1u << 30), 0);
+
+    /* through the shared pool: the pool's count is the run's */
+    fs_mem_pool pool = {.limit = 1000};
+    fs_lua_limits pl = {.mem_limit_bytes = 1000, .pool = &pool};
+    sim_run q;
+    memset(&q, 0, sizeof q);
+    q.lim = &pl;
+    CHECK_EQ_INT(sim_run_try_hold(&q, 400), 0);
+    CHECK_EQ_INT(atomic_load(&pool.used), 400);
+    CHECK_EQ_INT(sim_run_mem_in_use(&q), 400);
+    atomic_store(&pool.used, 900); /* another state's heap grew */
+    CHECK_EQ_INT(sim_run_try_hold(&q, 101), -1);
+    CHECK_EQ_INT(q.held_bytes, 400);
+    CHECK_EQ_INT(sim_run_try_hold(&q, 100), 0);
+    CHECK_EQ_INT(atomic_load(&pool.used), 1000);
+    sim_run_release(&q, 500);
+    CHECK_EQ_INT(atomic_load(&pool.used), 500);
+    CHECK_EQ_INT(q.held_bytes, 0);
+}
+
+static void test_warn_once(void)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    for (uint64_t k = 0; k < 40; k++)
+        CHECK_EQ_INT(sim_run_warn_once(&r, k * 7919), 1);
+    for (uint64_t k = 0; k < 40; k++)
+        CHECK_EQ_INT(sim_run_warn_once(&r, k * 7919), 0);
+    CHECK_EQ_INT(sim_run_warn_once(&r, 1), 1);
+    free(r.warned);
+}
+
+static void test_outputs(void)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    char data[] = "abc";
+    CHECK_EQ_INT(sim_run_add_output(&r, "results.csv", data, 3), SIM_RUN_OUTPUT_RESERVED);
+    CHECK_EQ_INT(sim_run_add_output(&r, "Script.lua", data, 3), SIM_RUN_OUTPUT_RESERVED);
+    CHECK_EQ_INT(sim_run_add_output(&r, "fit.md", data, 3), 0);
+    data[0] = 'X'; /* the run holds its own copy */
+    CHECK(r.n_outputs == 1 && r.outputs[0].len == 3 && !strcmp(r.outputs[0].data, "abc"));
+    CHECK_EQ_INT(sim_run_add_output(&r, "FIT.MD", data, 3), SIM_RUN_OUTPUT_TAKEN);
+    for (int i = 0; i < 9; i++) { /* past the first growth */
+        char name[16];
+        snprintf(name, sizeof name, "f%d.lua", i);
+        CHECK_EQ_INT(sim_run_add_output(&r, name, data, 1), 0);
+    }
+    CHECK_EQ_INT(r.n_outputs, 10);
+    CHECK(!strcmp(r.outputs[9].name, "f8.lua") && !strcmp(r.outputs[9].data, "X"));
+    for (int32_t i = 0; i < r.n_outputs; i++)
+        free((char *)r.outputs[i].data);
+    free(r.outputs);
+}
+
+static trc_synth_params shape(uint64_t seed)
+{
+    trc_synth_params p;
+    trc_synth_default_params(&p);
+    p.seed = seed;
+    p.prompts = 2;
+    p.output_len = 24;
+    p.node_streams = 1;
+    return p;
+}
+
+static void test_memos(void)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    trc_synth_params p = shape(1), plain = shape(1);
+    plain.node_streams = 0;
+    CHECK(sim_run_synth_memo_for(&r, &p) == NULL); /* no fit runs */
+    sim_run_synth_memos(&r, 1);
+    trc_synth_memo *m = sim_run_synth_memo_for(&r, &p);
+    CHECK(m != NULL && sim_run_synth_memo_for(&r, &p) == m);
+    CHECK(sim_run_synth_memo_for(&r, &plain) == NULL);
+    CHECK(r.held_bytes == trc_synth_memo_bytes(m) && r.held_bytes > 0);
+    sim_run_synth_memos(&r, 1); /* a fit inside a fit */
+    sim_run_synth_memos(&r, 0);
+    CHECK_EQ_INT(r.n_synth_memo, 1);
+    sim_run_synth_memos(&r, 0);
+    CHECK_EQ_INT(r.n_synth_memo, 0);
+    CHECK_EQ_INT(r.held_bytes, 0);
+    /* a memo the limit cannot take: none */
+    fs_lua_limits lim = {.mem_limit_bytes = 16};
+    r.lim = &lim;
+    sim_run_synth_memos(&r, 1);
+    CHECK(sim_run_synth_memo_for(&r, &p) == NULL && r.held_bytes == 0);
+    sim_run_synth_memos(&r, 0);
+}
+
+/* What may be recorded: what the run holds, plus what is recorded, plus
+ * the new trace's most, up to the limit exactly. */
+static void test_can_defer(void)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    fs_lua_limits lim = {.mem_limit_bytes = 1000, .mem_used = 100};
+    r.lim = &lim;
+    r.synth_defer = 1;
+    r.synth_pending_most = 300;
+    CHECK_EQ_INT(sim_run_synth_can_defer(&r, 600), 1);
+    CHECK_EQ_INT(sim_run_synth_can_defer(&r, 601), 0);
+    r.synth_defer = 0;
+    CHECK_EQ_INT(sim_run_synth_can_defer(&r, 1), 0);
+}
+
+/* Two traces recorded and generated together, against each made alone. */
+static void test_together(void)
+{
+    trc_synth_params p[2] = {shape(11), shape(12)};
+    trc_trace *alone[2];
+    trc_err err;
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_INT(trc_synth(&p[i], &alone[i], &err), TRC_OK);
+    size_t b0 = trc_bytes(alone[0]), b1 = trc_bytes(alone[1]);
+
+    for (int limited = 0; limited <= 1; limited++) {
+        sim_run r;
+        memset(&r, 0, sizeof r);
+        r.ex.workers = 2;
+        fs_lua_limits lim = {.mem_limit_bytes = b0 + b1 / 2};
+        CHECK_EQ_INT(sim_run_synth_can_defer(&r, 1), 0); /* deferring is off */
+        r.synth_defer = 1;
+        sim_trace_entry *e[2];
+        for (int i = 0; i < 2; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "synth:%d", i);
+            e[i] = sim_trace_cache_add(&r.traces, key, key, NULL, 0);
+            CHECK(e[i] != NULL);
+            if (!e[i]) return;
+            CHECK_EQ_INT(sim_run_synth_can_defer(&r, b0), 1);
+            CHECK_EQ_INT(sim_run_synth_defer(&r, e[i], &p[i], i ? b1 : b0, "s.lua", 10 + i), 0);
+        }
+        CHECK_EQ_INT(r.n_synth_pending, 2);
+        CHECK(r.synth_pending_most == b0 + b1);
+        if (limited) { /* the limit falls while they are recorded (another state grew) */
+            r.lim = &lim;
+            CHECK_EQ_INT(sim_run_synth_can_defer(&r, 1), 0); /* what is recorded fills it */
+        }
+        sim_run_synth_failure f;
+        int rc = sim_run_synth_resolve(&r, &f);
+        CHECK_EQ_INT(rc, limited ? -1 : 0);
+        CHECK(e[0]->trace && trc_checksum(e[0]->trace) == trc_checksum(alone[0]));
+        CHECK(e[0]->pending == NULL && e[1]->pending == NULL && r.n_synth_pending == 0);
+        CHECK(r.synth_pending_most == 0);
+        if (!limited) {
+            CHECK(e[1]->trace && trc_checksum(e[1]->trace) == trc_checksum(alone[1]));
+            CHECK(r.held_bytes == b0 + b1);
+        } else { /* the second did not fit: named, with what it needed */
+            CHECK(e[1]->trace == NULL && r.held_bytes == b0);
+            CHECK(f.status == SIM_OK && f.need == b1 && f.line == 11);
+            CHECK(!strcmp(f.chunk, "s.lua"));
+        }
+        /* released by generation: entry 0 used at 0, entry 1 looked up at 5 */
+        e[1]->used_at = 5;
+        sim_run_release_traces(&r, 0, 3);
+        CHECK(e[0]->trace == NULL && r.held_bytes == (limited ? 0 : b1));
+        sim_run_synth_free_pending(&r);
+        sim_trace_cache_free(&r.traces);
+    }
+    /* a recorded trace the generator refuses: its status and message */
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    r.synth_defer = 1;
+    sim_trace_entry *e = sim_trace_cache_add(&r.traces, "synth:x", "x", NULL, 0);
+    trc_synth_params bad = shape(3);
+    bad.prompts = 0;
+    CHECK_EQ_INT(sim_run_synth_defer(&r, e, &bad, 1, "t.lua", 7), 0);
+    sim_run_synth_failure f;
+    CHECK_EQ_INT(sim_run_synth_resolve(&r, &f), -1);
+    CHECK(f.status == sim_status_from_trc(TRC_E_ARG) && f.status != SIM_OK);
+    CHECK(f.line == 7 && strstr(f.msg, "prompts") && e->trace == NULL);
+    CHECK_EQ_INT(r.n_synth_pending, 0);
+    sim_trace_cache_free(&r.traces);
+    for (int i = 0; i < 2; i++)
+        trc_free(alone[i]);
+}
+
+int main(void)
+{
+    test_memory();
+    test_warn_once();
+    test_outputs();
+    test_memos();
+    test_can_defer();
+    test_together();
+    return check_done("sweep/run");
+}
