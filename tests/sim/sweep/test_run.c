@@ -61,11 +61,12 @@ static void test_memory(void)
     CHECK_EQ_INT(atomic_load(&pool.used), 400);
     CHECK_EQ_INT(sim_run_mem_in_use(&q), 400);
     atomic_store(&pool.used, 900); /* another state's heap grew */
+    CHECK_EQ_INT(sim_run_mem_in_use(&q), 900);
     CHECK_EQ_INT(sim_run_try_hold(&q, 101), -1);
     CHECK_EQ_INT(q.held_bytes, 400);
     CHECK_EQ_INT(sim_run_try_hold(&q, 100), 0);
     CHECK_EQ_INT(atomic_load(&pool.used), 1000);
-    sim_run_release(&q, 500);
+    sim_run_release(&q, 501); /* one byte more than held: what is held */
     CHECK_EQ_INT(atomic_load(&pool.used), 500);
     CHECK_EQ_INT(q.held_bytes, 0);
 }
