@@ -3,41 +3,23 @@
  * checked before anything runs, the script itself, and its results (rows,
  * files, timeline) written only when it succeeds (see api.h).
  */
-#define _XOPEN_SOURCE 700 /* realpath */
 #include "api.h"
 #include "api_impl.h"
 
-#include <errno.h>
 #include <lauxlib.h>
 #include <limits.h>
-#include <math.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "engine/eng_policy.h"
-#include "sim/hw/sim_hw.h"
-#include "sim/config/lparams.h"
-#include "sim/lua/api_lpolicy.h"
-#include "sim/config/home.h"
-#include "sim/config/profile.h"
-#include "sim/out/rows.h"
 #include "sim/out/sim_rerun_read.h"
-#include "sim/out/runrec.h"
 #include "sim/config/sandbox.h"
 #include "sim/lua/sweep_exec.h"
 #include "sim/out/sim_out.h"
-#include "sim/out/sim_timeline.h"
-#include "sim/out/sim_lock.h"
-#include "sim/out/sim_outdir.h"
 #include "sim/out/sim_rerun.h"
-#include "sim/replay/replay.h"
+#include "sim/out/sim_timeline.h"
 #include "sim/sweep/sim_sweep.h"
-#include "sim/sweep/sim_sweep_mpi.h"
 #include "traces/trc.h"
 
 /* Safety limits of sandboxed experiment scripts: far above any real experiment
@@ -114,77 +96,13 @@ int fs_script_run(const fs_script_opts *o, char *err, size_t errlen)
 
 /* A script run: its state, what its phases set up and the last frees. */
 typedef struct script_run {
-    fs_api a;
+    fs_api a; /* the run's state (sim/sweep/sim_run.h) */
     fs_lua_limits lim;
     fs_mem_pool pool;
-    sim_out_lockh lock; /* DIR's (lock.fd -1: none) */
-    int made_dir;
-    char *src; /* the script, read once: hashed, run and recorded */
-    size_t len;
     lua_State *L;
 } script_run;
 
-/* Phase 1: the run's settings and every check that needs no lock -- the
- * output paths writable, the script a readable file, the timeline made.
- * SIM_OK, or the exit code with err. */
-static int run_check(script_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
-                     size_t errlen)
-{
-    fs_api *a = &r->a;
-    a->ex.rank = sim_mpi_rank();
-    a->quiet = o->quiet || a->ex.rank != 0; /* under MPI only rank 0 talks */
-    a->ex.quiet = a->quiet;
-    a->ex.workers = o->jobs > 0 ? o->jobs : 1;
-    a->ex.resume = o->no_resume ? 0 : o->resume_any_build ? SIM_SWEEP_RESUME_ANY_BUILD : 1;
-    sim_sweep_build_key(FS_VERSION, a->ex.build_key);
-    if (o->out_dir && (size_t)snprintf(a->ex.store_dir, sizeof a->ex.store_dir, "%s/points",
-                                       o->out_dir) >= sizeof a->ex.store_dir) {
-        snprintf(err, errlen, "%s: output path too long", o->out_dir);
-        return SIM_CANTCREATE;
-    }
-    /* every output path is checked before the script runs a single point */
-    if (o->out_dir && sim_out_dir_check(o->out_dir, err, errlen) != SIM_OK) return SIM_CANTCREATE;
-    if (t && sim_out_path_check(t->path, err, errlen) != SIM_OK) return SIM_CANTCREATE;
-    struct stat st;
-    if (stat(o->script, &st) != 0) {
-        snprintf(err, errlen, "%s: cannot open script: %s", o->script, strerror(errno));
-        return SIM_MISSING;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: cannot open script: %s", o->script,
-                 S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-        return SIM_MISSING;
-    }
-    char real[PATH_MAX];
-    if (!realpath(o->script, real)) snprintf(real, sizeof real, "%s", o->script);
-    snprintf(a->script_dir, sizeof a->script_dir, "%s", real);
-    char *slash = strrchr(a->script_dir, '/');
-    if (slash) *slash = 0;
-    if (o->script_dir) snprintf(a->script_dir, sizeof a->script_dir, "%s", o->script_dir);
-    if (!t) return SIM_OK;
-    if (sim_out_path_creatable(t->path, err, errlen) != SIM_OK) return SIM_CANTCREATE;
-    a->ex.tl = sim_timeline_create(0);
-    if (!a->ex.tl) {
-        snprintf(err, errlen, "out of memory for the timeline");
-        return SIM_INTERNAL;
-    }
-    a->ex.tl_point = t->point;
-    a->ex.tl_prompt = t->prompt;
-    return SIM_OK;
-}
 
-/* Phase 2: one writer per output directory (sim/out/sim_outdir.h), the lock
- * held until the run ends; only then are another run's temporaries ours to
- * clean.  SIM_OK, or SIM_CANTCREATE with err. */
-static int run_lock(script_run *r, const fs_script_opts *o, char *err, size_t errlen)
-{
-    fs_api *a = &r->a;
-    if (!o->out_dir || a->ex.rank != 0) return SIM_OK;
-    int rc = sim_out_dir_lock(&r->lock, o->out_dir, a->ex.store_dir, a->quiet, &r->made_dir, err,
-                              errlen);
-    if (rc == SIM_OK) a->ex.lock = &r->lock; /* every record written asks that it still holds DIR */
-    return rc;
-}
 
 /* Phase 3: the limits, the script read once and its sandboxed Lua state
  * with the flashspec table.  SIM_OK, or the exit code with err. */
@@ -209,16 +127,16 @@ static int run_open(script_run *r, const fs_script_opts *o, char *err, size_t er
     a->n_plugins = o->n_plugins;
     a->verify_trace = o->verify_trace;
     a->strict = o->strict;
-    r->src = sim_out_script_read(o->script, &r->len, err, errlen);
-    if (o->out_dir && a->ex.rank == 0 && r->src) a->rec = fs_runrec_new();
-    r->L = r->src && (a->rec || !o->out_dir || a->ex.rank != 0)
+    r->a.src = sim_out_script_read(o->script, &r->a.len, err, errlen);
+    if (o->out_dir && a->ex.rank == 0 && r->a.src) a->rec = fs_runrec_new();
+    r->L = r->a.src && (a->rec || !o->out_dir || a->ex.rank != 0)
                ? fs_sandbox_new(o->unsafe ? FS_SANDBOX_UNSAFE : FS_SANDBOX_SCRIPT, lim)
                : NULL;
     if (!r->L) {
-        if (r->src) snprintf(err, errlen, "cannot create a Lua state");
-        return r->src ? SIM_INTERNAL : SIM_MISSING;
+        if (r->a.src) snprintf(err, errlen, "cannot create a Lua state");
+        return r->a.src ? SIM_INTERNAL : SIM_MISSING;
     }
-    sim_out_script_hash(r->src, r->len, a->meta.script_hash, sizeof a->meta.script_hash);
+    sim_out_script_hash(r->a.src, r->a.len, a->meta.script_hash, sizeof a->meta.script_hash);
     fs_api_open(r->L, a, o);
     if (a->ex.rank != 0) { /* every rank runs the script; only rank 0 prints */
         lua_pushcfunction(r->L, print_nothing);
@@ -270,65 +188,14 @@ static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err
                                   errlen);
 }
 
-/* Phase 5, when the script succeeded: the timeline, the run record and the
- * results, the script's files, then a failed point's code.  SIM_OK, or
- * the exit code with err. */
-static int run_write(script_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
-                     size_t errlen)
-{
-    fs_api *a = &r->a;
-    int code = t ? sim_sweep_exec_timeline_write(&a->ex, t->path, a->quiet, err, errlen) : SIM_OK;
-    if (code == SIM_OK && o->out_dir && a->ex.rank == 0) {
-        fs_runrec_plugin plugins[FS_MAX_PLUGINS];
-        int np = a->n_plugins < FS_MAX_PLUGINS ? a->n_plugins : FS_MAX_PLUGINS;
-        for (int i = 0; i < np; i++)
-            plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
-                                            a->plugins[i].sha256};
-        sim_out_results w = {
-            .dir = o->out_dir, .lock = &r->lock, .meta = &a->meta,
-            .rows = a->rows, .n_rows = a->n_rows, .rec = a->rec,
-            .run = {.version = FS_VERSION, .plugins = plugins, .n_plugins = np,
-                    .build_key = a->ex.build_key, .argv = o->argv, .argc = o->argc,
-                    .script_path = o->script, .script_hash = a->meta.script_hash,
-                    .args = o->args, .n_args = o->n_args, .script_bytes = r->src,
-                    .script_len = r->len},
-            .traces = &a->traces, .profiles = &a->profiles, .home = fs_home_dir(),
-            .files = a->outputs, .n_files = a->n_outputs,
-            .computed = a->ex.computed, .resumed = a->ex.resumed, .quiet = a->quiet};
-        code = sim_out_results_write(&w, err, errlen);
-    }
-    if (code == SIM_OK && a->ex.point_code) {
-        code = a->ex.point_code;
-        snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
-                 (long long)a->ex.failed, a->ex.failed == 1 ? "" : "s",
-                 o->out_dir ? "the results hold the" : "the script ran its", a->n_rows,
-                 a->n_rows == 1 ? "" : "s");
-    }
-    return code;
-}
 
-/* Phase 6: everything the run holds, and its output directory's lock; a
- * directory this run made and left empty (it failed) goes again. */
+/* Phase 6: the Lua state, then everything the run holds and its output
+ * directory's lock (sim_run_free). */
 static void run_free(script_run *r, const fs_script_opts *o, int code)
 {
-    fs_api *a = &r->a;
     if (r->L) lua_close(r->L);
-    a->synth_memo_on = 1;
-    sim_run_synth_memos(a, 0); /* a fit the script's error cut short */
-    sim_run_synth_free_pending(a);
-    sim_trace_cache_free(&a->traces);
-    free(a->rows);
-    for (int32_t i = 0; i < a->n_outputs; i++)
-        free(a->outputs[i].data);
-    free(a->outputs);
-    free(a->warned);
-    fs_api_free_names(a);
-    sim_profile_cache_free(&a->profiles);
-    fs_runrec_free(a->rec);
-    free(r->src);
-    sim_timeline_destroy(a->ex.tl);
-    sim_profile_cache_destroy(a->ex.profile_cache);
-    sim_out_dir_release(&r->lock, o->out_dir, r->made_dir, code != SIM_OK, r->a.quiet);
+    fs_api_free_names(&r->a);
+    sim_run_free(&r->a, o, code);
 }
 
 int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, char *err,
@@ -344,8 +211,8 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         snprintf(err, errlen, "out of memory");
         return SIM_INTERNAL;
     }
-    r->lock.fd = -1;
-    int code = run_check(r, o, t, err, errlen);
+    r->a.lock.fd = -1;
+    int code = sim_run_check(&r->a, o, t, err, errlen);
     if (code != SIM_OK) { /* nothing locked, nothing made: only the timeline to free */
         sim_timeline_destroy(r->a.ex.tl);
         free(r);
@@ -354,7 +221,7 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
     /* the script's calibration profiles (NULL when out of memory: each point
      * then prices its own, the same numbers) */
     r->a.ex.profile_cache = sim_profile_cache_create();
-    code = run_lock(r, o, err, errlen);
+    code = sim_run_lock(&r->a, o, err, errlen);
     if (code == SIM_OK) code = run_open(r, o, err, errlen);
     if (code == SIM_OK && o->rerun_record) /* run.json's profiles for today's files */
         code = sim_rerun_prefill(&r->a.profiles, o->rerun_record, r->a.quiet, err, errlen);
@@ -362,10 +229,10 @@ int fs_script_run_timeline(const fs_script_opts *o, const fs_timeline_opts *t, c
         sim_sweep_signals_install();
         sim_sweep_deadline_set(o->max_seconds);
         lua_pushcfunction(r->L, msgh);
-        int rc = load_script(r->L, o->script, r->src, r->len);
+        int rc = load_script(r->L, o->script, r->a.src, r->a.len);
         if (rc == LUA_OK) rc = lua_pcall(r->L, 0, 0, -2);
         code = rc != LUA_OK || sim_sweep_interrupted() ? run_stopped(r, o, rc, err, errlen)
-                                                       : run_write(r, o, t, err, errlen);
+                                                       : sim_run_write(&r->a, o, t, err, errlen);
         sim_sweep_deadline_clear();
         sim_sweep_signals_restore();
     }

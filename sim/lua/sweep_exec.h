@@ -38,17 +38,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/sweep/sim_run.h"
 #include "sim/sweep/sim_sweep_exec.h"
 
-/* --timeline of flashspec run/sweep (sim/out/sim_timeline.h): which point and
- * prompt to record and where to write it. */
-typedef struct fs_timeline_opts {
-    const char *path; /* FILE.json; NULL = no timeline */
-    int64_t point;    /* 0-based index over every point the script runs, in the
-                         order it runs them (each fs.run is one, each fs.sweep
-                         its points in order, failed points included) */
-    int32_t prompt;   /* 0-based prompt of that point */
-} fs_timeline_opts;
 
 /* Validates the keys of the table at idx (raises on an unknown key). */
 typedef void (*fs_sweep_check_fn)(lua_State *L, int idx, const char *what, const char *chunk,

@@ -1,20 +1,28 @@
 /*
  * sim_run.c -- a script run's state without the script API (sim_run.h): the
  * memory it holds, the warnings it said, the files it writes, the files it
- * finds, and the synthetic traces recorded and generated together.
+ * finds, the synthetic traces recorded and generated together, and the
+ * phases of a run around its script: checked, locked, written, freed.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "sim/sweep/sim_run.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "sim/config/home.h"
 #include "sim/config/sim_paths.h"
+#include "sim/out/runrec.h"
 #include "sim/out/sim_out.h"
+#include "sim/out/sim_timeline.h"
 #include "sim/sim_status.h"
+#include "sim/sweep/sim_sweep.h"
+#include "sim/sweep/sim_sweep_mpi.h"
 
 size_t sim_run_mem_in_use(const sim_run *r)
 {
@@ -248,4 +256,121 @@ void sim_run_synth_free_pending(sim_run *r)
 {
     for (int32_t i = 0; i < r->traces.n; i++)
         if (r->traces.e[i]->pending) drop_pending(r, r->traces.e[i]);
+}
+
+/* ---------------------------------------------------------- the phases */
+
+/* Phase 1: the run's settings and every check that needs no lock -- the
+ * output paths writable, the script a readable file, the timeline made.
+ * SIM_OK, or the exit code with err. */
+int sim_run_check(sim_run *a, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                  size_t errlen)
+{
+    a->ex.rank = sim_mpi_rank();
+    a->quiet = o->quiet || a->ex.rank != 0; /* under MPI only rank 0 talks */
+    a->ex.quiet = a->quiet;
+    a->ex.workers = o->jobs > 0 ? o->jobs : 1;
+    a->ex.resume = o->no_resume ? 0 : o->resume_any_build ? SIM_SWEEP_RESUME_ANY_BUILD : 1;
+    sim_sweep_build_key(FS_VERSION, a->ex.build_key);
+    if (o->out_dir && (size_t)snprintf(a->ex.store_dir, sizeof a->ex.store_dir, "%s/points",
+                                       o->out_dir) >= sizeof a->ex.store_dir) {
+        snprintf(err, errlen, "%s: output path too long", o->out_dir);
+        return SIM_CANTCREATE;
+    }
+    /* every output path is checked before the script runs a single point */
+    if (o->out_dir && sim_out_dir_check(o->out_dir, err, errlen) != SIM_OK) return SIM_CANTCREATE;
+    if (t && sim_out_path_check(t->path, err, errlen) != SIM_OK) return SIM_CANTCREATE;
+    struct stat st;
+    if (stat(o->script, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open script: %s", o->script, strerror(errno));
+        return SIM_MISSING;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open script: %s", o->script,
+                 S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        return SIM_MISSING;
+    }
+    char real[PATH_MAX];
+    if (!realpath(o->script, real)) snprintf(real, sizeof real, "%s", o->script);
+    snprintf(a->script_dir, sizeof a->script_dir, "%s", real);
+    char *slash = strrchr(a->script_dir, '/');
+    if (slash) *slash = 0;
+    if (o->script_dir) snprintf(a->script_dir, sizeof a->script_dir, "%s", o->script_dir);
+    if (!t) return SIM_OK;
+    if (sim_out_path_creatable(t->path, err, errlen) != SIM_OK) return SIM_CANTCREATE;
+    a->ex.tl = sim_timeline_create(0);
+    if (!a->ex.tl) {
+        snprintf(err, errlen, "out of memory for the timeline");
+        return SIM_INTERNAL;
+    }
+    a->ex.tl_point = t->point;
+    a->ex.tl_prompt = t->prompt;
+    return SIM_OK;
+}
+
+/* Phase 2: one writer per output directory (sim/out/sim_outdir.h), the lock
+ * held until the run ends; only then are another run's temporaries ours to
+ * clean.  SIM_OK, or SIM_CANTCREATE with err. */
+int sim_run_lock(sim_run *a, const fs_script_opts *o, char *err, size_t errlen)
+{
+    if (!o->out_dir || a->ex.rank != 0) return SIM_OK;
+    int rc = sim_out_dir_lock(&a->lock, o->out_dir, a->ex.store_dir, a->quiet, &a->made_dir, err,
+                              errlen);
+    if (rc == SIM_OK) a->ex.lock = &a->lock; /* every record written asks that it still holds DIR */
+    return rc;
+}
+
+/* Phase 5, when the script succeeded: the timeline, the run record and the
+ * results, the script's files, then a failed point's code.  SIM_OK, or
+ * the exit code with err. */
+int sim_run_write(sim_run *a, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                  size_t errlen)
+{
+    int code = t ? sim_sweep_exec_timeline_write(&a->ex, t->path, a->quiet, err, errlen) : SIM_OK;
+    if (code == SIM_OK && o->out_dir && a->ex.rank == 0) {
+        fs_runrec_plugin plugins[FS_MAX_PLUGINS];
+        int np = a->n_plugins < FS_MAX_PLUGINS ? a->n_plugins : FS_MAX_PLUGINS;
+        for (int i = 0; i < np; i++)
+            plugins[i] = (fs_runrec_plugin){a->plugins[i].desc, a->plugins[i].path,
+                                            a->plugins[i].sha256};
+        sim_out_results w = {
+            .dir = o->out_dir, .lock = &a->lock, .meta = &a->meta,
+            .rows = a->rows, .n_rows = a->n_rows, .rec = a->rec,
+            .run = {.version = FS_VERSION, .plugins = plugins, .n_plugins = np,
+                    .build_key = a->ex.build_key, .argv = o->argv, .argc = o->argc,
+                    .script_path = o->script, .script_hash = a->meta.script_hash,
+                    .args = o->args, .n_args = o->n_args, .script_bytes = a->src,
+                    .script_len = a->len},
+            .traces = &a->traces, .profiles = &a->profiles, .home = fs_home_dir(),
+            .files = a->outputs, .n_files = a->n_outputs,
+            .computed = a->ex.computed, .resumed = a->ex.resumed, .quiet = a->quiet};
+        code = sim_out_results_write(&w, err, errlen);
+    }
+    if (code == SIM_OK && a->ex.point_code) {
+        code = a->ex.point_code;
+        snprintf(err, errlen, "%lld point%s failed (errors above); %s %d good point%s",
+                 (long long)a->ex.failed, a->ex.failed == 1 ? "" : "s",
+                 o->out_dir ? "the results hold the" : "the script ran its", a->n_rows,
+                 a->n_rows == 1 ? "" : "s");
+    }
+    return code;
+}
+
+void sim_run_free(sim_run *a, const fs_script_opts *o, int code)
+{
+    a->synth_memo_on = 1;
+    sim_run_synth_memos(a, 0); /* a fit the script's error cut short */
+    sim_run_synth_free_pending(a);
+    sim_trace_cache_free(&a->traces);
+    free(a->rows);
+    for (int32_t i = 0; i < a->n_outputs; i++)
+        free(a->outputs[i].data);
+    free(a->outputs);
+    free(a->warned);
+    sim_profile_cache_free(&a->profiles);
+    fs_runrec_free(a->rec);
+    free(a->src);
+    sim_timeline_destroy(a->ex.tl);
+    sim_profile_cache_destroy(a->ex.profile_cache);
+    sim_out_dir_release(&a->lock, o->out_dir, a->made_dir, code != SIM_OK, a->quiet);
 }

@@ -33,7 +33,10 @@
 #define SIM_RUN_SYNTH_MEMO_MAX 16
 #define SIM_RUN_SYNTH_MEMO_BYTES ((size_t)256 << 20)
 
-struct fs_plugin;
+#include "sim/out/sim_lock.h"
+#include "sim/sweep/sim_run_opts.h"
+
+
 struct fs_runrec;
 struct fs_names;
 
@@ -56,7 +59,7 @@ typedef struct sim_run {
      * with the Lua heap against the script's memory limit */
     const fs_lua_limits *lim;
     size_t held_bytes;
-    const struct fs_plugin *plugins; /* borrowed from the options */
+    const fs_plugin *plugins; /* borrowed from the options */
     int n_plugins;
     size_t trace_cache_bytes; /* prompt cache of each trace opened by flashspec.trace */
     int verify_trace;         /* --verify-trace */
@@ -78,6 +81,10 @@ typedef struct sim_run {
     int32_t n_synth_pending;
     size_t synth_pending_most;
     struct fs_names *names; /* the names recorded rows carry (sim/lua/api_names.c) */
+    sim_out_lockh lock; /* the output directory's (lock.fd -1: none) */
+    int made_dir;       /* the run made the output directory */
+    char *src;          /* the script, read once: hashed, run and recorded */
+    size_t len;
 } sim_run;
 
 /* ------------------------------------------------------------- memory */
@@ -171,5 +178,27 @@ typedef struct sim_run_synth_failure {
 int sim_run_synth_resolve(sim_run *r, sim_run_synth_failure *f);
 /* Frees what is still recorded (the run's end). */
 void sim_run_synth_free_pending(sim_run *r);
+
+/* ------------------------------------------------------------- phases */
+
+/* The phases of a run around its script (the binding runs the script
+ * between sim_run_lock and sim_run_write):
+ *   sim_run_check: the run's settings from o, and every check that needs no
+ *     lock -- the output paths writable, the script a readable file (66
+ *     when it is missing, a directory or not a regular file), the timeline
+ *     made; SIM_OK, or the status with one line in err;
+ *   sim_run_lock: one writer per output directory (sim/out/sim_outdir.h),
+ *     held until sim_run_free; rank 0 only;
+ *   sim_run_write: when the script succeeded, the timeline, the results and
+ *     run record, the script's files, then a failed point's status ("N
+ *     points failed ...");
+ *   sim_run_free: everything the run holds, the lock released, a directory
+ *     the run made and left empty (it failed, code != SIM_OK) removed. */
+int sim_run_check(sim_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                  size_t errlen);
+int sim_run_lock(sim_run *r, const fs_script_opts *o, char *err, size_t errlen);
+int sim_run_write(sim_run *r, const fs_script_opts *o, const fs_timeline_opts *t, char *err,
+                  size_t errlen);
+void sim_run_free(sim_run *r, const fs_script_opts *o, int code);
 
 #endif
