@@ -14,13 +14,20 @@
  *     memory limit that cannot take the second stops there, naming the call
  *     and what it needed, the first kept; deferring only what fits;
  *   - traces released by the generation they were last used at, and their
- *     memory given back.
+ *     memory given back;
+ *   - the phases around a script: the settings and checks (a missing
+ *     script, a directory, an output path too long), the directory locked
+ *     and made, the script's files written, a failed point's line, and a
+ *     directory the run made and left empty removed after a failure only.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "sim/sweep/sim_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../check.h"
 #include "sim/sim_status.h"
@@ -231,6 +238,91 @@ static void test_together(void)
         trc_free(alone[i]);
 }
 
+static char tmp[64];
+
+static int exists(const char *rel)
+{
+    char p[256];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", tmp, rel);
+    return stat(p, &st) == 0;
+}
+
+static void test_phases(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/fs-run-XXXXXX");
+    if (!mkdtemp(tmp)) return;
+    char script[128], out[128], out2[128], tl[128], err[8192], real[PATH_MAX];
+    snprintf(script, sizeof script, "%s/s.lua", tmp);
+    snprintf(out, sizeof out, "%s/out", tmp);
+    snprintf(out2, sizeof out2, "%s/out2", tmp);
+    snprintf(tl, sizeof tl, "%s/tl.json", tmp);
+    FILE *f = fopen(script, "w");
+    if (f) fputs("return 1\n", f), fclose(f);
+    CHECK(realpath(tmp, real) != NULL);
+
+    fs_script_opts o = {.script = script, .out_dir = out, .jobs = 3, .quiet = 1};
+    fs_timeline_opts t = {.path = tl, .point = 2, .prompt = 1};
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    r.lock.fd = -1;
+    CHECK_EQ_INT(sim_run_check(&r, &o, &t, err, sizeof err), SIM_OK);
+    CHECK(r.ex.workers == 3 && r.quiet == 1 && r.ex.resume == 1);
+    CHECK(!strcmp(r.script_dir, real));
+    CHECK(strcmp(r.ex.store_dir + strlen(r.ex.store_dir) - 11, "/out/points") == 0);
+    CHECK(r.ex.tl != NULL && r.ex.tl_point == 2 && r.ex.tl_prompt == 1);
+    CHECK(!exists("out")); /* nothing made before the lock */
+    CHECK_EQ_INT(sim_run_lock(&r, &o, err, sizeof err), SIM_OK);
+    CHECK(exists("out") && r.made_dir == 1);
+    CHECK_EQ_INT(sim_run_add_output(&r, "note.md", "hello\n", 6), 0);
+    CHECK_EQ_INT(sim_run_write(&r, &o, NULL, err, sizeof err), SIM_OK);
+    CHECK(exists("out/note.md") && !exists("out/results.csv")); /* no rows: no results */
+    r.ex.point_code = SIM_DATA;
+    r.ex.failed = 2;
+    CHECK_EQ_INT(sim_run_write(&r, &o, NULL, err, sizeof err), SIM_DATA);
+    CHECK(strstr(err, "2 points failed (errors above); the results hold the 0 good points"));
+    sim_run_free(&r, &o, SIM_DATA);
+    CHECK(exists("out")); /* not empty: kept */
+
+    /* a run that made its directory, failed and left it empty: removed */
+    fs_script_opts o2 = {.script = script, .out_dir = out2, .script_dir = "/elsewhere"};
+    memset(&r, 0, sizeof r);
+    r.lock.fd = -1;
+    CHECK_EQ_INT(sim_run_check(&r, &o2, NULL, err, sizeof err), SIM_OK);
+    CHECK(!strcmp(r.script_dir, "/elsewhere") && r.ex.workers == 1 && r.ex.tl == NULL);
+    CHECK_EQ_INT(sim_run_lock(&r, &o2, err, sizeof err), SIM_OK);
+    CHECK(exists("out2"));
+    sim_run_free(&r, &o2, SIM_CONFIG);
+    CHECK(!exists("out2"));
+    memset(&r, 0, sizeof r); /* the same, succeeding: kept */
+    r.lock.fd = -1;
+    CHECK_EQ_INT(sim_run_check(&r, &o2, NULL, err, sizeof err), SIM_OK);
+    CHECK_EQ_INT(sim_run_lock(&r, &o2, err, sizeof err), SIM_OK);
+    sim_run_free(&r, &o2, SIM_OK);
+    CHECK(exists("out2"));
+
+    /* refused before anything is made */
+    char missing[128], longdir[5000];
+    snprintf(missing, sizeof missing, "%s/none.lua", tmp);
+    fs_script_opts bad = {.script = missing};
+    memset(&r, 0, sizeof r);
+    CHECK_EQ_INT(sim_run_check(&r, &bad, NULL, err, sizeof err), SIM_MISSING);
+    CHECK(strstr(err, "none.lua: cannot open script: No such file") != NULL);
+    bad.script = tmp;
+    CHECK_EQ_INT(sim_run_check(&r, &bad, NULL, err, sizeof err), SIM_MISSING);
+    CHECK(strstr(err, "cannot open script: is a directory") != NULL);
+    memset(longdir, 'd', sizeof longdir - 1);
+    longdir[0] = '/';
+    longdir[sizeof longdir - 1] = 0;
+    bad = (fs_script_opts){.script = script, .out_dir = longdir};
+    CHECK_EQ_INT(sim_run_check(&r, &bad, NULL, err, sizeof err), SIM_CANTCREATE);
+    if (!strstr(err, "output path too long")) fprintf(stderr, "  %s\n", err);
+    CHECK(strstr(err, "output path too long") != NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
+}
+
 int main(void)
 {
     test_memory();
@@ -239,5 +331,6 @@ int main(void)
     test_memos();
     test_can_defer();
     test_together();
+    test_phases();
     return check_done("sweep/run");
 }
