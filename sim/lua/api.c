@@ -289,6 +289,20 @@ void fs_api_charge(lua_State *L, fs_api *a, size_t bytes, const char *chunk, int
 
 
 
+void fs_api_claim_names(lua_State *L, fs_api *a, const ud_policy *pol, const ud_device *dev,
+                        const ud_model *tgt, const ud_model *drf, const char *chunk, int line)
+{
+    sim_run_named w = {.policy = pol->desc, .policy_params = pol->params,
+                       .device_name = dev->name, .device = &dev->dev,
+                       .n_variants = dev->n_variants, .variants = dev->variants,
+                       .variant_names = dev->variant_names, .target_name = tgt->name,
+                       .target = &tgt->model, .draft_name = drf ? drf->name : NULL,
+                       .draft = drf ? &drf->model : NULL};
+    char err[1024];
+    int rc = sim_run_claim_names(a, &w, chunk, line, err, sizeof err);
+    if (rc != SIM_OK) fs_raise(L, rc, 0, "%s", err);
+}
+
 static fs_row *row_new(lua_State *L, fs_api *a)
 {
     if (a->n_rows == a->cap_rows) {

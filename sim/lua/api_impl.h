@@ -97,19 +97,12 @@ typedef struct ud_policy {
     _Alignas(max_align_t) unsigned char params[];
 } ud_policy;
 
-/* One name, one thing (api_names.c): claims the names a recorded row of
- * these objects carries -- policy, device, target, draft (NULL: none) --
- * and raises (78, at chunk:line) when another thing, compared by
- * its values or code, already holds one of them, names compared without
- * regard to case.  fs_api_free_names: what the claims hold (NULL-safe). */
+/* One name, one thing (sim_run_claim_names, sim/sweep/sim_run.h): claims the
+ * names a recorded row of these objects carries -- policy, device, target,
+ * draft (NULL: none) -- raising (78, at chunk:line) when another thing
+ * already holds one of them. */
 void fs_api_claim_names(lua_State *L, fs_api *a, const ud_policy *pol, const ud_device *dev,
                         const ud_model *tgt, const ud_model *drf, const char *chunk, int line);
-void fs_api_free_names(fs_api *a);
-
-/* The built-in, `lua` or plug-in policy name that name is, compared without
- * regard to case (a Lua policy called Flash_AR would pass for flash_ar), or
- * NULL. */
-const char *fs_policy_name_taken(const fs_api *a, const char *name);
 
 /* The run's context (stored in the Lua registry under API_KEY). */
 fs_api *fs_api_get(lua_State *L);

@@ -179,7 +179,7 @@ static void policy_lua_name(lua_State *L, fs_api *a, const char *hook_name, int 
                  chunk, line, p->file, named ? "its policy name" : "its file name",
                  named ? "" : " (or set `name` in the hooks table)");
     /* rows name their policy: a Lua policy must not pass for another one */
-    const char *taken = fs_policy_name_taken(a, d->name); /* Flash_AR is flash_ar */
+    const char *taken = sim_run_policy_name_taken(a, d->name); /* Flash_AR is flash_ar */
     if (taken)
         fs_raise(L, SIM_CONFIG, 0,
                  "%s:%d: flashspec.policy.lua: %s: %s '%s' is already a policy's name%s%s%s (its "

@@ -194,7 +194,6 @@ static int run_stopped(script_run *r, const fs_script_opts *o, int rc, char *err
 static void run_free(script_run *r, const fs_script_opts *o, int code)
 {
     if (r->L) lua_close(r->L);
-    fs_api_free_names(&r->a);
     sim_run_free(&r->a, o, code);
 }
 

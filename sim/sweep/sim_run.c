@@ -367,6 +367,7 @@ void sim_run_free(sim_run *a, const fs_script_opts *o, int code)
         free(a->outputs[i].data);
     free(a->outputs);
     free(a->warned);
+    sim_run_free_names(a);
     sim_profile_cache_free(&a->profiles);
     fs_runrec_free(a->rec);
     free(a->src);

@@ -80,7 +80,7 @@ typedef struct sim_run {
     int32_t synth_defer;
     int32_t n_synth_pending;
     size_t synth_pending_most;
-    struct fs_names *names; /* the names recorded rows carry (sim/lua/api_names.c) */
+    struct fs_names *names; /* the names recorded rows carry (sim_run_names.c) */
     sim_out_lockh lock; /* the output directory's (lock.fd -1: none) */
     int made_dir;       /* the run made the output directory */
     char *src;          /* the script, read once: hashed, run and recorded */
@@ -178,6 +178,39 @@ typedef struct sim_run_synth_failure {
 int sim_run_synth_resolve(sim_run *r, sim_run_synth_failure *f);
 /* Frees what is still recorded (the run's end). */
 void sim_run_synth_free_pending(sim_run *r);
+
+/* ------------------------------------------------------------- names */
+
+/* What a recorded row names (sim_run_names.c): its policy (descriptor and
+ * parameters), its device (with its standing variants), its target and its
+ * draft (NULL: none). */
+typedef struct sim_run_named {
+    const eng_policy_desc *policy;
+    const void *policy_params;
+    const char *device_name;
+    const sim_device *device;
+    int32_t n_variants;
+    const sim_device *variants;
+    const char (*variant_names)[SIM_VARIANT_NAME_CAP];
+    const char *target_name, *draft_name;
+    const sim_model *target, *draft;
+} sim_run_named;
+
+/* One name, one thing: claims the names a recorded row of w carries for
+ * what they name -- a device or model by every value (a device with its
+ * variants), a policy by its code (a built-in's or plug-in's descriptor, a
+ * Lua policy's file digest) -- compared without regard to case.  SIM_OK;
+ * SIM_CONFIG when another thing already holds one (one line in err naming
+ * both uses, chunk:line the new one); SIM_NOMEM.  sim_run_free_names frees
+ * the claims (NULL-safe). */
+int sim_run_claim_names(sim_run *r, const sim_run_named *w, const char *chunk, int line,
+                        char *err, size_t errlen);
+void sim_run_free_names(sim_run *r);
+
+/* The built-in, `lua` or plug-in policy name that name is, compared without
+ * regard to case (a Lua policy called Flash_AR would pass for flash_ar), or
+ * NULL. */
+const char *sim_run_policy_name_taken(const sim_run *r, const char *name);
 
 /* ------------------------------------------------------------- phases */
 

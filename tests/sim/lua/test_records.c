@@ -6,7 +6,7 @@
  *   - the names a run reserves in its output directory, compared without
  *     regard to case (sim_out_name_reserved, sim_run_add_output);
  *   - policy names taken by a built-in, compared without regard to case
- *     (fs_policy_name_taken).
+ *     (sim_run_policy_name_taken).
  */
 #include <lauxlib.h>
 #include <lualib.h>
@@ -160,16 +160,16 @@ static void test_reserved_names(void)
         free(a.outputs[i].data);
     free(a.outputs);
     /* policy names: built-ins and `lua`, without regard to case */
-    const char *t = fs_policy_name_taken(&a, "Flash_AR");
+    const char *t = sim_run_policy_name_taken(&a, "Flash_AR");
     CHECK(t && strcmp(t, "flash_ar") == 0);
-    t = fs_policy_name_taken(&a, "flash_ar");
+    t = sim_run_policy_name_taken(&a, "flash_ar");
     CHECK(t && strcmp(t, "flash_ar") == 0);
-    t = fs_policy_name_taken(&a, "LUA");
+    t = sim_run_policy_name_taken(&a, "LUA");
     CHECK(t && strcmp(t, "lua") == 0);
-    t = fs_policy_name_taken(&a, "SEQUOIA");
+    t = sim_run_policy_name_taken(&a, "SEQUOIA");
     CHECK(t && strcmp(t, "sequoia") == 0);
-    CHECK(fs_policy_name_taken(&a, "flash_ar2") == NULL);
-    CHECK(fs_policy_name_taken(&a, "chain_lua") == NULL);
+    CHECK(sim_run_policy_name_taken(&a, "flash_ar2") == NULL);
+    CHECK(sim_run_policy_name_taken(&a, "chain_lua") == NULL);
 }
 
 int main(void)

@@ -15,6 +15,10 @@
  *     and what it needed, the first kept; deferring only what fits;
  *   - traces released by the generation they were last used at, and their
  *     memory given back;
+ *   - one name, one thing: a name claimed again for the same thing is fine,
+ *     for another thing (whatever its case) refused naming both uses; a
+ *     device's variants and every value count, a policy's parameters do
+ *     not, a Lua policy is its file digest; the names a policy may not take;
  *   - the phases around a script: the settings and checks (a missing
  *     script, a directory, an output path too long), the directory locked
  *     and made, the script's files written, a failed point's line, and a
@@ -238,6 +242,100 @@ static void test_together(void)
         trc_free(alone[i]);
 }
 
+typedef struct lua_like {
+    char source_hash[40];
+} lua_like;
+
+static const eng_param_desc lua_like_keys[] = {
+    {.name = "source_hash", .type = ENG_PARAM_STRING, .offset = 0, .cap = 40},
+    {.name = NULL},
+};
+
+static void test_names(void)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    static sim_device d1, d2, var;
+    static sim_model m1, m2;
+    eng_params_defaults(sim_device_keys(), &d1);
+    eng_params_defaults(sim_model_keys(), &m1);
+    d2 = d1, m2 = m1, var = d1;
+    const eng_param_desc *k = eng_params_find(sim_device_keys(), "read_gbps");
+    CHECK(k != NULL);
+    if (!k) return;
+    double v = 9.5;
+    memcpy((char *)&d2 + k->offset, &v, sizeof v);
+    memcpy((char *)&var + k->offset, &v, sizeof v);
+    const eng_param_desc *mk = sim_model_keys();
+    while (mk->name && mk->type != ENG_PARAM_INT)
+        mk++;
+    int32_t layers = 77;
+    if (mk->name) memcpy((char *)&m2 + mk->offset, &layers, sizeof layers);
+    const eng_policy_desc *chain = eng_policy_lookup("chain");
+    CHECK(chain != NULL);
+    if (!chain) return;
+    void *p1 = calloc(1, chain->params_size), *p2 = calloc(1, chain->params_size);
+    eng_params_defaults(chain->params, p1);
+    const eng_param_desc *kk = eng_params_find(chain->params, "k");
+    int32_t k3 = 3;
+    if (kk) memcpy((char *)p2 + kk->offset, &k3, sizeof k3);
+    char err[1024];
+    sim_run_named w = {.policy = chain, .policy_params = p1, .device_name = "phone",
+                       .device = &d1, .target_name = "big", .target = &m1};
+    CHECK_EQ_INT(sim_run_claim_names(&r, &w, "a.lua", 1, err, sizeof err), SIM_OK);
+    CHECK_EQ_INT(sim_run_claim_names(&r, &w, "a.lua", 2, err, sizeof err), SIM_OK);
+    sim_run_named x = w;
+    x.policy_params = p2; /* a policy's parameters are its label's, not its name's */
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "a.lua", 3, err, sizeof err), SIM_OK);
+    x = w;
+    x.device_name = "PHONE", x.device = &d2;
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "a.lua", 4, err, sizeof err), SIM_CONFIG);
+    CHECK(strstr(err, "a.lua:4: two different devices are called 'PHONE' / phone (the other "
+                      "first used at a.lua:1)") != NULL);
+    char names[1][SIM_VARIANT_NAME_CAP] = {"slow"};
+    x = w;
+    x.n_variants = 1, x.variants = &var, x.variant_names = (const char(*)[SIM_VARIANT_NAME_CAP])names;
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "a.lua", 5, err, sizeof err), SIM_CONFIG);
+    x = w;
+    x.draft_name = "big", x.draft = &m1; /* the same model as draft: one thing */
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "a.lua", 6, err, sizeof err), SIM_OK);
+    x.draft = &m2;
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "a.lua", 7, err, sizeof err), SIM_CONFIG);
+    CHECK(strstr(err, "two different models are called 'big' (the other first used at "
+                      "a.lua:1)") != NULL);
+    x = w;
+    x.device_name = "phone2", x.device = &d2; /* another name: its own claim */
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "a.lua", 8, err, sizeof err), SIM_OK);
+    /* a Lua policy: its file digest, not its descriptor */
+    eng_policy_desc l1 = {.name = "mine", .params = lua_like_keys}, l2 = l1;
+    lua_like h1 = {"aaaa"}, h2 = {"bbbb"};
+    x = w;
+    x.policy = &l1, x.policy_params = &h1;
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "b.lua", 1, err, sizeof err), SIM_OK);
+    x.policy = &l2; /* another descriptor, the same file */
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "b.lua", 2, err, sizeof err), SIM_OK);
+    x.policy_params = &h2;
+    CHECK_EQ_INT(sim_run_claim_names(&r, &x, "b.lua", 3, err, sizeof err), SIM_CONFIG);
+    CHECK(strstr(err, "two different policies are called 'mine'") != NULL);
+    /* the names a policy may not take */
+    eng_policy_desc plug = {.name = "myplug"};
+    fs_plugin pl = {.desc = &plug};
+    r.plugins = &pl;
+    r.n_plugins = 1;
+    const char *t = sim_run_policy_name_taken(&r, "Flash_AR");
+    CHECK(t && !strcmp(t, "flash_ar"));
+    t = sim_run_policy_name_taken(&r, "LUA");
+    CHECK(t && !strcmp(t, "lua"));
+    t = sim_run_policy_name_taken(&r, "MyPlug");
+    CHECK(t && !strcmp(t, "myplug"));
+    CHECK(sim_run_policy_name_taken(&r, "mine") == NULL);
+    sim_run_free_names(&r);
+    CHECK(r.names == NULL);
+    sim_run_free_names(&r);
+    free(p1);
+    free(p2);
+}
+
 static char tmp[64];
 
 static int exists(const char *rel)
@@ -331,6 +429,7 @@ int main(void)
     test_memos();
     test_can_defer();
     test_together();
+    test_names();
     test_phases();
     return check_done("sweep/run");
 }

@@ -1,5 +1,5 @@
 /*
- * api_names.c -- one name, one thing, in the result rows.
+ * sim_run_names.c -- one name, one thing, in the result rows (sim_run.h).
  *
  * A row names its policy, device, target, draft and trace; a reader (the
  * analysis tools, a table in a paper) tells points apart by those names and
@@ -24,16 +24,15 @@
  * Cost: a linear scan of the claims per staged point and object; a script
  * names a few dozen things.
  */
-#include "api_impl.h"
+#include "sim/sweep/sim_run.h"
 
-#include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "sim/config/lparams.h"
-#include "sim/sweep/sim_sweep_store.h"
+#include "sim/sim_id.h"
+#include "sim/sim_status.h"
 
 typedef struct fs_name_claim {
     char kind; /* 'p' policy, 'd' device, 'm' model (target or draft) */
@@ -47,12 +46,12 @@ struct fs_names {
     int32_t n, cap;
 };
 
-void fs_api_free_names(fs_api *a)
+void sim_run_free_names(sim_run *r)
 {
-    if (!a->names) return;
-    free(a->names->c);
-    free(a->names);
-    a->names = NULL;
+    if (!r->names) return;
+    free(r->names->c);
+    free(r->names);
+    r->names = NULL;
 }
 
 static const char *kind_word(char kind)
@@ -74,25 +73,27 @@ static const char *kind_hint(char kind)
     }
 }
 
-/* Claims name for the thing id (of kind); raises when another thing holds it. */
-static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_id id,
-                  const char *chunk, int line)
+/* Claims name for the thing id (of kind): SIM_OK, or SIM_CONFIG (another
+ * thing holds it) or SIM_NOMEM with one line in err. */
+static int claim(sim_run *r, char kind, const char *name, sim_id id, const char *chunk, int line,
+                 char *err, size_t errlen)
 {
-    struct fs_names *t = a->names;
+    struct fs_names *t = r->names;
     for (int32_t i = 0; i < t->n; i++) {
         fs_name_claim *c = &t->c[i];
         if (c->kind != kind || strcasecmp(c->name, name) != 0) continue;
-        if (c->id.hi == id.hi && c->id.lo == id.lo) return;
-        fs_raise(L, SIM_CONFIG, 0,
+        if (c->id.hi == id.hi && c->id.lo == id.lo) return SIM_OK;
+        snprintf(err, errlen,
                  "%s:%d: two different %s are called '%s'%s%s (the other first used at %s): "
                  "their result rows would read alike; %s",
                  chunk, line, kind_word(kind), name, strcmp(c->name, name) ? " / " : "",
                  strcmp(c->name, name) ? c->name : "", c->where, kind_hint(kind));
+        return SIM_CONFIG;
     }
     if (t->n == t->cap) {
         int32_t cap = t->cap ? 2 * t->cap : 16;
         fs_name_claim *g = realloc(t->c, sizeof *g * (size_t)cap);
-        if (!g) fs_raise(L, SIM_NOMEM, 0, "out of memory");
+        if (!g) return snprintf(err, errlen, "out of memory"), SIM_NOMEM;
         t->c = g;
         t->cap = cap;
     }
@@ -101,66 +102,71 @@ static void claim(lua_State *L, fs_api *a, char kind, const char *name, sim_id i
     snprintf(c->name, sizeof c->name, "%s", name);
     c->id = id;
     snprintf(c->where, sizeof c->where, "%s:%d", chunk, line);
+    return SIM_OK;
 }
 
 /* What a policy's name stands for: its code (see the file comment). */
-static sim_id policy_code(const ud_policy *pol)
+static sim_id policy_code(const sim_run_named *w)
 {
     sim_id_hasher h;
     sim_id_hasher_init(&h);
-    const eng_param_desc *sh = eng_params_find(pol->desc->params, "source_hash");
+    const eng_param_desc *sh = eng_params_find(w->policy->params, "source_hash");
     if (sh && sh->type == ENG_PARAM_STRING) {
-        const char *v = (const char *)pol->params + sh->offset;
+        const char *v = (const char *)w->policy_params + sh->offset;
         char code[128];
         snprintf(code, sizeof code, "%.*s", (int)strnlen(v, (size_t)sh->cap), v);
         sim_id_hasher_str(&h, "policy.source", code);
     } else {
         char ptr[32];
-        snprintf(ptr, sizeof ptr, "%p", (const void *)pol->desc);
+        snprintf(ptr, sizeof ptr, "%p", (const void *)w->policy);
         sim_id_hasher_str(&h, "policy.desc", ptr);
     }
     return sim_id_hasher_final(&h);
 }
 
-static sim_id device_code(const ud_device *dev)
+static sim_id device_code(const sim_run_named *w)
 {
     sim_id_hasher h;
     sim_id_hasher_init(&h);
-    sim_id_hasher_params(&h, "device", sim_device_keys(), &dev->dev);
-    for (int32_t i = 0; i < dev->n_variants; i++) {
-        sim_id_hasher_str(&h, "device.variant", dev->variant_names[i]);
-        sim_id_hasher_params(&h, "device.variant", sim_device_keys(), &dev->variants[i]);
+    sim_id_hasher_params(&h, "device", sim_device_keys(), w->device);
+    for (int32_t i = 0; i < w->n_variants; i++) {
+        sim_id_hasher_str(&h, "device.variant", w->variant_names[i]);
+        sim_id_hasher_params(&h, "device.variant", sim_device_keys(), &w->variants[i]);
     }
     return sim_id_hasher_final(&h);
 }
 
-static sim_id model_code(const ud_model *m)
+static sim_id model_code(const sim_model *m)
 {
     sim_id_hasher h;
     sim_id_hasher_init(&h);
-    sim_id_hasher_params(&h, "model", sim_model_keys(), &m->model);
+    sim_id_hasher_params(&h, "model", sim_model_keys(), m);
     return sim_id_hasher_final(&h);
 }
 
-void fs_api_claim_names(lua_State *L, fs_api *a, const ud_policy *pol, const ud_device *dev,
-                        const ud_model *tgt, const ud_model *drf, const char *chunk, int line)
+int sim_run_claim_names(sim_run *r, const sim_run_named *w, const char *chunk, int line,
+                        char *err, size_t errlen)
 {
-    if (!a->names && !(a->names = calloc(1, sizeof *a->names)))
-        fs_raise(L, SIM_NOMEM, 0, "out of memory");
-    claim(L, a, 'p', pol->desc->name, policy_code(pol), chunk, line);
-    claim(L, a, 'd', dev->name, device_code(dev), chunk, line);
-    claim(L, a, 'm', tgt->name, model_code(tgt), chunk, line);
-    if (drf) claim(L, a, 'm', drf->name, model_code(drf), chunk, line);
+    if (!r->names && !(r->names = calloc(1, sizeof *r->names)))
+        return snprintf(err, errlen, "out of memory"), SIM_NOMEM;
+    int rc = claim(r, 'p', w->policy->name, policy_code(w), chunk, line, err, errlen);
+    if (rc == SIM_OK)
+        rc = claim(r, 'd', w->device_name, device_code(w), chunk, line, err, errlen);
+    if (rc == SIM_OK)
+        rc = claim(r, 'm', w->target_name, model_code(w->target), chunk, line, err, errlen);
+    if (rc == SIM_OK && w->draft)
+        rc = claim(r, 'm', w->draft_name, model_code(w->draft), chunk, line, err, errlen);
+    return rc;
 }
 
-const char *fs_policy_name_taken(const fs_api *a, const char *name)
+const char *sim_run_policy_name_taken(const sim_run *r, const char *name)
 {
     int32_t n = 0;
     const eng_policy_desc *const *reg = eng_policy_registry(&n);
     for (int32_t i = 0; i < n; i++)
         if (strcasecmp(reg[i]->name, name) == 0) return reg[i]->name;
     if (strcasecmp(name, "lua") == 0) return "lua";
-    for (int i = 0; i < a->n_plugins; i++)
-        if (strcasecmp(a->plugins[i].desc->name, name) == 0) return a->plugins[i].desc->name;
+    for (int i = 0; i < r->n_plugins; i++)
+        if (strcasecmp(r->plugins[i].desc->name, name) == 0) return r->plugins[i].desc->name;
     return NULL;
 }
