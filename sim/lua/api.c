@@ -415,26 +415,6 @@ static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const u
                              const point_ext *px, const fs_api *a, const sim_point *pt,
                              sim_id *seed_id);
 
-/* A point asking for more tokens than the trace's references hold generates
- * what they hold: said once per trace and value. */
-static void warn_short_trace(fs_api *a, const trc_trace *tt, const char *name,
-                             int32_t max_new_tokens, const char *chunk, int line)
-{
-    int32_t longest = 0;
-    const int32_t *tok;
-    for (int32_t p = 0; p < trc_get_meta(tt)->n_prompts; p++) {
-        int32_t len = trc_ref(tt, p, &tok);
-        if (len > longest) longest = len;
-    }
-    if (max_new_tokens > longest &&
-        sim_run_warn_once(a, trc_checksum(tt) ^ ((uint64_t)max_new_tokens << 1) ^ 0x5bd1e995ull) &&
-        a->ex.rank == 0)
-        fprintf(stderr,
-                "flashspec: warning: %s:%d: max_new_tokens = %d but trace '%s' holds at most %d "
-                "reference tokens per prompt; its points generate %d (result column "
-                "effective_new_tokens)\n",
-                chunk, line, (int)max_new_tokens, name, (int)longest, (int)longest);
-}
 
 /* Validates the point described by the table at idx and fills the next result
  * row (parameters), *pt (what the replay needs; it borrows from the Lua
@@ -459,7 +439,7 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
     point_ext px;
     slp_check_fields(L, idx, point_keys_ext, &px, what, chunk, line);
     const trc_trace *tt = fs_trace_get(L, tr, chunk, line);
-    warn_short_trace(a, tt, tr->entry->name, po.max_new_tokens, chunk, line);
+    sim_run_warn_short_trace(a, tt, tr->entry->name, po.max_new_tokens, chunk, line);
 
     fs_check_model_pair(L, a, tt, tr->entry->name, tgt, pol->desc->needs_draft ? drf : NULL, what,
                         chunk, line);

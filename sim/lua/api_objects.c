@@ -198,66 +198,15 @@ static void apply_overrides(lua_State *L, const char *fn, const eng_param_desc *
     lua_pop(L, 1);
 }
 
-/* 1 when the model profile called name loads (along the search path) into *m. */
-static int recorded_profile(fs_api *a, const char *name, sim_model *m)
-{
-    char path[PATH_MAX], err[512];
-    if (sim_profile_find("models", name, 0, path, sizeof path) < 0) return 0;
-    return sim_profile_cache_model(&a->profiles, path, m, err, sizeof err) == SIM_OK;
-}
-
-/* Why point model m, in role `role`, is not the recorded model `rec` (""
- * when it is, or when the recorded name is no profile to compare with). */
-static void role_mismatch(fs_api *a, const char *role, const sim_model *m, const char *name,
-                          const char *rec, char *why, size_t n)
-{
-    why[0] = 0;
-    sim_model r;
-    if (!rec[0] || !strcmp(name, rec) || !recorded_profile(a, rec, &r)) return;
-    if (r.layers != m->layers || r.hidden != m->hidden || r.vocab != m->vocab || r.kind != m->kind)
-        snprintf(why, n,
-                 "the %s %s (layers %d, hidden %d, vocab %d) is another model than the "
-                 "recorded %s (layers %d, hidden %d, vocab %d)",
-                 role, name, (int)m->layers, (int)m->hidden, (int)m->vocab, rec, (int)r.layers,
-                 (int)r.hidden, (int)r.vocab);
-}
-
 void fs_check_model_pair(lua_State *L, fs_api *a, const trc_trace *t, const char *trace_name,
                          const ud_model *tgt, const ud_model *drf, const char *what,
                          const char *chunk, int line)
 {
-    const trc_meta *meta = trc_get_meta(t);
-    uint64_t key = trc_checksum(t) ^ 0x6d6f64656c706169ull;
-    for (const char *p = tgt->name; *p; p++)
-        key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
-    key ^= 0x2f;
-    for (const char *p = drf ? drf->name : ""; *p; p++)
-        key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
-    if (!sim_run_warn_once(a, key)) return; /* checked for this trace and pair */
-    char why[512] = "";
-    if (drf && meta->target[0] && !strcmp(drf->name, meta->target) &&
-        strcmp(tgt->name, meta->target) != 0)
-        snprintf(why, sizeof why, "its draft %s is the recorded target%s", drf->name,
-                 meta->draft[0] && !strcmp(tgt->name, meta->draft) ? " and its target the "
-                                                                     "recorded draft (swapped)"
-                                                                   : "");
-    else if (meta->draft[0] && !strcmp(tgt->name, meta->draft))
-        snprintf(why, sizeof why, "its target %s is the recorded draft", tgt->name);
-    if (!why[0]) role_mismatch(a, "target", &tgt->model, tgt->name, meta->target, why, sizeof why);
-    if (!why[0] && drf)
-        role_mismatch(a, "draft", &drf->model, drf->name, meta->draft, why, sizeof why);
-    if (!why[0]) return;
-    if (a->strict)
-        fs_raise(L, SIM_CONFIG, 0,
-                 "%s:%d: %s: trace '%s' was recorded with target %s and draft %s, but %s "
-                 "(--strict)",
-                 chunk, line, what, trace_name, meta->target, meta->draft, why);
-    if (a->ex.rank == 0)
-        fprintf(stderr,
-                "flashspec: warning: %s:%d: trace '%s' was recorded with target %s and draft "
-                "%s, but %s; its acceptance belongs to the recorded pair (an error under "
-                "--strict)\n",
-                chunk, line, trace_name, meta->target, meta->draft, why);
+    char err[1536];
+    if (sim_run_check_model_pair(a, t, trace_name, tgt->name, &tgt->model, drf ? drf->name : NULL,
+                                 drf ? &drf->model : NULL, what, chunk, line, err,
+                                 sizeof err) != SIM_OK)
+        fs_raise(L, SIM_CONFIG, 0, "%s", err);
 }
 
 int fs_l_device(lua_State *L)

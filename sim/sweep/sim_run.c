@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "sim/config/home.h"
+#include "sim/config/profile.h"
 #include "sim/config/sim_paths.h"
 #include "sim/out/runrec.h"
 #include "sim/out/sim_out.h"
@@ -256,6 +257,95 @@ void sim_run_synth_free_pending(sim_run *r)
 {
     for (int32_t i = 0; i < r->traces.n; i++)
         if (r->traces.e[i]->pending) drop_pending(r, r->traces.e[i]);
+}
+
+/* ------------------------------------------------------------ checks */
+
+/* 1 when the model profile called name loads (along the search path) into *m. */
+static int recorded_profile(sim_run *a, const char *name, sim_model *m)
+{
+    char path[PATH_MAX], err[512];
+    if (sim_profile_find("models", name, 0, path, sizeof path) < 0) return 0;
+    return sim_profile_cache_model(&a->profiles, path, m, err, sizeof err) == SIM_OK;
+}
+
+/* Why point model m, in role `role`, is not the recorded model `rec` (""
+ * when it is, or when the recorded name is no profile to compare with). */
+static void role_mismatch(sim_run *a, const char *role, const sim_model *m, const char *name,
+                          const char *rec, char *why, size_t n)
+{
+    why[0] = 0;
+    sim_model r;
+    if (!rec[0] || !strcmp(name, rec) || !recorded_profile(a, rec, &r)) return;
+    if (r.layers != m->layers || r.hidden != m->hidden || r.vocab != m->vocab || r.kind != m->kind)
+        snprintf(why, n,
+                 "the %s %s (layers %d, hidden %d, vocab %d) is another model than the "
+                 "recorded %s (layers %d, hidden %d, vocab %d)",
+                 role, name, (int)m->layers, (int)m->hidden, (int)m->vocab, rec, (int)r.layers,
+                 (int)r.hidden, (int)r.vocab);
+}
+
+int sim_run_check_model_pair(sim_run *a, const trc_trace *t, const char *trace_name,
+                             const char *tgt_name, const sim_model *tgt, const char *drf_name,
+                             const sim_model *drf, const char *what, const char *chunk, int line,
+                             char *err, size_t errlen)
+{
+    const trc_meta *meta = trc_get_meta(t);
+    uint64_t key = trc_checksum(t) ^ 0x6d6f64656c706169ull;
+    for (const char *p = tgt_name; *p; p++)
+        key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
+    key ^= 0x2f;
+    for (const char *p = drf ? drf_name : ""; *p; p++)
+        key = (key ^ (unsigned char)*p) * 0x100000001b3ull;
+    if (!sim_run_warn_once(a, key)) return SIM_OK; /* checked for this trace and pair */
+    char why[512] = "";
+    if (drf && meta->target[0] && !strcmp(drf_name, meta->target) &&
+        strcmp(tgt_name, meta->target) != 0)
+        snprintf(why, sizeof why, "its draft %s is the recorded target%s", drf_name,
+                 meta->draft[0] && !strcmp(tgt_name, meta->draft) ? " and its target the "
+                                                                     "recorded draft (swapped)"
+                                                                   : "");
+    else if (meta->draft[0] && !strcmp(tgt_name, meta->draft))
+        snprintf(why, sizeof why, "its target %s is the recorded draft", tgt_name);
+    if (!why[0]) role_mismatch(a, "target", tgt, tgt_name, meta->target, why, sizeof why);
+    if (!why[0] && drf)
+        role_mismatch(a, "draft", drf, drf_name, meta->draft, why, sizeof why);
+    if (!why[0]) return SIM_OK;
+    if (a->strict) {
+        snprintf(err, errlen,
+                 "%s:%d: %s: trace '%s' was recorded with target %s and draft %s, but %s "
+                 "(--strict)",
+                 chunk, line, what, trace_name, meta->target, meta->draft, why);
+        return SIM_CONFIG;
+    }
+    if (a->ex.rank == 0)
+        fprintf(stderr,
+                "flashspec: warning: %s:%d: trace '%s' was recorded with target %s and draft "
+                "%s, but %s; its acceptance belongs to the recorded pair (an error under "
+                "--strict)\n",
+                chunk, line, trace_name, meta->target, meta->draft, why);
+    return SIM_OK;
+}
+
+/* A point asking for more tokens than the trace's references hold generates
+ * what they hold: said once per trace and value. */
+void sim_run_warn_short_trace(sim_run *a, const trc_trace *tt, const char *name,
+                              int32_t max_new_tokens, const char *chunk, int line)
+{
+    int32_t longest = 0;
+    const int32_t *tok;
+    for (int32_t p = 0; p < trc_get_meta(tt)->n_prompts; p++) {
+        int32_t len = trc_ref(tt, p, &tok);
+        if (len > longest) longest = len;
+    }
+    if (max_new_tokens > longest &&
+        sim_run_warn_once(a, trc_checksum(tt) ^ ((uint64_t)max_new_tokens << 1) ^ 0x5bd1e995ull) &&
+        a->ex.rank == 0)
+        fprintf(stderr,
+                "flashspec: warning: %s:%d: max_new_tokens = %d but trace '%s' holds at most %d "
+                "reference tokens per prompt; its points generate %d (result column "
+                "effective_new_tokens)\n",
+                chunk, line, (int)max_new_tokens, name, (int)longest, (int)longest);
 }
 
 /* ---------------------------------------------------------- the phases */

@@ -179,6 +179,25 @@ int sim_run_synth_resolve(sim_run *r, sim_run_synth_failure *f);
 /* Frees what is still recorded (the run's end). */
 void sim_run_synth_free_pending(sim_run *r);
 
+/* ------------------------------------------------------------- checks */
+
+/* A point's target (and draft, NULL when its policy drafts none) against the
+ * pair trace t was recorded with, once per trace and pair: swapped roles, or
+ * a recorded name that is a profile whose architecture (layers, hidden size,
+ * vocabulary, kind) differs from the point's model, is one warning line on
+ * stderr (rank 0) -- SIM_CONFIG with the line in err under --strict
+ * (r->strict).  Traces recorded with models flashspec has no profile for
+ * (synthetic, tiny stand-ins) are not compared by name.  SIM_OK otherwise. */
+int sim_run_check_model_pair(sim_run *r, const trc_trace *t, const char *trace_name,
+                             const char *tgt_name, const sim_model *tgt, const char *drf_name,
+                             const sim_model *drf, const char *what, const char *chunk, int line,
+                             char *err, size_t errlen);
+
+/* A point asking for more tokens than trace tt's references hold generates
+ * what they hold: one warning line, once per trace and value (rank 0). */
+void sim_run_warn_short_trace(sim_run *r, const trc_trace *tt, const char *name,
+                              int32_t max_new_tokens, const char *chunk, int line);
+
 /* ------------------------------------------------------------- names */
 
 /* What a recorded row names (sim_run_names.c): its policy (descriptor and

@@ -19,6 +19,11 @@
  *     for another thing (whatever its case) refused naming both uses; a
  *     device's variants and every value count, a policy's parameters do
  *     not, a Lua policy is its file digest; the names a policy may not take;
+ *   - a point's model pair against the trace's recorded one: swapped roles
+ *     and another architecture under a recorded profile's name said once
+ *     per trace and pair, an error under --strict, the same architecture
+ *     under another name quiet; a point asking for more tokens than the
+ *     trace holds said once;
  *   - the phases around a script: the settings and checks (a missing
  *     script, a directory, an output path too long), the directory locked
  *     and made, the script's files written, a failed point's line, and a
@@ -34,6 +39,7 @@
 #include <unistd.h>
 
 #include "../../check.h"
+#include "sim/config/profile.h"
 #include "sim/sim_status.h"
 
 static void test_memory(void)
@@ -106,7 +112,7 @@ static void test_outputs(void)
     CHECK(r.n_outputs == 1 && r.outputs[0].len == 3 && !strcmp(r.outputs[0].data, "abc"));
     CHECK_EQ_INT(sim_run_add_output(&r, "FIT.MD", data, 3), SIM_RUN_OUTPUT_TAKEN);
     for (int i = 0; i < 9; i++) { /* past the first growth */
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "f%d.lua", i);
         CHECK_EQ_INT(sim_run_add_output(&r, name, data, 1), 0);
     }
@@ -189,7 +195,7 @@ static void test_together(void)
         r.synth_defer = 1;
         sim_trace_entry *e[2];
         for (int i = 0; i < 2; i++) {
-            char key[16];
+            char key[32];
             snprintf(key, sizeof key, "synth:%d", i);
             e[i] = sim_trace_cache_add(&r.traces, key, key, NULL, 0);
             CHECK(e[i] != NULL);
@@ -336,6 +342,104 @@ static void test_names(void)
     free(p2);
 }
 
+/* What fn(ctx) wrote to stderr, into out. */
+static void stderr_of(void (*fn)(void *), void *ctx, char *out, size_t n)
+{
+    char path[] = "/tmp/fs-run-err-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return;
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    fn(ctx);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    lseek(fd, 0, SEEK_SET);
+    ssize_t got = read(fd, out, n - 1);
+    out[got > 0 ? got : 0] = 0;
+    close(fd);
+    unlink(path);
+}
+
+typedef struct pair_call {
+    sim_run *r;
+    const trc_trace *t;
+    const char *tn, *dn;
+    const sim_model *tm, *dm;
+    int rc;
+    char err[1536];
+} pair_call;
+
+static void pair_fn(void *ctx)
+{
+    pair_call *c = ctx;
+    c->err[0] = 0;
+    c->rc = sim_run_check_model_pair(c->r, c->t, "code", c->tn, c->tm, c->dn, c->dm, "fs.run",
+                                     "s.lua", 4, c->err, sizeof c->err);
+}
+
+static void short_fn(void *ctx)
+{
+    pair_call *c = ctx;
+    sim_run_warn_short_trace(c->r, c->t, "code", 500, "s.lua", 9);
+}
+
+static void test_model_pair(const char *configs)
+{
+    trc_synth_params p = shape(5);
+    snprintf(p.target, sizeof p.target, "qwen3-8b-q4_0");
+    snprintf(p.draft, sizeof p.draft, "qwen3-8b-eagle3-q4_0");
+    trc_trace *t = NULL;
+    trc_err terr;
+    CHECK_EQ_INT(trc_synth(&p, &t, &terr), TRC_OK);
+    if (!t) return;
+    static sim_model tgt, drf, other;
+    char path[1024], err[512], out[4096];
+    snprintf(path, sizeof path, "%s/models/qwen3-8b-q4_0.lua", configs);
+    CHECK_EQ_INT(sim_profile_load_model(path, &tgt, err, sizeof err), SIM_OK);
+    snprintf(path, sizeof path, "%s/models/qwen3-8b-eagle3-q4_0.lua", configs);
+    CHECK_EQ_INT(sim_profile_load_model(path, &drf, err, sizeof err), SIM_OK);
+    other = tgt;
+    other.layers = 40;
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    pair_call c = {.r = &r, .t = t, .tn = "qwen3-8b-q4_0", .tm = &tgt,
+                   .dn = "qwen3-8b-eagle3-q4_0", .dm = &drf};
+    stderr_of(pair_fn, &c, out, sizeof out); /* the recorded pair */
+    CHECK(c.rc == SIM_OK && out[0] == 0);
+    c.tn = "qwen3-8b-eagle3-q4_0", c.tm = &drf, c.dn = "qwen3-8b-q4_0", c.dm = &tgt;
+    stderr_of(pair_fn, &c, out, sizeof out);
+    CHECK(c.rc == SIM_OK && strstr(out, "s.lua:4: trace 'code' was recorded with target "
+                                        "qwen3-8b-q4_0 and draft qwen3-8b-eagle3-q4_0, but "
+                                        "its draft qwen3-8b-q4_0 is the recorded target and "
+                                        "its target the recorded draft (swapped)"));
+    stderr_of(pair_fn, &c, out, sizeof out); /* once per trace and pair */
+    CHECK(c.rc == SIM_OK && out[0] == 0);
+    c.tn = "mine", c.tm = &tgt, c.dn = NULL, c.dm = NULL; /* the same architecture renamed */
+    stderr_of(pair_fn, &c, out, sizeof out);
+    CHECK(c.rc == SIM_OK && out[0] == 0);
+    c.tn = "bigger", c.tm = &other;
+    stderr_of(pair_fn, &c, out, sizeof out);
+    CHECK(c.rc == SIM_OK && strstr(out, "the target bigger (layers 40, hidden 4096, vocab "
+                                        "151936) is another model than the recorded "
+                                        "qwen3-8b-q4_0 (layers 36,"));
+    r.strict = 1;
+    c.tn = "bigger2";
+    stderr_of(pair_fn, &c, out, sizeof out);
+    CHECK(c.rc == SIM_CONFIG && out[0] == 0);
+    CHECK(strstr(c.err, "s.lua:4: fs.run: trace 'code' was recorded with") &&
+          strstr(c.err, "(--strict)"));
+    stderr_of(short_fn, &c, out, sizeof out);
+    CHECK(strstr(out, "s.lua:9: max_new_tokens = 500 but trace 'code' holds at most 24 "
+                      "reference tokens per prompt") != NULL);
+    stderr_of(short_fn, &c, out, sizeof out);
+    CHECK(out[0] == 0);
+    free(r.warned);
+    sim_profile_cache_free(&r.profiles);
+    trc_free(t);
+}
+
 static char tmp[64];
 
 static int exists(const char *rel)
@@ -421,8 +525,12 @@ static void test_phases(void)
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_run CONFIGS\n");
+        return 2;
+    }
     test_memory();
     test_warn_once();
     test_outputs();
@@ -430,6 +538,7 @@ int main(void)
     test_can_defer();
     test_together();
     test_names();
+    test_model_pair(argv[1]);
     test_phases();
     return check_done("sweep/run");
 }
