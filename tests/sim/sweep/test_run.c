@@ -367,7 +367,7 @@ typedef struct pair_call {
     const trc_trace *t;
     const char *tn, *dn;
     const sim_model *tm, *dm;
-    int rc;
+    int rc, tokens;
     char err[1536];
 } pair_call;
 
@@ -382,7 +382,7 @@ static void pair_fn(void *ctx)
 static void short_fn(void *ctx)
 {
     pair_call *c = ctx;
-    sim_run_warn_short_trace(c->r, c->t, "code", 500, "s.lua", 9);
+    sim_run_warn_short_trace(c->r, c->t, "code", c->tokens, "s.lua", 9);
 }
 
 static void test_model_pair(const char *configs)
@@ -430,6 +430,10 @@ static void test_model_pair(const char *configs)
     CHECK(c.rc == SIM_CONFIG && out[0] == 0);
     CHECK(strstr(c.err, "s.lua:4: fs.run: trace 'code' was recorded with") &&
           strstr(c.err, "(--strict)"));
+    c.tokens = 24; /* what the references hold: nothing to say */
+    stderr_of(short_fn, &c, out, sizeof out);
+    CHECK(out[0] == 0);
+    c.tokens = 500;
     stderr_of(short_fn, &c, out, sizeof out);
     CHECK(strstr(out, "s.lua:9: max_new_tokens = 500 but trace 'code' holds at most 24 "
                       "reference tokens per prompt") != NULL);
