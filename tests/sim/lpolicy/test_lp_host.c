@@ -73,6 +73,23 @@ static void oracle_init(oracle *o)
         o->seq[i] = (eng_token)(11 + (i * 29) % 97);
 }
 
+/* A build's surroundings: the draft, a tree in mem_a with its root, limits. */
+typedef struct build_env {
+    oracle o;
+    eng_tree t;
+    eng_draft_oracle d;
+    eng_build_limits lim;
+} build_env;
+
+static void env_init(build_env *b)
+{
+    oracle_init(&b->o);
+    eng_tree_init(&b->t, mem_a, sizeof mem_a, MAXN, MAXN * KCAND);
+    eng_tree_reset(&b->t, b->o.seq[0]);
+    b->d = (eng_draft_oracle){.expand = expand, .ctx = &b->o, .k = KCAND};
+    b->lim = (eng_build_limits){.max_nodes = MAXN, .max_depth = 8, .remaining = 50};
+}
+
 /* Params for a policy file "t.lua" holding src[0..len) (the bytes are not
  * NUL-terminated: lp_read_source's are not), with the params table args. */
 static lp_params params_n(const char *src, size_t len, const char *args)
@@ -189,24 +206,19 @@ static void test_hooks(void)
         CHECK((s->ref[h] != LUA_NOREF) == (h != H_CALIBRATE && h != H_PROVISIONAL));
     eng_policy_i *i = &s->iface;
     CHECK(i->calibrate == NULL && i->provisional == NULL && i->prune && i->observe);
-    oracle o;
-    oracle_init(&o);
-    eng_tree t;
-    eng_tree_init(&t, mem_a, sizeof mem_a, MAXN, MAXN * KCAND);
-    eng_tree_reset(&t, o.seq[0]);
-    eng_draft_oracle d = {.expand = expand, .ctx = &o, .k = KCAND};
-    eng_build_limits lim = {.max_nodes = MAXN, .max_depth = 8, .remaining = 50};
-    CHECK_EQ_INT(i->build(s, &t, &d, &lim), ENG_OK);
-    CHECK_EQ_INT(t.n_nodes, 1 + KCAND);
-    CHECK(t.nodes[1].tok == o.seq[1] && t.nodes[2].tok == 510 && t.nodes[1].parent == 0);
-    CHECK(fabsf(t.nodes[2].logq - (-1.2f)) < 1e-6f);
+    build_env b;
+    env_init(&b);
+    CHECK_EQ_INT(i->build(s, &b.t, &b.d, &b.lim), ENG_OK);
+    CHECK_EQ_INT(b.t.n_nodes, 1 + KCAND);
+    CHECK(b.t.nodes[1].tok == b.o.seq[1] && b.t.nodes[2].tok == 510 && b.t.nodes[1].parent == 0);
+    CHECK(fabsf(b.t.nodes[2].logq - (-1.2f)) < 1e-6f);
     uint8_t keep[MAXN];
     memset(keep, 1, sizeof keep);
     eng_target_oracle g = {.verify = target_tokens};
-    CHECK_EQ_INT(i->prune(s, &t, &g, keep), ENG_OK);
+    CHECK_EQ_INT(i->prune(s, &b.t, &g, keep), ENG_OK);
     CHECK(keep[0] == 1 && keep[1] == 1 && keep[2] == 0 && keep[3] == 1);
     eng_verify_plan plan;
-    i->plan(s, &t, keep, &plan);
+    i->plan(s, &b.t, keep, &plan);
     CHECK(plan.rows == 3 && plan.leaves == 2 && plan.exit_layer == 7);
     CHECK(plan.proj == ENG_PROJ_ONDEMAND_CPU);
     CHECK(i->error(s) == NULL);
@@ -216,10 +228,10 @@ static void test_hooks(void)
     fb.plan.rows = 3;
     i->observe(s, &fb);
     i->reset(s);
-    eng_tree_reset(&t, o.seq[0]);
-    CHECK_EQ_INT(i->build(s, &t, &d, &lim), ENG_OK);
-    CHECK_EQ_INT(t.n_nodes, 2 + KCAND); /* observe's 23 and one reset: token 924 */
-    CHECK(t.nodes[t.n_nodes - 1].tok == 924 && t.nodes[t.n_nodes - 1].parent == 1);
+    eng_tree_reset(&b.t, b.o.seq[0]);
+    CHECK_EQ_INT(i->build(s, &b.t, &b.d, &b.lim), ENG_OK);
+    CHECK_EQ_INT(b.t.n_nodes, 2 + KCAND); /* observe's 23 and one reset: token 924 */
+    CHECK(b.t.nodes[b.t.n_nodes - 1].tok == 924 && b.t.nodes[b.t.n_nodes - 1].parent == 1);
     lp_destroy(s);
 }
 
@@ -235,20 +247,15 @@ static const char *hook_error(const char *src, int stage)
         snprintf(msg, sizeof msg, "open: %.480s", err);
         return msg;
     }
-    oracle o;
-    oracle_init(&o);
-    eng_tree t;
-    eng_tree_init(&t, mem_a, sizeof mem_a, MAXN, MAXN * KCAND);
-    eng_tree_reset(&t, o.seq[0]);
-    eng_draft_oracle d = {.expand = expand, .ctx = &o, .k = KCAND};
-    eng_build_limits lim = {.max_nodes = MAXN, .max_depth = 8, .remaining = 50};
-    int rc = s->iface.build(s, &t, &d, &lim);
+    build_env b;
+    env_init(&b);
+    int rc = s->iface.build(s, &b.t, &b.d, &b.lim);
     uint8_t keep[MAXN];
     memset(keep, 1, sizeof keep);
     eng_target_oracle g = {.verify = target_tokens};
-    if (rc == ENG_OK && stage >= 1 && s->iface.prune) rc = s->iface.prune(s, &t, &g, keep);
+    if (rc == ENG_OK && stage >= 1 && s->iface.prune) rc = s->iface.prune(s, &b.t, &g, keep);
     eng_verify_plan plan;
-    if (rc == ENG_OK && stage >= 2 && s->iface.plan) s->iface.plan(s, &t, keep, &plan);
+    if (rc == ENG_OK && stage >= 2 && s->iface.plan) s->iface.plan(s, &b.t, keep, &plan);
     const char *e = s->iface.error(s);
     snprintf(msg, sizeof msg, "%s", e ? e : "(none)");
     lp_destroy(s);
