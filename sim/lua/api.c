@@ -136,60 +136,12 @@ static int error_tostring(lua_State *L)
 
 /* ----------------------------------------------------------------- points */
 
-typedef struct point_opts {
-    double dram_fraction;
-    int32_t max_new_tokens, seed, prompts;
-    int32_t accept; /* sim_accept_rule */
-    double top_p, temperature;
-    int32_t runtime; /* sim_point_runtime */
-} point_opts;
 
-static const char *const accept_choices[] = {"greedy", "top_p", "sampling", NULL};
-static const char *const runtime_choices[] = {"auto", "baseline", "speculative", NULL};
-
-#define PO(f) offsetof(point_opts, f)
-static const eng_param_desc point_keys[] = {
-    {"dram_fraction", ENG_PARAM_DOUBLE, PO(dram_fraction), 0, 1, 0, NULL, 0, 0, NULL, NULL, 0,
-     "share of target layers pinned in DRAM, the first ones (0 = fully flash-backed)"},
-    {"max_new_tokens", ENG_PARAM_INT, PO(max_new_tokens), 1, 1 << 20, 128, NULL, 0, 0, NULL, NULL,
-     0, "tokens generated per prompt (capped by the trace's reference length)"},
-    {"seed", ENG_PARAM_INT, PO(seed), 0, INT32_MAX, 1, NULL, 0, 0, NULL, NULL, 0,
-     "seed for synthesising unrecorded draft nodes"},
-    {"prompts", ENG_PARAM_INT, PO(prompts), 0, 1 << 24, 0, NULL, 0, 0, NULL, NULL, 0,
-     "prompts replayed from the trace (0 = all)"},
-    {"accept", ENG_PARAM_ENUM, PO(accept), 0, 2, 0, accept_choices, 0, 0, NULL, NULL, 0,
-     "acceptance rule: greedy (exact), top_p or sampling (lossy)"},
-    {"top_p", ENG_PARAM_DOUBLE, PO(top_p), 1e-6, 1, 0.9, NULL, 0, 0, NULL, NULL, 0,
-     "accept = top_p: target probability mass a draft token must lie in"},
-    {"temperature", ENG_PARAM_DOUBLE, PO(temperature), 0.01, 100, 1.0, NULL, 0, 0, NULL, NULL, 0,
-     "accept = sampling: temperature of target and draft distributions"},
-    {"runtime", ENG_PARAM_ENUM, PO(runtime), 0, 2, 0, runtime_choices, 0, 0, NULL, NULL, 0,
-     "phone runtime verifying: auto and baseline (every policy on the phone's one runtime), "
-     "speculative (every policy on the profile's spec_* alternative, a what-if)"},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-};
-#undef PO
-
-/* Point keys that enter the point id only when they differ from their
- * default, so that adding one leaves every earlier point's id -- and so its
- * replay seed and resume record -- as it was. */
-typedef struct point_ext {
-    int32_t prompt_offset;
-    int32_t synth_tokens; /* 0 offset, 1 drawn (sim_point.synth_drawn) */
-} point_ext;
-
-static const char *const synth_choices[] = {"offset", "drawn", NULL};
-
-#define PX(f) offsetof(point_ext, f)
-static const eng_param_desc point_keys_ext[] = {
-    {"prompt_offset", ENG_PARAM_INT, PX(prompt_offset), 0, 1 << 24, 0, NULL, 0, 0, NULL, NULL, 0,
-     "first trace prompt replayed (0-based): prompts prompt_offset .. prompt_offset + prompts - 1"},
-    {"synth_tokens", ENG_PARAM_ENUM, PX(synth_tokens), 0, 1, 0, synth_choices, 0, 0, NULL, NULL, 0,
-     "token ids of candidate sets the trace did not record: offset (one uniform draw a set, then a "
-     "fixed stride) or drawn (a draw per id); the same distribution of every result"},
-    {NULL, 0, 0, 0, 0, 0, NULL, 0, 0, NULL, NULL, 0, NULL},
-};
-#undef PX
+/* The name of choice i of the enum point key k (sim/sweep/sim_point_id.h). */
+static const char *choice(const eng_param_desc *keys, const char *k, int32_t i)
+{
+    return eng_params_find(keys, k)->choices[i];
+}
 
 /* Object-valued keys of fs.run / fs.sweep, in canonical (sweep) order. */
 static const char *const object_keys[] = {"device", "target", "draft", "trace", "policy", NULL};
@@ -211,9 +163,9 @@ static int is_object_key(const char *k)
 /* Closest valid key of fs.run/fs.sweep (object or numeric), or NULL. */
 static const char *nearest_point_key(const char *k)
 {
-    const char *best = eng_params_nearest(point_keys, k);
+    const char *best = eng_params_nearest(sim_point_keys(), k);
     int32_t best_d = best ? eng_params_distance(k, best) : INT32_MAX;
-    const char *ext = eng_params_nearest(point_keys_ext, k);
+    const char *ext = eng_params_nearest(sim_point_keys_ext(), k);
     if (ext && eng_params_distance(k, ext) < best_d) {
         best = ext;
         best_d = eng_params_distance(k, ext);
@@ -242,8 +194,8 @@ static void check_known_keys(lua_State *L, int idx, const char *what, const char
             fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: keys must be names", chunk, line, what);
         }
         const char *k = lua_tostring(L, -1);
-        if (!is_object_key(k) && !eng_params_find(point_keys, k) &&
-            !eng_params_find(point_keys_ext, k)) {
+        if (!is_object_key(k) && !eng_params_find(sim_point_keys(), k) &&
+            !eng_params_find(sim_point_keys_ext(), k)) {
             const char *near = nearest_point_key(k);
             int kl = slp_key_line(chunk, line, k);
             if (near)
@@ -411,8 +363,8 @@ static void point_tags(lua_State *L, int idx, const char *what, const char *chun
 }
 
 static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
-                             const ud_model *drf, const fs_row *r, const point_opts *po,
-                             const point_ext *px, const fs_api *a, const sim_point *pt,
+                             const ud_model *drf, const fs_row *r, const sim_point_opts *po,
+                             const sim_point_ext *px, const fs_api *a, const sim_point *pt,
                              sim_id *seed_id);
 
 
@@ -434,10 +386,10 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         fs_raise(L, SIM_CONFIG, 0, "%s:%d: %s: policy %s needs a draft model (key 'draft')",
               chunk, line, what, pol->desc->name);
 
-    point_opts po;
-    slp_check_fields(L, idx, point_keys, &po, what, chunk, line);
-    point_ext px;
-    slp_check_fields(L, idx, point_keys_ext, &px, what, chunk, line);
+    sim_point_opts po;
+    slp_check_fields(L, idx, sim_point_keys(), &po, what, chunk, line);
+    sim_point_ext px;
+    slp_check_fields(L, idx, sim_point_keys_ext(), &px, what, chunk, line);
     const trc_trace *tt = fs_trace_get(L, tr, chunk, line);
     sim_run_warn_short_trace(a, tt, tr->entry->name, po.max_new_tokens, chunk, line);
 
@@ -494,24 +446,24 @@ static fs_row *build_point(lua_State *L, int idx, const char *what, const char *
         .trace_variants = n_bracket ? tr->bracket_traces : NULL,
         .n_trace_variants = n_bracket,
     };
-    snprintf(r->accept, sizeof r->accept, "%s", accept_choices[po.accept]);
+    snprintf(r->accept, sizeof r->accept, "%s", choice(sim_point_keys(), "accept", po.accept));
     r->top_p = po.top_p;
     r->temperature = po.temperature;
-    snprintf(r->runtime, sizeof r->runtime, "%s", runtime_choices[po.runtime]);
-    snprintf(r->synth_tokens, sizeof r->synth_tokens, "%s", synth_choices[px.synth_tokens]);
+    snprintf(r->runtime, sizeof r->runtime, "%s", choice(sim_point_keys(), "runtime", po.runtime));
+    snprintf(r->synth_tokens, sizeof r->synth_tokens, "%s", choice(sim_point_keys_ext(), "synth_tokens", px.synth_tokens));
     *id = point_identity(pol, dev, tgt, drf, r, &po, &px, a, pt, seed_id);
     return r;
 }
 
 /* The point's id (sim_sweep_store.h, sim_point_ident_hash): policy,
  * profiles (by name and by every value), trace checksum and every key of
- * point_keys, hashed from the validated values, so a key added to point_keys
+ * sim_point_keys(), hashed from the validated values, so a key added to sim_point_keys()
  * enters the id by itself.  *seed_id is the same hash less synth_tokens: the
  * replay seed derives from it, so both constructions of synthesised ids
  * replay the same random stream. */
 static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const ud_model *tgt,
-                             const ud_model *drf, const fs_row *r, const point_opts *po,
-                             const point_ext *px, const fs_api *a, const sim_point *pt,
+                             const ud_model *drf, const fs_row *r, const sim_point_opts *po,
+                             const sim_point_ext *px, const fs_api *a, const sim_point *pt,
                              sim_id *seed_id)
 {
     const char *digests[FS_MAX_PLUGINS];
@@ -531,7 +483,7 @@ static sim_id point_identity(const ud_policy *pol, const ud_device *dev, const u
         .device = dev->name, .dev = &dev->dev, .target = tgt->name, .tgt = &tgt->model,
         .draft = r->draft, .drf = drf ? &drf->model : NULL,
         .trace_checksum = r->trace_checksum,
-        .point_keys = point_keys, .point_values = po, .prompt_offset = px->prompt_offset,
+        .point_keys = sim_point_keys(), .point_values = po, .prompt_offset = px->prompt_offset,
         .n_variants = nv, .variant_names = vnames, .variants = dev->variants,
         .n_bracket = pt->n_trace_variants, .bracket_checksums = bracket,
         .synth_tokens = px->synth_tokens,
@@ -694,8 +646,8 @@ sim_sweep_staged *fs_api_stage(lua_State *L, int idx, const char *chunk, int lin
     const char *keys[64];
     int nk = 0;
     for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
-    for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
-    for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
+    for (const eng_param_desc *d = sim_point_keys(); d->name && nk < 64; d++) keys[nk++] = d->name;
+    for (const eng_param_desc *d = sim_point_keys_ext(); d->name && nk < 64; d++) keys[nk++] = d->name;
     keys[nk++] = "tags";
     fs_sweep_expand(L, idx, keys, nk, check_known_keys, chunk, line);
     /* an evaluation (calibrate, tune) reads its metrics only: the devices'
@@ -763,8 +715,8 @@ void fs_api_expand(lua_State *L, int idx, const char *chunk, int line)
     const char *keys[64];
     int nk = 0;
     for (int i = 0; object_keys[i]; i++) keys[nk++] = object_keys[i];
-    for (const eng_param_desc *d = point_keys; d->name && nk < 64; d++) keys[nk++] = d->name;
-    for (const eng_param_desc *d = point_keys_ext; d->name && nk < 64; d++) keys[nk++] = d->name;
+    for (const eng_param_desc *d = sim_point_keys(); d->name && nk < 64; d++) keys[nk++] = d->name;
+    for (const eng_param_desc *d = sim_point_keys_ext(); d->name && nk < 64; d++) keys[nk++] = d->name;
     keys[nk++] = "tags";
     fs_sweep_expand(L, lua_absindex(L, idx), keys, nk, check_known_keys, chunk, line);
 }

@@ -15,6 +15,27 @@
 #include "sim/hw/sim_model.h"
 #include "sim/sim_id.h"
 
+/* The options of a point: the keys of flashspec.run / flashspec.sweep beside
+ * its objects, checked against sim_point_keys() (their ranges, defaults and
+ * docs); every one enters the point id. */
+typedef struct sim_point_opts {
+    double dram_fraction;
+    int32_t max_new_tokens, seed, prompts;
+    int32_t accept; /* sim_accept_rule */
+    double top_p, temperature;
+    int32_t runtime; /* sim_point_runtime */
+} sim_point_opts;
+const eng_param_desc *sim_point_keys(void);
+
+/* Point keys that enter the point id only when they differ from their
+ * default, so that adding one leaves every earlier point's id -- and so its
+ * replay seed and resume record -- as it was. */
+typedef struct sim_point_ext {
+    int32_t prompt_offset;
+    int32_t synth_tokens; /* 0 offset, 1 drawn (sim_point.synth_drawn) */
+} sim_point_ext;
+const eng_param_desc *sim_point_keys_ext(void);
+
 /* What a point's identity is made of (all borrowed). */
 typedef struct sim_point_ident {
     const eng_policy_desc *policy; /* its name and key table */
