@@ -189,8 +189,34 @@ static void test_fixed(void)
     CHECK(strcmp(shex, "554637fa71ad8a3cfa2df5879bd2906e") == 0);
 }
 
+/* The point's options: their names in order, defaults and ranges, as the
+ * script surface documents them (a key's default or range changed moves
+ * which points a script may ask for and what an absent key means). */
+static void test_point_keys(void)
+{
+    static const char *const names[] = {"dram_fraction", "max_new_tokens", "seed", "prompts",
+                                        "accept", "top_p", "temperature", "runtime", NULL};
+    static const double defs[] = {0, 128, 1, 0, 0, 0.9, 1.0, 0};
+    const eng_param_desc *k = sim_point_keys();
+    int i = 0;
+    for (; k[i].name && names[i]; i++) {
+        CHECK(strcmp(k[i].name, names[i]) == 0);
+        CHECK(k[i].def == defs[i]);
+    }
+    CHECK(k[i].name == NULL && names[i] == NULL);
+    CHECK(k[0].min == 0 && k[0].max == 1);
+    CHECK(k[1].min == 1 && k[2].min == 0 && k[5].min > 0 && k[5].max == 1);
+    CHECK(strcmp(k[4].choices[2], "sampling") == 0 && k[4].choices[3] == NULL);
+    CHECK(strcmp(k[7].choices[2], "speculative") == 0);
+    const eng_param_desc *x = sim_point_keys_ext();
+    CHECK(strcmp(x[0].name, "prompt_offset") == 0 && x[0].def == 0);
+    CHECK(strcmp(x[1].name, "synth_tokens") == 0 && strcmp(x[1].choices[1], "drawn") == 0);
+    CHECK(x[2].name == NULL);
+}
+
 int main(void)
 {
+    test_point_keys();
     test_parts();
     test_fixed();
     return check_done("test_point_id");
