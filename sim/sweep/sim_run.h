@@ -2,10 +2,12 @@
  * sim_run.h -- a script run's state without the script API: what the run
  * holds (its traces, the profile files it read, its result rows, the files it
  * writes into its output directory), the memory it charges against the run's
- * limit, the warnings it has said, and the synthetic traces flashspec.calibrate
- * records and generates together.  The script surface (sim/lua) translates
- * Lua tables into these calls and raises where they refuse; everything here
- * is testable without Lua.
+ * limit, the warnings it has said, the synthetic traces flashspec.calibrate
+ * records and generates together, the checks it makes of a point's models
+ * and tokens, the names its rows carry (one name, one thing), and the phases
+ * around its script (checked, locked, written, freed).  The script surface
+ * (sim/lua) translates Lua tables into these calls and raises where they
+ * refuse; everything here is testable without Lua.
  *
  * Memory: what the run holds for the script (traces, result rows, draw
  * memos) is counted with every Lua heap against one limit (--max-memory-mb):
@@ -23,8 +25,10 @@
 #include "sim/config/sandbox.h"
 #include "sim/config/sim_profile_cache.h"
 #include "sim/out/rows.h"
+#include "sim/out/sim_lock.h"
 #include "sim/out/sim_outdir.h"
 #include "sim/replay/sim_trace_cache.h"
+#include "sim/sweep/sim_run_opts.h"
 #include "sim/sweep/sim_sweep_exec.h"
 #include "traces/trc.h"
 
@@ -32,10 +36,6 @@
  * may take (a trace shape that needs more is synthesised without one). */
 #define SIM_RUN_SYNTH_MEMO_MAX 16
 #define SIM_RUN_SYNTH_MEMO_BYTES ((size_t)256 << 20)
-
-#include "sim/out/sim_lock.h"
-#include "sim/sweep/sim_run_opts.h"
-
 
 struct fs_runrec;
 struct fs_names;
