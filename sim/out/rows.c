@@ -604,7 +604,7 @@ int sim_out_params_label(const eng_param_desc *d, const void *params, char *out,
     out[0] = 0;
     for (int first = 1; d && d->name; d++, first = 0) {
         if (label_put(out, n, &at, "%s%s=", first ? "" : ",", d->name) != 0 ||
-            sim_out_param_value(d, params, 6, '/', out + at, n - at) != 0)
+            sim_out_param_value(d, params, SIM_OUT_EXACT_DIGITS, '/', out + at, n - at) != 0)
             return -1;
         at += strlen(out + at);
     }

@@ -64,7 +64,7 @@ void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len)
 
 void sim_out_fmt_exact(char *out, size_t n, double x)
 {
-    sim_out_real(out, n, x, 6);
+    sim_out_real(out, n, x, SIM_OUT_EXACT_DIGITS);
 }
 
 /* Element i of a list row, or the scalar (i 0), as text into e. */

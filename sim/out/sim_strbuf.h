@@ -21,6 +21,10 @@ void sim_strbuf_printf(sim_strbuf *b, const char *fmt, ...) __attribute__((forma
  * control characters below 0x20 as \u00XX. */
 void sim_strbuf_json(sim_strbuf *b, const char *s, size_t len);
 
+/* The least significant digits of an exact real (sim_out_fmt_exact, result
+ * labels): 6 keeps the whole digits of numbers below 1e6. */
+#define SIM_OUT_EXACT_DIGITS 6
+
 /* x in the fewest significant digits (6 to 17) that read back as x: 0.1
  * stays "0.1", a tuned 0.090373524058708 is not cut to 0.0903735. */
 void sim_out_fmt_exact(char *out, size_t n, double x);

@@ -304,6 +304,13 @@ static void test_param_value(void)
     CHECK(strcmp(out, "5e+03") == 0);
     CHECK_EQ_INT(sim_out_param_value(&keys[3], &p, 6, '/', out, sizeof out), 0);
     CHECK(strcmp(out, "5000") == 0);
+    /* the exact writer of results.csv and labels: at least 6 digits */
+    sim_out_fmt_exact(out, sizeof out, 5000);
+    CHECK(strcmp(out, "5000") == 0);
+    sim_out_fmt_exact(out, sizeof out, 123456);
+    CHECK(strcmp(out, "123456") == 0);
+    sim_out_fmt_exact(out, sizeof out, 0.1);
+    CHECK(strcmp(out, "0.1") == 0);
     /* 0 digits: every whole digit below 1e16, else the fewest */
     const double xs[] = {5000, -2500, 123.5, 0.1, 1e20, 1e16, 9999999999999998.0, 1, 0.5};
     const char *ws[] = {"5000", "-2500", "123.5", "0.1", "1e+20", "1e+16", "9999999999999998",
