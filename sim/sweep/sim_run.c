@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "sim/config/home.h"
+#include "sim/config/sandbox.h"
 #include "sim/config/profile.h"
 #include "sim/config/sim_paths.h"
 #include "sim/out/runrec.h"

@@ -22,7 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/config/sandbox.h"
 #include "sim/config/sim_profile_cache.h"
 #include "sim/out/rows.h"
 #include "sim/out/sim_lock.h"
@@ -37,6 +36,7 @@
 #define SIM_RUN_SYNTH_MEMO_MAX 16
 #define SIM_RUN_SYNTH_MEMO_BYTES ((size_t)256 << 20)
 
+struct fs_lua_limits; /* sim/config/sandbox.h: the Lua states' limits and shared pool */
 struct fs_runrec;
 struct fs_names;
 
@@ -57,7 +57,7 @@ typedef struct sim_run {
     int32_t n_warned, cap_warned;
     /* memory the run holds for the script (traces, result rows), counted
      * with the Lua heap against the script's memory limit */
-    const fs_lua_limits *lim;
+    const struct fs_lua_limits *lim;
     size_t held_bytes;
     const fs_plugin *plugins; /* borrowed from the options */
     int n_plugins;

@@ -40,6 +40,7 @@
 
 #include "../../check.h"
 #include "sim/config/profile.h"
+#include "sim/config/sandbox.h"
 #include "sim/sim_status.h"
 
 static void test_memory(void)
